@@ -1,0 +1,55 @@
+"""Options and helpers shared by several sub-commands (output format, -o, targets)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import click
+
+
+def format_option(choices: tuple[str, ...] = ("md", "json", "text"), default: str = "md") -> Callable:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=default,
+        show_default=True,
+        envvar="GFXGATE_FORMAT",
+        help="Output format.",
+    )
+
+
+def output_option() -> Callable:
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Write the report to this file instead of stdout (written whole, atomically).",
+    )
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Write a rendered report to stdout or, atomically, to a file."""
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    tmp = output.with_name(f".{output.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(output)
+    click.echo(f"gfxgate: wrote {output}", err=True)
+
+
+def parse_targets(values: tuple[str, ...]) -> list:
+    """Parse --target values (repeatable, comma-separated allowed) into TargetIds, keeping order."""
+    from gfxgate.targets import catalog
+
+    out = []
+    for value in values:
+        for part in value.split(","):
+            if part.strip():
+                target = catalog().parse(part)
+                if target not in out:
+                    out.append(target)
+    return out

@@ -1,0 +1,66 @@
+"""Error classes and the documented exit codes.
+
+The CLI catches only :class:`GfxgateError` and turns it into one clear line on stderr and the
+exit code the error class carries. Everything else is a bug and gets a traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FINDINGS = 1  # a check found what it was asked to fail on (e.g. `diff --fail-on`)
+    USAGE = 2  # click's own code for bad options; also unknown targets, bad --ref syntax
+    RULES = 3  # a rule, pin or schema file is invalid
+    SOURCE = 4  # a source cannot be read: unknown tag, missing file, broken repository
+    NETWORK = 5  # a remote cannot be reached (or --offline forbids it)
+    INPUT = 6  # an input file (worklog, JSON report, binary) is unreadable or invalid
+    INTERRUPTED = 130  # Ctrl-C
+
+
+class GfxgateError(Exception):
+    """Base class of every error the CLI reports without a traceback."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class UsageError(GfxgateError):
+    exit_code = ExitCode.USAGE
+
+
+class TargetError(UsageError):
+    """An unknown or malformed GPU target id."""
+
+
+class RuleError(GfxgateError):
+    """A rule, pin, target or schema file is invalid (carries file:line where known)."""
+
+    exit_code = ExitCode.RULES
+
+
+class SourceError(GfxgateError):
+    """A source cannot give what was asked: unknown tag, missing file, broken cache."""
+
+    exit_code = ExitCode.SOURCE
+
+
+class NetworkError(SourceError):
+    """A remote could not be reached, or `--offline` forbids reaching it."""
+
+    exit_code = ExitCode.NETWORK
+
+
+class InputError(GfxgateError):
+    """A user-supplied input file is unreadable or invalid."""
+
+    exit_code = ExitCode.INPUT

@@ -1,0 +1,186 @@
+"""The result model: statuses, evidence, verdicts and the gate matrix (frozen dataclasses).
+
+A :class:`Verdict` never exists without its evidence; an ``unknown`` verdict carries its reason.
+Everything here is pure data: formatters render it, nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterable, Mapping
+
+JSON_SCHEMA_VERSION = 1
+
+
+class Status(str, Enum):
+    """What a layer says about a target. Ordered from most to least restrictive (see RANK)."""
+
+    BLOCKED = "blocked"
+    OVERRIDE_REQUIRED = "override-required"
+    PARTIAL = "partial"
+    ALLOWED = "allowed"
+    UNKNOWN = "unknown"
+    NOT_SCANNED = "not-scanned"
+    NOT_MEASURED = "not-measured"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# How strongly a status restricts a target; used to combine several rules feeding one layer.
+RANK = {
+    Status.BLOCKED: 0,
+    Status.OVERRIDE_REQUIRED: 1,
+    Status.PARTIAL: 2,
+    Status.ALLOWED: 3,
+}
+
+
+def combine(statuses: Iterable[Status]) -> Status:
+    """The most restrictive decided status; ``unknown`` when none of them decides."""
+    decided = [s for s in statuses if s in RANK]
+    return min(decided, key=RANK.__getitem__) if decided else Status.UNKNOWN
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a piece of evidence is: ``repo@ref:path:line`` (commit kept for reproducibility).
+
+    For installed artifacts ``repo`` is ``"file"``, ``ref`` is empty and ``path`` is the file path;
+    ``offset`` then locates the evidence inside the file.
+    """
+
+    repo: str
+    path: str
+    ref: str = ""
+    commit: str | None = None
+    line: int | None = None
+    offset: int | None = None
+
+    def __str__(self) -> str:
+        head = f"{self.repo}@{self.ref}:{self.path}" if self.ref else self.path
+        if self.line is not None:
+            head += f":{self.line}"
+        if self.offset is not None:
+            head += f"@0x{self.offset:x}"
+        return head
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "ref": self.ref,
+            "commit": self.commit,
+            "path": self.path,
+            "line": self.line,
+            "offset": self.offset,
+        }
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One observation: where, the matched text (one line), and which rule or probe saw it."""
+
+    source: str  # rule id, artifact scanner, or sweep run id
+    location: Location | None
+    text: str = ""
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "location": self.location.to_json() if self.location else None,
+            "where": str(self.location) if self.location else None,
+            "text": self.text,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A status for one (layer, target) cell, with the evidence that decides it."""
+
+    layer: str
+    target: str
+    status: Status
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    remedy: str | None = None
+    reason: str | None = None  # why the status is unknown / not scanned
+    workarounds: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.status in RANK and not self.evidence:
+            raise ValueError(f"verdict {self.layer}/{self.target} is {self.status} without evidence")
+        if self.status not in RANK and not (self.reason or self.evidence):
+            raise ValueError(f"verdict {self.layer}/{self.target} is {self.status} without a reason")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "target": self.target,
+            "status": self.status.value,
+            "summary": self.summary,
+            "evidence": [e.to_json() for e in self.evidence],
+            "remedy": self.remedy,
+            "reason": self.reason,
+            "workarounds": list(self.workarounds),
+        }
+
+
+@dataclass(frozen=True)
+class Layer:
+    id: str
+    title: str
+    kind: str  # "source", "artifact" or "runtime"
+    question: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "kind": self.kind, "question": self.question}
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Which upstream version a matrix was built from."""
+
+    name: str
+    url: str
+    ref: str
+    commit: str | None
+    origin: str  # "snapshot", "git" or "directory"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "url": self.url, "ref": self.ref, "commit": self.commit, "origin": self.origin}
+
+
+@dataclass(frozen=True)
+class GateMatrix:
+    """Rows are layers, columns are targets; every cell is a :class:`Verdict`."""
+
+    targets: tuple[str, ...]
+    layers: tuple[Layer, ...]
+    cells: Mapping[tuple[str, str], Verdict]
+    sources: tuple[SourceInfo, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def cell(self, layer: str, target: str) -> Verdict:
+        return self.cells[(layer, target)]
+
+    def row(self, layer: str) -> list[Verdict]:
+        return [self.cells[(layer, t)] for t in self.targets]
+
+    def to_json(self) -> dict[str, Any]:
+        from gfxgate import __version__
+
+        return {
+            "schema_version": JSON_SCHEMA_VERSION,
+            "kind": "gate-matrix",
+            "generator": f"gfxgate {__version__}",
+            "targets": list(self.targets),
+            "sources": [s.to_json() for s in self.sources],
+            "layers": [
+                {**layer.to_json(), "cells": [self.cells[(layer.id, t)].to_json() for t in self.targets]}
+                for layer in self.layers
+            ],
+            "notes": list(self.notes),
+        }

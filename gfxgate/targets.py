@@ -1,0 +1,257 @@
+"""GPU targets: processors, target ids with features, macros, HSA overrides and compatibility.
+
+The data is ``rules/targets.yaml``; this module turns it into frozen dataclasses once and answers
+questions about it. Target id syntax follows LLVM: ``gfx90a:sramecc+:xnack-`` (processor, then
+``feature+``/``feature-`` settings; a missing feature means "any").
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from gfxgate.datafiles import load_yaml
+from gfxgate.errors import RuleError, TargetError
+from gfxgate.resources import rules_dir
+
+FEATURES = ("sramecc", "xnack")  # alphabetical, the order of a canonical target id
+_PROCESSOR_RE = re.compile(r"^gfx(?P<major>[0-9]+)(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
+_OVERRIDE_RE = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<stepping>[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class Processor:
+    name: str
+    mach: int
+    family: str
+    codename: str = ""
+    products: tuple[str, ...] = ()
+    features: frozenset[str] = frozenset()
+    members: tuple[str, ...] = ()  # non-empty for generic targets
+
+    @property
+    def is_generic(self) -> bool:
+        return bool(self.members)
+
+    @property
+    def macros(self) -> dict[str, str]:
+        """The device macros clang predefines for this processor (checked against clang-19 in tests)."""
+        if self.is_generic:
+            family = int(self.name[3:].split("-")[0])
+            return {f"__{self.name.replace('-', '_')}__": "1", f"__GFX{family}__": "1"}
+        match = _PROCESSOR_RE.match(self.name)
+        return {f"__{self.name}__": "1", f"__GFX{match.group('major')}__": "1"}
+
+    @property
+    def hsa_override(self) -> str | None:
+        """The ``HSA_OVERRIDE_GFX_VERSION`` value that makes the runtime report this processor."""
+        match = _PROCESSOR_RE.match(self.name)
+        if self.is_generic or not match:
+            return None
+        return f"{int(match['major'])}.{int(match['minor'], 16)}.{int(match['stepping'], 16)}"
+
+
+@dataclass(frozen=True, order=True)
+class TargetId:
+    """A processor plus explicit feature settings; ``str()`` gives the canonical LLVM target id."""
+
+    processor: str
+    settings: tuple[tuple[str, str], ...] = field(default=())  # sorted (feature, "+"|"-")
+
+    def __str__(self) -> str:
+        return self.processor + "".join(f":{name}{sign}" for name, sign in self.settings)
+
+    def feature(self, name: str) -> str | None:
+        return dict(self.settings).get(name)
+
+
+@dataclass(frozen=True)
+class Compatibility:
+    """Whether code built for one target id runs on a device target id, and why."""
+
+    kind: str  # "exact", "any-feature", "generic", "conditional" or "none"
+    detail: str
+
+    @property
+    def runs(self) -> bool:
+        return self.kind != "none"
+
+
+class TargetCatalog:
+    """All known processors and generic targets, with the questions asked of them."""
+
+    def __init__(self, processors: list[Processor]) -> None:
+        self.by_name = {p.name: p for p in processors}
+        self._generic_of: dict[str, list[str]] = {}
+        for proc in processors:
+            for member in proc.members:
+                if member not in self.by_name:
+                    raise RuleError(f"targets.yaml: generic {proc.name} lists unknown member {member}")
+                self._generic_of.setdefault(member, []).append(proc.name)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return sorted(self.by_name)
+
+    def processor(self, name: str) -> Processor:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise TargetError(f"unknown GPU target {name!r}", hint=self._suggest(name)) from None
+
+    def generics_of(self, name: str) -> list[Processor]:
+        return [self.by_name[g] for g in self._generic_of.get(name, [])]
+
+    def _suggest(self, text: str) -> str:
+        close = difflib.get_close_matches(text.lower(), self.names(), n=4, cutoff=0.5)
+        if close:
+            return "did you mean " + ", ".join(close) + "? (`gfxgate targets` lists all)"
+        return "`gfxgate targets` lists the known targets"
+
+    def parse(self, text: str) -> TargetId:
+        """Parse ``gfx906:xnack-`` (or a product name such as ``"RX Vega 56"``) into a TargetId."""
+        raw = text.strip()
+        if not raw:
+            raise TargetError("empty GPU target")
+        head, *features = raw.split(":")
+        name = head.lower()
+        if name not in self.by_name:
+            product = self._by_product(head)
+            if product is None or features:
+                raise TargetError(f"unknown GPU target {text!r}", hint=self._suggest(name))
+            name = product
+        proc = self.by_name[name]
+        settings: dict[str, str] = {}
+        for item in features:
+            feat, sign = item[:-1], item[-1:]
+            if sign not in "+-" or not sign or feat not in FEATURES:
+                raise TargetError(
+                    f"bad feature {item!r} in target {text!r}",
+                    hint="features are xnack+/xnack-/sramecc+/sramecc-, e.g. gfx90a:sramecc+:xnack-",
+                )
+            if feat not in proc.features:
+                raise TargetError(f"{proc.name} has no {feat} feature (target {text!r})")
+            if feat in settings:
+                raise TargetError(f"feature {feat} given twice in target {text!r}")
+            settings[feat] = sign
+        return TargetId(proc.name, tuple(sorted(settings.items())))
+
+    def _by_product(self, text: str) -> str | None:
+        wanted = re.sub(r"[^a-z0-9]", "", text.lower())
+        if len(wanted) < 4:
+            return None
+        hits = {
+            p.name
+            for p in self.by_name.values()
+            for product in p.products
+            if re.sub(r"[^a-z0-9]", "", product.lower()).endswith(wanted)
+        }
+        return hits.pop() if len(hits) == 1 else None
+
+    # -- HSA_OVERRIDE_GFX_VERSION ---------------------------------------------------------------
+    def from_hsa_override(self, value: str) -> Processor:
+        match = _OVERRIDE_RE.match(value.strip())
+        if not match:
+            raise TargetError(f"bad HSA_OVERRIDE_GFX_VERSION {value!r}", hint="the form is major.minor.stepping, e.g. 9.0.0")
+        major, minor, stepping = (int(match[k]) for k in ("major", "minor", "stepping"))
+        if minor > 15 or stepping > 15:
+            raise TargetError(f"HSA_OVERRIDE_GFX_VERSION {value!r} names no gfx processor")
+        name = f"gfx{major}{minor:x}{stepping:x}"
+        if name not in self.by_name:
+            raise TargetError(f"HSA_OVERRIDE_GFX_VERSION {value!r} maps to {name}, which gfxgate does not know")
+        return self.by_name[name]
+
+    # -- preprocessor -----------------------------------------------------------------------------
+    def predefined_macros(self, target: TargetId) -> dict[str, str]:
+        """Device-side macros of a HIP/OpenCL compile for this target (defined → value)."""
+        proc = self.processor(target.processor)
+        macros = dict(proc.macros)
+        macros["__amdgcn_processor__"] = f'"{proc.name.replace("-", "_")}"'
+        macros["__amdgcn_target_id__"] = f'"{target}"'
+        for feat, sign in target.settings:
+            macros[f"__amdgcn_feature_{feat}__"] = "1" if sign == "+" else "0"
+        return macros
+
+    # -- lists and compatibility ------------------------------------------------------------------
+    def spellings(self, target: TargetId) -> list[str]:
+        """Every target id that names this target: the id itself first, then each feature variant.
+
+        A bare ``gfx906`` device could be listed as ``gfx906``, ``gfx906:xnack-``, ``gfx906:sramecc+:xnack-`` …
+        """
+        proc = self.processor(target.processor)
+        fixed = dict(target.settings)
+        free = [f for f in sorted(proc.features) if f not in fixed]
+        out = [str(target)]
+        for chosen in itertools.chain.from_iterable(itertools.combinations(free, n) for n in range(1, len(free) + 1)):
+            for signs in itertools.product("-+", repeat=len(chosen)):
+                settings = dict(fixed)
+                settings.update(zip(chosen, signs))
+                spelled = str(TargetId(proc.name, tuple(sorted(settings.items()))))
+                if spelled not in out:
+                    out.append(spelled)
+        return out
+
+    def compatibility(self, code: TargetId, device: TargetId) -> Compatibility:
+        """Does code built for ``code`` load on a device identified as ``device``?"""
+        proc = self.processor(code.processor)
+        if code.processor == device.processor:
+            kind = "exact"
+        elif proc.is_generic and device.processor in proc.members:
+            kind = "generic"
+        else:
+            return Compatibility("none", f"code for {code.processor} does not run on {device.processor}")
+        conditions = []
+        for feat in FEATURES:
+            want, have = code.feature(feat), device.feature(feat)
+            if want is None:
+                if have is not None and kind == "exact":
+                    kind = "any-feature"
+            elif have is None:
+                conditions.append(f"{feat}{want}")
+            elif want != have:
+                return Compatibility("none", f"code built for {feat}{want}, device runs {feat}{have}")
+        if conditions:
+            return Compatibility("conditional", "only on devices running " + ", ".join(conditions))
+        details = {
+            "exact": f"built for {code}",
+            "any-feature": f"built for {code} (any feature setting)",
+            "generic": f"generic code {code} covers {device.processor}",
+        }
+        return Compatibility(kind, details[kind])
+
+
+@functools.cache
+def catalog() -> TargetCatalog:
+    path = rules_dir() / "targets.yaml"
+    data = load_yaml(path, "targets")
+    procs = [
+        Processor(
+            name=p["name"],
+            mach=p["mach"],
+            family=p["family"],
+            codename=p.get("codename", ""),
+            products=tuple(p.get("products", ())),
+            features=frozenset(p.get("features", ())),
+        )
+        for p in data["processors"]
+    ]
+    procs += [
+        Processor(
+            name=g["name"],
+            mach=g["mach"],
+            family="generic",
+            members=tuple(g["members"]),
+            features=frozenset(g.get("features", ())),
+        )
+        for g in data["generics"]
+    ]
+    seen: dict[str, str] = {}
+    for proc in procs:
+        for key, kind in ((proc.name, "name"), (f"mach:{proc.mach}", "mach")):
+            if key in seen:
+                raise RuleError(f"{path}: duplicate {kind} {key} ({proc.name} and {seen[key]})")
+            seen[key] = proc.name
+    return TargetCatalog(procs)
