@@ -1,0 +1,199 @@
+"""`gfxgate sweep`: run the backend x num_gpu sweep; `gfxgate sweep report WORKLOG`: render it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import click
+
+from gfxgate.cli.common import emit, output_option
+
+DEFAULT_WORKLOG = "gfxgate-sweep.jsonl"
+
+
+class PlainProgress:
+    """One line per run on stderr (used when stderr is not a terminal)."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.total = 0
+
+    def begin(self, total: int, skipped: int) -> None:
+        self.total = total
+        click.echo(f"gfxgate: sweep: {total} run(s) to do, {skipped} already in the worklog", err=True)
+
+    def run_started(self, cell: Any) -> None:
+        pass
+
+    def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
+        from gfxgate.sweep.report import cell_text
+        from gfxgate.sweep.worklog import Run
+
+        self.done += 1
+        text = cell_text([Run(record, 0)])
+        click.echo(f"[{self.done}/{self.total}] {cell}: {text} ({record['run_id']})", err=True)
+
+    def end(self) -> None:
+        pass
+
+
+class RichProgress:
+    """A progress bar with ETA on a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.console = Console(stderr=True)
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+        )
+        self.task = None
+
+    def begin(self, total: int, skipped: int) -> None:
+        self.console.print(f"gfxgate: sweep: {total} run(s) to do, {skipped} already in the worklog")
+        self.bar.start()
+        self.task = self.bar.add_task("sweep", total=total)
+
+    def run_started(self, cell: Any) -> None:
+        self.bar.update(self.task, description=str(cell))
+
+    def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
+        from gfxgate.sweep.report import cell_text
+        from gfxgate.sweep.worklog import Run
+
+        self.bar.console.print(f"{cell}: {cell_text([Run(record, 0)])} ({record['run_id']})")
+        self.bar.advance(self.task)
+
+    def end(self) -> None:
+        self.bar.stop()
+
+
+def _progress(mode: str):
+    from gfxgate.sweep.runner import NoProgress
+
+    if mode == "none":
+        return NoProgress()
+    if mode == "bar" or (mode == "auto" and sys.stderr.isatty()):
+        return RichProgress()
+    return PlainProgress()
+
+
+@click.group(invoke_without_command=True)
+@click.option("--endpoint", "endpoints", multiple=True, metavar="NAME=URL", help="An Ollama server, e.g. rocm=http://127.0.0.1:11435 (repeatable).")
+@click.option("--model", "models", multiple=True, metavar="MODEL", help="Model to run (repeatable).")
+@click.option("--num-gpu", "num_gpu", multiple=True, metavar="N,N,…", help="num_gpu values (layers to offload; -1 = all that fit). [default: 0,1,2,-1]")
+@click.option("--num-predict", type=int, default=512, show_default=True, help="Tokens to generate per run.")
+@click.option("--repeat", type=int, default=1, show_default=True, help="Runs per cell.")
+@click.option("--prompt", default=None, metavar="TEXT|@FILE", help="Prompt text, or @FILE to read it.")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per request (connect ≤ 10 s).")
+@click.option("--keep-alive", default="5m", show_default=True, help="keep_alive of each generate (so /api/ps sees the model).")
+@click.option("--unload/--no-unload", default=True, show_default=True, help="Unload the model after each run so the next cell loads it with its own num_gpu.")
+@click.option("--stream/--no-stream", default=False, show_default=True, help="Stream the answer (records time to first token).")
+@click.option("--worklog", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_WORKLOG, show_default=True, envvar="GFXGATE_SWEEP_WORKLOG")
+@click.option("--resume/--no-resume", default=True, show_default=True, help="Skip cells the worklog already has.")
+@click.option("--gpu-target", default=None, metavar="GFX", help="The GPU the servers run on (e.g. gfx900); recorded in every run.")
+@click.option("--journal-unit", "journal_units", multiple=True, metavar="NAME=UNIT", help="journald unit of an endpoint's server.")
+@click.option("--server-log", "server_logs", multiple=True, metavar="NAME=PATH", help="Log file an endpoint's server writes.")
+@click.option("--probe-gpu/--no-probe-gpu", default=True, show_default=True, help="Record rocm-smi / amd-smi / vulkaninfo output.")
+@click.option("--progress", type=click.Choice(("auto", "bar", "plain", "none")), default="auto", show_default=True)
+@click.pass_context
+def sweep(ctx: click.Context, **opts: Any) -> None:
+    """Backend x num_gpu runtime sweep against Ollama servers; every run is one worklog line.
+
+    \b
+    gfxgate sweep --endpoint rocm=http://127.0.0.1:11435 --endpoint vulkan=http://127.0.0.1:11434 \\
+        --model qwen3.5:2b --num-gpu 0,1,2,-1 --gpu-target gfx900 --server-log vulkan=/tmp/ollama-vulkan.log
+    gfxgate sweep report gfxgate-sweep.jsonl
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not opts["endpoints"] or not opts["models"]:
+        click.echo(ctx.get_help(), err=True)
+        from gfxgate.errors import UsageError
+
+        raise UsageError("`gfxgate sweep` needs --endpoint NAME=URL and --model (or the `report` subcommand)")
+    run_sweep(**opts)
+
+
+def run_sweep(**opts: Any) -> None:
+    from gfxgate.sweep.runner import SweepPlan, SweepRunner, parse_endpoint, parse_named, parse_num_gpu, preflight, read_prompt
+    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
+
+    gpu_target = opts["gpu_target"]
+    if gpu_target:
+        from gfxgate.targets import catalog
+
+        gpu_target = str(catalog().parse(gpu_target))
+    plan = SweepPlan(
+        endpoints=tuple(parse_endpoint(e) for e in opts["endpoints"]),
+        models=tuple(dict.fromkeys(opts["models"])),
+        num_gpus=parse_num_gpu(opts["num_gpu"]),
+        repeats=opts["repeat"],
+        num_predict=opts["num_predict"],
+        prompt=read_prompt(opts["prompt"]),
+        seed=opts["seed"],
+        timeout=opts["timeout"],
+        keep_alive=opts["keep_alive"],
+        unload=opts["unload"],
+        stream=opts["stream"],
+        gpu_target=gpu_target,
+        server_logs={k: Path(v) for k, v in (parse_named(s, "--server-log", "NAME=PATH") for s in opts["server_logs"])},
+        journal_units=dict(parse_named(s, "--journal-unit", "NAME=UNIT") for s in opts["journal_units"]),
+        probe_gpu=opts["probe_gpu"],
+    )
+    worklog_path: Path = opts["worklog"]
+    existing = read_worklog(worklog_path, missing_ok=True)  # a garbage worklog stops us before anything runs
+    for warning in existing.warnings:
+        click.echo(f"gfxgate: warning: {warning}", err=True)
+    finished = existing.finished_cells() if opts["resume"] else set()
+    todo = [c for c in plan.cells() if c.key not in finished]
+    if not todo:
+        click.echo(f"gfxgate: sweep: all {len(plan.cells())} cells are already in {worklog_path}; nothing to do", err=True)
+        return
+    preflight(_unique(c.endpoint for c in todo), plan.timeout)
+    with WorklogWriter(worklog_path) as writer:
+        summary = SweepRunner(plan, writer, _progress(opts["progress"])).run(finished)
+    outcomes = ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "none"
+    click.echo(
+        f"gfxgate: sweep: recorded {summary.recorded} run(s) ({outcomes}), skipped {summary.skipped}; "
+        f"worklog {worklog_path}; next: gfxgate sweep report {worklog_path}",
+        err=True,
+    )
+
+
+def _unique(items):
+    out = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+@sweep.command("report")
+@click.argument("worklog", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(("md", "json")), default="md", show_default=True, envvar="GFXGATE_FORMAT", help="Output format.")
+@click.option("--lang", type=click.Choice(("en", "ja")), default="en", show_default=True, help="Language of headings and questions (cells stay the same).")
+@output_option()
+def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
+    """Render WORKLOG: the num_gpu x endpoint table, pass rates, crash excerpts, hypothesis verdicts."""
+    from gfxgate.sweep.report import build_report, render
+    from gfxgate.sweep.worklog import read_worklog
+
+    log = read_worklog(worklog)
+    for warning in log.warnings:
+        click.echo(f"gfxgate: warning: {warning}", err=True)
+    if not log.runs:
+        from gfxgate.errors import InputError
+
+        raise InputError(f"worklog {worklog} has no runs")
+    emit(render(build_report(log), fmt, lang), output)

@@ -1,0 +1,154 @@
+"""Optional evidence collectors: server log tail, journald window, GPU tools.
+
+Each collector returns a :class:`Collected` (lines plus a note) and never raises for an unavailable
+source: a missing ``journalctl`` or an unreadable log file becomes a note in the worklog. Commands run
+with an argument list (never a shell) and a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+MAX_LOG_BYTES = 512 * 1024  # per run; a runaway log keeps its newest part
+TOOL_TIMEOUT_S = 20.0
+MAX_TOOL_LINES = 60
+
+
+@dataclass(frozen=True)
+class Collected:
+    """Lines one collector saw, with where they came from and a note when it saw nothing useful."""
+
+    source: str  # "server-log", "journal", "rocm-smi", …
+    where: str  # file path, unit name or command line
+    lines: tuple[str, ...] = ()
+    note: str = ""
+    ok: bool = True
+    first_line_no: int | None = None  # 1-based line number of lines[0] in the file, when known
+
+    def to_json(self, *, keep_lines: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.source, "where": self.where, "ok": self.ok, "note": self.note}
+        out["line_count"] = len(self.lines)
+        if self.first_line_no is not None:
+            out["first_line_no"] = self.first_line_no
+        if keep_lines:
+            out["lines"] = list(self.lines)
+        return out
+
+
+@dataclass
+class LogTail:
+    """New lines of a growing log file since a remembered offset (handles truncation/rotation)."""
+
+    path: Path
+    offset: int = 0
+    line_no: int = 0  # lines before ``offset``
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def at_end(cls, path: Path) -> "LogTail":
+        tail = cls(Path(path))
+        try:
+            data = tail.path.read_bytes()
+        except OSError:
+            return tail
+        tail.offset = len(data)
+        tail.line_no = data.count(b"\n")
+        return tail
+
+    def read_new(self) -> Collected:
+        where = str(self.path)
+        try:
+            size = self.path.stat().st_size
+        except OSError as exc:
+            return Collected("server-log", where, note=f"cannot read server log: {exc.strerror or exc}", ok=False)
+        note = ""
+        if size < self.offset:
+            note = "log was truncated or rotated during the run; read from its start"
+            self.offset, self.line_no = 0, 0
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        # Keep a torn final line for the next read: the server may still be writing it.
+        complete = data[: data.rfind(b"\n") + 1] if b"\n" in data else b""
+        first_no = self.line_no + 1
+        self.offset += len(complete)
+        self.line_no += complete.count(b"\n")
+        if len(complete) > MAX_LOG_BYTES:
+            dropped = complete[: len(complete) - MAX_LOG_BYTES]
+            first_no += dropped.count(b"\n")
+            complete = complete[len(complete) - MAX_LOG_BYTES :]
+            complete = complete[complete.find(b"\n") + 1 :]
+            first_no += 1
+            note = (note + "; " if note else "") + f"kept the last {MAX_LOG_BYTES} bytes of the run's log"
+        lines = tuple(complete.decode("utf-8", errors="replace").splitlines())
+        if not lines and not note:
+            note = "the server wrote no log lines during this run"
+        return Collected("server-log", where, lines, note, True, first_no if lines else None)
+
+
+def _run_tool(argv: Sequence[str], timeout: float = TOOL_TIMEOUT_S) -> tuple[int | None, str, str]:
+    """Run a tool without a shell; (returncode, stdout, problem) with returncode None when it did not run."""
+    exe = shutil.which(argv[0])
+    if exe is None:
+        return None, "", f"{argv[0]} is not installed (not on PATH)"
+    try:
+        proc = subprocess.run(
+            [exe, *argv[1:]], capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        return None, "", f"{argv[0]} did not finish within {timeout:g} s"
+    except OSError as exc:
+        return None, "", f"{argv[0]} could not run: {exc.strerror or exc}"
+    problem = ""
+    if proc.returncode != 0:
+        err = " ".join(proc.stderr.split())[:200]
+        problem = f"{argv[0]} exited with status {proc.returncode}" + (f": {err}" if err else "")
+    return proc.returncode, proc.stdout, problem
+
+
+def journal_window(unit: str, since: datetime, until: datetime) -> Collected:
+    """``journalctl -u UNIT`` for the run's time window (a second of slack on each side)."""
+    start = int(since.timestamp()) - 1
+    end = int(until.timestamp()) + 2
+    argv = ["journalctl", "-u", unit, "--since", f"@{start}", "--until", f"@{end}", "-o", "short-iso", "--no-pager", "-q"]
+    code, out, problem = _run_tool(argv)
+    where = " ".join(argv)
+    if code is None or problem:
+        return Collected("journal", where, note=problem, ok=False)
+    lines = tuple(line for line in out.splitlines() if line.strip() and not line.startswith("-- "))
+    return Collected("journal", where, lines, "" if lines else f"journald has no lines for {unit} in the run's window")
+
+
+def gpu_probes() -> list[Collected]:
+    """One-off host facts: ROCm SMI / AMD SMI and Vulkan devices; each absent tool becomes a note."""
+    probes: list[Collected] = []
+    for argv in (
+        ["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"],
+        ["amd-smi", "static", "--asic", "--json"],
+        ["vulkaninfo", "--summary"],
+    ):
+        code, out, problem = _run_tool(argv)
+        where = " ".join(argv)
+        if code is None or problem:
+            probes.append(Collected(argv[0], where, note=problem, ok=False))
+            continue
+        if argv[-1] == "--json":
+            try:
+                text = json.dumps(json.loads(out), sort_keys=True, indent=1)
+            except json.JSONDecodeError:
+                text = out
+        else:
+            text = out
+        lines = tuple(text.splitlines()[:MAX_TOOL_LINES])
+        probes.append(Collected(argv[0], where, lines, "" if lines else "no output"))
+    return probes
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)

@@ -1,0 +1,488 @@
+"""The sweep loop: one generate call per endpoint x model x num_gpu x repeat, through the official client.
+
+Each run is appended to the worklog as soon as it ends, so an interrupted sweep loses at most the run in
+flight, and a rerun skips every cell already recorded. A failing server never stops the sweep: its
+cells become recorded failures (HTTP error, crash, timeout, connection error) with their evidence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import socket
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Protocol, Sequence
+from urllib.parse import urlsplit
+
+from gfxgate import __version__
+from gfxgate.errors import NetworkError, UsageError
+from gfxgate.sweep import crash as crashmod
+from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
+from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
+
+DEFAULT_NUM_GPU = (0, 1, 2, -1)
+DEFAULT_PROMPT = "Explain in three sentences why the sky is blue."
+CONNECT_TIMEOUT_S = 10.0
+INFO_TIMEOUT_S = 15.0
+FAILED_LOG_TAIL = 20
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    url: str
+
+
+def parse_endpoint(text: str) -> Endpoint:
+    """``NAME=URL`` (``rocm=http://127.0.0.1:11435``); a bare ``host:port`` gets ``http://``."""
+    name, url = parse_named(text, "--endpoint", "NAME=URL, e.g. rocm=http://127.0.0.1:11435")
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        raise UsageError(f"--endpoint {text!r}: bad port in {url!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--endpoint {text!r}: {url!r} is not an http(s) URL", hint="e.g. vulkan=http://127.0.0.1:11434")
+    if parts.query or parts.fragment:
+        raise UsageError(f"--endpoint {text!r}: the URL must not carry a query or fragment")
+    del port
+    return Endpoint(name, url.rstrip("/"))
+
+
+def parse_named(text: str, option: str, form: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    name, value = name.strip(), value.strip()
+    if not sep or not name or not value:
+        raise UsageError(f"{option} {text!r}: expected {form}")
+    if not all(ch.isalnum() or ch in "-_." for ch in name):
+        raise UsageError(f"{option} {text!r}: the name may use letters, digits, '-', '_' and '.' only")
+    return name, value
+
+
+def parse_num_gpu(values: Sequence[str]) -> tuple[int, ...]:
+    out: list[int] = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            try:
+                number = int(part)
+            except ValueError:
+                raise UsageError(f"--num-gpu {value!r}: {part!r} is not an integer") from None
+            if number < -1:
+                raise UsageError(f"--num-gpu {value!r}: {number} is below -1 (-1 means 'as many layers as fit')")
+            if number not in out:
+                out.append(number)
+    return tuple(out) or DEFAULT_NUM_GPU
+
+
+@dataclass(frozen=True)
+class Cell:
+    endpoint: Endpoint
+    model: str
+    num_gpu: int
+    repeat: int
+
+    @property
+    def key(self) -> str:
+        return cell_key(self.endpoint.name, self.model, self.num_gpu, self.repeat)
+
+    def __str__(self) -> str:
+        return f"{self.endpoint.name} {self.model} num_gpu={self.num_gpu} #{self.repeat + 1}"
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    endpoints: tuple[Endpoint, ...]
+    models: tuple[str, ...]
+    num_gpus: tuple[int, ...] = DEFAULT_NUM_GPU
+    repeats: int = 1
+    num_predict: int = 512
+    prompt: str = DEFAULT_PROMPT
+    seed: int = 42
+    timeout: float = 600.0
+    keep_alive: str = "5m"
+    unload: bool = True
+    stream: bool = False
+    gpu_target: str | None = None
+    server_logs: Mapping[str, Path] = field(default_factory=dict)
+    journal_units: Mapping[str, str] = field(default_factory=dict)
+    probe_gpu: bool = True
+
+    def __post_init__(self) -> None:
+        names = [e.name for e in self.endpoints]
+        if not names:
+            raise UsageError("give at least one --endpoint NAME=URL")
+        if len(set(names)) != len(names):
+            raise UsageError(f"endpoint names must be unique: {', '.join(names)}")
+        if not self.models:
+            raise UsageError("give at least one --model")
+        for label, mapping in (("--server-log", self.server_logs), ("--journal-unit", self.journal_units)):
+            unknown = sorted(set(mapping) - set(names))
+            if unknown:
+                raise UsageError(f"{label} names unknown endpoint(s) {', '.join(unknown)} (endpoints: {', '.join(names)})")
+        if self.repeats < 1 or self.num_predict < 1 or self.timeout <= 0:
+            raise UsageError("--repeat and --num-predict must be ≥ 1 and --timeout > 0")
+
+    def cells(self) -> list[Cell]:
+        """Endpoint-major order: a dead server's remaining cells fail fast, one after another."""
+        return [
+            Cell(endpoint, model, num_gpu, repeat)
+            for endpoint in self.endpoints
+            for model in self.models
+            for num_gpu in self.num_gpus
+            for repeat in range(self.repeats)
+        ]
+
+    def options(self, num_gpu: int) -> dict[str, Any]:
+        return {"num_gpu": num_gpu, "num_predict": self.num_predict, "seed": self.seed, "temperature": 0}
+
+
+class Progress(Protocol):
+    def begin(self, total: int, skipped: int) -> None: ...
+
+    def run_started(self, cell: Cell) -> None: ...
+
+    def run_finished(self, cell: Cell, record: Mapping[str, Any]) -> None: ...
+
+    def end(self) -> None: ...
+
+
+class NoProgress:
+    def begin(self, total: int, skipped: int) -> None:
+        pass
+
+    def run_started(self, cell: Cell) -> None:
+        pass
+
+    def run_finished(self, cell: Cell, record: Mapping[str, Any]) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+
+@dataclass
+class SweepSummary:
+    planned: int = 0
+    skipped: int = 0
+    recorded: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+
+def _client(url: str, timeout: float):
+    import httpx
+    import ollama
+
+    return ollama.Client(host=url, timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)))
+
+
+def server_version(url: str, timeout: float = INFO_TIMEOUT_S) -> str:
+    """``GET /api/version`` (the Python client has no call for it); raises httpx errors."""
+    import httpx
+
+    response = httpx.get(f"{url}/api/version", timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)))
+    response.raise_for_status()
+    return str(response.json().get("version", ""))
+
+
+def preflight(endpoints: Sequence[Endpoint], timeout: float = INFO_TIMEOUT_S) -> dict[str, str]:
+    """Every endpoint answers /api/version, or a NetworkError names the ones that do not."""
+    import httpx
+
+    versions: dict[str, str] = {}
+    dead: list[str] = []
+    for endpoint in endpoints:
+        try:
+            versions[endpoint.name] = server_version(endpoint.url, min(timeout, INFO_TIMEOUT_S))
+        except (httpx.HTTPError, ValueError) as exc:
+            dead.append(f"{endpoint.name}={endpoint.url} ({_describe_transport(exc)})")
+    if dead:
+        raise NetworkError(
+            "Ollama endpoint(s) not reachable: " + "; ".join(dead),
+            hint="start the server(s) or fix --endpoint; nothing was run, the worklog is unchanged",
+        )
+    return versions
+
+
+def _describe_transport(exc: BaseException) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out ({type(exc).__name__})"
+    if isinstance(exc, (ConnectionError, httpx.ConnectError)):
+        return "connection refused or host unreachable"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"server closed the connection: {exc}"
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"HTTP {exc.response.status_code}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class SweepRunner:
+    """Runs the cells of a plan that the worklog does not have yet."""
+
+    def __init__(
+        self,
+        plan: SweepPlan,
+        writer: WorklogWriter,
+        progress: Progress | None = None,
+        *,
+        client_factory: Callable[[str, float], Any] = _client,
+    ) -> None:
+        self.plan = plan
+        self.writer = writer
+        self.progress = progress or NoProgress()
+        self.client_factory = client_factory
+        self.host = socket.gethostname()
+        self._info: dict[str, dict[str, Any]] = {}
+        self._environment: list[dict[str, Any]] | None = None
+
+    def run(self, finished: set[str] | frozenset[str] = frozenset()) -> SweepSummary:
+        cells = self.plan.cells()
+        todo = [c for c in cells if c.key not in finished]
+        summary = SweepSummary(planned=len(cells), skipped=len(cells) - len(todo))
+        self.progress.begin(len(todo), summary.skipped)
+        try:
+            for cell in todo:
+                self.progress.run_started(cell)
+                record = self.run_cell(cell)
+                self.writer.append(record)
+                summary.recorded += 1
+                summary.outcomes[record["outcome"]] = summary.outcomes.get(record["outcome"], 0) + 1
+                self.progress.run_finished(cell, record)
+        finally:
+            self.progress.end()
+        return summary
+
+    # -- one run ------------------------------------------------------------------------------------
+    def run_cell(self, cell: Cell) -> dict[str, Any]:
+        import httpx
+        import ollama
+
+        plan = self.plan
+        info = self._endpoint_info(cell.endpoint, cell.model)
+        log_path = plan.server_logs.get(cell.endpoint.name)
+        tail = LogTail.at_end(log_path) if log_path else None
+        client = self.client_factory(cell.endpoint.url, plan.timeout)
+        started = utcnow()
+        t0 = time.monotonic()
+        first_token_s: float | None = None
+        outcome, status, error, final, text = "ok", 200, "", None, ""
+        try:
+            if plan.stream:
+                parts: list[str] = []
+                for chunk in client.generate(
+                    model=cell.model,
+                    prompt=plan.prompt,
+                    options=plan.options(cell.num_gpu),
+                    keep_alive=plan.keep_alive,
+                    stream=True,
+                ):
+                    if first_token_s is None and chunk.get("response"):
+                        first_token_s = round(time.monotonic() - t0, 3)
+                    parts.append(chunk.get("response") or "")
+                    if chunk.get("done"):
+                        final = chunk
+                text = "".join(parts)
+                if final is None:
+                    outcome, status, error = "connection-error", None, "stream ended without a final done=true message"
+            else:
+                final = client.generate(
+                    model=cell.model,
+                    prompt=plan.prompt,
+                    options=plan.options(cell.num_gpu),
+                    keep_alive=plan.keep_alive,
+                    stream=False,
+                )
+                text = final.get("response") or ""
+        except ollama.ResponseError as exc:
+            status = exc.status_code if exc.status_code and exc.status_code > 0 else None
+            error = str(exc.error)
+            outcome = "http-error"
+        except httpx.TimeoutException as exc:
+            outcome, status, error = "timeout", None, f"no answer within {plan.timeout:g} s ({type(exc).__name__})"
+        except (ConnectionError, httpx.TransportError) as exc:
+            outcome, status, error = "connection-error", None, _describe_transport(exc)
+        finally:
+            wall = time.monotonic() - t0
+            ended = utcnow()
+        ps_after = self._ps(client)
+        collected: list[Collected] = []
+        if tail is not None:
+            collected.append(tail.read_new())
+        unit = plan.journal_units.get(cell.endpoint.name)
+        if unit:
+            collected.append(journal_window(unit, started, ended))
+        chosen = _crash_source(collected)
+        lines = list(chosen.lines) if chosen else []
+        line_source = chosen.where if chosen else None
+        signature = crashmod.parse_crash(lines, error)
+        if outcome == "http-error" and (signature.found or crashmod.TERMINATED_RE.search(error)):
+            outcome = "crash"
+        phase = crashmod.classify_phase(outcome, lines, signature, error, (chosen.first_line_no or 1) if chosen else 1)
+        unload_note = self._unload(client, cell) if plan.unload else "unload disabled (--no-unload)"
+        _close(client)
+
+        record: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "kind": KIND,
+            "generator": f"gfxgate {__version__}",
+            "run_id": f"{cell.endpoint.name}-g{cell.num_gpu}-r{cell.repeat}-{uuid.uuid4().hex[:8]}",
+            "cell": cell.key,
+            "repeat": cell.repeat,
+            "host": self.host,
+            "platform": platform.platform(terse=True),
+            "gpu_target": plan.gpu_target,
+            "endpoint": {"name": cell.endpoint.name, "url": cell.endpoint.url},
+            "server_version": info.get("version"),
+            "model": cell.model,
+            "model_digest": info.get("digest"),
+            "model_details": info.get("details"),
+            "options": plan.options(cell.num_gpu),
+            "keep_alive": plan.keep_alive,
+            "stream": plan.stream,
+            "timeout_s": plan.timeout,
+            "prompt_sha256": hashlib.sha256(plan.prompt.encode("utf-8")).hexdigest(),
+            "prompt_preview": plan.prompt[:80],
+            "started_at": started.isoformat(timespec="milliseconds"),
+            "ended_at": ended.isoformat(timespec="milliseconds"),
+            "wall_s": round(wall, 3),
+            "first_token_s": first_token_s,
+            "outcome": outcome,
+            "http_status": status,
+            "error": error or None,
+            "response_preview": text[:200] if text else None,
+            "done_reason": final.get("done_reason") if final is not None else None,
+            "eval_count": final.get("eval_count") if final is not None else None,
+            "prompt_eval_count": final.get("prompt_eval_count") if final is not None else None,
+            "durations_ns": {
+                key: (final.get(f"{key}_duration") if final is not None else None)
+                for key in ("total", "load", "prompt_eval", "eval")
+            },
+            "tokens_per_s": _tokens_per_s(final),
+            "ps_after": ps_after,
+            "evidence": [c.to_json() for c in collected],
+            "crash_log_source": line_source,
+            "crash": signature.to_json() if signature.found else None,
+            "phase": phase.to_json(),
+            "log_tail": list(lines[-FAILED_LOG_TAIL:]) if outcome != "ok" and not signature.excerpt else [],
+            "environment": self._environment_probes(),
+            "notes": [n for n in (info.get("note"), unload_note) if n],
+        }
+        return record
+
+    # -- helpers with their own timeouts ---------------------------------------------------------------
+    def _endpoint_info(self, endpoint: Endpoint, model: str) -> dict[str, Any]:
+        key = f"{endpoint.name}|{model}"
+        cached = self._info.get(key)
+        if cached is not None and cached.get("version") is not None:
+            return cached
+        import httpx
+
+        info: dict[str, Any] = {"version": None, "digest": None, "details": None}
+        notes: list[str] = []
+        timeout = min(self.plan.timeout, INFO_TIMEOUT_S)
+        try:
+            info["version"] = server_version(endpoint.url, timeout)
+        except (httpx.HTTPError, ValueError) as exc:
+            notes.append(f"/api/version failed: {_describe_transport(exc)}")
+        client = self.client_factory(endpoint.url, timeout)
+        try:
+            for entry in client.list().models:
+                if entry.model in (model, f"{model}:latest"):
+                    info["digest"] = entry.digest
+            shown = client.show(model)
+            details = shown.details
+            if details is not None:
+                info["details"] = {
+                    k: v
+                    for k, v in details.model_dump().items()
+                    if k in ("family", "parameter_size", "quantization_level", "format")
+                }
+        except Exception as exc:  # noqa: BLE001 - model info is optional evidence; the run records the failure
+            notes.append(f"model info ({model}) unavailable: {_describe_transport(exc)}")
+        finally:
+            _close(client)
+        info["note"] = "; ".join(notes) or None
+        self._info[key] = info
+        return info
+
+    def _ps(self, client: Any) -> dict[str, Any]:
+        try:
+            models = client.ps().models
+        except Exception as exc:  # noqa: BLE001 - /api/ps is evidence, its failure is a note
+            return {"ok": False, "note": f"/api/ps failed: {_describe_transport(exc)}", "models": []}
+        return {
+            "ok": True,
+            "note": "",
+            "models": [
+                {
+                    "model": m.model or m.name,
+                    "digest": m.digest,
+                    "size": int(m.size) if m.size is not None else None,
+                    "size_vram": int(m.size_vram) if m.size_vram is not None else None,
+                    "context_length": m.context_length,
+                }
+                for m in models
+            ],
+        }
+
+    def _unload(self, client: Any, cell: Cell) -> str:
+        """Ask the server to unload the model so the next cell loads it again with its own num_gpu."""
+        try:
+            client.generate(model=cell.model, prompt="", keep_alive=0)
+        except Exception as exc:  # noqa: BLE001 - recorded as a note; the next cell reloads anyway
+            return f"unload request failed: {_describe_transport(exc)}"
+        return ""
+
+    def _environment_probes(self) -> list[dict[str, Any]]:
+        if self._environment is None:
+            probes = gpu_probes() if self.plan.probe_gpu else []
+            self._environment = [
+                {**p.to_json(), "excerpt": list(p.lines[:40])} for p in probes
+            ] or [{"source": "gpu-probes", "ok": False, "note": "GPU probes disabled (--no-probe-gpu)"}]
+        return self._environment
+
+
+def _crash_source(collected: Sequence[Collected]) -> Collected | None:
+    """The log to search for a crash: the first source that shows one, else the first with lines."""
+    with_lines = [c for c in collected if c.lines]
+    for c in with_lines:
+        if crashmod.parse_crash(c.lines).first_line is not None:
+            return c
+    return with_lines[0] if with_lines else None
+
+
+def _tokens_per_s(final: Any) -> float | None:
+    if final is None:
+        return None
+    count, duration = final.get("eval_count"), final.get("eval_duration")
+    if not count or not duration:
+        return None
+    return round(count / (duration / 1e9), 2)
+
+
+def _close(client: Any) -> None:
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+
+
+def read_prompt(value: str | None) -> str:
+    """``--prompt TEXT`` or ``--prompt @FILE``."""
+    if value is None:
+        return DEFAULT_PROMPT
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--prompt {value!r}: cannot read {path}: {exc.strerror or exc}") from None
+    return value

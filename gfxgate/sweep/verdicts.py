@@ -1,0 +1,108 @@
+"""The gate matrix's ``runtime`` row, read from a sweep worklog.
+
+For each requested target the verdict is decided by the runs recorded with ``--gpu-target`` naming that
+processor: ``allowed`` when every measured backend answers with num_gpu ≠ 0, ``partial`` when some do and
+some fail, ``blocked`` when all fail, ``not-measured`` when the worklog has no run for the target. Each
+piece of evidence is one run: its id, its worklog line and its table-cell text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.sweep.report import cell_text, gpu_pass, is_gpu_run, offloaded, phase_of
+from gfxgate.sweep.worklog import Run, read_worklog
+
+if TYPE_CHECKING:
+    from gfxgate.targets import TargetId
+
+LAYER = "runtime"
+
+
+def _covers(run: Run, target: "TargetId") -> bool:
+    recorded = run.gpu_target
+    if not recorded:
+        return False
+    processor = recorded.split(":", 1)[0].strip().lower()
+    return recorded == str(target) or processor == target.processor
+
+
+def _evidence(run: Run, worklog: Path) -> Evidence:
+    phase, reason = phase_of(run)
+    if run.ok:
+        where = {True: "layers in VRAM per /api/ps", False: "/api/ps shows size_vram=0", None: "no /api/ps data"}
+        note = f"{run.endpoint} num_gpu={run.num_gpu} answered ({where[offloaded(run)]})"
+    else:
+        note = f"{run.endpoint} num_gpu={run.num_gpu} failed, phase {phase}: {reason}"
+    return Evidence(
+        source=run.run_id,
+        location=Location(repo="worklog", path=str(worklog), line=run.line),
+        text=cell_text([run]),
+        note=note,
+    )
+
+
+def runtime_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, Verdict]:
+    """One ``runtime`` verdict per target, keyed by ``str(target)``; raises InputError for a bad worklog."""
+    worklog_path = Path(worklog_path)
+    worklog = read_worklog(worklog_path)
+    recorded = sorted({r.gpu_target or "unknown" for r in worklog.runs})
+    out: dict[str, Verdict] = {}
+    for target in targets:
+        key = str(target)
+        runs = [r for r in worklog.runs if _covers(r, target)]
+        gpu_runs = [r for r in runs if is_gpu_run(r)]
+        if not gpu_runs:
+            what = "no runs" if not runs else "only num_gpu=0 (CPU) runs"
+            out[key] = Verdict(
+                layer=LAYER,
+                target=key,
+                status=Status.NOT_MEASURED,
+                summary=f"the sweep worklog has {what} for {key}",
+                reason=(
+                    f"{worklog_path} has {what} recorded with --gpu-target {target.processor} "
+                    f"(targets recorded: {', '.join(recorded) or 'none'})"
+                ),
+            )
+            continue
+        endpoints: list[str] = []
+        for run in gpu_runs:
+            if run.endpoint not in endpoints:
+                endpoints.append(run.endpoint)
+        passing = [ep for ep in endpoints if any(gpu_pass(r) for r in gpu_runs if r.endpoint == ep)]
+        failing = [ep for ep in endpoints if ep not in passing]
+        evidence: list[Evidence] = []
+        for ep in passing:
+            good = [r for r in gpu_runs if r.endpoint == ep and gpu_pass(r)]
+            evidence.append(_evidence(good[0], worklog_path))
+        for ep in failing:
+            bad = [r for r in gpu_runs if r.endpoint == ep]
+            evidence.append(_evidence(next((r for r in bad if not r.ok), bad[0]), worklog_path))
+        if passing and not failing:
+            status = Status.ALLOWED
+            summary = f"runs on the GPU with {', '.join(passing)} (num_gpu ≠ 0 answered)"
+        elif passing:
+            status = Status.PARTIAL
+            phases = sorted({phase_of(r)[0] for r in gpu_runs if r.endpoint in failing and not r.ok})
+            summary = (
+                f"runs on the GPU with {', '.join(passing)}; {', '.join(failing)} fails with num_gpu ≠ 0 "
+                f"({'/'.join(phases) or 'answered without offload'} phase)"
+            )
+        else:
+            status = Status.BLOCKED
+            summary = f"every backend measured ({', '.join(failing)}) fails with num_gpu ≠ 0"
+        remedy = f"use the {passing[0]} backend" if status == Status.PARTIAL else None
+        out[key] = Verdict(
+            layer=LAYER,
+            target=key,
+            status=status,
+            summary=summary,
+            evidence=tuple(evidence),
+            remedy=remedy,
+            workarounds=("num_gpu=0 (CPU only) answers",)
+            if status == Status.BLOCKED and any(r.ok and r.num_gpu == 0 for r in runs)
+            else (),
+        )
+    return out

@@ -1,0 +1,203 @@
+"""The sweep worklog: JSON Lines, one run per line, appended, flushed and fsync'd.
+
+Every line is self-describing (``schema_version`` and ``kind``), so a worklog can be read without the
+command line that wrote it. A sweep killed while writing can leave a torn last line (no trailing newline,
+not valid JSON): the reader ignores it with a warning, and the writer moves it aside to ``WORKLOG.torn``
+before appending, so nothing already written is lost and the next line is not glued to the fragment.
+A bad line anywhere else is an :class:`~gfxgate.errors.InputError` naming the line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from gfxgate.errors import InputError
+
+SCHEMA_VERSION = 1
+KIND = "gfxgate-sweep-run"
+
+OUTCOMES = ("ok", "http-error", "crash", "timeout", "connection-error")
+REQUIRED = ("run_id", "cell", "endpoint", "model", "options", "outcome", "started_at", "ended_at")
+
+
+def cell_key(endpoint: str, model: str, num_gpu: int, repeat: int) -> str:
+    """The identity of one planned run; a rerun skips cells whose key is already in the worklog."""
+    return f"{endpoint}|{model}|num_gpu={num_gpu}|repeat={repeat}"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One worklog line, parsed: the raw record plus where it was found."""
+
+    record: Mapping[str, Any]
+    line: int
+
+    @property
+    def run_id(self) -> str:
+        return self.record["run_id"]
+
+    @property
+    def cell(self) -> str:
+        return self.record["cell"]
+
+    @property
+    def endpoint(self) -> str:
+        return self.record["endpoint"]["name"]
+
+    @property
+    def url(self) -> str:
+        return self.record["endpoint"].get("url", "")
+
+    @property
+    def model(self) -> str:
+        return self.record["model"]
+
+    @property
+    def num_gpu(self) -> int:
+        return int(self.record["options"]["num_gpu"])
+
+    @property
+    def outcome(self) -> str:
+        return self.record["outcome"]
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    @property
+    def gpu_target(self) -> str | None:
+        return self.record.get("gpu_target")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.record.get(key, default)
+
+
+@dataclass(frozen=True)
+class Worklog:
+    path: Path
+    runs: tuple[Run, ...]
+    warnings: tuple[str, ...] = ()
+
+    def finished_cells(self) -> set[str]:
+        return {run.cell for run in self.runs}
+
+
+def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
+    """Parse a worklog; a torn last line is ignored with a warning, any other bad line is an InputError."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        if missing_ok:
+            return Worklog(path, ())
+        raise InputError(f"worklog {path} does not exist", hint="run `gfxgate sweep --worklog FILE ...` first") from None
+    except OSError as exc:
+        raise InputError(f"cannot read worklog {path}: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    torn_tail = lines[-1]  # empty when the file ends with a newline
+    runs: list[Run] = []
+    warnings: list[str] = []
+    for number, raw in enumerate(lines[:-1], start=1):
+        if not raw.strip():
+            continue
+        runs.append(Run(_parse_line(path, number, raw), number))
+    if torn_tail.strip():
+        number = len(lines)
+        try:
+            runs.append(Run(_parse_line(path, number, torn_tail), number))
+        except InputError:
+            warnings.append(
+                f"{path}:{number}: ignored a torn last line ({len(torn_tail)} bytes, no newline): "
+                "an interrupted write; that run will be redone"
+            )
+    return Worklog(path, tuple(runs), tuple(warnings))
+
+
+def _parse_line(path: Path, number: int, raw: bytes) -> Mapping[str, Any]:
+    where = f"{path}:{number}"
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{where}: not a worklog line ({exc})", hint="is this a gfxgate sweep worklog?") from None
+    if not isinstance(record, dict) or record.get("kind") != KIND:
+        raise InputError(f"{where}: not a gfxgate sweep run (kind is not {KIND!r})")
+    version = record.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(
+            f"{where}: worklog schema_version {version!r} is not supported (this gfxgate reads {SCHEMA_VERSION})"
+        )
+    missing = [key for key in REQUIRED if key not in record]
+    if missing:
+        raise InputError(f"{where}: run record lacks {', '.join(missing)}")
+    if record["outcome"] not in OUTCOMES:
+        raise InputError(f"{where}: unknown outcome {record['outcome']!r}")
+    if not isinstance(record.get("options"), dict) or not isinstance(record["options"].get("num_gpu"), int):
+        raise InputError(f"{where}: options.num_gpu must be an integer")
+    if not isinstance(record.get("endpoint"), dict) or "name" not in record["endpoint"]:
+        raise InputError(f"{where}: endpoint must be an object with a name")
+    return record
+
+
+class WorklogWriter:
+    """Appends run records durably: one ``write`` per line, then flush and fsync."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        if self.path.parent and not self.path.parent.exists():
+            raise InputError(f"worklog folder {self.path.parent} does not exist")
+        self._set_aside_torn_tail()
+        try:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot open worklog {self.path} for appending: {exc.strerror or exc}") from None
+
+    def _set_aside_torn_tail(self) -> None:
+        """Move bytes after the last newline (an interrupted write) to WORKLOG.torn, then truncate them."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size == 0:
+            return
+        with open(self.path, "rb+") as handle:
+            start = max(0, size - (1 << 20))
+            handle.seek(start)
+            tail = handle.read()
+            if tail.endswith(b"\n"):
+                return
+            cut = tail.rfind(b"\n")
+            if cut < 0 and start > 0:
+                raise InputError(f"worklog {self.path} ends with a line over 1 MiB without a newline")
+            keep = start + cut + 1
+            fragment = tail[cut + 1 :]
+            with open(self.path.with_name(self.path.name + ".torn"), "ab") as aside:
+                aside.write(fragment + b"\n")
+                aside.flush()
+                os.fsync(aside.fileno())
+            handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def append(self, record: Mapping[str, Any]) -> int:
+        """Write one record as one line; returns the number of bytes written."""
+        data = (json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        written = 0
+        while written < len(data):
+            written += os.write(self._fd, data[written:])
+        os.fsync(self._fd)
+        return written
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> "WorklogWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
