@@ -1,0 +1,218 @@
+"""Clang offload bundles and compressed bundles (CCOB v1-3, zlib or zstd), read from headers only.
+
+A bundle is ``__CLANG_OFFLOAD_BUNDLE__``, a u64 entry count, then per entry ``u64 offset, u64 size,
+u64 id_len, id`` (offsets from the bundle start). A ``CCOB`` blob wraps a whole bundle compressed;
+decompression streams and stops as soon as the requested bytes exist, under a hard size cap, so a
+decompression bomb costs at most the cap. Malformed input raises ArtifactFormatError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+import zlib
+from dataclasses import dataclass
+
+from gfxgate.artifacts.elf import ArtifactFormatError, Blob
+
+BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+CCOB_MAGIC = b"CCOB"
+MAX_ENTRIES = 4096  # real bundles hold a host entry plus one per target (tens at most)
+MAX_ID_LEN = 1024
+DEFAULT_DECOMPRESS_CAP = 256 << 20  # bytes of decompressed output one compressed bundle may produce
+_CCOB_LAYOUT = {1: ("<HHIQ", 20), 2: ("<HHIIQ", 24), 3: ("<HHQQQ", 32)}
+_METHODS = {0: "zlib", 1: "zstd"}
+_TARGET_TAIL = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
+
+
+@dataclass(frozen=True)
+class BundleEntry:
+    id: str
+    kind: str  # "hipv4", "hip", "host", "openmp", …
+    triple: str
+    target: str  # target id as written ("gfx906:xnack-"), "" for host entries
+    offset: int  # from the bundle start (in the decompressed bytes for a compressed bundle)
+    size: int
+
+    @property
+    def is_device(self) -> bool:
+        return self.triple.startswith("amdgcn") and self.size > 0
+
+
+@dataclass(frozen=True)
+class Bundle:
+    entries: tuple[BundleEntry, ...]
+    extent: int  # bytes the bundle spans (max offset + size)
+
+
+@dataclass(frozen=True)
+class CompressedHeader:
+    version: int
+    method: str
+    total_size: int | None  # includes the header; None in version 1
+    uncompressed_size: int
+    hash: int
+    header_size: int
+
+
+def split_entry_id(entry_id: str) -> tuple[str, str, str]:
+    """``hipv4-amdgcn-amd-amdhsa--gfx900:xnack-`` → (kind, triple, target id)."""
+    kind, _, rest = entry_id.partition("-")
+    if "--" in rest:
+        triple, _, target = rest.partition("--")
+        return kind, triple, target
+    match = _TARGET_TAIL.search(rest)
+    if match and rest.startswith("amdgcn"):
+        return kind, rest[: match.start()], match.group(1)
+    return kind, rest, ""
+
+
+def parse_bundle(blob: Blob, offset: int = 0, room: int | None = None) -> Bundle:
+    """Entries of the uncompressed bundle at ``offset`` of ``blob``.
+
+    ``room`` bounds every entry (default: the rest of the blob; for a compressed bundle, its declared
+    uncompressed size, of which only the header need be inflated).
+    """
+    head = blob.exact(offset, 32, "bundle header")
+    if head[:24] != BUNDLE_MAGIC:
+        raise ArtifactFormatError("no offload bundle magic", blob.start + offset)
+    (count,) = struct.unpack_from("<Q", head, 24)
+    room = blob.size - offset if room is None else room
+    if count == 0 or count > MAX_ENTRIES or count * 24 > room:
+        raise ArtifactFormatError(f"implausible bundle entry count {count}", blob.start + offset + 24)
+    entries = []
+    pos = offset + 32
+    for _ in range(count):
+        off, size, id_len = struct.unpack("<QQQ", blob.exact(pos, 24, "bundle entry"))
+        if id_len == 0 or id_len > MAX_ID_LEN:
+            raise ArtifactFormatError(f"bundle entry id length {id_len}", blob.start + pos + 16)
+        entry_id = blob.exact(pos + 24, id_len, "bundle entry id").decode("utf-8", "replace")
+        pos += 24 + id_len
+        if size and (off == 0 or off + size > room):
+            raise ArtifactFormatError(f"bundle entry {entry_id!r} at 0x{off:x}+0x{size:x} lies outside the bundle "
+                                      f"(0x{room:x} bytes available)", blob.start + pos - 24 - id_len)
+        kind, triple, target = split_entry_id(entry_id)
+        entries.append(BundleEntry(entry_id, kind, triple, target, off, size))
+    extent = max([pos - offset] + [e.offset + e.size for e in entries if e.size])
+    return Bundle(tuple(entries), extent)
+
+
+def parse_compressed_header(blob: Blob, offset: int = 0) -> CompressedHeader:
+    head = blob.exact(offset, 8, "compressed bundle header")
+    if head[:4] != CCOB_MAGIC:
+        raise ArtifactFormatError("no CCOB magic", blob.start + offset)
+    (version,) = struct.unpack_from("<H", head, 4)
+    if version not in _CCOB_LAYOUT:
+        raise ArtifactFormatError(f"unknown compressed bundle version {version}", blob.start + offset + 4)
+    fmt, size = _CCOB_LAYOUT[version]
+    fields = struct.unpack(fmt, blob.exact(offset + 4, size - 4, f"CCOB v{version} header"))
+    method = _METHODS.get(fields[1])
+    if method is None:
+        raise ArtifactFormatError(f"unknown compression method {fields[1]}", blob.start + offset + 6)
+    if version == 1:
+        total, uncompressed, digest = None, fields[2], fields[3]
+    else:
+        total, uncompressed, digest = fields[2], fields[3], fields[4]
+        if total < size or total > blob.size - offset:
+            raise ArtifactFormatError(f"compressed bundle total size {total} does not fit (0x{blob.size - offset:x} "
+                                      "bytes available)", blob.start + offset + 8)
+    return CompressedHeader(version, method, total, uncompressed, digest, size)
+
+
+class Inflater:
+    """Streaming, capped decompression of one CCOB payload; ``blob()`` exposes what is inflated so far.
+
+    ``need(n)`` inflates until ``n`` bytes exist (or the stream ends). Output never exceeds
+    ``min(uncompressed_size, cap)``; asking for more raises ArtifactFormatError.
+    """
+
+    CHUNK = 1 << 16
+
+    def __init__(self, blob: Blob, offset: int, header: CompressedHeader, cap: int = DEFAULT_DECOMPRESS_CAP) -> None:
+        self.header = header
+        self.origin = blob.start + offset
+        end = offset + header.total_size if header.total_size is not None else blob.size
+        self.source = blob.window(offset + header.header_size, end - offset - header.header_size)
+        self.limit = min(header.uncompressed_size, cap)
+        self.capped = header.uncompressed_size > cap
+        self.out = bytearray()
+        self.done = False
+        self._in = 0
+        if header.method == "zlib":
+            self._z = zlib.decompressobj()
+        else:
+            import zstandard
+
+            self._zstd = zstandard.ZstdDecompressor().stream_reader(
+                self.source.stream(), read_size=self.CHUNK, read_across_frames=False
+            )
+
+    def need(self, n: int) -> None:
+        if n > self.limit:
+            what = "the compression cap" if self.capped else "its declared uncompressed size"
+            raise ArtifactFormatError(f"compressed bundle needs {n} bytes, beyond {what} ({self.limit})", self.origin)
+        try:
+            while len(self.out) < n and not self.done:
+                want = min(self.limit + 1 - len(self.out), self.CHUNK * 16)
+                if self.header.method == "zlib":
+                    data = self._z.unconsumed_tail or self.source.read(self._in, self.CHUNK)
+                    if not self._z.unconsumed_tail:
+                        self._in += len(data)
+                    piece = self._z.decompress(data, want)
+                    if self._z.eof or (not data and not piece):
+                        self.done = True
+                else:
+                    piece = self._zstd.read(want)
+                    if not piece:
+                        self.done = True
+                self.out += piece
+                if len(self.out) > self.limit:
+                    raise ArtifactFormatError(
+                        f"compressed bundle inflates beyond {self.limit} bytes (declared "
+                        f"{self.header.uncompressed_size})", self.origin)
+        except ArtifactFormatError:
+            raise
+        except Exception as exc:  # zlib.error, zstd.ZstdError: corrupt stream
+            raise ArtifactFormatError(f"corrupt {self.header.method} stream: {exc}", self.origin) from None
+
+    def blob(self) -> Blob:
+        return Blob(self.out)
+
+    def verify(self) -> str | None:
+        """Hash check once everything is inflated (None when it matches or cannot be checked yet)."""
+        if len(self.out) != self.header.uncompressed_size:
+            return None
+        digest = int.from_bytes(hashlib.md5(self.out).digest()[:8], "little")
+        return None if digest == self.header.hash else "compressed bundle hash does not match its contents"
+
+
+def walk_fatbin(blob: Blob, sec_offset: int, sec_size: int):
+    """Yield (offset, kind) of each blob in a ``.hip_fatbin`` section, or ArtifactFormatError for a bad one.
+
+    Blobs start on 4096-byte boundaries relative to the section, with zero padding between them.
+    A bad blob does not stop the walk: the next 4096 boundary is probed.
+    """
+    section = blob.window(sec_offset, sec_size)
+    pos = 0
+    while pos < section.size:
+        head = section.read(pos, 32)
+        if head[:24] == BUNDLE_MAGIC:
+            try:
+                bundle = parse_bundle(section, pos)
+                yield pos + sec_offset, "bundle", bundle
+                pos += bundle.extent
+            except ArtifactFormatError as exc:
+                yield pos + sec_offset, "error", exc
+                pos += 1
+        elif head[:4] == CCOB_MAGIC:
+            try:
+                header = parse_compressed_header(section, pos)
+                yield pos + sec_offset, "compressed", header
+                pos += header.total_size or 1
+            except ArtifactFormatError as exc:
+                yield pos + sec_offset, "error", exc
+                pos += 1
+        else:
+            pos += 1
+        pos += -pos % 4096

@@ -1,0 +1,368 @@
+"""AMDGPU ELF facts from raw bytes: the only module that knows ELF layouts or touches pyelftools.
+
+Everything here is a small function over a :class:`Blob` (a bounded, read-counting view of a mapped
+file) returning frozen dataclasses. The processor comes from ``e_flags`` (EF_AMDGPU_MACH), decoded with
+our own table because pyelftools has no AMDGPU constants; code object v2 keeps it in an ``AMD`` note.
+Malformed input raises :class:`ArtifactFormatError`, never anything else.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+ELF_MAGIC = b"\x7fELF"
+EM_AMDGPU = 224
+ELFOSABI_AMDGPU_HSA, ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D = 64, 65, 66
+OSABI_NAMES = {ELFOSABI_AMDGPU_HSA: "hsa", ELFOSABI_AMDGPU_PAL: "pal", ELFOSABI_AMDGPU_MESA3D: "mesa3d"}
+EHDR_SIZE = 64
+MAX_NOTE_BYTES = 16 << 20  # a metadata note larger than this is not a real code object
+MAX_SECTIONS = 65535
+
+# EF_AMDGPU_MACH values: llvm/include/llvm/BinaryFormat/ELF.h (LLVM 19) plus gfx950, gfx1153 and
+# gfx9-4-generic from later LLVM. tests/artifacts/test_elf.py checks it against clang-19 and targets.yaml.
+MACH_NAMES: dict[int, str] = {
+    0x020: "gfx600", 0x021: "gfx601", 0x022: "gfx700", 0x023: "gfx701", 0x024: "gfx702", 0x025: "gfx703",
+    0x026: "gfx704", 0x028: "gfx801", 0x029: "gfx802", 0x02A: "gfx803", 0x02B: "gfx810", 0x02C: "gfx900",
+    0x02D: "gfx902", 0x02E: "gfx904", 0x02F: "gfx906", 0x030: "gfx908", 0x031: "gfx909", 0x032: "gfx90c",
+    0x033: "gfx1010", 0x034: "gfx1011", 0x035: "gfx1012", 0x036: "gfx1030", 0x037: "gfx1031", 0x038: "gfx1032",
+    0x039: "gfx1033", 0x03A: "gfx602", 0x03B: "gfx705", 0x03C: "gfx805", 0x03D: "gfx1035", 0x03E: "gfx1034",
+    0x03F: "gfx90a", 0x040: "gfx940", 0x041: "gfx1100", 0x042: "gfx1013", 0x043: "gfx1150", 0x044: "gfx1103",
+    0x045: "gfx1036", 0x046: "gfx1101", 0x047: "gfx1102", 0x048: "gfx1200", 0x04A: "gfx1151", 0x04B: "gfx941",
+    0x04C: "gfx942", 0x04E: "gfx1201", 0x04F: "gfx950", 0x051: "gfx9-generic", 0x052: "gfx10-1-generic",
+    0x053: "gfx10-3-generic", 0x054: "gfx11-generic", 0x055: "gfx1152", 0x058: "gfx1153", 0x059: "gfx12-generic",
+    0x05F: "gfx9-4-generic",
+}
+# Processors with the xnack / sramecc features (AMDGPUUsage processor table); used for code object v2/v3,
+# whose flags cannot say "unsupported" and "off" apart.
+XNACK_PROCESSORS = frozenset(
+    "gfx801 gfx810 gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942 gfx950 "
+    "gfx1010 gfx1011 gfx1012 gfx1013 gfx9-generic gfx9-4-generic gfx10-1-generic".split()
+)
+SRAMECC_PROCESSORS = frozenset("gfx906 gfx908 gfx90a gfx940 gfx941 gfx942 gfx950 gfx9-4-generic".split())
+
+EF_AMDGPU_MACH = 0x0FF
+EF_AMDGPU_FEATURE_XNACK_V3, EF_AMDGPU_FEATURE_SRAMECC_V3 = 0x100, 0x200
+EF_AMDGPU_FEATURE_XNACK_V4, EF_AMDGPU_FEATURE_SRAMECC_V4 = 0x300, 0xC00
+_V4_XNACK = {0x000: None, 0x100: "any", 0x200: "-", 0x300: "+"}
+_V4_SRAMECC = {0x000: None, 0x400: "any", 0x800: "-", 0xC00: "+"}
+NT_AMD_HSA_ISA_VERSION = 3
+NT_AMDGPU_METADATA = 32
+
+_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
+
+
+class ArtifactFormatError(Exception):
+    """A file or an embedded object is malformed; ``offset`` says where (absolute in the file)."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class Blob:
+    """A bounded window over bytes or a mmap that counts what it hands out (``bytes_read``).
+
+    Every read is clamped to the window, so a crafted offset can never read outside the file.
+    """
+
+    def __init__(self, data, start: int = 0, end: int | None = None, counter: list[int] | None = None) -> None:
+        self.data = data
+        self.start = start
+        self.end = len(data) if end is None else min(end, len(data))
+        self.counter = counter if counter is not None else [0]
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    @property
+    def bytes_read(self) -> int:
+        return self.counter[0]
+
+    def read(self, offset: int, n: int) -> bytes:
+        """Up to ``n`` bytes at ``offset`` (relative to the window); short at the end, empty past it."""
+        if offset < 0 or n <= 0 or offset >= self.size:
+            return b""
+        lo = self.start + offset
+        hi = min(lo + n, self.end)
+        self.counter[0] += hi - lo
+        return bytes(self.data[lo:hi])
+
+    def exact(self, offset: int, n: int, what: str) -> bytes:
+        out = self.read(offset, n)
+        if len(out) != n:
+            raise ArtifactFormatError(f"{what} runs past the end ({n} bytes at 0x{offset:x}, size 0x{self.size:x})",
+                                      self.start + max(offset, 0))
+        return out
+
+    def window(self, offset: int, size: int) -> "Blob":
+        lo = self.start + max(offset, 0)
+        return Blob(self.data, lo, min(lo + max(size, 0), self.end), self.counter)
+
+    def find(self, needle: bytes, offset: int, end: int) -> int:
+        """Offset (relative) of ``needle`` within [offset, end), or -1. Scans in C without copying."""
+        hit = self.data.find(needle, self.start + offset, min(self.start + end, self.end))
+        return -1 if hit < 0 else hit - self.start
+
+    def stream(self) -> "BlobStream":
+        return BlobStream(self)
+
+
+class BlobStream:
+    """A read-only file object over a Blob, for pyelftools (which wants ``seek``/``read``/``tell``)."""
+
+    def __init__(self, blob: Blob) -> None:
+        self.blob, self.pos = blob, 0
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self.pos = pos if whence == 0 else (self.pos + pos if whence == 1 else self.blob.size + pos)
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.blob.size - self.pos if n is None or n < 0 else n
+        out = self.blob.read(self.pos, n)
+        self.pos += len(out)
+        return out
+
+
+@dataclass(frozen=True)
+class ElfHeader:
+    elf_class: int  # 1 = 32-bit, 2 = 64-bit
+    little_endian: bool
+    osabi: int
+    abiversion: int
+    e_type: int
+    machine: int
+    flags: int
+    shoff: int
+    shentsize: int
+    shnum: int
+    phoff: int
+    phentsize: int
+    phnum: int
+
+    @property
+    def is_amdgpu(self) -> bool:
+        return self.machine == EM_AMDGPU and self.elf_class == 2 and self.little_endian
+
+    @property
+    def extent(self) -> int:
+        """Bytes the image spans (section header table last, as every AMDGPU linker lays it out)."""
+        return max(EHDR_SIZE, self.shoff + self.shnum * self.shentsize, self.phoff + self.phnum * self.phentsize)
+
+
+@dataclass(frozen=True)
+class CodeObjectHeader:
+    """What ``e_flags`` (or, for code object v2, the ISA note) says about an AMDGPU code object."""
+
+    processor: str  # "gfx906", "gfx9-generic", or "mach 0x99" for values we do not know
+    mach: int
+    xnack: str | None  # "+", "-", "any" or None (processor has no such feature)
+    sramecc: str | None
+    code_object_version: int | None  # 2…6 for HSA code objects, None for PAL/Mesa
+    osabi: str
+    generic_version: int | None
+    flags: int
+    extent: int
+
+    @property
+    def target(self) -> str:
+        """Canonical LLVM target id: processor, then ``:sramecc±`` and ``:xnack±`` (alphabetical)."""
+        out = self.processor
+        for name, value in (("sramecc", self.sramecc), ("xnack", self.xnack)):
+            if value in ("+", "-"):
+                out += f":{name}{value}"
+        return out
+
+
+def is_elf(head: bytes) -> bool:
+    return head[:4] == ELF_MAGIC
+
+
+def parse_header(blob: Blob, offset: int = 0) -> ElfHeader:
+    raw = blob.exact(offset, EHDR_SIZE, "ELF header")
+    if raw[:4] != ELF_MAGIC:
+        raise ArtifactFormatError("no ELF magic", blob.start + offset)
+    ident = raw[:16]
+    elf_class, data = ident[4], ident[5]
+    if elf_class != 2 or data != 1:
+        # 32-bit or big-endian: only the machine matters (it is not AMDGPU); decode what we can.
+        fmt = "<" if data == 1 else ">"
+        e_type, machine = struct.unpack_from(fmt + "HH", raw, 16)
+        return ElfHeader(elf_class, data == 1, ident[7], ident[8], e_type, machine, 0, 0, 0, 0, 0, 0, 0)
+    (_, e_type, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum, _) = _EHDR.unpack(raw)
+    return ElfHeader(2, True, ident[7], ident[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize, phnum)
+
+
+def mach_name(mach: int) -> str:
+    return MACH_NAMES.get(mach, f"mach 0x{mach:x}")
+
+
+def code_object_header(blob: Blob, offset: int = 0) -> CodeObjectHeader:
+    """Decode an AMDGPU code object's target from its first 64 bytes (v2: also its ISA note)."""
+    hdr = parse_header(blob, offset)
+    if not hdr.is_amdgpu:
+        raise ArtifactFormatError(f"not an AMDGPU ELF (e_machine {hdr.machine}, class {hdr.elf_class})",
+                                  blob.start + offset)
+    osabi = OSABI_NAMES.get(hdr.osabi, f"osabi {hdr.osabi}")
+    version = hdr.abiversion + 2 if hdr.osabi == ELFOSABI_AMDGPU_HSA and hdr.abiversion <= 4 else None
+    flags = hdr.flags
+    generic_version = None
+    if version == 2:
+        proc, xnack, sramecc = _v2_target(blob.window(offset, hdr.extent), hdr)
+        mach = next((m for m, n in MACH_NAMES.items() if n == proc), 0)
+    else:
+        mach = flags & EF_AMDGPU_MACH
+        proc = mach_name(mach)
+        if version is None or version == 3:
+            xnack = ("+" if flags & EF_AMDGPU_FEATURE_XNACK_V3 else "-") if proc in XNACK_PROCESSORS else None
+            sramecc = ("+" if flags & EF_AMDGPU_FEATURE_SRAMECC_V3 else "-") if proc in SRAMECC_PROCESSORS else None
+        else:
+            xnack = _V4_XNACK[flags & EF_AMDGPU_FEATURE_XNACK_V4]
+            sramecc = _V4_SRAMECC[flags & EF_AMDGPU_FEATURE_SRAMECC_V4]
+        if version is not None and version >= 6:
+            generic_version = (flags >> 24) & 0xFF or None
+    return CodeObjectHeader(proc, mach, xnack, sramecc, version, osabi, generic_version, flags, hdr.extent)
+
+
+# -- notes (pyelftools) -------------------------------------------------------------------------------------
+
+
+def _elffile(blob: Blob):
+    from elftools.elf.elffile import ELFFile
+
+    return ELFFile(blob.stream())
+
+
+def _notes(blob: Blob, hdr: ElfHeader):
+    """(owner, type, desc bytes) of every note, read straight from the section table (bounded)."""
+    if hdr.shnum > MAX_SECTIONS or hdr.shentsize != 64:
+        raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start)
+    table = blob.exact(hdr.shoff, hdr.shnum * 64, "section header table")
+    for i in range(hdr.shnum):
+        _, sh_type, _, _, sh_offset, sh_size, _, _, _, _ = struct.unpack_from("<IIQQQQIIQQ", table, i * 64)
+        if sh_type != 7:  # SHT_NOTE
+            continue
+        if sh_size > MAX_NOTE_BYTES:
+            raise ArtifactFormatError(f"note section of {sh_size} bytes", blob.start + sh_offset)
+        data = blob.exact(sh_offset, sh_size, "note section")
+        # 4-byte note alignment: the old HSA code objects mark .note align 8 yet pack notes on 4
+        # (llvm-readelf-19 fails on them); AMDGPU v3+ notes are 4-aligned too.
+        align = 4
+        pos = 0
+        while pos + 12 <= len(data):
+            namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
+            name_end = pos + 12 + namesz
+            desc_start = name_end + (-namesz % align)
+            desc_end = desc_start + descsz
+            if desc_end > len(data):
+                raise ArtifactFormatError("note runs past its section", blob.start + sh_offset + pos)
+            owner = data[pos + 12 : name_end].rstrip(b"\0").decode("latin-1")
+            yield owner, ntype, data[desc_start:desc_end], blob.start + sh_offset + pos
+            pos = desc_end + (-descsz % align)
+
+
+def _v2_target(blob: Blob, hdr: ElfHeader) -> tuple[str, str | None, str | None]:
+    for owner, ntype, desc, _ in _notes(blob, hdr):
+        # desc: u16 vendor_name_size, u16 arch_name_size, u32 major, u32 minor, u32 stepping, names
+        if owner == "AMD" and ntype == NT_AMD_HSA_ISA_VERSION and len(desc) >= 16:
+            return _v2_processor(*struct.unpack_from("<III", desc, 4))
+    raise ArtifactFormatError("code object v2 without an NT_AMD_HSA_ISA_VERSION note", blob.start)
+
+
+# Code object v2 spelled xnack-on parts as their own ISA stepping.
+_V2_XNACK_ON = {(9, 0, 1): "gfx900", (9, 0, 3): "gfx902", (9, 0, 5): "gfx904", (9, 0, 7): "gfx906"}
+
+
+def _v2_processor(major: int, minor: int, stepping: int) -> tuple[str, str | None, str | None]:
+    if (major, minor, stepping) in _V2_XNACK_ON:
+        proc, on = _V2_XNACK_ON[(major, minor, stepping)], True
+    elif major > 99 or minor > 15 or stepping > 15:
+        return f"isa {major}.{minor}.{stepping}", None, None
+    else:
+        proc, on = f"gfx{major}{minor:x}{stepping:x}", False
+    xnack = ("+" if on else "-") if proc in XNACK_PROCESSORS else None
+    sramecc = "-" if proc in SRAMECC_PROCESSORS else None
+    return proc, xnack, sramecc
+
+
+def kernel_names(blob: Blob, offset: int = 0) -> tuple[str, ...]:
+    """Kernel names from the NT_AMDGPU_METADATA note (MessagePack, code object v3+)."""
+    import msgpack
+
+    hdr = parse_header(blob, offset)
+    image = blob.window(offset, hdr.extent)
+    for owner, ntype, desc, off in _notes(image, hdr):
+        if owner != "AMDGPU" or ntype != NT_AMDGPU_METADATA:
+            continue
+        try:
+            meta = msgpack.unpackb(desc, raw=False, strict_map_key=False, max_bin_len=len(desc),
+                                   max_str_len=len(desc), max_array_len=1 << 16, max_map_len=1 << 16)
+        except Exception as exc:  # msgpack raises several unrelated types on crafted input
+            raise ArtifactFormatError(f"bad msgpack in NT_AMDGPU_METADATA: {type(exc).__name__}", off) from None
+        kernels = meta.get("amdhsa.kernels", []) if isinstance(meta, dict) else None
+        if not isinstance(kernels, list):
+            raise ArtifactFormatError("NT_AMDGPU_METADATA has no amdhsa.kernels list", off)
+        names = [k.get(".name") for k in kernels if isinstance(k, dict)]
+        return tuple(sorted(str(n) for n in names if n is not None))
+    return ()
+
+
+# -- host ELF files (pyelftools) ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    type: str
+    offset: int
+    size: int
+    flags: int
+
+    @property
+    def writable(self) -> bool:
+        return bool(self.flags & 0x1)
+
+    @property
+    def executable(self) -> bool:
+        return bool(self.flags & 0x4)
+
+    @property
+    def allocated(self) -> bool:
+        return bool(self.flags & 0x2)
+
+
+@dataclass(frozen=True)
+class HostElf:
+    machine: str
+    sections: tuple[Section, ...]
+    needed: tuple[str, ...]
+
+    def section(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+
+def host_elf(blob: Blob) -> HostElf:
+    """Section table and DT_NEEDED of a host ELF, via pyelftools (headers only, never section data)."""
+    from elftools.common.exceptions import ELFError
+
+    try:
+        elf = _elffile(blob)
+        if elf.num_sections() > MAX_SECTIONS:
+            raise ArtifactFormatError(f"{elf.num_sections()} sections", blob.start)
+        sections = []
+        needed: list[str] = []
+        for sec in elf.iter_sections():
+            hdr = sec.header
+            sections.append(Section(sec.name, str(hdr["sh_type"]), hdr["sh_offset"], hdr["sh_size"], hdr["sh_flags"]))
+            if hdr["sh_type"] == "SHT_DYNAMIC" and hdr["sh_size"] <= (1 << 20):
+                needed += [t.needed for t in sec.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+        return HostElf(str(elf["e_machine"]), tuple(sections), tuple(needed))
+    except ArtifactFormatError:
+        raise
+    except (ELFError, Exception) as exc:  # pyelftools raises struct/construct/Unicode errors on crafted input
+        raise ArtifactFormatError(f"unreadable ELF: {type(exc).__name__}: {exc}"[:200], blob.start) from None

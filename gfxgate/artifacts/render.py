@@ -1,0 +1,147 @@
+"""Formatters for an artifact scan: ``format(result) -> str`` each; none of them does I/O."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+from gfxgate.artifacts.report import SKIPPED, ArtifactReport, FileReport
+from gfxgate.model import Verdict
+
+
+@dataclass(frozen=True)
+class ArtifactsResult:
+    """A scan plus, when targets were asked for, the gate-matrix cells it decides."""
+
+    report: ArtifactReport
+    targets: tuple[str, ...] = ()
+    cells: dict = field(default_factory=dict)  # (layer, target) -> Verdict
+
+    def verdicts(self) -> list[Verdict]:
+        return [self.cells[k] for k in sorted(self.cells, key=lambda k: (self.targets.index(k[1]), k[0]))]
+
+    def to_json(self) -> dict:
+        data = self.report.to_json()
+        data["answers"] = [v.to_json() for v in self.verdicts()]
+        return data
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.3g} %" if whole else "-"
+
+
+def _co_line(f: FileReport) -> str:
+    return ", ".join(f"{t} ×{n}" if n > 1 else t for t, n in f.target_counts().items()) or "-"
+
+
+def render_json(result: ArtifactsResult) -> str:
+    return json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render_md(result: ArtifactsResult) -> str:
+    rep = result.report
+    out = ["# Installed GPU code", ""]
+    size = sum(f.size for f in rep.files)
+    read = sum(f.bytes_read for f in rep.files)
+    errors = sum(len(f.errors) for f in rep.files)
+    skipped = [f for f in rep.files if f.kind == SKIPPED]
+    out.append(f"Scanned {len(rep.files) - len(skipped)} file(s), {size} bytes; read {read} bytes "
+               f"({_pct(read, size)}); {errors} error(s); {len(skipped)} skipped.")
+    out.append("")
+    if result.cells:
+        out += ["## Answer", "", "| target | layer | status | summary | remedy |", "|---|---|---|---|---|"]
+        for v in result.verdicts():
+            out.append(f"| {v.target} | {v.layer} | **{v.status}** | {_cell(v.summary)} | {_cell(v.remedy or v.reason or '')} |")
+        out.append("")
+        for v in result.verdicts():
+            if v.evidence:
+                out.append(f"Evidence for {v.layer} / {v.target}:")
+                out += [f"- `{e.location}` {e.text}" + (f" — {e.note}" if e.note else "") for e in v.evidence]
+                out.append("")
+    counts = rep.target_counts()
+    if counts:
+        out += ["## Targets found", "", "| target | code objects | files |" + (" kernels |" if rep.kernels else ""),
+                "|---|---|---|" + ("---|" if rep.kernels else "")]
+        for t, row in counts.items():
+            out.append(f"| {t} | {row['code_objects']} | {row['files']} |" + (f" {row['kernels']} |" if rep.kernels else ""))
+        out.append("")
+    listed = [f for f in rep.files if f.interesting and f.kind != SKIPPED]
+    if listed:
+        out += ["## Files", ""]
+    for f in listed:
+        out.append(f"### `{f.path}`")
+        out.append("")
+        lib = f" · {f.library.library} {f.library.kind} named for {f.library.target or 'all targets'}" if f.library else ""
+        out.append(f"{f.kind}, {f.size} bytes, read {f.bytes_read} ({_pct(f.bytes_read, f.size)}){lib}")
+        if f.sha256:
+            out.append(f"sha256 `{f.sha256}`")
+        out.append("")
+        if f.code_objects:
+            out += [f"Targets: {_co_line(f)}", "", "| target | in | offset | entry | kernels |", "|---|---|---|---|---|"]
+            for c in f.code_objects[:200]:
+                kernels = "" if c.kernels is None else ", ".join(c.kernels[:8]) + (" …" if len(c.kernels) > 8 else "")
+                off = f"0x{c.offset:x}" + (f"+0x{c.inner_offset:x}" if c.inner_offset is not None else "")
+                out.append(f"| {c.target}{'' if c.confirmed else ' (id only)'} | {c.container} | {off} | "
+                           f"{c.entry_id or ''} | {kernels} |")
+            if len(f.code_objects) > 200:
+                out.append(f"| … {len(f.code_objects) - 200} more | | | | |")
+            out.append("")
+        if f.strings:
+            out.append("Target names as text (weaker evidence): "
+                       + ", ".join(f"{s.target} ×{s.count} @0x{s.offset:x}" for s in f.strings))
+            out.append("")
+        for e in f.errors:
+            out.append(f"- error{f' @0x{e.offset:x}' if e.offset is not None else ''}: {e.message}")
+        if f.errors:
+            out.append("")
+    if skipped:
+        out += ["## Skipped", ""] + [f"- `{f.path}`: {f.skipped}" for f in skipped] + [""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_text(result: ArtifactsResult) -> str:
+    rep = result.report
+    out = []
+    for f in rep.files:
+        if not f.interesting:
+            continue
+        if f.kind == SKIPPED:
+            out.append(f"{f.path}: skipped: {f.skipped}")
+            continue
+        out.append(f"{f.path}: {f.kind}: {_co_line(f)}")
+        for s in f.strings:
+            out.append(f"  text {s.target} x{s.count} @0x{s.offset:x}")
+        for e in f.errors:
+            out.append(f"  error{f' @0x{e.offset:x}' if e.offset is not None else ''}: {e.message}")
+        if rep.kernels:
+            for c in f.code_objects:
+                if c.kernels:
+                    out.append(f"  {c.target} @0x{c.offset:x}: {' '.join(c.kernels)}")
+    for v in result.verdicts():
+        out.append(f"{v.target} {v.layer}: {v.status}: {v.summary}")
+        if v.remedy:
+            out.append(f"  remedy: {v.remedy}")
+    return "\n".join(out) + "\n"
+
+
+class Format(str, Enum):
+    MD = "md"
+    JSON = "json"
+    TEXT = "text"
+
+
+FORMATTERS: dict[Format, Callable[[ArtifactsResult], str]] = {
+    Format.MD: render_md,
+    Format.JSON: render_json,
+    Format.TEXT: render_text,
+}
+
+
+def render(result: ArtifactsResult, fmt: str) -> str:
+    return FORMATTERS[Format(fmt)](result)

@@ -1,0 +1,176 @@
+"""What the artifact scanner found, as frozen dataclasses (pure data: renderers and verdicts read it)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from gfxgate.artifacts.rocblas import LibraryFile
+
+# File kinds, decided by content (first bytes, ELF machine, sections), never by the name alone.
+CODE_OBJECT = "code-object"  # a standalone AMDGPU ELF (.hsaco, .co, Kernels.so-…)
+BUNDLE = "offload-bundle"  # a file that is an uncompressed clang offload bundle
+COMPRESSED_BUNDLE = "compressed-bundle"  # a file that is a CCOB blob
+HIP_HOST = "hip-host-elf"  # a host ELF with a .hip_fatbin section
+HOST_WITH_IMAGES = "host-elf-with-images"  # a host ELF carrying raw AMDGPU ELF images (libhsa-runtime64)
+HOST = "host-elf"  # any other ELF
+OTHER = "other"  # not an ELF nor a bundle (e.g. a Tensile .dat catalog)
+SKIPPED = "skipped"  # not scanned; ``skipped`` says why
+
+# Containers a code object was found in.
+IN_FILE, IN_BUNDLE, IN_COMPRESSED, EMBEDDED = "file", "bundle", "compressed-bundle", "embedded"
+
+
+def target_key(target: str) -> tuple:
+    """Sort target ids by processor generation (gfx803 < gfx900 < gfx90a < gfx1030), generics last."""
+    import re
+
+    match = re.match(r"gfx([0-9]{1,2})([0-9a-f]{2})(.*)$", target)
+    if match:
+        return (0, int(match[1]), int(match[2], 16), match[3])
+    return (1, 0, 0, target)
+
+
+@dataclass(frozen=True)
+class CodeObject:
+    """One AMDGPU code object: its target as decoded from e_flags, and where it sits in the file."""
+
+    target: str  # canonical target id, e.g. "gfx906:xnack-"; "mach 0x99" when the machine is unknown
+    processor: str
+    container: str  # IN_FILE, IN_BUNDLE, IN_COMPRESSED or EMBEDDED
+    offset: int  # absolute file offset of the ELF; for a compressed bundle, of its CCOB header
+    size: int
+    code_object_version: int | None = None
+    generic_version: int | None = None
+    entry_id: str | None = None  # offload-bundle entry id, when in a bundle
+    inner_offset: int | None = None  # offset inside the decompressed bundle
+    kernels: tuple[str, ...] | None = None  # with --kernels
+    confirmed: bool = True  # False: only the bundle entry id names the target (the ELF was unreadable)
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "processor": self.processor,
+            "container": self.container,
+            "offset": self.offset,
+            "inner_offset": self.inner_offset,
+            "size": self.size,
+            "code_object_version": self.code_object_version,
+            "generic_version": self.generic_version,
+            "entry_id": self.entry_id,
+            "confirmed": self.confirmed,
+            "kernels": list(self.kernels) if self.kernels is not None else None,
+            "note": self.note,
+        }
+
+
+@dataclass(frozen=True)
+class TargetString:
+    """A target name seen as text in a host binary: weaker evidence than a code object."""
+
+    target: str
+    offset: int  # first occurrence
+    count: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "offset": self.offset, "count": self.count}
+
+
+@dataclass(frozen=True)
+class FileError:
+    message: str
+    offset: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"message": self.message, "offset": self.offset}
+
+
+@dataclass(frozen=True)
+class FileReport:
+    path: str
+    kind: str
+    size: int = 0
+    bytes_read: int = 0
+    code_objects: tuple[CodeObject, ...] = ()
+    strings: tuple[TargetString, ...] = ()
+    library: LibraryFile | None = None
+    errors: tuple[FileError, ...] = ()
+    sha256: str | None = None
+    skipped: str | None = None  # reason, when kind is SKIPPED
+
+    @property
+    def interesting(self) -> bool:
+        """Worth listing in a report: GPU code, target names, a library name, an error or a skip."""
+        return bool(self.code_objects or self.strings or self.library or self.errors or self.skipped
+                    or self.kind not in (HOST, OTHER))
+
+    def target_counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(c.target for c in self.code_objects).items(), key=lambda kv: target_key(kv[0])))
+
+    def to_json(self) -> dict[str, Any]:
+        lib = self.library
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "size": self.size,
+            "bytes_read": self.bytes_read,
+            "sha256": self.sha256,
+            "targets": self.target_counts(),
+            "code_objects": [c.to_json() for c in self.code_objects],
+            "strings": [s.to_json() for s in self.strings],
+            "library": None if lib is None else
+            {"library": lib.library, "kind": lib.kind, "target": lib.target, "fallback": lib.fallback},
+            "errors": [e.to_json() for e in self.errors],
+            "skipped": self.skipped,
+        }
+
+
+@dataclass(frozen=True)
+class ArtifactReport:
+    """The scan of a list of paths: one FileReport per file met (sorted by path)."""
+
+    paths: tuple[str, ...]
+    files: tuple[FileReport, ...]
+    kernels: bool = False
+    sha256: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def scanned(self) -> list[FileReport]:
+        return [f for f in self.files if f.kind != SKIPPED]
+
+    def target_counts(self) -> dict[str, dict[str, int]]:
+        """target → {"code_objects": n, "files": n, "kernels": n} over every file."""
+        out: dict[str, dict[str, int]] = {}
+        for f in self.files:
+            for target in {c.target for c in f.code_objects}:
+                out.setdefault(target, {"code_objects": 0, "files": 0, "kernels": 0})["files"] += 1
+            for c in f.code_objects:
+                row = out[c.target]
+                row["code_objects"] += 1
+                row["kernels"] += len(c.kernels or ())
+        return dict(sorted(out.items(), key=lambda kv: target_key(kv[0])))
+
+    def to_json(self) -> dict[str, Any]:
+        from gfxgate import __version__
+
+        kinds = Counter(f.kind for f in self.files)
+        return {
+            "schema_version": 1,
+            "kind": "artifacts",
+            "generator": f"gfxgate {__version__}",
+            "paths": list(self.paths),
+            "options": {"kernels": self.kernels, "sha256": self.sha256},
+            "summary": {
+                "files": len(self.files),
+                "by_kind": dict(sorted(kinds.items())),
+                "errors": sum(len(f.errors) for f in self.files),
+                "bytes_read": sum(f.bytes_read for f in self.files),
+                "size": sum(f.size for f in self.files),
+            },
+            "targets": self.target_counts(),
+            "files": [f.to_json() for f in self.files if f.interesting],
+            "notes": list(self.notes),
+        }

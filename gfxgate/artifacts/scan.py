@@ -1,0 +1,344 @@
+"""Scan files and folders for installed GPU code: by content, from headers, one pass per file.
+
+Per file: map it, read the first bytes, and follow only the structures that lead to code objects
+(ELF header → section table → ``.hip_fatbin`` bundle headers → first bytes of each entry). A broken
+file becomes a FileError entry and the scan goes on. Folders are walked without following symlink
+loops; special and unreadable files are reported as skipped with a reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import re
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from gfxgate.artifacts import bundle as bnd
+from gfxgate.artifacts import elf
+from gfxgate.artifacts.elf import ArtifactFormatError, Blob
+from gfxgate.artifacts.report import (
+    BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE,
+    IN_COMPRESSED, IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString,
+)
+from gfxgate.artifacts.rocblas import classify
+
+MAX_SEARCH_BYTES = 64 << 20  # per file: data sections searched for embedded images and target names
+MAX_ERRORS = 50  # per file; a crafted file cannot flood the report
+HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
+_TARGET_TEXT = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
+_EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
+
+
+class _FileScan:
+    """Collects what one file yields; the parsers raise, this records and moves on."""
+
+    def __init__(self, blob: Blob, kernels: bool, cap: int) -> None:
+        self.blob, self.kernels, self.cap = blob, kernels, cap
+        self.objects: list[CodeObject] = []
+        self.errors: list[FileError] = []
+        self.strings: list[TargetString] = []
+        self._searched: set[tuple[int, int]] = set()
+
+    def touch(self, start: int, end: int) -> None:
+        """Count a searched range once in bytes_read (a search touches every byte of it)."""
+        if (start, end) not in self._searched:
+            self._searched.add((start, end))
+            self.blob.counter[0] += end - start
+
+    def error(self, exc: ArtifactFormatError | str, offset: int | None = None) -> None:
+        if len(self.errors) < MAX_ERRORS:
+            if isinstance(exc, ArtifactFormatError):
+                self.errors.append(FileError(str(exc), exc.offset))
+            else:
+                self.errors.append(FileError(exc, offset))
+        elif len(self.errors) == MAX_ERRORS:
+            self.errors.append(FileError(f"more than {MAX_ERRORS} errors; the rest are not listed"))
+
+    # -- code objects ------------------------------------------------------------------------------
+    def code_object(self, image: Blob, offset: int, container: str, *, origin: int, size: int,
+                    entry: bnd.BundleEntry | None = None) -> None:
+        """Decode the ELF at ``offset`` of ``image``; ``origin`` is what the report calls its file offset."""
+        try:
+            hdr = elf.code_object_header(image, offset)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            if entry is not None and entry.target:
+                self.objects.append(CodeObject(entry.target, entry.target.split(":")[0], container, origin, size,
+                                               entry_id=entry.id, inner_offset=offset if container == IN_COMPRESSED
+                                               else None, confirmed=False, note="target from the entry id only"))
+            return
+        kernels = None
+        if self.kernels:
+            try:
+                kernels = elf.kernel_names(image, offset)
+            except ArtifactFormatError as exc:
+                self.error(exc)
+        note = ""
+        if entry is not None and entry.target and _norm(entry.target) != hdr.target:
+            note = f"entry id says {entry.target}, e_flags say {hdr.target}"
+        self.objects.append(CodeObject(
+            hdr.target, hdr.processor, container, origin, size if size else hdr.extent,
+            code_object_version=hdr.code_object_version, generic_version=hdr.generic_version,
+            entry_id=entry.id if entry else None, inner_offset=offset if container == IN_COMPRESSED else None,
+            kernels=kernels, note=note,
+        ))
+
+    def bundle(self, blob: Blob, offset: int, parsed: bnd.Bundle | None = None) -> None:
+        try:
+            parsed = parsed or bnd.parse_bundle(blob, offset)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return
+        for entry in parsed.entries:
+            if entry.is_device:
+                window = blob.window(offset + entry.offset, entry.size)
+                self.code_object(window, 0, IN_BUNDLE, origin=window.start, size=entry.size, entry=entry)
+
+    def compressed(self, blob: Blob, offset: int) -> None:
+        try:
+            header = bnd.parse_compressed_header(blob, offset)
+            inflater = bnd.Inflater(blob, offset, header, self.cap)
+            inflater.need(min(inflater.limit, 1 << 16))
+            parsed = bnd.parse_bundle(inflater.blob(), 0, room=header.uncompressed_size)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return
+        origin = blob.start + offset
+        for entry in sorted(parsed.entries, key=lambda e: e.offset):
+            if not entry.is_device:
+                continue
+            try:
+                inflater.need(entry.offset + (entry.size if self.kernels else elf.EHDR_SIZE))
+            except ArtifactFormatError as exc:
+                self.error(exc)
+                if entry.target:
+                    self.objects.append(CodeObject(entry.target, entry.target.split(":")[0], IN_COMPRESSED, origin,
+                                                   entry.size, entry_id=entry.id, inner_offset=entry.offset,
+                                                   confirmed=False, note="target from the entry id only"))
+                continue
+            image = inflater.blob().window(entry.offset, entry.size)
+            self.code_object(image, 0, IN_COMPRESSED, origin=origin, size=entry.size, entry=entry)
+            # code_object() recorded inner_offset 0 relative to the window; keep the bundle's offset
+            last = self.objects[-1]
+            if last.inner_offset == 0 and entry.offset:
+                self.objects[-1] = _replace(last, inner_offset=entry.offset)
+        problem = inflater.verify()
+        if problem:
+            self.error(problem, origin)
+
+    # -- host ELF ------------------------------------------------------------------------------------
+    def host(self, size: int) -> str:
+        try:
+            info = elf.host_elf(self.blob)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return HOST
+        kind = HOST
+        fatbin = info.section(".hip_fatbin")
+        if fatbin is not None and fatbin.type != "SHT_NOBITS":
+            kind = HIP_HOST
+            if fatbin.offset + fatbin.size > size:
+                self.error(f".hip_fatbin (0x{fatbin.offset:x}+0x{fatbin.size:x}) runs past the end of the file",
+                           fatbin.offset)
+            for pos, what, item in bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size):
+                if what == "bundle":
+                    self.bundle(self.blob, pos, item)
+                elif what == "compressed":
+                    self.compressed(self.blob, pos)
+                else:
+                    self.error(item)
+        budget = MAX_SEARCH_BYTES
+        data_sections = [s for s in info.sections
+                         if s.type == "SHT_PROGBITS" and s.allocated and not s.executable and s.name != ".hip_fatbin"
+                         and s.size > 0 and s.offset + s.size <= size]
+        found_embedded = False
+        for sec in data_sections:
+            if budget <= 0:
+                self.error(f"searched {MAX_SEARCH_BYTES} bytes of data sections; the rest was not searched")
+                break
+            span = min(sec.size, budget)
+            budget -= span
+            found_embedded |= self.embedded(sec.offset, sec.offset + span)
+        if found_embedded and kind == HOST:
+            kind = HOST_WITH_IMAGES
+        gpu_linked = any(n.startswith(HIP_RUNTIME_LIBS) for n in info.needed)
+        if kind != HOST or gpu_linked:
+            self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
+        return kind
+
+    def embedded(self, start: int, end: int) -> bool:
+        """Raw AMDGPU ELF images inside a host data section (libhsa-runtime64's blit kernels)."""
+        self.touch(start, end)
+        found = False
+        pos = start
+        while True:
+            hit = self.blob.find(_EMBEDDED_MAGIC, pos, end)
+            if hit < 0:
+                return found
+            pos = hit + 1
+            head = self.blob.read(hit, elf.EHDR_SIZE)
+            if len(head) < elf.EHDR_SIZE or int.from_bytes(head[18:20], "little") != elf.EM_AMDGPU:
+                continue
+            try:
+                hdr = elf.parse_header(self.blob, hit)
+            except ArtifactFormatError:
+                continue
+            extent = min(hdr.extent, end - hit)
+            self.code_object(self.blob.window(hit, extent), 0, EMBEDDED, origin=hit, size=extent)
+            found = True
+            pos = hit + max(extent, 1)
+
+    def target_strings(self, sections) -> None:
+        from gfxgate.artifacts.elf import MACH_NAMES
+
+        known = set(MACH_NAMES.values())
+        seen: dict[str, list[int]] = {}
+        budget = MAX_SEARCH_BYTES
+        for sec in sections:
+            span = min(sec.size, budget)
+            budget -= span
+            if span <= 0:
+                break
+            self.touch(sec.offset, sec.offset + span)
+            for match in _TARGET_TEXT.finditer(self.blob.data, sec.offset, sec.offset + span):
+                name = match.group().decode()
+                if name in known:
+                    seen.setdefault(name, [match.start(), 0])[1] += 1
+        self.strings = [TargetString(t, first, n) for t, (first, n) in sorted(seen.items())]
+
+
+def _norm(target_id: str) -> str:
+    head, *features = target_id.split(":")
+    return head + "".join(f":{f}" for f in sorted(features))
+
+
+def _replace(obj, **changes):
+    import dataclasses
+
+    return dataclasses.replace(obj, **changes)
+
+
+def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
+              cap: int = bnd.DEFAULT_DECOMPRESS_CAP, display: str | None = None) -> FileReport:
+    """Scan one regular file. Never raises for bad content; OS errors become a skipped entry."""
+    name = display or str(path)
+    library = classify(Path(name))
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return FileReport(name, OTHER, 0, 0, library=library)
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return _scan_mapped(name, mm, size, kernels, sha256, cap, library)
+    except OSError as exc:
+        return FileReport(name, SKIPPED, library=library, skipped=f"unreadable: {exc.strerror or exc}")
+
+
+def _scan_mapped(name, mm, size, kernels, sha256, cap, library) -> FileReport:
+    blob = Blob(mm)
+    scan = _FileScan(blob, kernels, cap)
+    head = blob.read(0, 64)
+    try:
+        if head[:4] == elf.ELF_MAGIC:
+            if len(head) >= 20 and head[4] == 2 and head[5] == 1 and int.from_bytes(head[18:20], "little") == elf.EM_AMDGPU:
+                kind = CODE_OBJECT
+                scan.code_object(blob, 0, IN_FILE, origin=0, size=size)
+            else:
+                kind = scan.host(size)
+        elif head[:24] == bnd.BUNDLE_MAGIC:
+            kind = BUNDLE
+            scan.bundle(blob, 0)
+        elif head[:4] == bnd.CCOB_MAGIC:
+            kind = COMPRESSED_BUNDLE
+            scan.compressed(blob, 0)
+        else:
+            kind = OTHER
+    except Exception as exc:  # a parser bug must not end the scan; the fuzz tests assert this never happens
+        kind = OTHER
+        scan.error(f"internal error: {type(exc).__name__}: {exc}")
+    digest = None
+    if sha256:
+        digest = hashlib.sha256(mm).hexdigest()
+        blob.counter[0] += size
+    objects = sorted(scan.objects, key=lambda c: (c.offset, c.inner_offset or 0, c.target))
+    return FileReport(name, kind, size, blob.bytes_read, tuple(objects), tuple(scan.strings), library,
+                      tuple(scan.errors), digest)
+
+
+# -- walking ---------------------------------------------------------------------------------------------
+
+
+def iter_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:
+    """(path, None) for each regular file to scan, (path, reason) for each one skipped.
+
+    Follows symlinks to files and folders once: a folder or file reached twice (a symlink loop, or
+    a library alias such as ``libfoo.so`` → ``libfoo.so.1``) is reported as skipped, not rescanned.
+    """
+    seen_dirs: set[tuple[int, int]] = set()
+    seen_files: dict[tuple[int, int], Path] = {}
+    for root in paths:
+        stack = [Path(root)]
+        while stack:
+            path = stack.pop()
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                yield path, ("broken symlink" if path.is_symlink() else "does not exist")
+                continue
+            except OSError as exc:
+                yield path, f"cannot stat: {exc.strerror or exc}"
+                continue
+            key = (st.st_dev, st.st_ino)
+            if stat.S_ISDIR(st.st_mode):
+                if key in seen_dirs:
+                    yield path, "folder already scanned (symlink loop or alias)"
+                    continue
+                seen_dirs.add(key)
+                try:
+                    children = sorted(os.listdir(path), reverse=True)
+                except OSError as exc:
+                    yield path, f"unreadable folder: {exc.strerror or exc}"
+                    continue
+                stack.extend(path / child for child in children)
+            elif stat.S_ISREG(st.st_mode):
+                if key in seen_files:
+                    yield path, f"same file as {seen_files[key]}"
+                    continue
+                seen_files[key] = path
+                if not os.access(path, os.R_OK):
+                    yield path, "unreadable: permission denied"
+                    continue
+                yield path, None
+            else:
+                yield path, "not a regular file (device, FIFO or socket)"
+
+
+def scan_paths(paths: list[Path], *, kernels: bool = False, sha256: bool = False, jobs: int | None = None,
+               cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
+               progress: Callable[[str], None] | None = None) -> ArtifactReport:
+    """Scan files and folders; files run in a thread pool (mmap and C-level searches release the GIL)."""
+    jobs = jobs or min(8, (os.cpu_count() or 1) * 2)
+    reports: list[FileReport] = []
+
+    def one(item: tuple[Path, str | None]) -> FileReport:
+        path, reason = item
+        if reason is not None:
+            result = FileReport(str(path), SKIPPED, library=classify(path), skipped=reason)
+        else:
+            result = scan_file(path, kernels=kernels, sha256=sha256, cap=cap)
+        if progress:
+            progress(str(path))
+        return result
+
+    items = iter_files(paths)
+    if jobs <= 1:
+        reports = [one(item) for item in items]
+    else:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            reports = list(pool.map(one, items, chunksize=1))
+    reports.sort(key=lambda r: r.path)
+    return ArtifactReport(tuple(str(p) for p in paths), tuple(reports), kernels, sha256)

@@ -1,0 +1,159 @@
+"""Gate-matrix cells from an artifact scan: the "rocblas-artifacts" and "installed-gpu-code" rows.
+
+rocblas-artifacts: files recognised by rocBLAS / Tensile / hipBLASLt naming (see rocblas.py), with
+their code objects confirmed from headers. installed-gpu-code: every other scanned file (standalone
+code objects, HIP fat binaries, images embedded in host libraries, target names as text).
+"""
+
+from __future__ import annotations
+
+from gfxgate.artifacts import compat
+from gfxgate.artifacts.report import EMBEDDED, SKIPPED, ArtifactReport, CodeObject, FileReport, target_key
+from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.targets import TargetId
+
+ROCBLAS_LAYER = "rocblas-artifacts"
+INSTALLED_LAYER = "installed-gpu-code"
+SOURCE = "artifacts"
+MAX_EVIDENCE = 6
+
+
+def artifact_verdicts(report: ArtifactReport, targets: list[TargetId]) -> dict[tuple[str, str], Verdict]:
+    cells: dict[tuple[str, str], Verdict] = {}
+    library_files = [f for f in report.files if f.library is not None]
+    other_files = [f for f in report.files if f.library is None]
+    for target in targets:
+        cells[(ROCBLAS_LAYER, str(target))] = _layer_verdict(ROCBLAS_LAYER, library_files, target, rocblas=True)
+        cells[(INSTALLED_LAYER, str(target))] = _layer_verdict(INSTALLED_LAYER, other_files, target, rocblas=False)
+    return cells
+
+
+def _loc(f: FileReport, offset: int | None) -> Location:
+    return Location(repo="file", path=f.path, offset=offset)
+
+
+def _code_evidence(pairs: list[tuple[FileReport, CodeObject, compat.Match]]) -> tuple[Evidence, ...]:
+    """One piece of evidence per file (its first matching object), best match and path order."""
+    out, seen = [], set()
+    for f, co, match in sorted(pairs, key=lambda p: (p[2].rank, p[0].path, p[1].offset)):
+        if f.path in seen:
+            continue
+        seen.add(f.path)
+        where = co.container + (f" entry {co.entry_id}" if co.entry_id else "")
+        count = sum(1 for c in f.code_objects if c.target == co.target)
+        text = f"{co.target} code object in {where}" + (f" (+{count - 1} more in this file)" if count > 1 else "")
+        if not co.confirmed:
+            text += " [entry id only, ELF unreadable]"
+        out.append(Evidence(SOURCE, _loc(f, co.offset), text, match.detail))
+        if len(out) == MAX_EVIDENCE:
+            break
+    return tuple(out)
+
+
+def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, rocblas: bool) -> Verdict:
+    name = str(target)
+    what = "rocBLAS/Tensile/hipBLASLt library files" if rocblas else "installed files with GPU code"
+    scanned = [f for f in files if f.kind != SKIPPED]
+    if not scanned:
+        reason = (f"no {what} among the scanned paths" if not files
+                  else f"all {len(files)} candidate files were skipped (e.g. {files[0].path}: {files[0].skipped})")
+        return Verdict(layer, name, Status.UNKNOWN, f"nothing scanned for {name}", reason=reason)
+
+    pairs = []  # (file, code object, match) for every object that relates to the target
+    for f in scanned:
+        if not f.code_objects:
+            continue
+        by_target = {m.code_target: m for m in compat.best_matches({c.target for c in f.code_objects}, target)}
+        pairs += [(f, c, by_target[c.target]) for c in f.code_objects if c.target in by_target]
+    runs = [p for p in pairs if p[2].kind in compat.RUNS and p[1].confirmed]
+    # Images embedded in a host library are the runtime's own kernels (libhsa-runtime64's blit kernels):
+    # they show the runtime knows the target, not that any application code exists for it.
+    runtime_only = [p for p in runs if p[1].container == EMBEDDED]
+    runs = [p for p in runs if p[1].container != EMBEDDED]
+    errors = [f for f in scanned if f.errors]
+
+    if runs:
+        evidence = _code_evidence(runs)
+        kinds = sorted({p[2].code_target for p in runs})
+        summary = f"code for {name} installed: {', '.join(kinds)} in {len({p[0].path for p in runs})} file(s)"
+        if rocblas:
+            catalogs = _catalogs(scanned, {p[2].code_target.split(':')[0] for p in runs})
+            if not catalogs:
+                return Verdict(layer, name, Status.PARTIAL,
+                               summary + ", but no TensileLibrary*.dat catalog for it: rocBLAS finds no solutions",
+                               evidence, remedy="install the library's TensileLibrary_<gfx>.dat (or _lazy_) catalog")
+            evidence = (evidence + tuple(Evidence(SOURCE, _loc(c, None), f"catalog {c.library.kind}", "")
+                                         for c in catalogs[:2]))
+        return Verdict(layer, name, Status.ALLOWED, summary, evidence)
+
+    if runtime_only:
+        return Verdict(layer, name, Status.PARTIAL,
+                       f"only images embedded in a host library (a runtime's own kernels) cover {name}; "
+                       "no library or application code object for it", _code_evidence(runtime_only),
+                       remedy=f"install a build with {target.processor} code objects")
+
+    conditional = [p for p in pairs if p[2].kind == compat.CONDITIONAL and p[1].confirmed]
+    if conditional:
+        cond = conditional[0][2]
+        return Verdict(layer, name, Status.PARTIAL,
+                       f"only {cond.code_target} code for {name}: {cond.detail}", _code_evidence(conditional),
+                       remedy="run the device in the matching mode (e.g. HSA_XNACK=1 for xnack+ code) or install "
+                              f"code built for {target.processor}:xnack-")
+
+    unconfirmed = [p for p in pairs if p[2].kind in compat.RUNS]
+    if unconfirmed:
+        return Verdict(layer, name, Status.PARTIAL,
+                       f"a bundle entry names {name} code but its ELF could not be read", _code_evidence(unconfirmed))
+
+    overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[1].confirmed]
+    if overrides:
+        best = overrides[0][2]
+        values = sorted({p[2].override for p in overrides})
+        summary = (f"no {name} code; only reachable through HSA_OVERRIDE_GFX_VERSION="
+                   f"{best.override} (loads {best.code_target} code)")
+        alternatives = [f"HSA_OVERRIDE_GFX_VERSION={v}" for v in values if v != best.override]
+        return Verdict(layer, name, Status.OVERRIDE_REQUIRED, summary, _code_evidence(overrides),
+                       remedy=f"HSA_OVERRIDE_GFX_VERSION={best.override} ({best.detail})",
+                       workarounds=tuple(alternatives))
+
+    named = [(f, s) for f in scanned for s in f.strings if s.target == target.processor]
+    if rocblas:
+        named_files = [f for f in scanned if f.library and f.library.target
+                       and f.library.target.split(":")[0] == target.processor]
+        if named_files:
+            ev = tuple(Evidence(SOURCE, _loc(f, None), f"{f.library.kind} named for {f.library.target}",
+                                "the name claims the target; no code object for it was confirmed")
+                       for f in named_files[:MAX_EVIDENCE])
+            return Verdict(layer, name, Status.PARTIAL,
+                           f"only file names mention {name}; no confirmed code object for it", ev)
+    if named:
+        ev = tuple(Evidence(SOURCE, _loc(f, s.offset), f"text {s.target!r} ({s.count}×)",
+                            "a target name in a host binary (e.g. a runtime's target table) is not code")
+                   for f, s in named[:MAX_EVIDENCE])
+        return Verdict(layer, name, Status.PARTIAL,
+                       f"{name} appears only as text, not as a code object", ev,
+                       remedy=f"install a build that ships {target.processor} code objects")
+
+    present = sorted({c.target for f in scanned for c in f.code_objects}, key=target_key)
+    evidence = tuple(
+        Evidence(SOURCE, _loc(f, None), f"{f.kind}: " + (", ".join(f.target_counts()) or "no GPU code objects"), "")
+        for f in sorted(scanned, key=lambda f: (not f.code_objects, f.path))[:MAX_EVIDENCE]
+    )
+    summary = (f"no code for {name} in {len(scanned)} scanned file(s); present: {', '.join(present)}"
+               if present else f"no GPU code objects in {len(scanned)} scanned file(s)")
+    if errors:
+        return Verdict(layer, name, Status.UNKNOWN, summary, evidence,
+                       reason=f"{len(errors)} file(s) could not be read completely (e.g. {errors[0].path}: "
+                              f"{errors[0].errors[0].message})")
+    return Verdict(layer, name, Status.BLOCKED, summary, evidence,
+                   remedy=f"install a build with {target.processor} code, or build it with "
+                          f"--offload-arch={target.processor}")
+
+
+def _catalogs(files: list[FileReport], processors: set[str]) -> list[FileReport]:
+    """Tensile/hipBLASLt catalogs that serve one of the processors (or name none: a shared catalog)."""
+    return sorted(
+        (f for f in files if f.library and f.library.kind in ("catalog", "lazy-catalog")
+         and (f.library.target is None or f.library.target.split(":")[0] in processors)),
+        key=lambda f: f.path,
+    )

@@ -1,0 +1,181 @@
+"""The rule engine: sources → facts (per rule, once) → verdicts (per target) → the gate matrix.
+
+``collect_facts`` reads upstream files and runs each rule's matcher once, target-independently;
+``build_matrix`` evaluates every target from those facts. The embedded snapshot is the output of
+``collect_facts`` serialised, so a snapshot scan and a live scan share all evaluation code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from gfxgate.errors import SourceError
+from gfxgate.matchers import MATCHERS, Finding, NoMatch
+from gfxgate.model import Evidence, GateMatrix, Location, SourceInfo, Status, Verdict, combine
+from gfxgate.ruleset import GateRule, RuleSet
+from gfxgate.sources.versions import in_range
+
+MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE = "matched", "no-match", "not-applicable", "unavailable"
+
+
+@dataclass(frozen=True)
+class RuleFacts:
+    """What one rule found at one version: facts to evaluate, or why there are none."""
+
+    rule_id: str
+    digest: str
+    state: str
+    reason: str | None = None
+    repo: str | None = None
+    ref: str | None = None
+    commit: str | None = None
+    root: str = ""  # folder of a layout inside its repository (ggml inside ollama)
+    facts: dict[str, Any] | None = None
+
+    def location(self, path: str, line: int | None) -> Location:
+        full = f"{self.root}/{path}" if self.root else path
+        return Location(repo=self.repo or "?", ref=self.ref or "", commit=self.commit, path=full, line=line)
+
+    @property
+    def where(self) -> str:
+        return f"{self.repo}@{self.ref}" if self.repo else "?"
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "root", "facts")}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "RuleFacts":
+        return cls(**{k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}, root=data.get("root") or "")
+
+
+def _expand_paths(rule: GateRule, source) -> list[str]:
+    found: list[str] = []
+    for pattern in rule.paths:
+        if any(ch in pattern for ch in "*?["):
+            found += [p for p in source.glob(pattern) if p not in found]
+        elif source.read(pattern) is not None and pattern not in found:
+            found.append(pattern)
+    return found
+
+
+def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
+    """Run every rule's matcher once against its source (a :class:`SourceSet`)."""
+    out: dict[str, RuleFacts] = {}
+    for rule in ruleset.rules:
+        base = {"rule_id": rule.id, "digest": rule.digest}
+        try:
+            source = sources.get(rule.repo)
+        except SourceError as exc:
+            out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}")
+            continue
+        ident = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", "")}
+        if rule.versions and not in_range(source.ref, rule.versions):
+            out[rule.id] = RuleFacts(**base, **ident, state=NOT_APPLICABLE, reason=f"applies to {rule.repo} {rule.versions}")
+            continue
+        paths = _expand_paths(rule, source)
+        if not paths:
+            reason = f"rule did not match at {source.name}@{source.ref}: {', '.join(rule.paths)} not found — upstream layout changed?"
+            out[rule.id] = RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
+            continue
+        prefetch = getattr(source, "prefetch", None)
+        if prefetch:
+            prefetch(paths)
+        try:
+            facts = MATCHERS[rule.matcher].extract(rule, source, paths)
+        except NoMatch as exc:
+            reason = f"rule did not match at {source.name}@{source.ref}: {exc} — upstream layout changed?"
+            out[rule.id] = RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
+            continue
+        out[rule.id] = RuleFacts(**base, **ident, state=MATCHED, facts=facts)
+    return out
+
+
+def _evidence(rule: GateRule, rf: RuleFacts, finding: Finding) -> tuple[Evidence, ...]:
+    return tuple(Evidence(source=rule.id, location=rf.location(h.path, h.line), text=h.text, note=h.note) for h in finding.hits)
+
+
+def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[str, RuleFacts], findings: dict[str, Finding],
+                   statuses: Mapping[str, Status]) -> Verdict:
+    decided: list[tuple[GateRule, Finding, Status]] = []
+    undecided: list[str] = []
+    for rule in rules:
+        rf = facts.get(rule.id)
+        if rf is None:
+            undecided.append(f"{rule.title}: no evidence recorded for this rule (snapshot out of date? run `gfxgate snapshot build`)")
+            continue
+        if rf.state == NOT_APPLICABLE:
+            continue
+        if rf.state != MATCHED:
+            undecided.append(f"{rule.title}: {rf.reason}")
+            continue
+        finding = findings[rule.id]
+        status = finding.status
+        for when in rule.status_when:
+            if statuses.get(when.layer) in when.is_:
+                status = when.then
+                break
+        decided.append((rule, finding, status))
+    known = [(r, f, s) for r, f, s in decided if s is not Status.UNKNOWN]
+    if not known:
+        reasons = [f"{r.title}: {f.summary}" for r, f, _ in decided] + undecided
+        applicable = [r for r in rules if facts.get(r.id) is None or facts[r.id].state != NOT_APPLICABLE]
+        if not applicable:
+            where = ", ".join(sorted({facts[r.id].where for r in rules if r.id in facts})) or "the scanned versions"
+            reasons = [f"no rule of this layer applies at {where}"]
+        evidence = tuple(e for r, f, _ in decided for e in _evidence(r, facts[r.id], f))
+        return Verdict(layer_id, str(target), Status.UNKNOWN, "unknown", evidence=evidence, reason="; ".join(reasons) or "no rules")
+    status = combine(s for _, _, s in known)
+    evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
+    summary = "; ".join(f.summary if s == f.status else f"{f.summary} → {s.value}" for _, f, s in known)
+    remedy = next((f.remedy for _, f, s in known if s == status and f.remedy), None)
+    reason = "; ".join(undecided) or None
+    return Verdict(layer_id, str(target), status, summary, evidence=evidence, remedy=remedy, reason=reason)
+
+
+def not_scanned(layer, target) -> Verdict:
+    if layer.kind == "runtime":
+        return Verdict(layer.id, str(target), Status.NOT_MEASURED, "not measured",
+                       reason="no sweep worklog given (`gfxgate sweep`, then `gfxgate scan --runtime WORKLOG`)")
+    return Verdict(layer.id, str(target), Status.NOT_SCANNED, "not scanned",
+                   reason="no installed files scanned (`gfxgate scan --installed DIR`)")
+
+
+def build_matrix(
+    ruleset: RuleSet,
+    facts: Mapping[str, RuleFacts],
+    targets: list,
+    catalog,
+    *,
+    extra_cells: Mapping[tuple[str, str], Verdict] | None = None,
+    sources: tuple[SourceInfo, ...] = (),
+    notes: tuple[str, ...] = (),
+) -> GateMatrix:
+    """Evaluate every target against the collected facts; artifact/runtime cells come from ``extra_cells``."""
+    extra_cells = extra_cells or {}
+    cells: dict[tuple[str, str], Verdict] = {}
+    for target in targets:
+        findings = {
+            rule.id: MATCHERS[rule.matcher].evaluate(rule, facts[rule.id].facts, target, catalog)
+            for rule in ruleset.rules
+            if rule.id in facts and facts[rule.id].state == MATCHED
+        }
+        statuses: dict[str, Status] = {}
+        for layer in ruleset.layers:  # pass 1: layers decided without cross-layer conditions
+            if layer.kind == "source":
+                verdict = _layer_verdict(layer.id, target, ruleset.for_layer(layer.id), facts, findings, {})
+            else:
+                verdict = extra_cells.get((layer.id, str(target))) or not_scanned(layer, target)
+            cells[(layer.id, str(target))] = verdict
+            statuses[layer.id] = verdict.status
+        for layer in ruleset.layers:  # pass 2: rules whose status depends on another layer's
+            rules = ruleset.for_layer(layer.id)
+            if layer.kind == "source" and any(r.status_when for r in rules):
+                cells[(layer.id, str(target))] = _layer_verdict(layer.id, target, rules, facts, findings, statuses)
+    return GateMatrix(
+        targets=tuple(str(t) for t in targets),
+        layers=ruleset.layers,
+        cells=cells,
+        sources=sources,
+        notes=notes,
+    )

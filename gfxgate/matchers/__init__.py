@@ -1,0 +1,99 @@
+"""Matchers: one module per kind of evidence. Each works in two steps.
+
+``extract(rule, source, paths)`` reads upstream files once and returns target-independent,
+JSON-serialisable *facts* (with path, line and the matched line text) — or ``None`` when the
+rule's construct is not there. ``evaluate(rule, facts, target, catalog)`` decides one target from
+those facts. The embedded snapshot stores facts, so offline scans evaluate the very same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gfxgate.model import Status
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Evidence inside one upstream file: path (relative to the source), line, that line's text."""
+
+    path: str
+    line: int | None
+    text: str
+    note: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], note: str = "") -> "Hit":
+        return cls(data["path"], data["line"], data["text"], note)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's answer for one target."""
+
+    status: Status
+    summary: str
+    hits: tuple[Hit, ...]
+    remedy: str | None = None
+
+
+class NoMatch(Exception):
+    """Raised by extract() when the construct a rule looks for is absent; the message is the reason."""
+
+
+class Matcher(Protocol):
+    name: str
+
+    def check_params(self, rule) -> None: ...
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]: ...
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding: ...
+
+
+def hit(path: str, line: int, text: str) -> dict[str, Any]:
+    return {"path": path, "line": line, "text": text.strip()}
+
+
+def fill(template: str | None, target, **extra: str) -> str | None:
+    """Fill ``{target}``/``{processor}`` (and extras) in a rule's remedy or summary text."""
+    if template is None:
+        return None
+    values = {"target": str(target), "processor": target.processor, **extra}
+    out = template
+    for key, value in values.items():
+        out = out.replace("{" + key + "}", value)
+    return out
+
+
+def _registry() -> dict[str, Matcher]:
+    from gfxgate.matchers import c_preprocessor, cmake_list_filter, docs_matrix, glob_removal, go_source, json_target_list
+
+    modules = (cmake_list_filter, json_target_list, c_preprocessor, go_source, docs_matrix, glob_removal)
+    return {m.MATCHER.name: m.MATCHER for m in modules}
+
+
+class _LazyRegistry(dict):
+    def _load(self):
+        if not super().__len__():
+            self.update(_registry())
+
+    def __getitem__(self, key):
+        self._load()
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self._load()
+        return super().__contains__(key)
+
+    def __iter__(self):
+        self._load()
+        return super().__iter__()
+
+    def __len__(self):
+        self._load()
+        return super().__len__()
+
+
+MATCHERS: dict[str, Matcher] = _LazyRegistry()

@@ -1,0 +1,166 @@
+"""``list(FILTER <var> INCLUDE|EXCLUDE REGEX "…")`` in CMake files, evaluated for a target.
+
+The guard around each filter matters: inside ``if(NOT AMDGPU_TARGETS)`` the filter only trims
+the *default* list, so a target it drops is "blocked by default; allowed with
+``-DAMDGPU_TARGETS=…``"; inside ``if(WIN32 …)`` it does not apply on Linux.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.model import Status
+
+_COMMAND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+
+def parse_commands(text: str) -> list[tuple[str, list[str], int, str]]:
+    """CMake commands as (name, args, line, first line text); comments stripped, quotes honoured."""
+    commands = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        match = _COMMAND_RE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        start = i
+        buf = lines[i][match.end():]
+        depth, args, current, quoted, j = 1, [], "", False, 0
+        while True:
+            while j < len(buf):
+                ch = buf[j]
+                if quoted:
+                    if ch == "\\" and j + 1 < len(buf):
+                        current += buf[j : j + 2]
+                        j += 2
+                        continue
+                    if ch == '"':
+                        quoted = False
+                        args.append(current)
+                        current = None
+                    else:
+                        current += ch
+                elif ch == '"':
+                    quoted, current = True, ""
+                elif ch == "#":
+                    j = len(buf)
+                    continue
+                elif ch == "(":
+                    depth += 1
+                    current = (current or "") + ch
+                elif ch == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                    current = (current or "") + ch
+                elif ch.isspace():
+                    if current:
+                        args.append(current)
+                    current = ""
+                else:
+                    current = (current or "") + ch
+                j += 1
+            if depth == 0 or i + 1 >= len(lines):
+                break
+            if current and not quoted:
+                args.append(current)
+                current = ""
+            elif quoted:
+                current += "\n"
+            i += 1
+            buf, j = lines[i], 0
+        if current:
+            args.append(current)
+        commands.append((match.group(1).lower(), [a for a in args if a is not None], start + 1, lines[start]))
+        i += 1
+    return commands
+
+
+def _expand(value: str, variables: dict[str, str]) -> str:
+    return re.sub(r"\$\{([A-Za-z0-9_]+)\}", lambda m: variables.get(m.group(1), m.group(0)), value)
+
+
+def cmake_regex(pattern: str) -> re.Pattern:
+    """CMake's regex dialect is a subset of Python's for the constructs used in target filters."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise NoMatch(f"regex {pattern!r} is not understood: {exc}") from exc
+
+
+class CMakeListFilter:
+    name = "cmake-list-filter"
+
+    def check_params(self, rule) -> None:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", rule.params.get("variable", "")):
+            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.variable must be a CMake variable name")
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        variable = rule.params["variable"]
+        filters = []
+        for path in paths:
+            text = source.read_text(path) or ""
+            variables: dict[str, str] = {}
+            guards: list[str] = []
+            for name, args, line, first in parse_commands(text):
+                if name == "set" and len(args) >= 2:
+                    variables[args[0]] = args[1]
+                elif name == "if":
+                    guards.append(" ".join(args))
+                elif name in ("elseif", "else") and guards:
+                    guards[-1] = f"NOT ({guards[-1]})" + (f" AND {' '.join(args)}" if args else "")
+                elif name == "endif" and guards:
+                    guards.pop()
+                elif name == "list" and len(args) >= 5 and args[0].upper() == "FILTER" and args[1] == variable:
+                    mode, kind, regex = args[2].upper(), args[3].upper(), _expand(args[4], variables)
+                    if kind != "REGEX" or mode not in ("INCLUDE", "EXCLUDE"):
+                        continue
+                    filters.append({**hit(path, line, first), "mode": mode, "regex": regex, "guards": list(guards)})
+        if not filters:
+            raise NoMatch(f"no list(FILTER {variable} …) in {', '.join(paths)}")
+        return {"variable": variable, "filters": filters}
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        variable = facts["variable"]
+        platform = rule.params.get("platform", "linux")
+        spellings = catalog.spellings(target)
+        default_only_drop, hard_drop, kept, skipped, conditional = [], [], [], [], []
+        for flt in facts["filters"]:
+            guards = " AND ".join(flt["guards"])
+            if platform == "linux" and re.search(r"(?<!NOT )\bWIN32\b", guards):
+                skipped.append(Hit.from_json(flt, "Windows only; does not apply on Linux"))
+                continue
+            rx = cmake_regex(flt["regex"])
+            matching = [s for s in spellings if rx.search(s)]
+            include = flt["mode"] == "INCLUDE"
+            default_only = re.search(rf"\bNOT\s+{re.escape(variable)}\b", guards) is not None
+            if bool(rx.search(spellings[0])) == include:
+                kept.append(Hit.from_json(flt, f"{flt['mode']} {flt['regex']} keeps {target}"))
+            elif include and matching:
+                conditional.append(Hit.from_json(flt, f"keeps only {', '.join(matching)}"))
+            elif default_only:
+                default_only_drop.append(Hit.from_json(flt, f"{flt['mode']} {flt['regex']} drops {target} from the default list"))
+            else:
+                hard_drop.append(Hit.from_json(flt, f"{flt['mode']} {flt['regex']} drops {target}"))
+        remedy = fill(rule.remedy, target) or f"configure with -D{variable}={target}"
+        if hard_drop:
+            return Finding(Status.BLOCKED, f"dropped by the {variable} filter even when set explicitly", tuple(hard_drop + skipped), remedy=None)
+        if default_only_drop:
+            return Finding(
+                Status.OVERRIDE_REQUIRED,
+                f"blocked by default; allowed with `-D{variable}={target}`",
+                tuple(default_only_drop + skipped),
+                remedy=remedy,
+            )
+        if conditional:
+            return Finding(Status.PARTIAL, "kept only with a feature setting: " + conditional[0].note, tuple(conditional + skipped), remedy=remedy)
+        if kept:
+            return Finding(Status.ALLOWED, f"kept by the {variable} filter", tuple(kept + skipped))
+        return Finding(Status.ALLOWED, f"no {variable} filter applies on {platform}", tuple(skipped))
+
+
+MATCHER = CMakeListFilter()

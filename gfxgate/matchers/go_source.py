@@ -1,0 +1,98 @@
+"""Go constructs in GPU discovery, found with tree-sitter-go: functions, calls, strings, assignments.
+
+Used for allowlists built from rocBLAS file names (``GetSupportedGFX``), rejections ("amdgpu is
+not supported"), and the ``GGML_CUDA_INIT=1`` deep-initialization probe. Files are pre-filtered
+by a plain text search, so only files that can match are parsed. What a construct *means* for a
+target is the rule's data (``status``, ``summary``), not code.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.model import Status
+
+
+@functools.cache
+def _parser():
+    import tree_sitter_go
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_go.language()))
+
+
+def _text(node, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _enclosing_function(node, src: bytes) -> str:
+    while node is not None:
+        if node.type in ("function_declaration", "method_declaration"):
+            name = node.child_by_field_name("name")
+            return _text(name, src) if name is not None else ""
+        node = node.parent
+    return ""
+
+
+def find_go(src: bytes, find: str, pattern: re.Pattern) -> list[tuple[int, str, str]]:
+    """(line, matched text, enclosing function) for every construct of kind ``find`` matching ``pattern``."""
+    tree = _parser().parse(src)
+    out = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        candidate = None
+        if find == "function" and node.type in ("function_declaration", "method_declaration"):
+            name = node.child_by_field_name("name")
+            candidate = _text(name, src) if name is not None else None
+        elif find == "call" and node.type == "call_expression":
+            fn = node.child_by_field_name("function")
+            candidate = _text(fn, src) if fn is not None else None
+        elif find == "string" and node.type in ("interpreted_string_literal", "raw_string_literal"):
+            candidate = _text(node, src)[1:-1]
+        elif find == "assignment" and node.type in ("assignment_statement", "short_var_declaration"):
+            left = node.child_by_field_name("left")
+            candidate = _text(left, src) if left is not None else None
+        if candidate is not None and pattern.search(candidate):
+            out.append((node.start_point[0] + 1, candidate, _enclosing_function(node, src)))
+        stack.extend(reversed(node.children))
+    return sorted(out)
+
+
+class GoSource:
+    name = "go-source"
+
+    def check_params(self, rule) -> None:
+        try:
+            re.compile(rule.params["pattern"])
+        except re.error as exc:
+            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.pattern: {exc}") from exc
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        find = rule.params["find"]
+        pattern = re.compile(rule.params["pattern"])
+        prefilter = re.compile(re.sub(r"^\^|\$$", "", rule.params["pattern"]))
+        hits = []
+        for path in paths:
+            src = source.read(path) or b""
+            if not prefilter.search(src.decode("utf-8", "replace")):
+                continue  # pre-filter: parse only files that can match
+            lines = src.decode("utf-8", "replace").splitlines()
+            for line, matched, function in find_go(src, find, pattern):
+                hits.append({**hit(path, line, lines[line - 1]), "match": matched, "function": function})
+        if not hits:
+            raise NoMatch(f"no Go {find} matching /{rule.params['pattern']}/ in {len(paths)} file(s)")
+        return {"hits": hits}
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        first = facts["hits"][0]
+        summary = fill(rule.summary, target, function=first["function"] or "?", match=first["match"])
+        hits = tuple(Hit.from_json(h, f"in {h['function']}()" if h["function"] else "") for h in facts["hits"][:3])
+        return Finding(rule.status_default or Status.UNKNOWN, summary, hits, remedy=fill(rule.remedy, target))
+
+
+MATCHER = GoSource()

@@ -1,0 +1,131 @@
+"""Gate rules and layers: loaded once from rules/, validated by schema and cross-checked at load.
+
+A rule is pure data: which layer, which repository and versions, which files, which matcher
+with which parameters, and the remedy text. Line numbers are never stored: matchers find them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gfxgate.datafiles import load_yaml
+from gfxgate.errors import RuleError
+from gfxgate.model import Layer, Status
+from gfxgate.resources import rules_dir
+
+
+@dataclass(frozen=True)
+class StatusWhen:
+    layer: str
+    is_: tuple[Status, ...]
+    then: Status
+
+
+@dataclass(frozen=True)
+class GateRule:
+    id: str
+    layer: str
+    title: str
+    repo: str
+    paths: tuple[str, ...]
+    matcher: str
+    params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    versions: str | None = None
+    remedy: str | None = None
+    status_default: Status | None = None
+    status_when: tuple[StatusWhen, ...] = ()
+    summary: str | None = None
+    defined_in: str = ""  # rules file, for messages and SARIF locations
+    raw: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+
+    @property
+    def digest(self) -> str:
+        """Stable hash of the rule's definition: a snapshot made with another definition is stale."""
+        return hashlib.sha256(json.dumps(self.raw, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    layers: tuple[Layer, ...]
+    rules: tuple[GateRule, ...]
+
+    def layer(self, layer_id: str) -> Layer:
+        return next(layer for layer in self.layers if layer.id == layer_id)
+
+    def for_layer(self, layer_id: str) -> list[GateRule]:
+        return [r for r in self.rules if r.layer == layer_id]
+
+
+def _rule(raw: dict, layer: str, path: Path) -> GateRule:
+    status = raw.get("status") or {}
+    return GateRule(
+        id=raw["id"],
+        layer=layer,
+        title=raw["title"],
+        repo=raw["repo"],
+        paths=tuple(raw["paths"]),
+        matcher=raw["matcher"],
+        params=dict(raw.get("params") or {}),
+        versions=raw.get("versions"),
+        remedy=raw.get("remedy"),
+        status_default=Status(status["default"]) if status else None,
+        status_when=tuple(StatusWhen(w["layer"], tuple(Status(s) for s in w["is"]), Status(w["then"])) for w in status.get("when", ())),
+        summary=raw.get("summary"),
+        defined_in=str(path),
+        raw=raw,
+    )
+
+
+def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleSet:
+    """Load layers.yaml and gates/*.yaml under ``root`` (default: the shipped rules)."""
+    from gfxgate.matchers import MATCHERS
+    from gfxgate.sources.base import safe_relpath
+    from gfxgate.sources.versions import in_range
+
+    root = root or rules_dir()
+    layer_data = load_yaml(root / "layers.yaml", "layers")
+    layers = tuple(Layer(**entry) for entry in layer_data["layers"])
+    layer_ids = {layer.id for layer in layers}
+    if len(layer_ids) != len(layers):
+        raise RuleError(f"{root / 'layers.yaml'}: duplicate layer id")
+    rules: list[GateRule] = []
+    seen: dict[str, str] = {}
+    for path in sorted((root / "gates").glob("*.yaml")):
+        data = load_yaml(path, "gates")
+        if data["layer"] not in layer_ids:
+            raise RuleError(f"{path}: unknown layer {data['layer']!r} (known: {', '.join(sorted(layer_ids))})")
+        for raw in data["rules"]:
+            rule = _rule(raw, data["layer"], path)
+            if rule.id in seen:
+                raise RuleError(f"{path}: duplicate rule id {rule.id!r} (also in {seen[rule.id]})")
+            seen[rule.id] = str(path)
+            if rule.matcher not in MATCHERS:
+                raise RuleError(f"{path}: rule {rule.id}: unknown matcher {rule.matcher!r}")
+            if repos is not None and rule.repo not in repos:
+                raise RuleError(f"{path}: rule {rule.id}: unknown repo {rule.repo!r} (known: {', '.join(sorted(repos))})")
+            for p in rule.paths:
+                safe_relpath(p)
+            if rule.versions:
+                try:
+                    in_range("v1.0.0", rule.versions)
+                except ValueError as exc:
+                    raise RuleError(f"{path}: rule {rule.id}: {exc}") from exc
+            for when in rule.status_when:
+                if when.layer not in layer_ids:
+                    raise RuleError(f"{path}: rule {rule.id}: status.when names unknown layer {when.layer!r}")
+            MATCHERS[rule.matcher].check_params(rule)
+            rules.append(rule)
+    return RuleSet(layers=layers, rules=tuple(rules))
+
+
+@functools.cache
+def default_rules() -> RuleSet:
+    from gfxgate.sources.resolve import load_pins
+
+    pins = load_pins()
+    return load_rules(repos=set(pins.sources) | set(pins.layouts))

@@ -1,0 +1,94 @@
+"""The Source interface: read files of one upstream repository at one version."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from gfxgate.model import Location, SourceInfo
+
+
+@dataclass(frozen=True)
+class FileHit:
+    path: str
+    line: int
+    text: str
+
+
+class Source(ABC):
+    """One repository at one ref. Paths are POSIX, relative to the repository root."""
+
+    name: str
+    url: str
+    ref: str
+    commit: str | None
+    origin: str
+
+    @abstractmethod
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes at this ref, or None when the file does not exist there."""
+
+    @abstractmethod
+    def list_files(self) -> list[str]:
+        """Every file path at this ref (sorted)."""
+
+    def read_text(self, path: str) -> str | None:
+        data = self.read(path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def glob(self, pattern: str) -> list[str]:
+        """Paths matching a glob (``**`` crosses folders, ``*`` does not)."""
+        regex = glob_regex(pattern)
+        return [p for p in self.list_files() if regex.match(p)]
+
+    def grep(self, pattern: str, paths: list[str] | None = None, *, fixed: bool = False) -> list[FileHit]:
+        """Lines matching a regex (or fixed string) in the given paths (default: every file)."""
+        rx = re.compile(re.escape(pattern) if fixed else pattern)
+        hits = []
+        for path in paths if paths is not None else self.list_files():
+            text = self.read_text(path)
+            if text is None:
+                continue
+            for number, line in enumerate(text.splitlines(), 1):
+                if rx.search(line):
+                    hits.append(FileHit(path, number, line))
+        return hits
+
+    def location(self, path: str, line: int | None = None) -> Location:
+        return Location(repo=self.name, ref=self.ref, commit=self.commit, path=path, line=line)
+
+    def info(self) -> SourceInfo:
+        return SourceInfo(name=self.name, url=self.url, ref=self.ref, commit=self.commit, origin=self.origin)
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release processes or handles (persistent git cat-file)."""
+
+
+def glob_regex(pattern: str) -> re.Pattern:
+    """Translate a path glob with ``**`` into a regex; the result never matches ``..`` escapes."""
+    parts = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            parts.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            parts.append(".*")
+            i += 2
+        else:
+            chunk = fnmatch.translate(pattern[i])[4:-3]  # strip (?s: ... )\Z
+            parts.append("[^/]*" if pattern[i] == "*" else ("[^/]" if pattern[i] == "?" else chunk))
+            i += 1
+    return re.compile("^" + "".join(parts) + "$")
+
+
+def safe_relpath(path: str) -> str:
+    """Reject absolute paths and ``..`` components: paths from rules never escape the source root."""
+    from gfxgate.errors import RuleError
+
+    clean = path.replace("\\", "/")
+    if clean.startswith("/") or any(part == ".." for part in clean.split("/")):
+        raise RuleError(f"path {path!r} escapes the source root")
+    return clean.lstrip("./") if clean.startswith("./") else clean

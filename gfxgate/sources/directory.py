@@ -1,0 +1,35 @@
+"""A plain folder as a source (an unpacked release tarball, an air-gapped copy): files as they are."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from gfxgate.sources.base import Source, safe_relpath
+
+
+class DirectorySource(Source):
+    def __init__(self, name: str, root: Path, ref: str = "worktree") -> None:
+        self.name = name
+        self.url = str(root)
+        self.ref = ref
+        self.commit = None
+        self.origin = "directory"
+        self.root = root.resolve()
+        self._files: list[str] | None = None
+
+    def read(self, path: str) -> bytes | None:
+        target = (self.root / safe_relpath(path)).resolve()
+        if not target.is_relative_to(self.root) or not target.is_file():
+            return None
+        return target.read_bytes()
+
+    def list_files(self) -> list[str]:
+        if self._files is None:
+            files = []
+            for folder, dirs, names in os.walk(self.root):
+                dirs[:] = sorted(d for d in dirs if d != ".git")
+                rel = Path(folder).relative_to(self.root)
+                files.extend((rel / n).as_posix() for n in names)
+            self._files = sorted(files)
+        return self._files

@@ -1,0 +1,286 @@
+"""Git sources: partial clones in the cache, tags fetched on demand, blobs read from the object database.
+
+No checkout and no work tree: files at a tag are read through GitPython's persistent
+``git cat-file --batch`` process. Clones go to a temporary folder first and are renamed into
+place when complete, so an interrupted clone never leaves a half-written cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from gfxgate.errors import NetworkError, SourceError
+from gfxgate.sources.base import FileHit, Source
+from gfxgate.sources.versions import nearest_tags
+
+GIT_TIMEOUT = int(os.environ.get("GFXGATE_GIT_TIMEOUT", "600"))
+_OFFLINE_ENV = {"GIT_ALLOW_PROTOCOL": "gfxgate-offline"}  # forbids every transport: no lazy fetches
+_BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GCM_INTERACTIVE": "never"}
+# gfxgate only reads a user's repository (no hooks, no checkout), so its owner does not matter.
+_READ_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+
+
+def cache_root() -> Path:
+    override = os.environ.get("GFXGATE_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("gfxgate"))
+
+
+def is_git_dir(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir()
+
+
+def local_git_dir(path: Path) -> Path | None:
+    """The git directory of a local repository path (bare or with a work tree), else None."""
+    if is_git_dir(path):
+        return path
+    if is_git_dir(path / ".git"):
+        return path / ".git"
+    return None
+
+
+def _run_git(args: list[str], *, git_dir: Path | None = None, offline: bool = False, timeout: int = GIT_TIMEOUT,
+             stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
+    cmd = ["git"] + (["--git-dir", str(git_dir)] if git_dir else []) + args
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, input=stdin, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise NetworkError(f"git {' '.join(args[:2])} timed out after {timeout} s") from exc
+    except FileNotFoundError as exc:
+        raise SourceError("git is not installed", hint="install git (Debian: apt-get install git)") from exc
+
+
+def _is_network_failure(stderr: str) -> bool:
+    return bool(
+        re.search(
+            r"Could not resolve host|unable to access|Connection refused|Connection timed out|"
+            r"does not appear to be a git repository|Could not read from remote|not allowed|"
+            r"repository .* not found|No such device or address|Failed to connect",
+            stderr,
+            re.IGNORECASE,
+        )
+    )
+
+
+class CatFileBatch:
+    """One persistent ``git cat-file --batch`` process: many blob reads, one process."""
+
+    def __init__(self, git_dir: Path, *, offline: bool) -> None:
+        env = {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
+        self._proc = subprocess.Popen(
+            ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+
+    def read(self, spec: str) -> bytes | None:
+        """Object bytes for ``<commit>:<path>``; None when missing or not a blob."""
+        if "\n" in spec:
+            return None
+        proc = self._proc
+        proc.stdin.write(spec.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline()
+        if not header:
+            raise SourceError(f"git cat-file stopped while reading {spec}")
+        fields = header.split()
+        if len(fields) != 3:  # "<spec> missing" or "<spec> ambiguous"
+            return None
+        size = int(fields[2])
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)  # the newline after the content
+        return data if fields[1] == b"blob" else None
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+
+
+class GitRepo:
+    """A git directory: either a partial clone in gfxgate's cache or a user's local repository."""
+
+    def __init__(self, name: str, url: str, *, offline: bool, cache: Path | None = None) -> None:
+        self.name = name
+        self.url = url
+        self.offline = offline
+        local = None if re.match(r"^[a-z][a-z0-9+.-]*://", url) else local_git_dir(Path(url).expanduser())
+        self.managed = local is None  # gfxgate owns (clones, fetches) only its cache copies
+        if local is not None:
+            self.git_dir = local.resolve()
+        else:
+            digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+            self.git_dir = (cache or cache_root()) / "repos" / f"{name}-{digest}.git"
+        self._batch: CatFileBatch | None = None
+        self._tags: list[str] | None = None
+
+    # -- clone and fetch ---------------------------------------------------------------------------
+    def ensure_clone(self) -> None:
+        if not self.managed or is_git_dir(self.git_dir):
+            return
+        if self.offline:
+            raise NetworkError(
+                f"{self.name}: no cached clone of {self.url} and --offline forbids cloning it",
+                hint="run once without --offline, or point --source at a local clone",
+            )
+        import git
+
+        self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.git_dir.name}.", dir=self.git_dir.parent))
+        try:
+            git.Repo.clone_from(
+                self.url,
+                tmp,
+                bare=True,
+                multi_options=["--filter=blob:none"],
+                env={**os.environ, **_BASE_ENV},
+                kill_after_timeout=GIT_TIMEOUT,
+            )
+            tmp.rename(self.git_dir)
+        except git.GitCommandError as exc:
+            stderr = str(exc.stderr or exc)
+            kind = NetworkError if _is_network_failure(stderr) else SourceError
+            raise kind(f"{self.name}: cannot clone {self.url}: {stderr.strip().splitlines()[-1] if stderr.strip() else exc}") from exc
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def tags(self) -> list[str]:
+        if self._tags is None:
+            out = _run_git(["tag", "--list"], git_dir=self.git_dir, offline=True)
+            self._tags = sorted(out.stdout.split())
+        return self._tags
+
+    def resolve(self, ref: str) -> str:
+        """The commit SHA of ``ref``; fetches just that tag when it is missing (not offline)."""
+        self.ensure_clone()
+        sha = self._rev_parse(ref)
+        if sha is None and self.managed and not self.offline:
+            self._fetch_tag(ref)
+            sha = self._rev_parse(ref)
+        if sha is None:
+            near = nearest_tags(ref, self.tags())
+            hint = ("nearest tags: " + ", ".join(near)) if near else "the repository has no tags"
+            if self.offline and self.managed:
+                hint += " (--offline: only cached tags are known)"
+            raise SourceError(f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint)
+        return sha
+
+    def _rev_parse(self, ref: str) -> str | None:
+        for candidate in (f"refs/tags/{ref}", ref):
+            out = _run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=self.git_dir, offline=True)
+            if out.returncode == 0 and out.stdout.strip():
+                return out.stdout.strip()
+        return None
+
+    def _fetch_tag(self, tag: str) -> None:
+        out = _run_git(
+            ["fetch", "--filter=blob:none", "--no-tags", "origin", f"+refs/tags/{tag}:refs/tags/{tag}"],
+            git_dir=self.git_dir,
+        )
+        if out.returncode != 0 and _is_network_failure(out.stderr):
+            raise NetworkError(f"{self.name}: cannot reach {self.url}: {out.stderr.strip().splitlines()[-1]}")
+        if out.returncode != 0:
+            # not a tag upstream either: list what the remote has so the error can suggest
+            remote = _run_git(["ls-remote", "--tags", "--refs", "origin"], git_dir=self.git_dir)
+            if remote.returncode == 0:
+                self._tags = sorted({line.rsplit("refs/tags/", 1)[-1] for line in remote.stdout.splitlines() if "refs/tags/" in line})
+        else:
+            self._tags = None
+
+    def prefetch(self, commit: str, paths: list[str]) -> None:
+        """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only)."""
+        if not self.managed or self.offline or not paths:
+            return
+        listing = _run_git(["ls-tree", "-r", "-z", commit, "--", *paths], git_dir=self.git_dir, offline=True)
+        oids = [entry.split()[2] for entry in listing.stdout.split("\0") if entry and entry.split()[1] == "blob"]
+        if not oids:
+            return
+        check = _run_git(["cat-file", "--batch-check"], git_dir=self.git_dir, offline=True, stdin="\n".join(oids) + "\n")
+        missing = [line.split()[0] for line in check.stdout.splitlines() if line.endswith(" missing")]
+        if missing:
+            _run_git(
+                ["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--no-write-fetch-head", "--stdin", "origin"],
+                git_dir=self.git_dir,
+                stdin="\n".join(missing) + "\n",
+            )
+
+    # -- reading ------------------------------------------------------------------------------------
+    def read(self, commit: str, path: str) -> bytes | None:
+        if self._batch is None:
+            self._batch = CatFileBatch(self.git_dir, offline=self.offline or not self.managed)
+        return self._batch.read(f"{commit}:{path}")
+
+    def list_files(self, commit: str) -> list[str]:
+        out = _run_git(["ls-tree", "-r", "-z", "--name-only", commit], git_dir=self.git_dir, offline=True)
+        if out.returncode != 0:
+            raise SourceError(f"{self.name}: cannot list files at {commit[:12]}: {out.stderr.strip()}")
+        return sorted(p for p in out.stdout.split("\0") if p)
+
+    def grep(self, commit: str, pattern: str, paths: list[str] | None, fixed: bool) -> list[FileHit]:
+        args = ["grep", "-n", "-I", "--no-color", "-F" if fixed else "-E", "-e", pattern, commit]
+        if paths:
+            args += ["--", *paths]
+        out = _run_git(args, git_dir=self.git_dir, offline=self.offline or not self.managed)
+        if out.returncode not in (0, 1):
+            raise SourceError(f"{self.name}: git grep failed: {out.stderr.strip()}")
+        hits = []
+        prefix = f"{commit}:"
+        for raw in out.stdout.splitlines():
+            if not raw.startswith(prefix):
+                continue
+            path, line, text = raw[len(prefix):].split(":", 2)
+            hits.append(FileHit(path, int(line), text))
+        return hits
+
+    def close(self) -> None:
+        if self._batch is not None:
+            self._batch.close()
+            self._batch = None
+
+
+class GitSource(Source):
+    """A repository at a tag, read from a git object database."""
+
+    def __init__(self, repo: GitRepo, ref: str) -> None:
+        self.name = repo.name
+        self.url = repo.url
+        self.ref = ref
+        self.origin = "git"
+        self._repo = repo
+        self.commit = repo.resolve(ref)
+        self._files: list[str] | None = None
+        self._blobs: dict[str, bytes | None] = {}
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._blobs:
+            self._blobs[path] = self._repo.read(self.commit, path)
+        return self._blobs[path]
+
+    def list_files(self) -> list[str]:
+        if self._files is None:
+            self._files = self._repo.list_files(self.commit)
+        return self._files
+
+    def prefetch(self, paths: list[str]) -> None:
+        self._repo.prefetch(self.commit, paths)
+
+    def grep(self, pattern: str, paths: list[str] | None = None, *, fixed: bool = False) -> list[FileHit]:
+        return self._repo.grep(self.commit, pattern, paths, fixed)
+
+    def close(self) -> None:
+        self._repo.close()

@@ -1,0 +1,211 @@
+"""Pins, overrides and layouts → the Source objects a scan reads.
+
+``rules/pins.toml`` names each repository's URL and tag; ``--source NAME=URL_OR_PATH`` /
+``GFXGATE_SOURCE_<NAME>`` and ``--ref NAME=TAG`` override them per run. A *layout* (ggml) is a
+code base that lives inside another repository at some versions and in its own at others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gfxgate.datafiles import load_toml
+from gfxgate.errors import SourceError, UsageError
+from gfxgate.model import Location
+from gfxgate.resources import rules_dir
+from gfxgate.sources.base import FileHit, Source, safe_relpath
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    url: str
+    ref: str
+    release_tags: str | None = None
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    name: str
+    vendored_in: str
+    vendored_roots: tuple[str, ...]
+    version_file: str
+    upstream: str
+    upstream_root: str
+
+
+@dataclass(frozen=True)
+class Pins:
+    sources: dict[str, Pin]
+    layouts: dict[str, LayoutSpec] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def load_pins(path: Path | None = None) -> Pins:
+    path = path or rules_dir() / "pins.toml"
+    data = load_toml(path, "pins")
+    sources = {name: Pin(name=name, **spec) for name, spec in data["sources"].items()}
+    layouts = {}
+    for name, spec in data.get("layouts", {}).items():
+        layout = LayoutSpec(name=name, **{**spec, "vendored_roots": tuple(spec["vendored_roots"])})
+        for repo in (layout.vendored_in, layout.upstream):
+            if repo not in sources:
+                from gfxgate.errors import RuleError
+
+                raise RuleError(f"{path}: layout {name} names unknown source {repo!r}")
+        layouts[name] = layout
+    return Pins(sources=sources, layouts=layouts, path=path)
+
+
+def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[str, str]:
+    """``NAME=VALUE`` pairs from repeated options (e.g. ``--ref ollama=v0.12.3``)."""
+    out = {}
+    for value in values:
+        name, sep, rest = value.partition("=")
+        if not sep or not name.strip() or not rest.strip():
+            raise UsageError(f"bad {what} {value!r}", hint=f"the form is NAME=VALUE, e.g. ollama=v0.12.3")
+        out[name.strip()] = rest.strip()
+    return out
+
+
+class RootedSource(Source):
+    """A view of a sub-folder of another source (ggml inside ollama, or llama.cpp's ggml/)."""
+
+    def __init__(self, inner: Source, root: str, *, alias: str) -> None:
+        self.inner = inner
+        self.root = root.strip("/")
+        self.alias = alias
+        self.name, self.url, self.ref, self.commit, self.origin = inner.name, inner.url, inner.ref, inner.commit, inner.origin
+
+    def _full(self, path: str) -> str:
+        path = safe_relpath(path)
+        return f"{self.root}/{path}" if self.root else path
+
+    def read(self, path: str) -> bytes | None:
+        return self.inner.read(self._full(path))
+
+    def list_files(self) -> list[str]:
+        prefix = f"{self.root}/" if self.root else ""
+        return [p[len(prefix):] for p in self.inner.list_files() if p.startswith(prefix)]
+
+    def grep(self, pattern: str, paths: list[str] | None = None, *, fixed: bool = False) -> list[FileHit]:
+        prefix = f"{self.root}/" if self.root else ""
+        full = [self._full(p) for p in paths] if paths is not None else ([self.root] if self.root else None)
+        return [FileHit(h.path[len(prefix):], h.line, h.text) for h in self.inner.grep(pattern, full, fixed=fixed) if h.path.startswith(prefix)]
+
+    def location(self, path: str, line: int | None = None) -> Location:
+        return self.inner.location(self._full(path), line)
+
+    def prefetch(self, paths: list[str]) -> None:
+        prefetch = getattr(self.inner, "prefetch", None)
+        if prefetch:
+            prefetch([self._full(p) for p in paths])
+
+
+class SourceSet:
+    """Opens each source once, lazily, honouring overrides; resolves layouts such as ggml."""
+
+    def __init__(
+        self,
+        pins: Pins,
+        *,
+        sources: dict[str, str] | None = None,
+        refs: dict[str, str] | None = None,
+        offline: bool = False,
+    ) -> None:
+        self.pins = pins
+        self.offline = offline
+        self._url_overrides = dict(sources or {})
+        for name in pins.sources:
+            env = os.environ.get("GFXGATE_SOURCE_" + re.sub(r"[^A-Z0-9]", "_", name.upper()))
+            if env and name not in self._url_overrides:
+                self._url_overrides[name] = env
+        self._refs = dict(refs or {})
+        known = set(pins.sources) | set(pins.layouts)
+        for name in list(self._url_overrides) + list(self._refs):
+            if name not in pins.sources:
+                import difflib
+
+                close = difflib.get_close_matches(name, sorted(known), n=3)
+                raise UsageError(
+                    f"unknown source name {name!r}",
+                    hint=("did you mean " + ", ".join(close) + "?") if close else "known: " + ", ".join(sorted(pins.sources)),
+                )
+        self._open: dict[tuple[str, str], Source] = {}
+        self._repos: dict[str, object] = {}
+        self.notes: list[str] = []
+
+    def url(self, name: str) -> str:
+        return self._url_overrides.get(name) or self.pins.sources[name].url
+
+    def ref(self, name: str) -> str:
+        return self._refs.get(name) or self.pins.sources[name].ref
+
+    def is_overridden(self, name: str) -> bool:
+        return name in self._refs
+
+    def get(self, name: str, ref: str | None = None) -> Source:
+        """The source ``name`` at ``ref`` (default: the --ref override or the pin)."""
+        if name in self.pins.layouts:
+            return self.layout(name)
+        if name not in self.pins.sources:
+            raise SourceError(f"no source named {name!r} in {self.pins.path}")
+        ref = ref or self.ref(name)
+        key = (name, ref)
+        if key not in self._open:
+            self._open[key] = self._open_source(name, ref)
+        return self._open[key]
+
+    def _open_source(self, name: str, ref: str) -> Source:
+        from gfxgate.sources.directory import DirectorySource
+        from gfxgate.sources.gitrepo import GitRepo, GitSource, local_git_dir
+
+        url = self.url(name)
+        path = Path(url).expanduser()
+        if "://" not in url and path.is_dir() and local_git_dir(path) is None:
+            return DirectorySource(name, path, ref=ref if name in self._refs else "worktree")
+        if "://" not in url and not path.exists() and not re.match(r"^[\w.-]+@[\w.-]+:", url):
+            raise SourceError(f"{name}: source path {url} does not exist")
+        if name not in self._repos:
+            self._repos[name] = GitRepo(name, url, offline=self.offline)
+        return GitSource(self._repos[name], ref)
+
+    def layout(self, name: str) -> Source:
+        """Resolve a layout: vendored inside one repository, or an upstream tag named in a version file."""
+        spec = self.pins.layouts[name]
+        key = (name, "")
+        if key in self._open:
+            return self._open[key]
+        host = self.get(spec.vendored_in)
+        version = host.read_text(spec.version_file)
+        if version is not None and version.strip():
+            tag = self._refs.get(spec.upstream) or version.strip()
+            where = f"{spec.vendored_in}@{host.ref}:{spec.version_file}"
+            try:
+                upstream = self.get(spec.upstream, tag)
+            except SourceError as exc:
+                raise SourceError(f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}") from exc
+            self.notes.append(f"{name}: {spec.upstream}@{tag} (named by {where}), folder {spec.upstream_root}/")
+            view = RootedSource(upstream, spec.upstream_root, alias=name)
+        else:
+            files = host.list_files()
+            root = next((r for r in spec.vendored_roots if any(f.startswith(r.rstrip("/") + "/") for f in files)), None)
+            if root is None:
+                raise SourceError(
+                    f"{name}: {spec.vendored_in}@{host.ref} has neither {spec.version_file} nor a vendored copy under "
+                    + ", ".join(spec.vendored_roots)
+                )
+            self.notes.append(f"{name}: vendored in {spec.vendored_in}@{host.ref} under {root}/")
+            view = RootedSource(host, root, alias=name)
+        self._open[key] = view
+        return view
+
+    def opened(self) -> list[Source]:
+        return [s for (n, r), s in sorted(self._open.items()) if r]
+
+    def close(self) -> None:
+        for source in self._open.values():
+            source.close()
