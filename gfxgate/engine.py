@@ -135,9 +135,9 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
 
 def not_scanned(layer, target) -> Verdict:
     if layer.kind == "runtime":
-        return Verdict(layer.id, str(target), Status.NOT_MEASURED, "not measured",
+        return Verdict(layer.id, str(target), Status.NOT_MEASURED, "no sweep worklog given",
                        reason="no sweep worklog given (`gfxgate sweep`, then `gfxgate scan --runtime WORKLOG`)")
-    return Verdict(layer.id, str(target), Status.NOT_SCANNED, "not scanned",
+    return Verdict(layer.id, str(target), Status.NOT_SCANNED, "no installed files given",
                    reason="no installed files scanned (`gfxgate scan --installed DIR`)")
 
 

@@ -53,3 +53,14 @@ def parse_targets(values: tuple[str, ...]) -> list:
                 if target not in out:
                     out.append(target)
     return out
+
+
+def source_options(func: Callable) -> Callable:
+    """--ref NAME=TAG, --source NAME=URL_OR_PATH and --offline, shared by every command reading upstream code."""
+    func = click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE",
+                        help="Never touch the network: only cached clones and local paths.")(func)
+    func = click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
+                        help="Read NAME from another URL or a local clone/folder (env: GFXGATE_SOURCE_<NAME>).")(func)
+    func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
+                        help="Scan another version of NAME (e.g. ollama=v0.12.3).")(func)
+    return func

@@ -121,17 +121,34 @@ class _Body:
         self.child_count = len(self.children)
 
 
-def _prune(nodes: list[dict]) -> list[dict]:
-    """Keep only conditions that (transitively) contain #defines: what derived macros depend on."""
+def _prune(nodes: list[dict], wanted: set[str]) -> list[dict]:
+    """Keep only #defines of ``wanted`` macros and the conditions around them."""
     out = []
     for node in nodes:
         if node["k"] == "def":
-            out.append(node)
+            if node["name"] in wanted:
+                out.append(node)
             continue
-        branches = [{**b, "body": _prune(b["body"])} for b in node["branches"]]
+        branches = [{**b, "body": _prune(b["body"], wanted)} for b in node["branches"]]
         if any(b["body"] for b in branches):
             out.append({**node, "branches": branches})
     return out
+
+
+def _referenced(node: Any) -> set[str]:
+    """Macro names a directive tree's conditions mention."""
+    names: set[str] = set()
+    if isinstance(node, dict):
+        for key in ("cond", "branches", "body"):
+            if key in node:
+                names |= _referenced(node[key])
+    elif isinstance(node, list):
+        if len(node) == 2 and node[0] in ("defined", "id") and isinstance(node[1], str):
+            names.add(node[1])
+        for item in node:
+            if isinstance(item, (list, dict)):
+                names |= _referenced(item)
+    return names
 
 
 def _find_anchor_cond(nodes: list[dict], line: int) -> dict | None:
@@ -236,9 +253,10 @@ class CPreprocessor:
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         params = rule.params
         describe = params.get("describe") or {}
-        files = []
+        trees = []
         anchor_rx = re.compile(params["anchor"]) if params["report"] == "active-branch" else None
         anchored = None
+        wanted = set(params.get("macros", ()))
         for index, path in enumerate(paths):
             src = source.read(path) or b""
             lines = src.decode("utf-8", "replace").splitlines()
@@ -252,8 +270,14 @@ class CPreprocessor:
                 if cond is None:
                     raise NoMatch(f"no #if chain after anchor /{params['anchor']}/ ({path}:{line})")
                 anchored = {**hit(path, line, lines[line - 1]), "cond": cond}
+                wanted |= _referenced(cond)
             else:
-                files.append({"path": path, "nodes": _prune(tree)})
+                trees.append((path, tree))
+        # keep only the macros the report needs, and the conditions that define them
+        for _ in range(4):  # a few rounds reach macros derived from derived macros (GCN5 → GCN)
+            for _, tree in trees:
+                wanted |= _referenced(_prune(tree, wanted))
+        files = [{"path": path, "nodes": _prune(tree, wanted)} for path, tree in trees]
         if params["report"] == "derived-macros":
             wanted = set(params["macros"])
             if not any(self._defines(f["nodes"]) & wanted for f in files):

@@ -1,0 +1,46 @@
+"""`gfxgate samples [DIR]`: regenerate the sample gate matrices under samples/ from the embedded snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
+
+
+def render_samples() -> dict[str, str]:
+    """File name → content of every sample (Markdown and JSON per target), from the snapshot."""
+    from gfxgate.matrix import scan_matrix
+    from gfxgate.report import render
+    from gfxgate.targets import catalog
+
+    out = {}
+    for name in SAMPLE_TARGETS:
+        matrix = scan_matrix([catalog().parse(name)])
+        out[f"{name}.md"] = render(matrix, "md")
+        out[f"{name}.json"] = render(matrix, "json")
+    return out
+
+
+@click.command()
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--check", is_flag=True, help="Exit 1 when a sample differs from what gfxgate generates now.")
+def samples(folder: Path | None, check: bool) -> None:
+    """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins."""
+    import sys
+
+    folder = folder or Path.cwd() / "samples"
+    stale = []
+    for name, text in render_samples().items():
+        path = folder / name
+        if check:
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                stale.append(name)
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    if check and stale:
+        click.echo("gfxgate: stale samples: " + ", ".join(stale) + " (run `gfxgate samples`)", err=True)
+        sys.exit(1)
+    click.echo(f"gfxgate: samples {'checked' if check else 'written'} in {folder}", err=True)

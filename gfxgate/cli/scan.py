@@ -1,0 +1,67 @@
+"""`gfxgate scan --target T…`: the gate matrix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options
+
+DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib")
+
+
+@click.command()
+@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET",
+              help="GPU target (gfx900, gfx906:xnack-, 'RX Vega 56'); repeatable or comma-separated.")
+@format_option(("md", "json", "text"))
+@output_option()
+@source_options
+@click.option("--live", is_flag=True, help="Read the sources instead of the embedded snapshot.")
+@click.option("--installed", "installed", multiple=True, metavar="DIR",
+              help="Scan installed GPU code under DIR for the artifact rows (repeatable; 'default' = the usual places).")
+@click.option("--runtime", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A `gfxgate sweep` worklog for the runtime row.")
+@click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.")
+@click.option("--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Evaluate from this snapshot file instead of the embedded one.")
+def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, rules_root, snapshot_path) -> None:
+    """The gate matrix: for each layer and target, a status with its evidence and remedy.
+
+    Without --live, --ref or --source the evidence comes from the embedded snapshot of the
+    pinned upstream tags, so the command works offline on a fresh machine.
+    """
+    from gfxgate.errors import UsageError
+    from gfxgate.matrix import scan_matrix
+    from gfxgate.report import render
+    from gfxgate.sources.resolve import parse_assignments
+
+    parsed = parse_targets(targets)
+    if not parsed:
+        raise UsageError("name at least one --target", hint="e.g. gfxgate scan --target gfx900")
+    dirs: list[Path] = []
+    for value in installed:
+        if value == "default" and not Path(value).exists():
+            dirs += [Path(d) for d in DEFAULT_INSTALLED + (_multiarch_lib(),) if d and Path(d).is_dir()]
+        else:
+            dirs.append(Path(value))
+    matrix = scan_matrix(
+        parsed,
+        live=live,
+        refs=parse_assignments(refs, "--ref"),
+        sources=parse_assignments(sources, "--source"),
+        offline=offline,
+        installed=dirs or None,
+        runtime=runtime,
+        rules_root=rules_root,
+        snapshot_path=snapshot_path,
+    )
+    emit(render(matrix, fmt), output)
+
+
+def _multiarch_lib() -> str:
+    import sysconfig
+
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    return f"/usr/lib/{multiarch}" if multiarch else ""

@@ -1,0 +1,54 @@
+"""`gfxgate snapshot build|show`: regenerate or inspect the embedded evidence snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gfxgate.cli.common import emit, source_options
+
+
+@click.group()
+def snapshot() -> None:
+    """The embedded snapshot of evidence at the pinned tags (rules/snapshots/pins.json)."""
+
+
+@snapshot.command("build")
+@source_options
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write (default: the shipped rules/snapshots/pins.json).")
+def build_cmd(refs, sources, offline, output) -> None:
+    """Read every gate rule's files at the pins and write the snapshot. --ref is refused: the snapshot is of the pins."""
+    from gfxgate import snapshot as snap
+    from gfxgate.errors import UsageError
+    from gfxgate.ruleset import default_rules
+    from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
+
+    if refs:
+        raise UsageError("the snapshot records the pins; use `gfxgate pins bump` or edit rules/pins.toml to change a version")
+    pins = load_pins()
+    sourceset = SourceSet(pins, sources=parse_assignments(sources, "--source"), offline=offline)
+    try:
+        data = snap.build(default_rules(), sourceset, pins)
+    finally:
+        sourceset.close()
+    target = output or snap.default_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    emit(snap.dumps(data), target)
+    states: dict[str, int] = {}
+    for rf in data["rules"].values():
+        states[rf["state"]] = states.get(rf["state"], 0) + 1
+    click.echo("gfxgate: rules " + ", ".join(f"{k}: {v}" for k, v in sorted(states.items())), err=True)
+
+
+@snapshot.command("show")
+def show_cmd() -> None:
+    """Summarise the embedded snapshot: sources, commits and each rule's state."""
+    from gfxgate import snapshot as snap
+
+    data = snap.load()
+    for s in data.sources:
+        click.echo(f"{s.name:14} {s.ref:12} {s.commit or '-'}")
+    for rule_id, rf in sorted(data.facts.items()):
+        click.echo(f"  {rule_id:42} {rf.state:15} {rf.reason or ''}")

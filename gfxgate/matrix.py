@@ -1,0 +1,62 @@
+"""Assemble a gate matrix: facts (snapshot or live sources) + artifact and runtime cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gfxgate.engine import build_matrix, collect_facts
+from gfxgate.model import GateMatrix
+from gfxgate.ruleset import RuleSet, default_rules, load_rules
+from gfxgate.sources.resolve import Pins, SourceSet, load_pins
+from gfxgate.targets import TargetId, catalog
+
+
+def scan_matrix(
+    targets: list[TargetId],
+    *,
+    live: bool = False,
+    refs: dict[str, str] | None = None,
+    sources: dict[str, str] | None = None,
+    offline: bool = False,
+    installed: list[Path] | None = None,
+    runtime: Path | None = None,
+    rules_root: Path | None = None,
+    pins: Pins | None = None,
+    snapshot_path: Path | None = None,
+) -> GateMatrix:
+    pins = pins or load_pins()
+    ruleset: RuleSet = (
+        load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
+    )
+    cat = catalog()
+    notes: list[str] = []
+    sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
+    use_live = live or bool(refs) or bool(sources) or bool(sourceset._url_overrides) or rules_root is not None
+    try:
+        if use_live:
+            facts = collect_facts(ruleset, sourceset)
+            infos = tuple(s.info() for s in sourceset.opened())
+            notes += sourceset.notes
+            notes.append("evidence read live from the sources above")
+        else:
+            from gfxgate import snapshot
+
+            snap = snapshot.load(snapshot_path)
+            facts, stale = snap.usable_facts(ruleset, pins)
+            infos = snap.sources
+            notes += list(snap.notes) + stale
+            notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
+    finally:
+        sourceset.close()
+    extra = {}
+    if installed:
+        from gfxgate.artifacts.verdicts import artifact_verdicts, scan_paths
+
+        report = scan_paths(list(installed))
+        extra.update(artifact_verdicts(report, targets))
+    if runtime:
+        from gfxgate.sweep.verdicts import runtime_verdicts
+
+        for target_name, verdict in runtime_verdicts(runtime, targets).items():
+            extra[("runtime", target_name)] = verdict
+    return build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes))

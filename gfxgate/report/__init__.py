@@ -1,0 +1,42 @@
+"""Formatters: render a result object to text. They never write files; the CLI owns I/O."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import Callable
+
+from gfxgate.model import GateMatrix
+
+
+class OutputFormat(str, enum.Enum):
+    MARKDOWN = "md"
+    JSON = "json"
+    TEXT = "text"
+
+
+def render_json(matrix: GateMatrix) -> str:
+    return json.dumps(matrix.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _markdown(matrix: GateMatrix) -> str:
+    from gfxgate.report.markdown import render
+
+    return render(matrix)
+
+
+def _text(matrix: GateMatrix) -> str:
+    from gfxgate.report.text import render
+
+    return render(matrix)
+
+
+FORMATTERS: dict[OutputFormat, Callable[[GateMatrix], str]] = {
+    OutputFormat.MARKDOWN: _markdown,
+    OutputFormat.JSON: render_json,
+    OutputFormat.TEXT: _text,
+}
+
+
+def render(matrix: GateMatrix, fmt: str | OutputFormat) -> str:
+    return FORMATTERS[OutputFormat(fmt)](matrix)

@@ -1,0 +1,53 @@
+"""Markdown gate matrix via a jinja2 template: a summary table, then every cell's evidence."""
+
+from __future__ import annotations
+
+import functools
+
+from gfxgate.model import GateMatrix, Status
+
+LABELS = {
+    Status.BLOCKED: "**blocked**",
+    Status.OVERRIDE_REQUIRED: "**override-required**",
+    Status.PARTIAL: "partial",
+    Status.ALLOWED: "allowed",
+    Status.UNKNOWN: "unknown",
+    Status.NOT_SCANNED: "not scanned",
+    Status.NOT_MEASURED: "not measured",
+}
+
+
+def md_escape(text: str) -> str:
+    """Make text safe inside a Markdown table cell (pipes, newlines)."""
+    return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def code(text: str) -> str:
+    text = (text or "").replace("\n", " ")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}" if text else ""
+
+
+@functools.cache
+def _environment():
+    import jinja2
+
+    from gfxgate.resources import templates_dir
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["cell"] = md_escape
+    env.filters["code"] = code
+    env.filters["label"] = lambda status: LABELS[status]
+    return env
+
+
+def render(matrix: GateMatrix) -> str:
+    return _environment().get_template("matrix.md.j2").render(m=matrix, Status=Status)

@@ -1,0 +1,104 @@
+"""The embedded snapshot: the facts gfxgate itself extracted from the pinned tags.
+
+``gfxgate snapshot build`` runs every gate rule's matcher against live sources at the pins and
+writes commit SHAs, paths, lines, matched lines and matcher inputs to
+``rules/snapshots/pins.json``. ``gfxgate scan`` evaluates targets from it, offline. A rule whose
+definition changed since the snapshot was built, or a pin that moved, is reported as stale
+(unknown, with the reason) — never evaluated from old facts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gfxgate.datafiles import validate
+from gfxgate.engine import RuleFacts, collect_facts
+from gfxgate.errors import InputError, RuleError
+from gfxgate.model import SourceInfo
+from gfxgate.resources import rules_dir
+from gfxgate.ruleset import RuleSet
+from gfxgate.sources.resolve import Pins
+
+SNAPSHOT_VERSION = 1
+
+
+def default_path() -> Path:
+    return rules_dir() / "snapshots" / "pins.json"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    pins: dict[str, dict[str, str]]
+    sources: tuple[SourceInfo, ...]
+    facts: dict[str, RuleFacts]
+    notes: tuple[str, ...]
+
+    def usable_facts(self, ruleset: RuleSet, pins: Pins) -> tuple[dict[str, RuleFacts], list[str]]:
+        """Facts still valid for these rules and pins, and a note for everything left out."""
+        notes = []
+        moved = {
+            name
+            for name, pin in pins.sources.items()
+            if self.pins.get(name, {}).get("ref") != pin.ref or self.pins.get(name, {}).get("url") != pin.url
+        }
+        for name in sorted(moved):
+            notes.append(
+                f"snapshot is stale for {name}: built at {self.pins.get(name, {}).get('ref', 'nothing')}, pinned {pins.sources[name].ref} "
+                "— run `gfxgate snapshot build`"
+            )
+        usable = {}
+        for rule in ruleset.rules:
+            rf = self.facts.get(rule.id)
+            if rf is None or rf.digest != rule.digest:
+                continue  # the engine reports such rules as "no evidence recorded"
+            if rf.repo in moved or (rule.repo in moved):
+                continue
+            usable[rule.id] = rf
+        stale = [r.id for r in ruleset.rules if r.id not in usable and r.id in self.facts]
+        if stale:
+            notes.append("snapshot facts ignored for changed rules: " + ", ".join(stale) + " — run `gfxgate snapshot build`")
+        return usable, notes
+
+
+def build(ruleset: RuleSet, sources, pins: Pins) -> dict[str, Any]:
+    """Collect facts at the pins; the result is what ``rules/snapshots/pins.json`` holds."""
+    facts = collect_facts(ruleset, sources)
+    infos = []
+    for src in sources.opened():
+        info = src.info()
+        # record the pinned URL, never a local mirror path: the snapshot must be machine-independent
+        pin = pins.sources.get(info.name)
+        infos.append({**info.to_json(), "url": pin.url if pin else info.url, "origin": "git" if info.commit else info.origin})
+    notes = sorted(set(sources.notes))
+    return {
+        "schema_version": SNAPSHOT_VERSION,
+        "kind": "gfxgate-snapshot",
+        "pins": {name: {"url": pin.url, "ref": pin.ref} for name, pin in sorted(pins.sources.items())},
+        "sources": sorted(infos, key=lambda s: s["name"]),
+        "notes": notes,
+        "rules": {rule_id: rf.to_json() for rule_id, rf in sorted(facts.items())},
+    }
+
+
+def dumps(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def load(path: Path | None = None) -> Snapshot:
+    path = path or default_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RuleError(f"{path}: no embedded snapshot", hint="run `gfxgate snapshot build`, or scan with --live") from exc
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: unreadable snapshot: {exc}") from exc
+    validate(data, "snapshot", path, {})
+    return Snapshot(
+        pins=data["pins"],
+        sources=tuple(SourceInfo(**{**s, "origin": "snapshot"}) for s in data["sources"]),
+        facts={rule_id: RuleFacts.from_json(rf) for rule_id, rf in data["rules"].items()},
+        notes=tuple(data.get("notes", ())),
+    )
