@@ -238,6 +238,14 @@ def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
         return FileReport(name, SKIPPED, library=library, skipped=f"unreadable: {exc.strerror or exc}")
 
 
+def scan_bytes(data: bytes, name: str = "<bytes>", *, kernels: bool = False,
+               cap: int = bnd.DEFAULT_DECOMPRESS_CAP) -> FileReport:
+    """Scan an in-memory file (the fuzz tests use it); same rules as scan_file."""
+    if not data:
+        return FileReport(name, OTHER, 0, 0, library=classify(Path(name)))
+    return _scan_mapped(name, data, len(data), kernels, False, cap, classify(Path(name)))
+
+
 def _scan_mapped(name, mm, size, kernels, sha256, cap, library) -> FileReport:
     blob = Blob(mm)
     scan = _FileScan(blob, kernels, cap)
@@ -303,7 +311,10 @@ def iter_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:
                 except OSError as exc:
                     yield path, f"unreadable folder: {exc.strerror or exc}"
                     continue
-                stack.extend(path / child for child in children)
+                # real files before symlinks, so a library alias (libfoo.so -> libfoo.so.1.2) is
+                # reported as the alias of the real file, not the other way round
+                entries = [path / child for child in children]
+                stack.extend(sorted(entries, key=lambda p: (not p.is_symlink(), p.name), reverse=False))
             elif stat.S_ISREG(st.st_mode):
                 if key in seen_files:
                     yield path, f"same file as {seen_files[key]}"
