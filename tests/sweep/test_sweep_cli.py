@@ -11,7 +11,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import REPO, gfxgate, gfxgate_argv, gfxgate_env
+from sweephelp import REPO, gfxgate, gfxgate_argv, gfxgate_env
 from ollama_server import MODEL
 
 from gfxgate.sweep.worklog import read_worklog

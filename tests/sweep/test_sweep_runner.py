@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import run_inprocess
+from sweephelp import run_inprocess
 from ollama_server import BLOCKS, DIGEST, MODEL, MODEL_SIZE
 
 from gfxgate.errors import UsageError

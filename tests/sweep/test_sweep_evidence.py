@@ -1,0 +1,51 @@
+"""Evidence collectors degrade to notes; the log tail reads exactly the run's new lines."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from gfxgate.sweep.evidence import LogTail, _run_tool, gpu_probes, journal_window
+
+
+def test_log_tail_reads_new_complete_lines_with_file_line_numbers(tmp_path):
+    log = tmp_path / "s.log"
+    log.write_text("old 1\nold 2\n")
+    tail = LogTail.at_end(log)
+    with open(log, "a") as handle:
+        handle.write("new 3\nnew 4\npartial")
+    got = tail.read_new()
+    assert got.lines == ("new 3", "new 4") and got.first_line_no == 3 and got.ok
+    with open(log, "a") as handle:
+        handle.write(" line 5\n")
+    again = tail.read_new()
+    assert again.lines == ("partial line 5",) and again.first_line_no == 5
+    assert tail.read_new().lines == () and "no log lines" in tail.read_new().note
+
+
+def test_log_tail_after_rotation_and_missing_file(tmp_path):
+    log = tmp_path / "s.log"
+    log.write_text("a\nb\nc\n")
+    tail = LogTail.at_end(log)
+    log.write_text("x\n")
+    got = tail.read_new()
+    assert got.lines == ("x",) and "rotated" in got.note
+    log.unlink()
+    missing = tail.read_new()
+    assert not missing.ok and "cannot read server log" in missing.note
+
+
+def test_missing_tools_become_notes(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no journalctl, rocm-smi, amd-smi, vulkaninfo
+    now = datetime.now(timezone.utc)
+    journal = journal_window("ollama-vulkan.service", now - timedelta(seconds=5), now)
+    assert not journal.ok and "journalctl is not installed" in journal.note
+    probes = gpu_probes()
+    assert [p.source for p in probes] == ["rocm-smi", "amd-smi", "vulkaninfo"]
+    assert all(not p.ok and "not installed" in p.note for p in probes)
+
+
+def test_failing_tool_reports_its_exit_status():
+    code, _, problem = _run_tool(["false"])
+    assert code == 1 and "exited with status 1" in problem
+    code, out, problem = _run_tool(["echo", "ok"])
+    assert code == 0 and out == "ok\n" and problem == ""
