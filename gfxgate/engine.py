@@ -73,7 +73,11 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
         if rule.versions and not in_range(source.ref, rule.versions):
             out[rule.id] = RuleFacts(**base, **ident, state=NOT_APPLICABLE, reason=f"applies to {rule.repo} {rule.versions}")
             continue
-        paths = _expand_paths(rule, source)
+        try:
+            paths = _expand_paths(rule, source)
+        except SourceError as exc:
+            out[rule.id] = RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
+            continue
         if not paths:
             reason = f"rule did not match at {source.name}@{source.ref}: {', '.join(rule.paths)} not found — upstream layout changed?"
             out[rule.id] = RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
@@ -83,6 +87,9 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
             prefetch(paths)
         try:
             facts = MATCHERS[rule.matcher].extract(rule, source, paths)
+        except SourceError as exc:
+            out[rule.id] = RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
+            continue
         except NoMatch as exc:
             reason = f"rule did not match at {source.name}@{source.ref}: {exc} — upstream layout changed?"
             out[rule.id] = RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)

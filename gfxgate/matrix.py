@@ -31,8 +31,10 @@ def scan_matrix(
     cat = catalog()
     notes: list[str] = []
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
-    use_live = live or bool(refs) or bool(sources) or bool(sourceset._url_overrides) or rules_root is not None
+    use_live = snapshot_path is None and (live or bool(refs) or bool(sources) or sourceset.has_overrides or rules_root is not None)
     try:
+        for name in sorted(set(refs or {}) | set(sources or {})):
+            sourceset.get(name)  # a source the user named explicitly must open, or the scan fails clearly
         if use_live:
             facts = collect_facts(ruleset, sourceset)
             infos = tuple(s.info() for s in sourceset.opened())

@@ -312,7 +312,7 @@ class CPreprocessor:
             if walk.unknown:
                 b = walk.unknown[0]
                 return Finding(Status.UNKNOWN, f"condition not decidable without the full build: {b['text']}", (Hit.from_json(b),))
-            first = next((Hit.from_json(n) for f in facts["files"] for n in f["nodes"] if n["k"] == "cond"), None)
+            first = next((Hit.from_json(n["branches"][0]) for f in facts["files"] for n in f["nodes"] if n["k"] == "cond"), None)
             return Finding(
                 Status.PARTIAL,
                 f"no family macro ({', '.join(params['macros'])}) for {target}: generic code paths only",

@@ -15,21 +15,21 @@ class DirectorySource(Source):
         self.ref = ref
         self.commit = None
         self.origin = "directory"
-        self.root = root.resolve()
+        self.folder = root.resolve()
         self._files: list[str] | None = None
 
     def read(self, path: str) -> bytes | None:
-        target = (self.root / safe_relpath(path)).resolve()
-        if not target.is_relative_to(self.root) or not target.is_file():
+        target = (self.folder / safe_relpath(path)).resolve()
+        if not target.is_relative_to(self.folder) or not target.is_file():
             return None
         return target.read_bytes()
 
     def list_files(self) -> list[str]:
         if self._files is None:
             files = []
-            for folder, dirs, names in os.walk(self.root):
+            for folder, dirs, names in os.walk(self.folder):
                 dirs[:] = sorted(d for d in dirs if d != ".git")
-                rel = Path(folder).relative_to(self.root)
+                rel = Path(folder).relative_to(self.folder)
                 files.extend((rel / n).as_posix() for n in names)
             self._files = sorted(files)
         return self._files

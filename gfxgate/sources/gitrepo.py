@@ -76,9 +76,13 @@ class CatFileBatch:
     """One persistent ``git cat-file --batch`` process: many blob reads, one process."""
 
     def __init__(self, git_dir: Path, *, offline: bool) -> None:
-        env = {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
+        self._git_dir, self._offline = git_dir, offline
+        self._start()
+
+    def _start(self) -> None:
+        env = {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if self._offline else {})}
         self._proc = subprocess.Popen(
-            ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+            ["git", "--git-dir", str(self._git_dir), "cat-file", "--batch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -93,8 +97,11 @@ class CatFileBatch:
         proc.stdin.write(spec.encode() + b"\n")
         proc.stdin.flush()
         header = proc.stdout.readline()
-        if not header:
-            raise SourceError(f"git cat-file stopped while reading {spec}")
+        if not header:  # git exits when a partial clone's blob is missing and may not be fetched
+            proc.wait()
+            self._start()
+            hint = "run once without --offline to fetch it" if self._offline else None
+            raise SourceError(f"{spec.split(':', 1)[1]} at {spec[:12]} is not in the local object database", hint=hint)
         fields = header.split()
         if len(fields) != 3:  # "<spec> missing" or "<spec> ambiguous"
             return None

@@ -138,6 +138,10 @@ class SourceSet:
         self._repos: dict[str, object] = {}
         self.notes: list[str] = []
 
+    @property
+    def has_overrides(self) -> bool:
+        return bool(self._url_overrides or self._refs)
+
     def url(self, name: str) -> str:
         return self._url_overrides.get(name) or self.pins.sources[name].url
 

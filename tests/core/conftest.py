@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import pytest
+
+from tests.core.upstream_fixtures import build_fork, build_llama_cpp, build_ollama, build_rocm_docs
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory):
+    """Paths of the fixture upstream repositories (built once per session)."""
+    root = tmp_path_factory.mktemp("upstream")
+    build_ollama(root / "ollama")
+    build_llama_cpp(root / "llama.cpp")
+    build_rocm_docs(root / "rocm")
+    build_fork(root / "fork")
+    return root
+
+
+@pytest.fixture
+def source_env(upstream, monkeypatch):
+    """Point every pinned source at the fixture repositories, the way a lab mirror would."""
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(upstream / "ollama"))
+    monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(upstream / "llama.cpp"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(upstream / "rocm"))
+    return upstream
