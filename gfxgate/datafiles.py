@@ -27,8 +27,9 @@ def _node_lines(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
     lines = {path: node.start_mark.line + 1}
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            lines.update(_node_lines(value, path + (key.value,)))
-            lines.setdefault(path + (key.value,), key.start_mark.line + 1)
+            sub = _node_lines(value, path + (key.value,))
+            sub[path + (key.value,)] = key.start_mark.line + 1  # point at the key, not the value below it
+            lines.update(sub)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
             lines.update(_node_lines(item, path + (index,)))

@@ -1,0 +1,113 @@
+"""Rule files: schema errors with file:line, cross-checks at load, and the shipped data's health."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from gfxgate.errors import RuleError
+from gfxgate.resources import rules_dir
+from gfxgate.ruleset import default_rules, load_rules
+from gfxgate.cli import main
+
+
+@pytest.fixture
+def rules_copy(tmp_path):
+    root = tmp_path / "rules"
+    shutil.copytree(rules_dir(), root)
+    return root
+
+
+def test_shipped_rules_load_and_cover_every_source_layer():
+    rules = default_rules()
+    source_layers = {layer.id for layer in rules.layers if layer.kind == "source"}
+    assert source_layers == {r.layer for r in rules.rules}
+    assert len({r.id for r in rules.rules}) == len(rules.rules)
+
+
+def test_broken_yaml_names_file_and_line(rules_copy):
+    path = rules_copy / "gates" / "cmake-filter.yaml"
+    path.write_text(path.read_text().replace("matcher: cmake-list-filter", "matcher: [cmake-list-filter"))
+    with pytest.raises(RuleError) as info:
+        load_rules(rules_copy)
+    assert f"{path}:" in str(info.value) and "invalid YAML" in str(info.value)
+
+
+def test_schema_error_names_file_and_line(rules_copy):
+    path = rules_copy / "gates" / "cmake-presets.yaml"
+    text = path.read_text().replace("matcher: json-target-list\n    params:\n      variable: AMDGPU_TARGETS\n      presets:",
+                                    "matcher: json-target-list\n    params:\n      varible: AMDGPU_TARGETS\n      presets:", 1)
+    path.write_text(text)
+    with pytest.raises(RuleError) as info:
+        load_rules(rules_copy)
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if "params:" in l)
+    assert f"{path}:{line}:" in str(info.value) and "variable" in str(info.value)
+
+
+def test_unknown_matcher_and_layer_are_rejected(rules_copy):
+    path = rules_copy / "gates" / "official-matrix.yaml"
+    path.write_text(path.read_text().replace("layer: official-matrix", "layer: offical-matrix"))
+    with pytest.raises(RuleError, match="unknown layer 'offical-matrix'"):
+        load_rules(rules_copy)
+
+
+def test_paths_never_escape_the_source_root(rules_copy):
+    path = rules_copy / "gates" / "cmake-filter.yaml"
+    path.write_text(path.read_text().replace("paths: [CMakeLists.txt]", "paths: [../../etc/passwd]"))
+    with pytest.raises(RuleError, match="escapes the source root"):
+        load_rules(rules_copy)
+
+
+def test_yaml_tags_are_not_executed(rules_copy):
+    path = rules_copy / "gates" / "cmake-filter.yaml"
+    path.write_text(path.read_text().replace("title: Ollama", "title: !!python/object/apply:os.system ['true']\n    x: Ollama"))
+    with pytest.raises(RuleError, match="invalid YAML"):
+        load_rules(rules_copy)
+
+
+def test_cli_reports_rule_errors_with_exit_3(rules_copy, capsys):
+    (rules_copy / "layers.yaml").write_text("layers: [{id: x}]\n")
+    with pytest.raises(SystemExit) as info:
+        main(["scan", "-t", "gfx900", "--rules", str(rules_copy)])
+    assert info.value.code == 3
+    assert "layers.yaml:1" in capsys.readouterr().err
+
+
+def test_shipped_snapshot_is_current():
+    """Every rule has facts in the embedded snapshot, made from its current definition and the current pins."""
+    from gfxgate import snapshot
+    from gfxgate.sources.resolve import load_pins
+
+    snap = snapshot.load()
+    usable, notes = snap.usable_facts(default_rules(), load_pins())
+    assert notes == []
+    assert set(usable) == {r.id for r in default_rules().rules}
+
+
+def test_samples_are_not_stale(capsys):
+    from gfxgate.cli.samples import SAMPLE_TARGETS, render_samples
+
+    folder = rules_dir().parent / "samples"
+    expected = render_samples()
+    assert set(expected) == {f"{t}.{ext}" for t in SAMPLE_TARGETS for ext in ("md", "json")}
+    for name, text in expected.items():
+        assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
+
+
+def test_default_scan_works_offline_from_snapshot(capsys, monkeypatch):
+    monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "none")
+    with pytest.raises(SystemExit) as info:
+        main(["scan", "--target", "gfx900", "--format", "json"])
+    assert info.value.code == 0
+    data = json.loads(capsys.readouterr().out)
+    cmake = next(l for l in data["layers"] if l["id"] == "cmake-filter")["cells"][0]
+    assert cmake["status"] == "override-required"
+    assert cmake["evidence"][0]["where"].startswith("ollama@v0.17.5:CMakeLists.txt:")
+
+
+def test_schema_command_prints_matrix_schema(capsys):
+    with pytest.raises(SystemExit):
+        main(["schema"])
+    assert json.loads(capsys.readouterr().out)["properties"]["kind"]["const"] == "gate-matrix"
