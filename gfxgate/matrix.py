@@ -52,7 +52,8 @@ def scan_matrix(
         sourceset.close()
     extra = {}
     if installed:
-        from gfxgate.artifacts.verdicts import artifact_verdicts, scan_paths
+        from gfxgate.artifacts.scan import scan_paths
+        from gfxgate.artifacts.verdicts import artifact_verdicts
 
         report = scan_paths(list(installed))
         extra.update(artifact_verdicts(report, targets))
