@@ -100,7 +100,8 @@ def _progress(mode: str):
 @click.option("--unload/--no-unload", default=True, show_default=True, help="Unload the model after each run so the next cell loads it with its own num_gpu.")
 @click.option("--stream/--no-stream", default=False, show_default=True, help="Stream the answer (records time to first token).")
 @click.option("--worklog", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_WORKLOG, show_default=True, envvar="GFXGATE_SWEEP_WORKLOG")
-@click.option("--resume/--no-resume", default=True, show_default=True, help="Skip cells the worklog already has.")
+@click.option("--resume/--no-resume", default=True, show_default=True, help="Skip cells the worklog already has (--no-resume re-measures every cell; the new runs supersede the old).")
+@click.option("--retry", "retry", multiple=True, type=click.Choice(("http-error", "crash", "timeout", "connection-error")), help="With --resume, run again the cells whose latest run ended so (repeatable).")
 @click.option("--gpu-target", default=None, metavar="GFX", help="The GPU the servers run on (e.g. gfx900); recorded in every run.")
 @click.option("--journal-unit", "journal_units", multiple=True, metavar="NAME=UNIT", help="journald unit of an endpoint's server.")
 @click.option("--server-log", "server_logs", multiple=True, metavar="NAME=PATH", help="Log file an endpoint's server writes.")
@@ -155,7 +156,7 @@ def run_sweep(**opts: Any) -> None:
     existing = read_worklog(worklog_path, missing_ok=True)  # a garbage worklog stops us before anything runs
     for warning in existing.warnings:
         click.echo(f"gfxgate: warning: {warning}", err=True)
-    finished = existing.finished_cells() if opts["resume"] else set()
+    finished = existing.finished_cells(opts["retry"]) if opts["resume"] else set()
     todo = [c for c in plan.cells() if c.key not in finished]
     if not todo:
         click.echo(f"gfxgate: sweep: all {len(plan.cells())} cells are already in {worklog_path}; nothing to do", err=True)

@@ -204,9 +204,11 @@ class RunRow:
     text: str
     phase: str
     vram: str
+    superseded: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "superseded": self.superseded,
             "run": self.run_id,
             "worklog_line": self.line,
             "endpoint": self.endpoint,
@@ -270,7 +272,9 @@ def _ordered(values: Iterable[Any]) -> tuple[Any, ...]:
 
 
 def build_report(worklog: Worklog) -> SweepReport:
-    runs = worklog.runs
+    """The report of a worklog; a cell's earlier runs superseded by a retry are listed but not counted."""
+    runs = worklog.effective_runs()
+    superseded = worklog.superseded()
     endpoints: dict[str, tuple[str, str, str]] = {}
     for run in runs:
         name = run.endpoint
@@ -308,20 +312,22 @@ def build_report(worklog: Worklog) -> SweepReport:
         cells=tuple(cells),
         hypotheses=hypotheses,
         crashes=crash_excerpts(runs),
-        runs=tuple(_run_row(r) for r in runs),
+        runs=tuple(_run_row(r, r.run_id in superseded) for r in worklog.runs),
         gpu_targets=_ordered(r.gpu_target or "unknown" for r in runs),
         hosts=_ordered(r.get("host") or "unknown" for r in runs),
         warnings=worklog.warnings,
     )
 
 
-def _run_row(run: Run) -> RunRow:
+def _run_row(run: Run, superseded: bool) -> RunRow:
     size, size_vram = vram(run)
     if size_vram is None:
         where = "—"
     else:
         where = f"{size_vram / 2**20:.0f}/{size / 2**20:.0f} MiB" if size else f"{size_vram / 2**20:.0f} MiB"
-    return RunRow(run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where)
+    return RunRow(
+        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded
+    )
 
 
 def crash_excerpts(runs: Sequence[Run]) -> tuple[CrashExcerpt, ...]:
@@ -523,6 +529,7 @@ LABELS = {
         "allruns": "Runs",
         "warnings": "Warnings",
         "none": "none",
+        "superseded": "superseded by a later run of the same cell",
         "supported": "supported",
         "rejected": "rejected",
         "inconclusive": "inconclusive",
@@ -551,6 +558,7 @@ LABELS = {
         "allruns": "全 run",
         "warnings": "警告",
         "none": "なし",
+        "superseded": "同じセルの後の run で置き換え済み",
         "supported": "支持",
         "rejected": "棄却",
         "inconclusive": "判定不能",
@@ -620,8 +628,9 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
         out += ["", "```text", *c.lines, "```", ""]
     out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | VRAM (ps) |", "|---|---:|---|---|---:|---|---|---|"]
     for r in report.runs:
+        run = f"~~`{r.run_id}`~~ ({t['superseded']})" if r.superseded else f"`{r.run_id}`"
         out.append(
-            f"| `{r.run_id}` | {r.line} | {r.endpoint} | {r.model} | {r.num_gpu} | {_md_escape(r.text)} | {r.phase} | {r.vram} |"
+            f"| {run} | {r.line} | {r.endpoint} | {r.model} | {r.num_gpu} | {_md_escape(r.text)} | {r.phase} | {r.vram} |"
         )
     out.append("")
     if report.warnings:

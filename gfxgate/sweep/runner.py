@@ -313,7 +313,9 @@ class SweepRunner:
         finally:
             wall = time.monotonic() - t0
             ended = utcnow()
-        ps_after = self._ps(client)
+        _close(client)
+        aux = self.client_factory(cell.endpoint.url, min(plan.timeout, INFO_TIMEOUT_S))
+        ps_after = self._ps(aux)
         collected: list[Collected] = []
         if tail is not None:
             collected.append(tail.read_new())
@@ -327,8 +329,8 @@ class SweepRunner:
         if outcome == "http-error" and (signature.found or crashmod.TERMINATED_RE.search(error)):
             outcome = "crash"
         phase = crashmod.classify_phase(outcome, lines, signature, error, (chosen.first_line_no or 1) if chosen else 1)
-        unload_note = self._unload(client, cell) if plan.unload else "unload disabled (--no-unload)"
-        _close(client)
+        unload_note = self._unload(aux, cell) if plan.unload else "unload disabled (--no-unload)"
+        _close(aux)
 
         record: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
@@ -382,7 +384,7 @@ class SweepRunner:
     def _endpoint_info(self, endpoint: Endpoint, model: str) -> dict[str, Any]:
         key = f"{endpoint.name}|{model}"
         cached = self._info.get(key)
-        if cached is not None and cached.get("version") is not None:
+        if cached is not None:  # asked once per sweep: a dead or stuck server must not cost extra timeouts
             return cached
         import httpx
 

@@ -48,11 +48,12 @@ def runtime_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str,
     """One ``runtime`` verdict per target, keyed by ``str(target)``; raises InputError for a bad worklog."""
     worklog_path = Path(worklog_path)
     worklog = read_worklog(worklog_path)
-    recorded = sorted({r.gpu_target or "unknown" for r in worklog.runs})
+    effective = worklog.effective_runs()  # a retried cell counts with its latest run only
+    recorded = sorted({r.gpu_target or "unknown" for r in effective})
     out: dict[str, Verdict] = {}
     for target in targets:
         key = str(target)
-        runs = [r for r in worklog.runs if _covers(r, target)]
+        runs = [r for r in effective if _covers(r, target)]
         gpu_runs = [r for r in runs if is_gpu_run(r)]
         if not gpu_runs:
             what = "no runs" if not runs else "only num_gpu=0 (CPU) runs"

@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
 
@@ -82,8 +82,24 @@ class Worklog:
     runs: tuple[Run, ...]
     warnings: tuple[str, ...] = ()
 
-    def finished_cells(self) -> set[str]:
-        return {run.cell for run in self.runs}
+    def effective_runs(self) -> tuple[Run, ...]:
+        """The last run of each cell (a retried or re-measured cell supersedes its earlier runs),
+        in the order the cells first appear."""
+        last: dict[str, Run] = {}
+        for run in self.runs:
+            last.setdefault(run.cell, run)
+            last[run.cell] = run
+        return tuple(last.values())
+
+    def superseded(self) -> frozenset[str]:
+        """Run ids replaced by a later run of the same cell."""
+        kept = {run.run_id for run in self.effective_runs()}
+        return frozenset(run.run_id for run in self.runs if run.run_id not in kept)
+
+    def finished_cells(self, retry: Iterable[str] = ()) -> set[str]:
+        """Cells a resumed sweep skips: those whose latest run's outcome is not in ``retry``."""
+        again = set(retry)
+        return {run.cell for run in self.effective_runs() if run.outcome not in again}
 
 
 def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:

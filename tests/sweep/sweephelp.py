@@ -12,7 +12,7 @@ from ollama_server import MODEL
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_inprocess(worklog: Path, endpoints: dict[str, str], **plan_kw):
+def run_inprocess(worklog: Path, endpoints: dict[str, str], retry: tuple[str, ...] = (), **plan_kw):
     """Run a sweep in this process (fast), resuming from the worklog; returns (summary, parsed worklog)."""
     from gfxgate.sweep.runner import Endpoint, SweepPlan, SweepRunner
     from gfxgate.sweep.worklog import WorklogWriter, read_worklog
@@ -20,7 +20,7 @@ def run_inprocess(worklog: Path, endpoints: dict[str, str], **plan_kw):
     defaults = dict(models=(MODEL,), num_predict=4, timeout=3.0, probe_gpu=False)
     defaults.update(plan_kw)
     plan = SweepPlan(endpoints=tuple(Endpoint(n, u) for n, u in endpoints.items()), **defaults)
-    finished = read_worklog(worklog, missing_ok=True).finished_cells()
+    finished = read_worklog(worklog, missing_ok=True).finished_cells(retry)
     with WorklogWriter(worklog) as writer:
         summary = SweepRunner(plan, writer).run(finished)
     return summary, read_worklog(worklog)

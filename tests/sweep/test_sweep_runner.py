@@ -138,3 +138,22 @@ def test_option_parsing_errors_are_usage_errors(tmp_path):
     assert read_prompt(f"@{prompt}") == "hello from a file"
     with pytest.raises(UsageError):
         read_prompt(f"@{tmp_path / 'missing.txt'}")
+
+
+def test_retry_reruns_failed_cells_and_the_new_runs_supersede_the_old(tmp_path, ollama_server):
+    from gfxgate.sweep.report import build_report
+
+    path = tmp_path / "w.jsonl"
+    dying = ollama_server(die_after=1)
+    run_inprocess(path, {"rocm": dying.url}, num_gpus=(0, 1, 2))
+    summary, log = run_inprocess(path, {"rocm": ollama_server().url}, num_gpus=(0, 1, 2))
+    assert summary.recorded == 0  # plain resume keeps the recorded failures
+    restarted = ollama_server()
+    summary, log = run_inprocess(path, {"rocm": restarted.url}, retry=("connection-error",), num_gpus=(0, 1, 2))
+    assert summary.skipped == 1 and summary.recorded == 2
+    assert [r["options"]["num_gpu"] for r in generates(restarted)] == [1, 2]
+    assert [r.outcome for r in log.runs] == ["ok", "connection-error", "connection-error", "ok", "ok"]
+    assert [r.outcome for r in log.effective_runs()] == ["ok", "ok", "ok"]
+    report = build_report(log)
+    assert [c.text.startswith("OK (") for c in report.cells] == [True, True, True]
+    assert [r.superseded for r in report.runs] == [False, True, True, False, False]
