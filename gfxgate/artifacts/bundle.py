@@ -81,19 +81,30 @@ def parse_bundle(blob: Blob, offset: int = 0, room: int | None = None) -> Bundle
     room = blob.size - offset if room is None else room
     if count == 0 or count > MAX_ENTRIES or count * 24 > room:
         raise ArtifactFormatError(f"implausible bundle entry count {count}", blob.start + offset + 24)
+    # One read for the whole entry table in the common case (HIP puts the first payload at 0x1000).
+    table = blob.read(offset, min(room, 4096, 32 + count * 96))
     entries = []
-    pos = offset + 32
+    pos = 32  # relative to the bundle start
     for _ in range(count):
-        off, size, id_len = struct.unpack("<QQQ", blob.exact(pos, 24, "bundle entry"))
+        if pos + 24 > len(table):
+            table = blob.read(offset, min(room, pos + 24 + MAX_ID_LEN + 4096))
+            if pos + 24 > len(table):
+                raise ArtifactFormatError("bundle entry table runs past the end", blob.start + offset + pos)
+        off, size, id_len = struct.unpack_from("<QQQ", table, pos)
         if id_len == 0 or id_len > MAX_ID_LEN:
-            raise ArtifactFormatError(f"bundle entry id length {id_len}", blob.start + pos + 16)
-        entry_id = blob.exact(pos + 24, id_len, "bundle entry id").decode("utf-8", "replace")
-        pos += 24 + id_len
+            raise ArtifactFormatError(f"bundle entry id length {id_len}", blob.start + offset + pos + 16)
+        if pos + 24 + id_len > len(table):
+            table = blob.read(offset, min(room, pos + 24 + id_len + 4096))
+            if pos + 24 + id_len > len(table):
+                raise ArtifactFormatError("bundle entry id runs past the end", blob.start + offset + pos + 24)
+        entry_id = table[pos + 24 : pos + 24 + id_len].decode("utf-8", "replace")
         if size and (off == 0 or off + size > room):
             raise ArtifactFormatError(f"bundle entry {entry_id!r} at 0x{off:x}+0x{size:x} lies outside the bundle "
-                                      f"(0x{room:x} bytes available)", blob.start + pos - 24 - id_len)
+                                      f"(0x{room:x} bytes available)", blob.start + offset + pos)
+        pos += 24 + id_len
         kind, triple, target = split_entry_id(entry_id)
         entries.append(BundleEntry(entry_id, kind, triple, target, off, size))
+    pos += offset
     extent = max([pos - offset] + [e.offset + e.size for e in entries if e.size])
     return Bundle(tuple(entries), extent)
 

@@ -346,23 +346,48 @@ class HostElf:
         return next((s for s in self.sections if s.name == name), None)
 
 
+_SHDR = struct.Struct("<IIQQQQIIQQ")
+SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB", 4: "SHT_RELA", 5: "SHT_HASH",
+             6: "SHT_DYNAMIC", 7: "SHT_NOTE", 8: "SHT_NOBITS", 9: "SHT_REL", 11: "SHT_DYNSYM"}
+MAX_SHSTRTAB = 16 << 20
+
+
 def host_elf(blob: Blob) -> HostElf:
-    """Section table and DT_NEEDED of a host ELF, via pyelftools (headers only, never section data)."""
+    """The section table of a 64-bit little-endian ELF, read with struct (one read for the table, one for
+    the names): this is the hot path of every scan, and pyelftools builds an object per section."""
+    hdr = parse_header(blob)
+    if hdr.elf_class != 2 or not hdr.little_endian:
+        return HostElf(f"e_machine {hdr.machine}", (), ())
+    if hdr.shnum == 0:
+        return HostElf(f"e_machine {hdr.machine}", (), ())
+    if hdr.shnum > MAX_SECTIONS or hdr.shentsize != _SHDR.size:
+        raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start + 40)
+    table = blob.exact(hdr.shoff, hdr.shnum * _SHDR.size, "section header table")
+    raw = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(hdr.shnum)]
+    shstrndx = struct.unpack_from("<H", blob.exact(62, 2, "e_shstrndx"))[0]
+    names = b""
+    if shstrndx < len(raw):
+        _, _, _, _, str_off, str_size, _, _, _, _ = raw[shstrndx]
+        if str_size > MAX_SHSTRTAB:
+            raise ArtifactFormatError(f"section name table of {str_size} bytes", blob.start + str_off)
+        names = blob.read(str_off, str_size)
+    sections = []
+    for name_off, sh_type, flags, _, offset, size, _, _, _, _ in raw:
+        end = names.find(b"\0", name_off)
+        name = names[name_off:end if end >= 0 else None].decode("latin-1") if name_off < len(names) else ""
+        sections.append(Section(name, SHT_NAMES.get(sh_type, f"0x{sh_type:x}"), offset, size, flags))
+    return HostElf(f"e_machine {hdr.machine}", tuple(sections), ())
+
+
+def needed_libraries(blob: Blob) -> tuple[str, ...]:
+    """DT_NEEDED entries, via pyelftools (dynamic tags and their string table are its strength)."""
     from elftools.common.exceptions import ELFError
 
     try:
         elf = _elffile(blob)
-        if elf.num_sections() > MAX_SECTIONS:
-            raise ArtifactFormatError(f"{elf.num_sections()} sections", blob.start)
-        sections = []
-        needed: list[str] = []
-        for sec in elf.iter_sections():
-            hdr = sec.header
-            sections.append(Section(sec.name, str(hdr["sh_type"]), hdr["sh_offset"], hdr["sh_size"], hdr["sh_flags"]))
-            if hdr["sh_type"] == "SHT_DYNAMIC" and hdr["sh_size"] <= (1 << 20):
-                needed += [t.needed for t in sec.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
-        return HostElf(str(elf["e_machine"]), tuple(sections), tuple(needed))
-    except ArtifactFormatError:
-        raise
+        dynamic = elf.get_section_by_name(".dynamic")
+        if dynamic is None or dynamic.header["sh_size"] > (1 << 20):
+            return ()
+        return tuple(t.needed for t in dynamic.iter_tags() if t.entry.d_tag == "DT_NEEDED")
     except (ELFError, Exception) as exc:  # pyelftools raises struct/construct/Unicode errors on crafted input
-        raise ArtifactFormatError(f"unreadable ELF: {type(exc).__name__}: {exc}"[:200], blob.start) from None
+        raise ArtifactFormatError(f"unreadable dynamic section: {type(exc).__name__}: {exc}"[:200], blob.start) from None

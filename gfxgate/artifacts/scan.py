@@ -165,10 +165,17 @@ class _FileScan:
             found_embedded |= self.embedded(sec.offset, sec.offset + span)
         if found_embedded and kind == HOST:
             kind = HOST_WITH_IMAGES
-        gpu_linked = any(n.startswith(HIP_RUNTIME_LIBS) for n in info.needed)
-        if kind != HOST or gpu_linked:
+        if kind != HOST or self.gpu_linked():
             self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
         return kind
+
+    def gpu_linked(self) -> bool:
+        """Does this host ELF link a HIP/HSA runtime or ROCm library (so its target names matter)?"""
+        try:
+            return any(n.startswith(HIP_RUNTIME_LIBS) for n in elf.needed_libraries(self.blob))
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return False
 
     def embedded(self, start: int, end: int) -> bool:
         """Raw AMDGPU ELF images inside a host data section (libhsa-runtime64's blit kernels)."""
