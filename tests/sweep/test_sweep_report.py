@@ -173,3 +173,20 @@ def test_repeats_show_counts_and_only_full_offload_leaves_num_gpu_question_open(
     assert report.hypothesis("num-gpu-is-gpu-count").verdict == "inconclusive"
     assert report.hypothesis("backend-compute-failure").verdict == "rejected"
     assert report.hypothesis("gpu-unusable").verdict == "rejected"
+
+
+def test_real_worklog_lines_and_report_validate_against_the_schemas(seed_sweep):
+    import jsonschema
+
+    from gfxgate.sweep.schema import REPORT_SCHEMA, WORKLOG_LINE_SCHEMA
+
+    worklog, _ = seed_sweep
+    validator = jsonschema.Draft202012Validator(WORKLOG_LINE_SCHEMA, format_checker=jsonschema.FormatChecker())
+    lines = worklog.read_text().splitlines()
+    assert len(lines) == 8
+    for line in lines:
+        validator.validate(json.loads(line))
+    report = json.loads(render(build_report(read_worklog(worklog)), "json"))
+    jsonschema.Draft202012Validator(REPORT_SCHEMA).validate(report)
+    broken = dict(report, cells=[dict(report["cells"][0], text="maybe")])
+    assert not jsonschema.Draft202012Validator(REPORT_SCHEMA).is_valid(broken)
