@@ -227,3 +227,27 @@ def walk_fatbin(blob: Blob, sec_offset: int, sec_size: int):
         else:
             pos += 1
         pos += -pos % 4096
+
+
+FATBIN_WRAPPER_MAGIC = 0x48495046  # "FPIH": __hipFatBinSegment records
+MAX_WRAPPERS = 1 << 16
+
+
+def fatbin_wrappers(blob: Blob, seg_offset: int, seg_size: int) -> list[int]:
+    """Blob addresses from ``.hipFatBinSegment`` records ``{u32 magic, u32 version, u64 ptr, u64 unused}``.
+
+    GNU ld writes the address in place; lld leaves 0 (the dynamic relocation fills it at load time),
+    so zero pointers are skipped and the section walk remains the primary method.
+    """
+    if seg_size % 24 or seg_size // 24 > MAX_WRAPPERS:
+        raise ArtifactFormatError(f".hipFatBinSegment of {seg_size} bytes is not a whole number of records",
+                                  blob.start + seg_offset)
+    data = blob.exact(seg_offset, seg_size, ".hipFatBinSegment")
+    out = []
+    for i in range(seg_size // 24):
+        magic, _, pointer, _ = struct.unpack_from("<IIQQ", data, i * 24)
+        if magic != FATBIN_WRAPPER_MAGIC:
+            raise ArtifactFormatError(f"bad .hipFatBinSegment record magic 0x{magic:x}", blob.start + seg_offset + i * 24)
+        if pointer:
+            out.append(pointer)
+    return out

@@ -322,6 +322,7 @@ class Section:
     offset: int
     size: int
     flags: int
+    addr: int = 0
 
     @property
     def writable(self) -> bool:
@@ -372,10 +373,10 @@ def host_elf(blob: Blob) -> HostElf:
             raise ArtifactFormatError(f"section name table of {str_size} bytes", blob.start + str_off)
         names = blob.read(str_off, str_size)
     sections = []
-    for name_off, sh_type, flags, _, offset, size, _, _, _, _ in raw:
+    for name_off, sh_type, flags, addr, offset, size, _, _, _, _ in raw:
         end = names.find(b"\0", name_off)
         name = names[name_off:end if end >= 0 else None].decode("latin-1") if name_off < len(names) else ""
-        sections.append(Section(name, SHT_NAMES.get(sh_type, f"0x{sh_type:x}"), offset, size, flags))
+        sections.append(Section(name, SHT_NAMES.get(sh_type, f"0x{sh_type:x}"), offset, size, flags, addr))
     return HostElf(f"e_machine {hdr.machine}", tuple(sections), ())
 
 

@@ -144,13 +144,16 @@ class _FileScan:
             if fatbin.offset + fatbin.size > size:
                 self.error(f".hip_fatbin (0x{fatbin.offset:x}+0x{fatbin.size:x}) runs past the end of the file",
                            fatbin.offset)
+            starts = set()
             for pos, what, item in bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size):
+                starts.add(pos)
                 if what == "bundle":
                     self.bundle(self.blob, pos, item)
                 elif what == "compressed":
                     self.compressed(self.blob, pos)
                 else:
                     self.error(item)
+            self.follow_wrappers(info, fatbin, starts)
         budget = MAX_SEARCH_BYTES
         data_sections = [s for s in info.sections
                          if s.type == "SHT_PROGBITS" and s.allocated and not s.executable and s.name != ".hip_fatbin"
@@ -168,6 +171,28 @@ class _FileScan:
         if kind != HOST or self.gpu_linked():
             self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
         return kind
+
+    def follow_wrappers(self, info: elf.HostElf, fatbin: elf.Section, starts: set[int]) -> None:
+        """Cross-check the walk with the ``.hipFatBinSegment`` pointers; parse any blob the walk missed."""
+        segment = info.section(".hipFatBinSegment")
+        if segment is None or segment.type == "SHT_NOBITS":
+            return
+        try:
+            pointers = bnd.fatbin_wrappers(self.blob, segment.offset, segment.size)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return
+        for pointer in pointers:
+            pos = pointer - fatbin.addr + fatbin.offset
+            if not fatbin.offset <= pos < fatbin.offset + fatbin.size:
+                self.error(f".hipFatBinSegment points at 0x{pointer:x}, outside .hip_fatbin", segment.offset)
+            elif pos not in starts:
+                starts.add(pos)
+                head = self.blob.read(pos, 4)
+                if head == bnd.CCOB_MAGIC:
+                    self.compressed(self.blob, pos)
+                else:
+                    self.bundle(self.blob, pos)
 
     def gpu_linked(self) -> bool:
         """Does this host ELF link a HIP/HSA runtime or ROCm library (so its target names matter)?"""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import struct
 import zlib
 
 import pytest
 from artifact_builders import ccob
 
 from gfxgate.artifacts import bundle as bnd
-from gfxgate.artifacts.elf import ArtifactFormatError, Blob
+from gfxgate.artifacts.elf import ArtifactFormatError, Blob, host_elf
 from gfxgate.artifacts.report import BUNDLE, COMPRESSED_BUNDLE, HIP_HOST, IN_BUNDLE, IN_COMPRESSED
 from gfxgate.artifacts.scan import scan_bytes, scan_file
 
@@ -146,3 +147,25 @@ def test_ccob_unknown_method_and_version():
     with pytest.raises(ArtifactFormatError, match="method 7"):
         bnd.parse_compressed_header(Blob(b"CCOB\x02\x00\x07\x00" + b"\0" * 40))
     assert zlib  # zlib is the method 0 codec the tests build with
+
+
+def test_fatbin_wrappers_agree_with_the_walk(built):
+    """GNU ld writes each wrapper's blob address in place: every one must be a blob the walk found."""
+    data = built.hip_so("libmulti.so", units=3).read_bytes()
+    info = host_elf(Blob(data))
+    seg, fat = info.section(".hipFatBinSegment"), info.section(".hip_fatbin")
+    pointers = bnd.fatbin_wrappers(Blob(data), seg.offset, seg.size)
+    walked = [pos for pos, what, _ in bnd.walk_fatbin(Blob(data), fat.offset, fat.size)]
+    assert len(pointers) == 3
+    assert sorted(p - fat.addr + fat.offset for p in pointers) == walked
+
+
+@pytest.mark.parametrize("field, value, message", [(0, 0xDEADBEEF, "record magic"), (8, 1 << 60, "outside")])
+def test_crafted_wrappers_are_errors_not_crashes(built, field, value, message):
+    data = bytearray(built.hip_so("libplain.so").read_bytes())
+    seg = host_elf(Blob(bytes(data))).section(".hipFatBinSegment")
+    fmt = "<I" if field == 0 else "<Q"
+    struct.pack_into(fmt, data, seg.offset + field, value)
+    report = scan_bytes(bytes(data), "libcrafted.so")
+    assert any(message in e.message for e in report.errors)
+    assert report.target_counts() == EXPECTED  # the section walk still finds the code
