@@ -113,16 +113,18 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
 
     \b
     gfxgate sweep --endpoint rocm=http://127.0.0.1:11435 --endpoint vulkan=http://127.0.0.1:11434 \\
-        --model qwen3.5:2b --num-gpu 0,1,2,-1 --gpu-target gfx900 --server-log vulkan=/tmp/ollama-vulkan.log
+        --model qwen3.5:2b --num-gpu 0,1,2,-1 --gpu-target gfx900 --server-log vulkan=ollama-vulkan.log
     gfxgate sweep report gfxgate-sweep.jsonl
     """
     if ctx.invoked_subcommand is not None:
         return
     if not opts["endpoints"] or not opts["models"]:
-        click.echo(ctx.get_help(), err=True)
         from gfxgate.errors import UsageError
 
-        raise UsageError("`gfxgate sweep` needs --endpoint NAME=URL and --model (or the `report` subcommand)")
+        raise UsageError(
+            "`gfxgate sweep` needs --endpoint NAME=URL and --model (or the `report` subcommand)",
+            hint="`gfxgate sweep --help` shows every option",
+        )
     run_sweep(**opts)
 
 

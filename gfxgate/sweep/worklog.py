@@ -9,6 +9,7 @@ A bad line anywhere else is an :class:`~gfxgate.errors.InputError` naming the li
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from dataclasses import dataclass
@@ -165,11 +166,18 @@ class WorklogWriter:
         self.path = Path(path)
         if self.path.parent and not self.path.parent.exists():
             raise InputError(f"worklog folder {self.path.parent} does not exist")
-        self._set_aside_torn_tail()
         try:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
             raise InputError(f"cannot open worklog {self.path} for appending: {exc.strerror or exc}") from None
+        try:
+            # One writer at a time: two sweeps appending to one worklog would run the same cells twice.
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._fd)
+            self._fd = -1
+            raise InputError(f"worklog {self.path} is in use by another gfxgate sweep") from None
+        self._set_aside_torn_tail()
 
     def _set_aside_torn_tail(self) -> None:
         """Move bytes after the last newline (an interrupted write) to WORKLOG.torn, then truncate them."""

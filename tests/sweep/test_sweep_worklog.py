@@ -88,3 +88,14 @@ def test_missing_worklog(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         read_worklog(tmp_path / "nope.jsonl")
     assert read_worklog(tmp_path / "nope.jsonl", missing_ok=True).runs == ()
+
+
+def test_second_writer_on_the_same_worklog_is_refused(tmp_path):
+    path = tmp_path / "w.jsonl"
+    with WorklogWriter(path) as writer:
+        writer.append(record(0))
+        with pytest.raises(InputError, match="in use by another"):
+            WorklogWriter(path)
+    with WorklogWriter(path) as again:  # the lock goes with the writer
+        again.append(record(1))
+    assert [r.run_id for r in read_worklog(path).runs] == ["r0", "r1"]
