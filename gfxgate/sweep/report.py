@@ -529,6 +529,7 @@ LABELS = {
         "allruns": "Runs",
         "warnings": "Warnings",
         "none": "none",
+        "runcount": "runs",
         "superseded": "superseded by a later run of the same cell",
         "supported": "supported",
         "rejected": "rejected",
@@ -558,6 +559,7 @@ LABELS = {
         "allruns": "全 run",
         "warnings": "警告",
         "none": "なし",
+        "runcount": "件の run",
         "superseded": "同じセルの後の run で置き換え済み",
         "supported": "支持",
         "rejected": "棄却",
@@ -577,7 +579,7 @@ def _md_escape(text: str) -> str:
 def render_markdown(report: SweepReport, lang: str = "en") -> str:
     t = LABELS[lang]
     out: list[str] = [f"# {t['title']}", ""]
-    out.append(f"- {t['worklog']}: `{report.worklog}` ({len(report.runs)} runs)")
+    out.append(f"- {t['worklog']}: `{report.worklog}` ({len(report.runs)} {t['runcount']})")
     out.append(f"- {t['targets']}: {', '.join(report.gpu_targets) or '—'}")
     out.append(f"- {t['hosts']}: {', '.join(report.hosts) or '—'}")
     out.append(
