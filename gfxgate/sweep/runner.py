@@ -176,18 +176,32 @@ class SweepSummary:
     outcomes: dict[str, int] = field(default_factory=dict)
 
 
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
+
+
 def _client(url: str, timeout: float):
     import httpx
     import ollama
 
-    return ollama.Client(host=url, timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)))
+    # A proxy from HTTP(S)_PROXY must not sit between us and a server on this machine.
+    return ollama.Client(
+        host=url,
+        timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
+        trust_env=not _is_loopback(url),
+    )
 
 
 def server_version(url: str, timeout: float = INFO_TIMEOUT_S) -> str:
     """``GET /api/version`` (the Python client has no call for it); raises httpx errors."""
     import httpx
 
-    response = httpx.get(f"{url}/api/version", timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)))
+    response = httpx.get(
+        f"{url}/api/version",
+        timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
+        trust_env=not _is_loopback(url),
+    )
     response.raise_for_status()
     return str(response.json().get("version", ""))
 

@@ -91,6 +91,16 @@ def test_dropped_connection_is_a_transport_failure(tmp_path, ollama_server):
     assert "closed the connection" in run.record["error"]
 
 
+def test_loopback_servers_are_reached_even_with_a_proxy_in_the_environment(tmp_path, ollama_server, monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    server = ollama_server()
+    _, log = run_inprocess(tmp_path / "w.jsonl", {"rocm": server.url}, num_gpus=(1,))
+    assert [r.outcome for r in log.runs] == ["ok"]
+
+
 def test_server_dying_mid_sweep_turns_remaining_cells_into_failures_and_goes_on(tmp_path, ollama_server):
     dying = ollama_server(die_after=2)
     healthy = ollama_server()
