@@ -21,8 +21,8 @@ from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts import elf
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 from gfxgate.artifacts.report import (
-    BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE,
-    IN_COMPRESSED, IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString,
+    BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE, IN_COMPRESSED,
+    IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString, target_key,
 )
 from gfxgate.artifacts.rocblas import classify
 
@@ -59,22 +59,20 @@ class _FileScan:
             self.errors.append(FileError(f"more than {MAX_ERRORS} errors; the rest are not listed"))
 
     # -- code objects ------------------------------------------------------------------------------
-    def code_object(self, image: Blob, offset: int, container: str, *, origin: int, size: int,
-                    entry: bnd.BundleEntry | None = None) -> None:
-        """Decode the ELF at ``offset`` of ``image``; ``origin`` is what the report calls its file offset."""
+    def code_object(self, image: Blob, container: str, *, origin: int, size: int,
+                    entry: bnd.BundleEntry | None = None, inner_offset: int | None = None) -> None:
+        """Decode the ELF that starts ``image``; ``origin`` is what the report calls its file offset."""
         try:
-            hdr = elf.code_object_header(image, offset)
+            hdr = elf.code_object_header(image)
         except ArtifactFormatError as exc:
             self.error(exc)
             if entry is not None and entry.target:
-                self.objects.append(CodeObject(entry.target, entry.target.split(":")[0], container, origin, size,
-                                               entry_id=entry.id, inner_offset=offset if container == IN_COMPRESSED
-                                               else None, confirmed=False, note="target from the entry id only"))
+                self.unconfirmed(entry, container, origin, inner_offset)
             return
         kernels = None
         if self.kernels:
             try:
-                kernels = elf.kernel_names(image, offset)
+                kernels = elf.kernel_names(image)
             except ArtifactFormatError as exc:
                 self.error(exc)
         note = ""
@@ -83,9 +81,14 @@ class _FileScan:
         self.objects.append(CodeObject(
             hdr.target, hdr.processor, container, origin, size if size else hdr.extent,
             code_object_version=hdr.code_object_version, generic_version=hdr.generic_version,
-            entry_id=entry.id if entry else None, inner_offset=offset if container == IN_COMPRESSED else None,
-            kernels=kernels, note=note,
+            entry_id=entry.id if entry else None, inner_offset=inner_offset, kernels=kernels, note=note,
         ))
+
+    def unconfirmed(self, entry: bnd.BundleEntry, container: str, origin: int, inner_offset: int | None) -> None:
+        """A bundle entry whose ELF could not be read: its id still names a target (weaker evidence)."""
+        self.objects.append(CodeObject(entry.target, entry.target.split(":")[0], container, origin, entry.size,
+                                       entry_id=entry.id, inner_offset=inner_offset, confirmed=False,
+                                       note="target from the entry id only"))
 
     def bundle(self, blob: Blob, offset: int, parsed: bnd.Bundle | None = None) -> None:
         try:
@@ -96,7 +99,7 @@ class _FileScan:
         for entry in parsed.entries:
             if entry.is_device:
                 window = blob.window(offset + entry.offset, entry.size)
-                self.code_object(window, 0, IN_BUNDLE, origin=window.start, size=entry.size, entry=entry)
+                self.code_object(window, IN_BUNDLE, origin=window.start, size=entry.size, entry=entry)
 
     def compressed(self, blob: Blob, offset: int) -> None:
         try:
@@ -116,16 +119,11 @@ class _FileScan:
             except ArtifactFormatError as exc:
                 self.error(exc)
                 if entry.target:
-                    self.objects.append(CodeObject(entry.target, entry.target.split(":")[0], IN_COMPRESSED, origin,
-                                                   entry.size, entry_id=entry.id, inner_offset=entry.offset,
-                                                   confirmed=False, note="target from the entry id only"))
+                    self.unconfirmed(entry, IN_COMPRESSED, origin, entry.offset)
                 continue
             image = inflater.blob().window(entry.offset, entry.size)
-            self.code_object(image, 0, IN_COMPRESSED, origin=origin, size=entry.size, entry=entry)
-            # code_object() recorded inner_offset 0 relative to the window; keep the bundle's offset
-            last = self.objects[-1]
-            if last.inner_offset == 0 and entry.offset:
-                self.objects[-1] = _replace(last, inner_offset=entry.offset)
+            self.code_object(image, IN_COMPRESSED, origin=origin, size=entry.size, entry=entry,
+                             inner_offset=entry.offset)
         problem = inflater.verify()
         if problem:
             self.error(problem, origin)
@@ -220,7 +218,7 @@ class _FileScan:
             except ArtifactFormatError:
                 continue
             extent = min(hdr.extent, end - hit)
-            self.code_object(self.blob.window(hit, extent), 0, EMBEDDED, origin=hit, size=extent)
+            self.code_object(self.blob.window(hit, extent), EMBEDDED, origin=hit, size=extent)
             found = True
             pos = hit + max(extent, 1)
 
@@ -240,18 +238,13 @@ class _FileScan:
                 name = match.group().decode()
                 if name in known:
                     seen.setdefault(name, [match.start(), 0])[1] += 1
-        self.strings = [TargetString(t, first, n) for t, (first, n) in sorted(seen.items())]
+        ordered = sorted(seen.items(), key=lambda kv: target_key(kv[0]))
+        self.strings = [TargetString(t, first, n) for t, (first, n) in ordered]
 
 
 def _norm(target_id: str) -> str:
     head, *features = target_id.split(":")
     return head + "".join(f":{f}" for f in sorted(features))
-
-
-def _replace(obj, **changes):
-    import dataclasses
-
-    return dataclasses.replace(obj, **changes)
 
 
 def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
@@ -286,7 +279,7 @@ def _scan_mapped(name, mm, size, kernels, sha256, cap, library) -> FileReport:
         if head[:4] == elf.ELF_MAGIC:
             if len(head) >= 20 and head[4] == 2 and head[5] == 1 and int.from_bytes(head[18:20], "little") == elf.EM_AMDGPU:
                 kind = CODE_OBJECT
-                scan.code_object(blob, 0, IN_FILE, origin=0, size=size)
+                scan.code_object(blob, IN_FILE, origin=0, size=size)
             else:
                 kind = scan.host(size)
         elif head[:24] == bnd.BUNDLE_MAGIC:
@@ -305,6 +298,11 @@ def _scan_mapped(name, mm, size, kernels, sha256, cap, library) -> FileReport:
         digest = hashlib.sha256(mm).hexdigest()
         blob.counter[0] += size
     objects = sorted(scan.objects, key=lambda c: (c.offset, c.inner_offset or 0, c.target))
+    if library is not None and library.holds_code and library.target and objects:
+        claimed = library.target.split(":")[0]
+        held = sorted({c.processor for c in objects})
+        if claimed not in held:
+            scan.error(f"the name claims {library.target}, the code objects are for {', '.join(held)}")
     return FileReport(name, kind, size, blob.bytes_read, tuple(objects), tuple(scan.strings), library,
                       tuple(scan.errors), digest)
 

@@ -73,3 +73,15 @@ def test_folder_verdicts(folder_cells, rocblas_folder):
     # no non-library files were scanned: the installed-code row has nothing to say
     assert cells[(INSTALLED_LAYER, "gfx900")].status is Status.UNKNOWN
     assert "no installed files" in cells[(INSTALLED_LAYER, "gfx900")].reason
+
+
+def test_name_content_mismatch_is_reported(built, tmp_path):
+    import shutil
+
+    from gfxgate.artifacts.scan import scan_file
+
+    liar = tmp_path / "Kernels.so-000-gfx900.hsaco"
+    shutil.copy(built.code_object("gfx1030"), liar)
+    report = scan_file(liar)
+    assert [c.target for c in report.code_objects] == ["gfx1030"]
+    assert [e.message for e in report.errors] == ["the name claims gfx900, the code objects are for gfx1030"]

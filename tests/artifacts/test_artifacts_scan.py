@@ -141,3 +141,18 @@ def test_cli_missing_path_is_an_input_error(tmp_path):
 
     res = CliRunner().invoke(cli, ["artifacts", str(tmp_path / "nope")])
     assert isinstance(res.exception, InputError)
+
+
+def test_progress_is_reported_per_file(tree):
+    seen: list[str] = []
+    report = scan_paths([tree], jobs=2, progress=seen.append)
+    assert sorted(seen) == sorted(f.path for f in report.files)
+
+
+def test_default_paths_are_the_existing_ones(tmp_path, monkeypatch):
+    from gfxgate.cli import artifacts as cmd
+
+    (tmp_path / "ollama").mkdir()
+    monkeypatch.setattr(cmd, "DEFAULT_DIRS", (str(tmp_path / "ollama"), str(tmp_path / "absent")))
+    paths = cmd.default_paths()
+    assert paths[0] == tmp_path / "ollama" and tmp_path / "absent" not in paths
