@@ -324,6 +324,8 @@ class SweepRunner:
             outcome, status, error = "timeout", None, f"no answer within {plan.timeout:g} s ({type(exc).__name__})"
         except (ConnectionError, httpx.TransportError) as exc:
             outcome, status, error = "connection-error", None, _describe_transport(exc)
+        except ValueError as exc:  # JSONDecodeError, pydantic ValidationError: not an Ollama answer
+            outcome, status, error = "http-error", None, f"malformed response: {' '.join(str(exc).split())[:200]}"
         finally:
             wall = time.monotonic() - t0
             ended = utcnow()

@@ -11,7 +11,8 @@ and ``/api/tags``, and can behave as
   the log file gets the lines a real server writes and the client gets HTTP 500 with Ollama's error body;
 * ``crash-load`` — the runner dies while loading tensors, before "llama runner started";
 * ``hang``      — accepts the generate and answers only after ``hang_s`` (longer than the client timeout);
-* ``drop``      — reads the generate request, then closes the connection without a response.
+* ``drop``      — reads the generate request, then closes the connection without a response;
+* ``garbage``   — answers a generate with HTTP 200 and a body that is not JSON (a proxy's error page).
 
 ``die_after=N`` makes the server close its listening socket when generate request N+1 arrives (a
 server dying mid-sweep): that request's connection is dropped, later ones are refused.
@@ -282,6 +283,14 @@ class Handler(BaseHTTPRequestHandler):
         t0 = time.monotonic()
         if behaviour.mode == "drop":
             self._drop()
+            return
+        if behaviour.mode == "garbage":
+            data = b"<html><body>502 Bad Gateway</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         if behaviour.mode == "hang":
             state.stopping.wait(behaviour.hang_s)

@@ -101,6 +101,15 @@ def test_loopback_servers_are_reached_even_with_a_proxy_in_the_environment(tmp_p
     assert [r.outcome for r in log.runs] == ["ok"]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_malformed_answer_is_a_recorded_failure_not_a_traceback(tmp_path, ollama_server, stream):
+    server = ollama_server(mode="garbage")
+    summary, log = run_inprocess(tmp_path / "w.jsonl", {"odd": server.url}, num_gpus=(0, 1), stream=stream)
+    assert summary.recorded == 2
+    assert {r.outcome for r in log.runs} == {"http-error"}
+    assert all("malformed response" in r.record["error"] for r in log.runs)
+
+
 def test_server_dying_mid_sweep_turns_remaining_cells_into_failures_and_goes_on(tmp_path, ollama_server):
     dying = ollama_server(die_after=2)
     healthy = ollama_server()
@@ -167,3 +176,25 @@ def test_retry_reruns_failed_cells_and_the_new_runs_supersede_the_old(tmp_path, 
     report = build_report(log)
     assert [c.text.startswith("OK (") for c in report.cells] == [True, True, True]
     assert [r.superseded for r in report.runs] == [False, True, True, False, False]
+
+
+def test_unavailable_collectors_become_notes_in_the_record(tmp_path, ollama_server, monkeypatch):
+    server = ollama_server()
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    _, log = run_inprocess(
+        tmp_path / "w.jsonl",
+        {"rocm": server.url},
+        num_gpus=(1,),
+        journal_units={"rocm": "ollama-rocm.service"},
+        server_logs={"rocm": tmp_path / "never-written.log"},
+        probe_gpu=True,
+    )
+    (run,) = log.runs
+    assert run.outcome == "ok"  # missing evidence never fails a run
+    evidence = {e["source"]: e for e in run.record["evidence"]}
+    assert not evidence["journal"]["ok"] and "journalctl is not installed" in evidence["journal"]["note"]
+    assert not evidence["server-log"]["ok"] and "cannot read server log" in evidence["server-log"]["note"]
+    env = {e["source"]: e for e in run.record["environment"]}
+    assert set(env) == {"rocm-smi", "amd-smi", "vulkaninfo"} and not any(e["ok"] for e in env.values())
