@@ -3,6 +3,8 @@
 Everything here is a small function over a :class:`Blob` (a bounded, read-counting view of a mapped
 file) returning frozen dataclasses. The processor comes from ``e_flags`` (EF_AMDGPU_MACH), decoded with
 our own table because pyelftools has no AMDGPU constants; code object v2 keeps it in an ``AMD`` note.
+The hot path (ELF header, section table, notes) is plain ``struct`` over at most a few KiB; pyelftools
+reads the dynamic section (DT_NEEDED), which is needed only for host libraries without device code.
 Malformed input raises :class:`ArtifactFormatError`, never anything else.
 """
 
@@ -179,10 +181,6 @@ class CodeObjectHeader:
         return out
 
 
-def is_elf(head: bytes) -> bool:
-    return head[:4] == ELF_MAGIC
-
-
 def parse_header(blob: Blob, offset: int = 0) -> ElfHeader:
     raw = blob.exact(offset, EHDR_SIZE, "ELF header")
     if raw[:4] != ELF_MAGIC:
@@ -229,13 +227,7 @@ def code_object_header(blob: Blob, offset: int = 0) -> CodeObjectHeader:
     return CodeObjectHeader(proc, mach, xnack, sramecc, version, osabi, generic_version, flags, hdr.extent)
 
 
-# -- notes (pyelftools) -------------------------------------------------------------------------------------
-
-
-def _elffile(blob: Blob):
-    from elftools.elf.elffile import ELFFile
-
-    return ELFFile(blob.stream())
+# -- notes ---------------------------------------------------------------------------------------------------
 
 
 def _notes(blob: Blob, hdr: ElfHeader):
@@ -312,7 +304,7 @@ def kernel_names(blob: Blob, offset: int = 0) -> tuple[str, ...]:
     return ()
 
 
-# -- host ELF files (pyelftools) ----------------------------------------------------------------------------
+# -- host ELF files ------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -384,11 +376,13 @@ def needed_libraries(blob: Blob) -> tuple[str, ...]:
     """DT_NEEDED entries, via pyelftools (dynamic tags and their string table are its strength)."""
     from elftools.common.exceptions import ELFError
 
+    from elftools.elf.elffile import ELFFile
+
     try:
-        elf = _elffile(blob)
+        elf = ELFFile(blob.stream())
         dynamic = elf.get_section_by_name(".dynamic")
         if dynamic is None or dynamic.header["sh_size"] > (1 << 20):
             return ()
         return tuple(t.needed for t in dynamic.iter_tags() if t.entry.d_tag == "DT_NEEDED")
-    except (ELFError, Exception) as exc:  # pyelftools raises struct/construct/Unicode errors on crafted input
+    except Exception as exc:  # pyelftools raises ELFError, struct, construct and Unicode errors on crafted input
         raise ArtifactFormatError(f"unreadable dynamic section: {type(exc).__name__}: {exc}"[:200], blob.start) from None

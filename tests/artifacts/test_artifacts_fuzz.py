@@ -84,9 +84,9 @@ def test_scan_survives_mutated_real_files(seeds, which, steps):
 @given(which=st.integers(0, 6), steps=st.lists(mutation, min_size=1, max_size=4), offset=st.integers(0, 128))
 def test_parsers_raise_only_format_errors(seeds, which, steps, offset):
     blob = elf.Blob(mutate(seeds[which], steps))
-    for parse in (elf.code_object_header, elf.kernel_names, elf.host_elf, bnd.parse_bundle,
+    for parse in (elf.code_object_header, elf.kernel_names, elf.host_elf, elf.needed_libraries, bnd.parse_bundle,
                   bnd.parse_compressed_header):
         try:
-            parse(blob, offset) if parse is not elf.host_elf else parse(blob)
+            parse(blob, offset) if parse not in (elf.host_elf, elf.needed_libraries) else parse(blob)
         except elf.ArtifactFormatError:
             pass
