@@ -333,7 +333,6 @@ class Section:
 class HostElf:
     machine: str
     sections: tuple[Section, ...]
-    needed: tuple[str, ...]
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
@@ -350,9 +349,9 @@ def host_elf(blob: Blob) -> HostElf:
     the names): this is the hot path of every scan, and pyelftools builds an object per section."""
     hdr = parse_header(blob)
     if hdr.elf_class != 2 or not hdr.little_endian:
-        return HostElf(f"e_machine {hdr.machine}", (), ())
+        return HostElf(f"e_machine {hdr.machine}", ())
     if hdr.shnum == 0:
-        return HostElf(f"e_machine {hdr.machine}", (), ())
+        return HostElf(f"e_machine {hdr.machine}", ())
     if hdr.shnum > MAX_SECTIONS or hdr.shentsize != _SHDR.size:
         raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start + 40)
     table = blob.exact(hdr.shoff, hdr.shnum * _SHDR.size, "section header table")
@@ -369,13 +368,11 @@ def host_elf(blob: Blob) -> HostElf:
         end = names.find(b"\0", name_off)
         name = names[name_off:end if end >= 0 else None].decode("latin-1") if name_off < len(names) else ""
         sections.append(Section(name, SHT_NAMES.get(sh_type, f"0x{sh_type:x}"), offset, size, flags, addr))
-    return HostElf(f"e_machine {hdr.machine}", tuple(sections), ())
+    return HostElf(f"e_machine {hdr.machine}", tuple(sections))
 
 
 def needed_libraries(blob: Blob) -> tuple[str, ...]:
     """DT_NEEDED entries, via pyelftools (dynamic tags and their string table are its strength)."""
-    from elftools.common.exceptions import ELFError
-
     from elftools.elf.elffile import ELFFile
 
     try:
