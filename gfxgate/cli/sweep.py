@@ -95,7 +95,7 @@ def _progress(mode: str):
 @click.option("--repeat", type=int, default=1, show_default=True, help="Runs per cell.")
 @click.option("--prompt", default=None, metavar="TEXT|@FILE", help="Prompt text, or @FILE to read it.")
 @click.option("--seed", type=int, default=42, show_default=True)
-@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per request (connect ≤ 10 s).")
+@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds a generate may take (whole answer, streamed or not; connect ≤ 10 s); info, ps and unload requests get ≤ 15 s.")
 @click.option("--keep-alive", default="5m", show_default=True, help="keep_alive of each generate (so /api/ps sees the model).")
 @click.option("--unload/--no-unload", default=True, show_default=True, help="Unload the model after each run so the next cell loads it with its own num_gpu.")
 @click.option("--stream/--no-stream", default=False, show_default=True, help="Stream the answer (records time to first token).")

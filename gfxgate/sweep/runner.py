@@ -304,6 +304,8 @@ class SweepRunner:
                     parts.append(chunk.get("response") or "")
                     if chunk.get("done"):
                         final = chunk
+                    elif time.monotonic() - t0 > plan.timeout:  # a slow drip must not outlive the timeout
+                        raise httpx.ReadTimeout(f"stream still running after {plan.timeout:g} s")
                 text = "".join(parts)
                 if final is None:
                     outcome, status, error = "connection-error", None, "stream ended without a final done=true message"

@@ -44,6 +44,7 @@ class Behaviour:
     log_path: Path | None = None
     die_after: int | None = None
     hang_s: float = 3.0
+    drip_s: float = 0.0  # real time between streamed tokens (a slow drip)
     delay_s: float = 0.0  # real time a generate takes (to make a sweep slow enough to interrupt)
     cpu_ms_per_token: float = 88.0  # simulated timings the server reports
     gpu_ms_per_token: float = 21.0
@@ -359,6 +360,8 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             for token in tokens:
                 self._chunk({"model": model, "created_at": created, "response": token, "done": False})
+                if behaviour.drip_s:
+                    state.stopping.wait(behaviour.drip_s)
             self._chunk({**final, "response": ""})
             self.wfile.write(b"0\r\n\r\n")
         else:

@@ -82,6 +82,15 @@ def test_hanging_backend_times_out_within_bounds(tmp_path, ollama_server):
     assert "0.5 s" in run.record["error"]
 
 
+def test_slow_streaming_drip_is_cut_at_the_timeout(tmp_path, ollama_server):
+    server = ollama_server(drip_s=0.2)
+    t0 = time.monotonic()
+    _, log = run_inprocess(tmp_path / "w.jsonl", {"drip": server.url}, num_gpus=(1,), num_predict=50, stream=True, timeout=0.6)
+    assert time.monotonic() - t0 < 4
+    (run,) = log.runs
+    assert run.outcome == "timeout" and run.record["first_token_s"] is not None
+
+
 def test_dropped_connection_is_a_transport_failure(tmp_path, ollama_server):
     server = ollama_server(mode="drop")
     _, log = run_inprocess(tmp_path / "w.jsonl", {"flaky": server.url}, num_gpus=(0,))
