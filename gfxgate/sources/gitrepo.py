@@ -217,14 +217,18 @@ class GitRepo:
         oids = [entry.split()[2] for entry in listing.stdout.split("\0") if entry and entry.split()[1] == "blob"]
         if not oids:
             return
-        check = _run_git(["cat-file", "--batch-check"], git_dir=self.git_dir, offline=True, stdin="\n".join(oids) + "\n")
-        missing = [line.split()[0] for line in check.stdout.splitlines() if line.endswith(" missing")]
+        missing = sorted(set(oids) & self.missing_objects(commit))
         if missing:
             _run_git(
                 ["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--no-write-fetch-head", "--stdin", "origin"],
                 git_dir=self.git_dir,
                 stdin="\n".join(missing) + "\n",
             )
+
+    def missing_objects(self, commit: str) -> set[str]:
+        """Objects of ``commit``'s tree not in the local database (never triggers a lazy fetch)."""
+        out = _run_git(["rev-list", "--objects", "--no-walk", "--missing=print", commit], git_dir=self.git_dir, offline=True)
+        return {line[1:].split()[0] for line in out.stdout.splitlines() if line.startswith("?")}
 
     # -- reading ------------------------------------------------------------------------------------
     def read(self, commit: str, path: str) -> bytes | None:

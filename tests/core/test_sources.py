@@ -1,0 +1,89 @@
+"""Sources: versions, globs, partial clones, interrupted clones, prefetch, read-only local clones."""
+
+from __future__ import annotations
+
+import subprocess
+
+import git
+import pytest
+
+from gfxgate.errors import SourceError, UsageError
+from gfxgate.sources.base import glob_regex, safe_relpath
+from gfxgate.sources.gitrepo import GitRepo, GitSource
+from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
+from gfxgate.sources.versions import in_range, is_prerelease, nearest_tags, sort_tags
+
+
+def test_version_order_and_ranges():
+    tags = ["v0.12.10", "v0.12.4", "v0.12.4-rc1", "v0.9.0", "b100", "rocm-6.3.3"]
+    assert sort_tags(["v0.12.10", "v0.12.4", "v0.12.4-rc1", "v0.9.0"]) == ["v0.9.0", "v0.12.4-rc1", "v0.12.4", "v0.12.10"]
+    assert is_prerelease("v0.12.4-rc1") and not is_prerelease("v0.12.4")
+    assert in_range("v0.17.5", ">=0.12.4,<0.30") and not in_range("v0.30.0", "<0.30")
+    assert in_range("rocm-6.3.3", ">=6.1") and in_range("b4567", ">=4000")
+    assert "v0.12.4" in nearest_tags("v0.12.5", tags) and "v0.12.4-rc1" not in nearest_tags("v0.12.5", tags)
+
+
+def test_globs_and_path_safety():
+    rx = glob_regex("discover/*.go")
+    assert rx.match("discover/amd.go") and not rx.match("discover/sub/amd.go")
+    assert glob_regex("**/CMakePresets.json").match("llama/server/CMakePresets.json")
+    assert safe_relpath("./docs/a.rst") == "docs/a.rst"
+    for bad in ("../x", "/etc/passwd", "a/../../b"):
+        with pytest.raises(Exception, match="escapes"):
+            safe_relpath(bad)
+
+
+def test_assignments_are_validated():
+    assert parse_assignments(["ollama=v0.12.3"], "--ref") == {"ollama": "v0.12.3"}
+    with pytest.raises(UsageError):
+        parse_assignments(["ollama"], "--ref")
+
+
+def test_interrupted_clone_leaves_no_cache(upstream, monkeypatch, _isolated_cache):
+    """Ctrl-C in the middle of a clone: the half-written clone is removed, the next run clones cleanly."""
+    real_clone = git.Repo.clone_from
+
+    def interrupted(url, to, **kwargs):
+        real_clone(url, to, **kwargs)  # the data arrived in the temporary folder …
+        raise KeyboardInterrupt  # … and the user pressed Ctrl-C before it was moved into place
+
+    monkeypatch.setattr(git.Repo, "clone_from", interrupted)
+    repo = GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False)
+    with pytest.raises(KeyboardInterrupt):
+        repo.ensure_clone()
+    assert not any((_isolated_cache / "repos").iterdir())
+    monkeypatch.setattr(git.Repo, "clone_from", real_clone)
+    source = GitSource(GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False), "v0.17.5")
+    assert b"list(FILTER AMDGPU_TARGETS" in source.read("CMakeLists.txt")
+
+
+def test_prefetch_fetches_missing_blobs_in_one_go(upstream, _isolated_cache):
+    repo = GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False)
+    source = GitSource(repo, "v0.12.3")
+    paths = ["CMakeLists.txt", "CMakePresets.json", "discover/amd_common.go"]
+    listing = subprocess.run(["git", "--git-dir", str(repo.git_dir), "ls-tree", source.commit, "--", *paths],
+                             capture_output=True, text=True, check=True).stdout
+    oids = [line.split()[2] for line in listing.splitlines()]
+
+    def missing() -> int:
+        return len(set(oids) & repo.missing_objects(source.commit))
+
+    assert missing() == 3  # blob:none: nothing fetched yet
+    source.prefetch(paths)
+    assert missing() == 0
+
+
+def test_local_clone_is_read_in_place_never_fetched(upstream, _isolated_cache):
+    pins = load_pins()
+    sources = SourceSet(pins, sources={"ollama": str(upstream / "ollama")})
+    src = sources.get("ollama")
+    assert src.commit == git.Repo(upstream / "ollama").tags["v0.17.5"].commit.hexsha
+    assert not (_isolated_cache / "repos").exists()
+    with pytest.raises(SourceError, match="unknown tag"):
+        sources.get("ollama", "v9.9.9")
+    sources.close()
+
+
+def test_missing_local_path_is_a_source_error(tmp_path):
+    with pytest.raises(SourceError, match="does not exist"):
+        SourceSet(load_pins(), sources={"ollama": str(tmp_path / "nope")}).get("ollama")
