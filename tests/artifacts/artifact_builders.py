@@ -97,23 +97,37 @@ def _debian_cache() -> Path:
 
 
 def debian_package(name: str, apt: str, dpkg: str) -> Path:
-    """``apt-get download`` + ``dpkg -x`` once; the extracted tree is cached across sessions."""
+    """``apt-get download`` + ``dpkg -x`` once; the extracted tree is cached across sessions.
+
+    Download and extraction go to private temporary names first and are renamed into place, so two
+    test sessions sharing the cache never see half a package.
+    """
+    import os
+    import tempfile
+
     cache = _debian_cache()
     tree = cache / name
-    done = tree / ".complete"
-    if done.exists():
+    if (tree / ".complete").exists():
         return tree
     debs = cache / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     found = sorted(debs.glob(f"{name}_*.deb"))
     if not found:
-        run([apt, "download", name], debs)
+        with tempfile.TemporaryDirectory(dir=debs) as tmp:
+            run([apt, "download", name], Path(tmp))
+            for deb in Path(tmp).glob("*.deb"):
+                os.replace(deb, debs / deb.name)
         found = sorted(debs.glob(f"{name}_*.deb"))
     assert found, f"apt-get download {name} produced no .deb"
-    if tree.exists():
-        shutil.rmtree(tree)
-    run([dpkg, "-x", str(found[-1]), str(tree)], cache)
-    done.write_text(found[-1].name)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache))
+    run([dpkg, "-x", str(found[-1]), str(staging)], cache)
+    (staging / ".complete").write_text(found[-1].name)
+    if tree.exists() and not (tree / ".complete").exists():
+        shutil.rmtree(tree, ignore_errors=True)  # a tree left half-written by an older, interrupted run
+    try:
+        os.rename(staging, tree)
+    except OSError:  # another session finished first
+        shutil.rmtree(staging, ignore_errors=True)
     return tree
 
 
