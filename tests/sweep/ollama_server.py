@@ -216,7 +216,6 @@ class Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": "404 page not found"})
 
     def do_POST(self) -> None:  # noqa: N802
-        state = self.server.state
         body = self._body()
         if self.path == "/api/show":
             if body.get("model") != MODEL:

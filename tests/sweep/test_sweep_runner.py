@@ -6,7 +6,7 @@ import time
 
 import pytest
 from sweephelp import run_inprocess
-from ollama_server import BLOCKS, DIGEST, MODEL, MODEL_SIZE
+from ollama_server import BLOCKS, DIGEST, MODEL_SIZE
 
 from gfxgate.errors import UsageError
 from gfxgate.sweep.runner import parse_endpoint, parse_num_gpu, read_prompt
