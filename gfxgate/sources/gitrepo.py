@@ -60,6 +60,14 @@ def _run_git(args: list[str], *, git_dir: Path | None = None, offline: bool = Fa
         raise SourceError("git is not installed", hint="install git (Debian: apt-get install git)") from exc
 
 
+def _last_error(stderr: str) -> str:
+    """The most telling line of git's stderr (GitPython wraps it in quotes and labels)."""
+    lines = [ln.strip().strip("'").strip() for ln in stderr.splitlines()]
+    lines = [ln.removeprefix("stderr:").strip() for ln in lines if ln and ln not in ("'", '"')]
+    fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+    return (fatal or lines or [""])[-1]
+
+
 def _is_network_failure(stderr: str) -> bool:
     return bool(
         re.search(
@@ -162,7 +170,7 @@ class GitRepo:
         except git.GitCommandError as exc:
             stderr = str(exc.stderr or exc)
             kind = NetworkError if _is_network_failure(stderr) else SourceError
-            raise kind(f"{self.name}: cannot clone {self.url}: {stderr.strip().splitlines()[-1] if stderr.strip() else exc}") from exc
+            raise kind(f"{self.name}: cannot clone {self.url}: {_last_error(stderr) or exc}") from exc
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
