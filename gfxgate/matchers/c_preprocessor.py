@@ -308,7 +308,7 @@ class CPreprocessor:
                 chain = walk.defined_by[name]
                 hits += [Hit.from_json(b, f"active for {target}") for b in chain[:-1] if b.get("d")] + [Hit.from_json(chain[-1], f"defines {name}")]
             if derived:
-                return Finding(Status.ALLOWED, f"{' / '.join(own[:1])} → " + " → ".join(derived), tuple(_dedupe(hits)))
+                return Finding(Status.ALLOWED, " → ".join(f"`{m}`" for m in own[:1] + derived), tuple(_dedupe(hits)))
             if walk.unknown:
                 b = walk.unknown[0]
                 return Finding(Status.UNKNOWN, f"condition not decidable without the full build: {b['text']}", (Hit.from_json(b),))
