@@ -62,4 +62,7 @@ def scan_matrix(
 
         for target_name, verdict in runtime_verdicts(runtime, targets).items():
             extra[("runtime", target_name)] = verdict
-    return build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes))
+    from gfxgate.workarounds import default_workarounds, link
+
+    matrix = build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes))
+    return link(matrix, default_workarounds())

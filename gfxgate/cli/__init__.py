@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "artifacts": ("gfxgate.cli.artifacts", "artifacts", "Which GPU code is really installed (ELF, bundles, rocBLAS)."),
     "trace": ("gfxgate.cli.trace", "trace", "Follow an option from the Python client into llama.cpp."),
     "sweep": ("gfxgate.cli.sweep", "sweep", "Backend x num_gpu runtime sweep against Ollama servers."),
+    "workarounds": ("gfxgate.cli.workarounds", "workarounds", "Documented workarounds, each checked against the pinned sources."),
 }
 
 

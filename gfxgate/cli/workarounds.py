@@ -1,0 +1,49 @@
+"""`gfxgate workarounds`: every documented workaround, checked against the pinned sources."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options
+
+
+@click.command()
+@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET", help="Only workarounds that apply to these targets.")
+@format_option(("md", "json"))
+@output_option()
+@source_options
+@click.option("--installed", "installed", multiple=True, type=click.Path(exists=True, path_type=Path), metavar="DIR",
+              help="Scanned artifacts: say whether code exists for the target an HSA override selects.")
+def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None:
+    """The workaround matrix: what each workaround does, what it unblocks, its risk, and live evidence.
+
+    Each entry is checked at the scanned versions: is the variable still read, and where; is the build
+    flag still there. An entry whose evidence disappeared is shown as "stale at <tag>".
+    """
+    from gfxgate import workarounds as wk
+    from gfxgate.report.workarounds import render_json, render_md
+    from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
+
+    parsed = parse_targets(targets)
+    items = wk.default_workarounds()
+    if parsed:
+        processors = {t.processor for t in parsed}
+        items = tuple(w for w in items if not w.applies_to or processors & set(w.applies_to))
+    artifacts = None
+    if installed:
+        from gfxgate.artifacts.scan import scan_paths
+        from gfxgate.artifacts.verdicts import artifact_verdicts
+
+        report = scan_paths(list(installed))
+        artifacts = lambda target: artifact_verdicts(report, [target])  # noqa: E731 - one question per override
+    sourceset = SourceSet(load_pins(), sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
+                          offline=offline)
+    try:
+        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts)
+        infos = tuple(s.info() for s in sourceset.opened())
+    finally:
+        sourceset.close()
+    render = render_json if fmt == "json" else render_md
+    emit(render(reports, sources=infos), output)

@@ -1,0 +1,46 @@
+"""Render the workaround matrix (a list of WorkaroundReport) as Markdown or JSON; no I/O."""
+
+from __future__ import annotations
+
+import json
+
+from gfxgate.report.markdown import code, md_escape
+
+SCHEMA_VERSION = 1
+
+
+def render_json(reports, *, sources) -> str:
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "workarounds",
+        "sources": [s.to_json() for s in sources],
+        "workarounds": [r.to_json() for r in reports],
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render_md(reports, *, sources) -> str:
+    lines = ["# gfxgate workaround matrix", ""]
+    if sources:
+        lines += ["Checked at " + ", ".join(f"`{s.name}@{s.ref}`" for s in sources) + ".", ""]
+    lines += ["| Workaround | Unblocks | State | Evidence |", "|---|---|---|---|"]
+    for r in reports:
+        w = r.workaround
+        lines.append(f"| {code(w.setting)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
+    for r in reports:
+        w = r.workaround
+        lines += ["", f"## {w.title}", "", f"- setting: {code(w.setting)}", f"- what: {w.what}", f"- addresses: {w.addresses}",
+                  f"- unblocks: {', '.join(w.unblocks) or '—'}", f"- risk: {w.risk}"]
+        if w.applies_to:
+            lines.append(f"- applies to: {', '.join(w.applies_to)}")
+        if r.override_target:
+            lines.append(f"- selects: {r.override_target}" + (f" — {r.override_code}" if r.override_code else ""))
+        lines.append(f"- state: **{r.state}** — {r.summary}")
+        for res in r.results:
+            if res.reason:
+                lines.append(f"  - {res.check.describe()}: {res.reason}")
+            elif not res.evidence:
+                lines.append(f"  - {res.check.describe()}: not found at {res.where}")
+            for e in res.evidence:
+                lines.append(f"  - `{e.location}` — {code(e.text)}" + (f" ({e.note})" if e.note else ""))
+    return "\n".join(lines) + "\n"

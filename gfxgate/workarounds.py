@@ -1,0 +1,218 @@
+"""The workaround matrix: documented workarounds as data, each checked against the pinned sources.
+
+``rules/workarounds.yaml`` says what each workaround does, which failure it addresses, which gate-matrix
+layers it unblocks and its risk. Checks find live evidence at the scanned tags: an environment variable
+still read (the trace engine's ``--env`` search), a build flag or option still present. An entry whose
+evidence disappeared is reported "stale at <tag>", never dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gfxgate.datafiles import load_yaml
+from gfxgate.errors import RuleError, SourceError
+from gfxgate.model import Evidence, GateMatrix, Status
+from gfxgate.resources import rules_dir
+
+LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
+
+
+@dataclass(frozen=True)
+class Check:
+    repo: str
+    env: str | None = None
+    grep: str | None = None
+    paths: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"{self.repo}: reads {self.env}" if self.env else f"{self.repo}: /{self.grep}/ in {', '.join(self.paths)}"
+
+
+@dataclass(frozen=True)
+class Workaround:
+    id: str
+    title: str
+    kind: str
+    setting: str
+    what: str
+    addresses: str
+    unblocks: tuple[str, ...]
+    risk: str
+    checks: tuple[Check, ...]
+    override: str | None = None
+    applies_to: tuple[str, ...] = ()
+
+    def applies(self, layer: str, processor: str) -> bool:
+        return layer in self.unblocks and (not self.applies_to or processor in self.applies_to)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check: Check
+    where: str  # repo@ref that was searched
+    evidence: tuple[Evidence, ...]
+    reason: str | None = None  # why nothing could be searched
+
+
+@dataclass(frozen=True)
+class WorkaroundReport:
+    workaround: Workaround
+    state: str  # live, stale or unknown
+    summary: str
+    results: tuple[CheckResult, ...]
+    override_target: str | None = None
+    override_code: str | None = None  # what the scanned artifacts hold for the override target
+
+    def to_json(self) -> dict[str, Any]:
+        w = self.workaround
+        return {
+            "id": w.id,
+            "title": w.title,
+            "kind": w.kind,
+            "setting": w.setting,
+            "what": w.what,
+            "addresses": w.addresses,
+            "unblocks": list(w.unblocks),
+            "risk": w.risk,
+            "applies_to": list(w.applies_to),
+            "state": self.state,
+            "summary": self.summary,
+            "override_target": self.override_target,
+            "override_code": self.override_code,
+            "checks": [
+                {"check": r.check.describe(), "searched": r.where, "reason": r.reason, "evidence": [e.to_json() for e in r.evidence]}
+                for r in self.results
+            ],
+        }
+
+
+def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = None) -> tuple[Workaround, ...]:
+    """Load and cross-check rules/workarounds.yaml (layers, targets, repos, regexes)."""
+    from gfxgate.targets import catalog
+
+    path = path or rules_dir() / "workarounds.yaml"
+    data = load_yaml(path, "workarounds")
+    cat = catalog()
+    out, seen = [], set()
+    for raw in data["workarounds"]:
+        checks = tuple(Check(c["repo"], c.get("env"), c.get("grep"), tuple(c.get("paths", ()))) for c in raw["checks"])
+        item = Workaround(
+            id=raw["id"], title=raw["title"], kind=raw["kind"], setting=raw["setting"], what=raw["what"],
+            addresses=raw["addresses"], unblocks=tuple(raw["unblocks"]), risk=raw["risk"], checks=checks,
+            override=raw.get("override"), applies_to=tuple(raw.get("applies_to", ())),
+        )
+        problems = []
+        if item.id in seen:
+            problems.append("duplicate id")
+        seen.add(item.id)
+        if layers is not None:
+            problems += [f"unknown layer {layer!r}" for layer in item.unblocks if layer not in layers]
+        problems += [f"unknown target {t!r}" for t in item.applies_to if t not in cat.by_name]
+        if item.override:
+            try:
+                cat.from_hsa_override(item.override)
+            except Exception as exc:  # TargetError, reported as a rules problem here
+                problems.append(str(exc))
+        for check in checks:
+            if repos is not None and check.repo not in repos:
+                problems.append(f"unknown repo {check.repo!r}")
+            if check.grep:
+                try:
+                    re.compile(check.grep)
+                except re.error as exc:
+                    problems.append(f"bad regex {check.grep!r}: {exc}")
+        if problems:
+            raise RuleError(f"{path}: workaround {item.id}: " + "; ".join(problems))
+        out.append(item)
+    return tuple(out)
+
+
+@functools.cache
+def default_workarounds() -> tuple[Workaround, ...]:
+    from gfxgate.ruleset import default_rules
+    from gfxgate.sources.resolve import load_pins
+
+    pins = load_pins()
+    return load(layers={layer.id for layer in default_rules().layers}, repos=set(pins.sources) | set(pins.layouts))
+
+
+def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
+    """Point every blocked / override-required / partial cell at the workarounds that address its layer."""
+    cells = {}
+    for key, verdict in matrix.cells.items():
+        if verdict.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL):
+            processor = verdict.target.split(":")[0]
+            ids = tuple(w.id for w in workarounds if w.applies(verdict.layer, processor))
+            verdict = dataclasses.replace(verdict, workarounds=ids)
+        cells[key] = verdict
+    return dataclasses.replace(matrix, cells=cells)
+
+
+def _run_check(check: Check, sourceset) -> CheckResult:
+    try:
+        source = sourceset.get(check.repo)
+    except SourceError as exc:
+        return CheckResult(check, check.repo, (), reason=f"source not available: {exc.message}")
+    where = f"{source.name}@{source.ref}"
+    if check.env:
+        from gfxgate.trace import env_reads
+
+        reads = env_reads(sourceset, check.env, repos=[check.repo])
+        evidence = tuple(
+            Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads
+        )
+        return CheckResult(check, where, evidence)
+    rx = re.compile(check.grep)
+    paths = [p for pattern in check.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
+    paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
+    hits = [h for h in source.grep(check.grep, paths) if rx.search(h.text)] if paths else []
+    evidence = tuple(Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5])
+    return CheckResult(check, where, evidence)
+
+
+def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None) -> list[WorkaroundReport]:
+    """Run every entry's checks; for HSA overrides, say which target they select and what code exists for it."""
+    from gfxgate.targets import catalog
+
+    cat = catalog()
+    out = []
+    for item in workarounds:
+        results = tuple(_run_check(c, sourceset) for c in item.checks)
+        missing = [r for r in results if not r.evidence and r.reason is None]
+        unavailable = [r for r in results if r.reason]
+        if unavailable and not missing:
+            state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable)
+        elif missing:
+            state = STALE
+            summary = "stale at " + ", ".join(sorted({r.where for r in missing})) + ": " + "; ".join(
+                f"{r.check.describe()} — not found" for r in missing)
+        else:
+            state = LIVE
+            first = results[0].evidence[0]
+            summary = f"evidence at {first.location}" + (f" (+{sum(len(r.evidence) for r in results) - 1} more)" if sum(len(r.evidence) for r in results) > 1 else "")
+        override_target = override_code = None
+        if item.override:
+            override_target = cat.from_hsa_override(item.override).name
+            if artifacts is not None:
+                override_code = _override_code(artifacts, override_target)
+        out.append(WorkaroundReport(item, state, summary, results, override_target, override_code))
+    return out
+
+
+def _override_code(artifacts, processor: str) -> str:
+    """What the scanned artifacts hold for the processor an override selects."""
+    from gfxgate.targets import catalog
+
+    cells = artifacts(catalog().parse(processor))
+    parts = []
+    for layer in ("rocblas-artifacts", "installed-gpu-code"):
+        verdict = cells.get((layer, processor))
+        if verdict is not None:
+            where = str(verdict.evidence[0].location) if verdict.evidence and verdict.evidence[0].location else ""
+            parts.append(f"{layer}: {verdict.status.value}" + (f" ({where})" if where else ""))
+    return "; ".join(parts) or "no artifacts scanned"
