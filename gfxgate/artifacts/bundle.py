@@ -8,6 +8,7 @@ decompression bomb costs at most the cap. Malformed input raises ArtifactFormatE
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import struct
@@ -56,6 +57,7 @@ class CompressedHeader:
     header_size: int
 
 
+@functools.lru_cache(maxsize=4096)
 def split_entry_id(entry_id: str) -> tuple[str, str, str]:
     """``hipv4-amdgcn-amd-amdhsa--gfx900:xnack-`` → (kind, triple, target id)."""
     kind, _, rest = entry_id.partition("-")

@@ -8,8 +8,8 @@ loops; special and unreadable files are reported as skipped with a reason.
 
 from __future__ import annotations
 
+import functools
 import hashlib
-import mmap
 import os
 import re
 import stat
@@ -31,6 +31,10 @@ MAX_ERRORS = 50  # per file; a crafted file cannot flood the report
 HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
 _TARGET_TEXT = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
 _EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
+# Allocated sections that hold linker/unwinder tables, never data a program embeds.
+_NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".eh_frame", ".gcc_except_table", ".got", ".init_array",
+             ".fini_array", ".dynamic", ".interp", ".note", ".gnu", ".rela", ".rel.", ".dynsym", ".dynstr", ".tbss",
+             ".tdata", ".ctors", ".dtors", ".jcr")
 
 
 class _FileScan:
@@ -154,8 +158,8 @@ class _FileScan:
             self.follow_wrappers(info, fatbin, starts)
         budget = MAX_SEARCH_BYTES
         data_sections = [s for s in info.sections
-                         if s.type == "SHT_PROGBITS" and s.allocated and not s.executable and s.name != ".hip_fatbin"
-                         and s.size > 0 and s.offset + s.size <= size]
+                         if s.type == "SHT_PROGBITS" and s.allocated and not s.executable
+                         and not s.name.startswith(_NOT_DATA) and s.size > 0 and s.offset + s.size <= size]
         found_embedded = False
         for sec in data_sections:
             if budget <= 0:
@@ -234,7 +238,7 @@ class _FileScan:
             if span <= 0:
                 break
             self.touch(sec.offset, sec.offset + span)
-            for match in _TARGET_TEXT.finditer(self.blob.data, sec.offset, sec.offset + span):
+            for match in _TARGET_TEXT.finditer(self.blob.buffer(), sec.offset, sec.offset + span):
                 name = match.group().decode()
                 if name in known:
                     seen.setdefault(name, [match.start(), 0])[1] += 1
@@ -242,6 +246,7 @@ class _FileScan:
         self.strings = [TargetString(t, first, n) for t, (first, n) in ordered]
 
 
+@functools.lru_cache(maxsize=1024)
 def _norm(target_id: str) -> str:
     head, *features = target_id.split(":")
     return head + "".join(f":{f}" for f in sorted(features))
@@ -257,8 +262,11 @@ def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
             size = os.fstat(handle.fileno()).st_size
             if size == 0:
                 return FileReport(name, OTHER, 0, 0, library=library)
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return _scan_mapped(name, mm, size, kernels, sha256, cap, library)
+            data = elf.FileData(handle.fileno(), size)
+            try:
+                return _scan_data(name, data, size, kernels, sha256, cap, library)
+            finally:
+                data.close()
     except OSError as exc:
         return FileReport(name, SKIPPED, library=library, skipped=f"unreadable: {exc.strerror or exc}")
 
@@ -268,11 +276,11 @@ def scan_bytes(data: bytes, name: str = "<bytes>", *, kernels: bool = False,
     """Scan an in-memory file (the fuzz tests use it); same rules as scan_file."""
     if not data:
         return FileReport(name, OTHER, 0, 0, library=classify(Path(name)))
-    return _scan_mapped(name, data, len(data), kernels, False, cap, classify(Path(name)))
+    return _scan_data(name, data, len(data), kernels, False, cap, classify(Path(name)))
 
 
-def _scan_mapped(name, mm, size, kernels, sha256, cap, library) -> FileReport:
-    blob = Blob(mm)
+def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
+    blob = Blob(data)
     scan = _FileScan(blob, kernels, cap)
     head = blob.read(0, 64)
     try:
@@ -295,7 +303,7 @@ def _scan_mapped(name, mm, size, kernels, sha256, cap, library) -> FileReport:
         scan.error(f"internal error: {type(exc).__name__}: {exc}")
     digest = None
     if sha256:
-        digest = hashlib.sha256(mm).hexdigest()
+        digest = hashlib.sha256(blob.buffer()).hexdigest()
         blob.counter[0] += size
     objects = sorted(scan.objects, key=lambda c: (c.offset, c.inner_offset or 0, c.target))
     if library is not None and library.holds_code and library.target and objects:
@@ -361,7 +369,7 @@ def iter_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:
 def scan_paths(paths: list[Path], *, kernels: bool = False, sha256: bool = False, jobs: int | None = None,
                cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
                progress: Callable[[str], None] | None = None) -> ArtifactReport:
-    """Scan files and folders; files run in a thread pool (mmap and C-level searches release the GIL)."""
+    """Scan files and folders; files run in a thread pool (pread, mmap searches and hashing release the GIL)."""
     jobs = jobs or min(8, (os.cpu_count() or 1) * 2)
     reports: list[FileReport] = []
 
