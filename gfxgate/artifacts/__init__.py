@@ -7,6 +7,7 @@ Public API::
     scan_file(path, *, kernels=False, sha256=False) -> FileReport
     artifact_verdicts(report, targets) -> {(layer_id, target): Verdict}
     render(ArtifactsResult(report, targets, cells), "md" | "json" | "text") -> str
+    SCHEMA  # JSON Schema of the json format
 
 Imports are lazy so ``import gfxgate.artifacts`` costs nothing until used.
 """
@@ -25,7 +26,7 @@ _EXPORTS = {
     "scan_paths": "scan", "scan_file": "scan", "iter_files": "scan",
     "ArtifactReport": "report", "FileReport": "report", "CodeObject": "report",
     "artifact_verdicts": "verdicts", "ROCBLAS_LAYER": "verdicts", "INSTALLED_LAYER": "verdicts",
-    "ArtifactsResult": "render", "render": "render",
+    "ArtifactsResult": "render", "render": "render", "SCHEMA": "schema",
 }
 __all__ = sorted(_EXPORTS)
 

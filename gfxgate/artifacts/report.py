@@ -109,6 +109,14 @@ class FileReport:
     def target_counts(self) -> dict[str, int]:
         return dict(sorted(Counter(c.target for c in self.code_objects).items(), key=lambda kv: target_key(kv[0])))
 
+    def kernel_counts(self) -> dict[str, int]:
+        """target → kernels listed in its code objects' metadata (only objects read with --kernels)."""
+        out: Counter = Counter()
+        for c in self.code_objects:
+            if c.kernels is not None:
+                out[c.target] += len(c.kernels)
+        return dict(sorted(out.items(), key=lambda kv: target_key(kv[0])))
+
     def to_json(self) -> dict[str, Any]:
         lib = self.library
         return {
@@ -118,6 +126,7 @@ class FileReport:
             "bytes_read": self.bytes_read,
             "sha256": self.sha256,
             "targets": self.target_counts(),
+            "kernel_counts": self.kernel_counts(),
             "code_objects": [c.to_json() for c in self.code_objects],
             "strings": [s.to_json() for s in self.strings],
             "library": None if lib is None else

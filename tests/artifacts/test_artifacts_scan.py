@@ -73,6 +73,13 @@ def test_json_is_versioned_sorted_and_stable(tree):
     assert outs[0] == outs[1]
     data = json.loads(outs[0])
     assert (data["schema_version"], data["kind"]) == (1, "artifacts")
+    import jsonschema
+
+    from gfxgate.artifacts.schema import SCHEMA
+
+    jsonschema.validate(data, SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):  # the schema is not vacuous
+        jsonschema.validate({**data, "files": [{**data["files"][0], "kind": "binary"}]}, SCHEMA)
     assert list(data) == sorted(data)
     paths = [f["path"] for f in data["files"]]
     assert paths == sorted(paths)
@@ -130,7 +137,13 @@ def test_cli_writes_report(built, tmp_path):
                                    "-o", str(out)])
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
+    import jsonschema
+
+    from gfxgate.artifacts.schema import SCHEMA
+
+    jsonschema.validate(data, SCHEMA)
     (f,) = data["files"]
+    assert f["kernel_counts"] == {"gfx900": 1, "gfx906:xnack-": 1}
     assert f["targets"] == {"gfx900": 1, "gfx906:xnack-": 1}
     assert {k for c in f["code_objects"] for k in c["kernels"]} == {"_Z6vadd_0PfPKf"}
     assert data["answers"][0]["status"] == "allowed"
