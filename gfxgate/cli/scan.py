@@ -14,7 +14,7 @@ DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib"
 @click.command()
 @click.option("-t", "--target", "targets", multiple=True, metavar="TARGET",
               help="GPU target (gfx900, gfx906:xnack-, 'RX Vega 56'); repeatable or comma-separated.")
-@format_option(("md", "json", "text"))
+@format_option(("md", "json", "text", "sarif"))
 @output_option()
 @source_options
 @click.option("--live", is_flag=True, help="Read the sources instead of the embedded snapshot.")

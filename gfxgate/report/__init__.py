@@ -13,6 +13,7 @@ class OutputFormat(str, enum.Enum):
     MARKDOWN = "md"
     JSON = "json"
     TEXT = "text"
+    SARIF = "sarif"
 
 
 def render_json(matrix: GateMatrix) -> str:
@@ -31,10 +32,17 @@ def _text(matrix: GateMatrix) -> str:
     return render(matrix)
 
 
+def _sarif(matrix: GateMatrix) -> str:
+    from gfxgate.report.sarif import render_scan
+
+    return render_scan(matrix)
+
+
 FORMATTERS: dict[OutputFormat, Callable[[GateMatrix], str]] = {
     OutputFormat.MARKDOWN: _markdown,
     OutputFormat.JSON: render_json,
     OutputFormat.TEXT: _text,
+    OutputFormat.SARIF: _sarif,
 }
 
 

@@ -1,0 +1,66 @@
+"""`gfxgate check --base-ref REF`: the gate-matrix diff a pull request makes (what CI runs).
+
+The pins file (and the rules folder, when it is in the same repository) is read at REF with git;
+both matrices are computed live; the diff is printed, optionally appended to a Markdown summary
+(``$GITHUB_STEP_SUMMARY``) and written as SARIF. Exit codes as `gfxgate diff`: 1 only when a
+target named in --fail-on regressed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gfxgate.cli.common import emit, format_option, output_option
+
+
+@click.command()
+@click.option("--base-ref", required=True, metavar="REF", envvar="GFXGATE_BASE_REF",
+              help="Git ref or commit of this repository to compare against (env: GFXGATE_BASE_REF).")
+@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET", required=True,
+              help="GPU targets to compare; repeatable or comma-separated.")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="TARGET",
+              help="Exit 1 when one of these targets regressed (repeatable or comma-separated).")
+@click.option("--pins", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The pins file (default: rules/pins.toml of the repository around the current folder).")
+@click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Gate rules folder (default: the shipped rules; read at the base ref too when inside the repository).")
+@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
+              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
+@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@format_option(("md", "json", "sarif", "text"))
+@output_option()
+@click.option("--sarif-output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the diff as SARIF 2.1.0 to this file.")
+@click.option("--summary", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also append the Markdown diff to this file (e.g. \"$GITHUB_STEP_SUMMARY\").")
+def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, output, sarif_output, summary) -> None:
+    """Diff the gate matrix at the pins of --base-ref against the working tree's pins.
+
+    Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 3 invalid pins or
+    rules; 4 unknown ref or tag; 5 network.
+    """
+    from gfxgate.cli.common import parse_targets
+    from gfxgate.cli.diff import fail_on_targets, pins_location, report_exit
+    from gfxgate.errors import UsageError
+    from gfxgate.prcheck.check import default_pins_path, run_check
+    from gfxgate.prcheck.render import render_diff
+    from gfxgate.sources.resolve import parse_assignments
+
+    parsed = parse_targets(targets)
+    if not parsed:
+        raise UsageError("name at least one --target", hint="e.g. gfxgate check --base-ref origin/main --target gfx900")
+    pins_path = pins or default_pins_path()
+    result = run_check(parsed, base_ref, pins_path, sources=parse_assignments(sources, "--source"), offline=offline,
+                       rules_root=rules_root)
+    failing = fail_on_targets(fail_on, result.diff.targets)
+    title = f"gfxgate check against {base_ref}"
+    pins_uri, lines = pins_location(result.pins_path)
+    if summary is not None:
+        with summary.open("a", encoding="utf-8") as handle:
+            handle.write(render_diff(result.diff, "md", failing=failing, title=title))
+    if sarif_output is not None:
+        emit(render_diff(result.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
+    emit(render_diff(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), output)
+    report_exit(result.diff, failing)

@@ -1,0 +1,54 @@
+"""`gfxgate pins bump NAME TAG` / `gfxgate pins show`: move a pin and regenerate the snapshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def pins() -> None:
+    """The upstream pins (rules/pins.toml)."""
+
+
+@pins.command("bump")
+@click.argument("name")
+@click.argument("tag")
+@click.option("--pins", "pins_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The pins file (default: rules/pins.toml of the repository around the current folder).")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Snapshot to regenerate (default: snapshots/pins.json next to the pins file).")
+@click.option("--no-snapshot", is_flag=True, help="Only edit the pins file.")
+@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
+              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
+@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline) -> None:
+    """Set NAME's pin to TAG (comments kept) and regenerate the snapshot, as `gfxgate snapshot build` does."""
+    from gfxgate.prcheck.check import default_pins_path
+    from gfxgate.prcheck.pins import bump
+    from gfxgate.sources.resolve import parse_assignments
+
+    pins_path = pins_path or default_pins_path()
+    if no_snapshot:
+        snapshot_path = None
+    else:
+        snapshot_path = snapshot_path or pins_path.parent / "snapshots" / "pins.json"
+    result = bump(pins_path, name, tag, snapshot_path=snapshot_path, sources=parse_assignments(sources, "--source"),
+                  offline=offline)
+    click.echo(f"gfxgate: {name}: {result.old_ref} -> {result.new_ref} ({(result.commit or '')[:12]}) in {result.pins_path}", err=True)
+    if result.snapshot_path is not None:
+        states = ", ".join(f"{k}: {v}" for k, v in sorted(result.rule_states.items()))
+        click.echo(f"gfxgate: wrote {result.snapshot_path} (rules {states})", err=True)
+
+
+@pins.command("show")
+@click.option("--pins", "pins_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+def show_cmd(pins_path) -> None:
+    """The pinned repositories and tags."""
+    from gfxgate.prcheck.check import default_pins_path
+    from gfxgate.sources.resolve import load_pins
+
+    data = load_pins(pins_path or default_pins_path())
+    for name, pin in sorted(data.sources.items()):
+        click.echo(f"{name:14} {pin.ref:12} {pin.url}")

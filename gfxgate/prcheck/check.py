@@ -1,0 +1,127 @@
+"""The pull-request check: the gate matrix at the pins of a base git ref vs. the working tree's pins.
+
+The pins file (and, when it lives in the same repository, the rules folder) is read at the base
+ref with ``git show`` / ``git ls-tree`` — nothing is checked out — and both matrices are computed
+live from the upstream sources, then compared with :func:`gfxgate.prcheck.diff.diff_matrices`.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gfxgate.errors import SourceError, UsageError
+from gfxgate.prcheck.diff import MatrixDiff, diff_matrices
+
+
+def _git(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=env, check=False, timeout=120)
+    except FileNotFoundError as exc:
+        raise SourceError("git is not installed") from exc
+
+
+def toplevel(path: Path) -> Path:
+    out = _git(path if path.is_dir() else path.parent, ["rev-parse", "--show-toplevel"])
+    if out.returncode != 0:
+        raise UsageError(f"{path} is not inside a git repository", hint="`gfxgate check` compares against a git ref of this repository")
+    return Path(out.stdout.decode().strip()).resolve()
+
+
+def resolve_ref(top: Path, ref: str) -> str:
+    out = _git(top, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    if out.returncode != 0 or not out.stdout.strip():
+        raise SourceError(f"unknown git ref {ref!r} in {top}",
+                          hint="fetch it first (actions/checkout with fetch-depth: 0), e.g. origin/main or a commit SHA")
+    return out.stdout.decode().strip()
+
+
+def show_at(top: Path, commit: str, relpath: str) -> bytes | None:
+    out = _git(top, ["cat-file", "blob", f"{commit}:{relpath}"])
+    return out.stdout if out.returncode == 0 else None
+
+
+def default_pins_path(cwd: Path | None = None) -> Path:
+    """``rules/pins.toml`` of the git repository around ``cwd``, else the shipped pins."""
+    from gfxgate.resources import rules_dir
+
+    cwd = cwd or Path.cwd()
+    out = _git(cwd, ["rev-parse", "--show-toplevel"])
+    if out.returncode == 0:
+        candidate = Path(out.stdout.decode().strip()) / "rules" / "pins.toml"
+        if candidate.is_file():
+            return candidate
+    return rules_dir() / "pins.toml"
+
+
+def _inside(path: Path, top: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(top).as_posix()
+    except ValueError:
+        return None
+
+
+def rules_at(top: Path, commit: str, rules_rel: str, dest: Path) -> Path | None:
+    """Write layers.yaml and gates/*.yaml of ``rules_rel`` at ``commit`` under ``dest``; None when absent there."""
+    listing = _git(top, ["ls-tree", "-r", "-z", "--name-only", commit, "--", rules_rel])
+    names = [n for n in listing.stdout.decode().split("\0") if n]
+    wanted = [n for n in names if n == f"{rules_rel}/layers.yaml" or (n.startswith(f"{rules_rel}/gates/") and n.endswith(".yaml"))]
+    if listing.returncode != 0 or f"{rules_rel}/layers.yaml" not in wanted:
+        return None
+    for name in wanted:
+        rel = name[len(rules_rel) + 1:]
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(show_at(top, commit, name) or b"")
+    return dest
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    base_ref: str
+    base_commit: str
+    pins_path: Path
+    pins_rel: str
+    base_rules: bool  # the rules were also read at the base ref
+    old: dict[str, Any]
+    new: dict[str, Any]
+    diff: MatrixDiff
+
+
+def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
+              rules_root: Path | None = None) -> CheckResult:
+    from gfxgate.matrix import scan_matrix
+    from gfxgate.resources import rules_dir
+    from gfxgate.sources.resolve import load_pins
+
+    pins_path = pins_path.resolve()
+    if not pins_path.is_file():
+        raise UsageError(f"{pins_path}: no such pins file")
+    top = toplevel(pins_path)
+    commit = resolve_ref(top, base_ref)
+    pins_rel = _inside(pins_path, top)
+    base_text = show_at(top, commit, pins_rel)
+    if base_text is None:
+        raise SourceError(f"{pins_rel} does not exist at {base_ref} ({commit[:12]})",
+                          hint="a new pins file has no base to compare with; scan it with `gfxgate scan --live`")
+    new_pins = load_pins(pins_path)
+    rules_folder = (rules_root or rules_dir()).resolve()
+    rules_rel = _inside(rules_folder, top)
+    with tempfile.TemporaryDirectory(prefix="gfxgate-check-") as tmp:
+        tmp_path = Path(tmp)
+        base_pins_file = tmp_path / "pins.toml"
+        base_pins_file.write_bytes(base_text)
+        base_pins = load_pins(base_pins_file)
+        base_rules = rules_at(top, commit, rules_rel, tmp_path / "rules") if rules_rel else None
+        old = scan_matrix(targets, live=True, sources=sources, offline=offline, pins=base_pins,
+                          rules_root=base_rules or rules_root)
+        new = scan_matrix(targets, live=True, sources=sources, offline=offline, pins=new_pins, rules_root=rules_root)
+    old_json, new_json = old.to_json(), new.to_json()
+    return CheckResult(base_ref, commit, pins_path, pins_rel, base_rules is not None, old_json, new_json,
+                       diff_matrices(old_json, new_json))

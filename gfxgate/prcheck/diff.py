@@ -1,0 +1,193 @@
+"""Compare two gate matrices cell by cell: what flipped, for which target, with both evidences.
+
+The input is the JSON form of :class:`gfxgate.model.GateMatrix` (``gfxgate scan --format json``),
+so a diff can compare reports made on different machines or days. A change is classified by the
+statuses alone:
+
+- ``regression``: both decided, the new one more restrictive (allowed → blocked, partial → override-required …)
+- ``improvement``: both decided, the new one less restrictive
+- ``drift``: the new status decides nothing (→ unknown, not scanned) while the old one was different —
+  typically a rule that stopped matching upstream
+- ``resolved``: the old status decided nothing, the new one does
+- ``evidence``: same status, but the evidence moved (other file, line or text)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from gfxgate.errors import InputError
+from gfxgate.model import RANK, Status
+
+REGRESSION, IMPROVEMENT, DRIFT, RESOLVED, EVIDENCE = "regression", "improvement", "drift", "resolved", "evidence"
+KINDS = (REGRESSION, DRIFT, IMPROVEMENT, RESOLVED, EVIDENCE)  # report order: worst first
+
+
+def classify(old: str, new: str) -> str | None:
+    """The kind of change from status ``old`` to status ``new`` (``None``: same status)."""
+    if old == new:
+        return None
+    old_s, new_s = Status(old), Status(new)
+    if new_s not in RANK:
+        return DRIFT
+    if old_s not in RANK:
+        return RESOLVED
+    return REGRESSION if RANK[new_s] < RANK[old_s] else IMPROVEMENT
+
+
+def _evidence_key(cell: Mapping[str, Any]) -> tuple:
+    """Evidence without the version it was read at: a bump that only renames the tag changes nothing."""
+    out = []
+    for ev in cell.get("evidence") or ():
+        loc = ev.get("location") or {}
+        out.append((ev.get("source"), loc.get("repo"), loc.get("path"), loc.get("line"), ev.get("text")))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class CellChange:
+    layer: str
+    layer_title: str
+    target: str
+    kind: str
+    old: Mapping[str, Any]  # the verdict JSON of the old matrix
+    new: Mapping[str, Any]
+
+    @property
+    def old_status(self) -> str:
+        return self.old["status"]
+
+    @property
+    def new_status(self) -> str:
+        return self.new["status"]
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        """The gate rules whose evidence decides either side (sorted, unique)."""
+        return tuple(sorted({e["source"] for side in (self.old, self.new) for e in side.get("evidence") or ()}))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "layer_title": self.layer_title,
+            "target": self.target,
+            "kind": self.kind,
+            "old": slim_verdict(self.old),
+            "new": slim_verdict(self.new),
+        }
+
+
+def slim_verdict(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """A verdict for side-by-side display: status, summary, evidence (where, text, rule), remedy, reason."""
+    return {
+        "status": cell["status"],
+        "summary": cell.get("summary") or "",
+        "evidence": [
+            {"where": e.get("where"), "text": e.get("text") or "", "rule": e.get("source"), "commit": (e.get("location") or {}).get("commit")}
+            for e in cell.get("evidence") or ()
+        ],
+        "remedy": cell.get("remedy"),
+        "reason": cell.get("reason"),
+    }
+
+
+@dataclass(frozen=True)
+class MatrixDiff:
+    targets: tuple[str, ...]
+    old_sources: tuple[Mapping[str, Any], ...]
+    new_sources: tuple[Mapping[str, Any], ...]
+    changes: tuple[CellChange, ...]
+    notes: tuple[str, ...] = ()
+
+    def of_kind(self, kind: str) -> list[CellChange]:
+        return [c for c in self.changes if c.kind == kind]
+
+    def regressions(self, targets: Iterable[str] | None = None) -> list[CellChange]:
+        wanted = None if targets is None else set(targets)
+        return [c for c in self.of_kind(REGRESSION) if wanted is None or c.target in wanted]
+
+    def counts(self) -> dict[str, int]:
+        return {kind: len(self.of_kind(kind)) for kind in KINDS}
+
+    def to_json(self) -> dict[str, Any]:
+        from gfxgate import __version__
+
+        return {
+            "schema_version": 1,
+            "kind": "gate-matrix-diff",
+            "generator": f"gfxgate {__version__}",
+            "targets": list(self.targets),
+            "old_sources": [dict(s) for s in self.old_sources],
+            "new_sources": [dict(s) for s in self.new_sources],
+            "counts": self.counts(),
+            "changes": [c.to_json() for c in self.changes],
+            "notes": list(self.notes),
+        }
+
+
+def _slim_sources(matrix: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    # name, ref and commit only: a URL may be a local mirror path and says nothing about the version
+    return tuple({"name": s["name"], "ref": s["ref"], "commit": s.get("commit")} for s in matrix.get("sources") or ())
+
+
+def diff_matrices(old: Mapping[str, Any], new: Mapping[str, Any]) -> MatrixDiff:
+    """Every cell present in both matrices whose status or evidence differs, in the new matrix's order."""
+    def cells(matrix):
+        out = {}
+        for layer in matrix["layers"]:
+            for cell in layer["cells"]:
+                out[(layer["id"], cell["target"])] = (layer, cell)
+        return out
+
+    old_cells, new_cells = cells(old), cells(new)
+    targets = tuple(t for t in new["targets"] if t in old["targets"])
+    notes = []
+    for t in old["targets"]:
+        if t not in new["targets"]:
+            notes.append(f"target {t} is only in the old report")
+    for t in new["targets"]:
+        if t not in old["targets"]:
+            notes.append(f"target {t} is only in the new report")
+    old_layers = [layer["id"] for layer in old["layers"]]
+    new_layers = [layer["id"] for layer in new["layers"]]
+    notes += [f"layer {lid} is only in the old report" for lid in old_layers if lid not in new_layers]
+    notes += [f"layer {lid} is only in the new report" for lid in new_layers if lid not in old_layers]
+    changes = []
+    for layer in new["layers"]:
+        if layer["id"] not in old_layers:
+            continue
+        for target in targets:
+            _, before = old_cells[(layer["id"], target)]
+            _, after = new_cells[(layer["id"], target)]
+            kind = classify(before["status"], after["status"])
+            if kind is None and _evidence_key(before) != _evidence_key(after):
+                kind = EVIDENCE
+            if kind is not None:
+                changes.append(CellChange(layer["id"], layer["title"], target, kind, before, after))
+    return MatrixDiff(targets, _slim_sources(old), _slim_sources(new), tuple(changes), tuple(notes))
+
+
+def load_matrix(path: Path) -> dict[str, Any]:
+    """A gate matrix JSON file, validated against the shipped schema; :class:`InputError` otherwise."""
+    import jsonschema
+
+    from gfxgate.datafiles import load_schema
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not JSON: {exc}") from exc
+    errors = list(jsonschema.Draft202012Validator(load_schema("matrix")).iter_errors(data))
+    if errors:
+        first = jsonschema.exceptions.best_match(errors)
+        where = "/".join(str(p) for p in first.absolute_path) or "(top)"
+        raise InputError(
+            f"{path}: not a gfxgate gate matrix ({where}: {first.message})",
+            hint="make it with `gfxgate scan --format json -o FILE`",
+        )
+    return data

@@ -1,0 +1,358 @@
+"""The release tags at which a layer's status changed, found by bisecting over an upstream's tags.
+
+Release tags are ordered by semantic version (``v0.9.0`` < ``v0.10.0``); pre-releases (``-rc1``)
+are left out unless asked for. At each probed tag the gate rules of that repository (and of the
+layouts vendored in it, such as ggml inside ollama) run through :func:`gfxgate.engine.collect_facts`
+on blobs read straight from the object database — no checkout — and the verdicts come from
+:func:`gfxgate.engine.build_matrix`, exactly as ``gfxgate scan --ref`` would compute them.
+
+Bisection: the tags between two probes whose verdicts agree are assumed to agree as well, so a
+status that changes and changes back between two such probes is not seen (``every_tag=True``
+probes every tag). A probe's signature per (layer, target) is the status *and* the rules that
+decide it, so a layer that keeps its status but is decided by another mechanism (ollama's
+rocBLAS-file allowlist → deep-initialisation probe) counts as a change too.
+
+Facts are cached per (rule digest, commit, tag) in memory and on disk under the gfxgate cache,
+so a second run re-reads and re-parses nothing that a first run already saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from gfxgate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
+from gfxgate.errors import SourceError, UsageError
+from gfxgate.model import GateMatrix, Layer
+from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
+from gfxgate.ruleset import GateRule, RuleSet
+from gfxgate.sources.resolve import Pins, SourceSet
+from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
+
+CACHEABLE = (MATCHED, NO_MATCH, NOT_APPLICABLE)  # deterministic given (rule, commit, tag); "unavailable" is not
+_PRE_SUFFIX = re.compile(r"-?(rc|alpha|beta|pre)\.?[0-9]*$")
+
+
+# -- tags ---------------------------------------------------------------------------------------------
+def release_tags(tags: list[str], pattern: str | None, *, prereleases: bool = False) -> list[str]:
+    """Release tags in semantic-version order; pre-releases only when asked (and then matched without their suffix)."""
+    rx = re.compile(pattern) if pattern else None
+    out = []
+    for tag in tags:
+        pre = is_prerelease(tag)
+        if pre and not prereleases:
+            continue
+        base = _PRE_SUFFIX.sub("", tag) if pre else tag
+        if rx is None or rx.search(base):
+            out.append(tag)
+    return sort_tags(out)
+
+
+def tag_window(tags: list[str], first: str | None, last: str | None, all_tags: list[str]) -> list[str]:
+    """The tags from ``first`` to ``last`` inclusive; an unknown bound fails with the nearest release tags."""
+    for bound in (first, last):
+        if bound is not None and bound not in tags:
+            near = nearest_tags(bound, tags) or nearest_tags(bound, all_tags)
+            known = "it is a pre-release (add --prereleases)" if bound in all_tags else "no such release tag"
+            raise SourceError(f"{bound!r}: {known}", hint=("nearest tags: " + ", ".join(near)) if near else None)
+    lo = tags.index(first) if first else 0
+    hi = tags.index(last) if last else len(tags) - 1
+    if lo > hi:
+        raise UsageError(f"--from {first} comes after --to {last} in release order")
+    return tags[lo: hi + 1]
+
+
+def _git(git_dir: Path, args: list[str], *, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
+    return subprocess.run(["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+def tag_commits(git_dir: Path) -> dict[str, str]:
+    """Every tag of a git directory and the commit it points at (annotated tags peeled), in one git call."""
+    out = _git(git_dir, ["for-each-ref", "refs/tags", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)"])
+    if out.returncode != 0:
+        raise SourceError(f"{git_dir}: cannot list tags: {out.stderr.strip()}")
+    commits = {}
+    for line in out.stdout.splitlines():
+        name, obj, peeled = (line.split("\0") + ["", ""])[:3]
+        commits[name] = peeled or obj
+    return commits
+
+
+# -- facts cache --------------------------------------------------------------------------------------
+class FactsCache:
+    """RuleFacts per (rule digest, commit, tag): in memory, and one JSON file per commit under ``root``."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._entries: dict[str, dict[str, dict[str, Any]]] = {}
+        self._dirty: set[str] = set()
+        self.hits = self.misses = 0
+
+    def _path(self, commit: str) -> Path:
+        return self.root / commit[:2] / f"{commit}.json"
+
+    def _load(self, commit: str) -> dict[str, dict[str, Any]]:
+        if commit not in self._entries:
+            data = {}
+            if self.root is not None:
+                try:
+                    data = json.loads(self._path(commit).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    data = {}  # missing or damaged: recomputed and rewritten
+            self._entries[commit] = data if isinstance(data, dict) else {}
+        return self._entries[commit]
+
+    def get(self, rule: GateRule, commit: str, tag: str) -> RuleFacts | None:
+        raw = self._load(commit).get(f"{tag}\0{rule.digest}")
+        if raw is None or raw.get("rule_id") != rule.id:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return RuleFacts.from_json(raw)
+
+    def put(self, rule: GateRule, commit: str, tag: str, facts: RuleFacts) -> None:
+        if facts.state in CACHEABLE:
+            self._load(commit)[f"{tag}\0{rule.digest}"] = facts.to_json()
+            self._dirty.add(commit)
+
+    def flush(self) -> None:
+        if self.root is None:
+            return
+        for commit in sorted(self._dirty):
+            path = self._path(commit)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self._entries[commit], sort_keys=True), encoding="utf-8")
+            tmp.replace(path)
+        self._dirty.clear()
+
+
+def default_cache_root(repo: str) -> Path:
+    from gfxgate.sources.gitrepo import cache_root
+
+    return cache_root() / "history-facts" / repo
+
+
+# -- the probes ---------------------------------------------------------------------------------------
+def rules_of_repo(ruleset: RuleSet, pins: Pins, repo: str) -> RuleSet:
+    """The source layers and rules that read ``repo`` directly or through a layout vendored in it."""
+    names = {repo} | {name for name, spec in pins.layouts.items() if spec.vendored_in == repo}
+    rules = tuple(r for r in ruleset.rules if r.repo in names)
+    layer_ids = {r.layer for r in rules}
+    layers = tuple(layer for layer in ruleset.layers if layer.id in layer_ids and layer.kind == "source")
+    return RuleSet(layers=layers, rules=rules)
+
+
+Signature = Mapping[tuple[str, str], tuple[str, tuple[str, ...]]]
+
+
+def signature(matrix: GateMatrix) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
+    """Per (layer, target): the status and the rules whose evidence decides it."""
+    return {
+        key: (v.status.value, tuple(sorted({e.source for e in v.evidence})))
+        for key, v in matrix.cells.items()
+    }
+
+
+class TagProber:
+    """Verdicts of one repository's layers at any of its tags, facts cached per (rule, commit, tag)."""
+
+    def __init__(self, pins: Pins, ruleset: RuleSet, repo: str, targets: list, catalog, *,
+                 sources: Mapping[str, str] | None = None, offline: bool = False, cache: FactsCache | None = None) -> None:
+        if repo not in pins.sources:
+            raise UsageError(f"unknown repository {repo!r}", hint="known: " + ", ".join(sorted(pins.sources)))
+        self.pins, self.repo, self.targets, self.catalog = pins, repo, targets, catalog
+        self.ruleset = rules_of_repo(ruleset, pins, repo)
+        if not self.ruleset.rules:
+            raise UsageError(f"no gate rule reads {repo}", hint="history follows repositories that gate rules read, e.g. ollama")
+        self.sources = dict(sources or {})
+        self.offline = offline
+        self.cache = cache or FactsCache(None)
+        self.notes: set[str] = set()
+        self._matrices: dict[str, GateMatrix] = {}
+        self.commits = self._tag_commits()
+
+    def _tag_commits(self) -> dict[str, str]:
+        from gfxgate.sources.gitrepo import GitRepo
+
+        sourceset = SourceSet(self.pins, sources=self.sources, offline=self.offline)
+        url = sourceset.url(self.repo)
+        repo = GitRepo(self.repo, url, offline=self.offline)
+        if repo.managed:
+            repo.ensure_clone()
+            if not self.offline:  # new releases since the clone was made; only commits and trees, no blobs
+                _git(repo.git_dir, ["fetch", "--filter=blob:none", "--tags", "--quiet", "origin"])
+        elif not Path(url).expanduser().exists():
+            raise SourceError(f"{self.repo}: source path {url} does not exist")
+        repo.close()
+        return tag_commits(repo.git_dir)
+
+    def release_tags(self, *, prereleases: bool = False) -> list[str]:
+        return release_tags(sorted(self.commits), self.pins.sources[self.repo].release_tags, prereleases=prereleases)
+
+    def facts_at(self, tag: str) -> dict[str, RuleFacts]:
+        commit = self.commits[tag]
+        facts: dict[str, RuleFacts] = {}
+        missing: list[GateRule] = []
+        for rule in self.ruleset.rules:
+            cached = self.cache.get(rule, commit, tag)
+            if cached is None:
+                missing.append(rule)
+            else:
+                facts[rule.id] = cached
+        if missing:
+            sourceset = SourceSet(self.pins, sources=self.sources, refs={self.repo: tag}, offline=self.offline)
+            try:
+                fresh = collect_facts(RuleSet(layers=self.ruleset.layers, rules=tuple(missing)), sourceset)
+            finally:
+                sourceset.close()
+            for rule in missing:
+                facts[rule.id] = fresh[rule.id]
+                self.cache.put(rule, commit, tag, fresh[rule.id])
+                if fresh[rule.id].state not in CACHEABLE:
+                    self.notes.add(f"{rule.id}: {fresh[rule.id].reason}")
+        return facts
+
+    def matrix_at(self, tag: str) -> GateMatrix:
+        if tag not in self._matrices:
+            self._matrices[tag] = build_matrix(self.ruleset, self.facts_at(tag), self.targets, self.catalog)
+        return self._matrices[tag]
+
+
+def change_points(count: int, sig: Callable[[int], Any], *, every: bool = False) -> list[int]:
+    """Indices ``i`` where ``sig(i - 1) != sig(i)``, by bisection (or by probing every index)."""
+    if count < 2:
+        if count == 1:
+            sig(0)
+        return []
+    if every:
+        return [i for i in range(1, count) if sig(i - 1) != sig(i)]
+    points: list[int] = []
+    stack = [(0, count - 1)]
+    while stack:
+        lo, hi = stack.pop()
+        if sig(lo) == sig(hi):
+            continue
+        if hi - lo == 1:
+            points.append(hi)
+            continue
+        mid = (lo + hi) // 2
+        stack += [(mid, hi), (lo, mid)]
+    return sorted(points)
+
+
+# -- the result ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Step:
+    """A layer's verdict for one target from ``tag`` on (``previous`` is the release before it)."""
+
+    tag: str
+    previous: str | None
+    kind: str | None
+    verdict: Mapping[str, Any]  # slim verdict JSON
+    before: Mapping[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"tag": self.tag, "previous_tag": self.previous, "kind": self.kind, "new": dict(self.verdict)}
+        out["old"] = dict(self.before) if self.before is not None else None
+        return out
+
+
+@dataclass(frozen=True)
+class LayerHistory:
+    layer: Layer
+    target: str
+    first: Step
+    changes: tuple[Step, ...]
+
+
+@dataclass(frozen=True)
+class History:
+    repo: str
+    targets: tuple[str, ...]
+    tags: tuple[str, ...]
+    probed: tuple[str, ...]
+    every_tag: bool
+    prereleases: bool
+    rows: tuple[LayerHistory, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        from gfxgate import __version__
+
+        layers: dict[str, dict[str, Any]] = {}
+        for row in self.rows:
+            entry = layers.setdefault(row.layer.id, {"id": row.layer.id, "title": row.layer.title, "targets": []})
+            entry["targets"].append({
+                "target": row.target,
+                "first": {"tag": row.first.tag, **row.first.verdict},
+                "changes": [s.to_json() for s in row.changes],
+            })
+        return {
+            "schema_version": 1,
+            "kind": "gate-history",
+            "generator": f"gfxgate {__version__}",
+            "repo": self.repo,
+            "targets": list(self.targets),
+            "method": "every-tag" if self.every_tag else "bisect",
+            "prereleases": self.prereleases,
+            "range": {"from": self.tags[0], "to": self.tags[-1], "tags": len(self.tags), "probed": len(self.probed)},
+            "layers": list(layers.values()),
+            "notes": list(self.notes),
+        }
+
+
+def history(prober: TagProber, *, first: str | None = None, last: str | None = None, layers: list[str] | None = None,
+            prereleases: bool = False, every_tag: bool = False) -> History:
+    """Walk the release tags of ``prober.repo`` and record every change of the selected layers."""
+    all_tags = sorted(prober.commits)
+    tags = tag_window(prober.release_tags(prereleases=prereleases), first, last, all_tags)
+    known_layers = [layer.id for layer in prober.ruleset.layers]
+    for lid in layers or ():
+        if lid not in known_layers:
+            raise UsageError(f"layer {lid!r} is not read from {prober.repo}", hint="layers: " + ", ".join(known_layers))
+    selected = [layer for layer in prober.ruleset.layers if not layers or layer.id in layers]
+    keys = [(layer.id, str(t)) for layer in selected for t in prober.targets]
+    probed: list[str] = []
+    sigs: dict[int, tuple] = {}
+
+    def sig(i: int) -> tuple:
+        if i not in sigs:
+            probed.append(tags[i])
+            full = signature(prober.matrix_at(tags[i]))
+            sigs[i] = tuple(full[k] for k in keys)
+        return sigs[i]
+
+    points = change_points(len(tags), sig, every=every_tag)
+    prober.cache.flush()
+    rows = []
+    for layer in selected:
+        for target in prober.targets:
+            key = (layer.id, str(target))
+            first_cell = prober.matrix_at(tags[0]).cells[key]
+            steps = []
+            for i in points:
+                old, new = prober.matrix_at(tags[i - 1]).cells[key], prober.matrix_at(tags[i]).cells[key]
+                if sigs[i - 1][keys.index(key)] == sigs[i][keys.index(key)]:
+                    continue
+                kind = classify(old.status.value, new.status.value) or EVIDENCE
+                steps.append(Step(tags[i], tags[i - 1], kind, slim_verdict(new.to_json()), slim_verdict(old.to_json())))
+            rows.append(LayerHistory(layer, str(target), Step(tags[0], None, None, slim_verdict(first_cell.to_json())), tuple(steps)))
+    return History(
+        repo=prober.repo,
+        targets=tuple(str(t) for t in prober.targets),
+        tags=tuple(tags),
+        probed=tuple(sorted(probed, key=tags.index)),
+        every_tag=every_tag,
+        prereleases=prereleases,
+        rows=tuple(rows),
+        notes=tuple(sorted(prober.notes)),
+    )

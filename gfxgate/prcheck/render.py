@@ -1,0 +1,188 @@
+"""Formatters for diffs and histories (Markdown, JSON, text). They render; the CLI does the I/O."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from gfxgate.prcheck.diff import DRIFT, EVIDENCE, IMPROVEMENT, KINDS, REGRESSION, RESOLVED, MatrixDiff
+from gfxgate.prcheck.history import History
+from gfxgate.report.markdown import code, md_escape
+
+KIND_LABELS = {
+    REGRESSION: "**regression**",
+    DRIFT: "**drift**",
+    IMPROVEMENT: "improvement",
+    RESOLVED: "resolved",
+    EVIDENCE: "evidence moved",
+}
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _sources(sources) -> str:
+    parts = [f"`{s['name']}@{s['ref']}`" + (f" ({s['commit'][:12]})" if s.get("commit") else "") for s in sources]
+    return ", ".join(parts) or "(none)"
+
+
+def _status(status: str) -> str:
+    return f"**{status}**" if status in ("blocked", "override-required") else status
+
+
+def _evidence_cell(verdict: Mapping[str, Any]) -> str:
+    lines = []
+    for e in verdict["evidence"]:
+        where = f"`{e['where']}`" if e.get("where") else "(no location)"
+        lines.append(where + (f" {md_escape(code(e['text']))}" if e.get("text") else ""))
+    if not lines and verdict.get("reason"):
+        lines.append("why: " + md_escape(verdict["reason"]))
+    return "<br>".join(lines) or "—"
+
+
+def _counts_line(counts: Mapping[str, int]) -> str:
+    names = {REGRESSION: "regression", DRIFT: "drift", IMPROVEMENT: "improvement", RESOLVED: "resolved", EVIDENCE: "evidence moved"}
+    parts = []
+    for kind in KINDS:
+        n = counts.get(kind, 0)
+        label = f"{n} {names[kind]}" + ("s" if n != 1 and kind in (REGRESSION, IMPROVEMENT) else "")
+        parts.append(f"**{label}**" if kind in (REGRESSION, DRIFT) and n else label)
+    return ", ".join(parts)
+
+
+# -- diff -----------------------------------------------------------------------------------------------
+def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tuple[str, ...] = ()) -> str:
+    out = [f"# {title}: {', '.join(diff.targets) or '(no common target)'}", ""]
+    out.append(f"Old: {_sources(diff.old_sources)}  ")
+    out.append(f"New: {_sources(diff.new_sources)}")
+    out.append("")
+    out.append(_counts_line(diff.counts()) + ".")
+    out.append("")
+    if failing:
+        bad = sorted({c.target for c in diff.regressions(failing)})
+        if bad:
+            out.append(f"**Failing**: {', '.join(bad)} regressed (named in `--fail-on`).")
+        else:
+            out.append(f"No regression for {', '.join(failing)} (named in `--fail-on`).")
+        out.append("")
+    flips = [c for c in diff.changes if c.kind != EVIDENCE]
+    if flips:
+        out += ["| Target | Layer | Change | Old | New |", "|---|---|---|---|---|"]
+        for c in flips:
+            out.append(f"| {c.target} | {md_escape(c.layer_title)} | {KIND_LABELS[c.kind]} | {_status(c.old_status)} | {_status(c.new_status)} |")
+        out.append("")
+        for c in flips:
+            out.append(f"## {c.target} — {c.layer_title}: {c.old_status} → {c.new_status} ({c.kind})")
+            out.append("")
+            old, new = c.to_json()["old"], c.to_json()["new"]
+            out += ["| | Old | New |", "|---|---|---|"]
+            out.append(f"| status | {_status(old['status'])} | {_status(new['status'])} |")
+            out.append(f"| summary | {md_escape(old['summary'])} | {md_escape(new['summary'])} |")
+            out.append(f"| evidence | {_evidence_cell(old)} | {_evidence_cell(new)} |")
+            if old["remedy"] or new["remedy"]:
+                out.append(f"| remedy | {md_escape(old['remedy'] or '—')} | {md_escape(new['remedy'] or '—')} |")
+            if (old["reason"] or new["reason"]) and (old["evidence"] or new["evidence"]):
+                out.append(f"| reason | {md_escape(old['reason'] or '—')} | {md_escape(new['reason'] or '—')} |")
+            out.append("")
+    else:
+        out += ["No cell changed status.", ""]
+    moved = diff.of_kind(EVIDENCE)
+    if moved:
+        out += ["## Evidence moved (same status)", ""]
+        for c in moved:
+            before = ", ".join(f"`{e['where']}`" for e in c.to_json()["old"]["evidence"]) or "—"
+            after = ", ".join(f"`{e['where']}`" for e in c.to_json()["new"]["evidence"]) or "—"
+            out.append(f"- {c.target} / {c.layer_title} ({c.new_status}): {before} → {after}")
+        out.append("")
+    if diff.notes:
+        out += ["## Notes", ""] + [f"- {n}" for n in diff.notes] + [""]
+    return "\n".join(out)
+
+
+def diff_text(diff: MatrixDiff, *, failing: tuple[str, ...] = ()) -> str:
+    out = ["gfxgate diff: " + _counts_line(diff.counts()).replace("**", "")]
+    for c in diff.changes:
+        if c.kind == EVIDENCE:
+            continue
+        out.append(f"  {c.kind:<12} {c.target:<10} {c.layer:<20} {c.old_status} -> {c.new_status}")
+        for side, verdict in (("old", c.to_json()["old"]), ("new", c.to_json()["new"])):
+            where = verdict["evidence"][0]["where"] if verdict["evidence"] else (verdict["reason"] or "")
+            out.append(f"  {'':<12} {side}: {verdict['summary']} [{where}]")
+    if failing and diff.regressions(failing):
+        out.append("failing: " + ", ".join(sorted({c.target for c in diff.regressions(failing)})))
+    return "\n".join(out) + "\n"
+
+
+def render_diff(diff: MatrixDiff, fmt: str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,
+                pins_uri: str = "rules/pins.toml", title: str = "gfxgate diff") -> str:
+    if fmt == "json":
+        return dumps({**diff.to_json(), "fail_on": list(failing), "failing": sorted({c.target for c in diff.regressions(failing)}) if failing else []})
+    if fmt == "sarif":
+        from gfxgate.report.sarif import diff_sarif
+
+        return dumps(diff_sarif(diff, pins_uri=pins_uri, pins_lines=pins_lines or {}))
+    if fmt == "text":
+        return diff_text(diff, failing=failing)
+    return diff_markdown(diff, failing=failing, title=title)
+
+
+# -- history --------------------------------------------------------------------------------------------
+def _first_where(verdict: Mapping[str, Any]) -> str:
+    if verdict["evidence"]:
+        e = verdict["evidence"][0]
+        more = f" (+{len(verdict['evidence']) - 1})" if len(verdict["evidence"]) > 1 else ""
+        return f"`{e['where']}`{more}"
+    return md_escape(verdict.get("reason") or "—")
+
+
+def history_markdown(h: History) -> str:
+    method = "every tag probed" if h.every_tag else "found by bisection"
+    pre = "pre-releases included" if h.prereleases else "pre-releases excluded"
+    out = [f"# gfxgate history: {h.repo}, {', '.join(h.targets)}", ""]
+    out.append(f"Release tags {h.tags[0]} … {h.tags[-1]} in version order: {len(h.tags)} tags, {len(h.probed)} probed ({method}; {pre}).")
+    out.append("")
+    out += ["| Layer | Target | At tag | Change | Before (tag) | After | Evidence after |", "|---|---|---|---|---|---|---|"]
+    for row in h.rows:
+        first = row.first.verdict
+        out.append(f"| {md_escape(row.layer.title)} | {row.target} | {row.first.tag} | first | — | {_status(first['status'])} | {_first_where(first)} |")
+        for step in row.changes:
+            out.append(
+                f"| {md_escape(row.layer.title)} | {row.target} | **{step.tag}** | {KIND_LABELS[step.kind]} | "
+                f"{_status(step.before['status'])} ({step.previous}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
+            )
+    out.append("")
+    for row in h.rows:
+        if not row.changes:
+            continue
+        out += [f"## {row.layer.title} — {row.target}", ""]
+        for step in row.changes:
+            out.append(f"- **{step.tag}** ({step.kind}, after {step.previous}): {step.before['status']} → {step.verdict['status']}")
+            out.append(f"  - before: {md_escape(step.before['summary'])} — {_first_where(step.before)}")
+            out.append(f"  - after: {md_escape(step.verdict['summary'])} — {_first_where(step.verdict)}")
+        out.append("")
+    if h.notes:
+        shown = list(h.notes[:20])
+        out += ["## Notes", ""] + [f"- {n}" for n in shown]
+        if len(h.notes) > len(shown):
+            out.append(f"- … and {len(h.notes) - len(shown)} more (see --format json)")
+        out.append("")
+    return "\n".join(out)
+
+
+def history_text(h: History) -> str:
+    out = [f"gfxgate history: {h.repo} {h.tags[0]}..{h.tags[-1]} ({len(h.tags)} tags, {len(h.probed)} probed)"]
+    for row in h.rows:
+        out.append(f"{row.layer.id} {row.target}: {row.first.verdict['status']} at {row.first.tag}")
+        for step in row.changes:
+            where = step.verdict["evidence"][0]["where"] if step.verdict["evidence"] else (step.verdict["reason"] or "")
+            out.append(f"  {step.tag:<12} {step.kind:<12} {step.before['status']} -> {step.verdict['status']}  {where}")
+    return "\n".join(out) + "\n"
+
+
+def render_history(h: History, fmt: str) -> str:
+    if fmt == "json":
+        return dumps(h.to_json())
+    if fmt == "text":
+        return history_text(h)
+    return history_markdown(h)

@@ -1,0 +1,223 @@
+"""SARIF 2.1.0 for `scan` and `diff`: stable rule ids and fingerprints, locations in this repository.
+
+Upstream files are not part of a pull request, so every result points at a file of *this*
+repository — the gate rule's YAML file (scan) or the pin in ``rules/pins.toml`` (diff) — and
+carries the upstream evidence (``repo@tag:path:line`` and the matched line) in its message.
+
+- rule ids: ``gfxgate/scan/<layer>`` and ``gfxgate/diff/<kind>``; they never contain a version.
+- levels: blocked / regression → ``error``; override-required / drift → ``warning``;
+  partial, unknown, improvement, resolved → ``note``. Allowed, not-scanned and not-measured cells
+  and evidence-only moves produce no result.
+- ``partialFingerprints["gfxgate/v1"]`` hashes what the result is about (layer, target, status or
+  transition, deciding rules), never a line number or tag, so it survives upstream churn.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from gfxgate.model import GateMatrix, Status
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SCAN_LEVELS = {
+    Status.BLOCKED: "error",
+    Status.OVERRIDE_REQUIRED: "warning",
+    Status.PARTIAL: "note",
+    Status.UNKNOWN: "note",
+}
+DIFF_LEVELS = {"regression": "error", "drift": "warning", "improvement": "note", "resolved": "note"}
+DIFF_TEXT = {
+    "regression": "A target lost a layer: its status became more restrictive.",
+    "drift": "A layer stopped deciding: a rule no longer matches upstream, or a source could not be read.",
+    "improvement": "A target gained a layer: its status became less restrictive.",
+    "resolved": "A layer that decided nothing before now decides.",
+}
+Where = tuple[str, int]  # (uri relative to the repository root, 1-based line)
+
+
+def fingerprint(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+
+
+def _location(where: Where) -> dict[str, Any]:
+    uri, line = where
+    return {"physicalLocation": {"artifactLocation": {"uri": uri}, "region": {"startLine": max(1, line)}}}
+
+
+def _evidence_text(evidence) -> str:
+    parts = []
+    for e in evidence:
+        where = e.get("where") or "(no location)"
+        parts.append(f"{where}" + (f" `{e['text'].strip()}`" if e.get("text") else ""))
+    return "; ".join(parts)
+
+
+def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
+    from gfxgate import __version__
+
+    return {"name": "gfxgate", "version": __version__, "semanticVersion": __version__, "rules": rules}
+
+
+def _document(rules: list[dict[str, Any]], results: list[dict[str, Any]], properties: dict[str, Any], category: str) -> dict[str, Any]:
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    for result in results:
+        result["ruleIndex"] = index[result["ruleId"]]
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": _driver(rules)},
+            "automationDetails": {"id": f"gfxgate/{category}/"},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+            "properties": properties,
+        }],
+    }
+
+
+# -- scan -------------------------------------------------------------------------------------------------
+def scan_sarif(matrix: GateMatrix, *, rule_where: Mapping[str, Where], layer_where: Mapping[str, Where]) -> dict[str, Any]:
+    """One result per decided-restrictive or unknown cell, located at the rule that decides it."""
+    rules = []
+    results = []
+    for layer in matrix.layers:
+        cells = [v for v in matrix.row(layer.id) if v.status in SCAN_LEVELS]
+        if not cells:
+            continue
+        rule_id = f"gfxgate/scan/{layer.id}"
+        rules.append({
+            "id": rule_id,
+            "name": "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", layer.id)),
+            "shortDescription": {"text": layer.title},
+            "fullDescription": {"text": layer.question},
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {"tags": ["gfxgate", layer.kind]},
+        })
+        for v in cells:
+            deciding = sorted({e.source for e in v.evidence})
+            where = next((rule_where[r] for r in deciding if r in rule_where), None) or layer_where.get(layer.id) or ("rules/layers.yaml", 1)
+            evidence = [e.to_json() for e in v.evidence]
+            text = f"{v.target}: {layer.title} is {v.status.value} — {v.summary}."
+            if evidence:
+                text += f" Evidence: {_evidence_text(evidence)}."
+            if v.reason:
+                text += f" {'Why' if v.status is Status.UNKNOWN else 'Also checked'}: {v.reason}."
+            if v.remedy:
+                text += f" Remedy: {v.remedy}"
+            results.append({
+                "ruleId": rule_id,
+                "level": SCAN_LEVELS[v.status],
+                "message": {"text": text},
+                "locations": [_location(where)],
+                "partialFingerprints": {"gfxgate/v1": fingerprint("scan", layer.id, v.target, v.status.value, *deciding)},
+                "properties": {
+                    "target": v.target,
+                    "layer": layer.id,
+                    "status": v.status.value,
+                    "rules": deciding,
+                    "evidence": [e["where"] for e in evidence if e["where"]],
+                },
+            })
+    properties = {"targets": list(matrix.targets), "sources": [f"{s.name}@{s.ref}" for s in matrix.sources]}
+    return _document(rules, results, properties, "scan")
+
+
+# -- diff -------------------------------------------------------------------------------------------------
+def diff_sarif(diff, *, pins_uri: str = "rules/pins.toml", pins_lines: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """One result per status change, located at the pin of the repository whose evidence changed."""
+    pins_lines = pins_lines or {}
+    kinds = [k for k in DIFF_LEVELS if diff.of_kind(k)]
+    rules = [{
+        "id": f"gfxgate/diff/{kind}",
+        "name": kind.capitalize(),
+        "shortDescription": {"text": f"Gate {kind}"},
+        "fullDescription": {"text": DIFF_TEXT[kind]},
+        "defaultConfiguration": {"level": DIFF_LEVELS[kind]},
+        "properties": {"tags": ["gfxgate", "diff"]},
+    } for kind in kinds]
+    results = []
+    for c in diff.changes:
+        if c.kind not in DIFF_LEVELS:
+            continue
+        old, new = c.to_json()["old"], c.to_json()["new"]
+        repos = [e["where"].split("@", 1)[0] for e in new["evidence"] + old["evidence"] if e.get("where") and "@" in e["where"]]
+        line = next((pins_lines[r] for r in repos if r in pins_lines), 1)
+        text = (
+            f"{c.target}: {c.layer_title} {c.old_status} → {c.new_status} ({c.kind})."
+            f" Old: {old['summary']}" + (f" [{_evidence_text(old['evidence'])}]" if old["evidence"] else "") + "."
+            f" New: {new['summary']}" + (f" [{_evidence_text(new['evidence'])}]" if new["evidence"] else "") + "."
+        )
+        if new["reason"] and not new["evidence"]:
+            text += f" Why: {new['reason']}."
+        if new["remedy"]:
+            text += f" Remedy: {new['remedy']}"
+        results.append({
+            "ruleId": f"gfxgate/diff/{c.kind}",
+            "level": DIFF_LEVELS[c.kind],
+            "message": {"text": text},
+            "locations": [_location((pins_uri, line))],
+            "partialFingerprints": {"gfxgate/v1": fingerprint("diff", c.kind, c.layer, c.target, c.old_status, c.new_status)},
+            "properties": {"target": c.target, "layer": c.layer, "kind": c.kind, "old_status": c.old_status,
+                           "new_status": c.new_status, "rules": list(c.rule_ids)},
+        })
+    properties = {
+        "targets": list(diff.targets),
+        "old_sources": [f"{s['name']}@{s['ref']}" for s in diff.old_sources],
+        "new_sources": [f"{s['name']}@{s['ref']}" for s in diff.new_sources],
+    }
+    return _document(rules, results, properties, "diff")
+
+
+# -- where rules live in this repository -----------------------------------------------------------------
+def repo_relative(path: str | Path) -> str:
+    """A shipped rules file as the repository spells it (``rules/gates/x.yaml``), whatever the install layout."""
+    from gfxgate.resources import rules_dir
+
+    path = Path(path).resolve()
+    try:
+        return "rules/" + path.relative_to(rules_dir().resolve()).as_posix()
+    except ValueError:
+        pass
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def rule_locations(ruleset) -> tuple[dict[str, Where], dict[str, Where]]:
+    """(rule id → where its ``- id:`` line is, layer id → its gates file) for a loaded rule set."""
+    rule_where: dict[str, Where] = {}
+    layer_where: dict[str, Where] = {}
+    texts: dict[str, list[str]] = {}
+    for rule in ruleset.rules:
+        if not rule.defined_in:
+            continue
+        if rule.defined_in not in texts:
+            try:
+                texts[rule.defined_in] = Path(rule.defined_in).read_text(encoding="utf-8").splitlines()
+            except OSError:
+                texts[rule.defined_in] = []
+        rx = re.compile(r"^\s*-?\s*id:\s*[\"']?" + re.escape(rule.id) + r"[\"']?\s*(#.*)?$")
+        line = next((i for i, text in enumerate(texts[rule.defined_in], 1) if rx.match(text)), 1)
+        uri = repo_relative(rule.defined_in)
+        rule_where[rule.id] = (uri, line)
+        layer_where.setdefault(rule.layer, (uri, 1))
+    return rule_where, layer_where
+
+
+@functools.cache
+def _default_locations() -> tuple[dict[str, Where], dict[str, Where]]:
+    from gfxgate.ruleset import default_rules
+
+    return rule_locations(default_rules())
+
+
+def render_scan(matrix: GateMatrix) -> str:
+    import json
+
+    rule_where, layer_where = _default_locations()
+    return json.dumps(scan_sarif(matrix, rule_where=rule_where, layer_where=layer_where), indent=2, sort_keys=True, ensure_ascii=False) + "\n"

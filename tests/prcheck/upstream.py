@@ -1,0 +1,97 @@
+"""A synthetic ollama-shaped upstream whose release tags flip, move and drift (built with GitPython).
+
+Commit dates are fixed so commit SHAs — and so the golden outputs — are the same on every machine.
+The tags are created out of lexical order on purpose: v0.10.0 comes after v0.9.0.
+
+| tag        | what changes                                                   | expected for gfx900            |
+|------------|----------------------------------------------------------------|--------------------------------|
+| v0.1.0     | filter keeps gfx900, rocBLAS allowlist, presets list gfx900    | filter allowed, discovery partial |
+| v0.1.1     | README only                                                    | nothing                        |
+| v0.2.0     | CMakeLists.txt lines move down by 3                            | evidence moves, status same    |
+| v0.2.1-rc1 | filter drops gfx900 (a pre-release)                            | seen only with --prereleases   |
+| v0.3.0     | filter drops gfx900; allowlist replaced by GGML_CUDA_INIT probe | filter regression, discovery improvement |
+| v0.3.1     | ml/device.go moves to discover/device.go                       | evidence moves, status same    |
+| v0.4.0     | Dockerfile deletes rocBLAS *gfx90[06]*                          | release-packaging regression   |
+| v0.9.0     | presets drop gfx900                                            | cmake-presets regression       |
+| v0.10.0    | CMakeLists.txt no longer filters (rule stops matching)         | cmake-filter drift → unknown   |
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+from tests.core.upstream_fixtures import (
+    AMD_COMMON_GO,
+    CMAKE,
+    COMMON_CUH,
+    DEVICE_GO,
+    DOCKERFILE,
+    GGML,
+    HIP_H,
+    MATRIX_RST,
+    NEW_REGEX,
+    OLD_REGEX,
+    new_repo,
+    presets,
+)
+
+DATE = "2025-01-{day:02d}T12:00:00+0000"
+WITH_GFX900 = "gfx900;gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx906:xnack-"
+WITHOUT_GFX900 = "gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102"
+
+
+def commit(repo: git.Repo, files: dict[str, str | None], message: str, day: int, tag: str | None = None) -> str:
+    root = Path(repo.working_tree_dir)
+    for rel, text in files.items():
+        path = root / rel
+        if text is None:
+            repo.index.remove([rel], working_tree=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        repo.index.add([rel])
+    stamp = DATE.format(day=day)
+    sha = repo.index.commit(message, author_date=stamp, commit_date=stamp).hexsha
+    if tag:
+        repo.create_tag(tag)
+    return sha
+
+
+def build_ollama_history(path: Path) -> git.Repo:
+    repo = new_repo(path)
+    commit(repo, {
+        "README.md": "ollama fixture\n",
+        "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
+        "CMakePresets.json": presets(WITH_GFX900),
+        "discover/amd_common.go": AMD_COMMON_GO,
+        "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
+        f"{GGML}/vendors/hip.h": HIP_H,
+        f"{GGML}/common.cuh": COMMON_CUH,
+    }, "v0.1.0", 1, tag="v0.1.0")
+    commit(repo, {"README.md": "ollama fixture, patch release\n"}, "v0.1.1", 2, tag="v0.1.1")
+    commit(repo, {"CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=OLD_REGEX)}, "v0.2.0", 3, tag="v0.2.0")
+    new_cmake = "# moved a few lines\n\n\n" + CMAKE.format(regex=NEW_REGEX)
+    commit(repo, {"CMakeLists.txt": new_cmake}, "v0.2.1-rc1", 4, tag="v0.2.1-rc1")
+    commit(repo, {"discover/amd_common.go": None, "ml/device.go": DEVICE_GO}, "v0.3.0", 5, tag="v0.3.0")
+    commit(repo, {"ml/device.go": None, "discover/device.go": DEVICE_GO.replace("package ml", "package discover")}, "v0.3.1", 6, tag="v0.3.1")
+    commit(repo, {"Dockerfile": DOCKERFILE}, "v0.4.0", 7, tag="v0.4.0")
+    commit(repo, {"CMakePresets.json": presets(WITHOUT_GFX900)}, "v0.9.0", 8, tag="v0.9.0")
+    commit(repo, {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama C CXX)\nadd_subdirectory(ml)\n"},
+           "v0.10.0", 9, tag="v0.10.0")
+    commit(repo, {"README.md": "work after the last release\n"}, "untagged", 10)
+    return repo
+
+
+def build_rocm_docs_fixed(path: Path) -> git.Repo:
+    repo = new_repo(path)
+    commit(repo, {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")}, "docs", 1, tag="rocm-6.3.3")
+    return repo
+
+
+def build_upstream(root: Path) -> dict[str, Path]:
+    """Build the fixtures under ``root``; the GFXGATE_SOURCE_<NAME> values that point gfxgate at them."""
+    build_ollama_history(root / "ollama")
+    build_rocm_docs_fixed(root / "rocm")
+    return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm"}
