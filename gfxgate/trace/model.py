@@ -1,0 +1,206 @@
+"""Trace results: frozen dataclasses the formatters render (no I/O here).
+
+A found hop always has a location (``repo@tag:path:line``) and the code line; a missing hop always
+has a reason. The conclusion exists only when the sink was reached, and quotes its documentation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gfxgate.model import Location, SourceInfo
+
+TRACE_JSON_VERSION = 1
+
+FOUND = "found"
+MISSING = "missing"
+PARTIAL = "partial"
+
+
+@dataclass(frozen=True)
+class TraceHop:
+    """One step of the flow, found at the scanned version or reported missing with its reason."""
+
+    id: str  # the rule's hop id (``/receiver`` etc. for the second site of a process boundary)
+    stage: str
+    kind: str
+    status: str  # found | missing
+    location: Location | None = None
+    code: str = ""
+    symbol: str = ""  # what the hop found: ``Options.num_gpu``, ``assignLayers(requestedLayers)``
+    meaning: str | None = None  # nearest documentation
+    meaning_source: str | None = None  # "trailing comment", "doc comment", "help string", …
+    reason: str | None = None  # why it is missing
+    note: str | None = None  # the rule's note on how this hop links to the previous one
+    via: str | None = None  # the route taken within the stage
+    also: tuple[Location, ...] = ()  # further sites of the same construct
+
+    def __post_init__(self) -> None:
+        if self.status == FOUND and self.location is None:
+            raise ValueError(f"hop {self.id} found without a location")
+        if self.status == MISSING and not self.reason:
+            raise ValueError(f"hop {self.id} missing without a reason")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "stage": self.stage,
+            "kind": self.kind,
+            "status": self.status,
+            "where": str(self.location) if self.location else None,
+            "location": self.location.to_json() if self.location else None,
+            "code": self.code,
+            "symbol": self.symbol,
+            "meaning": self.meaning,
+            "meaning_source": self.meaning_source,
+            "reason": self.reason,
+            "note": self.note,
+            "via": self.via,
+            "also": [str(loc) for loc in self.also],
+        }
+
+
+@dataclass(frozen=True)
+class TraceStage:
+    id: str
+    title: str
+    summary: bool
+    sink: bool
+    status: str  # found | partial | missing
+    hops: tuple[TraceHop, ...]
+    via: str | None = None
+
+    @property
+    def found(self) -> tuple[TraceHop, ...]:
+        return tuple(h for h in self.hops if h.status == FOUND)
+
+    @property
+    def anchor(self) -> TraceHop | None:
+        """The hop that locates the stage in the summary table (its first found hop)."""
+        return self.found[0] if self.found else None
+
+    @property
+    def symbol(self) -> str:
+        return " → ".join(h.symbol for h in self.found if h.symbol)
+
+    @property
+    def meaning(self) -> TraceHop | None:
+        """The hop whose documentation explains the stage: the last documented one (nearest the sink)."""
+        documented = [h for h in self.found if h.meaning]
+        return documented[-1] if documented else None
+
+    @property
+    def reason(self) -> str | None:
+        missing = [h for h in self.hops if h.status == MISSING]
+        return "; ".join(f"{h.id}: {h.reason}" for h in missing) or None
+
+    def to_json(self) -> dict[str, Any]:
+        anchor, meaning = self.anchor, self.meaning
+        return {
+            "id": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "sink": self.sink,
+            "status": self.status,
+            "via": self.via,
+            "where": str(anchor.location) if anchor else None,
+            "code": anchor.code if anchor else None,
+            "symbol": self.symbol,
+            "meaning": meaning.meaning if meaning else None,
+            "reason": self.reason,
+            "hops": [h.to_json() for h in self.hops],
+        }
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    option: str
+    rule: str
+    title: str
+    question: str | None
+    stages: tuple[TraceStage, ...]
+    sources: tuple[SourceInfo, ...]
+    conclusion: str | None
+    conclusion_reason: str | None  # why there is no conclusion
+    caution: str | None
+    notes: tuple[str, ...] = ()
+    parsed_files: int = 0
+
+    @property
+    def hops(self) -> tuple[TraceHop, ...]:
+        return tuple(h for s in self.stages for h in s.hops)
+
+    def stage(self, stage_id: str) -> TraceStage:
+        return next(s for s in self.stages if s.id == stage_id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": TRACE_JSON_VERSION,
+            "kind": "trace",
+            "option": self.option,
+            "rule": self.rule,
+            "title": self.title,
+            "question": self.question,
+            "sources": [s.to_json() for s in self.sources],
+            "stages": [s.to_json() for s in self.stages],
+            "conclusion": self.conclusion,
+            "conclusion_reason": self.conclusion_reason,
+            "caution": self.caution,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class EnvRead:
+    """One place where a repository reads (or passes on) an environment variable."""
+
+    repo: str
+    ref: str
+    path: str
+    line: int
+    text: str
+    kind: str  # envconfig, runner-env, getenv, env-set, description, mention (from rules/traces/env.yaml)
+    commit: str | None = None
+    function: str = ""
+    meaning: str | None = None
+
+    @property
+    def location(self) -> Location:
+        return Location(repo=self.repo, ref=self.ref, commit=self.commit, path=self.path, line=self.line)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "ref": self.ref,
+            "commit": self.commit,
+            "path": self.path,
+            "line": self.line,
+            "where": str(self.location),
+            "text": self.text,
+            "kind": self.kind,
+            "function": self.function,
+            "meaning": self.meaning,
+        }
+
+
+@dataclass(frozen=True)
+class EnvSearch:
+    """`gfxgate trace --env NAME`: every read, plus the repositories that could not be searched."""
+
+    name: str
+    reads: tuple[EnvRead, ...]
+    kinds: tuple[tuple[str, str], ...]  # (kind, description) in rule order
+    sources: tuple[SourceInfo, ...]
+    unavailable: tuple[tuple[str, str], ...] = field(default=())  # (repo, reason)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": TRACE_JSON_VERSION,
+            "kind": "env",
+            "name": self.name,
+            "sources": [s.to_json() for s in self.sources],
+            "kinds": [{"kind": k, "description": d} for k, d in self.kinds],
+            "reads": [r.to_json() for r in self.reads],
+            "unavailable": [{"repo": r, "reason": why} for r, why in self.unavailable],
+        }
