@@ -311,7 +311,8 @@ def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
         held = sorted({c.processor for c in objects})
         if claimed not in held:
             scan.error(f"the name claims {library.target}, the code objects are for {', '.join(held)}")
-    return FileReport(name, kind, size, blob.bytes_read, tuple(objects), tuple(scan.strings), library,
+    # Overlapping reads (a header read twice) are counted twice; no file is read more than whole.
+    return FileReport(name, kind, size, min(blob.bytes_read, size), tuple(objects), tuple(scan.strings), library,
                       tuple(scan.errors), digest)
 
 

@@ -107,7 +107,8 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
 
     overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[1].confirmed]
     if overrides:
-        best = overrides[0][2]
+        # nearest processor first (gfx900 before gfx906 for a gfx902 device), then path order
+        best = min(overrides, key=lambda p: (p[2].code_target, p[0].path))[2]
         values = sorted({p[2].override for p in overrides})
         summary = (f"no {name} code; only reachable through HSA_OVERRIDE_GFX_VERSION="
                    f"{best.override} (loads {best.code_target} code)")
