@@ -169,3 +169,13 @@ def test_default_paths_are_the_existing_ones(tmp_path, monkeypatch):
     monkeypatch.setattr(cmd, "DEFAULT_DIRS", (str(tmp_path / "ollama"), str(tmp_path / "absent")))
     paths = cmd.default_paths()
     assert paths[0] == tmp_path / "ollama" and tmp_path / "absent" not in paths
+
+
+def test_override_names_the_nearest_processor(built, tmp_path):
+    for mcpu in ("gfx906:xnack-", "gfx900"):
+        shutil.copy(built.code_object(mcpu), tmp_path / f"a-{mcpu.replace(':', '_')}.hsaco")
+    cells = artifact_verdicts(scan_paths([tmp_path]), [catalog().parse("gfx902")])
+    v = cells[(INSTALLED_LAYER, "gfx902")]
+    assert v.status is Status.OVERRIDE_REQUIRED
+    assert v.remedy.startswith("HSA_OVERRIDE_GFX_VERSION=9.0.0 ") and "loads the gfx900 code" in v.remedy
+    assert v.workarounds == ("HSA_OVERRIDE_GFX_VERSION=9.0.6",)
