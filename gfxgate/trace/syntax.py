@@ -76,6 +76,15 @@ class ParsedFile:
             stack.extend(reversed(node.children))
 
 
+    def walk_under(self, root, types: set[str]) -> Iterator:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type in types:
+                yield node
+            stack.extend(reversed(node.children))
+
+
 class ParseCache:
     """Parsed files of one run, keyed by (source identity, path): each file is parsed once."""
 
