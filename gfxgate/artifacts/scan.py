@@ -28,6 +28,12 @@ from gfxgate.artifacts.rocblas import classify
 
 MAX_SEARCH_BYTES = 64 << 20  # per file: data sections searched for embedded images and target names
 MAX_ERRORS = 50  # per file; a crafted file cannot flood the report
+MAX_OBJECTS = 50_000  # per file: code objects decoded (librocsparse has 777); bounds the work on crafted files
+MAX_INFLATE_TOTAL = 1 << 30  # per file: bytes inflated over all its compressed bundles
+
+
+class _ScanLimit(Exception):
+    """A per-file work limit was reached; the file's report says so and the scan moves on."""
 HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
 _TARGET_TEXT = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
 _EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
@@ -46,6 +52,9 @@ class _FileScan:
         self.errors: list[FileError] = []
         self.strings: list[TargetString] = []
         self._searched: set[tuple[int, int]] = set()
+        self.decoded = 0
+        self.kind = OTHER
+        self.inflate_left = MAX_INFLATE_TOTAL
 
     def touch(self, start: int, end: int) -> None:
         """Count a searched range once in bytes_read (a search touches every byte of it)."""
@@ -66,6 +75,9 @@ class _FileScan:
     def code_object(self, image: Blob, container: str, *, origin: int, size: int,
                     entry: bnd.BundleEntry | None = None, inner_offset: int | None = None) -> None:
         """Decode the ELF that starts ``image``; ``origin`` is what the report calls its file offset."""
+        self.decoded += 1
+        if self.decoded > MAX_OBJECTS:
+            raise _ScanLimit(f"stopped after {MAX_OBJECTS} code objects (a per-file limit)")
         try:
             hdr = elf.code_object_header(image)
         except ArtifactFormatError as exc:
@@ -108,7 +120,19 @@ class _FileScan:
     def compressed(self, blob: Blob, offset: int) -> None:
         try:
             header = bnd.parse_compressed_header(blob, offset)
-            inflater = bnd.Inflater(blob, offset, header, self.cap)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return
+        if self.inflate_left <= 0:
+            raise _ScanLimit(f"stopped after inflating {MAX_INFLATE_TOTAL} bytes (a per-file limit)")
+        inflater = bnd.Inflater(blob, offset, header, min(self.cap, self.inflate_left))
+        try:
+            self._inflated_entries(blob, offset, header, inflater)
+        finally:
+            self.inflate_left -= len(inflater.out)
+
+    def _inflated_entries(self, blob: Blob, offset: int, header: bnd.CompressedHeader, inflater: bnd.Inflater) -> None:
+        try:
             inflater.need(min(inflater.limit, 1 << 16))
             parsed = bnd.parse_bundle(inflater.blob(), 0, room=header.uncompressed_size)
         except ArtifactFormatError as exc:
@@ -133,16 +157,16 @@ class _FileScan:
             self.error(problem, origin)
 
     # -- host ELF ------------------------------------------------------------------------------------
-    def host(self, size: int) -> str:
+    def host(self, size: int) -> None:
+        """A host ELF: ``.hip_fatbin`` bundles, AMDGPU images embedded in data sections, target names."""
         try:
             info = elf.host_elf(self.blob)
         except ArtifactFormatError as exc:
             self.error(exc)
-            return HOST
-        kind = HOST
+            return
         fatbin = info.section(".hip_fatbin")
         if fatbin is not None and fatbin.type != "SHT_NOBITS":
-            kind = HIP_HOST
+            self.kind = HIP_HOST
             if fatbin.offset + fatbin.size > size:
                 self.error(f".hip_fatbin (0x{fatbin.offset:x}+0x{fatbin.size:x}) runs past the end of the file",
                            fatbin.offset)
@@ -168,11 +192,10 @@ class _FileScan:
             span = min(sec.size, budget)
             budget -= span
             found_embedded |= self.embedded(sec.offset, sec.offset + span)
-        if found_embedded and kind == HOST:
-            kind = HOST_WITH_IMAGES
-        if kind != HOST or self.gpu_linked():
+        if found_embedded and self.kind == HOST:
+            self.kind = HOST_WITH_IMAGES
+        if self.kind != HOST or self.gpu_linked():
             self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
-        return kind
 
     def follow_wrappers(self, info: elf.HostElf, fatbin: elf.Section, starts: set[int]) -> None:
         """Cross-check the walk with the ``.hipFatBinSegment`` pointers; parse any blob the walk missed."""
@@ -285,22 +308,23 @@ def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
     head = blob.read(0, 64)
     try:
         if head[:4] == elf.ELF_MAGIC:
-            if len(head) >= 20 and head[4] == 2 and head[5] == 1 and int.from_bytes(head[18:20], "little") == elf.EM_AMDGPU:
-                kind = CODE_OBJECT
+            if head[4:6] == b"\x02\x01" and head[18:20] == b"\xe0\x00":  # 64-bit LE, EM_AMDGPU
+                scan.kind = CODE_OBJECT
                 scan.code_object(blob, IN_FILE, origin=0, size=size)
             else:
-                kind = scan.host(size)
+                scan.kind = HOST
+                scan.host(size)
         elif head[:24] == bnd.BUNDLE_MAGIC:
-            kind = BUNDLE
+            scan.kind = BUNDLE
             scan.bundle(blob, 0)
         elif head[:4] == bnd.CCOB_MAGIC:
-            kind = COMPRESSED_BUNDLE
+            scan.kind = COMPRESSED_BUNDLE
             scan.compressed(blob, 0)
-        else:
-            kind = OTHER
+    except _ScanLimit as exc:
+        scan.error(str(exc))
     except Exception as exc:  # a parser bug must not end the scan; the fuzz tests assert this never happens
-        kind = OTHER
         scan.error(f"internal error: {type(exc).__name__}: {exc}")
+    kind = scan.kind
     digest = None
     if sha256:
         digest = hashlib.sha256(blob.buffer()).hexdigest()

@@ -169,3 +169,35 @@ def test_crafted_wrappers_are_errors_not_crashes(built, field, value, message):
     report = scan_bytes(bytes(data), "libcrafted.so")
     assert any(message in e.message for e in report.errors)
     assert report.target_counts() == EXPECTED  # the section walk still finds the code
+
+
+def test_per_file_work_limits(built, monkeypatch):
+    from gfxgate.artifacts import scan
+
+    so = built.hip_so("libmulti.so", units=3)
+    monkeypatch.setattr(scan, "MAX_OBJECTS", 4)
+    report = scan_file(so)
+    assert len(report.code_objects) == 4 and report.kind == HIP_HOST
+    assert report.errors[-1].message == "stopped after 4 code objects (a per-file limit)"
+    monkeypatch.setattr(scan, "MAX_OBJECTS", 50_000)
+    compressed = built.hip_so("libmulti-c.so", "--offload-compress", units=3)
+    monkeypatch.setattr(scan, "MAX_INFLATE_TOTAL", 20_000)  # ~1.5 blobs' worth
+    report = scan_file(compressed)
+    assert any("per-file limit" in e.message for e in report.errors)
+    assert 0 < len(report.code_objects) < 6
+
+
+def test_many_entries_sharing_one_image_stay_fast(built):
+    """4,096 entries (the cap) pointing at one real ELF: bounded work, every entry decoded."""
+    import time
+
+    code = built.code_object("gfx900").read_bytes()
+    ids = [f"hipv4-amdgcn-amd-amdhsa--gfx900-{i}".encode() for i in range(bnd.MAX_ENTRIES)]
+    head_len = 32 + sum(24 + len(i) for i in ids)
+    start = -(-head_len // 4096) * 4096
+    data = _bundle([(start, len(code), i) for i in ids])
+    data += b"\0" * (start - len(data)) + code
+    t0 = time.perf_counter()
+    report = scan_bytes(data, "many.co")
+    assert time.perf_counter() - t0 < 5
+    assert report.target_counts() == {"gfx900": bnd.MAX_ENTRIES}
