@@ -167,7 +167,10 @@ class Inflater:
             raise ArtifactFormatError(f"compressed bundle needs {n} bytes, beyond {what} ({self.limit})", self.origin)
         try:
             while len(self.out) < n and not self.done:
-                want = min(self.limit + 1 - len(self.out), self.CHUNK * 16)
+                # Uncapped, ask for one byte more than declared so a stream that lies about its size is
+                # caught; capped, never produce more than the cap.
+                room = self.limit - len(self.out) + (0 if self.capped else 1)
+                want = min(room, self.CHUNK * 16)  # >= 1 here: zlib reads max_length 0 as "no limit"
                 if self.header.method == "zlib":
                     data = self._z.unconsumed_tail or self.source.read(self._in, self.CHUNK)
                     if not self._z.unconsumed_tail:

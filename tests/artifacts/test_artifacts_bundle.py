@@ -201,3 +201,13 @@ def test_many_entries_sharing_one_image_stay_fast(built):
     report = scan_bytes(data, "many.co")
     assert time.perf_counter() - t0 < 5
     assert report.target_counts() == {"gfx900": bnd.MAX_ENTRIES}
+
+
+def test_cap_exactly_at_the_needed_size(built):
+    """A cap that is just big enough must not be reported as exceeded (no off-by-one at the cap)."""
+    raw = built.device_bundle("dev.bundle", archs=("gfx900", "gfx90a:xnack+")).read_bytes()
+    blob = ccob(raw + b"\0" * 65536, 2, "zlib")
+    header = bnd.parse_compressed_header(Blob(blob))
+    inflater = bnd.Inflater(Blob(blob), 0, header, cap=len(raw))
+    inflater.need(len(raw))
+    assert bytes(inflater.out) == raw
