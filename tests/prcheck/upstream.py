@@ -95,3 +95,38 @@ def build_upstream(root: Path) -> dict[str, Path]:
     build_ollama_history(root / "ollama")
     build_rocm_docs_fixed(root / "rocm")
     return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm"}
+
+
+PINS_TOML = r"""# Pins of a project that follows ollama (test fixture; the shape of rules/pins.toml).
+
+[sources.ollama]
+url = "https://github.com/ollama/ollama.git"
+ref = "{ollama}"          # the version we ship
+release_tags = '^v\d+\.\d+\.\d+$'
+
+[sources.ollama-python]
+url = "https://github.com/ollama/ollama-python.git"
+ref = "v0.6.1"
+release_tags = '^v\d+\.\d+\.\d+$'
+
+[sources.rocm-docs]
+url = "https://github.com/ROCm/ROCm.git"
+ref = "rocm-6.3.3"       # newest tag we can verify
+release_tags = '^rocm-\d+\.\d+\.\d+$'
+
+[sources.llama-cpp]
+url = "https://github.com/ggml-org/llama.cpp.git"
+ref = "b1234"
+release_tags = '^b\d+$'
+
+[layouts.ggml]
+vendored_in = "ollama"
+vendored_roots = ["ml/backend/ggml/ggml", "llama"]
+version_file = "LLAMA_CPP_VERSION"
+upstream = "llama-cpp"
+upstream_root = "ggml"
+"""
+
+
+def pins_text(ollama: str) -> str:
+    return PINS_TOML.replace("{ollama}", ollama)
