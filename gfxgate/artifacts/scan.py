@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import stat
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -412,7 +413,13 @@ def scan_paths(paths: list[Path], *, kernels: bool = False, sha256: bool = False
     if jobs <= 1:
         reports = [one(item) for item in items]
     else:
+        # Stream the walk: at most a few files per worker in flight, never the whole tree's futures.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            reports = list(pool.map(one, items, chunksize=1))
+            pending: deque = deque()
+            for item in items:
+                pending.append(pool.submit(one, item))
+                if len(pending) >= jobs * 4:
+                    reports.append(pending.popleft().result())
+            reports += [future.result() for future in pending]
     reports.sort(key=lambda r: r.path)
     return ArtifactReport(tuple(str(p) for p in paths), tuple(reports), kernels, sha256)
