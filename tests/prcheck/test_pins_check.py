@@ -1,0 +1,103 @@
+"""`gfxgate pins bump` and `gfxgate check`: the PR-check path end to end against two pins files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gfxgate.prcheck.pins import ref_lines, set_ref
+from tests.prcheck.golden import gfxgate
+from tests.prcheck.test_sarif import validate
+from tests.prcheck.upstream import pins_text
+
+
+def test_set_ref_changes_only_the_value_and_keeps_comments():
+    text = pins_text("v0.1.0")
+    new, old = set_ref(text, "ollama", "v0.10.0")
+    assert old == "v0.1.0"
+    before, after = text.splitlines(), new.splitlines()
+    changed = [(a, b) for a, b in zip(before, after) if a != b]
+    assert changed == [('ref = "v0.1.0"          # the version we ship', 'ref = "v0.10.0"         # the version we ship')]
+    assert len(before) == len(after)
+    assert set_ref(text, "rocm-docs", "rocm-6.4.0")[0].count('ref = "rocm-6.4.0"       # newest tag we can verify') == 1
+    assert ref_lines(text) == {"ollama": 5, "ollama-python": 10, "rocm-docs": 15, "llama-cpp": 20}
+
+
+def test_set_ref_refuses_bad_tags_and_missing_tables():
+    from gfxgate.errors import RuleError, UsageError
+
+    with pytest.raises(UsageError):
+        set_ref(pins_text("v0.1.0"), "ollama", 'v1"; rm -rf /')
+    with pytest.raises(RuleError):
+        set_ref(pins_text("v0.1.0"), "nope", "v1.0.0")
+
+
+def test_bump_edits_the_pin_and_regenerates_the_snapshot(project, src_env):
+    pins = project / "rules" / "pins.toml"
+    done = gfxgate(["pins", "bump", "ollama", "v0.4.0"], src_env, project)
+    assert done.returncode == 0, done.stderr
+    assert "ollama: v0.1.0 -> v0.4.0" in done.stderr
+    assert pins.read_text() == pins_text("v0.4.0")
+    from gfxgate import snapshot
+
+    snap = snapshot.load(project / "rules" / "snapshots" / "pins.json")
+    assert snap.pins["ollama"]["ref"] == "v0.4.0"
+    facts = snap.facts["ollama-dockerfile-rocblas-removal"]
+    assert facts.state == "matched" and facts.ref == "v0.4.0"
+    assert "/tmp" not in (project / "rules" / "snapshots" / "pins.json").read_text()  # pinned URLs, not mirror paths
+
+
+def test_bump_to_an_unknown_tag_changes_nothing(project, src_env):
+    pins = project / "rules" / "pins.toml"
+    before = pins.read_text()
+    done = gfxgate(["pins", "bump", "ollama", "v0.5.0"], src_env, project)
+    assert done.returncode == 4
+    assert "nearest tags" in done.stderr and "v0.4.0" in done.stderr
+    assert pins.read_text() == before and not (project / "rules" / "snapshots").exists()
+    done = gfxgate(["pins", "bump", "olama", "v0.4.0"], src_env, project)
+    assert done.returncode == 2 and "did you mean ollama" in done.stderr
+
+
+def test_check_fails_on_a_gfx900_regression_with_a_readable_markdown_diff(project, tmp_path, src_env):
+    assert gfxgate(["pins", "bump", "ollama", "v0.4.0", "--no-snapshot"], src_env, project).returncode == 0
+    summary, sarif = tmp_path / "summary.md", tmp_path / "check.sarif"
+    summary.write_text("# earlier step\n")
+    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx900",
+                    "--summary", str(summary), "--sarif-output", str(sarif)], src_env, project)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("# gfxgate check against main: gfx900, gfx1030")
+    assert "Old: `ollama@v0.1.0`" in done.stdout and "New: `ollama@v0.4.0`" in done.stdout
+    assert "| gfx900 | CMake target filter | **regression** | allowed | **override-required** |" in done.stdout
+    assert "**Failing**: gfx900 regressed" in done.stdout
+    assert "gfx900 regressed: release-packaging allowed -> blocked" in done.stderr
+    text = summary.read_text()
+    assert text.startswith("# earlier step\n# gfxgate check against main") and "**regression**" in text
+    doc = json.loads(sarif.read_text())
+    validate(doc)
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
+    assert uris == {"rules/pins.toml"}
+
+
+def test_check_passes_without_a_regression(project, src_env):
+    # v0.2.0 only moves lines; gfx1030 only improves up to v0.4.0
+    assert gfxgate(["pins", "bump", "ollama", "v0.2.0", "--no-snapshot"], src_env, project).returncode == 0
+    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--fail-on", "gfx900"], src_env, project)
+    assert done.returncode == 0, done.stderr
+    assert "No cell changed status." in done.stdout and "Evidence moved" in done.stdout
+    assert gfxgate(["pins", "bump", "ollama", "v0.4.0", "--no-snapshot"], src_env, project).returncode == 0
+    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx1030", "--format", "json"], src_env, project)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["failing"] == [] and data["counts"]["regression"] == 2
+
+
+def test_check_errors(project, src_env):
+    done = gfxgate(["check", "--base-ref", "no-such-ref", "-t", "gfx900"], src_env, project)
+    assert done.returncode == 4 and "unknown git ref" in done.stderr
+    stray = project / "other.toml"
+    stray.write_text(pins_text("v0.1.0"))
+    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--pins", str(stray)], src_env, project)
+    assert done.returncode == 4 and "does not exist at main" in done.stderr
+    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--fail-on", "gfx906"], src_env, project)
+    assert done.returncode == 2
