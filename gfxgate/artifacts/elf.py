@@ -347,11 +347,13 @@ def _v2_processor(major: int, minor: int, stepping: int) -> tuple[str, str | Non
 
 
 def kernel_names(blob: Blob, offset: int = 0) -> tuple[str, ...]:
-    """Kernel names from the NT_AMDGPU_METADATA note (MessagePack, code object v3+)."""
+    """Kernel names: from the NT_AMDGPU_METADATA note (MessagePack, v3+), or the v2 kernel symbols."""
     import msgpack
 
     hdr = parse_header(blob, offset)
     image = blob.window(offset, hdr.extent)
+    if hdr.osabi == ELFOSABI_AMDGPU_HSA and hdr.abiversion == 0:
+        return _v2_kernel_symbols(image, hdr)
     for owner, ntype, desc, off in _notes(image, hdr):
         if owner != "AMDGPU" or ntype != NT_AMDGPU_METADATA:
             continue
@@ -366,6 +368,33 @@ def kernel_names(blob: Blob, offset: int = 0) -> tuple[str, ...]:
         names = [k.get(".name") for k in kernels if isinstance(k, dict)]
         return tuple(sorted(str(n) for n in names if n is not None))
     return ()
+
+
+STT_AMDGPU_HSA_KERNEL = 10
+MAX_SYMBOLS = 1 << 16
+
+
+def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader) -> tuple[str, ...]:
+    """Code object v2 marks kernels with symbol type STT_AMDGPU_HSA_KERNEL in ``.symtab``."""
+    if hdr.shnum > MAX_SECTIONS or hdr.shentsize != _SHDR.size:
+        raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start)
+    table = blob.exact(hdr.shoff, hdr.shnum * _SHDR.size, "section header table")
+    sections = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(hdr.shnum)]
+    names = []
+    for _, sh_type, _, _, sym_off, sym_size, link, _, _, entsize in sections:
+        if sh_type != 2 or entsize != 24 or link >= len(sections):  # SHT_SYMTAB of Elf64_Sym
+            continue
+        if sym_size // 24 > MAX_SYMBOLS:
+            raise ArtifactFormatError(f"symbol table of {sym_size // 24} entries", blob.start + sym_off)
+        symbols = blob.exact(sym_off, sym_size - sym_size % 24, "symbol table")
+        str_off, str_size = sections[link][4], sections[link][5]
+        strings = blob.exact(str_off, min(str_size, MAX_SHSTRTAB), "symbol string table")
+        for i in range(0, len(symbols), 24):
+            st_name, st_info = struct.unpack_from("<IB", symbols, i)
+            if st_info & 0xF == STT_AMDGPU_HSA_KERNEL and st_name < len(strings):
+                end = strings.find(b"\0", st_name)
+                names.append(strings[st_name:end if end >= 0 else None].decode("utf-8", "replace").lstrip("&"))
+    return tuple(sorted(names))
 
 
 # -- host ELF files ------------------------------------------------------------------------------------------

@@ -25,7 +25,9 @@ def test_libhsa_runtime_embedded_images(libhsa):
     for c in images:  # every offset points at an AMDGPU ELF header
         assert data[c.offset:c.offset + 4] == b"\x7fELF" and data[c.offset + 18] == 224
     v4 = [c for c in images if c.code_object_version == 4]
-    assert all("copy_buffer_to_image" in c.kernels for c in v4)
+    assert all("copy_buffer_to_image" in c.kernels for c in v4)  # from the msgpack metadata note
+    v2 = [c for c in images if c.code_object_version == 2]
+    assert len(v2) == 3 and all("__copy_buffer_to_image_kernel" in c.kernels for c in v2)  # from v2 kernel symbols
 
 
 def test_libamdhip64_has_no_code_objects_only_names(libamdhip):
