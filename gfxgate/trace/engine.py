@@ -52,7 +52,12 @@ def trace(rule: TraceRule, sources, ctx: HopContext | None = None) -> TraceResul
     ctx = ctx or HopContext(sources)
     before = ctx.cache.parsed
     ctx.missing = {}
-    binder = {var: hop.id for stage in rule.stages for route in stage.routes for hop in route.hops for var in hop.bind}
+    binder: dict[str, list[str]] = {}
+    for stage in rule.stages:
+        for route in stage.routes:
+            for hop in route.hops:
+                for var in hop.bind:
+                    binder.setdefault(var, []).append(hop.id)
     bindings: dict[str, str] = {"option": rule.option}
     stages = []
     for stage in rule.stages:
@@ -102,7 +107,8 @@ def _safe(text: str, bindings: dict) -> bool:
     return all(v in bindings for v in _VAR.findall(text))
 
 
-def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: dict, ctx: HopContext, binder: dict) -> list[TraceHop]:
+def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: dict, ctx: HopContext,
+               binder: dict[str, list[str]]) -> list[TraceHop]:
     out: list[TraceHop] = []
     for spec in specs:
         try:
@@ -111,10 +117,13 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
                 params[key] = fill(value, local, regex=key in _REGEX_PARAMS) if key in TEMPLATED else value
             matches = kind_module(spec.kind).run(params, ctx)
         except Unbound as exc:
-            source = binder.get(exc.var, "?")
-            why = ctx.missing.get(source)
-            out.append(TraceHop(spec.id, stage, spec.kind, MISSING, note=spec.note, via=via,
-                                reason=f"needs {{{exc.var}}}, which hop {source} did not find" + (f" ({why})" if why else "")))
+            # name the binding hop that failed last (the route actually taken), with its reason
+            failed = [h for h in ctx.missing if h in binder.get(exc.var, [])]
+            hop = failed[-1] if failed else " or ".join(binder.get(exc.var, ["?"]))
+            why = ctx.missing.get(hop)
+            reason = f"needs {{{exc.var}}}, which hop {hop} did not find" + (f" ({why})" if why else "")
+            ctx.missing[spec.id] = reason
+            out.append(TraceHop(spec.id, stage, spec.kind, MISSING, note=spec.note, via=via, reason=reason))
             continue
         except HopMissing as exc:
             ctx.missing[spec.id] = exc.reason
@@ -122,7 +131,14 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
             continue
         first: Match = matches[0]
         local.update({var: first.outputs.get(output, "") for var, output in spec.bind.items()})
-        also = tuple(ctx.location(m.sites[0]) for m in matches[1:6])
+        seen = {(first.sites[0].file.path, first.sites[0].line)}
+        also = []
+        for m in matches[1:]:
+            key = (m.sites[0].file.path, m.sites[0].line)
+            if key not in seen and len(also) < 5:
+                seen.add(key)
+                also.append(ctx.location(m.sites[0]))
+        also = tuple(also)
         for index, site in enumerate(first.sites):
             out.append(TraceHop(
                 id=spec.id if index == 0 else f"{spec.id}/{site.label or index}",
