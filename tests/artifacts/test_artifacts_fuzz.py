@@ -90,3 +90,22 @@ def test_parsers_raise_only_format_errors(seeds, which, steps, offset):
             parse(blob, offset) if parse not in (elf.host_elf, elf.needed_libraries) else parse(blob)
         except elf.ArtifactFormatError:
             pass
+
+
+@pytest.fixture(scope="module")
+def hsa_images(libhsa) -> list[bytes]:
+    """Real code object v2 and v4 images cut out of Debian's libhsa-runtime64 (its blit kernels)."""
+    from gfxgate.artifacts.scan import scan_file
+
+    data = libhsa.read_bytes()
+    out = {}
+    for c in scan_file(libhsa).code_objects:
+        out.setdefault(c.code_object_version, data[c.offset:c.offset + c.size])
+    return [out[2], out[4]]
+
+
+@seed(11)
+@settings(FUZZ, max_examples=1000)
+@given(which=st.integers(0, 1), steps=st.lists(mutation, min_size=1, max_size=6))
+def test_v2_and_v4_images_survive_mutation(hsa_images, which, steps):
+    _check(mutate(hsa_images[which], steps), "blit.co")
