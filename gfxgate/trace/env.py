@@ -88,7 +88,7 @@ def _reads_in(pf: ParsedFile, name: str, kinds: tuple[EnvKind, ...], source) -> 
             continue
         line = pf.line_of(node)
         loc = source.location(pf.path, line)
-        out.append(EnvRead(repo=pf.repo, ref=loc.ref, commit=loc.commit, path=pf.path, line=line,
+        out.append(EnvRead(repo=loc.repo, ref=loc.ref, commit=loc.commit, path=pf.path, line=line,
                            text=pf.line_text(line), kind=kind, function=_function(pf, node), meaning=meaning))
     return out
 
