@@ -181,10 +181,14 @@ class TagProber:
         self.commits = self._tag_commits()
 
     def _tag_commits(self) -> dict[str, str]:
-        from gfxgate.sources.gitrepo import GitRepo
+        from gfxgate.sources.gitrepo import GitRepo, local_git_dir
 
         sourceset = SourceSet(self.pins, sources=self.sources, offline=self.offline)
         url = sourceset.url(self.repo)
+        path = Path(url).expanduser()
+        if "://" not in url and path.is_dir() and local_git_dir(path) is None:
+            raise UsageError(f"{self.repo}: {url} is a folder, not a git repository",
+                             hint="history walks tags: point --source at a clone (bare or with a work tree)")
         repo = GitRepo(self.repo, url, offline=self.offline)
         if repo.managed:
             repo.ensure_clone()

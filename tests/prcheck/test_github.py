@@ -86,7 +86,7 @@ def test_action_inputs_reach_the_script_only_through_env():
     assert set(doc["inputs"]) >= {"targets", "fail-on", "pins-file"}
     check = next(s for s in doc["runs"]["steps"] if s.get("id") == "check")
     env_text = json.dumps(check["env"])
-    for name in ("targets", "fail-on", "pins-file", "base-ref"):
+    for name in ("targets", "fail-on", "pins-file", "rules-dir", "base-ref"):
         assert f"inputs.{name}" in env_text
     assert "gfxgate check" in check["run"] and "$GITHUB_STEP_SUMMARY" in check["run"]
 

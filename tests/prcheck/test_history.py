@@ -136,3 +136,11 @@ def test_history_human_formats(history_env, tmp_path, fmt):
     done = gfxgate(["history", "-t", "gfx900", "--format", fmt], history_env, tmp_path)
     assert done.returncode == 0
     assert "v0.3.0" in done.stdout and "regression" in done.stdout
+
+
+def test_a_plain_folder_cannot_be_walked(history_env, tmp_path):
+    folder = tmp_path / "unpacked"
+    folder.mkdir()
+    (folder / "CMakeLists.txt").write_text("project(x)\n")
+    done = gfxgate(["history", "-t", "gfx900", "--source", f"ollama={folder}"], history_env, tmp_path)
+    assert done.returncode == 2 and "not a git repository" in done.stderr

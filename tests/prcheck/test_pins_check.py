@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -45,7 +46,8 @@ def test_bump_edits_the_pin_and_regenerates_the_snapshot(project, src_env):
     assert snap.pins["ollama"]["ref"] == "v0.4.0"
     facts = snap.facts["ollama-dockerfile-rocblas-removal"]
     assert facts.state == "matched" and facts.ref == "v0.4.0"
-    assert "/tmp" not in (project / "rules" / "snapshots" / "pins.json").read_text()  # pinned URLs, not mirror paths
+    written = (project / "rules" / "snapshots" / "pins.json").read_text()
+    assert str(src_env["GFXGATE_SOURCE_OLLAMA"]) not in written and "https://github.com/ollama/ollama.git" in written  # pinned URLs
 
 
 def test_bump_to_an_unknown_tag_changes_nothing(project, src_env):
@@ -101,3 +103,21 @@ def test_check_errors(project, src_env):
     assert done.returncode == 4 and "does not exist at main" in done.stderr
     done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--fail-on", "gfx906"], src_env, project)
     assert done.returncode == 2
+
+
+def test_check_reads_the_rules_at_the_base_ref_too(project, src_env):
+    import shutil
+
+    import git
+
+    shipped = Path(__file__).resolve().parents[2] / "rules"
+    shutil.copy(shipped / "layers.yaml", project / "rules" / "layers.yaml")
+    shutil.copytree(shipped / "gates", project / "rules" / "gates")
+    repo = git.Repo(project)
+    repo.index.add(["rules/layers.yaml", "rules/gates"])
+    repo.index.commit("our own rules")
+    (project / "rules" / "gates" / "cmake-filter.yaml").unlink()  # the PR deletes a rule file
+    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--rules", "rules", "--format", "json"], src_env, project)
+    assert done.returncode == 0, done.stderr
+    change = {c["layer"]: c for c in json.loads(done.stdout)["changes"]}["cmake-filter"]
+    assert change["kind"] == "drift" and change["old"]["status"] == "allowed" and change["new"]["status"] == "unknown"
