@@ -86,12 +86,6 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
                                          for c in catalogs[:2]))
         return Verdict(layer, name, Status.ALLOWED, summary, evidence)
 
-    if runtime_only:
-        return Verdict(layer, name, Status.PARTIAL,
-                       f"only images embedded in a host library (a runtime's own kernels) cover {name}; "
-                       "no library or application code object for it", _code_evidence(runtime_only),
-                       remedy=f"install a build with {target.processor} code objects")
-
     conditional = [p for p in pairs if p[2].kind == compat.CONDITIONAL and p[1].confirmed]
     if conditional:
         cond = conditional[0][2]
@@ -100,12 +94,13 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
                        remedy="run the device in the matching mode (e.g. HSA_XNACK=1 for xnack+ code) or install "
                               f"code built for {target.processor}:xnack-")
 
-    unconfirmed = [p for p in pairs if p[2].kind in compat.RUNS]
+    unconfirmed = [p for p in pairs if p[2].kind in compat.RUNS and not p[1].confirmed]
     if unconfirmed:
         return Verdict(layer, name, Status.PARTIAL,
                        f"a bundle entry names {name} code but its ELF could not be read", _code_evidence(unconfirmed))
 
-    overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[1].confirmed]
+    # Posing as another processor to reach a runtime's own embedded kernels is no answer: library code only.
+    overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[1].confirmed and p[1].container != EMBEDDED]
     if overrides:
         # nearest processor first (gfx900 before gfx906 for a gfx902 device), then path order
         best = min(overrides, key=lambda p: (p[2].code_target, p[0].path))[2]
@@ -116,6 +111,12 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
         return Verdict(layer, name, Status.OVERRIDE_REQUIRED, summary, _code_evidence(overrides),
                        remedy=f"HSA_OVERRIDE_GFX_VERSION={best.override} ({best.detail})",
                        workarounds=tuple(alternatives))
+
+    if runtime_only:
+        return Verdict(layer, name, Status.PARTIAL,
+                       f"only images embedded in a host library (a runtime's own kernels) cover {name}; "
+                       "no library or application code object for it", _code_evidence(runtime_only),
+                       remedy=f"install a build with {target.processor} code objects")
 
     named = [(f, s) for f in scanned for s in f.strings if s.target == target.processor]
     if rocblas:

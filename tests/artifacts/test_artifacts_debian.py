@@ -60,3 +60,12 @@ def test_librocsparse_bundles(librocsparse):
     assert cells[(INSTALLED_LAYER, "gfx900")].status is Status.ALLOWED
     v902 = cells[(INSTALLED_LAYER, "gfx902")]
     assert v902.status is Status.OVERRIDE_REQUIRED and "HSA_OVERRIDE_GFX_VERSION=9.0.0" in v902.remedy
+
+
+@pytest.mark.slow
+def test_override_beats_runtime_only_images(libhsa, librocsparse):
+    """gfx1031: libhsa's blit kernels cover it, but the library code is gfx1030 → the answer is 10.3.0."""
+    cells = artifact_verdicts(scan_paths([libhsa, librocsparse]), [catalog().parse("gfx1031")])
+    v = cells[(INSTALLED_LAYER, "gfx1031")]
+    assert v.status is Status.OVERRIDE_REQUIRED and v.remedy.startswith("HSA_OVERRIDE_GFX_VERSION=10.3.0 ")
+    assert {e.location.path for e in v.evidence} == {str(librocsparse)}
