@@ -39,6 +39,10 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
     sourceset = SourceSet(pins, sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
                           offline=offline)
     try:
+        # a version or location the user named must exist: fail clearly (exit 4/5) instead of
+        # tracing with every hop of that repository missing
+        for name in dict.fromkeys([*parse_assignments(refs, "--ref"), *parse_assignments(sources, "--source")]):
+            sourceset.get(name)
         if env_name:
             if graph:
                 raise UsageError("--graph draws an option's hops; it does not apply to --env")

@@ -1,0 +1,123 @@
+"""Formatters (Markdown, JSON against its schema, text, Mermaid, DOT) and the `gfxgate trace` command."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from gfxgate.cli import main
+from gfxgate.resources import schemas_dir
+from gfxgate.trace import load_trace_rules, search_env, trace_option
+from gfxgate.trace.render import Format, Graph, dot, mermaid, render, render_graph
+
+
+def _schema():
+    return json.loads((schemas_dir() / "trace-result.schema.json").read_text(encoding="utf-8"))
+
+
+def _run(capsys, *args):
+    with pytest.raises(SystemExit) as info:
+        main(["trace", "--offline", *args])
+    out, err = capsys.readouterr()
+    return info.value.code, out, err
+
+
+@pytest.fixture
+def result(sources):
+    return trace_option(load_trace_rules().traces["num_gpu"], sources())
+
+
+def test_every_format_and_graph_has_a_renderer(result):
+    for fmt in Format:
+        assert render(result, fmt.value).strip()
+    for kind in Graph:
+        assert render_graph(result, kind.value).strip()
+
+
+def test_markdown_summary_table_has_one_row_per_summary_stage(result):
+    text = render(result, "md")
+    summary = text.split("## Summary")[1].split("## All hops")[0]
+    rows = [l for l in summary.splitlines() if l.startswith("| ") and not l.startswith("| stage")]
+    assert len(rows) == sum(s.summary for s in result.stages)
+    for stage, row in zip([s for s in result.stages if s.summary], rows):
+        assert row.startswith(f"| {stage.title} | {stage.anchor.location} |")
+    assert "number of layers to store in VRAM" in text and "**Caution:**" in text
+    hops = text.split("## All hops")[1]
+    assert len([l for l in hops.splitlines() if l.startswith("| ") and l[2].isdigit()]) == len(result.hops)
+
+
+def test_json_is_versioned_deterministic_and_valid(sources, result):
+    first = render(result, "json")
+    again = render(trace_option(load_trace_rules().traces["num_gpu"], sources()), "json")
+    assert first == again
+    data = json.loads(first)
+    jsonschema.validate(data, _schema())
+    assert data["version"] == 1 and data["kind"] == "trace"
+    assert [s["id"] for s in data["stages"] if s["summary"]] == ["client", "cli-help", "server", "runner-bridge", "llama-cpp"]
+    assert all(h["where"] for s in data["stages"] for h in s["hops"] if h["status"] == "found")
+
+
+def test_missing_hops_render_and_validate(sources):
+    missing = trace_option(load_trace_rules().traces["num_gpu"], sources(ollama="v0.19.0"))
+    data = json.loads(render(missing, "json"))
+    jsonschema.validate(data, _schema())
+    assert data["conclusion"] is None and data["conclusion_reason"]
+    md = render(missing, "md")
+    assert "**No conclusion:**" in md and "**missing**" in md
+    assert "MISSING:" in render(missing, "text")
+    assert ":::missing" in mermaid(missing) and "style=dashed" in dot(missing)
+
+
+def test_graphs_draw_every_hop(result):
+    text = mermaid(result)
+    assert text.startswith("flowchart TD")
+    nodes = [l for l in text.splitlines() if '["' in l]
+    assert len(nodes) == len(result.hops) + sum(len(h.also) for h in result.hops)
+    assert len(nodes) > 5  # more than the summary stages
+    graph = dot(result)
+    assert graph.startswith('digraph "num_gpu"') and graph.count(" -> ") == len(nodes) - 1
+    assert '"' not in text.split('["', 1)[1].split('"]', 1)[0]  # labels are escaped
+
+
+def test_env_renders_and_validates(sources):
+    search = search_env(sources(), "HSA_OVERRIDE_GFX_VERSION")
+    jsonschema.validate(json.loads(render(search, "json")), _schema())
+    md = render(search, "md")
+    assert md.count("| envconfig |") == 1 and "**envconfig**" in md
+    assert all(str(r.location) in md for r in search.reads)
+    assert str(search.reads[0].location) in render(search, "text")
+
+
+def test_cli_trace_and_env(trace_env, capsys, tmp_path):
+    code, out, err = _run(capsys, "num_gpu", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["conclusion"].startswith("num_gpu is a number of model layers")
+    code, out, err = _run(capsys, "num_gpu", "--ref", "ollama=v0.30.0", "--graph", "dot")
+    assert code == 0 and "-ngl" in out
+    code, out, err = _run(capsys, "--env", "HSA_OVERRIDE_GFX_VERSION", "--format", "text")
+    assert code == 0 and "envconfig" in out
+    target = tmp_path / "trace.md"
+    code, out, err = _run(capsys, "num_ctx", "-o", str(target))
+    assert code == 0 and target.read_text().startswith("# num_ctx")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["num_gpus"], "did you mean num_gpu"),
+    ([], "name either an option or --env"),
+    (["num_gpu", "--env", "X"], "name either an option or --env"),
+    (["--env", "X", "--graph", "dot"], "does not apply to --env"),
+    (["num_gpu", "--ref", "olama=v1"], "unknown source name"),
+])
+def test_cli_usage_errors(trace_env, capsys, args, fragment):
+    code, out, err = _run(capsys, *args)
+    assert code == 2 and fragment in err
+
+
+def test_cli_unknown_tag_and_bad_rules(trace_env, capsys, tmp_path):
+    code, _, err = _run(capsys, "num_gpu", "--ref", "ollama=v9.9.9")
+    assert code == 4 and "unknown tag" in err
+    (tmp_path / "bad.yaml").write_text("version: 1\nid: x\ntitle: x\noption: x\nstages: []\n", encoding="utf-8")
+    code, _, err = _run(capsys, "x", "--rules", str(tmp_path))
+    assert code == 3 and f"{tmp_path / 'bad.yaml'}:5:" in err
