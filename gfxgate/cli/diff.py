@@ -31,7 +31,8 @@ def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tupl
 
 def pins_location(pins: Path | None) -> tuple[str, dict[str, int]]:
     """(pins file URI relative to its repository, source name → line of its ref) for SARIF locations."""
-    from gfxgate.prcheck.check import _inside, default_pins_path, toplevel
+    from gfxgate.errors import GfxgateError
+    from gfxgate.prcheck.check import default_pins_path, inside_repo, toplevel
     from gfxgate.prcheck.pins import ref_lines
 
     path = (pins or default_pins_path()).resolve()
@@ -40,8 +41,8 @@ def pins_location(pins: Path | None) -> tuple[str, dict[str, int]]:
     except OSError:
         return "rules/pins.toml", {}
     try:
-        uri = _inside(path, toplevel(path)) or "rules/pins.toml"
-    except Exception:  # noqa: BLE001 - not in a git repository: the shipped layout's name
+        uri = inside_repo(path, toplevel(path)) or "rules/pins.toml"
+    except GfxgateError:  # not in a git repository: the name the shipped layout gives it
         uri = "rules/pins.toml"
     return uri, ref_lines(text)
 

@@ -60,7 +60,7 @@ def default_pins_path(cwd: Path | None = None) -> Path:
     return rules_dir() / "pins.toml"
 
 
-def _inside(path: Path, top: Path) -> str | None:
+def inside_repo(path: Path, top: Path) -> str | None:
     try:
         return path.resolve().relative_to(top).as_posix()
     except ValueError:
@@ -105,14 +105,14 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
         raise UsageError(f"{pins_path}: no such pins file")
     top = toplevel(pins_path)
     commit = resolve_ref(top, base_ref)
-    pins_rel = _inside(pins_path, top)
+    pins_rel = inside_repo(pins_path, top)
     base_text = show_at(top, commit, pins_rel)
     if base_text is None:
         raise SourceError(f"{pins_rel} does not exist at {base_ref} ({commit[:12]})",
                           hint="a new pins file has no base to compare with; scan it with `gfxgate scan --live`")
     new_pins = load_pins(pins_path)
     rules_folder = (rules_root or rules_dir()).resolve()
-    rules_rel = _inside(rules_folder, top)
+    rules_rel = inside_repo(rules_folder, top)
     with tempfile.TemporaryDirectory(prefix="gfxgate-check-") as tmp:
         tmp_path = Path(tmp)
         base_pins_file = tmp_path / "pins.toml"

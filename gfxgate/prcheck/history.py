@@ -151,9 +151,6 @@ def rules_of_repo(ruleset: RuleSet, pins: Pins, repo: str) -> RuleSet:
     return RuleSet(layers=layers, rules=rules)
 
 
-Signature = Mapping[tuple[str, str], tuple[str, tuple[str, ...]]]
-
-
 def signature(matrix: GateMatrix) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
     """Per (layer, target): the status and the rules whose evidence decides it."""
     return {
