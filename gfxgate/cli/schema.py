@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import json
+
 import click
+
+FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds")
+# schemas defined next to the code that emits the output: name -> (module, attribute)
+MODULES = {
+    "artifacts": ("gfxgate.artifacts.schema", "SCHEMA"),
+    "sweep-worklog": ("gfxgate.sweep.schema", "WORKLOG_LINE_SCHEMA"),
+    "sweep-report": ("gfxgate.sweep.schema", "REPORT_SCHEMA"),
+}
 
 
 @click.command()
-@click.argument("name", default="matrix", type=click.Choice(["matrix", "gates", "pins", "targets", "layers", "snapshot"]))
+@click.argument("name", default="matrix", type=click.Choice(FILES + tuple(MODULES)))
 def schema(name: str) -> None:
-    """Print a JSON Schema: `matrix` (the JSON output of scan, default) or a rules file's."""
+    """Print a JSON Schema: `matrix` (scan's JSON, default), `artifacts`, `sweep-worklog`, `sweep-report`, or a rules file's."""
+    if name in MODULES:
+        import importlib
+
+        module, attr = MODULES[name]
+        click.echo(json.dumps(getattr(importlib.import_module(module), attr), indent=2, sort_keys=True))
+        return
     from gfxgate.resources import schemas_dir
 
     click.echo((schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8"), nl=False)
