@@ -192,7 +192,8 @@ class SourceSet:
                 upstream = self.get(spec.upstream, tag)
             except SourceError as exc:
                 raise SourceError(f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}") from exc
-            self.notes.append(f"{name}: {spec.upstream}@{tag} (named by {where}), folder {spec.upstream_root}/")
+            folder = f", folder {spec.upstream_root}/" if spec.upstream_root else ""  # "" = the whole repository
+            self.notes.append(f"{name}: {spec.upstream}@{tag} (named by {where}){folder}")
             view = RootedSource(upstream, spec.upstream_root, alias=name)
         else:
             files = host.list_files()

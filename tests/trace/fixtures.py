@@ -1,6 +1,6 @@
 """Small upstream-shaped repositories for the trace tests, built with GitPython (our own code, not upstream's).
 
-ollama-python: v0.6.1 (pydantic Options), v0.5.0 (dataclass with attribute docstrings), v0.7.0
+ollama-python: v0.4.0 (TypedDict Options), v0.6.1 (pydantic Options), v0.5.0 (dataclass with attribute docstrings), v0.7.0
 (num_gpu renamed to gpu_layers with a pydantic alias: the Python field is gone).
 ollama: v0.17.5 (every hop kind: JSON tags, CLI help, call argument → parameter, a load request over
 HTTP with json tags on both sides and different field names, cgo, vendored llama.cpp); v0.18.0 (lines
@@ -43,6 +43,15 @@ class Options:
   num_gpu: int = 0
   """How many layers go to the GPU."""
   num_ctx: int = 2048
+'''
+
+TYPES_TYPEDDICT_PY = '''from typing import TypedDict
+
+
+class Options(TypedDict, total=False):
+  # load time options
+  num_gpu: int
+  num_ctx: int
 '''
 
 TYPES_RENAMED_PY = '''from typing import Optional
@@ -431,7 +440,8 @@ def _init(path: Path) -> git.Repo:
 
 def build_client(path: Path) -> git.Repo:
     repo = _init(path)
-    _commit(repo, path, {"ollama/_types.py": TYPES_DATACLASS_PY, "ollama/_client.py": CLIENT_PY}, "dataclass options", "v0.5.0")
+    _commit(repo, path, {"ollama/_types.py": TYPES_TYPEDDICT_PY, "ollama/_client.py": CLIENT_PY}, "TypedDict options", "v0.4.0")
+    _commit(repo, path, {"ollama/_types.py": TYPES_DATACLASS_PY}, "dataclass options", "v0.5.0")
     _commit(repo, path, {"ollama/_types.py": TYPES_PY, "tests/test_types.py": "num_gpu = 1\n"}, "pydantic options", "v0.6.1")
     _commit(repo, path, {"ollama/_types.py": TYPES_RENAMED_PY}, "num_gpu renamed to gpu_layers", "v0.7.0")
     return repo

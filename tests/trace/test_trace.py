@@ -8,7 +8,7 @@ from gfxgate.trace import load_trace_rules, trace_option
 from gfxgate.trace.hops import HopContext
 from gfxgate.trace.model import FOUND, MISSING
 from tests.trace import fixtures as fx
-from tests.trace.helpers import line_of, where
+from tests.trace.helpers import where
 
 SUMMARY = ["client", "cli-help", "server", "runner-bridge", "llama-cpp"]
 
@@ -138,6 +138,9 @@ def test_flags_for_other_options_after_v0_30(sources):
 
 
 def test_python_client_shapes(sources):
+    typed = _trace(sources, "num_gpu", ollama_python="v0.4.0").stage("client").anchor
+    assert str(typed.location) == where("ollama-python", "v0.4.0", "ollama/_types.py", fx.TYPES_TYPEDDICT_PY, "num_gpu: int")
+    assert typed.meaning == "load time options" and typed.meaning_source == "leading comment"
     dataclass = _trace(sources, "num_gpu", ollama_python="v0.5.0").stage("client").anchor
     assert dataclass.meaning == "How many layers go to the GPU." and dataclass.meaning_source == "attribute docstring"
     renamed = _trace(sources, "num_gpu", ollama_python="v0.7.0")

@@ -7,9 +7,7 @@ an attribute docstring right below, or ``Field(description=…)``.
 
 from __future__ import annotations
 
-import re
-
-from gfxgate.trace.hops import HopMissing, Match, Site, doc_of, missing_construct
+from gfxgate.trace.hops import Match, Site, doc_of, missing_construct
 from gfxgate.trace.syntax import string_value
 
 
@@ -66,5 +64,3 @@ def _field_call(pf, call, default: str) -> tuple[str, str | None]:
             description = string_value(pf, value)
     return key, description
 
-
-__all__ = ["run", "HopMissing"]
