@@ -52,6 +52,7 @@ def trace(rule: TraceRule, sources, ctx: HopContext | None = None) -> TraceResul
     ctx = ctx or HopContext(sources)
     before = ctx.cache.parsed
     ctx.missing = {}
+    ctx.missing_roots = {}
     binder: dict[str, list[str]] = {}
     for stage in rule.stages:
         for route in stage.routes:
@@ -110,6 +111,7 @@ def _safe(text: str, bindings: dict) -> bool:
 def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: dict, ctx: HopContext,
                binder: dict[str, list[str]]) -> list[TraceHop]:
     out: list[TraceHop] = []
+    roots = ctx.missing_roots
     for spec in specs:
         try:
             params = {"repo": spec.repo}
@@ -120,9 +122,11 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
             # name the binding hop that failed last (the route actually taken), with its reason
             failed = [h for h in ctx.missing if h in binder.get(exc.var, [])]
             hop = failed[-1] if failed else " or ".join(binder.get(exc.var, ["?"]))
-            why = ctx.missing.get(hop)
+            why = roots.get(hop) or ctx.missing.get(hop)  # the root cause, not a chain of "needs"
             reason = f"needs {{{exc.var}}}, which hop {hop} did not find" + (f" ({why})" if why else "")
             ctx.missing[spec.id] = reason
+            if why:
+                roots[spec.id] = why
             out.append(TraceHop(spec.id, stage, spec.kind, MISSING, note=spec.note, via=via, reason=reason))
             continue
         except HopMissing as exc:

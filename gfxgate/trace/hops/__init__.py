@@ -88,6 +88,7 @@ class HopContext:
         self._globbed: dict[tuple, list[str]] = {}
         self.unavailable: dict[str, str] = {}
         self.missing: dict[str, str] = {}  # hop id -> reason, for "needs {x}" messages downstream
+        self.missing_roots: dict[str, str] = {}  # hop id -> the first missing hop's reason behind it
 
     def source(self, repo: str):
         if repo in self.unavailable:
