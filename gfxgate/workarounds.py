@@ -153,20 +153,18 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _run_check(check: Check, sourceset) -> CheckResult:
+def _run_check(check: Check, sourceset, env_search) -> CheckResult:
     try:
         source = sourceset.get(check.repo)
     except SourceError as exc:
         return CheckResult(check, check.repo, (), reason=f"source not available: {exc.message}")
     where = f"{source.name}@{source.ref}"
     if check.env:
-        from gfxgate.trace import env_reads
-
-        reads = env_reads(sourceset, check.env, repos=[check.repo])
-        evidence = tuple(
-            Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads
-        )
-        return CheckResult(check, where, evidence)
+        found = env_search(check.env)
+        reason = next((why for repo, why in found.unavailable if repo == check.repo), None)
+        reads = [r for r in found.reads if r.repo == source.name]
+        evidence = tuple(Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads)
+        return CheckResult(check, where, evidence, reason=None if evidence else reason)
     rx = re.compile(check.grep)
     paths = [p for pattern in check.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
     paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
@@ -179,10 +177,15 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
     """Run every entry's checks; for HSA overrides, say which target they select and what code exists for it."""
     from gfxgate.targets import catalog
 
+    from gfxgate.trace import search_env
+    from gfxgate.trace.hops import HopContext
+
     cat = catalog()
+    ctx = HopContext(sourceset)  # one parse cache: every file is parsed once across all searches
+    env_search = functools.cache(lambda name: search_env(sourceset, name, ctx=ctx))
     out = []
     for item in workarounds:
-        results = tuple(_run_check(c, sourceset) for c in item.checks)
+        results = tuple(_run_check(c, sourceset, env_search) for c in item.checks)
         missing = [r for r in results if not r.evidence and r.reason is None]
         unavailable = [r for r in results if r.reason]
         if unavailable and not missing:

@@ -47,3 +47,21 @@ def test_real_v0_12_3_still_allows_gfx900(capsys, monkeypatch):
     cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", "ollama=v0.12.3")
     assert cell("cmake-filter", "gfx900")["status"] == "allowed"
     assert "GetSupportedGFX" in cell("discovery", "gfx900")["summary"]
+
+
+def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
+    root = Path(UPSTREAM)
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    if (root / "ollama-python").exists():
+        monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA_PYTHON", str(root / "ollama-python"))
+    with pytest.raises(SystemExit) as info:
+        main(["workarounds", "--format", "json", "--offline"])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    items = json.loads(out)["workarounds"]
+    assert len(items) >= 15
+    states = {w["id"]: w["state"] for w in items}
+    assert states["hsa-override-9.0.0"] == "live" and states["copy-rocblas-tensile"] == "live"
+    hsa = next(w for w in items if w["id"] == "hsa-override-9.0.0")
+    assert any(e["where"].startswith("ollama@v0.17.5:envconfig/config.go:") for c in hsa["checks"] for e in c["evidence"])
