@@ -7,6 +7,8 @@ from pathlib import Path
 
 import git
 
+from tests.gitrepos import commit_tree, new_repo  # noqa: F401 - re-exported for the core tests
+
 CMAKE = """cmake_minimum_required(VERSION 3.21)
 project(Ollama C CXX)
 
@@ -163,33 +165,6 @@ LLAMA_H = """struct llama_model_params {
     int32_t n_gpu_layers; // number of layers to store in VRAM
 };
 """
-
-
-def commit_tree(repo: git.Repo, files: dict[str, str | None], message: str, tag: str | None = None) -> str:
-    root = Path(repo.working_tree_dir)
-    for rel, text in files.items():
-        path = root / rel
-        if text is None:
-            if path.exists():
-                repo.index.remove([rel], working_tree=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        repo.index.add([rel])
-    sha = repo.index.commit(message).hexsha
-    if tag:
-        repo.create_tag(tag)
-    return sha
-
-
-def new_repo(path: Path) -> git.Repo:
-    repo = git.Repo.init(path, initial_branch="main")
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "fixture")
-        cfg.set_value("user", "email", "fixture@example.invalid")
-        cfg.set_value("uploadpack", "allowFilter", "true")
-        cfg.set_value("uploadpack", "allowAnySHA1InWant", "true")
-    return repo
 
 
 GGML = "ml/backend/ggml/ggml/src/ggml-cuda"

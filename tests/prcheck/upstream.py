@@ -22,6 +22,8 @@ from pathlib import Path
 
 import git
 
+from tests.gitrepos import commit_tree
+
 from tests.core.upstream_fixtures import (
     AMD_COMMON_GO,
     CMAKE,
@@ -43,20 +45,7 @@ WITHOUT_GFX900 = "gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;g
 
 
 def commit(repo: git.Repo, files: dict[str, str | None], message: str, day: int, tag: str | None = None) -> str:
-    root = Path(repo.working_tree_dir)
-    for rel, text in files.items():
-        path = root / rel
-        if text is None:
-            repo.index.remove([rel], working_tree=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        repo.index.add([rel])
-    stamp = DATE.format(day=day)
-    sha = repo.index.commit(message, author_date=stamp, commit_date=stamp).hexsha
-    if tag:
-        repo.create_tag(tag)
-    return sha
+    return commit_tree(repo, files, message, tag=tag, date=DATE.format(day=day))
 
 
 def build_ollama_history(path: Path) -> git.Repo:

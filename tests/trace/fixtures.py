@@ -16,6 +16,8 @@ from pathlib import Path
 
 import git
 
+from tests.gitrepos import commit_tree, new_repo
+
 TYPES_PY = '''from typing import Optional
 
 from pydantic import BaseModel, Field
@@ -415,27 +417,11 @@ func TestOverride(t *testing.T) {
 
 
 def _commit(repo: git.Repo, root: Path, files: dict[str, str | None], message: str, tag: str) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        if text is None:
-            if path.exists():
-                repo.index.remove([rel], working_tree=True)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        repo.index.add([rel])
-    repo.index.commit(message, author=git.Actor("gfxgate tests", "tests@example.invalid"))
-    repo.create_tag(tag)
+    commit_tree(repo, files, message, tag=tag)
 
 
 def _init(path: Path) -> git.Repo:
-    path.mkdir(parents=True, exist_ok=True)
-    repo = git.Repo.init(path)
-    with repo.config_writer() as cfg:
-        cfg.set_value("user", "name", "gfxgate tests")
-        cfg.set_value("user", "email", "tests@example.invalid")
-        cfg.set_value("commit", "gpgsign", "false")
-    return repo
+    return new_repo(path)
 
 
 def build_client(path: Path) -> git.Repo:
