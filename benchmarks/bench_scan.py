@@ -9,21 +9,12 @@ naive per-target scan would do) vs. the engine's extract-once / evaluate-per-tar
 
 from __future__ import annotations
 
-import statistics
-import subprocess
 import sys
 import time
 
+from benchlib import wall
+
 TARGETS8 = "gfx803,gfx900,gfx906,gfx908,gfx90a,gfx1030,gfx1100,gfx1201"
-
-
-def wall(args: list[str], repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "gfxgate", *args], check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def in_process(live: bool) -> tuple[float, float]:

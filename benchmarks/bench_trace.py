@@ -10,21 +10,11 @@ under the hops' path globs that a parse-everything engine would have to parse.
 
 from __future__ import annotations
 
-import statistics
-import subprocess
-import sys
 import time
 
+from benchlib import wall
+
 OPTIONS = ("num_gpu", "num_ctx", "num_thread", "main_gpu", "use_mmap")
-
-
-def wall(args: list[str], repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "gfxgate", *args], check=True, capture_output=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def in_process() -> tuple[float, int, int]:

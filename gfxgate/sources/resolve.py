@@ -66,7 +66,7 @@ def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[st
     for value in values:
         name, sep, rest = value.partition("=")
         if not sep or not name.strip() or not rest.strip():
-            raise UsageError(f"bad {what} {value!r}", hint=f"the form is NAME=VALUE, e.g. ollama=v0.12.3")
+            raise UsageError(f"bad {what} {value!r}", hint="the form is NAME=VALUE, e.g. ollama=v0.12.3")
         out[name.strip()] = rest.strip()
     return out
 
