@@ -152,18 +152,16 @@ def _referenced(node: Any) -> set[str]:
 
 
 def _find_anchor_cond(nodes: list[dict], line: int) -> dict | None:
+    """The first #if chain that starts after ``line``: at this level, or nested in a chain that spans it."""
     for node in nodes:
         if node["k"] != "cond":
             continue
-        first = node["branches"][0]["line"]
-        last_branch = node["branches"][-1]
-        if first > line:
+        if node["branches"][0]["line"] > line:
             return node
         for branch in node["branches"]:
             inner = _find_anchor_cond(branch["body"], line)
-            if inner is not None and inner["branches"][0]["line"] > line:
+            if inner is not None:
                 return inner
-        del last_branch
     return None
 
 
