@@ -147,6 +147,11 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
         return Verdict(layer, name, Status.UNKNOWN, summary, evidence,
                        reason=f"{len(errors)} file(s) could not be read completely (e.g. {errors[0].path}: "
                               f"{errors[0].errors[0].message})")
+    if not present:
+        # no GPU code for any target: these are not GPU libraries, so they cannot say the target is missing
+        return Verdict(layer, name, Status.UNKNOWN, summary, evidence,
+                       reason="no GPU library among the scanned files; point --installed at the folder that holds "
+                              "libggml-hip.so or rocBLAS (e.g. /usr/lib/ollama)")
     return Verdict(layer, name, Status.BLOCKED, summary, evidence,
                    remedy=f"install a build with {target.processor} code, or build it with "
                           f"--offload-arch={target.processor}")

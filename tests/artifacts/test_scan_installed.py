@@ -27,3 +27,19 @@ def test_installed_rows_carry_file_evidence(rocblas_folder, capsys):
     assert _cell(data, "installed-gpu-code", "gfx900")["status"] != "not-scanned"
     # the source-side rows still come from the snapshot
     assert _cell(data, "cmake-filter", "gfx900")["status"] == "override-required"
+
+
+def test_folder_without_gpu_libraries_is_unknown_not_blocked(tmp_path, capsys):
+    import os
+    import shutil
+    import sys
+
+    host = tmp_path / "lib"
+    host.mkdir()
+    shutil.copy(os.path.realpath(sys.executable), host / "python-host-elf")  # a real ELF with no GPU code
+    with pytest.raises(SystemExit) as info:
+        main(["scan", "-t", "gfx900", "--installed", str(host), "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    assert info.value.code == 0
+    cell = _cell(data, "installed-gpu-code", "gfx900")
+    assert cell["status"] == "unknown" and "no GPU library" in cell["reason"]
