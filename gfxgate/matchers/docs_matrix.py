@@ -27,10 +27,17 @@ class DocsMatrix:
     name = "docs-matrix"
 
     def check_params(self, rule) -> None:
-        pass
+        from gfxgate.errors import RuleError
+
+        for key in ("row", "version_from_ref"):
+            try:
+                re.compile(rule.params.get(key, ""))
+            except re.error as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         row_label = rule.params["row"]
+        row_rx = re.compile(row_label)  # a regex over the label cell
         ref_rx = re.compile(rule.params.get("version_from_ref", r"(\d+\.\d+(?:\.\d+)?)"))
         match = ref_rx.search(source.ref)
         version = match.group(1) if match else None
@@ -42,8 +49,8 @@ class DocsMatrix:
                 if stripped.startswith(":header:"):
                     header_line, versions = number, [_clean(c) for c in _cells(stripped[len(":header:"):])][1:]
                     continue
-                if header_line is None or row_label not in stripped:
-                    continue
+                if header_line is None or not stripped or not row_rx.search(_cells(stripped)[0]):
+                    continue  # the row is found by its label, the table's first cell
                 if version in versions:
                     column, chosen = versions.index(version), version
                 else:

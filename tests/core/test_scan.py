@@ -90,6 +90,14 @@ def test_v0_30_resolves_llama_cpp_and_reports_drift(source_env, capsys):
     assert any("LLAMA_CPP_VERSION" in n for n in data["notes"])
 
 
+def test_older_rocm_docs_layout(source_env, capsys):
+    data = scan_json(capsys, "-t", "gfx900", "-t", "gfx90a", "--ref", "rocm-docs=rocm-6.1.1")
+    assert cell(data, "official-matrix", "gfx90a")["status"] == "allowed"
+    gfx900 = cell(data, "official-matrix", "gfx900")
+    assert gfx900["status"] == "blocked"
+    assert "ROCm 6.1.0" in gfx900["summary"] and "tag names 6.1.1" in gfx900["summary"]
+
+
 def test_fork_as_source(source_env, capsys):
     data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={source_env / 'fork'}")
     assert cell(data, "cmake-filter", "gfx900")["status"] == "allowed"

@@ -210,7 +210,10 @@ def build_llama_cpp(path: Path) -> git.Repo:
 
 
 def build_rocm_docs(path: Path) -> git.Repo:
+    """rocm-6.1.1 labels the row "GFX Card" and has no column for its own version; rocm-6.3.3 as today."""
     repo = new_repo(path)
+    old = MATRIX_RST.format(v1="6.1.0").replace("GPU / LLVM target", "GFX Card").replace("gfx942 [#mi300_620]_", "gfx942 [#]_")
+    commit_tree(repo, {"docs/compatibility/compatibility-matrix.rst": old}, "docs 6.1", tag="rocm-6.1.1")
     commit_tree(repo, {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")}, "docs", tag="rocm-6.3.3")
     return repo
 
