@@ -68,9 +68,17 @@ def fill(template: str | None, target, **extra: str) -> str | None:
 
 
 def _registry() -> dict[str, Matcher]:
-    from gfxgate.matchers import c_preprocessor, cmake_list_filter, docs_matrix, glob_removal, go_source, json_target_list
+    from gfxgate.matchers import (
+        c_preprocessor,
+        cmake_list_filter,
+        docs_matrix,
+        glob_removal,
+        go_source,
+        json_target_list,
+        markdown_table,
+    )
 
-    modules = (cmake_list_filter, json_target_list, c_preprocessor, go_source, docs_matrix, glob_removal)
+    modules = (cmake_list_filter, json_target_list, c_preprocessor, go_source, docs_matrix, markdown_table, glob_removal)
     return {m.MATCHER.name: m.MATCHER for m in modules}
 
 

@@ -98,6 +98,15 @@ def test_older_rocm_docs_layout(source_env, capsys):
     assert "ROCm 6.1.0" in gfx900["summary"] and "tag names 6.1.1" in gfx900["summary"]
 
 
+def test_rocm_5_markdown_support_tables(source_env, capsys):
+    data = scan_json(capsys, "-t", "gfx900", "-t", "gfx906", "-t", "gfx1030", "--ref", "rocm-docs=rocm-5.7.1")
+    gfx900 = cell(data, "official-matrix", "gfx900")
+    assert gfx900["status"] == "blocked" and "not supported" in gfx900["summary"]
+    assert gfx900["evidence"][0]["where"] == "rocm-docs@rocm-5.7.1:docs/release/gpu_os_support.md:7"
+    assert cell(data, "official-matrix", "gfx906")["status"] == "allowed"
+    assert "not listed" in cell(data, "official-matrix", "gfx1030")["summary"]
+
+
 def test_fork_as_source(source_env, capsys):
     data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={source_env / 'fork'}")
     assert cell(data, "cmake-filter", "gfx900")["status"] == "allowed"

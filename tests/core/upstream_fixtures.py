@@ -161,6 +161,19 @@ MATRIX_RST = """Compatibility matrix
       FRAMEWORK SUPPORT,.. _framework-support-compatibility-matrix:,
 """
 
+SUPPORT_MD = """# GPU and OS support (Linux)
+
+| Product Name | Architecture | [LLVM Target](https://www.llvm.org/docs/AMDGPUUsage.html#processors) |Support |
+|:------------:|:------------:|:--------------------------------------------------------------------:|:-------:|
+| AMD Instinct MI100   | CDNA   | gfx908 | ✅ |
+| AMD Instinct MI50   | GCN5.1 | gfx906 | ✅ |
+| AMD Instinct MI25   | GCN5.0 | gfx900 | ❌ |
+
+| Name | Architecture |[LLVM Target](https://www.llvm.org/docs/AMDGPUUsage.html#processors) | Support|
+|:----:|:------------:|:--------------------------------------------------------------------:|:-------:|
+| AMD Radeon VII     | GCN5.1 | gfx906  | ✅ |
+"""
+
 LLAMA_H = """struct llama_model_params {
     int32_t n_gpu_layers; // number of layers to store in VRAM
 };
@@ -212,8 +225,10 @@ def build_llama_cpp(path: Path) -> git.Repo:
 def build_rocm_docs(path: Path) -> git.Repo:
     """rocm-6.1.1 labels the row "GFX Card" and has no column for its own version; rocm-6.3.3 as today."""
     repo = new_repo(path)
+    commit_tree(repo, {"docs/release/gpu_os_support.md": SUPPORT_MD}, "docs 5.7", tag="rocm-5.7.1")
     old = MATRIX_RST.format(v1="6.1.0").replace("GPU / LLVM target", "GFX Card").replace("gfx942 [#mi300_620]_", "gfx942 [#]_")
-    commit_tree(repo, {"docs/compatibility/compatibility-matrix.rst": old}, "docs 6.1", tag="rocm-6.1.1")
+    commit_tree(repo, {"docs/release/gpu_os_support.md": None, "docs/compatibility/compatibility-matrix.rst": old}, "docs 6.1",
+                tag="rocm-6.1.1")
     commit_tree(repo, {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")}, "docs", tag="rocm-6.3.3")
     return repo
 

@@ -1,0 +1,79 @@
+"""GPU support tables in Markdown documentation (ROCm 5.6–6.0: ``| Name | Architecture | LLVM Target | Support |``).
+
+Every table whose header has a cell matching ``column`` is read; a row's support cell says ✅ or ❌.
+A target is allowed when some row lists it as supported, blocked when rows list it only as unsupported
+or no row lists it at all.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.model import Status
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+class MarkdownTable:
+    name = "markdown-table"
+
+    def check_params(self, rule) -> None:
+        for key in ("column", "support_column", "yes", "no"):
+            try:
+                re.compile(rule.params.get(key, ""))
+            except re.error as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        column = re.compile(rule.params["column"])
+        support = re.compile(rule.params.get("support_column", r"^Support$"))
+        yes, no = re.compile(rule.params.get("yes", "✅")), re.compile(rule.params.get("no", "❌"))
+        rows, headers = [], []
+        for path in paths:
+            lines = (source.read_text(path) or "").splitlines()
+            index = 0
+            while index < len(lines):
+                line = lines[index]
+                cells = _cells(line) if line.lstrip().startswith("|") else []
+                target_col = next((i for i, c in enumerate(cells) if column.search(c)), None)
+                if target_col is None:
+                    index += 1
+                    continue
+                support_col = next((i for i, c in enumerate(cells) if support.search(c)), None)
+                headers.append(hit(path, index + 1, line))
+                index += 2  # the header and its |:---| separator
+                while index < len(lines) and lines[index].lstrip().startswith("|"):
+                    row = _cells(lines[index])
+                    if len(row) > target_col and row[target_col]:
+                        mark = row[support_col] if support_col is not None and len(row) > support_col else ""
+                        state = "yes" if yes.search(mark) else "no" if no.search(mark) else "unknown"
+                        rows.append({**hit(path, index + 1, lines[index]), "target": row[target_col], "supported": state})
+                    index += 1
+        if not rows:
+            raise NoMatch(f"no Markdown table with a /{rule.params['column']}/ column in {', '.join(paths)}")
+        return {"headers": headers, "rows": rows}
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        mine = [r for r in facts["rows"] if r["target"].split(":")[0] == target.processor]
+        supported = [r for r in mine if r["supported"] == "yes"]
+        if supported:
+            return Finding(Status.ALLOWED, f"listed as supported ({len(supported)} product row(s))",
+                           tuple(Hit.from_json(r, "supported") for r in supported[:3]))
+        unsupported = [r for r in mine if r["supported"] == "no"]
+        if unsupported:
+            return Finding(Status.BLOCKED, f"listed as not supported ({len(unsupported)} product row(s))",
+                           tuple(Hit.from_json(r, "not supported") for r in unsupported[:3]), remedy=fill(rule.remedy, target))
+        if mine:
+            return Finding(Status.UNKNOWN, "listed without a support mark", tuple(Hit.from_json(r) for r in mine[:3]))
+        listed = sorted({r["target"] for r in facts["rows"] if r["supported"] == "yes"})
+        return Finding(Status.BLOCKED, f"not listed (supported: {', '.join(listed)})",
+                       tuple(Hit.from_json(h, f"{target.processor} absent from this table") for h in facts["headers"][:3]),
+                       remedy=fill(rule.remedy, target))
+
+
+MATCHER = MarkdownTable()
