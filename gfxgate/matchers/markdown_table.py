@@ -1,6 +1,7 @@
 """GPU support tables in Markdown documentation (ROCm 5.6–6.0: ``| Name | Architecture | LLVM Target | Support |``).
 
-Every table whose header has a cell matching ``column`` is read; a row's support cell says ✅ or ❌.
+Every table whose header has a cell matching ``column`` is read; a row's support cell matches ``supported``
+(✅, "Supported") or ``unsupported`` (❌, "Unsupported").
 A target is allowed when some row lists it as supported, blocked when rows list it only as unsupported
 or no row lists it at all.
 """
@@ -23,7 +24,7 @@ class MarkdownTable:
     name = "markdown-table"
 
     def check_params(self, rule) -> None:
-        for key in ("column", "support_column", "yes", "no"):
+        for key in ("column", "support_column", "supported", "unsupported"):
             try:
                 re.compile(rule.params.get(key, ""))
             except re.error as exc:
@@ -32,7 +33,8 @@ class MarkdownTable:
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         column = re.compile(rule.params["column"])
         support = re.compile(rule.params.get("support_column", r"^Support$"))
-        yes, no = re.compile(rule.params.get("yes", "✅")), re.compile(rule.params.get("no", "❌"))
+        yes = re.compile(rule.params.get("supported", "✅"))
+        no = re.compile(rule.params.get("unsupported", "❌"))
         rows, headers = [], []
         for path in paths:
             lines = (source.read_text(path) or "").splitlines()
