@@ -105,6 +105,9 @@ def test_rocm_5_markdown_support_tables(source_env, capsys):
     assert gfx900["evidence"][0]["where"] == "rocm-docs@rocm-5.7.1:docs/release/gpu_os_support.md:7"
     assert cell(data, "official-matrix", "gfx906")["status"] == "allowed"
     assert "not listed" in cell(data, "official-matrix", "gfx1030")["summary"]
+    older = scan_json(capsys, "-t", "gfx900", "-t", "gfx906", "--ref", "rocm-docs=rocm-5.5.1")  # Linux: Supported/Unsupported
+    assert cell(older, "official-matrix", "gfx900")["status"] == "blocked"
+    assert cell(older, "official-matrix", "gfx906")["status"] == "allowed"
 
 
 def test_fork_as_source(source_env, capsys):

@@ -174,6 +174,12 @@ SUPPORT_MD = """# GPU and OS support (Linux)
 | AMD Radeon VII     | GCN5.1 | gfx906  | ✅ |
 """
 
+SUPPORT_MD_55 = """| GPU | Architecture | SW Level | [LLVM Target](https://www.llvm.org/docs/AMDGPUUsage.html#processors) | Linux | Windows |
+|:---:|:---:|:---:|:---:|:---:|:---:|
+| AMD Instinct MI50 | Vega | Full | gfx906 | Supported | Unsupported |
+| AMD Instinct MI25 | Vega | Full | gfx900 | Unsupported | Unsupported |
+"""
+
 LLAMA_H = """struct llama_model_params {
     int32_t n_gpu_layers; // number of layers to store in VRAM
 };
@@ -225,6 +231,7 @@ def build_llama_cpp(path: Path) -> git.Repo:
 def build_rocm_docs(path: Path) -> git.Repo:
     """rocm-6.1.1 labels the row "GFX Card" and has no column for its own version; rocm-6.3.3 as today."""
     repo = new_repo(path)
+    commit_tree(repo, {"docs/release/gpu_os_support.md": SUPPORT_MD_55}, "docs 5.5", tag="rocm-5.5.1")
     commit_tree(repo, {"docs/release/gpu_os_support.md": SUPPORT_MD}, "docs 5.7", tag="rocm-5.7.1")
     old = MATRIX_RST.format(v1="6.1.0").replace("GPU / LLVM target", "GFX Card").replace("gfx942 [#mi300_620]_", "gfx942 [#]_")
     commit_tree(repo, {"docs/release/gpu_os_support.md": None, "docs/compatibility/compatibility-matrix.rst": old}, "docs 6.1",
