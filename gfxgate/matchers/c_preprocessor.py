@@ -166,16 +166,21 @@ def _find_anchor_cond(nodes: list[dict], line: int) -> dict | None:
 
 
 # -- evaluation ---------------------------------------------------------------------------------------
-def _eval(expr: Any, macros: dict[str, str]) -> Any:
-    """True / False / None (unknown); numbers for arithmetic sub-expressions."""
+def _eval(expr: Any, macros: dict[str, str], maybe: frozenset[str] = frozenset()) -> Any:
+    """True / False / None (unknown); numbers for arithmetic sub-expressions.
+
+    ``maybe`` holds macros that an undecidable condition may or may not have defined.
+    """
     op = expr[0]
     if op == "defined":
-        return expr[1] in macros
+        if expr[1] in macros:
+            return True
+        return None if expr[1] in maybe else False
     if op == "not":
-        value = _eval(expr[1], macros)
+        value = _eval(expr[1], macros, maybe)
         return None if value is None else not value
     if op in ("and", "or"):
-        left, right = _eval(expr[1], macros), _eval(expr[2], macros)
+        left, right = _eval(expr[1], macros, maybe), _eval(expr[2], macros, maybe)
         if op == "and":
             if left is False or right is False:
                 return False
@@ -186,13 +191,15 @@ def _eval(expr: Any, macros: dict[str, str]) -> Any:
     if op == "num":
         return expr[1]
     if op == "id":
+        if expr[1] in maybe and expr[1] not in macros:
+            return None
         value = macros.get(expr[1])
         try:
             return int(value, 0) if value is not None else None
         except ValueError:
             return None
     if op == "cmp":
-        left, right = _eval(expr[2], macros), _eval(expr[3], macros)
+        left, right = _eval(expr[2], macros, maybe), _eval(expr[3], macros, maybe)
         if not isinstance(left, int) or not isinstance(right, int) or isinstance(left, bool) or isinstance(right, bool):
             return None
         return {"==": left == right, "!=": left != right, "<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[expr[1]]
@@ -205,6 +212,18 @@ def _truth(value: Any) -> bool | None:
     return bool(value)
 
 
+def _defines(nodes: list[dict]) -> set[str]:
+    """Every macro #defined anywhere under ``nodes``."""
+    names = set()
+    for node in nodes:
+        if node["k"] == "def":
+            names.add(node["name"])
+        else:
+            for branch in node["branches"]:
+                names |= _defines(branch["body"])
+    return names
+
+
 class Walk:
     """State of a walk: macros defined so far (with the hits that defined them) and the active path."""
 
@@ -212,6 +231,7 @@ class Walk:
         self.macros = dict(macros)
         self.defined_by: dict[str, list[dict]] = {}
         self.unknown: list[dict] = []
+        self.maybe: set[str] = set()  # defined, or not, by a condition we could not decide
 
     def run(self, nodes: list[dict], path: list[dict] | None = None) -> list[dict]:
         """Walk nodes; return the chain of active branches of the *last* condition walked."""
@@ -222,10 +242,12 @@ class Walk:
                 self.defined_by[node["name"]] = list(path or []) + [node]
                 continue
             active = []
-            for branch in node["branches"]:
-                value = True if branch["cond"] is None else _truth(_eval(branch["cond"], self.macros))
+            for index, branch in enumerate(node["branches"]):
+                value = True if branch["cond"] is None else _truth(_eval(branch["cond"], self.macros, frozenset(self.maybe)))
                 if value is None:
                     self.unknown.append(branch)
+                    for undecided in node["branches"][index:]:  # any of these may have been compiled
+                        self.maybe |= _defines(undecided["body"])
                     break
                 if value:
                     active = [branch] + self.run(branch["body"], (path or []) + [branch])
@@ -278,19 +300,9 @@ class CPreprocessor:
         files = [{"path": path, "nodes": _prune(tree, wanted)} for path, tree in trees]
         if params["report"] == "derived-macros":
             wanted = set(params["macros"])
-            if not any(self._defines(f["nodes"]) & wanted for f in files):
+            if not any(_defines(f["nodes"]) & wanted for f in files):
                 raise NoMatch(f"none of {', '.join(sorted(wanted))} is #defined in {', '.join(paths)}")
         return {"files": files, "anchor": anchored}
-
-    def _defines(self, nodes: list[dict]) -> set[str]:
-        names = set()
-        for node in nodes:
-            if node["k"] == "def":
-                names.add(node["name"])
-            else:
-                for branch in node["branches"]:
-                    names |= self._defines(branch["body"])
-        return names
 
     def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
         params = rule.params

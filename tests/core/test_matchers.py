@@ -1,0 +1,152 @@
+"""Each matcher on small real files (a plain folder source): the constructs upstream uses, and the edges."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gfxgate.matchers import MATCHERS, NoMatch
+from gfxgate.model import Status
+from gfxgate.ruleset import GateRule
+from gfxgate.sources.directory import DirectorySource
+from gfxgate.targets import catalog
+
+
+def rule(matcher: str, **params) -> GateRule:
+    return GateRule(id="t", layer="x", title="test rule", repo="r", paths=("f",), matcher=matcher, params=params,
+                    summary="found in {function}", remedy="fix {target}")
+
+
+def run(tmp_path, matcher: str, files: dict[str, str], targets: list[str], **params):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    source = DirectorySource("r", tmp_path)
+    r = rule(matcher, **params)
+    MATCHERS[matcher].check_params(r)
+    facts = MATCHERS[matcher].extract(r, source, list(files))
+    json.dumps(facts)  # facts must be JSON: the snapshot stores them
+    cat = catalog()
+    return {t: MATCHERS[matcher].evaluate(r, facts, cat.parse(t), cat) for t in targets}
+
+
+def test_cmake_filter_features_guards_and_variables(tmp_path):
+    text = """set(ONLY "^gfx906:xnack-$" CACHE STRING "doc")
+if(NOT AMDGPU_TARGETS)
+  list(FILTER AMDGPU_TARGETS INCLUDE REGEX ${ONLY})  # trailing comment
+endif()
+if(WIN32)
+  list(FILTER AMDGPU_TARGETS EXCLUDE REGEX "^gfx906")
+endif()
+"""
+    out = run(tmp_path, "cmake-list-filter", {"CMakeLists.txt": text}, ["gfx906", "gfx906:xnack-", "gfx906:xnack+", "gfx1030"],
+              variable="AMDGPU_TARGETS", platform="linux")
+    assert out["gfx906"].status is Status.PARTIAL and "gfx906:xnack-" in out["gfx906"].summary
+    assert out["gfx906:xnack-"].status is Status.ALLOWED
+    assert out["gfx906:xnack+"].status is Status.OVERRIDE_REQUIRED
+    assert out["gfx906:xnack+"].remedy == "fix gfx906:xnack+"
+    assert out["gfx1030"].status is Status.OVERRIDE_REQUIRED
+    assert any("Windows only" in h.note for h in out["gfx1030"].hits)
+    assert out["gfx1030"].hits[0].line == 3
+
+
+def test_cmake_unconditional_exclude_blocks(tmp_path):
+    out = run(tmp_path, "cmake-list-filter", {"CMakeLists.txt": 'list(FILTER AMDGPU_TARGETS EXCLUDE REGEX "^gfx90[06]")\n'},
+              ["gfx900", "gfx1030"], variable="AMDGPU_TARGETS")
+    assert out["gfx900"].status is Status.BLOCKED and out["gfx1030"].status is Status.ALLOWED
+
+
+def test_cmake_without_filter_is_no_match(tmp_path):
+    with pytest.raises(NoMatch):
+        run(tmp_path, "cmake-list-filter", {"CMakeLists.txt": "project(x)\n"}, ["gfx900"], variable="AMDGPU_TARGETS")
+
+
+def test_preprocessor_three_valued(tmp_path):
+    header = """#ifndef __gfx900__
+#define NOT_VEGA
+#endif
+#if HIP_VERSION >= 60500000
+#define NEW_HIP
+#endif
+#if defined(__gfx900__) && !defined(NEW_HIP)
+#define OLD_PATH
+#elif (defined(__gfx1030__) || defined(__gfx1031__)) && 1
+#define RDNA2
+#endif
+"""
+    code = """int f(int a) {
+#if defined(OLD_PATH)
+  return a;   // scalar path
+#elif defined(RDNA2)
+  return __builtin_amdgcn_sdot4(a, a, 0, false);
+#else
+  return 0;
+#endif
+}
+"""
+    files = {"hip.h": header, "common.cuh": code}
+    derived = run(tmp_path, "c-preprocessor", files, ["gfx900", "gfx1030", "gfx803"], report="derived-macros",
+                  macros=["RDNA2", "OLD_PATH", "NOT_VEGA"])
+    assert derived["gfx1030"].status is Status.ALLOWED and "RDNA2" in derived["gfx1030"].summary
+    # gfx900's branch depends on HIP_VERSION, which no scanned file defines: unknown, not a guess
+    assert derived["gfx900"].status is Status.UNKNOWN and "HIP_VERSION" in derived["gfx900"].summary
+    assert "NOT_VEGA" in derived["gfx803"].summary
+    branch = run(tmp_path, "c-preprocessor", files, ["gfx1030", "gfx803"], report="active-branch", anchor=r"int f\(",
+                 describe={"hardware sdot4": r"__builtin_amdgcn_sdot4"})
+    assert branch["gfx1030"].status is Status.ALLOWED and "hardware sdot4" in branch["gfx1030"].summary
+    assert branch["gfx803"].status is Status.PARTIAL and "#else" in branch["gfx803"].summary
+
+
+def test_go_source_kinds(tmp_path):
+    go = """package discover
+
+func Probe(env map[string]string) {
+	env["GGML_CUDA_INIT"] = "1"
+	x := GetSupportedGFX("lib")
+	_ = x
+}
+
+func GetSupportedGFX(dir string) []string { return nil }
+"""
+    files = {"amd.go": go}
+    for find, pattern, line in (("function", "^GetSupportedGFX$", 9), ("call", "GetSupportedGFX", 5), ("string", "^GGML_CUDA_INIT$", 4),
+                                ("assignment", "^x$", 5)):
+        out = run(tmp_path, "go-source", files, ["gfx900"], find=find, pattern=pattern)
+        assert out["gfx900"].hits[0].line == line, find
+    out = run(tmp_path, "go-source", files, ["gfx900"], find="string", pattern="^GGML_CUDA_INIT$")
+    assert out["gfx900"].summary == "found in Probe"
+
+
+def test_json_presets_inheritance_and_hidden(tmp_path):
+    presets = {"configurePresets": [
+        {"name": "base", "hidden": True, "cacheVariables": {"AMDGPU_TARGETS": "gfx900"}},
+        {"name": "rocm", "inherits": "base"},
+        {"name": "rocm-new", "cacheVariables": {"AMDGPU_TARGETS": {"type": "STRING", "value": "gfx1030;gfx906:xnack-"}}},
+    ]}
+    out = run(tmp_path, "json-target-list", {"CMakePresets.json": json.dumps(presets, indent=2)}, ["gfx900", "gfx906", "gfx1100"],
+              variable="AMDGPU_TARGETS", presets="rocm")
+    assert out["gfx900"].status is Status.ALLOWED and "rocm" in out["gfx900"].summary
+    assert out["gfx900"].hits[0].line == 7  # the line in the parent preset that sets the list
+    assert out["gfx906"].status is Status.PARTIAL
+    assert out["gfx1100"].status is Status.BLOCKED
+
+
+def test_glob_removal_matches_feature_spellings(tmp_path):
+    out = run(tmp_path, "glob-removal", {"Dockerfile": "RUN rm -f lib/rocblas/library/*gfx90a-xnack-* && echo done\n"},
+              ["gfx90a", "gfx908"], artifacts=["Kernels.so-000-{target}.hsaco"])
+    assert out["gfx90a"].status is Status.BLOCKED and "gfx90a-xnack-" in out["gfx90a"].summary
+    assert out["gfx908"].status is Status.ALLOWED
+
+
+def test_docs_matrix_footnotes_and_columns(tmp_path):
+    rst = """.. csv-table::
+      :header: "ROCm Version", "6.3.3", "6.2.0"
+
+      :doc:`GPU / LLVM target <x>`,gfx1100,gfx1100
+      ,gfx942 [#mi300]_,gfx90a
+      ,,
+"""
+    out = run(tmp_path, "docs-matrix", {"m.rst": rst}, ["gfx942", "gfx90a"], row="GPU / LLVM target")
+    assert out["gfx942"].status is Status.ALLOWED  # footnote markers are not part of the target
+    assert out["gfx90a"].status is Status.BLOCKED  # listed only in the older column
