@@ -53,7 +53,7 @@ class GlobRemoval:
                 base = glob.rsplit("/", 1)[-1]
                 hits = [n for n in names if fnmatch.fnmatchcase(n, base)]
                 if hits:
-                    removed.append(Hit.from_json(removal, f"{base} removes {hits[0]}"))
+                    removed.append(Hit.from_json(removal, f"`{base}` removes `{hits[0]}`"))
                     break
         if removed:
             return Finding(Status.BLOCKED, f"the release deletes {target.processor} GPU library files ({removed[0].note})", tuple(removed), remedy=fill(rule.remedy, target))

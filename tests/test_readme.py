@@ -1,0 +1,23 @@
+"""The README shows real output: its gate-matrix excerpt must be the current samples/gfx900.md table."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_excerpt_matches_the_sample():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- excerpt of samples/gfx900.md")
+    excerpt = readme[start:readme.index("<!-- end of excerpt -->")].splitlines()[1:]
+    rows = [line for line in excerpt if line.startswith("|")]
+    assert len(rows) >= 11  # header, separator, nine layers
+    sample = (ROOT / "samples" / "gfx900.md").read_text(encoding="utf-8").splitlines()
+    for row in rows:
+        assert row in sample, f"README row is stale: {row[:60]}"
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = "python3 -m pip install -e '.[test]' && python3 -m pytest"
+    assert command in readme
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
