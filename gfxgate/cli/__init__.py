@@ -7,6 +7,7 @@ exit code the error carries (see the README's exit-code table); Ctrl-C exits 130
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 import click

@@ -78,3 +78,17 @@ def test_python_dash_m_and_help_are_fast_and_lazy():
     assert "scan" in out and "targets" in out
     probe = "import sys; from gfxgate.cli import cli; print('jinja2' in sys.modules, 'tree_sitter' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split() == ["False", "False"]
+
+
+def test_cli_needs_no_module_imported_by_someone_else():
+    """A console script starts with a bare interpreter: nothing may rely on importlib.util being pre-imported."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, importlib; sys.modules.pop('importlib.util', None); "
+        "importlib.__dict__.pop('util', None); from gfxgate.cli import main; main(['targets', 'gfx900'])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "Vega 10" in out.stdout
