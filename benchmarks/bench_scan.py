@@ -18,8 +18,8 @@ TARGETS8 = "gfx803,gfx900,gfx906,gfx908,gfx90a,gfx1030,gfx1100,gfx1201"
 
 
 def in_process(live: bool) -> tuple[float, float]:
-    from gfxgate.engine import build_matrix, collect_facts
-    from gfxgate.ruleset import default_rules
+    from gfxgate.gate.engine import build_matrix, collect_facts
+    from gfxgate.gate.ruleset import default_rules
     from gfxgate.sources.resolve import SourceSet, load_pins
     from gfxgate.targets import catalog
 

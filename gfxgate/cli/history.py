@@ -31,7 +31,7 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     from gfxgate.prcheck.history import FactsCache, TagProber, default_cache_root
     from gfxgate.prcheck.history import history as walk
     from gfxgate.prcheck.render import render_history
-    from gfxgate.ruleset import default_rules
+    from gfxgate.gate.ruleset import default_rules
     from gfxgate.sources.resolve import load_pins, parse_assignments
     from gfxgate.targets import catalog
 

@@ -11,7 +11,7 @@ SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
 
 def render_samples() -> dict[str, str]:
     """File name → content of every sample (Markdown and JSON per target), from the snapshot."""
-    from gfxgate.matrix import scan_matrix
+    from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
     from gfxgate.targets import catalog
 

@@ -33,7 +33,7 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     pinned upstream tags, so the command works offline on a fresh machine.
     """
     from gfxgate.errors import UsageError
-    from gfxgate.matrix import scan_matrix
+    from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
     from gfxgate.sources.resolve import parse_assignments
 

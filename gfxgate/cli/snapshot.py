@@ -20,9 +20,9 @@ def snapshot() -> None:
               help="Where to write (default: the shipped rules/snapshots/pins.json).")
 def build_cmd(refs, sources, offline, output) -> None:
     """Read every gate rule's files at the pins and write the snapshot. --ref is refused: the snapshot is of the pins."""
-    from gfxgate import snapshot as snap
+    from gfxgate.gate import snapshot as snap
     from gfxgate.errors import UsageError
-    from gfxgate.ruleset import default_rules
+    from gfxgate.gate.ruleset import default_rules
     from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
 
     if refs:
@@ -45,7 +45,7 @@ def build_cmd(refs, sources, offline, output) -> None:
 @snapshot.command("show")
 def show_cmd() -> None:
     """Summarise the embedded snapshot: sources, commits and each rule's state."""
-    from gfxgate import snapshot as snap
+    from gfxgate.gate import snapshot as snap
 
     data = snap.load()
     for s in data.sources:

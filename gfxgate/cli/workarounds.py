@@ -22,7 +22,7 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
     Each entry is checked at the scanned versions: is the variable still read, and where; is the build
     flag still there. An entry whose evidence disappeared is shown as "stale at <tag>".
     """
-    from gfxgate import workarounds as wk
+    from gfxgate.gate import workarounds as wk
     from gfxgate.report.workarounds import render_json, render_md
     from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
 

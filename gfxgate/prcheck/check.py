@@ -96,7 +96,7 @@ class CheckResult:
 
 def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
               rules_root: Path | None = None) -> CheckResult:
-    from gfxgate.matrix import scan_matrix
+    from gfxgate.gate.scan import scan_matrix
     from gfxgate.resources import rules_dir
     from gfxgate.sources.resolve import load_pins
 

@@ -2,9 +2,9 @@
 
 Release tags are ordered by semantic version (``v0.9.0`` < ``v0.10.0``); pre-releases (``-rc1``)
 are left out unless asked for. At each probed tag the gate rules of that repository (and of the
-layouts vendored in it, such as ggml inside ollama) run through :func:`gfxgate.engine.collect_facts`
+layouts vendored in it, such as ggml inside ollama) run through :func:`gfxgate.gate.engine.collect_facts`
 on blobs read straight from the object database — no checkout — and the verdicts come from
-:func:`gfxgate.engine.build_matrix`, exactly as ``gfxgate scan --ref`` would compute them.
+:func:`gfxgate.gate.engine.build_matrix`, exactly as ``gfxgate scan --ref`` would compute them.
 
 Bisection: the tags between two probes whose verdicts agree are assumed to agree as well, so a
 status that changes and changes back between two such probes is not seen (``every_tag=True``
@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from gfxgate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
+from gfxgate.gate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
 from gfxgate.errors import SourceError, UsageError
 from gfxgate.model import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
-from gfxgate.ruleset import GateRule, RuleSet
+from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.sources.resolve import Pins, SourceSet
 from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
 

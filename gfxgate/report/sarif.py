@@ -211,7 +211,7 @@ def rule_locations(ruleset) -> tuple[dict[str, Where], dict[str, Where]]:
 
 @functools.cache
 def _default_locations() -> tuple[dict[str, Where], dict[str, Where]]:
-    from gfxgate.ruleset import default_rules
+    from gfxgate.gate.ruleset import default_rules
 
     return rule_locations(default_rules())
 

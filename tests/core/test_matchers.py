@@ -8,7 +8,7 @@ import pytest
 
 from gfxgate.matchers import MATCHERS, NoMatch
 from gfxgate.model import Status
-from gfxgate.ruleset import GateRule
+from gfxgate.gate.ruleset import GateRule
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
 

@@ -50,12 +50,12 @@ def test_verdict_without_evidence_is_refused():
 
 
 def test_ctrl_c_exits_130(monkeypatch, capsys):
-    import gfxgate.matrix
+    import gfxgate.gate.scan
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(gfxgate.matrix, "scan_matrix", interrupted)
+    monkeypatch.setattr(gfxgate.gate.scan, "scan_matrix", interrupted)
     with pytest.raises(SystemExit) as info:
         main(["scan", "-t", "gfx900"])
     assert info.value.code == 130 and "interrupted" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import pytest
 
 from gfxgate.errors import RuleError
 from gfxgate.resources import rules_dir
-from gfxgate.ruleset import default_rules, load_rules
+from gfxgate.gate.ruleset import default_rules, load_rules
 from gfxgate.cli import main
 
 
@@ -77,7 +77,7 @@ def test_cli_reports_rule_errors_with_exit_3(rules_copy, capsys):
 
 def test_shipped_snapshot_is_current():
     """Every rule has facts in the embedded snapshot, made from its current definition and the current pins."""
-    from gfxgate import snapshot
+    from gfxgate.gate import snapshot
     from gfxgate.sources.resolve import load_pins
 
     snap = snapshot.load()

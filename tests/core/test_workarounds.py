@@ -9,7 +9,8 @@ import pytest
 from gfxgate.cli import main
 from gfxgate.errors import RuleError
 from gfxgate.resources import rules_dir
-from gfxgate.workarounds import default_workarounds, load
+from gfxgate.gate.ruleset import default_rules
+from gfxgate.gate.workarounds import default_workarounds, load
 from tests.core.upstream_fixtures import commit_tree, new_repo
 
 CONFIG_GO = """package envconfig
@@ -95,7 +96,7 @@ def test_bad_entries_are_rejected(tmp_path):
         load(path)
     path.write_text(text.replace("unblocks: [runtime]", "unblocks: [runtiem]", 1))
     with pytest.raises(RuleError, match="unknown layer 'runtiem'"):
-        load(path, layers={l.id for l in __import__("gfxgate.ruleset").ruleset.default_rules().layers})
+        load(path, layers={l.id for l in default_rules().layers})
 
 
 def test_scan_links_cells_to_workarounds(capsys):

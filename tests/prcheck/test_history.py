@@ -9,7 +9,7 @@ import pytest
 
 from gfxgate.prcheck import history as history_mod
 from gfxgate.prcheck.history import FactsCache, TagProber, change_points, release_tags
-from gfxgate.ruleset import default_rules
+from gfxgate.gate.ruleset import default_rules
 from gfxgate.sources.resolve import load_pins
 from gfxgate.targets import catalog
 from tests.prcheck.golden import gfxgate

@@ -40,7 +40,7 @@ def test_bump_edits_the_pin_and_regenerates_the_snapshot(project, src_env):
     assert done.returncode == 0, done.stderr
     assert "ollama: v0.1.0 -> v0.4.0" in done.stderr
     assert pins.read_text() == pins_text("v0.4.0")
-    from gfxgate import snapshot
+    from gfxgate.gate import snapshot
 
     snap = snapshot.load(project / "rules" / "snapshots" / "pins.json")
     assert snap.pins["ollama"]["ref"] == "v0.4.0"

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from gfxgate.datafiles import validate
-from gfxgate.engine import RuleFacts, collect_facts
+from gfxgate.gate.engine import RuleFacts, collect_facts
 from gfxgate.errors import InputError, RuleError
 from gfxgate.model import SourceInfo
 from gfxgate.resources import rules_dir
-from gfxgate.ruleset import RuleSet
+from gfxgate.gate.ruleset import RuleSet
 from gfxgate.sources.resolve import Pins
 
 SNAPSHOT_VERSION = 1

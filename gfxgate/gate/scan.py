@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gfxgate.engine import build_matrix, collect_facts
+from gfxgate.gate.engine import build_matrix, collect_facts
 from gfxgate.model import GateMatrix
-from gfxgate.ruleset import RuleSet, default_rules, load_rules
+from gfxgate.gate.ruleset import RuleSet, default_rules, load_rules
 from gfxgate.sources.resolve import Pins, SourceSet, load_pins
 from gfxgate.targets import TargetId, catalog
 
@@ -41,7 +41,7 @@ def scan_matrix(
             notes += sourceset.notes
             notes.append("evidence read live from the sources above")
         else:
-            from gfxgate import snapshot
+            from gfxgate.gate import snapshot
 
             snap = snapshot.load(snapshot_path)
             facts, stale = snap.usable_facts(ruleset, pins)
@@ -62,7 +62,7 @@ def scan_matrix(
 
         for target_name, verdict in runtime_verdicts(runtime, targets).items():
             extra[("runtime", target_name)] = verdict
-    from gfxgate.workarounds import default_workarounds, link
+    from gfxgate.gate.workarounds import default_workarounds, link
 
     matrix = build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes))
     return link(matrix, default_workarounds())

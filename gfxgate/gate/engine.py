@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from gfxgate.errors import SourceError
 from gfxgate.matchers import MATCHERS, Finding, NoMatch
 from gfxgate.model import Evidence, GateMatrix, Location, SourceInfo, Status, Verdict, combine
-from gfxgate.ruleset import GateRule, RuleSet
+from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.sources.versions import in_range
 
 MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE = "matched", "no-match", "not-applicable", "unavailable"

@@ -134,7 +134,7 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
 
 @functools.cache
 def default_workarounds() -> tuple[Workaround, ...]:
-    from gfxgate.ruleset import default_rules
+    from gfxgate.gate.ruleset import default_rules
     from gfxgate.sources.resolve import load_pins
 
     pins = load_pins()
