@@ -1,19 +1,25 @@
 """Builders of real artifacts for the scanner tests and benchmarks (no fixtures here, so benchmarks can import it).
 
 Code objects and HIP shared objects come from clang-19 (the AMDGPU backend); compressed bundles in the
-formats clang-19 cannot write (CCOB v1/v3, zlib) wrap a real bundle per the spec. Debian packages are
-downloaded once with ``apt-get download`` and kept under the user cache dir.
+formats clang-19 cannot write (CCOB v1/v3, zlib) wrap a real bundle per the spec. Debian packages come from
+the shared helper ``tests/debian.py`` (``apt-get download`` once, kept under the user cache dir).
 """
 
 from __future__ import annotations
 
 import hashlib
-import shutil
 import struct
 import subprocess
+import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    from tests.debian import debian_package  # noqa: F401 - re-exported for the conftest and the benchmarks
+except ImportError:  # imported as a top-level module from outside the repository root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.debian import debian_package  # noqa: F401
 
 
 KERNEL_CL = """
@@ -88,47 +94,6 @@ def ccob(bundle: bytes, version: int, method: str) -> bytes:
     else:
         head = b"CCOB" + struct.pack("<HHQQQ", 3, code, 32 + len(payload), len(bundle), digest)
     return head + payload
-
-
-def _debian_cache() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("gfxgate-tests")) / "debian"
-
-
-def debian_package(name: str, apt: str, dpkg: str) -> Path:
-    """``apt-get download`` + ``dpkg -x`` once; the extracted tree is cached across sessions.
-
-    Download and extraction go to private temporary names first and are renamed into place, so two
-    test sessions sharing the cache never see half a package.
-    """
-    import os
-    import tempfile
-
-    cache = _debian_cache()
-    tree = cache / name
-    if (tree / ".complete").exists():
-        return tree
-    debs = cache / "debs"
-    debs.mkdir(parents=True, exist_ok=True)
-    found = sorted(debs.glob(f"{name}_*.deb"))
-    if not found:
-        with tempfile.TemporaryDirectory(dir=debs) as tmp:
-            run([apt, "download", name], Path(tmp))
-            for deb in Path(tmp).glob("*.deb"):
-                os.replace(deb, debs / deb.name)
-        found = sorted(debs.glob(f"{name}_*.deb"))
-    assert found, f"apt-get download {name} produced no .deb"
-    staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=cache))
-    run([dpkg, "-x", str(found[-1]), str(staging)], cache)
-    (staging / ".complete").write_text(found[-1].name)
-    if tree.exists() and not (tree / ".complete").exists():
-        shutil.rmtree(tree, ignore_errors=True)  # a tree left half-written by an older, interrupted run
-    try:
-        os.rename(staging, tree)
-    except OSError:  # another session finished first
-        shutil.rmtree(staging, ignore_errors=True)
-    return tree
 
 
 def shared_object(tree: Path, stem: str) -> Path:
