@@ -134,9 +134,15 @@ class Layer:
     title: str
     kind: str  # "source", "artifact" or "runtime"
     question: str
+    backends: tuple[str, ...] = ()  # the GPU backends the layer decides ("rocm", "vulkan"); () = all
+
+    @property
+    def rocm_only(self) -> bool:
+        return self.backends == ("rocm",)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "kind": self.kind, "question": self.question}
+        return {"id": self.id, "title": self.title, "kind": self.kind, "question": self.question,
+                "backends": list(self.backends)}
 
 
 @dataclass(frozen=True)

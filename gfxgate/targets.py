@@ -31,6 +31,7 @@ class Processor:
     products: tuple[str, ...] = ()
     features: frozenset[str] = frozenset()
     members: tuple[str, ...] = ()  # non-empty for generic targets
+    integrated: bool = False  # an APU's GPU (shares system memory; discovery treats it differently)
 
     @property
     def is_generic(self) -> bool:
@@ -235,6 +236,7 @@ def catalog() -> TargetCatalog:
             codename=p.get("codename", ""),
             products=tuple(p.get("products", ())),
             features=frozenset(p.get("features", ())),
+            integrated=bool(p.get("integrated", False)),
         )
         for p in data["processors"]
     ]

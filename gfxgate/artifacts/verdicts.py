@@ -75,7 +75,16 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
     if runs:
         evidence = _code_evidence(runs)
         kinds = sorted({p[2].code_target for p in runs})
-        summary = f"code for {name} installed: {', '.join(kinds)} in {len({p[0].path for p in runs})} file(s)"
+        files = len({p[0].path for p in runs})
+        if all(p[2].kind == compat.GENERIC for p in runs):
+            # the HIP runtime loads a generic target's code for a member without native code
+            summary = (f"covered by a generic target: {', '.join(kinds)} code in {files} file(s), "
+                       f"no native {target.processor} code")
+        else:
+            summary = f"code for {name} installed: {', '.join(kinds)} in {files} file(s)"
+            generic = sorted({p[2].code_target for p in runs if p[2].kind == compat.GENERIC})
+            if generic:
+                summary += f" (of which covered by a generic target: {', '.join(generic)})"
         if rocblas:
             catalogs = _catalogs(scanned, {p[2].code_target.split(':')[0] for p in runs})
             if not catalogs:
@@ -106,10 +115,11 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
         best = min(overrides, key=lambda p: (p[2].code_target, p[0].path))[2]
         values = sorted({p[2].override for p in overrides})
         summary = (f"no {name} code; only reachable through HSA_OVERRIDE_GFX_VERSION="
-                   f"{best.override} (loads {best.code_target} code)")
+                   f"{best.override} (loads {best.code_target} code"
+                   + (f" and TensileLibrary_lazy_{best.code_target.split(':')[0]}.dat)" if rocblas else ")"))
         alternatives = [f"HSA_OVERRIDE_GFX_VERSION={v}" for v in values if v != best.override]
         return Verdict(layer, name, Status.OVERRIDE_REQUIRED, summary, _code_evidence(overrides),
-                       remedy=f"HSA_OVERRIDE_GFX_VERSION={best.override} ({best.detail})",
+                       remedy=f"{compat.override_loads(best.override)} ({best.detail})",
                        workarounds=tuple(alternatives))
 
     if runtime_only:

@@ -14,7 +14,7 @@ from gfxgate.errors import SourceError
 from gfxgate.matchers import MATCHERS, Finding, NoMatch
 from gfxgate.model import Evidence, GateMatrix, Location, SourceInfo, Status, Verdict, combine
 from gfxgate.gate.ruleset import GateRule, RuleSet
-from gfxgate.sources.versions import in_range
+from gfxgate.sources.versions import in_range, version_key
 
 MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE = "matched", "no-match", "not-applicable", "unavailable"
 
@@ -70,32 +70,59 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
             out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}")
             continue
         ident = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", "")}
-        if rule.versions and not in_range(source.ref, rule.versions):
+        unversioned = rule.versions and version_key(source.ref) is None  # a folder, a branch: its version is unknown
+        if rule.versions and not unversioned and not in_range(source.ref, rule.versions):
             out[rule.id] = RuleFacts(**base, **ident, state=NOT_APPLICABLE, reason=f"applies to {rule.repo} {rule.versions}")
             continue
-        try:
-            paths = _expand_paths(rule, source)
-        except SourceError as exc:
-            out[rule.id] = RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
-            continue
-        if not paths:
-            reason = f"rule did not match at {source.name}@{source.ref}: {', '.join(rule.paths)} not found — upstream layout changed?"
-            out[rule.id] = RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
-            continue
-        prefetch = getattr(source, "prefetch", None)
-        if prefetch:
-            prefetch(paths)
-        try:
-            facts = MATCHERS[rule.matcher].extract(rule, source, paths)
-        except SourceError as exc:
-            out[rule.id] = RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
-            continue
-        except NoMatch as exc:
-            reason = f"rule did not match at {source.name}@{source.ref}: {exc} — upstream layout changed?"
-            out[rule.id] = RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
-            continue
-        out[rule.id] = RuleFacts(**base, **ident, state=MATCHED, facts=facts)
+        facts = _rule_facts(rule, source, base, ident)
+        if unversioned and facts.state == NO_MATCH:
+            # without a version number every rule is tried; one for another range that finds nothing does not apply
+            facts = RuleFacts(**base, **ident, state=NOT_APPLICABLE,
+                              reason=f"applies to {rule.repo} {rule.versions}; {source.ref} has no version number and "
+                                     f"the rule's construct is not there")
+        out[rule.id] = facts
     return out
+
+
+def _rule_facts(rule: GateRule, source, base: dict, ident: dict) -> RuleFacts:
+    """One rule's facts at one source (matched, no-match or unavailable)."""
+    try:
+        paths = _expand_paths(rule, source)
+    except SourceError as exc:
+        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
+    if not paths and rule.absent is not None:
+        return RuleFacts(**base, **ident, state=MATCHED, facts={"absent": list(rule.paths)})
+    if not paths:
+        reason = f"rule did not match at {source.name}@{source.ref}: {', '.join(rule.paths)} not found — upstream layout changed?"
+        return RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
+    prefetch = getattr(source, "prefetch", None)
+    if prefetch:
+        prefetch(paths)
+    try:
+        facts = MATCHERS[rule.matcher].extract(rule, source, paths)
+    except SourceError as exc:
+        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
+    except NoMatch as exc:
+        reason = f"rule did not match at {source.name}@{source.ref}: {exc} — upstream layout changed?"
+        return RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
+    return RuleFacts(**base, **ident, state=MATCHED, facts=facts)
+
+
+def absent_finding(rule: GateRule, facts: Mapping[str, Any], target) -> Finding:
+    """A rule's ``absent`` decision: the construct is not there; the files searched are the evidence."""
+    from gfxgate.matchers import Hit, fill
+
+    searched = facts["absent"]
+    hits = tuple(Hit(path, None, "(searched: no match)" if rule.matcher == "pattern-status" else "(not present)")
+                 for path in searched[:3])
+    spec = rule.absent or {}
+    return Finding(Status(spec["status"]), fill(spec["summary"], target), hits, remedy=fill(spec.get("remedy"), target))
+
+
+def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target, catalog) -> Finding:
+    if "absent" in facts and rule.absent is not None:
+        return absent_finding(rule, facts, target)
+    return MATCHERS[rule.matcher].evaluate(rule, facts, target, catalog)
 
 
 def _evidence(rule: GateRule, rf: RuleFacts, finding: Finding) -> tuple[Evidence, ...]:
@@ -135,7 +162,9 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
     status = combine(s for _, _, s in known)
     evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
     summary = "; ".join(f.summary if s == f.status else f"{f.summary} → {s.value}" for _, f, s in known)
-    remedy = next((f.remedy for _, f, s in known if s == status and f.remedy), None)
+    # every rule that sets the layer's status may need its own step (Vulkan opt-in and an integrated GPU: both)
+    remedies = list(dict.fromkeys(f.remedy for _, f, s in known if s == status and f.remedy))
+    remedy = "; ".join(remedies) or None
     reason = "; ".join(undecided) or None
     return Verdict(layer_id, str(target), status, summary, evidence=evidence, remedy=remedy, reason=reason)
 
@@ -163,7 +192,7 @@ def build_matrix(
     cells: dict[tuple[str, str], Verdict] = {}
     for target in targets:
         findings = {
-            rule.id: MATCHERS[rule.matcher].evaluate(rule, facts[rule.id].facts, target, catalog)
+            rule.id: evaluate_rule(rule, facts[rule.id].facts, target, catalog)
             for rule in ruleset.rules
             if rule.id in facts and facts[rule.id].state == MATCHED
         }

@@ -40,6 +40,7 @@ class GateRule:
     status_default: Status | None = None
     status_when: tuple[StatusWhen, ...] = ()
     summary: str | None = None
+    absent: dict[str, Any] | None = field(default=None, hash=False, compare=False)  # decides when nothing is found
     defined_in: str = ""  # rules file, for messages and SARIF locations
     raw: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
@@ -76,6 +77,7 @@ def _rule(raw: dict, layer: str, path: Path) -> GateRule:
         status_default=Status(status["default"]) if status else None,
         status_when=tuple(StatusWhen(w["layer"], tuple(Status(s) for s in w["is"]), Status(w["then"])) for w in status.get("when", ())),
         summary=raw.get("summary"),
+        absent=raw.get("absent"),
         defined_in=str(path),
         raw=raw,
     )
@@ -89,7 +91,7 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
 
     root = root or rules_dir()
     layer_data = load_yaml(root / "layers.yaml", "layers")
-    layers = tuple(Layer(**entry) for entry in layer_data["layers"])
+    layers = tuple(Layer(**{**entry, "backends": tuple(entry.get("backends", ()))}) for entry in layer_data["layers"])
     layer_ids = {layer.id for layer in layers}
     if len(layer_ids) != len(layers):
         raise RuleError(f"{root / 'layers.yaml'}: duplicate layer id")

@@ -147,10 +147,21 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
     for key, verdict in matrix.cells.items():
         if verdict.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL):
             processor = verdict.target.split(":")[0]
-            ids = tuple(w.id for w in workarounds if w.applies(verdict.layer, processor))
-            verdict = dataclasses.replace(verdict, workarounds=ids)
+            applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
+            verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
+                                          remedy=_with_override_loads(verdict.remedy, applicable))
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
+
+
+def _with_override_loads(remedy: str | None, applicable: list[Workaround]) -> str | None:
+    """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each applicable override would load."""
+    if not remedy or "HSA_OVERRIDE_GFX_VERSION" not in remedy or "makes the runtime report" in remedy:
+        return remedy
+    from gfxgate.artifacts.compat import override_loads
+
+    loads = [override_loads(w.override) for w in applicable if w.override]
+    return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 
 def _run_check(check: Check, sourceset, env_search) -> CheckResult:

@@ -74,11 +74,16 @@ def _registry() -> dict[str, Matcher]:
         docs_matrix,
         glob_removal,
         go_source,
+        integrated_gpu,
         json_target_list,
         markdown_table,
+        pattern_status,
+        preset_passthrough,
+        vulkan_arch,
     )
 
-    modules = (cmake_list_filter, json_target_list, c_preprocessor, go_source, docs_matrix, markdown_table, glob_removal)
+    modules = (cmake_list_filter, json_target_list, c_preprocessor, go_source, docs_matrix, markdown_table, glob_removal,
+               preset_passthrough, pattern_status, integrated_gpu, vulkan_arch)
     return {m.MATCHER.name: m.MATCHER for m in modules}
 
 

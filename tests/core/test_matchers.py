@@ -150,3 +150,32 @@ def test_docs_matrix_footnotes_and_columns(tmp_path):
     out = run(tmp_path, "docs-matrix", {"m.rst": rst}, ["gfx942", "gfx90a"], row="GPU / LLVM target")
     assert out["gfx942"].status is Status.ALLOWED  # footnote markers are not part of the target
     assert out["gfx90a"].status is Status.BLOCKED  # listed only in the older column
+
+
+def test_pattern_status_first_check_wins_and_no_match_without_absent(tmp_path):
+    checks = [{"pattern": r"EnableVulkan\(true\)", "status": "allowed", "summary": "default at {path}"},
+              {"pattern": r"OLLAMA_VULKAN=1", "status": "override-required", "summary": "opt-in", "remedy": "OLLAMA_VULKAN=1"}]
+    both = "x := EnableVulkan(true)\n// set OLLAMA_VULKAN=1\n"
+    got = run(tmp_path, "pattern-status", {"runner.go": both}, ["gfx900"], checks=checks)["gfx900"]
+    assert got.status == Status.ALLOWED and got.summary == "default at runner.go" and got.hits[0].line == 1
+    got = run(tmp_path, "pattern-status", {"runner.go": "// set OLLAMA_VULKAN=1\n"}, ["gfx900"], checks=checks)["gfx900"]
+    assert got.status == Status.OVERRIDE_REQUIRED and got.remedy == "OLLAMA_VULKAN=1"
+    with pytest.raises(NoMatch):
+        run(tmp_path, "pattern-status", {"runner.go": "package discover\n"}, ["gfx900"], checks=checks)
+
+
+def test_integrated_gpu_filter_uses_the_catalog_and_the_default_list(tmp_path):
+    go = ('package discover\n\nvar keep = map[string]struct{}{\n\t"gfx1151": {},\n}\n\n'
+          'func filterIntegratedGPUs(d []int) []int {\n\tslog.Info("dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1")\n'
+          '\treturn d\n}\n')
+    got = run(tmp_path, "integrated-gpu-filter", {"runner.go": go}, ["gfx900", "gfx90c", "gfx1151"],
+              function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1", default_allowed="keep")
+    assert got["gfx900"].status == Status.ALLOWED and got["gfx900"].summary.startswith("discrete GPU")
+    assert got["gfx90c"].status == Status.OVERRIDE_REQUIRED and got["gfx90c"].hits[0].line == 8
+    assert got["gfx1151"].status == Status.ALLOWED and "kept by default" in got["gfx1151"].summary
+    without = run(tmp_path, "integrated-gpu-filter", {"runner.go": go}, ["gfx1151"],
+                  function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")
+    assert without["gfx1151"].status == Status.OVERRIDE_REQUIRED  # the list keeps ROCm devices only
+    with pytest.raises(NoMatch):
+        run(tmp_path, "integrated-gpu-filter", {"runner.go": "package discover\n"}, ["gfx900"],
+            function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")

@@ -35,7 +35,8 @@ OLD_REGEX = "^gfx(900|94[012]|101[02]|1030|110[012])$"
 NEW_REGEX = "^gfx(94[012]|101[02]|1030|110[012]|120[01])$"
 
 
-def presets(targets: str) -> str:
+def presets(targets: str, *, vulkan: bool = False) -> str:
+    vulkan_presets = [{"name": "Vulkan", "inherits": ["Default"]}] if vulkan else []
     return json.dumps(
         {
             "version": 3,
@@ -44,6 +45,7 @@ def presets(targets: str) -> str:
                 {"name": "ROCm", "inherits": ["Default"], "cacheVariables": {"CMAKE_HIP_PLATFORM": "amd"}},
                 {"name": "ROCm 6", "inherits": ["ROCm"], "cacheVariables": {"AMDGPU_TARGETS": targets}},
                 {"name": "ROCm 6 child", "inherits": ["ROCm 6"]},
+                *vulkan_presets,
             ],
         },
         indent=2,
@@ -186,12 +188,138 @@ LLAMA_H = """struct llama_model_params {
 """
 
 
+# -- the v0.30 layout: llama-server presets, cmake/local.cmake, discovery in discover/amd.go + runner.go --------------
+def server_presets(targets: str) -> str:
+    """llama/server/CMakePresets.json: a Linux ROCm preset with a default list, a *_user_arch one without, Vulkan."""
+    return json.dumps(
+        {
+            "version": 3,
+            "configurePresets": [
+                {"name": "default", "binaryDir": "build", "hidden": True},
+                {"name": "rocm_v7_2_base", "hidden": True, "inherits": ["default"], "cacheVariables": {"GGML_HIP": "ON"}},
+                {"name": "rocm_v7_2_linux", "inherits": ["rocm_v7_2_base"], "cacheVariables": {"AMDGPU_TARGETS": targets}},
+                {"name": "rocm_v7_2_user_arch", "inherits": ["rocm_v7_2_base"]},
+                {"name": "vulkan", "inherits": ["default"], "cacheVariables": {"GGML_VULKAN": "ON"}},
+            ],
+        },
+        indent=2,
+    )
+
+
+LOCAL_CMAKE = """include(ExternalProject)
+
+function(ollama_rocm_preset backend output)
+    ollama_cache_arg_is_set(AMDGPU_TARGETS _has_amdgpu_targets)
+    ollama_cache_arg_is_set(CMAKE_HIP_ARCHITECTURES _has_hip_arch)
+    set(_preset "${backend}_linux")
+    if(_has_amdgpu_targets OR _has_hip_arch)
+        set(_preset "${backend}_user_arch")
+    endif()
+    set(${output} "${_preset}" PARENT_SCOPE)
+endfunction()
+"""
+
+DEVELOPMENT_MD = """# Development
+
+Narrow a ROCm build to your own GPU:
+
+```shell
+cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx1100
+```
+"""
+
+AMD_GO = """package discover
+
+func rocmGFXTargetOverride(value string) string {
+	return "gfx" + value
+}
+
+// filterUnsupportedROCmDevices drops devices without TensileLibrary_lazy_<gfx>.dat.
+func filterUnsupportedROCmDevices(devices []string, libDirs []string) []string {
+	return devices
+}
+"""
+
+RUNNER_GO = """package discover
+
+var defaultIntegratedROCmGFXTargets = map[string]struct{}{
+	"gfx1151": {},
+}
+
+func bootstrap(dir string) bool {
+	if !envconfig.EnableVulkan(true) && strings.Contains(dir, "vulkan") {
+		return false
+	}
+	return true
+}
+
+func filterIntegratedGPUs(devices []Device) []Device {
+	for _, device := range devices {
+		slog.Info("dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1", "id", device.ID)
+	}
+	return devices
+}
+"""
+
+RUNNER_GO_OPT_IN = """package discover
+
+func bootstrap(dir string) bool {
+	if !envconfig.EnableVulkan() && strings.Contains(dir, "vulkan") {
+		slog.Info("experimental Vulkan support disabled.  To enable, set OLLAMA_VULKAN=1")
+		return false
+	}
+	return true
+}
+"""
+
+DOCKERFILE_V030 = """ARG ROCMVERSION=7.2.1
+FROM rocm/dev-almalinux-8:${ROCMVERSION}-complete AS base
+FROM base AS llama-server-rocm_v7_2
+RUN cmake -S llama/server --preset rocm_v7_2_linux
+RUN rm -f dist/lib/ollama/rocm_v7_2/rocblas/library/*gfx90[06]*
+FROM base AS llama-server-vulkan
+RUN cmake -S llama/server --preset vulkan
+FROM scratch AS amd64
+COPY --from=llama-server-vulkan   dist/lib/ollama /lib/ollama/
+"""
+
+VULKAN_CPP = """#include "ggml-vulkan.h"
+
+static vk_device_architecture get_device_architecture(const vk::PhysicalDevice& device) {
+    if (props.vendorID == VK_VENDOR_ID_AMD) {
+        if (!amd_shader_core_properties || !integer_dot_product) {
+            return vk_device_architecture::OTHER;
+        }
+        if (subgroup.maxSubgroupSize == 64 && subgroup.minSubgroupSize == 64) {
+            return vk_device_architecture::AMD_GCN;
+        }
+        if (subgroup.maxSubgroupSize == 64 && subgroup.minSubgroupSize == 32) {
+            if (shader_core_props_amd.wavefrontsPerSimd == 20) {
+                return vk_device_architecture::AMD_RDNA1;
+            }
+            return vk_device_architecture::AMD_RDNA2;
+        }
+    }
+    return vk_device_architecture::OTHER;
+}
+
+static void pick(vk_device& device) {
+    if (device->architecture == AMD_GCN) {
+        use_wave64();
+    }
+}
+"""
+
+
 GGML = "ml/backend/ggml/ggml/src/ggml-cuda"
+GGML_VULKAN = "ml/backend/ggml/ggml/src/ggml-vulkan/ggml-vulkan.cpp"
 
 
 def build_ollama(path: Path) -> git.Repo:
     """Tags: v0.12.3 (filter keeps gfx900, rocBLAS allowlist), v0.17.5 (filter drops it, deep-init probe,
-    Dockerfile removes gfx90[06] rocBLAS files; lines moved), v0.30.0 (llama.cpp named in LLAMA_CPP_VERSION)."""
+    Dockerfile removes gfx90[06] rocBLAS files; lines moved; Vulkan built, shipped, opt-in), v0.30.0 (llama.cpp named in
+    LLAMA_CPP_VERSION; llama-server presets with a *_user_arch pass-through; Tensile-file and integrated-GPU checks;
+    Vulkan on by default), v0.32.15 (gfx1103 left the default list; LLAMA_CPP_VERSION b1300)."""
     repo = new_repo(path)
     commit_tree(repo, {
         "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
@@ -203,18 +331,32 @@ def build_ollama(path: Path) -> git.Repo:
     }, "v0.12.3", tag="v0.12.3")
     commit_tree(repo, {
         "CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=NEW_REGEX),
-        "CMakePresets.json": presets("gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx908:xnack-;gfx90a:xnack+;gfx90a:xnack-"),
         "discover/amd_common.go": None,
         "ml/device.go": DEVICE_GO,
-        "Dockerfile": DOCKERFILE,
+        "Dockerfile": DOCKERFILE + "FROM scratch AS amd64\nCOPY --from=vulkan  dist/lib/ollama  /lib/ollama/\n",
+        "CMakePresets.json": presets("gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx908:xnack-;gfx90a:xnack+;gfx90a:xnack-",
+                                     vulkan=True),
+        "discover/runner.go": RUNNER_GO_OPT_IN,
+        GGML_VULKAN: VULKAN_CPP,
     }, "v0.17.5", tag="v0.17.5")
     commit_tree(repo, {
         "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama)\n",
-        "CMakePresets.json": presets("gfx1030"),
+        "CMakePresets.json": json.dumps({"version": 3, "configurePresets": [{"name": "MLX Metal"}]}),
+        "llama/server/CMakePresets.json": server_presets("gfx908:xnack-;gfx942;gfx1030;gfx1100;gfx1103"),
+        "cmake/local.cmake": LOCAL_CMAKE,
+        "docs/development.md": DEVELOPMENT_MD,
+        "discover/amd.go": AMD_GO,
+        "discover/runner.go": RUNNER_GO,
+        "Dockerfile": DOCKERFILE_V030,
         "LLAMA_CPP_VERSION": "b1234\n",
         f"{GGML}/vendors/hip.h": None,
         f"{GGML}/common.cuh": None,
+        GGML_VULKAN: None,
     }, "v0.30.0", tag="v0.30.0")
+    commit_tree(repo, {
+        "llama/server/CMakePresets.json": server_presets("gfx908:xnack-;gfx942;gfx1030;gfx1100"),
+        "LLAMA_CPP_VERSION": "b1300\n",
+    }, "v0.32.15", tag="v0.32.15")
     return repo
 
 
@@ -224,7 +366,9 @@ def build_llama_cpp(path: Path) -> git.Repo:
         "include/llama.h": LLAMA_H,
         "ggml/src/ggml-cuda/vendors/hip.h": HIP_H.replace("#if defined(__gfx900__) || defined(__gfx906__)", "#if defined(__gfx906__)"),
         "ggml/src/ggml-cuda/common.cuh": COMMON_CUH,
+        "ggml/src/ggml-vulkan/ggml-vulkan.cpp": VULKAN_CPP,
     }, "b1234", tag="b1234")
+    commit_tree(repo, {"ggml/src/ggml-cuda/common.cuh": COMMON_CUH + "\n// b1300\n"}, "b1300", tag="b1300")
     return repo
 
 

@@ -1,0 +1,80 @@
+"""Integrated-GPU admission in Ollama's discovery (``filterIntegratedGPUs``, ollama >= v0.30).
+
+Ollama drops integrated GPUs (APUs) unless ``OLLAMA_IGPU_ENABLE=1``; a Go map can name ROCm targets
+kept by default (``defaultIntegratedROCmGFXTargets``: gfx1151 at v0.31+). Whether a processor is an
+APU is catalog data (``integrated: true`` in rules/targets.yaml), not guessed from its name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers.go_source import find_go
+
+
+class IntegratedGpuFilter:
+    name = "integrated-gpu-filter"
+
+    def check_params(self, rule) -> None:
+        for key in ("function", "message"):
+            try:
+                re.compile(rule.params[key])
+            except re.error as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        function = re.compile(rule.params["function"])
+        message = re.compile(rule.params["message"])
+        allowed_var = rule.params.get("default_allowed")
+        facts: dict[str, Any] = {"function": None, "message": None, "allowed": None, "allowed_targets": []}
+        for path in paths:
+            raw = source.read(path) or b""
+            text = raw.decode("utf-8", "replace")
+            lines = text.splitlines()
+            if facts["function"] is None and re.search(function.pattern.strip("^$"), text):
+                found = find_go(raw, "function", function)
+                if found:
+                    line, name, _ = found[0]
+                    facts["function"] = {**hit(path, line, lines[line - 1]), "name": name}
+            if facts["message"] is None:
+                found = find_go(raw, "string", message) if message.search(text) else []
+                if found:
+                    line, literal, func = found[0]
+                    facts["message"] = {**hit(path, line, lines[line - 1]), "literal": literal, "in": func}
+            if allowed_var and facts["allowed"] is None:
+                start = next((i for i, line in enumerate(lines) if re.match(rf"^\s*var\s+{re.escape(allowed_var)}\s*=", line)), None)
+                if start is not None:
+                    targets = []
+                    for line in lines[start:]:
+                        targets += re.findall(r'"(gfx[0-9a-f]+)"\s*:', line)
+                        if line.startswith("}"):
+                            break
+                    facts["allowed"] = hit(path, start + 1, lines[start])
+                    facts["allowed_targets"] = targets
+        if facts["function"] is None or facts["message"] is None:
+            raise NoMatch(f"no Go function /{rule.params['function']}/ with the message /{rule.params['message']}/ "
+                          f"in {len(paths)} file(s)")
+        return facts
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        from gfxgate.model import Status
+
+        proc = catalog.processor(target.processor)
+        name = facts["function"]["name"]
+        fn = Hit.from_json(facts["function"], f"in {facts['message']['in']}()" if facts["message"]["in"] else "")
+        msg = Hit.from_json(facts["message"], "the log line of a dropped device")
+        if not proc.integrated:
+            return Finding(Status.ALLOWED, f"discrete GPU: {name} drops only integrated GPUs", (fn,))
+        if target.processor in facts["allowed_targets"]:
+            kept = Hit.from_json(facts["allowed"], f"lists {target.processor}")
+            return Finding(Status.ALLOWED, f"integrated GPU kept by default ({name}: {target.processor} is listed)", (kept, fn))
+        remedy = fill(rule.remedy, target) or "OLLAMA_IGPU_ENABLE=1"
+        return Finding(Status.OVERRIDE_REQUIRED,
+                       f"integrated GPU ({proc.codename or proc.name}): dropped by {name} unless OLLAMA_IGPU_ENABLE=1",
+                       (msg, fn), remedy=remedy)
+
+
+MATCHER = IntegratedGpuFilter()

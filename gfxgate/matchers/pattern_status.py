@@ -1,0 +1,50 @@
+"""Line patterns that decide a status: the first check whose pattern matches any line decides.
+
+Used where a layer is decided by *which* of several known constructs a version has — e.g. whether
+Ollama enables the Vulkan backend by default (``EnableVulkan(true)``), only on request (the
+"experimental Vulkan support disabled … set OLLAMA_VULKAN=1" log line), or not at all. Checks are
+tried in order; within a check, files in the rule's path order. When no check matches, the rule's
+``absent`` entry (if any) decides with the files searched as evidence, otherwise the rule does not match.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.model import Status
+
+
+class PatternStatus:
+    name = "pattern-status"
+
+    def check_params(self, rule) -> None:
+        for i, check in enumerate(rule.params.get("checks") or ()):
+            try:
+                re.compile(check["pattern"])
+            except re.error as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.checks[{i}].pattern: {exc}") from exc
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        texts = {path: (source.read_text(path) or "").splitlines() for path in paths}
+        for index, check in enumerate(rule.params["checks"]):
+            pattern = re.compile(check["pattern"])
+            for path in paths:
+                for number, line in enumerate(texts[path], start=1):
+                    found = pattern.search(line)
+                    if found:
+                        return {"check": index, **hit(path, number, line), "match": found.group(0)}
+        if rule.absent is not None:
+            return {"absent": list(paths)}
+        raise NoMatch(f"none of {len(rule.params['checks'])} patterns matches a line of {', '.join(paths)}")
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        check = rule.params["checks"][facts["check"]]
+        summary = fill(check["summary"], target, match=facts["match"], path=facts["path"])
+        remedy = fill(check.get("remedy") or (rule.remedy if Status(check["status"]) != Status.ALLOWED else None), target)
+        return Finding(Status(check["status"]), summary, (Hit.from_json(facts),), remedy=remedy)
+
+
+MATCHER = PatternStatus()

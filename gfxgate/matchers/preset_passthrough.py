@@ -1,0 +1,84 @@
+"""Default target lists in presets plus a pass-through for a user's own list (ollama >= v0.30).
+
+From v0.30 Ollama builds llama.cpp's ``llama-server`` from ``llama/server/``: a release preset
+(``rocm_v7_2_linux``) carries the default ``AMDGPU_TARGETS``, and ``cmake/local.cmake`` switches to a
+``*_user_arch`` preset (no list of its own) when the user sets ``AMDGPU_TARGETS`` or
+``CMAKE_HIP_ARCHITECTURES`` — there is no filter any more. So a target in the default list is built;
+any other target is built when the user names it: override-required, with the configure command the
+version documents (``docs/development.md``), the architecture replaced by the target.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, hit
+from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
+from gfxgate.model import Status
+
+
+class PresetPassthrough:
+    name = "preset-passthrough"
+
+    def check_params(self, rule) -> None:
+        for key in ("presets", "selector", "command"):
+            if key in rule.params:
+                try:
+                    re.compile(rule.params[key])
+                except re.error as exc:
+                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        presets_file = rule.params["presets_file"]
+        if presets_file not in paths:
+            raise NoMatch(f"{presets_file} not found")
+        lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
+        lists = JSON_LISTS.extract(lists_rule, source, [presets_file])
+        selector = re.compile(rule.params["selector"])
+        user_vars = rule.params["user_variables"]
+        command = re.compile(rule.params["command"]) if "command" in rule.params else None
+        facts: dict[str, Any] = {**lists, "selector": None, "user_checks": [], "command": None}
+        for path in paths:
+            if path == presets_file:
+                continue
+            for number, line in enumerate((source.read_text(path) or "").splitlines(), start=1):
+                if facts["selector"] is None and selector.search(line):
+                    facts["selector"] = hit(path, number, line)
+                if any(re.search(rf"\b{re.escape(v)}\b", line) for v in user_vars) and "is_set" in line:
+                    facts["user_checks"].append(hit(path, number, line))
+                if command and facts["command"] is None:
+                    found = command.search(line)
+                    if found:
+                        facts["command"] = {**hit(path, number, line), "command": found.group(0).strip(),
+                                            "arch": found.group("arch")}
+        if facts["selector"] is None:
+            raise NoMatch(f"no line matching /{rule.params['selector']}/ (the user-arch preset switch) in "
+                          + ", ".join(p for p in paths if p != presets_file))
+        return facts
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        lists_rule = dataclasses.replace(rule, remedy=None)
+        default = JSON_LISTS.evaluate(lists_rule, {"variable": facts["variable"], "lists": facts["lists"]}, target, catalog)
+        presets = ", ".join(entry["preset"] for entry in facts["lists"])
+        switch = Hit.from_json(facts["selector"], "a user list selects the *_user_arch preset, which passes it through")
+        if default.status == Status.ALLOWED:
+            return Finding(Status.ALLOWED, f"in the default list of {presets}; a user list passes through",
+                           default.hits + (switch,))
+        backend = re.sub(r"_(linux|windows)$", "", facts["lists"][0]["preset"])
+        if facts["command"]:
+            cmd = facts["command"]
+            configure = re.sub(re.escape(cmd["arch"]) + r"\b", str(target.processor), cmd["command"], count=1)
+            where = Hit.from_json(cmd, "the configure command this version documents")
+        else:
+            configure = f"cmake -B build . -DOLLAMA_LLAMA_BACKENDS={backend} -DAMDGPU_TARGETS={target.processor}"
+            where = None
+        hits = default.hits[:1] + (switch,) + ((where,) if where else ())
+        summary = (f"not in the default list of {presets}; building from source with your own list passes it "
+                   f"through (no filter): {configure}")
+        return Finding(Status.OVERRIDE_REQUIRED, summary, hits, remedy=f"{configure} && cmake --build build")
+
+
+MATCHER = PresetPassthrough()

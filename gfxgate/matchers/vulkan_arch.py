@@ -1,0 +1,110 @@
+"""How ggml-vulkan classifies an AMD device, and how many code paths depend on that class.
+
+ggml-vulkan does not look at gfx names: ``get_device_architecture`` classifies a device from Vulkan
+properties (wave64-only subgroups → ``AMD_GCN``; 20 wavefronts per SIMD → ``AMD_RDNA1``; float8 →
+``AMD_RDNA4``; accelerated mixed-sign int8 dot products → ``AMD_RDNA3``; else ``AMD_RDNA2``). Which
+class a processor family falls into is the rule's data (``params.families``); the matcher finds the
+``return`` that produces that class (with its condition) and counts the code paths that test it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gfxgate.errors import RuleError
+from gfxgate.matchers import Finding, Hit, NoMatch, hit
+from gfxgate.model import Status
+
+MAX_USES = 3
+
+
+def _function_body(lines: list[str], start: int) -> int:
+    """Index of the line that closes the function whose signature is at ``start`` (brace depth)."""
+    depth, opened = 0, False
+    for i in range(start, len(lines)):
+        code = re.sub(r'"(\\.|[^"\\])*"|//.*', "", lines[i])
+        depth += code.count("{") - code.count("}")
+        opened = opened or "{" in code
+        if opened and depth <= 0:
+            return i
+    return len(lines) - 1
+
+
+def _enclosing_if(lines: list[str], start: int, at: int) -> int | None:
+    """Index of the innermost ``if (`` whose block encloses line ``at`` (None: the function body itself).
+
+    Walking back, a line's ``{`` comes before its ``}`` (``} else if (…) {`` opens a block first)."""
+    depth = 0
+    for j in range(at - 1, start, -1):
+        code = re.sub(r'"(\\.|[^"\\])*"|//.*', "", lines[j])
+        depth -= code.count("{")
+        if depth < 0:
+            if re.match(r"\s*(\}\s*else\s+)?if\s*\(", lines[j]):
+                return j
+            depth = 0
+        depth += code.count("}")
+    return None
+
+
+class VulkanArchitecture:
+    name = "vulkan-architecture"
+
+    def check_params(self, rule) -> None:
+        families = rule.params.get("families")
+        if not isinstance(families, dict) or not families:
+            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.families must map processor families to classes")
+
+    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+        function, enum = rule.params["function"], rule.params["enum"]
+        signature = re.compile(rf"\b{re.escape(enum)}\s+{re.escape(function)}\s*\(")
+        returns_re = re.compile(rf"return\s+{re.escape(enum)}::(\w+)\s*;")
+        for path in paths:
+            lines = (source.read_text(path) or "").splitlines()
+            start = next((i for i, line in enumerate(lines) if signature.search(line)), None)
+            if start is None:
+                continue
+            end = _function_body(lines, start)
+            returns = []
+            for i in range(start, end + 1):
+                found = returns_re.search(lines[i])
+                if not found:
+                    continue
+                cond = _enclosing_if(lines, start, i)
+                entry = {**hit(path, i + 1, lines[i]), "class": found.group(1)}
+                if cond is not None:
+                    entry["condition"] = hit(path, cond + 1, lines[cond])
+                returns.append(entry)
+            classes = {r["class"] for r in returns}
+            uses: dict[str, dict[str, Any]] = {}
+            for i, line in enumerate(lines):
+                if start <= i <= end:
+                    continue
+                for cls in classes:
+                    if re.search(rf"\b{cls}\b", re.sub(r"//.*", "", line)):
+                        entry = uses.setdefault(cls, {"count": 0, "hits": []})
+                        entry["count"] += 1
+                        if len(entry["hits"]) < MAX_USES:
+                            entry["hits"].append(hit(path, i + 1, line))
+            return {"function": hit(path, start + 1, lines[start]), "returns": returns, "uses": uses}
+        raise NoMatch(f"no {enum} {function}() in {', '.join(paths)}")
+
+    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+        proc = catalog.processor(target.processor)
+        cls = rule.params["families"].get(proc.family)
+        fn = Hit.from_json(facts["function"], "classifies AMD devices from Vulkan properties, not gfx names")
+        ret = next((r for r in facts["returns"] if r["class"] == cls), None)
+        if cls is None or ret is None:
+            why = f"no class for family {proc.family}" if cls is None else f"{cls} is not produced at this version"
+            return Finding(Status.ALLOWED, f"ggml-vulkan: {why}; {target.processor} runs the generic Vulkan paths", (fn,))
+        uses = facts["uses"].get(cls, {"count": 0, "hits": []})
+        hits = [Hit.from_json(ret, f"{proc.family} → {cls}")]
+        if "condition" in ret:
+            hits.insert(0, Hit.from_json(ret["condition"], "the condition of that class"))
+        hits += [Hit.from_json(h, f"uses {cls}") for h in uses["hits"][:2]]
+        summary = (f"ggml-vulkan classifies {target.processor} ({proc.family}) as {cls} "
+                   f"({facts['function']['text'].split('(')[0].split()[-1]}); {uses['count']} line(s) outside the classifier use {cls}")
+        return Finding(Status.ALLOWED, summary, tuple(hits))
+
+
+MATCHER = VulkanArchitecture()
