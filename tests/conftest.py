@@ -34,3 +34,23 @@ def require_tool(name: str) -> str:
 @pytest.fixture(scope="session")
 def clang19() -> str:
     return require_tool("clang-19")
+
+
+def installed_gfxgate() -> str:
+    """The console script installed with this interpreter (`pip install -e .` put it next to python)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    beside = Path(sys.executable).parent / "gfxgate"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("gfxgate")
+    if found is None:
+        pytest.fail("the gfxgate console script is not installed (python3 -m pip install -e '.[test]')")
+    return found
+
+
+@pytest.fixture(scope="session")
+def gfxgate_exe() -> str:
+    return installed_gfxgate()

@@ -26,7 +26,8 @@ def output_option() -> Callable:
         "--output",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
-        help="Write the report to this file instead of stdout (written whole, atomically).",
+        help="Write the report to this file instead of stdout (a regular file is replaced whole, atomically; "
+             "a device or FIFO is written in place; a symbolic link is followed).",
     )
 
 
@@ -35,9 +36,9 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
-    tmp = output.with_name(f".{output.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(output)
+    from gfxgate.fsio import write_text_atomic
+
+    write_text_atomic(output, text)
     click.echo(f"gfxgate: wrote {output}", err=True)
 
 

@@ -30,6 +30,8 @@ def samples(folder: Path | None, check: bool) -> None:
     """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins."""
     import sys
 
+    from gfxgate.fsio import write_text_atomic
+
     folder = folder or Path.cwd() / "samples"
     stale = []
     for name, text in render_samples().items():
@@ -39,7 +41,7 @@ def samples(folder: Path | None, check: bool) -> None:
                 stale.append(name)
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_text_atomic(path, text)
     if check and stale:
         click.echo("gfxgate: stale samples: " + ", ".join(stale) + " (run `gfxgate samples`)", err=True)
         sys.exit(1)

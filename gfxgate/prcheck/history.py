@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping
 
 from gfxgate.gate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
 from gfxgate.errors import SourceError, UsageError
+from gfxgate.fsio import write_text_atomic
 from gfxgate.model import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
@@ -129,9 +130,7 @@ class FactsCache:
         for commit in sorted(self._dirty):
             path = self._path(commit)
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self._entries[commit], sort_keys=True), encoding="utf-8")
-            tmp.replace(path)
+            write_text_atomic(path, json.dumps(self._entries[commit], sort_keys=True))
         self._dirty.clear()
 
 

@@ -130,6 +130,6 @@ def bump(pins_path: Path, name: str, tag: str, *, snapshot_path: Path | None, so
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from gfxgate.fsio import write_text_atomic
+
+    write_text_atomic(path, text)
