@@ -21,7 +21,7 @@ import time
 
 
 def release_window(count: int, last: str | None) -> list[str]:
-    from gfxgate.prcheck.history import release_tags, tag_commits
+    from gfxgate.history.walk import release_tags, tag_commits
     from gfxgate.sources.gitrepo import local_git_dir
     from pathlib import Path
 

@@ -41,10 +41,10 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 3 invalid pins or
     rules; 4 unknown ref or tag; 5 network.
     """
-    from gfxgate.cli.common import parse_targets
-    from gfxgate.cli.diff import fail_on_targets, pins_location, report_exit
+    from gfxgate.cli.common import fail_on_targets, parse_targets, report_exit
     from gfxgate.errors import UsageError
-    from gfxgate.prcheck.check import default_pins_path, run_check
+    from gfxgate.prcheck.check import run_check
+    from gfxgate.prcheck.pins import default_pins_path, pins_location
     from gfxgate.prcheck.render import render_diff
     from gfxgate.sources.resolve import parse_assignments
 

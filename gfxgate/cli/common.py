@@ -1,4 +1,4 @@
-"""Options and helpers shared by several sub-commands (output format, -o, targets)."""
+"""Options and helpers shared by several sub-commands (output format, -o, targets, sources, --fail-on)."""
 
 from __future__ import annotations
 
@@ -65,3 +65,28 @@ def source_options(func: Callable) -> Callable:
     func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
                         help="Scan another version of NAME (e.g. ollama=v0.12.3).")(func)
     return func
+
+
+def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
+    """Canonical names of the --fail-on targets; each must be in the compared reports."""
+    from gfxgate.errors import UsageError
+
+    names = tuple(str(t) for t in parse_targets(values))
+    missing = [n for n in names if n not in available]
+    if missing:
+        raise UsageError(f"--fail-on names {', '.join(missing)}, which is not in both reports",
+                         hint="compared targets: " + (", ".join(available) or "none"))
+    return names
+
+
+def report_exit(diff, failing: tuple[str, ...]) -> None:
+    """One summary line on stderr; exit 1 when a --fail-on target regressed."""
+    import sys
+
+    counts = diff.counts()
+    click.echo("gfxgate: " + ", ".join(f"{k}: {v}" for k, v in counts.items()), err=True)
+    bad = diff.regressions(failing) if failing else []
+    if bad:
+        for c in bad:
+            click.echo(f"gfxgate: {c.target} regressed: {c.layer} {c.old_status} -> {c.new_status}", err=True)
+        sys.exit(1)

@@ -11,53 +11,9 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option
+from gfxgate.cli.common import emit, fail_on_targets, format_option, output_option, report_exit
 
 DIFF_FORMATS = ("md", "json", "sarif", "text")
-
-
-def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
-    """Canonical names of the --fail-on targets; each must be in the compared reports."""
-    from gfxgate.cli.common import parse_targets
-    from gfxgate.errors import UsageError
-
-    names = tuple(str(t) for t in parse_targets(values))
-    missing = [n for n in names if n not in available]
-    if missing:
-        raise UsageError(f"--fail-on names {', '.join(missing)}, which is not in both reports",
-                         hint="compared targets: " + (", ".join(available) or "none"))
-    return names
-
-
-def pins_location(pins: Path | None) -> tuple[str, dict[str, int]]:
-    """(pins file URI relative to its repository, source name → line of its ref) for SARIF locations."""
-    from gfxgate.errors import GfxgateError
-    from gfxgate.prcheck.check import default_pins_path, inside_repo, toplevel
-    from gfxgate.prcheck.pins import ref_lines
-
-    path = (pins or default_pins_path()).resolve()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return "rules/pins.toml", {}
-    try:
-        uri = inside_repo(path, toplevel(path)) or "rules/pins.toml"
-    except GfxgateError:  # not in a git repository: the name the shipped layout gives it
-        uri = "rules/pins.toml"
-    return uri, ref_lines(text)
-
-
-def report_exit(diff, failing: tuple[str, ...]) -> None:
-    """One summary line on stderr; exit 1 when a --fail-on target regressed."""
-    import sys
-
-    counts = diff.counts()
-    click.echo("gfxgate: " + ", ".join(f"{k}: {v}" for k, v in counts.items()), err=True)
-    bad = diff.regressions(failing) if failing else []
-    if bad:
-        for c in bad:
-            click.echo(f"gfxgate: {c.target} regressed: {c.layer} {c.old_status} -> {c.new_status}", err=True)
-        sys.exit(1)
 
 
 @click.command()
@@ -75,6 +31,7 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 6 unreadable input.
     """
     from gfxgate.prcheck.diff import diff_matrices, load_matrix
+    from gfxgate.prcheck.pins import pins_location
     from gfxgate.prcheck.render import render_diff
 
     result = diff_matrices(load_matrix(old), load_matrix(new))

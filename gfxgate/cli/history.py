@@ -28,9 +28,9 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     bisected, and facts are cached per (rule, commit, tag) so later runs re-parse nothing.
     """
     from gfxgate.cli.common import parse_targets
-    from gfxgate.prcheck.history import FactsCache, TagProber, default_cache_root
-    from gfxgate.prcheck.history import history as walk
-    from gfxgate.prcheck.render import render_history
+    from gfxgate.history.walk import FactsCache, TagProber, default_cache_root
+    from gfxgate.history.walk import history as walk
+    from gfxgate.history.render import render_history
     from gfxgate.gate.ruleset import default_rules
     from gfxgate.sources.resolve import load_pins, parse_assignments
     from gfxgate.targets import catalog

@@ -25,8 +25,7 @@ def pins() -> None:
 @click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
 def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline) -> None:
     """Set NAME's pin to TAG (comments kept) and regenerate the snapshot, as `gfxgate snapshot build` does."""
-    from gfxgate.prcheck.check import default_pins_path
-    from gfxgate.prcheck.pins import bump
+    from gfxgate.prcheck.pins import bump, default_pins_path
     from gfxgate.sources.resolve import parse_assignments
 
     pins_path = pins_path or default_pins_path()
@@ -46,7 +45,7 @@ def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline)
 @click.option("--pins", "pins_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
 def show_cmd(pins_path) -> None:
     """The pinned repositories and tags."""
-    from gfxgate.prcheck.check import default_pins_path
+    from gfxgate.prcheck.pins import default_pins_path
     from gfxgate.sources.resolve import load_pins
 
     data = load_pins(pins_path or default_pins_path())

@@ -7,8 +7,6 @@ live from the upstream sources, then compared with :func:`gfxgate.prcheck.diff.d
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,61 +14,34 @@ from typing import Any
 
 from gfxgate.errors import SourceError, UsageError
 from gfxgate.prcheck.diff import MatrixDiff, diff_matrices
-
-
-def _git(cwd: Path, args: list[str]) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=env, check=False, timeout=120)
-    except FileNotFoundError as exc:
-        raise SourceError("git is not installed") from exc
+from gfxgate.prcheck.pins import inside_repo
+from gfxgate.sources.gitrepo import run_git, work_tree_root
 
 
 def toplevel(path: Path) -> Path:
-    out = _git(path if path.is_dir() else path.parent, ["rev-parse", "--show-toplevel"])
-    if out.returncode != 0:
+    top = work_tree_root(path)
+    if top is None:
         raise UsageError(f"{path} is not inside a git repository", hint="`gfxgate check` compares against a git ref of this repository")
-    return Path(out.stdout.decode().strip()).resolve()
+    return top
 
 
 def resolve_ref(top: Path, ref: str) -> str:
-    out = _git(top, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    out = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=top)
     if out.returncode != 0 or not out.stdout.strip():
         raise SourceError(f"unknown git ref {ref!r} in {top}",
                           hint="fetch it first (actions/checkout with fetch-depth: 0), e.g. origin/main or a commit SHA")
-    return out.stdout.decode().strip()
+    return out.stdout.strip()
 
 
 def show_at(top: Path, commit: str, relpath: str) -> bytes | None:
-    out = _git(top, ["cat-file", "blob", f"{commit}:{relpath}"])
+    out = run_git(["cat-file", "blob", f"{commit}:{relpath}"], cwd=top, text=False)
     return out.stdout if out.returncode == 0 else None
-
-
-def default_pins_path(cwd: Path | None = None) -> Path:
-    """``rules/pins.toml`` of the git repository around ``cwd``, else the shipped pins."""
-    from gfxgate.resources import rules_dir
-
-    cwd = cwd or Path.cwd()
-    out = _git(cwd, ["rev-parse", "--show-toplevel"])
-    if out.returncode == 0:
-        candidate = Path(out.stdout.decode().strip()) / "rules" / "pins.toml"
-        if candidate.is_file():
-            return candidate
-    return rules_dir() / "pins.toml"
-
-
-def inside_repo(path: Path, top: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(top).as_posix()
-    except ValueError:
-        return None
 
 
 def rules_at(top: Path, commit: str, rules_rel: str, dest: Path) -> Path | None:
     """Write layers.yaml and gates/*.yaml of ``rules_rel`` at ``commit`` under ``dest``; None when absent there."""
-    listing = _git(top, ["ls-tree", "-r", "-z", "--name-only", commit, "--", rules_rel])
-    names = [n for n in listing.stdout.decode().split("\0") if n]
+    listing = run_git(["ls-tree", "-r", "-z", "--name-only", commit, "--", rules_rel], cwd=top)
+    names = [n for n in listing.stdout.split("\0") if n]
     wanted = [n for n in names if n == f"{rules_rel}/layers.yaml" or (n.startswith(f"{rules_rel}/gates/") and n.endswith(".yaml"))]
     if listing.returncode != 0 or f"{rules_rel}/layers.yaml" not in wanted:
         return None

@@ -16,6 +16,39 @@ _HEADER = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(#.*)?$")
 _REF = re.compile(r"^(?P<lead>\s*ref\s*=\s*)(?P<q>[\"'])(?P<value>[^\"']*)(?P=q)(?P<gap>\s*)(?P<comment>#.*)?$")
 
 
+def default_pins_path(cwd: Path | None = None) -> Path:
+    """``rules/pins.toml`` of the git repository around ``cwd``, else the shipped pins."""
+    from gfxgate.resources import rules_dir
+    from gfxgate.sources.gitrepo import work_tree_root
+
+    top = work_tree_root(cwd or Path.cwd())
+    if top is not None and (top / "rules" / "pins.toml").is_file():
+        return top / "rules" / "pins.toml"
+    return rules_dir() / "pins.toml"
+
+
+def inside_repo(path: Path, top: Path) -> str | None:
+    """``path`` relative to the repository folder ``top`` (POSIX), or None when it is outside."""
+    try:
+        return path.resolve().relative_to(top).as_posix()
+    except ValueError:
+        return None
+
+
+def pins_location(pins: Path | None) -> tuple[str, dict[str, int]]:
+    """(pins file URI relative to its repository, source name → line of its ref) for SARIF locations."""
+    from gfxgate.sources.gitrepo import work_tree_root
+
+    path = (pins or default_pins_path()).resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return "rules/pins.toml", {}
+    top = work_tree_root(path)
+    uri = (inside_repo(path, top) if top is not None else None) or "rules/pins.toml"  # outside git: the shipped name
+    return uri, ref_lines(text)
+
+
 def _table_name(header: str) -> str:
     return ".".join(part.strip().strip("\"'") for part in header.split("."))
 

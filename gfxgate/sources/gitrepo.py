@@ -1,8 +1,14 @@
-"""Git sources: partial clones in the cache, tags fetched on demand, blobs read from the object database.
+"""The one git layer: every git command gfxgate runs goes through :func:`run_git` or :class:`CatFileBatch`.
 
-No checkout and no work tree: files at a tag are read through GitPython's persistent
-``git cat-file --batch`` process. Clones go to a temporary folder first and are renamed into
-place when complete, so an interrupted clone never leaves a half-written cache.
+Git sources are partial clones in the cache (``--filter=blob:none``), tags fetched on demand, blobs
+read from the object database. No checkout and no work tree: files at a tag are read through one
+persistent ``git cat-file --batch`` process per repository. Clones go to a temporary folder first
+and are renamed into place when complete, so an interrupted clone never leaves a half-written cache.
+
+gfxgate drives the git command line itself (no GitPython): partial clones, ``cat-file --batch``,
+``rev-list --missing=print`` and the offline transport guard are command-line features, and one
+runner gives every call the same environment, timeout (``GFXGATE_GIT_TIMEOUT``, exit 5 when it
+expires) and error mapping (:class:`NetworkError` for an unreachable remote, else :class:`SourceError`).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -48,24 +55,89 @@ def local_git_dir(path: Path) -> Path | None:
     return None
 
 
-def _run_git(args: list[str], *, git_dir: Path | None = None, offline: bool = False, timeout: int = GIT_TIMEOUT,
-             stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
+def _git_env(offline: bool) -> dict[str, str]:
+    return {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
+
+
+def run_git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = None, offline: bool = False,
+            timeout: int | None = None, stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    """Run ``git ARGS`` (never through a shell); a timeout is a :class:`NetworkError`, a missing git a :class:`SourceError`.
+
+    The command runs in its own process group, so a timeout also ends the helpers git started
+    (``git-remote-https``, ``index-pack``). ``text=False`` returns stdout and stderr as bytes.
+    """
+    timeout = GIT_TIMEOUT if timeout is None else timeout
+    env = _git_env(offline)
     cmd = ["git"] + (["--git-dir", str(git_dir)] if git_dir else []) + args
+    if cwd is not None and not Path(cwd).is_dir():
+        raise SourceError(f"{cwd}: no such folder")
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout, input=stdin, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise NetworkError(f"git {' '.join(args[:2])} timed out after {timeout} s") from exc
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, text=text, start_new_session=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except FileNotFoundError as exc:
         raise SourceError("git is not installed", hint="install git (Debian: apt-get install git)") from exc
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        _kill_group(proc)
+        raise NetworkError(f"git {' '.join(args[:2])} timed out after {timeout} s",
+                           hint="a slow or unreachable remote? GFXGATE_GIT_TIMEOUT sets the limit in seconds") from exc
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.communicate()
 
 
 def _last_error(stderr: str) -> str:
-    """The most telling line of git's stderr (GitPython wraps it in quotes and labels)."""
-    lines = [ln.strip().strip("'").strip() for ln in stderr.splitlines()]
-    lines = [ln.removeprefix("stderr:").strip() for ln in lines if ln and ln not in ("'", '"')]
+    """The most telling line of git's stderr: its last ``fatal:``/``error:`` line, else its last line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
     return (fatal or lines or [""])[-1]
+
+
+def _git_failure(name: str, what: str, stderr: str, **kwargs) -> SourceError:
+    """The error for a failed git command: :class:`NetworkError` when the remote was unreachable."""
+    kind = NetworkError if _is_network_failure(stderr) else SourceError
+    return kind(f"{name}: {what}: {_last_error(stderr) or 'git failed'}", **kwargs)
+
+
+def _clone_into(name: str, url: str, dest: Path) -> None:
+    """A bare partial clone (commits and trees, no blobs) of ``url`` into the empty folder ``dest``."""
+    out = run_git(["clone", "--bare", "--filter=blob:none", "--quiet", "--", url, str(dest)])
+    if out.returncode != 0:
+        raise _git_failure(name, f"cannot clone {url}", out.stderr)
+
+
+def tag_commits(git_dir: Path) -> dict[str, str]:
+    """Every tag of a git directory and the commit it points at (annotated tags peeled), in one git call."""
+    out = run_git(["for-each-ref", "refs/tags", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)"],
+                  git_dir=git_dir, offline=True)
+    if out.returncode != 0:
+        raise SourceError(f"{git_dir}: cannot list tags: {_last_error(out.stderr)}")
+    commits = {}
+    for line in out.stdout.splitlines():
+        name, obj, peeled = (line.split("\0") + ["", ""])[:3]
+        commits[name] = peeled or obj
+    return commits
+
+
+def work_tree_root(path: Path) -> Path | None:
+    """The top folder of the git work tree holding ``path`` (a file or a folder), else None."""
+    folder = path if path.is_dir() else path.parent
+    if not folder.is_dir():
+        return None
+    out = run_git(["rev-parse", "--show-toplevel"], cwd=folder)
+    top = out.stdout.strip() if out.returncode == 0 else ""
+    return Path(top).resolve() if top else None
 
 
 def _is_network_failure(stderr: str) -> bool:
@@ -88,13 +160,12 @@ class CatFileBatch:
         self._start()
 
     def _start(self) -> None:
-        env = {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if self._offline else {})}
         self._proc = subprocess.Popen(
             ["git", "--git-dir", str(self._git_dir), "cat-file", "--batch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env=_git_env(self._offline),
         )
 
     def read(self, spec: str) -> bytes | None:
@@ -153,30 +224,27 @@ class GitRepo:
                 f"{self.name}: no cached clone of {self.url} and --offline forbids cloning it",
                 hint="run once without --offline, or point --source at a local clone",
             )
-        import git
-
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{self.git_dir.name}.", dir=self.git_dir.parent))
         try:
-            git.Repo.clone_from(
-                self.url,
-                tmp,
-                bare=True,
-                multi_options=["--filter=blob:none"],
-                env={**os.environ, **_BASE_ENV},
-                kill_after_timeout=GIT_TIMEOUT,
-            )
+            _clone_into(self.name, self.url, tmp)
             tmp.rename(self.git_dir)
-        except git.GitCommandError as exc:
-            stderr = str(exc.stderr or exc)
-            kind = NetworkError if _is_network_failure(stderr) else SourceError
-            raise kind(f"{self.name}: cannot clone {self.url}: {_last_error(stderr) or exc}") from exc
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def fetch_tags(self) -> None:
+        """Fetch every tag of a cache clone (commits and trees only, no blobs): new releases since the clone."""
+        if not self.managed or self.offline:
+            return
+        out = run_git(["fetch", "--filter=blob:none", "--tags", "--quiet", "origin"], git_dir=self.git_dir)
+        if out.returncode != 0:
+            raise _git_failure(self.name, f"cannot fetch the tags of {self.url}", out.stderr,
+                               hint="--offline uses the tags already in the cache")
+        self._tags = None
+
     def tags(self) -> list[str]:
         if self._tags is None:
-            out = _run_git(["tag", "--list"], git_dir=self.git_dir, offline=True)
+            out = run_git(["tag", "--list"], git_dir=self.git_dir, offline=True)
             self._tags = sorted(out.stdout.split())
         return self._tags
 
@@ -197,13 +265,13 @@ class GitRepo:
 
     def _rev_parse(self, ref: str) -> str | None:
         for candidate in (f"refs/tags/{ref}", ref):
-            out = _run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=self.git_dir, offline=True)
+            out = run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=self.git_dir, offline=True)
             if out.returncode == 0 and out.stdout.strip():
                 return out.stdout.strip()
         return None
 
     def _fetch_tag(self, tag: str) -> None:
-        out = _run_git(
+        out = run_git(
             ["fetch", "--filter=blob:none", "--no-tags", "origin", f"+refs/tags/{tag}:refs/tags/{tag}"],
             git_dir=self.git_dir,
         )
@@ -211,7 +279,7 @@ class GitRepo:
             raise NetworkError(f"{self.name}: cannot reach {self.url}: {out.stderr.strip().splitlines()[-1]}")
         if out.returncode != 0:
             # not a tag upstream either: list what the remote has so the error can suggest
-            remote = _run_git(["ls-remote", "--tags", "--refs", "origin"], git_dir=self.git_dir)
+            remote = run_git(["ls-remote", "--tags", "--refs", "origin"], git_dir=self.git_dir)
             if remote.returncode == 0:
                 self._tags = sorted({line.rsplit("refs/tags/", 1)[-1] for line in remote.stdout.splitlines() if "refs/tags/" in line})
         else:
@@ -221,13 +289,13 @@ class GitRepo:
         """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only)."""
         if not self.managed or self.offline or not paths:
             return
-        listing = _run_git(["ls-tree", "-r", "-z", commit, "--", *paths], git_dir=self.git_dir, offline=True)
+        listing = run_git(["ls-tree", "-r", "-z", commit, "--", *paths], git_dir=self.git_dir, offline=True)
         oids = [entry.split()[2] for entry in listing.stdout.split("\0") if entry and entry.split()[1] == "blob"]
         if not oids:
             return
         missing = sorted(set(oids) & self.missing_objects(commit))
         if missing:
-            _run_git(
+            run_git(
                 ["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--no-write-fetch-head", "--stdin", "origin"],
                 git_dir=self.git_dir,
                 stdin="\n".join(missing) + "\n",
@@ -235,7 +303,7 @@ class GitRepo:
 
     def missing_objects(self, commit: str) -> set[str]:
         """Objects of ``commit``'s tree not in the local database (never triggers a lazy fetch)."""
-        out = _run_git(["rev-list", "--objects", "--no-walk", "--missing=print", commit], git_dir=self.git_dir, offline=True)
+        out = run_git(["rev-list", "--objects", "--no-walk", "--missing=print", commit], git_dir=self.git_dir, offline=True)
         return {line[1:].split()[0] for line in out.stdout.splitlines() if line.startswith("?")}
 
     # -- reading ------------------------------------------------------------------------------------
@@ -245,7 +313,7 @@ class GitRepo:
         return self._batch.read(f"{commit}:{path}")
 
     def list_files(self, commit: str) -> list[str]:
-        out = _run_git(["ls-tree", "-r", "-z", "--name-only", commit], git_dir=self.git_dir, offline=True)
+        out = run_git(["ls-tree", "-r", "-z", "--name-only", commit], git_dir=self.git_dir, offline=True)
         if out.returncode != 0:
             raise SourceError(f"{self.name}: cannot list files at {commit[:12]}: {out.stderr.strip()}")
         return sorted(p for p in out.stdout.split("\0") if p)
@@ -254,7 +322,7 @@ class GitRepo:
         args = ["grep", "-n", "-I", "--no-color", "-F" if fixed else "-E", "-e", pattern, commit]
         if paths:
             args += ["--", *paths]
-        out = _run_git(args, git_dir=self.git_dir, offline=self.offline or not self.managed)
+        out = run_git(args, git_dir=self.git_dir, offline=self.offline or not self.managed)
         if out.returncode not in (0, 1):
             raise SourceError(f"{self.name}: git grep failed: {out.stderr.strip()}")
         hits = []

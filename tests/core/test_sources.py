@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import git
 import pytest
 
-from gfxgate.errors import SourceError, UsageError
+from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.sources.base import glob_regex, safe_relpath
-from gfxgate.sources.gitrepo import GitRepo, GitSource
+from gfxgate.sources import gitrepo
+from gfxgate.sources.gitrepo import GitRepo, GitSource, run_git
 from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
 from gfxgate.sources.versions import in_range, is_prerelease, nearest_tags, sort_tags
 
@@ -41,18 +43,18 @@ def test_assignments_are_validated():
 
 def test_interrupted_clone_leaves_no_cache(upstream, monkeypatch, _isolated_cache):
     """Ctrl-C in the middle of a clone: the half-written clone is removed, the next run clones cleanly."""
-    real_clone = git.Repo.clone_from
+    real_clone = gitrepo._clone_into
 
-    def interrupted(url, to, **kwargs):
-        real_clone(url, to, **kwargs)  # the data arrived in the temporary folder …
+    def interrupted(name, url, dest):
+        real_clone(name, url, dest)  # the data arrived in the temporary folder …
         raise KeyboardInterrupt  # … and the user pressed Ctrl-C before it was moved into place
 
-    monkeypatch.setattr(git.Repo, "clone_from", interrupted)
+    monkeypatch.setattr(gitrepo, "_clone_into", interrupted)
     repo = GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False)
     with pytest.raises(KeyboardInterrupt):
         repo.ensure_clone()
     assert not any((_isolated_cache / "repos").iterdir())
-    monkeypatch.setattr(git.Repo, "clone_from", real_clone)
+    monkeypatch.setattr(gitrepo, "_clone_into", real_clone)
     source = GitSource(GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False), "v0.17.5")
     assert b"list(FILTER AMDGPU_TARGETS" in source.read("CMakeLists.txt")
 
@@ -87,3 +89,25 @@ def test_local_clone_is_read_in_place_never_fetched(upstream, _isolated_cache):
 def test_missing_local_path_is_a_source_error(tmp_path):
     with pytest.raises(SourceError, match="does not exist"):
         SourceSet(load_pins(), sources={"ollama": str(tmp_path / "nope")}).get("ollama")
+
+
+def test_unreachable_clone_is_a_network_error_with_gits_own_line(tmp_path, _isolated_cache):
+    repo = GitRepo("ollama", (tmp_path / "gone").as_uri(), offline=False)
+    with pytest.raises(NetworkError, match=r"^ollama: cannot clone file://.*/gone: fatal: "):
+        repo.ensure_clone()
+    assert not any((_isolated_cache / "repos").iterdir())
+
+
+def test_a_git_that_hangs_times_out_as_a_network_error(tmp_path, monkeypatch):
+    """A hung git (here a stand-in that sleeps) ends with exit 5's error, its process group killed."""
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho $$ > \"$0.pid\"\nsleep 30\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
+    with pytest.raises(NetworkError, match="git fetch origin timed out after 1 s") as info:
+        run_git(["fetch", "origin"], git_dir=tmp_path, timeout=1)
+    assert info.value.exit_code == 5
+    pid = int((tmp_path / "bin" / "git.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -7,8 +7,8 @@ import json
 import git
 import pytest
 
-from gfxgate.prcheck import history as history_mod
-from gfxgate.prcheck.history import FactsCache, TagProber, change_points, release_tags
+from gfxgate.history import walk as history_mod
+from gfxgate.history.walk import FactsCache, TagProber, change_points, release_tags
 from gfxgate.gate.ruleset import default_rules
 from gfxgate.sources.resolve import load_pins
 from gfxgate.targets import catalog
@@ -144,3 +144,19 @@ def test_a_plain_folder_cannot_be_walked(history_env, tmp_path):
     (folder / "CMakeLists.txt").write_text("project(x)\n")
     done = gfxgate(["history", "-t", "gfx900", "--source", f"ollama={folder}"], history_env, tmp_path)
     assert done.returncode == 2 and "not a git repository" in done.stderr
+
+
+def test_a_failed_tag_fetch_is_exit_5_not_a_silent_stale_walk(history_env, tmp_path):
+    """The cached clone's remote is gone: new tags cannot be fetched, so the walk stops with exit 5."""
+    import shutil
+
+    mirror = tmp_path / "mirror.git"
+    shutil.copytree(history_env["GFXGATE_SOURCE_OLLAMA"] / ".git", mirror)
+    env = {**history_env, "GFXGATE_SOURCE_OLLAMA": mirror.as_uri(), "GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
+    assert gfxgate(["history", "-t", "gfx900"], env, tmp_path).returncode == 0  # clones into the cache
+    shutil.rmtree(mirror)
+    done = gfxgate(["history", "-t", "gfx900"], env, tmp_path)
+    assert done.returncode == 5, done.stderr
+    assert "ollama: cannot fetch the tags of file://" in done.stderr and "--offline" in done.stderr
+    offline = gfxgate(["history", "-t", "gfx900", "--offline"], env, tmp_path)
+    assert offline.returncode == 0, offline.stderr  # the tags already cached

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -32,6 +31,7 @@ from gfxgate.fsio import write_text_atomic
 from gfxgate.model import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
+from gfxgate.sources.gitrepo import tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet
 from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
 
@@ -66,25 +66,6 @@ def tag_window(tags: list[str], first: str | None, last: str | None, all_tags: l
     if lo > hi:
         raise UsageError(f"--from {first} comes after --to {last} in release order")
     return tags[lo: hi + 1]
-
-
-def _git(git_dir: Path, args: list[str], *, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": "*"}
-    return subprocess.run(["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, check=False)
-
-
-def tag_commits(git_dir: Path) -> dict[str, str]:
-    """Every tag of a git directory and the commit it points at (annotated tags peeled), in one git call."""
-    out = _git(git_dir, ["for-each-ref", "refs/tags", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)"])
-    if out.returncode != 0:
-        raise SourceError(f"{git_dir}: cannot list tags: {out.stderr.strip()}")
-    commits = {}
-    for line in out.stdout.splitlines():
-        name, obj, peeled = (line.split("\0") + ["", ""])[:3]
-        commits[name] = peeled or obj
-    return commits
 
 
 # -- facts cache --------------------------------------------------------------------------------------
@@ -188,8 +169,7 @@ class TagProber:
         repo = GitRepo(self.repo, url, offline=self.offline)
         if repo.managed:
             repo.ensure_clone()
-            if not self.offline:  # new releases since the clone was made; only commits and trees, no blobs
-                _git(repo.git_dir, ["fetch", "--filter=blob:none", "--tags", "--quiet", "origin"])
+            repo.fetch_tags()  # new releases since the clone was made (not --offline); commits and trees, no blobs
         elif not Path(url).expanduser().exists():
             raise SourceError(f"{self.repo}: source path {url} does not exist")
         repo.close()

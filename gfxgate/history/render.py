@@ -1,0 +1,69 @@
+"""Formatters for histories (Markdown, JSON, text). They render; the CLI does the I/O."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from gfxgate.history.walk import History
+from gfxgate.prcheck.render import KIND_LABELS, _status, dumps
+from gfxgate.report.markdown import md_escape
+
+
+def _first_where(verdict: Mapping[str, Any]) -> str:
+    if verdict["evidence"]:
+        e = verdict["evidence"][0]
+        more = f" (+{len(verdict['evidence']) - 1})" if len(verdict["evidence"]) > 1 else ""
+        return f"`{e['where']}`{more}"
+    return md_escape(verdict.get("reason") or "—")
+
+
+def history_markdown(h: History) -> str:
+    method = "every tag probed" if h.every_tag else "found by bisection"
+    pre = "pre-releases included" if h.prereleases else "pre-releases excluded"
+    out = [f"# gfxgate history: {h.repo}, {', '.join(h.targets)}", ""]
+    out.append(f"Release tags {h.tags[0]} … {h.tags[-1]} in version order: {len(h.tags)} tags, {len(h.probed)} probed ({method}; {pre}).")
+    out.append("")
+    out += ["| Layer | Target | At tag | Change | Before (tag) | After | Evidence after |", "|---|---|---|---|---|---|---|"]
+    for row in h.rows:
+        first = row.first.verdict
+        out.append(f"| {md_escape(row.layer.title)} | {row.target} | {row.first.tag} | first | — | {_status(first['status'])} | {_first_where(first)} |")
+        for step in row.changes:
+            out.append(
+                f"| {md_escape(row.layer.title)} | {row.target} | **{step.tag}** | {KIND_LABELS[step.kind]} | "
+                f"{_status(step.before['status'])} ({step.previous}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
+            )
+    out.append("")
+    for row in h.rows:
+        if not row.changes:
+            continue
+        out += [f"## {row.layer.title} — {row.target}", ""]
+        for step in row.changes:
+            out.append(f"- **{step.tag}** ({step.kind}, after {step.previous}): {step.before['status']} → {step.verdict['status']}")
+            out.append(f"  - before: {md_escape(step.before['summary'])} — {_first_where(step.before)}")
+            out.append(f"  - after: {md_escape(step.verdict['summary'])} — {_first_where(step.verdict)}")
+        out.append("")
+    if h.notes:
+        shown = list(h.notes[:20])
+        out += ["## Notes", ""] + [f"- {n}" for n in shown]
+        if len(h.notes) > len(shown):
+            out.append(f"- … and {len(h.notes) - len(shown)} more (see --format json)")
+        out.append("")
+    return "\n".join(out)
+
+
+def history_text(h: History) -> str:
+    out = [f"gfxgate history: {h.repo} {h.tags[0]}..{h.tags[-1]} ({len(h.tags)} tags, {len(h.probed)} probed)"]
+    for row in h.rows:
+        out.append(f"{row.layer.id} {row.target}: {row.first.verdict['status']} at {row.first.tag}")
+        for step in row.changes:
+            where = step.verdict["evidence"][0]["where"] if step.verdict["evidence"] else (step.verdict["reason"] or "")
+            out.append(f"  {step.tag:<12} {step.kind:<12} {step.before['status']} -> {step.verdict['status']}  {where}")
+    return "\n".join(out) + "\n"
+
+
+def render_history(h: History, fmt: str) -> str:
+    if fmt == "json":
+        return dumps(h.to_json())
+    if fmt == "text":
+        return history_text(h)
+    return history_markdown(h)
