@@ -168,6 +168,10 @@ class GateMatrix:
     cells: Mapping[tuple[str, str], Verdict]
     sources: tuple[SourceInfo, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    routes: tuple[Any, ...] = ()  # gfxgate.gate.route.Route per target: the answer the matrix ends with
+
+    def route(self, target: str) -> Any:
+        return next((r for r in self.routes if r.target == target), None)
 
     def cell(self, layer: str, target: str) -> Verdict:
         return self.cells[(layer, target)]
@@ -188,5 +192,6 @@ class GateMatrix:
                 {**layer.to_json(), "cells": [self.cells[(layer.id, t)].to_json() for t in self.targets]}
                 for layer in self.layers
             ],
+            "routes": [r.to_json() for r in self.routes],
             "notes": list(self.notes),
         }

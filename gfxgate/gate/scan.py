@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from gfxgate.gate.engine import build_matrix, collect_facts
@@ -50,6 +51,10 @@ def scan_matrix(
             notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
     finally:
         sourceset.close()
+    from gfxgate.gate.route import decide, extra_targets
+
+    requested = [str(t) for t in targets]
+    targets = list(targets) + [cat.parse(name) for name in extra_targets(targets)]  # override routes read these columns
     extra = {}
     if installed:
         from gfxgate.artifacts.scan import scan_paths
@@ -64,5 +69,8 @@ def scan_matrix(
             extra[("runtime", target_name)] = verdict
     from gfxgate.gate.workarounds import default_workarounds, link
 
-    matrix = build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes))
-    return link(matrix, default_workarounds())
+    matrix = link(build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes)),
+                  default_workarounds())
+    routes = tuple(decide(matrix, name) for name in requested)
+    cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
+    return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes)

@@ -46,7 +46,20 @@ def _environment():
     env.filters["cell"] = md_escape
     env.filters["code"] = code
     env.filters["label"] = lambda status: LABELS[status]
+    env.filters["answer_cell"] = answer_cell
     return env
+
+
+def answer_cell(route) -> str:
+    """The route in a few words for the summary table; "?" marks an answer a shorter undecided route could change."""
+    if route is None:
+        return ""
+    text = f"**{route.label}**" if route.best else "undecided"
+    if route.best and not route.certain:
+        text += " (?)"
+    if route.runtime:
+        text += f", run {route.runtime.outcome}"
+    return md_escape(text)
 
 
 def render(matrix: GateMatrix) -> str:

@@ -20,4 +20,23 @@ def render(matrix: GateMatrix) -> str:
                 out.append(f"  {'':<{width}}  {'':<18} {where}")
             if v.remedy:
                 out.append(f"  {'':<{width}}  {'':<18} remedy: {v.remedy}")
+    if matrix.routes:
+        out.append("")
+        out.append("The answer")
+        for r in matrix.routes:
+            out.append(f"  {r.sentence}")
+            for b in r.backends:
+                if b.option:
+                    out.append(f"    {b.option.label}")
+                    for s in b.option.steps:
+                        where = str(s.evidence[0].location) if s.evidence[0].location else s.evidence[0].source
+                        out.append(f"      step {s.setting} ({s.workaround}): {where}")
+                    first = next((e for e in b.option.evidence if e.location), b.option.evidence[0])
+                    out.append(f"      evidence: {first.location or first.source}" + (f" (+{len(b.option.evidence) - 1} more)" if len(b.option.evidence) > 1 else ""))
+                elif b.state == "undecided":
+                    out.append(f"    {b.title}: undecided — {'; '.join(b.undecided)}")
+                else:
+                    out.append(f"    {b.title}: no route — {'; '.join(b.refused)}")
+            if r.runtime:
+                out.append(f"    runtime: {r.runtime.outcome} — {r.runtime.summary}")
     return "\n".join(out) + "\n"

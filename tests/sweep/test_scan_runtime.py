@@ -26,6 +26,10 @@ def test_runtime_row_in_the_gate_matrix(tmp_path, ollama_server, capsys):
     assert all(e["location"]["repo"] == "worklog" for e in gfx900["evidence"])
     assert gfx1030["status"] == "not-measured"
     assert "ggml-vk-visible-devices" in gfx900["workarounds"] or "ollama-vulkan" in gfx900["workarounds"]
+    routes = {r["target"]: r for r in data["routes"]}
+    assert routes["gfx900"]["runtime"]["outcome"] == "partly confirmed"  # ROCm answered, Vulkan crashed
+    assert routes["gfx900"]["runtime"]["evidence"][0]["location"]["repo"] == "worklog"
+    assert routes["gfx1030"]["runtime"] is None  # not measured: the answer stands unconfirmed
 
 
 def test_garbage_worklog_is_input_error(tmp_path, capsys):

@@ -1,0 +1,150 @@
+"""The route (the answer at the end of the gate matrix) on real fixture matrices: applies, refuses, undecided."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from gfxgate.cli import main
+from gfxgate.datafiles import load_schema
+from gfxgate.errors import RuleError
+from gfxgate.gate.route import RouteOption, RouteStep, decide, default_routes, load_routes
+from gfxgate.gate.scan import scan_matrix
+from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.resources import rules_dir
+from gfxgate.targets import catalog
+
+
+def matrix_at(ref: str, *names: str):
+    return scan_matrix([catalog().parse(n) for n in names], refs={"ollama": ref})
+
+
+def scan_routes(capsys, *args: str) -> dict:
+    with pytest.raises(SystemExit) as info:
+        main(["scan", "--format", "json", *args])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    data = json.loads(out)
+    jsonschema.validate(data, load_schema("matrix"))
+    return {r["target"]: r for r in data["routes"]}
+
+
+def test_out_of_the_box_before_the_release_dropped_gfx900(source_env, capsys):
+    routes = scan_routes(capsys, "-t", "gfx900", "-t", "gfx1030", "--ref", "ollama=v0.12.3")
+    for name in ("gfx900", "gfx1030"):
+        r = routes[name]
+        assert r["label"] == "ROCm out of the box" and r["best"]["route"] == "rocm-release"
+        assert r["best"]["steps"] == []
+        wheres = {e["where"] for e in r["best"]["evidence"]}
+        assert "ollama@v0.12.3:CMakePresets.json:23" in wheres  # the ROCm 6 preset's AMDGPU_TARGETS
+        assert r["certain"] is True and r["reason"] is None  # the first (shortest) route applies
+
+
+def test_gfx900_at_v0_17_5_needs_a_build_and_the_rocblas_files(source_env, capsys):
+    r = scan_routes(capsys, "-t", "gfx900", "--live")["gfx900"]
+    assert r["label"] == "ROCm: build + rocBLAS files"
+    steps = {s["workaround"]: s for s in r["best"]["steps"]}
+    assert list(steps) == ["build-amdgpu-targets", "copy-rocblas-tensile"]
+    assert steps["build-amdgpu-targets"]["covers"] == ["cmake-filter", "cmake-presets"]
+    assert steps["copy-rocblas-tensile"]["covers"] == ["release-packaging"]
+    assert steps["copy-rocblas-tensile"]["evidence"][0]["where"] == "ollama@v0.17.5:Dockerfile:3"
+    assert "rm -f" in steps["copy-rocblas-tensile"]["evidence"][0]["text"]
+    rocm = next(b for b in r["backends"] if b["backend"] == "rocm")
+    assert any("CMake presets is blocked" in why for why in rocm["refused"])  # why not out of the box
+
+
+def test_override_route_reads_the_override_targets_column(source_env, capsys):
+    routes = scan_routes(capsys, "-t", "gfx1031", "-t", "gfx803", "--live")
+    r = routes["gfx1031"]
+    assert r["label"] == "ROCm: override 10.3.0"
+    assert r["best"]["override_target"] == "gfx1030"
+    (step,) = r["best"]["steps"]
+    assert step["workaround"] == "hsa-override-10.3.0" and step["setting"] == "HSA_OVERRIDE_GFX_VERSION=10.3.0"
+    assert step["covers"] == ["cmake-presets"]  # gfx1031 itself is in no preset
+    # negative: no override applies to gfx803 and no rocBLAS step is needed — a build only
+    assert routes["gfx803"]["label"] == "ROCm: build"
+    assert [s["workaround"] for s in routes["gfx803"]["best"]["steps"]] == ["build-amdgpu-targets"]
+    # the hidden override column is not shown in the matrix
+    with pytest.raises(SystemExit):
+        main(["scan", "--format", "json", "-t", "gfx1031", "--live"])
+    assert json.loads(capsys.readouterr()[0])["targets"] == ["gfx1031"]
+
+
+def test_an_unknown_layer_leaves_the_route_undecided(source_env):
+    # v0.30.0 of the fixture has no CMake filter any more: a build's first step cannot be judged
+    m = matrix_at("v0.30.0", "gfx900")
+    assert m.cell("cmake-filter", "gfx900").status.value == "unknown"
+    r = m.route("gfx900")
+    assert r.best is None and r.label == "undecided" and not r.certain
+    rocm = r.backend("rocm")
+    assert rocm.state == "undecided" and any("CMake target filter is unknown" in why for why in rocm.undecided)
+    assert "undecided" in r.sentence
+
+
+def test_cpu_only_when_every_gpu_backend_is_refused(source_env, tmp_path):
+    data = yaml.safe_load((rules_dir() / "routes.yaml").read_text(encoding="utf-8"))
+    data["routes"] = [r for r in data["routes"] if r["backend"] != "vulkan"]
+    build = next(r for r in data["routes"] if r["id"] == "rocm-build")
+    build["steps"] = [s for s in build["steps"] if s["workaround"] != "copy-rocblas-tensile"]  # no way to restore the files
+    path = tmp_path / "routes.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    m = matrix_at("v0.17.5", "gfx900", "gfx906")  # gfx906: the column HSA_OVERRIDE_GFX_VERSION=9.0.6 would read
+    rules = load_routes(path, layers={layer.id for layer in m.layers}, workarounds=default_workarounds())
+    r = decide(m, "gfx900", rules=rules)
+    assert r.label == "CPU only" and r.certain and r.best.backend == "cpu"
+    assert any(e.location and e.location.path == "Dockerfile" for e in r.best.evidence)  # why ROCm has no route
+    assert r.backend("rocm").state == "none"
+    assert any("as gfx906 via HSA_OVERRIDE_GFX_VERSION=9.0.6" in why for why in r.backend("rocm").refused)
+    # without the override target's column the same answer is undecided, not guessed
+    m = scan_matrix([catalog().parse("gfx900")], refs={"ollama": "v0.17.5"})
+    narrow = dataclasses.replace(m, targets=("gfx900",))
+    assert decide(narrow, "gfx900", rules=rules).best is None
+
+
+def test_a_route_refuses_to_exist_without_evidence():
+    with pytest.raises(ValueError):
+        RouteOption("rocm-release", "rocm", "ROCm out of the box", "out of the box", ())
+    with pytest.raises(ValueError):
+        RouteStep("copy-rocblas-tensile", "t", "s", "r", ("release-packaging",), ())
+
+
+def test_route_rules_are_checked_at_load(tmp_path):
+    text = (rules_dir() / "routes.yaml").read_text(encoding="utf-8")
+    layers = {layer.id for layer in matrix_layers()}
+    bad_layer = tmp_path / "a.yaml"
+    bad_layer.write_text(text.replace("cmake-presets: [allowed]", "cmake-prestes: [allowed]", 1), encoding="utf-8")
+    with pytest.raises(RuleError, match="unknown layer 'cmake-prestes'"):
+        load_routes(bad_layer, layers=layers, workarounds=default_workarounds())
+    bad_step = tmp_path / "b.yaml"
+    bad_step.write_text(text.replace("workaround: copy-rocblas-tensile", "workaround: copy-rocblas", 1), encoding="utf-8")
+    with pytest.raises(RuleError, match="unknown workaround 'copy-rocblas'"):
+        load_routes(bad_step, layers=layers, workarounds=default_workarounds())
+    bad_status = tmp_path / "c.yaml"
+    bad_status.write_text(text.replace("discovery: [allowed, partial]", "discovery: [allowed, fine]", 1), encoding="utf-8")
+    with pytest.raises(RuleError, match=r"c\.yaml:\d+"):
+        load_routes(bad_status, layers=layers)
+    assert default_routes().routes[0].id == "rocm-release"
+
+
+def matrix_layers():
+    from gfxgate.gate.ruleset import default_rules
+
+    return default_rules().layers
+
+
+def test_the_shipped_snapshot_answers_gfx900(capsys):
+    """The default (offline) scan: ROCm needs a build and the files the release deleted; Vulkan waits for its layer."""
+    r = scan_routes(capsys, "-t", "gfx900")["gfx900"]
+    assert r["version"] == "v0.17.5"
+    assert r["label"] == "ROCm: build + rocBLAS files"
+    wheres = [e["where"] for s in r["best"]["steps"] for e in s["evidence"]]
+    assert any(w.startswith("ollama@v0.17.5:Dockerfile:") for w in wheres)
+    vulkan = next(b for b in r["backends"] if b["backend"] == "vulkan")
+    assert vulkan["state"] in ("route", "undecided")
+    if vulkan["state"] == "route":
+        assert vulkan["option"]["label"].startswith("Vulkan: OLLAMA_VULKAN=1")
