@@ -11,6 +11,7 @@ of guessing. The runtime row, when measured, confirms or refutes the answer.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -30,9 +31,13 @@ class StepRule:
     short: str
     phrase: str
     covers: tuple[tuple[str, tuple[Status, ...]], ...]
+    matches: str | None = None  # regex over the cell summary: the restriction this step lifts
 
     def covered(self, layer: str) -> tuple[Status, ...]:
         return dict(self.covers).get(layer, ())
+
+    def lifts(self, cell: Verdict) -> bool:
+        return cell.status in self.covered(cell.layer) and (self.matches is None or re.search(self.matches, cell.summary) is not None)
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,8 @@ class RouteRule:
     alone: str | None = None
     as_override: bool = False
     fallback: bool = False
+    colour: str = "#888888"
+    legend: str = ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,9 @@ class RouteRules:
     backends: tuple[tuple[str, str], ...]  # (id, title), in order
     routes: tuple[RouteRule, ...]
     pending_layers: tuple[str, ...] = ()
+    device_steps: tuple[StepRule, ...] = ()
+    undecided_colour: str = "#d0d0d0"
+    timeline_targets: tuple[str, ...] = ()
 
     def title(self, backend: str) -> str:
         return dict(self.backends)[backend]
@@ -71,12 +81,28 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
     known_layers = None if layers is None else set(layers) | set(pending)
     by_id = {w.id: w for w in workarounds} if workarounds is not None else None
     routes, seen = [], set()
+
+    def step_rule(s: dict) -> StepRule:
+        if s.get("matches"):
+            try:
+                re.compile(s["matches"])
+            except re.error as exc:
+                raise RuleError(f"{path}: step {s['workaround']}: bad regex {s['matches']!r}: {exc}") from exc
+        return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"))
+
+    device_steps = tuple(step_rule(s) for s in data.get("device_steps", ()))
+    for step in device_steps:
+        problems = [f"unknown workaround {step.workaround!r}"] if by_id is not None and step.workaround not in by_id else []
+        if known_layers is not None:
+            problems += [f"unknown layer {layer!r}" for layer, _ in step.covers if layer not in known_layers]
+        if problems:
+            raise RuleError(f"{path}: device step {step.workaround}: " + "; ".join(problems))
     for raw in data["routes"]:
-        steps = tuple(StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"])) for s in raw.get("steps", ()))
+        steps = tuple(step_rule(s) for s in raw.get("steps", ()))
         rule = RouteRule(
             id=raw["id"], backend=raw["backend"], label=raw["label"], phrase=raw["phrase"], needs=_statuses(raw["needs"]),
             steps=steps, alone=raw.get("alone"), as_override=raw.get("as_target") == "override",
-            fallback=bool(raw.get("fallback")),
+            fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
         )
         problems = []
         if rule.id in seen:
@@ -107,7 +133,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
         present = [p for p in pending if p in layers]
         if present:
             raise RuleError(f"{path}: pending_layers {', '.join(present)} exist now: remove them from pending_layers")
-    return RouteRules(backends=backends, routes=tuple(routes), pending_layers=pending)
+    return RouteRules(backends=backends, routes=tuple(routes), pending_layers=pending, device_steps=device_steps,
+                      undecided_colour=data["undecided_colour"], timeline_targets=tuple(data.get("timeline_targets", ())))
 
 
 @functools.cache
@@ -170,6 +197,7 @@ class BackendAnswer:
     option: RouteOption | None
     undecided: tuple[str, ...] = ()  # routes tried before (or instead of) the option that could not be decided
     refused: tuple[str, ...] = ()  # why the decided routes do not apply
+    evidence: tuple[Evidence, ...] = ()  # the cells that refuse the backend's routes
 
     @property
     def state(self) -> str:
@@ -180,7 +208,8 @@ class BackendAnswer:
     def to_json(self) -> dict[str, Any]:
         return {"backend": self.backend, "title": self.title, "state": self.state,
                 "option": self.option.to_json() if self.option else None,
-                "undecided": list(self.undecided), "refused": list(self.refused)}
+                "undecided": list(self.undecided), "refused": list(self.refused),
+                "evidence": [e.to_json() for e in self.evidence]}
 
 
 @dataclass(frozen=True)
@@ -267,8 +296,13 @@ def _layer_titles(matrix: GateMatrix) -> dict[str, str]:
     return {layer.id: layer.title for layer in matrix.layers}
 
 
+def _applies(step: StepRule, by_id: Mapping[str, Any], processor: str) -> bool:
+    w = by_id.get(step.workaround)
+    return w is not None and (not w.applies_to or processor in w.applies_to)
+
+
 def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_id: Mapping[str, Any],
-          pending: tuple[str, ...]) -> tuple[_Outcome, dict[str, list[Verdict]]]:
+          rules: RouteRules) -> tuple[_Outcome, dict[str, list[Verdict]]]:
     """Check a route's needs in one column; returns the outcome and, per used step, the cells it covers."""
     titles = _layer_titles(matrix)
     evidence: list[Evidence] = []
@@ -277,7 +311,7 @@ def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_i
     used: dict[str, list[Verdict]] = {}
     for layer, allowed in rule.needs:
         if layer not in titles:
-            why = "not added yet" if layer in pending else "not in this gate matrix"
+            why = "not added yet" if layer in rules.pending_layers else "not in this gate matrix"
             unknowns.append(f"{rule.id}: the {layer} layer is {why}")
             continue
         cell = matrix.cells[(layer, column)]
@@ -287,13 +321,13 @@ def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_i
         if cell.status not in RANK:
             unknowns.append(f"{rule.id}: {titles[layer]} is {cell.status.value}" + (f" ({cell.reason})" if cell.reason else ""))
             continue
-        step = next((s for s in rule.steps if cell.status in s.covered(layer) and s.workaround in by_id
-                     and (not by_id[s.workaround].applies_to or processor in by_id[s.workaround].applies_to)), None)
-        if step is None:
+        steps = [s for s in rule.steps + rules.device_steps if s.lifts(cell) and _applies(s, by_id, processor)]
+        if not steps:
             refusals.append(f"{rule.id}: {titles[layer]} is {cell.status.value} ({cell.summary})")
             evidence[:0] = cell.evidence  # the refusing cells first: they explain a "none"
             continue
-        used.setdefault(step.workaround, []).append(cell)
+        for step in steps:
+            used.setdefault(step.workaround, []).append(cell)
     if refusals:
         return _Outcome(REFUSED, refusals, evidence), used
     if unknowns:
@@ -301,7 +335,48 @@ def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_i
     return _Outcome(APPLIES, [], evidence), used
 
 
-def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, Any], pending: tuple[str, ...],
+def _device_steps(rule: RouteRule, matrix: GateMatrix, target: str, by_id, rules: RouteRules) -> dict[str, list[Verdict]]:
+    """Under an HSA override, the device's own restrictions that a device step lifts (an iGPU stays an iGPU)."""
+    used: dict[str, list[Verdict]] = {}
+    for layer, allowed in rule.needs:
+        cell = matrix.cells.get((layer, target))
+        if cell is None or cell.status in allowed or cell.status not in RANK:
+            continue
+        for step in rules.device_steps:
+            if step.lifts(cell) and _applies(step, by_id, _processor(target)):
+                used.setdefault(step.workaround, []).append(cell)
+    return used
+
+
+def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id) -> tuple[list, list]:
+    """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order."""
+    route_steps, device = [], []
+    for bucket, step_rules in ((route_steps, rule.steps), (device, rules.device_steps)):
+        for step_rule in step_rules:
+            cells = used.pop(step_rule.workaround, None)
+            if cells:
+                w = by_id[step_rule.workaround]
+                evidence = [e for c in cells for e in c.evidence]
+                if step_rule.matches:  # the lines that show the restriction this step lifts come first
+                    evidence.sort(key=lambda e: re.search(step_rule.matches, f"{e.text} {e.note}") is None)
+                bucket.append((step_rule, RouteStep(w.id, w.title, w.setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
+                                                    tuple(evidence))))
+    return route_steps, device
+
+
+def _option(rule: RouteRule, label: str, phrase: str, evidence, route_steps, device, override_target=None) -> RouteOption:
+    if "{steps}" in label or "{steps}" in phrase:
+        label = label.replace("{steps}", " + ".join(s.short for s, _ in route_steps))
+        phrase = phrase.replace("{steps}", " and ".join(s.phrase for s, _ in route_steps))
+    if device:
+        label += "".join(f" + {s.short}" for s, _ in device)
+        phrase += " with " + " and ".join(s.phrase for s, _ in device)
+    steps = tuple(s for _, s in route_steps + device)
+    evidence = tuple(evidence) + tuple(e for s in steps for e in s.evidence)
+    return RouteOption(rule.id, rule.backend, label, phrase, evidence, steps, override_target=override_target)
+
+
+def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, Any], rules: RouteRules,
          overrides) -> _Outcome:
     processor = _processor(target)
     if rule.as_override:
@@ -313,15 +388,15 @@ def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, A
             if column is None:
                 undecided.append(f"{rule.id}: the override target of {w.setting} is not in the matrix")
                 continue
-            outcome, used = _walk(rule, matrix, column, _processor(column), by_id, pending)
+            outcome, used = _walk(rule, matrix, column, _processor(column), by_id, rules)
             if outcome.state == APPLIES and not used:
                 own = [c for layer, allowed in rule.needs
                        if (layer, target) in matrix.cells and (c := matrix.cells[(layer, target)]).status not in allowed]
                 why = tuple(e for c in own for e in c.evidence) or tuple(outcome.evidence)
                 step = RouteStep(w.id, w.title, w.setting, w.risk, tuple(c.layer for c in own) or tuple(w.unblocks), why)
-                label = rule.label.replace("{override}", w.override)
-                option = RouteOption(rule.id, rule.backend, label, rule.phrase.replace("{override}", w.override),
-                                     tuple(outcome.evidence), (step,), override_target=column)
+                _, device = _make_steps(rule, rules, _device_steps(rule, matrix, target, by_id, rules), by_id)
+                option = _option(rule, rule.label.replace("{override}", w.override), rule.phrase.replace("{override}", w.override),
+                                 outcome.evidence, [(None, step)], device, override_target=column)
                 return _Outcome(APPLIES, option=option)
             if outcome.state == UNDECIDED:
                 undecided += outcome.reasons
@@ -331,20 +406,11 @@ def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, A
         if undecided:
             return _Outcome(UNDECIDED, undecided)
         return first_fail or _Outcome(REFUSED, [f"{rule.id}: no override applies"])
-    outcome, used = _walk(rule, matrix, target, processor, by_id, pending)
+    outcome, used = _walk(rule, matrix, target, processor, by_id, rules)
     if outcome.state != APPLIES:
         return outcome
-    steps = []
-    for step_rule in rule.steps:  # in the rule's order
-        cells = used.get(step_rule.workaround)
-        if cells:
-            w = by_id[step_rule.workaround]
-            steps.append((step_rule, RouteStep(w.id, w.title, w.setting, w.risk, tuple(c.layer for c in cells),
-                                               tuple(e for c in cells for e in c.evidence))))
-    label = rule.label.replace("{steps}", " + ".join(s.short for s, _ in steps))
-    phrase = rule.phrase.replace("{steps}", " and ".join(s.phrase for s, _ in steps))
-    evidence = tuple(outcome.evidence) + tuple(e for _, s in steps for e in s.evidence)
-    outcome.option = RouteOption(rule.id, rule.backend, label, phrase, evidence, tuple(s for _, s in steps))
+    route_steps, device = _make_steps(rule, rules, used, by_id)
+    outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device)
     return outcome
 
 
@@ -372,7 +438,7 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     outcomes: dict[str, _Outcome] = {}
     for rule in rules.routes:
         if not rule.fallback:
-            outcomes[rule.id] = _try(rule, matrix, target, by_id, rules.pending_layers, overrides)
+            outcomes[rule.id] = _try(rule, matrix, target, by_id, rules, overrides)
     answers = []
     for backend, title in rules.backends:
         mine = [r for r in rules.routes if r.backend == backend and not r.fallback]
@@ -385,7 +451,8 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
                 option = o.option
                 break
             (undecided if o.state == UNDECIDED else refused).extend(o.reasons)
-        answers.append(BackendAnswer(backend, title, option, tuple(undecided), tuple(refused)))
+        evidence = () if option else tuple(e for rule in mine for e in outcomes[rule.id].evidence[:1])
+        answers.append(BackendAnswer(backend, title, option, tuple(undecided), tuple(refused), evidence))
     best: RouteOption | None = None
     skipped: list[str] = []
     for rule in rules.routes:

@@ -57,6 +57,9 @@ def answer_cell(route) -> str:
     text = f"**{route.label}**" if route.best else "undecided"
     if route.best and not route.certain:
         text += " (?)"
+    others = [b.option.label for b in route.backends if b.option and b.option is not route.best and b.backend != "cpu"]
+    if others and route.best is not None:
+        text += "; or " + "; or ".join(others)
     if route.runtime:
         text += f", run {route.runtime.outcome}"
     return md_escape(text)

@@ -16,6 +16,7 @@ from gfxgate.errors import RuleError
 from gfxgate.gate.route import RouteOption, RouteStep, decide, default_routes, load_routes
 from gfxgate.gate.scan import scan_matrix
 from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.model import Status, Verdict
 from gfxgate.resources import rules_dir
 from gfxgate.targets import catalog
 
@@ -45,30 +46,41 @@ def test_out_of_the_box_before_the_release_dropped_gfx900(source_env, capsys):
         assert r["certain"] is True and r["reason"] is None  # the first (shortest) route applies
 
 
+def backend(route: dict, name: str) -> dict:
+    return next(b for b in route["backends"] if b["backend"] == name)
+
+
 def test_gfx900_at_v0_17_5_needs_a_build_and_the_rocblas_files(source_env, capsys):
     r = scan_routes(capsys, "-t", "gfx900", "--live")["gfx900"]
-    assert r["label"] == "ROCm: build + rocBLAS files"
-    steps = {s["workaround"]: s for s in r["best"]["steps"]}
+    # the shortest route is one environment variable: Vulkan is built, shipped and opt-in at this version
+    assert r["label"] == "Vulkan: OLLAMA_VULKAN=1" and r["certain"]
+    (vk_step,) = r["best"]["steps"]
+    assert vk_step["workaround"] == "ollama-vulkan" and vk_step["covers"] == ["vulkan"]
+    assert any("OLLAMA_VULKAN=1" in e["text"] for e in vk_step["evidence"])
+    rocm = backend(r, "rocm")["option"]
+    assert rocm["label"] == "ROCm: build + rocBLAS files"
+    assert r["sentence"] == "gfx900 at v0.17.5: Vulkan: OLLAMA_VULKAN=1; or ROCm: build + rocBLAS files"
+    steps = {s["workaround"]: s for s in rocm["steps"]}
     assert list(steps) == ["build-amdgpu-targets", "copy-rocblas-tensile"]
     assert steps["build-amdgpu-targets"]["covers"] == ["cmake-filter", "cmake-presets"]
     assert steps["copy-rocblas-tensile"]["covers"] == ["release-packaging"]
     assert steps["copy-rocblas-tensile"]["evidence"][0]["where"] == "ollama@v0.17.5:Dockerfile:3"
     assert "rm -f" in steps["copy-rocblas-tensile"]["evidence"][0]["text"]
-    rocm = next(b for b in r["backends"] if b["backend"] == "rocm")
-    assert any("CMake presets is blocked" in why for why in rocm["refused"])  # why not out of the box
+    assert any("CMake presets is blocked" in why for why in backend(r, "rocm")["refused"])  # why not out of the box
 
 
 def test_override_route_reads_the_override_targets_column(source_env, capsys):
     routes = scan_routes(capsys, "-t", "gfx1031", "-t", "gfx803", "--live")
-    r = routes["gfx1031"]
+    r = backend(routes["gfx1031"], "rocm")["option"]
     assert r["label"] == "ROCm: override 10.3.0"
-    assert r["best"]["override_target"] == "gfx1030"
-    (step,) = r["best"]["steps"]
+    assert r["override_target"] == "gfx1030"
+    (step,) = r["steps"]
     assert step["workaround"] == "hsa-override-10.3.0" and step["setting"] == "HSA_OVERRIDE_GFX_VERSION=10.3.0"
     assert step["covers"] == ["cmake-presets"]  # gfx1031 itself is in no preset
     # negative: no override applies to gfx803 and no rocBLAS step is needed — a build only
-    assert routes["gfx803"]["label"] == "ROCm: build"
-    assert [s["workaround"] for s in routes["gfx803"]["best"]["steps"]] == ["build-amdgpu-targets"]
+    gfx803 = backend(routes["gfx803"], "rocm")["option"]
+    assert gfx803["label"] == "ROCm: build"
+    assert [s["workaround"] for s in gfx803["steps"]] == ["build-amdgpu-targets"]
     # the hidden override column is not shown in the matrix
     with pytest.raises(SystemExit):
         main(["scan", "--format", "json", "-t", "gfx1031", "--live"])
@@ -76,14 +88,19 @@ def test_override_route_reads_the_override_targets_column(source_env, capsys):
 
 
 def test_an_unknown_layer_leaves_the_route_undecided(source_env):
-    # v0.30.0 of the fixture has no CMake filter any more: a build's first step cannot be judged
-    m = matrix_at("v0.30.0", "gfx900")
-    assert m.cell("cmake-filter", "gfx900").status.value == "unknown"
-    r = m.route("gfx900")
-    assert r.best is None and r.label == "undecided" and not r.certain
+    # the real matrix at v0.17.5, with the release-packaging cell unknown (as when the Dockerfile rule stops matching)
+    m = scan_matrix([catalog().parse(n) for n in ("gfx900", "gfx906")], refs={"ollama": "v0.17.5"})
+    m = dataclasses.replace(m, targets=("gfx900", "gfx906"))
+    unknown = Verdict("release-packaging", "gfx900", Status.UNKNOWN, "unknown", reason="rule did not match at ollama@v0.17.5")
+    cells = {**m.cells, ("release-packaging", "gfx900"): unknown}
+    r = decide(dataclasses.replace(m, cells=cells), "gfx900")
     rocm = r.backend("rocm")
-    assert rocm.state == "undecided" and any("CMake target filter is unknown" in why for why in rocm.undecided)
-    assert "undecided" in r.sentence
+    assert rocm.state == "undecided" and any("Release packaging is unknown" in why for why in rocm.undecided)
+    assert rocm.option is None  # no ROCm route is guessed
+    if r.best is not None:  # another backend may still decide the answer, but never a ROCm route
+        assert r.best.backend != "rocm"
+    else:
+        assert r.label == "undecided" and not r.certain
 
 
 def test_cpu_only_when_every_gpu_backend_is_refused(source_env, tmp_path):
@@ -141,10 +158,20 @@ def test_the_shipped_snapshot_answers_gfx900(capsys):
     """The default (offline) scan: ROCm needs a build and the files the release deleted; Vulkan waits for its layer."""
     r = scan_routes(capsys, "-t", "gfx900")["gfx900"]
     assert r["version"] == "v0.17.5"
-    assert r["label"] == "ROCm: build + rocBLAS files"
-    wheres = [e["where"] for s in r["best"]["steps"] for e in s["evidence"]]
+    rocm = backend(r, "rocm")["option"]
+    assert rocm["label"] == "ROCm: build + rocBLAS files"
+    wheres = [e["where"] for s in rocm["steps"] for e in s["evidence"]]
     assert any(w.startswith("ollama@v0.17.5:Dockerfile:") for w in wheres)
-    vulkan = next(b for b in r["backends"] if b["backend"] == "vulkan")
-    assert vulkan["state"] in ("route", "undecided")
-    if vulkan["state"] == "route":
-        assert vulkan["option"]["label"].startswith("Vulkan: OLLAMA_VULKAN=1")
+    assert backend(r, "vulkan")["option"]["label"] == "Vulkan: OLLAMA_VULKAN=1"
+    assert r["label"] == "Vulkan: OLLAMA_VULKAN=1"
+
+
+def test_an_integrated_gpu_needs_its_device_step_on_every_route(source_env, capsys):
+    """ollama >= v0.30 drops integrated GPUs unless OLLAMA_IGPU_ENABLE=1: the step joins the route, also under an override."""
+    r = scan_routes(capsys, "-t", "gfx1103", "--ref", "ollama=v0.32.15")["gfx1103"]
+    labelled = {b["backend"]: b["option"]["label"] for b in r["backends"] if b["option"]}
+    assert all(label.endswith("+ OLLAMA_IGPU_ENABLE=1") for label in labelled.values()), labelled
+    for b in r["backends"]:
+        if b["option"]:
+            step = next(s for s in b["option"]["steps"] if s["workaround"] == "ollama-igpu-enable")
+            assert "OLLAMA_IGPU_ENABLE=1" in step["evidence"][0]["text"]  # the line that drops the iGPU comes first
