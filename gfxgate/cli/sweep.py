@@ -89,7 +89,9 @@ def _progress(mode: str):
 
 @click.group(invoke_without_command=True)
 @click.option("--endpoint", "endpoints", multiple=True, metavar="NAME=URL", help="An Ollama server, e.g. rocm=http://127.0.0.1:11435 (repeatable).")
-@click.option("--model", "models", multiple=True, metavar="MODEL", help="Model to run (repeatable).")
+@click.option("--llama-server", "llama_servers", multiple=True, metavar="NAME=COMMAND", help="A llama-server gfxgate starts per cell: COMMAND is its argv prefix, shell-split (never run by a shell), e.g. vulkan='llama-server --device Vulkan0' (repeatable).")
+@click.option("--model", "models", multiple=True, metavar="MODEL", help="Ollama model to run (repeatable).")
+@click.option("--model-file", "model_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path), metavar="PATH", help="GGUF file the --llama-server endpoints load (repeatable).")
 @click.option("--num-gpu", "num_gpu", multiple=True, metavar="N,N,…", help="num_gpu values (layers to offload; -1 = all that fit). [default: 0,1,2,-1]")
 @click.option("--num-predict", type=int, default=512, show_default=True, help="Tokens to generate per run.")
 @click.option("--repeat", type=int, default=1, show_default=True, help="Runs per cell.")
@@ -109,20 +111,23 @@ def _progress(mode: str):
 @click.option("--progress", type=click.Choice(("auto", "bar", "plain", "none")), default="auto", show_default=True)
 @click.pass_context
 def sweep(ctx: click.Context, **opts: Any) -> None:
-    """Backend x num_gpu runtime sweep against Ollama servers; every run is one worklog line.
+    """Backend x num_gpu runtime sweep against Ollama servers or llama-servers; every run is one worklog line.
 
     \b
     gfxgate sweep --endpoint rocm=http://127.0.0.1:11435 --endpoint vulkan=http://127.0.0.1:11434 \\
         --model qwen3.5:2b --num-gpu 0,1,2,-1 --gpu-target gfx900 --server-log vulkan=ollama-vulkan.log
+    gfxgate sweep --llama-server vulkan='llama-server --device Vulkan0' --llama-server cpu='llama-server --device none' \\
+        --model-file qwen2.5-0.5b-q8_0.gguf --num-gpu 0,1,2,-1 --gpu-target gfx900
     gfxgate sweep report gfxgate-sweep.jsonl
     """
     if ctx.invoked_subcommand is not None:
         return
-    if not opts["endpoints"] or not opts["models"]:
+    if not (opts["endpoints"] and opts["models"]) and not (opts["llama_servers"] and opts["model_files"]):
         from gfxgate.errors import UsageError
 
         raise UsageError(
-            "`gfxgate sweep` needs --endpoint NAME=URL and --model (or the `report` subcommand)",
+            "`gfxgate sweep` needs --endpoint NAME=URL and --model, or --llama-server NAME=COMMAND and --model-file "
+            "(or the `report` subcommand)",
             hint="`gfxgate sweep --help` shows every option",
         )
     run_sweep(**opts)
@@ -137,8 +142,23 @@ def run_sweep(**opts: Any) -> None:
         from gfxgate.targets import catalog
 
         gpu_target = str(catalog().parse(gpu_target))
+    from gfxgate.sweep.llamaserver import parse_llama_server
+
+    if opts["model_files"] and not opts["llama_servers"]:
+        from gfxgate.errors import UsageError
+
+        raise UsageError("--model-file needs a --llama-server NAME=COMMAND endpoint to load it")
+    if opts["llama_servers"] and not opts["model_files"]:
+        from gfxgate.errors import UsageError
+
+        raise UsageError("--llama-server needs --model-file PATH (the GGUF it loads)")
+    if opts["endpoints"] and not opts["models"]:
+        from gfxgate.errors import UsageError
+
+        raise UsageError("--endpoint needs --model (the Ollama model it runs)")
     plan = SweepPlan(
-        endpoints=tuple(parse_endpoint(e) for e in opts["endpoints"]),
+        endpoints=tuple(parse_endpoint(e) for e in opts["endpoints"])
+        + tuple(parse_llama_server(s, opts["model_files"]) for s in opts["llama_servers"]),
         models=tuple(dict.fromkeys(opts["models"])),
         num_gpus=parse_num_gpu(opts["num_gpu"]),
         repeats=opts["repeat"],
@@ -163,7 +183,7 @@ def run_sweep(**opts: Any) -> None:
     if not todo:
         click.echo(f"gfxgate: sweep: all {len(plan.cells())} cells are already in {worklog_path}; nothing to do", err=True)
         return
-    preflight(_unique(c.endpoint for c in todo), plan.timeout)
+    preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
     with WorklogWriter(worklog_path) as writer:
         summary = SweepRunner(plan, writer, _progress(opts["progress"])).run(finished)
     outcomes = ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "none"

@@ -37,12 +37,43 @@ def vram(run: Run) -> tuple[int | None, int | None]:
     return None, None
 
 
+def layers(run: Run) -> tuple[int, int] | None:
+    """(N, M) from the server log's ``offloaded N/M layers to GPU`` (llama-server runs); None when not shown."""
+    offload = run.get("offload") or {}
+    if isinstance(offload.get("layers"), int) and isinstance(offload.get("of"), int):
+        return offload["layers"], offload["of"]
+    return None
+
+
 def offloaded(run: Run) -> bool | None:
-    """Did the successful run really put part of the model in VRAM? None when /api/ps did not say."""
+    """Did the successful run really put part of the model on the GPU? None when neither /api/ps nor the log said.
+
+    Ollama runs: ``size_vram`` in /api/ps. llama-server runs: the log's ``offloaded N/M layers``; a process
+    whose log shows backends but no GPU device (the CPU-only set) offloaded nothing.
+    """
     size, size_vram = vram(run)
-    if size_vram is None:
-        return None
-    return size_vram > 0
+    if size_vram is not None:
+        return size_vram > 0
+    counted = layers(run)
+    if counted is not None:
+        return counted[0] > 0
+    offload = run.get("offload") or {}
+    if offload.get("backends") and not offload.get("devices"):
+        return False
+    return None
+
+
+def offload_text(run: Run) -> str:
+    """``2/5 layers`` (log) / ``812/1536 MiB`` (/api/ps) / ``no GPU device`` / ``—``."""
+    counted = layers(run)
+    if counted is not None:
+        return f"{counted[0]}/{counted[1]} layers"
+    size, size_vram = vram(run)
+    if size_vram is not None:
+        return f"{size_vram / 2**20:.0f}/{size / 2**20:.0f} MiB" if size else f"{size_vram / 2**20:.0f} MiB"
+    if offloaded(run) is False:
+        return "no GPU device"
+    return "—"
 
 
 def gpu_pass(run: Run) -> bool:
@@ -105,6 +136,9 @@ def ok_text(runs: Sequence[Run]) -> str:
         parts.append(f"{secs:.1f} s")
     if evals is not None:
         parts.append(f"eval_count={int(evals) if float(evals).is_integer() else evals}")
+    shown = _ordered(f"{n}/{m} layers" for n, m in (layers(r) for r in runs if layers(r) is not None))
+    if len(shown) == 1:
+        parts.append(f"{shown[0]} on GPU")
     return f"({', '.join(parts)})" if parts else ""
 
 
@@ -320,11 +354,7 @@ def build_report(worklog: Worklog) -> SweepReport:
 
 
 def _run_row(run: Run, superseded: bool) -> RunRow:
-    size, size_vram = vram(run)
-    if size_vram is None:
-        where = "—"
-    else:
-        where = f"{size_vram / 2**20:.0f}/{size / 2**20:.0f} MiB" if size else f"{size_vram / 2**20:.0f} MiB"
+    where = offload_text(run)
     return RunRow(
         run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded
     )
@@ -389,7 +419,7 @@ def hypothesis_gpu_unusable(runs: Sequence[Run]) -> Hypothesis:
         for run in deciding:
             by_endpoint.setdefault(run.endpoint, []).append(run)
         said = "; ".join(f"{ep} answered with num_gpu={_list_num_gpu(rs)}" for ep, rs in by_endpoint.items())
-        return Hypothesis("gpu-unusable", question, "rejected", f"{said} (with layers in VRAM per /api/ps where shown)", _ids(deciding))
+        return Hypothesis("gpu-unusable", question, "rejected", f"{said} (with layers on the GPU per /api/ps or the server log where shown)", _ids(deciding))
     if gpu_runs:
         deciding = _first_per(gpu_runs, lambda r: (r.endpoint, r.num_gpu))
         silent = [r for r in gpu_runs if r.ok]
@@ -406,18 +436,16 @@ def hypothesis_gpu_unusable(runs: Sequence[Run]) -> Hypothesis:
 
 def hypothesis_num_gpu_is_count(runs: Sequence[Run]) -> Hypothesis:
     question = "Does num_gpu mean the number of GPUs?"
-    measured = [r for r in runs if r.ok and r.num_gpu >= 1 and vram(r)[1] is not None]
+    measured = [r for r in runs if r.ok and r.num_gpu >= 1 and _amount(r) is not None]
     by_key: dict[tuple[str, str], dict[int, Run]] = {}
     for run in measured:
         by_key.setdefault((run.endpoint, run.model), {}).setdefault(run.num_gpu, run)
     for (endpoint, model), per in by_key.items():
         values = sorted(per.items())
-        partial = [(n, r) for n, r in values if 0 < (vram(r)[1] or 0) < (vram(r)[0] or 0)]
-        distinct = {vram(r)[1] for _, r in values}
+        partial = [(n, r) for n, r in values if 0 < _amount(r)[0] < _amount(r)[1]]
+        distinct = {_amount(r)[0] for _, r in values}
         if partial and (len(distinct) > 1 or len(values) == 1):
-            shown = ", ".join(
-                f"num_gpu={n} → {vram(r)[1] / 2**20:.0f} of {vram(r)[0] / 2**20:.0f} MiB in VRAM" for n, r in values
-            )
+            shown = ", ".join(f"num_gpu={n} → {_amount_text(r)}" for n, r in values)
             two = [r for n, r in values if n >= 2]
             extra = f"; num_gpu={two[0].num_gpu} answered too" if two else ""
             return Hypothesis(
@@ -440,9 +468,28 @@ def hypothesis_num_gpu_is_count(runs: Sequence[Run]) -> Hypothesis:
         "num-gpu-is-gpu-count",
         question,
         "inconclusive",
-        "no successful num_gpu ≥ 1 run with /api/ps data to compare offloaded sizes",
+        "no successful num_gpu ≥ 1 run with /api/ps data or a logged layer count to compare offloads",
         (),
     )
+
+
+def _amount(run: Run) -> tuple[int, int] | None:
+    """(offloaded, whole) of one run: layers from the llama-server log, else bytes from /api/ps."""
+    counted = layers(run)
+    if counted is not None:
+        return counted
+    size, size_vram = vram(run)
+    if size_vram is None:
+        return None
+    return size_vram, size or 0
+
+
+def _amount_text(run: Run) -> str:
+    if layers(run) is not None:
+        n, m = layers(run)
+        return f"{n} of {m} layers offloaded (log)"
+    size, size_vram = vram(run)
+    return f"{size_vram / 2**20:.0f} of {(size or 0) / 2**20:.0f} MiB in VRAM"
 
 
 def hypothesis_backend_compute(runs: Sequence[Run]) -> Hypothesis:
@@ -450,7 +497,8 @@ def hypothesis_backend_compute(runs: Sequence[Run]) -> Hypothesis:
     endpoints = _ordered(r.endpoint for r in runs)
     gpu = {ep: [r for r in runs if r.endpoint == ep and is_gpu_run(r)] for ep in endpoints}
     passing = [ep for ep in endpoints if any(gpu_pass(r) for r in gpu[ep])]
-    failing = [ep for ep in endpoints if gpu[ep] and not any(gpu_pass(r) for r in gpu[ep])]
+    # An endpoint whose GPU runs all answered without offload (a CPU-only backend set) did not fail.
+    failing = [ep for ep in endpoints if gpu[ep] and not any(gpu_pass(r) for r in gpu[ep]) and not all(r.ok for r in gpu[ep])]
     if not failing:
         any_gpu = [r for rs in gpu.values() for r in rs]
         reason = "no endpoint fails with num_gpu ≠ 0: there is no failure to explain" if any_gpu else "no GPU runs"
@@ -584,7 +632,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     out.append(f"- {t['hosts']}: {', '.join(report.hosts) or '—'}")
     out.append(
         f"- {t['endpoints']}: "
-        + ", ".join(f"{n} = {u}" + (f" (ollama {v})" if v else "") for n, u, v in report.endpoints)
+        + ", ".join(f"{n} = {u}" + (f" ({v})" if v.startswith("llama.cpp") else f" (ollama {v})" if v else "") for n, u, v in report.endpoints)
     )
     out.append("")
     names = [n for n, _, _ in report.endpoints]
@@ -628,7 +676,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
         if c.source:
             out.append(f"- {t['log']}: `{c.source}`")
         out += ["", "```text", *c.lines, "```", ""]
-    out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | VRAM (ps) |", "|---|---:|---|---|---:|---|---|---|"]
+    out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |", "|---|---:|---|---|---:|---|---|---|"]
     for r in report.runs:
         run = f"~~`{r.run_id}`~~ ({t['superseded']})" if r.superseded else f"`{r.run_id}`"
         out.append(

@@ -14,7 +14,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence
 from urllib.parse import urlsplit
 
 from gfxgate import __version__
@@ -34,6 +34,7 @@ FAILED_LOG_TAIL = 20
 class Endpoint:
     name: str
     url: str
+    kind: ClassVar[str] = "ollama"  # other kinds (llama-server) carry their own run_cell
 
 
 def parse_endpoint(text: str) -> Endpoint:
@@ -121,7 +122,7 @@ class SweepPlan:
             raise UsageError("give at least one --endpoint NAME=URL")
         if len(set(names)) != len(names):
             raise UsageError(f"endpoint names must be unique: {', '.join(names)}")
-        if not self.models:
+        if not self.models and any(e.kind == "ollama" for e in self.endpoints):
             raise UsageError("give at least one --model")
         for label, mapping in (("--server-log", self.server_logs), ("--journal-unit", self.journal_units)):
             unknown = sorted(set(mapping) - set(names))
@@ -135,7 +136,7 @@ class SweepPlan:
         return [
             Cell(endpoint, model, num_gpu, repeat)
             for endpoint in self.endpoints
-            for model in self.models
+            for model in (getattr(endpoint, "models", None) or self.models)
             for num_gpu in self.num_gpus
             for repeat in range(self.repeats)
         ]
@@ -280,6 +281,8 @@ class SweepRunner:
         import httpx
         import ollama
 
+        if cell.endpoint.kind != "ollama":  # a server gfxgate starts per cell (gfxgate/sweep/llamaserver.py)
+            return cell.endpoint.run_cell(self, cell)
         plan = self.plan
         info = self._endpoint_info(cell.endpoint, cell.model)
         log_path = plan.server_logs.get(cell.endpoint.name)
@@ -360,7 +363,7 @@ class SweepRunner:
             "host": self.host,
             "platform": platform.platform(terse=True),
             "gpu_target": plan.gpu_target,
-            "endpoint": {"name": cell.endpoint.name, "url": cell.endpoint.url},
+            "endpoint": {"name": cell.endpoint.name, "url": cell.endpoint.url, "kind": cell.endpoint.kind},
             "server_version": info.get("version"),
             "model": cell.model,
             "model_digest": info.get("digest"),

@@ -56,7 +56,12 @@ WORKLOG_LINE_SCHEMA: dict[str, Any] = {
         "endpoint": {
             "type": "object",
             "required": ["name", "url"],
-            "properties": {"name": {"type": "string"}, "url": {"type": "string"}},
+            "properties": {
+                "name": {"type": "string"},
+                "url": {"type": "string"},
+                "kind": {"enum": ["ollama", "llama-server"]},
+                "command": {"type": "array", "items": {"type": "string"}},
+            },
         },
         "server_version": _NULLABLE_STR,
         "model": {"type": "string"},

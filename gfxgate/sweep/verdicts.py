@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.sweep.report import cell_text, gpu_pass, is_gpu_run, offloaded, phase_of
+from gfxgate.sweep.report import cell_text, gpu_pass, is_gpu_run, layers, offloaded, phase_of, vram
 from gfxgate.sweep.worklog import Run, read_worklog
 
 if TYPE_CHECKING:
@@ -32,8 +32,15 @@ def _covers(run: Run, target: "TargetId") -> bool:
 def _evidence(run: Run, worklog: Path) -> Evidence:
     phase, reason = phase_of(run)
     if run.ok:
-        where = {True: "layers in VRAM per /api/ps", False: "/api/ps shows size_vram=0", None: "no /api/ps data"}
-        note = f"{run.endpoint} num_gpu={run.num_gpu} answered ({where[offloaded(run)]})"
+        if layers(run) is not None:
+            n, m = layers(run)
+            shown = f"{n}/{m} layers offloaded per the server log"
+        else:
+            where = {True: "layers in VRAM per /api/ps", False: "/api/ps shows size_vram=0", None: "no /api/ps data"}
+            shown = where[offloaded(run)]
+            if offloaded(run) is False and vram(run)[1] is None:
+                shown = "no GPU device in the server log"
+        note = f"{run.endpoint} num_gpu={run.num_gpu} answered ({shown})"
     else:
         note = f"{run.endpoint} num_gpu={run.num_gpu} failed, phase {phase}: {reason}"
     return Evidence(

@@ -54,6 +54,11 @@ class Run:
         return self.record["endpoint"].get("url", "")
 
     @property
+    def endpoint_kind(self) -> str:
+        """``ollama`` (also for worklogs written before the field existed) or ``llama-server``."""
+        return self.record["endpoint"].get("kind") or "ollama"
+
+    @property
     def model(self) -> str:
         return self.record["model"]
 

@@ -1,0 +1,297 @@
+"""`gfxgate sweep --llama-server` on real software: Debian sid's llama-server, real ggml backends (CPU, Vulkan on
+lavapipe), a real GGUF model, and faults injected into the real server process (signals from this test, a
+truncated model file). Nothing here imitates llama.cpp; the fixture is tests/reallama.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sweephelp import gfxgate
+
+from gfxgate.sweep.llamaserver import ngl_args, parse_llama_server, parse_log
+from gfxgate.sweep.report import build_report, render
+from gfxgate.sweep.worklog import read_worklog
+from tests.reallama import reallama, reallama_vulkan  # noqa: F401 - session fixtures
+
+NUM_GPU = (0, 1, 2, -1)
+
+
+def sweep(worklog: Path, servers: dict[str, list[str]], model: Path, *extra: str, num_gpu=NUM_GPU, timeout=900):
+    args = ["sweep", "--model-file", str(model), "--num-gpu", ",".join(map(str, num_gpu)), "--num-predict", "8"]
+    args += ["--worklog", str(worklog), "--no-probe-gpu", "--gpu-target", "gfx900", "--timeout", "300"]
+    for name, argv in servers.items():
+        args += ["--llama-server", f"{name}={shlex.join(argv)}"]
+    done = gfxgate(*args, *extra, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+# -- the offload flag, as Ollama maps num_gpu -----------------------------------------------------------------
+def test_num_gpu_maps_to_ngl_as_ollama_does():
+    # ollama v0.32.15 llm/llama_server.go:404-410 (checked by test_upstream when GFXGATE_TEST_UPSTREAM is set)
+    assert ngl_args(3) == ["-ngl", "3"]
+    assert ngl_args(0) == ["-ngl", "0"]
+    assert ngl_args(-1) == []
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("cpu=", "expected NAME=COMMAND"),
+        ("cpu='unterminated", "cannot split"),
+        ("cpu=/nonexistent/llama-server", "not an executable"),
+        ("cpu=env -m x", "leave -m out"),
+        ("cpu=env --port 1", "leave --port out"),
+    ],
+)
+def test_bad_llama_server_option_is_a_usage_error(text, message):
+    from gfxgate.errors import UsageError
+
+    with pytest.raises(UsageError, match=message):
+        parse_llama_server(text)
+
+
+def test_cli_needs_a_model_file_for_a_llama_server(tmp_path):
+    done = gfxgate("sweep", "--llama-server", "cpu=env", "--worklog", str(tmp_path / "w.jsonl"))
+    assert done.returncode == 2 and "--model-file" in done.stderr
+    done = gfxgate("sweep", "--llama-server", "cpu=env", "--model-file", str(tmp_path / "missing.gguf"))
+    assert done.returncode == 2 and "not a file" in done.stderr
+    assert not (tmp_path / "w.jsonl").exists()
+
+
+# -- the real sweep: CPU-only set and Vulkan (lavapipe), num_gpu 0,1,2,-1 --------------------------------------
+@pytest.fixture(scope="module")
+def real_sweep(reallama_vulkan, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("real-sweep")
+    worklog = folder / "w.jsonl"
+    servers = {"cpu": reallama_vulkan.command("cpu"), "vulkan": reallama_vulkan.command("vulkan")}
+    done = sweep(worklog, servers, reallama_vulkan.model)
+    return worklog, servers, reallama_vulkan.model, done
+
+
+@pytest.mark.slow
+def test_real_sweep_records_real_offload_counts(real_sweep):
+    worklog, _, _, done = real_sweep
+    log = read_worklog(worklog)
+    assert not log.warnings
+    runs = {(r.endpoint, r.num_gpu): r for r in log.runs}
+    assert sorted(runs) == sorted((e, n) for e in ("cpu", "vulkan") for n in NUM_GPU)
+    for run in log.runs:
+        assert run.ok, (run.run_id, run.get("error"), run.get("phase"))
+        assert run.endpoint_kind == "llama-server"
+        assert run.get("eval_count") == 8 and run.get("prompt_eval_count", 0) > 0
+        assert run.get("model_digest", "").startswith("sha256:")
+        assert Path(run.get("server_log")).is_file()
+        assert (run.get("server_version") or "").startswith("llama.cpp ")
+    # Vulkan: llama.cpp's own "offloaded N/M layers to GPU" (4 blocks + the output layer), on lavapipe
+    for num_gpu, layers in ((0, 0), (1, 1), (2, 2), (-1, 5)):
+        offload = runs[("vulkan", num_gpu)].get("offload")
+        assert (offload["layers"], offload["of"]) == (layers, 5), offload
+        assert offload["backends"][0] == "Vulkan" and "CPU" in offload["backends"]
+        assert offload["devices"] and offload["devices"][0].startswith("Vulkan0 (llvmpipe")
+    # The CPU-only backend set: no GPU device at all, so nothing offloaded whatever num_gpu asks for
+    for num_gpu in NUM_GPU:
+        offload = runs[("cpu", num_gpu)].get("offload")
+        assert offload["backends"] == ["CPU"] and offload["devices"] == [] and offload["layers"] is None
+        assert offload["no_usable_gpu"] is (num_gpu != -1)  # llama.cpp warns only when -ngl was given
+    assert runs[("vulkan", 2)].get("server_args")[-2:] == ["-ngl", "2"]
+    assert "-ngl" not in runs[("vulkan", -1)].get("server_args")
+    overhead = runs[("cpu", 0)].get("overhead")
+    assert overhead["health_wait_s"] > 0 and overhead["stop_s"] >= 0 and overhead["server_exit"]["after_stop"] == 0
+
+
+@pytest.mark.slow
+def test_real_sweep_lines_match_the_worklog_schema(real_sweep):
+    import jsonschema
+
+    from gfxgate.sweep.schema import WORKLOG_LINE_SCHEMA
+
+    for line in real_sweep[0].read_text().splitlines():
+        jsonschema.validate(json.loads(line), WORKLOG_LINE_SCHEMA)
+
+
+@pytest.mark.slow
+def test_real_sweep_report_and_hypotheses(real_sweep):
+    report = build_report(read_worklog(real_sweep[0]))
+    assert report.cell("tiny-llama-4l.gguf", 2, "vulkan").text.endswith("2/5 layers on GPU)")
+    assert report.hypothesis("gpu-unusable").verdict == "rejected"
+    counted = report.hypothesis("num-gpu-is-gpu-count")
+    assert counted.verdict == "rejected" and "1 of 5 layers" in counted.reason and "2 of 5 layers" in counted.reason
+    assert report.hypothesis("backend-compute-failure").verdict == "rejected"  # nothing failed
+    md = render(report, "md")
+    assert "| 5/5 layers |" in md and "| no GPU device |" in md
+    assert "(llama.cpp " in md
+
+
+@pytest.mark.slow
+def test_real_sweep_resumes_and_feeds_the_runtime_row(real_sweep, capsys):
+    worklog, servers, model, _ = real_sweep
+    again = sweep(worklog, servers, model)
+    assert "nothing to do" in again.stderr
+    from gfxgate.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["scan", "-t", "gfx900", "--runtime", str(worklog), "--format", "json"])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    cell = next(layer for layer in json.loads(out)["layers"] if layer["id"] == "runtime")["cells"][0]
+    # vulkan offloads layers; the CPU-only set answers without any GPU device: partial, evidence from the log
+    assert cell["status"] == "partial", cell
+    assert any("layers offloaded per the server log" in e["note"] for e in cell["evidence"])
+
+
+# -- faults injected into the real server process ------------------------------------------------------------
+class Injector(threading.Thread):
+    """Watches the first server log of a sweep; when ``pattern`` shows, sends ``sig`` to that llama-server."""
+
+    def __init__(self, logs: Path, model: Path, pattern: str, sig: signal.Signals):
+        super().__init__(daemon=True)
+        self.logs, self.model, self.pattern, self.sig = logs, str(model), re.compile(pattern), sig
+        self.sent_to: int | None = None
+        self.log: Path | None = None
+        self.stop = threading.Event()
+
+    def _pid(self) -> int | None:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            # the server gets "-m MODEL ... --port N"; the gfxgate process itself has "--model-file MODEL"
+            if b"--port" in argv and any(a == b"-m" and b == self.model.encode() for a, b in zip(argv, argv[1:])):
+                return int(entry.name)
+        return None
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            logs = sorted(self.logs.glob("*.log"), key=lambda p: p.stat().st_mtime) if self.logs.is_dir() else []
+            if logs:
+                self.log = logs[0]
+                if self.pattern.search(logs[0].read_text(errors="replace")):
+                    pid = self._pid()
+                    if pid is not None:
+                        os.kill(pid, self.sig)
+                        self.sent_to = pid
+                        return
+            time.sleep(0.002)
+
+
+def inject(tmp_path, reallama, backends, pattern, sig, *extra, num_gpu=(1, 0), model=None):
+    """Sweep two cells with a private model copy; the first cell's server gets the fault."""
+    model = model or Path(shutil.copy(reallama.model, tmp_path / "tiny.gguf"))
+    worklog = tmp_path / "w.jsonl"
+    injector = Injector(Path(str(worklog) + ".logs"), model, pattern, sig) if pattern else None
+    if injector:
+        injector.start()
+    try:
+        done = sweep(worklog, {backends: reallama.command(backends)}, model, *extra, num_gpu=num_gpu)
+    finally:
+        if injector:
+            injector.stop.set()
+            injector.join(5)
+    log = read_worklog(worklog)
+    assert not log.warnings and len(log.runs) == len(num_gpu), done.stderr  # every cell is in the worklog
+    if injector:
+        assert injector.sent_to is not None, f"{pattern!r} never showed in {injector.log}"
+    return log, done
+
+
+@pytest.mark.slow
+def test_sigsegv_while_generating_is_a_compute_crash(tmp_path, reallama):
+    log, _ = inject(tmp_path, reallama, "cpu", r"processing task", signal.SIGSEGV, "--num-predict", "400")
+    crashed, after = log.runs
+    assert crashed.outcome == "crash" and after.ok  # the sweep went on with the next cell
+    assert crashed.get("crash")["signals"] == ["SIGSEGV"]
+    assert crashed.get("overhead")["server_exit"]["signal"] == "SIGSEGV"
+    phase = crashed.get("phase")
+    assert phase["phase"] == "compute", phase
+    assert "model loaded" in phase["reason"] and "/completion in flight" in phase["reason"]
+    assert any("processing task" in line for line in crashed.get("crash")["excerpt"])
+    report = build_report(log)
+    assert [c.phase for c in report.crashes] == ["compute"]
+    assert "FAIL (SIGSEGV)" in report.cell("tiny.gguf", 1, "cpu").text
+
+
+@pytest.mark.slow
+def test_sigkill_while_loading_is_a_load_crash(tmp_path, reallama_vulkan):
+    # lavapipe's warm-up (pipelines for the first graph) keeps the server in its load phase long enough to hit
+    log, _ = inject(tmp_path, reallama_vulkan, "vulkan", r"warming up the model", signal.SIGKILL)
+    crashed, after = log.runs
+    assert crashed.outcome == "crash" and after.ok
+    text = Path(crashed.get("server_log")).read_text(errors="replace")
+    assert "model loaded" not in text  # killed before the load finished
+    assert crashed.get("crash")["signals"] == ["SIGKILL"]
+    phase = crashed.get("phase")
+    assert phase["phase"] == "load", phase
+    assert "before it served" in phase["reason"]
+    assert crashed.get("offload")["layers"] == 1  # the log got as far as the offload decision
+
+
+@pytest.mark.slow
+def test_truncated_gguf_is_a_load_failure_with_the_exit_status(tmp_path, reallama):
+    data = reallama.model.read_bytes()
+    model = tmp_path / "truncated.gguf"
+    model.write_bytes(data[: len(data) // 2])
+    log, _ = inject(tmp_path, reallama, "cpu", "", signal.SIGKILL, model=model, num_gpu=(0,))
+    (run,) = log.runs
+    assert run.outcome == "crash"
+    crash = run.get("crash")
+    assert crash["signals"] == [] and crash["exit_status"] == 1
+    phase = run.get("phase")
+    assert phase["phase"] == "load", phase
+    assert re.search(r"error loading model|failed to load model", phase["reason"])
+    assert any(re.search(r"error loading model|failed to load model", line) for line in crash["excerpt"])
+    assert "FAIL (exit status 1)" in build_report(log).cell("truncated.gguf", 0, "cpu").text
+
+
+@pytest.mark.slow
+def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
+    model = Path(shutil.copy(reallama.model, tmp_path / "tiny.gguf"))
+    worklog = tmp_path / "w.jsonl"
+    injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSTOP)
+    injector.start()
+    args = ["sweep", "--model-file", str(model), "--num-gpu", "1,0", "--num-predict", "400", "--worklog", str(worklog)]
+    args += ["--no-probe-gpu", "--timeout", "4", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
+    done = gfxgate(*args, timeout=120)
+    injector.stop.set()
+    assert done.returncode == 0, done.stderr
+    assert injector.sent_to is not None
+    stopped, after = read_worklog(worklog).runs
+    assert stopped.outcome == "timeout" and after.ok
+    assert stopped.get("phase")["phase"] == "timeout"
+    assert "after the model loaded" in stopped.get("phase")["reason"]
+    assert stopped.get("overhead")["server_exit"]["after_stop"] is not None  # gfxgate stopped it (SIGCONT + SIGTERM)
+    with pytest.raises(ProcessLookupError):
+        os.kill(injector.sent_to, 0)
+    # --retry timeout runs the cell again (now without the fault); the new run supersedes the old
+    again = gfxgate(*[("8" if a == "400" else a) for a in args], "--retry", "timeout", timeout=120)
+    assert again.returncode == 0, again.stderr
+    log = read_worklog(worklog)
+    assert len(log.runs) == 3 and all(r.ok for r in log.effective_runs())
+
+
+def test_parse_log_reads_the_last_load():
+    lines = [
+        "0.00.043.263 I load_backend: loaded Vulkan backend from /x/libggml-vulkan.so",
+        "load_backend: loaded CPU backend from /x/libggml-cpu-zen4.so",
+        "0.01.220.782 I llama_prepare_model_devices: using device Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)) (unknown id) - 2048 MiB free",
+        "0.01.233.061 I load_tensors: offloaded 2/5 layers to GPU",
+        "load_tensors: offloaded 3/5 layers to GPU",
+        "0.01.238.124 I srv  llama_server: model loaded",
+    ]
+    facts = parse_log(lines)
+    assert facts.backends == ["Vulkan", "CPU"]
+    assert facts.devices == ["Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits))"]
+    assert facts.offloaded == (3, 5) and facts.loaded_line == 5
