@@ -1,7 +1,8 @@
 """Error classes and the documented exit codes.
 
 The CLI catches only :class:`GfxgateError` and turns it into one clear line on stderr and the
-exit code the error class carries. Everything else is a bug and gets a traceback.
+exit code the error class carries. Everything else is a bug: one line `gfxgate: internal error: …` and exit
+code 70 (the traceback with `gfxgate --debug …` or GFXGATE_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ class ExitCode(IntEnum):
     SOURCE = 4  # a source cannot be read: unknown tag, missing file, broken repository
     NETWORK = 5  # a remote cannot be reached (or --offline forbids it)
     INPUT = 6  # an input file (worklog, JSON report, binary) is unreadable or invalid
+    INTERNAL = 70  # a bug: an unexpected exception (sysexits EX_SOFTWARE); `--debug` shows the traceback
     INTERRUPTED = 130  # Ctrl-C
+    BROKEN_PIPE = 141  # the reader of stdout went away (128 + SIGPIPE, what `set -o pipefail` sees from git or grep)
 
 
 class GfxgateError(Exception):

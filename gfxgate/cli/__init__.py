@@ -1,13 +1,16 @@
 """The ``gfxgate`` command line: one module per sub-command, imported only when it runs.
 
 Errors derived from :class:`gfxgate.errors.GfxgateError` become one message on stderr and the
-exit code the error carries (see the README's exit-code table); Ctrl-C exits 130.
+exit code the error carries (see the README's exit-code table); Ctrl-C exits 130; a closed stdout
+(``gfxgate targets | head -1``) exits 141 quietly; any other exception is a bug: one line
+``gfxgate: internal error: …`` and exit 70, the traceback only with ``--debug`` (or GFXGATE_DEBUG=1).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 
 import click
@@ -55,8 +58,18 @@ def _module_exists(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+_DEBUG = {"on": False}
+
+
+def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    _DEBUG["on"] = bool(value)
+    return value
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gfxgate")
+@click.option("--debug", is_flag=True, envvar="GFXGATE_DEBUG", is_eager=True, expose_value=False,
+              callback=_set_debug, help="Show the traceback of an internal error (exit code 70).")
 def cli() -> None:
     """gfxgate: what really stands between an AMD GPU target and a working local LLM.
 
@@ -69,14 +82,17 @@ def main(argv: list[str] | None = None) -> None:
     from gfxgate.errors import ExitCode, GfxgateError
 
     try:
-        cli.main(args=argv, prog_name="gfxgate", standalone_mode=False)
+        try:
+            # not cli.main(): it turns a closed pipe into exit 1, the code for "a check found something"
+            args = list(sys.argv[1:] if argv is None else argv)
+            with cli.make_context("gfxgate", args) as ctx:
+                cli.invoke(ctx)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's shutdown
     except GfxgateError as exc:
         click.echo(f"gfxgate: error: {exc}", err=True)
         sys.exit(int(exc.exit_code))
-    except click.exceptions.Abort:
-        click.echo("gfxgate: interrupted", err=True)
-        sys.exit(int(ExitCode.INTERRUPTED))
-    except KeyboardInterrupt:
+    except (click.exceptions.Abort, KeyboardInterrupt):
         click.echo("gfxgate: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))
     except click.exceptions.Exit as exc:
@@ -84,4 +100,26 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        _silence_stdout()
+        sys.exit(int(ExitCode.BROKEN_PIPE))
+    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a line and exit code 70
+        if _DEBUG["on"] or os.environ.get("GFXGATE_DEBUG", "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exc()
+        message = " ".join(str(exc).split()) or "(no message)"
+        click.echo(f"gfxgate: internal error: {type(exc).__name__}: {message[:500]} "
+                   "(a bug: please report it; `gfxgate --debug …` shows the traceback)", err=True)
+        sys.exit(int(ExitCode.INTERNAL))
     sys.exit(0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
