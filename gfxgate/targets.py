@@ -7,7 +7,6 @@ questions about it. Target id syntax follows LLVM: ``gfx90a:sramecc+:xnack-`` (p
 
 from __future__ import annotations
 
-import difflib
 import functools
 import itertools
 import re
@@ -107,10 +106,10 @@ class TargetCatalog:
         return [self.by_name[g] for g in self._generic_of.get(name, [])]
 
     def _suggest(self, text: str) -> str:
-        close = difflib.get_close_matches(text.lower(), self.names(), n=4, cutoff=0.5)
-        if close:
-            return "did you mean " + ", ".join(close) + "? (`gfxgate targets` lists all)"
-        return "`gfxgate targets` lists the known targets"
+        from gfxgate.suggest import did_you_mean
+
+        return did_you_mean(text.lower(), self.names(), n=4, cutoff=0.5, then="(`gfxgate targets` lists all)",
+                            otherwise="`gfxgate targets` lists the known targets")
 
     def parse(self, text: str) -> TargetId:
         """Parse ``gfx906:xnack-`` (or a product name such as ``"RX Vega 56"``) into a TargetId."""

@@ -9,6 +9,7 @@ from typing import Callable
 
 from gfxgate.artifacts.report import SKIPPED, ArtifactReport, FileReport
 from gfxgate.model import Verdict
+from gfxgate.report.markdown import md_escape
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def render_md(result: ArtifactsResult) -> str:
     if result.cells:
         out += ["## Answer", "", "| target | layer | status | summary | remedy |", "|---|---|---|---|---|"]
         for v in result.verdicts():
-            out.append(f"| {v.target} | {v.layer} | **{v.status}** | {_cell(v.summary)} | {_cell(v.remedy or v.reason or '')} |")
+            out.append(f"| {v.target} | {v.layer} | **{v.status}** | {md_escape(v.summary)} | {md_escape(v.remedy or v.reason or '')} |")
         out.append("")
         for v in result.verdicts():
             if v.evidence:
@@ -99,10 +100,6 @@ def render_md(result: ArtifactsResult) -> str:
     if skipped:
         out += ["## Skipped", ""] + [f"- `{f.path}`: {f.skipped}" for f in skipped] + [""]
     return "\n".join(out).rstrip("\n") + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render_text(result: ArtifactsResult) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option
+from gfxgate.cli.common import emit, format_option, output_option, source_options
 
 
 @click.command()
@@ -26,9 +26,7 @@ from gfxgate.cli.common import emit, format_option, output_option
               help="The pins file (default: rules/pins.toml of the repository around the current folder).")
 @click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Gate rules folder (default: the shipped rules; read at the base ref too when inside the repository).")
-@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
-@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@source_options(refs=False)
 @format_option(("md", "json", "sarif", "text"))
 @output_option()
 @click.option("--sarif-output", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -56,14 +56,20 @@ def parse_targets(values: tuple[str, ...]) -> list:
     return out
 
 
-def source_options(func: Callable) -> Callable:
-    """--ref NAME=TAG, --source NAME=URL_OR_PATH and --offline, shared by every command reading upstream code."""
+def source_options(func: Callable | None = None, *, refs: bool = True) -> Callable:
+    """--ref NAME=TAG (unless ``refs=False``), --source NAME=URL_OR_PATH and --offline: every command reading upstream code.
+
+    Use as ``@source_options`` or ``@source_options(refs=False)`` (commands that choose the tags themselves).
+    """
+    if func is None:
+        return lambda f: source_options(f, refs=refs)
     func = click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE",
                         help="Never touch the network: only cached clones and local paths.")(func)
     func = click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
                         help="Read NAME from another URL or a local clone/folder (env: GFXGATE_SOURCE_<NAME>).")(func)
-    func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
-                        help="Scan another version of NAME (e.g. ollama=v0.12.3).")(func)
+    if refs:
+        func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
+                            help="Scan another version of NAME (e.g. ollama=v0.12.3).")(func)
     return func
 
 

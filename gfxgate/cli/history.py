@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option
+from gfxgate.cli.common import emit, format_option, output_option, source_options
 
 
 @click.command()
@@ -16,9 +16,7 @@ from gfxgate.cli.common import emit, format_option, output_option
 @click.option("--layer", "layers", multiple=True, metavar="LAYER", help="Only these layers (repeatable).")
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (-rc1 …) in the walk.")
 @click.option("--every-tag", is_flag=True, help="Probe every tag instead of bisecting (slower; sees changes that revert).")
-@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
-@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@source_options(refs=False)
 @format_option(("md", "json", "text"))
 @output_option()
 def history(targets, repo, first, last, layers, prereleases, every_tag, sources, offline, fmt, output) -> None:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from gfxgate.cli.common import source_options
+
 
 @click.group()
 def pins() -> None:
@@ -20,9 +22,7 @@ def pins() -> None:
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Snapshot to regenerate (default: snapshots/pins.json next to the pins file).")
 @click.option("--no-snapshot", is_flag=True, help="Only edit the pins file.")
-@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
-@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@source_options(refs=False)
 def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline) -> None:
     """Set NAME's pin to TAG (comments kept) and regenerate the snapshot, as `gfxgate snapshot build` does."""
     from gfxgate.prcheck.pins import bump, default_pins_path

@@ -25,8 +25,6 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
     Every hop is located at the scanned versions (--ref NAME=TAG); a hop that cannot be found is
     reported missing with its reason. The conclusion quotes the sink's own documentation.
     """
-    import difflib
-
     from gfxgate.errors import UsageError
     from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
     from gfxgate.trace import load_trace_rules, search_env, trace_option
@@ -49,9 +47,10 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
             result = search_env(sourceset, env_name, rule=rules.env)
         else:
             if param not in rules.traces:
-                close = difflib.get_close_matches(param, sorted(rules.traces), n=3)
-                raise UsageError(f"no trace rule for {param!r}",
-                                 hint=("did you mean " + ", ".join(close) + "? " if close else "") + "known: " + ", ".join(sorted(rules.traces)))
+                from gfxgate.suggest import did_you_mean, known_names
+
+                known = known_names(rules.traces)
+                raise UsageError(f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known))
             result = trace_option(rules.traces[param], sourceset)
         text = render_graph(result, graph) if graph else render(result, fmt)
     finally:

@@ -9,9 +9,10 @@ those facts. The embedded snapshot stores facts, so offline scans evaluate the v
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Mapping, Protocol
 
 from gfxgate.model import Status
+from gfxgate.plugins import Plugins
 
 
 @dataclass(frozen=True)
@@ -67,46 +68,5 @@ def fill(template: str | None, target, **extra: str) -> str | None:
     return out
 
 
-def _registry() -> dict[str, Matcher]:
-    from gfxgate.matchers import (
-        c_preprocessor,
-        cmake_list_filter,
-        docs_matrix,
-        glob_removal,
-        go_source,
-        integrated_gpu,
-        json_target_list,
-        markdown_table,
-        pattern_status,
-        preset_passthrough,
-        vulkan_arch,
-    )
-
-    modules = (cmake_list_filter, json_target_list, c_preprocessor, go_source, docs_matrix, markdown_table, glob_removal,
-               preset_passthrough, pattern_status, integrated_gpu, vulkan_arch)
-    return {m.MATCHER.name: m.MATCHER for m in modules}
-
-
-class _LazyRegistry(dict):
-    def _load(self):
-        if not super().__len__():
-            self.update(_registry())
-
-    def __getitem__(self, key):
-        self._load()
-        return super().__getitem__(key)
-
-    def __contains__(self, key):
-        self._load()
-        return super().__contains__(key)
-
-    def __iter__(self):
-        self._load()
-        return super().__iter__()
-
-    def __len__(self):
-        self._load()
-        return super().__len__()
-
-
-MATCHERS: dict[str, Matcher] = _LazyRegistry()
+# one module per matcher, named after it (``cmake-list-filter`` is ``cmake_list_filter.MATCHER``); see gfxgate.plugins
+MATCHERS: Mapping[str, Matcher] = Plugins("gfxgate.matchers", "MATCHER")

@@ -124,16 +124,16 @@ def rules_for(pins_path: Path, pins):
 def bump(pins_path: Path, name: str, tag: str, *, snapshot_path: Path | None, sources: dict[str, str] | None = None,
          offline: bool = False) -> Bump:
     """Set the pin, check the tag exists (nearest tags otherwise), write the file and regenerate the snapshot."""
-    import difflib
 
     from gfxgate.gate import snapshot as snap
     from gfxgate.sources.resolve import SourceSet, load_pins
 
     pins = load_pins(pins_path)
     if name not in pins.sources:
-        close = difflib.get_close_matches(name, sorted(pins.sources), n=3)
+        from gfxgate.suggest import did_you_mean, known_names
+
         raise UsageError(f"no source named {name!r} in {pins_path}",
-                         hint=("did you mean " + ", ".join(close) + "?") if close else "known: " + ", ".join(sorted(pins.sources)))
+                         hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
     text = pins_path.read_text(encoding="utf-8")
     new_text, old_ref = set_ref(text, name, tag)
     # the tag must exist before anything is written

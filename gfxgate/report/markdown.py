@@ -18,12 +18,15 @@ LABELS = {
 
 
 def md_escape(text: str) -> str:
-    """Make text safe inside a Markdown table cell (pipes, newlines)."""
+    """Make text safe inside a Markdown table cell (backslashes, pipes, newlines): the one escaper."""
     return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
-def code(text: str) -> str:
+def code(text: str, *, cell: bool = False) -> str:
+    """``text`` as one inline code span (a longer fence when it holds a backtick); ``cell``: inside a table row."""
     text = (text or "").replace("\n", " ")
+    if cell:
+        text = text.replace("|", "\\|")
     fence = "``" if "`" in text else "`"
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}" if text else ""

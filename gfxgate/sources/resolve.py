@@ -127,13 +127,10 @@ class SourceSet:
         known = set(pins.sources) | set(pins.layouts)
         for name in list(self._url_overrides) + list(self._refs):
             if name not in pins.sources:
-                import difflib
+                from gfxgate.suggest import did_you_mean, known_names
 
-                close = difflib.get_close_matches(name, sorted(known), n=3)
-                raise UsageError(
-                    f"unknown source name {name!r}",
-                    hint=("did you mean " + ", ".join(close) + "?") if close else "known: " + ", ".join(sorted(pins.sources)),
-                )
+                raise UsageError(f"unknown source name {name!r}",
+                                 hint=did_you_mean(name, known, otherwise=known_names(pins.sources)))
         self._open: dict[tuple[str, str], Source] = {}
         self._repos: dict[str, object] = {}
         self.notes: list[str] = []

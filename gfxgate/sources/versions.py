@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 
 _NUM_RE = re.compile(r"^[^0-9]*(?P<nums>[0-9]+(?:\.[0-9]+)*)(?:-?(?P<pre>rc|alpha|beta|pre)\.?(?P<prenum>[0-9]*))?$")
@@ -69,4 +68,6 @@ def nearest_tags(wanted: str, tags: list[str], n: int = 5) -> list[str]:
         index = sum(1 for k in keys if k < key)
         window = ordered[max(0, index - n // 2): index + (n - n // 2)]
         return window
-    return difflib.get_close_matches(wanted, tags, n=n, cutoff=0.3)
+    from gfxgate.suggest import close_names
+
+    return close_names(wanted, tags, n=n, cutoff=0.3)

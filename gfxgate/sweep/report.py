@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, Callable, Iterable, Sequence
 
 from gfxgate import __version__
+from gfxgate.report.markdown import md_escape
 from gfxgate.sweep.worklog import Run, Worklog
 
 REPORT_SCHEMA_VERSION = 1
@@ -620,10 +621,6 @@ LABELS = {
 LANGUAGES = tuple(LABELS)
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(report: SweepReport, lang: str = "en") -> str:
     t = LABELS[lang]
     out: list[str] = [f"# {t['title']}", ""]
@@ -644,7 +641,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
             row = [report.cell(model, num_gpu, n) for n in names]
             if not any(row):
                 continue
-            out.append(f"| {num_gpu} | " + " | ".join(_md_escape(c.text) if c else "—" for c in row) + " |")
+            out.append(f"| {num_gpu} | " + " | ".join(md_escape(c.text) if c else "—" for c in row) + " |")
         out.append("")
         out += [f"### {t['passrates']}", ""]
         out.append("| num_gpu | " + " | ".join(names) + " |")
@@ -662,7 +659,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
     for h in report.hypotheses:
         runs = ", ".join(f"`{r}`" for r in h.run_ids) or "—"
-        out.append(f"| {_md_escape(t.get(h.id, h.question))} | **{t[h.verdict]}** | {_md_escape(h.reason)} | {runs} |")
+        out.append(f"| {md_escape(t.get(h.id, h.question))} | **{t[h.verdict]}** | {md_escape(h.reason)} | {runs} |")
     out.append("")
     out += [f"## {t['crashes']}", ""]
     if not report.crashes:
@@ -680,7 +677,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     for r in report.runs:
         run = f"~~`{r.run_id}`~~ ({t['superseded']})" if r.superseded else f"`{r.run_id}`"
         out.append(
-            f"| {run} | {r.line} | {r.endpoint} | {r.model} | {r.num_gpu} | {_md_escape(r.text)} | {r.phase} | {r.vram} |"
+            f"| {run} | {r.line} | {r.endpoint} | {r.model} | {r.num_gpu} | {md_escape(r.text)} | {r.phase} | {r.vram} |"
         )
     out.append("")
     if report.warnings:

@@ -9,6 +9,7 @@ import json
 import re
 from enum import Enum
 
+from gfxgate.report.markdown import code, md_escape
 from gfxgate.trace.model import FOUND, MISSING, EnvSearch, TraceHop, TraceResult
 
 
@@ -39,18 +40,11 @@ def render_graph(result: TraceResult, kind: str) -> str:
 # -- Markdown ----------------------------------------------------------------------------------------
 
 def _cell(text: str | None) -> str:
-    if not text:
-        return "—"
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return md_escape(text) if text else "—"
 
 
 def _code(text: str | None) -> str:
-    if not text:
-        return "—"
-    text = text.replace("|", "\\|").replace("\n", " ")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return code(text, cell=True) if text else "—"
 
 
 def _sources_line(result) -> str:

@@ -179,3 +179,14 @@ def test_integrated_gpu_filter_uses_the_catalog_and_the_default_list(tmp_path):
     with pytest.raises(NoMatch):
         run(tmp_path, "integrated-gpu-filter", {"runner.go": "package discover\n"}, ["gfx900"],
             function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")
+
+
+def test_matchers_are_found_by_module_name_and_behave_as_a_mapping():
+    """One plugin convention: matcher `foo-bar` is gfxgate/matchers/foo_bar.py; get/items work before any use."""
+    from gfxgate.plugins import Plugins
+
+    fresh = Plugins("gfxgate.matchers", "MATCHER")
+    assert fresh.get("cmake-list-filter") is MATCHERS["cmake-list-filter"]
+    assert fresh.get("no-such-matcher") is None and "no-such-matcher" not in fresh
+    assert {name: m.name for name, m in fresh.items()} == {name: name for name in fresh}
+    assert len(fresh) == len(MATCHERS) >= 11

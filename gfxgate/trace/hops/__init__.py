@@ -8,31 +8,20 @@ when the construct is not there. The :class:`HopContext` is the only way a hop r
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass, field
 
 from gfxgate.errors import SourceError
 from gfxgate.model import Location
+from gfxgate.plugins import Plugins
 from gfxgate.trace.syntax import ParseCache, ParsedFile
 
-KINDS = {
-    "python-field": "python_field",
-    "go-json-field": "go_json_field",
-    "string-literal": "string_literal",
-    "go-selector": "go_selector",
-    "go-call-param": "go_call_param",
-    "go-field-copy": "go_field_copy",
-    "http-json": "http_json",
-    "cgo-assign": "cgo_assign",
-    "c-field": "c_field",
-    "cli-flag": "cli_flag",
-    "arg-parser": "arg_parser",
-}
+# one module per hop kind, named after it (``python-field`` is ``python_field``; golang.py holds shared helpers)
+KINDS = Plugins("gfxgate.trace.hops", helpers=("golang",))
 
 
 def kind_module(kind: str):
-    return importlib.import_module(f"gfxgate.trace.hops.{KINDS[kind]}")
+    return KINDS[kind]
 
 
 # tests and test data are not the product's code path
