@@ -1,6 +1,8 @@
 """Loading the data files under rules/: YAML via safe_load, TOML via tomllib, JSON Schema checks.
 
-Every error names the file and, where the parser or the schema can tell, the line.
+Every error names the file and, where the parser or the schema can tell, the line. YAML is read with
+libyaml's C loader where PyYAML has it; line marks are only composed when an error must be reported.
+gfxgate's own shipped files are parsed and validated once and then come from :mod:`gfxgate.datacache`.
 """
 
 from __future__ import annotations
@@ -11,19 +13,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gfxgate import datacache
 from gfxgate.errors import RuleError
 from gfxgate.resources import schemas_dir
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
-
-def _node_lines(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
+def _node_lines(node, path: tuple = ()) -> dict[tuple, int]:
     """Map every JSON path in a composed YAML node tree to its 1-based line."""
+    import yaml
+
     lines = {path: node.start_mark.line + 1}
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
@@ -36,31 +34,70 @@ def _node_lines(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
     return lines
 
 
-def load_yaml(path: Path, schema: str | None = None) -> Any:
-    """Read one YAML document with ``yaml.safe_load`` semantics and validate it against a schema."""
+def _read(path: Path) -> bytes:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_bytes()
     except OSError as exc:
         raise RuleError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+
+
+def load_yaml(path: Path, schema: str | None = None) -> Any:
+    """Read one YAML document with ``yaml.safe_load`` semantics and validate it against a schema."""
+    raw = _read(path)
+    return datacache.cached(path, raw, "yaml", schema, lambda: _parse_yaml(path, raw, schema))
+
+
+def _parse_yaml(path: Path, raw: bytes, schema: str | None) -> Any:
+    import yaml
+
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RuleError(f"{path}: cannot read: {exc}") from exc
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        data = _yaml_error(path, text)  # the pure-Python loader words the error (and may accept the text)
+    if schema is not None:
+        validate(data, schema, path, functools.partial(_yaml_lines, text))
+    return data
+
+
+def _yaml_error(path: Path, text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
         raise RuleError(f"{where}: invalid YAML: {problem}") from exc
-    if schema is not None:
-        validate(data, schema, path, _node_lines(node) if node is not None else {})
-    return data
+
+
+def _yaml_lines(text: str) -> dict[tuple, int]:
+    """Line of every JSON path in the document: composed only when an error is reported."""
+    import yaml
+
+    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    return _node_lines(node) if node is not None else {}
 
 
 def load_toml(path: Path, schema: str | None = None) -> dict:
+    raw = _read(path)
+    return datacache.cached(path, raw, "toml", schema, lambda: _parse_toml(path, raw, schema))
+
+
+def _parse_toml(path: Path, raw: bytes, schema: str | None) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+
     try:
-        with path.open("rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise RuleError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RuleError(f"{path}: cannot read: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{path}: invalid TOML: {exc}") from exc
     if schema is not None:
@@ -68,13 +105,29 @@ def load_toml(path: Path, schema: str | None = None) -> dict:
     return data
 
 
+def load_json(path: Path, raw: bytes, schema: str) -> Any:
+    """Parse JSON already read by the caller and validate it; the caller words read/parse errors.
+
+    Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) for the caller to report.
+    """
+    def parse() -> Any:
+        data = json.loads(raw.decode("utf-8"))
+        validate(data, schema, path, {})
+        return data
+
+    return datacache.cached(path, raw, "json", schema, parse)
+
+
 @functools.cache
 def load_schema(name: str) -> dict:
     return json.loads((schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
 
 
-def validate(data: Any, schema: str, path: Path | str, lines: dict[tuple, int]) -> None:
-    """Validate against a shipped schema; the first error is raised with file:line."""
+def validate(data: Any, schema: str, path: Path | str, lines) -> None:
+    """Validate against a shipped schema; the first error is raised with file:line.
+
+    ``lines`` maps JSON paths to lines, or is a function computing that map (called only on an error).
+    """
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(load_schema(schema))
@@ -83,6 +136,8 @@ def validate(data: Any, schema: str, path: Path | str, lines: dict[tuple, int]) 
         return
     error = jsonschema.exceptions.best_match(errors)
     where = tuple(error.absolute_path)
+    if callable(lines):
+        lines = lines()
     line = None
     while line is None and True:
         line = lines.get(where)

@@ -7,6 +7,7 @@ all read the same files.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -26,3 +27,13 @@ def schemas_dir() -> Path:
 
 def templates_dir() -> Path:
     return _PACKAGE_DIR / "report" / "templates"
+
+
+def cache_dir() -> Path:
+    """gfxgate's cache folder: ``GFXGATE_CACHE_DIR``, else the user cache dir (clones, rules cache, …)."""
+    override = os.environ.get("GFXGATE_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("gfxgate"))

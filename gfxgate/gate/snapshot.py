@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gfxgate.datafiles import validate
+from gfxgate.datafiles import load_json
 from gfxgate.gate.engine import RuleFacts, collect_facts
 from gfxgate.errors import InputError, RuleError
 from gfxgate.model import SourceInfo
@@ -90,12 +90,11 @@ def dumps(data: dict[str, Any]) -> str:
 def load(path: Path | None = None) -> Snapshot:
     path = path or default_path()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path, path.read_bytes(), "snapshot")
     except FileNotFoundError as exc:
         raise RuleError(f"{path}: no embedded snapshot", hint="run `gfxgate snapshot build`, or scan with --live") from exc
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise InputError(f"{path}: unreadable snapshot: {exc}") from exc
-    validate(data, "snapshot", path, {})
     return Snapshot(
         pins=data["pins"],
         sources=tuple(SourceInfo(**{**s, "origin": "snapshot"}) for s in data["sources"]),

@@ -36,10 +36,11 @@ def code(text: str, *, cell: bool = False) -> str:
 def _environment():
     import jinja2
 
-    from gfxgate.resources import templates_dir
+    from gfxgate.resources import cache_dir, templates_dir
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
+        bytecode_cache=_bytecode_cache(cache_dir() / "templates"),
         autoescape=False,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -66,6 +67,18 @@ def answer_cell(route) -> str:
     if route.runtime:
         text += f", run {route.runtime.outcome}"
     return md_escape(text)
+
+
+def _bytecode_cache(folder):
+    """Jinja's own cache of compiled templates (keyed by the template source's checksum), so a scan does not
+    compile the template on every run; without a writable cache folder templates are compiled as before."""
+    import jinja2
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))
 
 
 def render(matrix: GateMatrix) -> str:

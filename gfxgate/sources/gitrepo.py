@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from gfxgate.errors import NetworkError, SourceError
+from gfxgate.resources import cache_dir
 from gfxgate.sources.base import FileHit, Source
 from gfxgate.sources.versions import nearest_tags
 
@@ -34,12 +35,7 @@ _READ_ENV = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT
 
 
 def cache_root() -> Path:
-    override = os.environ.get("GFXGATE_CACHE_DIR")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("gfxgate"))
+    return cache_dir()
 
 
 def is_git_dir(path: Path) -> bool:

@@ -1,0 +1,188 @@
+"""The shipped rules, parsed and validated once: a cache of the data each shipped file yields.
+
+Parsing the YAML under ``rules/`` and validating it against its JSON Schema costs more than a scan of
+the embedded snapshot itself, yet the shipped files only change with gfxgate. So the first run stores
+each shipped file's validated data in one msgpack file in the user cache folder, keyed by the SHA-256
+of the file's bytes, of the schema it was checked against, the loader and gfxgate's version; later
+runs hash the file (microseconds) and take the data from the cache without importing YAML or
+jsonschema. Files outside the shipped rules (``--rules DIR``, ``--snapshot FILE``) are never cached.
+
+The cache is a convenience, never an authority: a file that is missing, not ours, writable by others,
+fails its own checksum or does not decode is ignored and rebuilt; a key is a content hash, so an
+entry can only ever be the data of the very same bytes. Data a cache cannot hold faithfully (dates,
+sets, huge integers) is simply not cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from gfxgate import __version__
+
+FORMAT = 1  # bump when the stored layout or a loader's semantics change
+_MAGIC = b"gfxgate-rules-cache\n"
+_DIGEST = 32  # bytes of SHA-256 over the payload, right after the magic
+MAX_CACHE_BYTES = 16 << 20  # the shipped rules are ~150 KB; anything far bigger is not ours
+
+
+def cache_file() -> Path:
+    from gfxgate.resources import cache_dir
+
+    return cache_dir() / f"rules-{FORMAT}.msgpack"
+
+
+def _disabled() -> bool:
+    return os.environ.get("GFXGATE_NO_RULES_CACHE", "") not in ("", "0")
+
+
+@functools.cache
+def _shipped_root() -> Path:
+    from gfxgate.resources import rules_dir
+
+    return rules_dir().resolve()
+
+
+def is_shipped(path: Path) -> bool:
+    """Whether ``path`` is one of gfxgate's own data files (the only ones this cache holds)."""
+    try:
+        return Path(os.path.realpath(path)).is_relative_to(_shipped_root())
+    except (OSError, ValueError, FileNotFoundError):
+        return False
+
+
+@functools.cache
+def _schema_digest(schema: str | None) -> str:
+    if schema is None:
+        return "-"
+    from gfxgate.resources import schemas_dir
+
+    return hashlib.sha256((schemas_dir() / f"{schema}.schema.json").read_bytes()).hexdigest()
+
+
+def key(kind: str, raw: bytes, schema: str | None) -> str:
+    """Content key: the file's bytes, how they are read (kind), the schema's bytes, gfxgate's version."""
+    h = hashlib.sha256()
+    for part in (str(FORMAT), __version__, kind, _schema_digest(schema)):
+        h.update(part.encode() + b"\0")
+    h.update(raw)
+    return h.hexdigest()
+
+
+class _Store:
+    """The cache file's entries as read at start-up: ``{slot: [key, packed data]}``, one slot per shipped
+    file and way of reading it; ``put`` rewrites the whole file atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: dict[str, list] = self._read()
+
+    def _read(self) -> dict[str, list]:
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return {}
+        try:
+            info = os.fstat(fd)
+            if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES
+                    or (hasattr(os, "getuid") and info.st_uid != os.getuid())
+                    or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+                return {}  # not a file this user wrote for itself: ignored, and replaced on the next write
+            blob = os.read(fd, MAX_CACHE_BYTES + 1)
+        except OSError:
+            return {}
+        finally:
+            os.close(fd)
+        head, digest, payload = blob[:len(_MAGIC)], blob[len(_MAGIC):len(_MAGIC) + _DIGEST], blob[len(_MAGIC) + _DIGEST:]
+        if head != _MAGIC or hashlib.sha256(payload).digest() != digest:
+            return {}
+        import msgpack
+
+        try:
+            data = msgpack.unpackb(payload, raw=False)
+        except Exception:  # any decoding problem means: not a cache we wrote
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {slot: entry for slot, entry in data.items()
+                if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], bytes)}
+
+    def get(self, slot: str, k: str) -> tuple[bool, Any]:
+        entry = self.entries.get(slot)
+        if entry is None or entry[0] != k:
+            return False, None
+        import msgpack
+
+        try:  # each entry is unpacked on its own, so every caller gets fresh objects, as from a fresh parse
+            return True, msgpack.unpackb(entry[1], raw=False, strict_map_key=False)
+        except Exception:
+            return False, None
+
+    def put(self, slot: str, k: str, value: Any) -> None:
+        import msgpack
+
+        try:
+            blob = msgpack.packb(value, use_bin_type=True, strict_types=True)
+        except (TypeError, ValueError, OverflowError):
+            return  # a type msgpack would not give back unchanged (datetime, set, tuple, big int): not cached
+        if msgpack.unpackb(blob, raw=False, strict_map_key=False) != value:
+            return  # e.g. NaN: not equal to itself, so not provably the same after a round trip
+        self.entries[slot] = [k, blob]
+        payload = msgpack.packb(self.entries, use_bin_type=True)
+        write_atomic(self.path, _MAGIC + hashlib.sha256(payload).digest() + payload)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a fresh private temporary file renamed over it.
+
+    Best effort: a cache that cannot be written (read-only home, full disk) only costs speed.
+    """
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+@functools.cache
+def _store() -> _Store:
+    return _Store(cache_file())
+
+
+def reset() -> None:
+    """Forget what this process read from the cache (tests; after GFXGATE_CACHE_DIR changes)."""
+    _store.cache_clear()
+    _shipped_root.cache_clear()
+    _schema_digest.cache_clear()
+
+
+def cached(path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
+    """``parse()`` (which reads and validates ``raw``), or the data it gave last time for these very bytes.
+
+    Only gfxgate's shipped files are cached; errors from ``parse`` propagate and are never cached.
+    """
+    if _disabled() or not is_shipped(path):
+        return parse()
+    k = key(kind, raw, schema)
+    slot = f"{os.path.relpath(os.path.realpath(path), _shipped_root())}|{kind}|{schema or ''}"
+    store = _store()
+    hit, value = store.get(slot, k)
+    if hit:
+        return value
+    value = parse()
+    store.put(slot, k, value)
+    return value
