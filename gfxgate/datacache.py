@@ -19,7 +19,6 @@ import functools
 import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -80,18 +79,23 @@ class _Store:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.foreign = False  # a file at the path that is not a cache this user wrote: replaced, never trusted
         self.entries: dict[str, list] = self._read()
 
     def _read(self) -> dict[str, list]:
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except FileNotFoundError:
+            return {}
         except OSError:
+            self.foreign = True  # e.g. a symbolic link (O_NOFOLLOW)
             return {}
         try:
             info = os.fstat(fd)
             if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES
                     or (hasattr(os, "getuid") and info.st_uid != os.getuid())
                     or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+                self.foreign = True
                 return {}  # not a file this user wrote for itself: ignored, and replaced on the next write
             blob = os.read(fd, MAX_CACHE_BYTES + 1)
         except OSError:
@@ -134,28 +138,23 @@ class _Store:
             return  # e.g. NaN: not equal to itself, so not provably the same after a round trip
         self.entries[slot] = [k, blob]
         payload = msgpack.packb(self.entries, use_bin_type=True)
-        write_atomic(self.path, _MAGIC + hashlib.sha256(payload).digest() + payload)
+        _write(self.path, _MAGIC + hashlib.sha256(payload).digest() + payload, replace_foreign=self.foreign)
+        self.foreign = False
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a fresh private temporary file renamed over it.
+def _write(path: Path, data: bytes, *, replace_foreign: bool) -> None:
+    """Write the cache with gfxgate's one atomic writer; best effort (a cache that cannot be written only
+    costs speed). A file that was not ours (a link, wrong owner or mode) is removed first, never written through."""
+    from gfxgate.errors import GfxgateError
+    from gfxgate.fsio import write_bytes_atomic
 
-    Best effort: a cache that cannot be written (read-only home, full disk) only costs speed.
-    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if replace_foreign and (path.is_symlink() or path.is_file()):
+            path.unlink()
+        write_bytes_atomic(path, data)
+    except (OSError, GfxgateError):
+        pass
 
 
 @functools.cache
