@@ -69,7 +69,7 @@ def source_options(func: Callable | None = None, *, refs: bool = True) -> Callab
                         help="Read NAME from another URL or a local clone/folder (env: GFXGATE_SOURCE_<NAME>).")(func)
     if refs:
         func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
-                            help="Scan another version of NAME (e.g. ollama=v0.12.3).")(func)
+                            help="Scan another version of NAME (e.g. ollama=v0.12.3); NAME=latest is its newest release tag.")(func)
     return func
 
 

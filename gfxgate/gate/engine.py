@@ -32,6 +32,7 @@ class RuleFacts:
     commit: str | None = None
     root: str = ""  # folder of a layout inside its repository (ggml inside ollama)
     facts: dict[str, Any] | None = None
+    note: str | None = None  # read at another ref than the one chosen for it, and why
 
     def location(self, path: str, line: int | None) -> Location:
         full = f"{self.root}/{path}" if self.root else path
@@ -42,11 +43,15 @@ class RuleFacts:
         return f"{self.repo}@{self.ref}" if self.repo else "?"
 
     def to_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "root", "facts")}
+        out = {k: getattr(self, k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "root", "facts")}
+        if self.note:
+            out["note"] = self.note
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RuleFacts":
-        return cls(**{k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}, root=data.get("root") or "")
+        return cls(**{k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}, root=data.get("root") or "",
+                   note=data.get("note"))
 
 
 def _expand_paths(rule: GateRule, source) -> list[str]:
@@ -69,7 +74,8 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
         except SourceError as exc:
             out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}")
             continue
-        ident = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", "")}
+        ident = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", ""),
+                 "note": sources.substitution(rule.repo) if hasattr(sources, "substitution") else None}
         unversioned = rule.versions and version_key(source.ref) is None  # a folder, a branch: its version is unknown
         if rule.versions and not unversioned and not in_range(source.ref, rule.versions):
             out[rule.id] = RuleFacts(**base, **ident, state=NOT_APPLICABLE, reason=f"applies to {rule.repo} {rule.versions}")
@@ -162,6 +168,9 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
     status = combine(s for _, _, s in known)
     evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
     summary = "; ".join(f.summary if s == f.status else f"{f.summary} → {s.value}" for _, f, s in known)
+    notes = list(dict.fromkeys(facts[r.id].note for r, _, _ in known if facts[r.id].note))
+    if notes:
+        summary += " [" + "; ".join(notes) + "]"  # a substituted ref is never silent
     # every rule that sets the layer's status may need its own step (Vulkan opt-in and an integrated GPU: both)
     remedies = list(dict.fromkeys(f.remedy for _, f, s in known if s == status and f.remedy))
     remedy = "; ".join(remedies) or None

@@ -40,6 +40,9 @@ def scan_matrix(
             facts = collect_facts(ruleset, sourceset)
             infos = tuple(s.info() for s in sourceset.opened())
             notes += sourceset.notes
+            facts, more = _coupled_fallback(ruleset, facts, pins, set(refs or {}) | set(sources or {}), snapshot_path,
+                                            sourceset)
+            infos += more
             notes.append("evidence read live from the sources above")
         else:
             from gfxgate.gate import snapshot
@@ -74,3 +77,32 @@ def scan_matrix(
     routes = tuple(decide(matrix, name) for name in requested)
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes)
+
+
+def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None,
+                      sourceset: SourceSet):
+    """A coupled source (rocm-docs) that cannot be read at all falls back to the embedded snapshot of its pin —
+    the newest ref gfxgate has read — and each verdict says so. Sources the user named are never replaced."""
+    import dataclasses
+
+    from gfxgate.gate import snapshot
+    from gfxgate.gate.engine import MATCHED, UNAVAILABLE
+
+    wanted = [r for r in ruleset.rules
+              if r.repo in pins.couplings and r.repo not in explicit and facts.get(r.id) and facts[r.id].state == UNAVAILABLE]
+    if not wanted:
+        return facts, ()
+    snap = snapshot.load(snapshot_path)
+    usable, _ = snap.usable_facts(ruleset, pins)
+    out, used = dict(facts), set()
+    for rule in wanted:
+        old = usable.get(rule.id)
+        if old is None or old.state not in (MATCHED,) or old.repo != rule.repo:
+            continue
+        reason = (facts[rule.id].reason or "").removeprefix("source not available: ")
+        wanted_ref = sourceset.substitution(rule.repo)
+        note = ((wanted_ref + "; ") if wanted_ref else "") + (
+            f"{rule.repo} cannot be read here ({reason}): evidence from the embedded snapshot of {old.repo}@{old.ref}")
+        out[rule.id] = dataclasses.replace(old, note=note)
+        used.add(rule.repo)
+    return out, tuple(s for s in snap.sources if s.name in used)

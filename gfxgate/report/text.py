@@ -39,4 +39,8 @@ def render(matrix: GateMatrix) -> str:
                     out.append(f"    {b.title}: no route — {'; '.join(b.refused)}")
             if r.runtime:
                 out.append(f"    runtime: {r.runtime.outcome} — {r.runtime.summary}")
+    if matrix.notes:
+        out.append("")
+        out.append("notes:")
+        out += [f"  {note}" for note in matrix.notes]
     return "\n".join(out) + "\n"

@@ -38,10 +38,22 @@ class LayoutSpec:
 
 
 @dataclass(frozen=True)
+class Coupling:
+    """One source's ref chosen by another's files: ollama's Dockerfile ``ARG ROCMVERSION=7.2.1`` → rocm-docs@rocm-7.2.1."""
+
+    name: str  # the source whose ref is chosen
+    by: str  # the source that names it
+    files: tuple[str, ...]
+    pattern: str  # a regex with a (?P<version>…) group, matched line by line
+    ref: str  # the ref template, e.g. "rocm-{version}"
+
+
+@dataclass(frozen=True)
 class Pins:
     sources: dict[str, Pin]
     layouts: dict[str, LayoutSpec] = field(default_factory=dict)
     path: Path | None = None
+    couplings: dict[str, Coupling] = field(default_factory=dict)
 
 
 def load_pins(path: Path | None = None) -> Pins:
@@ -57,7 +69,21 @@ def load_pins(path: Path | None = None) -> Pins:
 
                 raise RuleError(f"{path}: layout {name} names unknown source {repo!r}")
         layouts[name] = layout
-    return Pins(sources=sources, layouts=layouts, path=path)
+    couplings = {}
+    for name, spec in data.get("couplings", {}).items():
+        from gfxgate.errors import RuleError
+
+        coupling = Coupling(name=name, by=spec["by"], files=tuple(spec["files"]), pattern=spec["pattern"], ref=spec["ref"])
+        for repo in (name, coupling.by):
+            if repo not in sources:
+                raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")
+        try:
+            if "version" not in re.compile(coupling.pattern).groupindex:
+                raise RuleError(f"{path}: coupling {name}: pattern needs a (?P<version>…) group")
+        except re.error as exc:
+            raise RuleError(f"{path}: coupling {name}: bad pattern: {exc}") from exc
+        couplings[name] = coupling
+    return Pins(sources=sources, layouts=layouts, path=path, couplings=couplings)
 
 
 def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[str, str]:
@@ -69,6 +95,9 @@ def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[st
             raise UsageError(f"bad {what} {value!r}", hint="the form is NAME=VALUE, e.g. ollama=v0.12.3")
         out[name.strip()] = rest.strip()
     return out
+
+
+LATEST = "latest"  # `--ref NAME=latest`: the newest release tag
 
 
 class RootedSource(Source):
@@ -133,6 +162,7 @@ class SourceSet:
                                  hint=did_you_mean(name, known, otherwise=known_names(pins.sources)))
         self._open: dict[tuple[str, str], Source] = {}
         self._repos: dict[str, object] = {}
+        self._coupled_refs: dict[str, tuple[str, str | None]] = {}
         self.notes: list[str] = []
 
     @property
@@ -143,7 +173,98 @@ class SourceSet:
         return self._url_overrides.get(name) or self.pins.sources[name].url
 
     def ref(self, name: str) -> str:
-        return self._refs.get(name) or self.pins.sources[name].ref
+        if self._refs.get(name) == LATEST:
+            self._refs[name] = self._latest(name)
+        if name in self._refs:
+            return self._refs[name]
+        if name in self.pins.couplings:
+            return self._coupled(name)[0]
+        return self.pins.sources[name].ref
+
+    def _latest(self, name: str) -> str:
+        """``--ref NAME=latest``: the newest release tag of that source (pre-releases left out); the report says which."""
+        from gfxgate.sources.gitrepo import GitRepo, local_git_dir
+        from gfxgate.sources.versions import is_prerelease, sort_tags
+
+        pin, url = self.pins.sources[name], self.url(name)
+        path = Path(url).expanduser()
+        if "://" not in url and path.is_dir() and local_git_dir(path) is None:
+            raise UsageError(f"--ref {name}=latest needs a git repository, but {url} is a plain folder",
+                             hint="name a tag instead, or point --source at a clone")
+        if name not in self._repos:
+            self._repos[name] = GitRepo(name, url, offline=self.offline)
+        repo = self._repos[name]
+        repo.ensure_clone()
+        rx = re.compile(pin.release_tags) if pin.release_tags else None
+        tags = sort_tags([t for t in repo.tags() if not is_prerelease(t) and (rx is None or rx.search(t))])
+        if not tags:
+            raise SourceError(f"{name}: no release tags{f' matching {pin.release_tags}' if rx else ''} in {url}")
+        self.notes.append(f"{name}: latest = {tags[-1]} (the newest release tag"
+                          + (f" matching {pin.release_tags}" if rx else "") + f" of {len(tags)})")
+        return tags[-1]
+
+    def _coupled(self, name: str) -> tuple[str, str | None]:
+        """(ref, substitution note) of a coupled source: the ref another source names, or the nearest readable one."""
+        if name in self._coupled_refs:
+            return self._coupled_refs[name]
+        self._coupled_refs[name] = result = self._choose_coupled(name)
+        return result
+
+    def _choose_coupled(self, name: str) -> tuple[str, str | None]:
+        coupling, pin = self.pins.couplings[name], self.pins.sources[name]
+        try:
+            host = self.get(coupling.by)
+            texts = {path: host.read_text(path) or "" for path in coupling.files}
+        except SourceError as exc:
+            self.notes.append(f"{name}: pinned {pin.ref} ({coupling.by} cannot be read to choose it: {exc.message})")
+            return pin.ref, f"{coupling.by} cannot be read to choose the ref: read the pin {pin.ref}"
+        rx = re.compile(coupling.pattern)
+        found = None
+        for path in coupling.files:
+            for number, line in enumerate(texts[path].splitlines(), start=1):
+                match = rx.search(line)
+                if match:
+                    found = (path, number, line.strip(), match["version"])
+                    break
+            if found:
+                break
+        if found is None:
+            self.notes.append(f"{name}: pinned {pin.ref} ({coupling.by}@{host.ref} names no version in "
+                              f"{', '.join(coupling.files)})")
+            return pin.ref, None
+        path, number, text, version = found
+        version += ".0" * (2 - version.count("."))  # ROCm tags have three parts: "7.2" is rocm-7.2.0
+        wanted = coupling.ref.replace("{version}", version)
+        where = f"{coupling.by}@{host.ref}:{path}:{number}"
+        try:
+            self.get(name, wanted)
+        except SourceError as exc:
+            fallback = self._nearest_readable(name, wanted)
+            note = (f"{name}: {where} ({text}) names {wanted}, which cannot be read ({exc.message}); "
+                    f"read {fallback} instead (the newest readable {name} release tag not newer than {wanted}, else the pin)")
+            self.notes.append(note)
+            return fallback, f"{wanted} cannot be read here: read {fallback} instead"
+        self.notes.append(f"{name}: {wanted} (chosen by {where}: {text})")
+        return wanted, None
+
+    def _nearest_readable(self, name: str, wanted: str) -> str:
+        from gfxgate.sources.versions import sort_tags, version_key
+
+        pin = self.pins.sources[name]
+        repo = self._repos.get(name)
+        tags = repo.tags() if repo is not None and hasattr(repo, "tags") else []
+        rx = re.compile(pin.release_tags) if pin.release_tags else None
+        limit = version_key(wanted)
+        older = [t for t in sort_tags(tags) if (rx is None or rx.search(t)) and limit is not None and version_key(t) <= limit]
+        return older[-1] if older else pin.ref  # no tags known (the repository cannot be opened): the pin
+
+    def substitution(self, name: str) -> str | None:
+        """Why ``name`` is read at another ref than the one its coupling names (None: it is not)."""
+        if name in self.pins.layouts:
+            return self._coupled_refs.get(name, (None, None))[1]  # set when the layout resolved to a plain folder
+        if name in self._refs or name not in self.pins.couplings:
+            return None
+        return self._coupled(name)[1]
 
     def is_overridden(self, name: str) -> bool:
         return name in self._refs
@@ -190,7 +311,14 @@ class SourceSet:
             except SourceError as exc:
                 raise SourceError(f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}") from exc
             folder = f", folder {spec.upstream_root}/" if spec.upstream_root else ""  # "" = the whole repository
-            self.notes.append(f"{name}: {spec.upstream}@{tag} (named by {where}){folder}")
+            if upstream.origin == "directory":
+                # a plain folder has no tags: say that its version is the user's word, not checked
+                self.notes.append(f"{name}: {where} names {spec.upstream} {tag}; read from the folder "
+                                  f"{spec.upstream}@{upstream.ref} instead, whose version gfxgate cannot check{folder}")
+                self._coupled_refs[name] = (tag, f"{spec.version_file} names {spec.upstream} {tag}: read from a folder "
+                                                 "whose version gfxgate cannot check")
+            else:
+                self.notes.append(f"{name}: {spec.upstream}@{tag} (named by {where}){folder}")
             view = RootedSource(upstream, spec.upstream_root, alias=name)
         else:
             files = host.list_files()
