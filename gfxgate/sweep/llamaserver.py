@@ -68,6 +68,7 @@ NO_GPU_RE = re.compile(r"no usable GPU found")
 LOADING_RE = re.compile(r"load_model: loading model|llama_model_loader: loaded meta data|load_tensors:")
 LOADED_RE = re.compile(r"llama_server: model loaded|main: model loaded|server is listening|llama_server: listening on")
 TASK_RE = re.compile(r"launch_slot_|processing task|new prompt, n_ctx_slot")
+ERROR_LINE_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
 LOAD_ERROR_RE = re.compile(r"error loading model|failed to load model|failed to open GGUF|gguf_init_from_file|exiting due to model loading error|couldn't bind", re.IGNORECASE)
 
 
@@ -551,10 +552,21 @@ class LlamaServerDriver:
             )
         if ex.outcome == "connection-error":
             return logged, crashmod.Phase("transport", f"the HTTP exchange failed while the server kept running: {ex.error}")
-        phase = crashmod.classify_phase(ex.outcome, lines, logged, ex.error, 1)
-        if phase.phase == "unknown" and boundary is not None:
-            phase = crashmod.Phase("compute", f"the server answered {ex.error!r} after the model loaded ({_at(lines, boundary, 'model loaded')})")
-        return logged, phase
+        # An HTTP failure from a server that kept running: 4xx rejects the request (not a backend failure),
+        # 5xx after the model loaded is a failure while serving it, located by the log's error line.
+        errors = [i for i in range(facts.task_line or boundary or 0, len(lines)) if ERROR_LINE_RE.search(lines[i])]
+        logged_error = f"; log line {errors[0] + 1}: {_short(lines[errors[0]])}" if errors else ""
+        if ex.status is not None and 400 <= ex.status < 500:
+            return logged, crashmod.Phase(
+                "unknown", f"llama-server rejected the request (HTTP {ex.status}: {_short(ex.error)}) and kept running{logged_error}"
+            )
+        if boundary is not None:
+            return logged, crashmod.Phase(
+                "compute",
+                f"llama-server answered HTTP {ex.status}: {_short(ex.error)!r} after the model loaded "
+                f"({_at(lines, boundary, 'model loaded')}){logged_error}",
+            )
+        return logged, crashmod.classify_phase(ex.outcome, lines, logged, ex.error, 1)
 
 
 def _read_lines(path: Path) -> list[str]:

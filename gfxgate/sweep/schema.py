@@ -123,6 +123,36 @@ WORKLOG_LINE_SCHEMA: dict[str, Any] = {
             ]
         },
         "phase": _PHASE,
+        # llama-server runs only (endpoint.kind = "llama-server"): what its log says, and the sweep's own cost
+        "offload": {
+            "type": "object",
+            "required": ["backends", "devices", "layers", "of"],
+            "properties": {
+                "backends": {"type": "array", "items": {"type": "string"}},
+                "devices": {"type": "array", "items": {"type": "string"}},
+                "layers": _NULLABLE_INT,
+                "of": _NULLABLE_INT,
+                "line": _NULLABLE_INT,
+                "model_loaded_line": _NULLABLE_INT,
+                "no_usable_gpu": {"type": "boolean"},
+            },
+        },
+        "overhead": {
+            "type": "object",
+            "required": ["spawn_s", "health_wait_s", "completion_s", "stop_s", "server_exit"],
+            "properties": {
+                "spawn_s": {"type": "number"},
+                "health_wait_s": {"type": ["number", "null"]},
+                "completion_s": {"type": ["number", "null"]},
+                "stop_s": {"type": ["number", "null"]},
+                "server_exit": {
+                    "type": "object",
+                    "required": ["returncode", "signal", "after_stop"],
+                    "properties": {"returncode": _NULLABLE_INT, "signal": _NULLABLE_STR, "after_stop": _NULLABLE_INT},
+                },
+            },
+        },
+        "server_log": {"type": "string"},
         "environment": {"type": "array", "items": _COLLECTED},
         "notes": {"type": "array", "items": {"type": "string"}},
     },

@@ -44,6 +44,22 @@ def test_num_gpu_maps_to_ngl_as_ollama_does():
     assert ngl_args(-1) == []
 
 
+@pytest.mark.upstream
+@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="set GFXGATE_TEST_UPSTREAM to run")
+def test_ngl_mapping_is_ollamas_own_at_the_cited_lines():
+    """The docstring cites ollama v0.32.15 llm/llama_server.go:404-410; the real file says so there."""
+    import subprocess
+
+    repo = Path(os.environ["GFXGATE_TEST_UPSTREAM"]) / "ollama"
+    text = subprocess.run(
+        ["git", "-C", str(repo), "show", "v0.32.15:llm/llama_server.go"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    block = "\n".join(text[403:410])
+    assert re.search(r"if launch\.opts\.NumGPU > 0 \{\s*params = append\(params, \"-ngl\", strconv\.Itoa\(launch\.opts\.NumGPU\)\)", block)
+    assert re.search(r"else if launch\.opts\.NumGPU == 0 \{.*?\"-ngl\", \"0\"", block, re.S)
+    assert "NumGPU == -1 (default): don't pass -ngl" in block
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
@@ -280,6 +296,19 @@ def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
     assert again.returncode == 0, again.stderr
     log = read_worklog(worklog)
     assert len(log.runs) == 3 and all(r.ok for r in log.effective_runs())
+
+
+@pytest.mark.slow
+def test_http_failure_of_a_running_server_is_recorded_with_its_answer(tmp_path, reallama):
+    prompt = tmp_path / "long.txt"
+    prompt.write_text("hello world " * 400)  # more tokens than the tiny model's 256-token context
+    log, _ = inject(tmp_path, reallama, "cpu", "", signal.SIGKILL, "--prompt", f"@{prompt}", num_gpu=(0,))
+    (run,) = log.runs
+    assert run.outcome == "http-error" and run.get("http_status") == 400
+    assert "exceeds the available context size" in run.get("error")
+    phase = run.get("phase")
+    assert phase["phase"] == "unknown" and "rejected the request" in phase["reason"] and "kept running" in phase["reason"]
+    assert run.get("crash") is None and run.get("overhead")["server_exit"]["after_stop"] == 0
 
 
 def test_parse_log_reads_the_last_load():
