@@ -39,8 +39,13 @@ def vram(run: Run) -> tuple[int | None, int | None]:
 
 
 def layers(run: Run) -> tuple[int, int] | None:
-    """(N, M) from the server log's ``offloaded N/M layers to GPU`` (llama-server runs); None when not shown."""
+    """(N, M) from the server log's ``offloaded N/M layers to GPU`` (llama-server runs); None when not shown.
+
+    Only with a GPU device in use: llama.cpp still prints ``offloaded 5/5 layers`` under ``--device none``.
+    """
     offload = run.get("offload") or {}
+    if not offload.get("devices"):
+        return None
     if isinstance(offload.get("layers"), int) and isinstance(offload.get("of"), int):
         return offload["layers"], offload["of"]
     return None

@@ -90,7 +90,12 @@ def test_cli_needs_a_model_file_for_a_llama_server(tmp_path):
 def real_sweep(reallama_vulkan, tmp_path_factory):
     folder = tmp_path_factory.mktemp("real-sweep")
     worklog = folder / "w.jsonl"
-    servers = {"cpu": reallama_vulkan.command("cpu"), "vulkan": reallama_vulkan.command("vulkan")}
+    servers = {
+        "cpu": reallama_vulkan.command("cpu"),
+        "vulkan": reallama_vulkan.command("vulkan"),
+        # the Vulkan set with no device selected: llama.cpp still logs "offloaded 5/5 layers" for -1
+        "nodevice": [*reallama_vulkan.command("vulkan"), "--device", "none"],
+    }
     done = sweep(worklog, servers, reallama_vulkan.model)
     return worklog, servers, reallama_vulkan.model, done
 
@@ -101,7 +106,7 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
     log = read_worklog(worklog)
     assert not log.warnings
     runs = {(r.endpoint, r.num_gpu): r for r in log.runs}
-    assert sorted(runs) == sorted((e, n) for e in ("cpu", "vulkan") for n in NUM_GPU)
+    assert sorted(runs) == sorted((e, n) for e in ("cpu", "vulkan", "nodevice") for n in NUM_GPU)
     for run in log.runs:
         assert run.ok, (run.run_id, run.get("error"), run.get("phase"))
         assert run.endpoint_kind == "llama-server"
@@ -120,6 +125,9 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
         offload = runs[("cpu", num_gpu)].get("offload")
         assert offload["backends"] == ["CPU"] and offload["devices"] == [] and offload["layers"] is None
         assert offload["no_usable_gpu"] is (num_gpu != -1)  # llama.cpp warns only when -ngl was given
+    nodevice = runs[("nodevice", -1)].get("offload")
+    assert nodevice["devices"] == [] and (nodevice["layers"], nodevice["of"]) == (5, 5)  # what the log says …
+    assert "Vulkan" in nodevice["backends"]
     assert runs[("vulkan", 2)].get("server_args")[-2:] == ["-ngl", "2"]
     assert "-ngl" not in runs[("vulkan", -1)].get("server_args")
     overhead = runs[("cpu", 0)].get("overhead")
@@ -144,6 +152,7 @@ def test_real_sweep_report_and_hypotheses(real_sweep):
     counted = report.hypothesis("num-gpu-is-gpu-count")
     assert counted.verdict == "rejected" and "1 of 5 layers" in counted.reason and "2 of 5 layers" in counted.reason
     assert report.hypothesis("backend-compute-failure").verdict == "rejected"  # nothing failed
+    assert "layers" not in report.cell("tiny-llama-4l.gguf", -1, "nodevice").text  # … is not an offload
     md = render(report, "md")
     assert "| 5/5 layers |" in md and "| no GPU device |" in md
     assert "(llama.cpp " in md
