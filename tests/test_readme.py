@@ -21,3 +21,14 @@ def test_readme_test_command_is_what_ci_runs():
     command = "python3 -m pip install -e '.[test]' && python3 -m pytest"
     assert command in readme
     assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_readme_timeline_answer_matches_the_sample():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- excerpt of samples/timeline.md (gfx900)")
+    excerpt = [line for line in readme[start:readme.index("<!-- end of timeline excerpt -->")].splitlines()[1:] if line.strip()]
+    assert excerpt[0].startswith("gfx900: ROCm out of the box up to v0.12.3")
+    assert len(excerpt) >= 5  # the sentence and one line of evidence per clause
+    sample = (ROOT / "samples" / "timeline.md").read_text(encoding="utf-8").splitlines()
+    for line in excerpt:
+        assert line in sample, f"README timeline excerpt is stale: {line[:60]}"

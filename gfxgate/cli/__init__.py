@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("gfxgate.cli.check", "check", "PR check: gate-matrix diff of the pins at a git ref vs. the working tree."),
     "pins": ("gfxgate.cli.pins", "pins", "Bump a pin in rules/pins.toml and regenerate the snapshot."),
     "workarounds": ("gfxgate.cli.workarounds", "workarounds", "Documented workarounds, each checked against the pinned sources."),
+    "timeline": ("gfxgate.cli.timeline", "timeline", "Every target × every release: the route at each (table, JSON, SVG, PNG)."),
 }
 
 

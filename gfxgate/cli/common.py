@@ -31,14 +31,20 @@ def output_option() -> Callable:
     )
 
 
-def emit(text: str, output: Path | None) -> None:
-    """Write a rendered report to stdout or, atomically, to a file."""
+def emit(text: str | bytes, output: Path | None) -> None:
+    """Write a rendered report (text, or bytes such as a PNG) to stdout or, atomically, to a file."""
     if output is None:
+        if isinstance(text, bytes):
+            click.get_binary_stream("stdout").write(text)
+            return
         click.echo(text, nl=not text.endswith("\n"))
         return
-    from gfxgate.fsio import write_text_atomic
+    from gfxgate.fsio import write_bytes_atomic, write_text_atomic
 
-    write_text_atomic(output, text)
+    if isinstance(text, bytes):
+        write_bytes_atomic(output, text)
+    else:
+        write_text_atomic(output, text)
     click.echo(f"gfxgate: wrote {output}", err=True)
 
 

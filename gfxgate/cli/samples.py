@@ -20,14 +20,29 @@ def render_samples() -> dict[str, str]:
         matrix = scan_matrix([catalog().parse(name)])
         out[f"{name}.md"] = render(matrix, "md")
         out[f"{name}.json"] = render(matrix, "json")
+    from gfxgate.timeline import snapshot
+    from gfxgate.timeline.render import render as render_timeline
+
+    timeline = snapshot.load()
+    out["timeline.md"] = render_timeline(timeline, "md")
+    out["timeline.svg"] = render_timeline(timeline, "svg")
     return out
+
+
+def render_picture() -> bytes:
+    """samples/timeline.png (the README's picture). Not compared by --check: its pixels depend on the fonts installed."""
+    from gfxgate.timeline import snapshot
+    from gfxgate.timeline.render import render as render_timeline
+
+    return render_timeline(snapshot.load(), "png")
 
 
 @click.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--check", is_flag=True, help="Exit 1 when a sample differs from what gfxgate generates now.")
 def samples(folder: Path | None, check: bool) -> None:
-    """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins."""
+    """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins, and the
+    support timeline (timeline.md, timeline.svg, timeline.png) from the embedded timeline snapshot."""
     import sys
 
     from gfxgate.fsio import write_text_atomic
@@ -42,6 +57,10 @@ def samples(folder: Path | None, check: bool) -> None:
             continue
         folder.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
+    if not check:
+        from gfxgate.fsio import write_bytes_atomic
+
+        write_bytes_atomic(folder / "timeline.png", render_picture())
     if check and stale:
         click.echo("gfxgate: stale samples: " + ", ".join(stale) + " (run `gfxgate samples`)", err=True)
         sys.exit(1)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "trace", "trace-result")
+FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result")
 # schemas defined next to the code that emits the output: name -> (module, attribute)
 MODULES = {
     "artifacts": ("gfxgate.artifacts.schema", "SCHEMA"),

@@ -52,3 +52,26 @@ def show_cmd() -> None:
         click.echo(f"{s.name:14} {s.ref:12} {s.commit or '-'}")
     for rule_id, rf in sorted(data.facts.items()):
         click.echo(f"  {rule_id:42} {rf.state:15} {rf.reason or ''}")
+
+
+@snapshot.command("timeline")
+@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET",
+              help="Only these targets (default: every target a rule names, as `gfxgate timeline`).")
+@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
+              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
+@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to write (default: the shipped rules/snapshots/timeline.json).")
+def timeline_cmd(targets, sources, offline, output) -> None:
+    """Compute the timeline over every ollama release and store it, so `gfxgate timeline` works offline."""
+    from gfxgate.cli.common import parse_targets
+    from gfxgate.cli.timeline import compute_live
+    from gfxgate.timeline import snapshot as snap
+
+    names = [str(t) for t in parse_targets(targets)] or snap.default_targets()
+    result = compute_live(names, None, None, sources, offline, False, False)
+    target = output or snap.default_path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    emit(snap.dumps(snap.build(result)), target)
+    click.echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases ({result.tags[0]} … {result.tags[-1]}), "
+               f"{result.probed} probed", err=True)

@@ -1,0 +1,229 @@
+"""The support timeline as data: per target, runs of releases with the same route, bounded by flips with evidence.
+
+A :class:`Timeline` is computed from the release tags (``gfxgate.timeline.compute``) or loaded from the
+embedded timeline snapshot; both give the same JSON (``to_json`` / ``from_json``), so the formatters, the
+table's columns and the answer sentence are derived the same way whichever way it was made.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Ev:
+    """One piece of evidence, slim: where (``repo@tag:path:line``), the matched line, the rule, and a link."""
+
+    where: str
+    text: str = ""
+    source: str = ""
+    url: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"where": self.where, "text": self.text, "source": self.source, "url": self.url}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Ev":
+        return cls(data["where"], data.get("text", ""), data.get("source", ""), data.get("url"))
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A layer of one target that changed between two consecutive releases."""
+
+    tag: str
+    previous: str
+    layer: str
+    old: str
+    new: str
+    kind: str
+    evidence: tuple[Ev, ...] = ()
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.evidence and not self.reason:
+            raise ValueError(f"flip of {self.layer} at {self.tag} without evidence or reason")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tag": self.tag, "previous_tag": self.previous, "layer": self.layer, "old": self.old, "new": self.new,
+                "kind": self.kind, "evidence": [e.to_json() for e in self.evidence], "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Flip":
+        return cls(data["tag"], data["previous_tag"], data["layer"], data["old"], data["new"], data["kind"],
+                   tuple(Ev.from_json(e) for e in data["evidence"]), data.get("reason"))
+
+
+@dataclass(frozen=True)
+class BackendState:
+    backend: str
+    state: str  # route, none, undecided
+    label: str | None = None
+    phrase: str | None = None
+    reason: str | None = None  # the first reason for none / undecided
+    evidence: tuple[Ev, ...] = ()  # why the route applies, or the cell that refuses it
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "state": self.state, "label": self.label, "phrase": self.phrase, "reason": self.reason,
+                "evidence": [e.to_json() for e in self.evidence]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "BackendState":
+        return cls(data["backend"], data["state"], data.get("label"), data.get("phrase"), data.get("reason"),
+                   tuple(Ev.from_json(e) for e in data.get("evidence", ())))
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Releases ``first``..``last`` (``tags`` of them) over which one target's route does not change."""
+
+    target: str
+    first: str
+    last: str
+    tags: int
+    route: str  # route rule id of the best route, or "undecided"
+    label: str
+    certain: bool
+    backends: tuple[BackendState, ...]
+    steps: tuple[str, ...]  # workaround ids of the best route
+    layers: tuple[tuple[str, str], ...]  # (layer, status) at ``first``
+    evidence: tuple[Ev, ...]  # why the best route applies at ``first`` (or why none is decided)
+    start: tuple[Flip, ...] = ()  # the flips at ``first`` (none for the first release of the range)
+    end: tuple[Flip, ...] = ()  # the flips at the release after ``last``
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.evidence and not self.reason:
+            raise ValueError(f"timeline cell {self.target} {self.first}..{self.last} without evidence or reason")
+
+    def backend(self, backend: str) -> BackendState | None:
+        return next((b for b in self.backends if b.backend == backend), None)
+
+    @property
+    def signature(self) -> tuple:
+        return (self.route, self.label, self.certain, tuple((b.backend, b.state, b.label) for b in self.backends))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target, "from": self.first, "to": self.last, "tags": self.tags, "route": self.route,
+            "label": self.label, "certain": self.certain, "reason": self.reason,
+            "backends": [b.to_json() for b in self.backends], "steps": list(self.steps),
+            "layers": dict(self.layers), "evidence": [e.to_json() for e in self.evidence],
+            "start": [f.to_json() for f in self.start], "end": [f.to_json() for f in self.end],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Cell":
+        return cls(
+            target=data["target"], first=data["from"], last=data["to"], tags=data["tags"], route=data["route"],
+            label=data["label"], certain=data["certain"], reason=data.get("reason"),
+            backends=tuple(BackendState.from_json(b) for b in data["backends"]), steps=tuple(data["steps"]),
+            layers=tuple(data["layers"].items()), evidence=tuple(Ev.from_json(e) for e in data["evidence"]),
+            start=tuple(Flip.from_json(f) for f in data["start"]), end=tuple(Flip.from_json(f) for f in data["end"]),
+        )
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of the answer sentence, with the evidence of the flip that starts it."""
+
+    backend: str
+    tag: str
+    text: str
+    evidence: tuple[Ev, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": self.backend, "tag": self.tag, "text": self.text, "evidence": [e.to_json() for e in self.evidence]}
+
+
+@dataclass(frozen=True)
+class Row:
+    target: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
+class Timeline:
+    repo: str
+    tags: tuple[str, ...]  # the releases of the range, in version order
+    probed: int
+    method: str  # bisect, every-tag
+    prereleases: bool
+    rows: tuple[Row, ...]
+    origin: str  # live, snapshot
+    notes: tuple[str, ...] = field(default=())
+    backends: tuple[tuple[str, str], ...] = (("rocm", "ROCm"), ("vulkan", "Vulkan"), ("cpu", "CPU"))
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        return tuple(r.target for r in self.rows)
+
+    def row(self, target: str) -> Row:
+        return next(r for r in self.rows if r.target == target)
+
+    def columns(self) -> list[tuple[str, str]]:
+        """Release ranges over which no target's route changes (the Markdown table's columns)."""
+        starts = sorted({self.tags.index(c.first) for r in self.rows for c in r.cells} | {0})
+        bounds = starts + [len(self.tags)]
+        return [(self.tags[a], self.tags[b - 1]) for a, b in zip(bounds, bounds[1:])]
+
+    def cell_at(self, target: str, tag: str) -> Cell:
+        i = self.tags.index(tag)
+        return next(c for c in self.row(target).cells if self.tags.index(c.first) <= i <= self.tags.index(c.last))
+
+    def select(self, targets: list[str] | None = None, first: str | None = None, last: str | None = None) -> "Timeline":
+        """A sub-timeline: some targets, a window of releases (cells clipped, flips outside the window dropped)."""
+        lo = self.tags.index(first) if first else 0
+        hi = self.tags.index(last) if last else len(self.tags) - 1
+        window = self.tags[lo: hi + 1]
+        rows = []
+        for row in self.rows:
+            if targets is not None and row.target not in targets:
+                continue
+            cells = []
+            for c in row.cells:
+                a, b = self.tags.index(c.first), self.tags.index(c.last)
+                if b < lo or a > hi:
+                    continue
+                a2, b2 = max(a, lo), min(b, hi)
+                cells.append(replace(c, first=self.tags[a2], last=self.tags[b2], tags=b2 - a2 + 1,
+                                     start=c.start if a2 == a else (), end=c.end if b2 == b else ()))
+            rows.append(Row(row.target, tuple(cells)))
+        if targets is not None:
+            rows.sort(key=lambda r: targets.index(r.target))
+        return replace(self, tags=window, rows=tuple(rows))
+
+    def to_json(self) -> dict[str, Any]:
+        from gfxgate import __version__
+        from gfxgate.timeline.sentence import answer
+
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": "support-timeline",
+            "generator": f"gfxgate {__version__}",
+            "repo": self.repo,
+            "origin": self.origin,
+            "method": self.method,
+            "prereleases": self.prereleases,
+            "range": {"from": self.tags[0], "to": self.tags[-1], "tags": len(self.tags), "probed": self.probed},
+            "releases": list(self.tags),
+            "backends": [{"id": b, "title": t} for b, t in self.backends],
+            "columns": [{"from": a, "to": b} for a, b in self.columns()],
+            "targets": [
+                {"target": row.target, **answer(self, row.target).to_json(), "cells": [c.to_json() for c in row.cells]}
+                for row in self.rows
+            ],
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, origin: str | None = None) -> "Timeline":
+        return cls(
+            repo=data["repo"], tags=tuple(data["releases"]), probed=data["range"]["probed"], method=data["method"],
+            prereleases=data["prereleases"], origin=origin or data["origin"], notes=tuple(data.get("notes", ())),
+            backends=tuple((b["id"], b["title"]) for b in data["backends"]),
+            rows=tuple(Row(t["target"], tuple(Cell.from_json(c) for c in t["cells"])) for t in data["targets"]),
+        )

@@ -1,0 +1,111 @@
+"""The embedded timeline snapshot (rules/snapshots/timeline.json.zst): the default timeline, so a run works offline.
+
+``gfxgate snapshot timeline`` computes the timeline of the default targets over every release of the ollama
+clone it is given and stores it with the digests of everything it was computed from (the ollama-side gate
+rules, layers, routes, workarounds and the target list). A snapshot whose inputs changed is stale: it is
+refused with the command that rebuilds it, never rendered from old facts. The file is the timeline's JSON
+(`gfxgate timeline --format json`, plus the input digests) compressed with zstandard: 1.4 MB of JSON, ~10 kB stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from gfxgate.errors import InputError, RuleError
+from gfxgate.resources import rules_dir
+from gfxgate.timeline.model import Timeline
+
+KIND = "gfxgate-timeline-snapshot"
+_PROCESSOR = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+
+
+def default_path() -> Path:
+    return rules_dir() / "snapshots" / "timeline.json.zst"
+
+
+def default_targets() -> list[str]:
+    """Every processor of rules/targets.yaml that a rule names: gate rules, workarounds, routes (and their
+    `timeline_targets`), and the facts the gate rules found at the pins; in the catalog's order."""
+    from gfxgate.gate.route import default_routes
+    from gfxgate.targets import catalog
+
+    root = rules_dir()
+    text = "\n".join(p.read_text(encoding="utf-8") for p in [*sorted((root / "gates").glob("*.yaml")), root / "workarounds.yaml",
+                                                            root / "routes.yaml", root / "snapshots" / "pins.json"] if p.is_file())
+    named = set(_PROCESSOR.findall(text)) | set(default_routes().timeline_targets)
+    return [name for name in catalog().by_name if name in named]  # targets.yaml order: by family
+
+
+def inputs(targets: list[str]) -> dict[str, Any]:
+    """Digests of what a timeline is computed from; a change to any of them makes the snapshot stale."""
+    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.history.walk import rules_of_repo
+    from gfxgate.sources.resolve import load_pins
+
+    pins = load_pins()
+    rules = rules_of_repo(default_rules(), pins, "ollama")
+    root = rules_dir()
+
+    def digest(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()[:16]
+
+    return {
+        "rules": digest(json.dumps(sorted((r.id, r.digest) for r in rules.rules)).encode()),
+        "layers": digest((root / "layers.yaml").read_bytes()),
+        "routes": digest((root / "routes.yaml").read_bytes()),
+        "workarounds": digest((root / "workarounds.yaml").read_bytes()),
+        "targets": list(targets),
+        "repo": pins.sources["ollama"].url,
+    }
+
+
+def build(timeline: Timeline) -> dict[str, Any]:
+    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets)), "timeline": timeline.to_json()}
+
+
+def dumps(data: dict[str, Any]) -> bytes:
+    import zstandard
+
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return zstandard.ZstdCompressor(level=19).compress(text.encode("utf-8"))
+
+
+def read(path: Path) -> dict[str, Any]:
+    import zstandard
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise RuleError(f"{path}: no timeline snapshot", hint="run `gfxgate snapshot timeline --source ollama=CLONE`, or use --live") from exc
+    except OSError as exc:
+        raise InputError(f"{path}: unreadable timeline snapshot: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20))
+    except (zstandard.ZstdError, ValueError) as exc:
+        raise InputError(f"{path}: not a zstandard-compressed timeline snapshot: {exc}") from exc
+    if not isinstance(data, dict) or data.get("kind") != KIND:
+        raise InputError(f"{path}: not a gfxgate timeline snapshot")
+    return data
+
+
+def stale_reasons(data: dict[str, Any]) -> list[str]:
+    stored = data.get("inputs") or {}
+    now = inputs(list(stored.get("targets") or []))
+    return [f"{key} changed since the snapshot was built" for key in now if stored.get(key) != now[key]]
+
+
+def load(path: Path | None = None) -> Timeline:
+    path = path or default_path()
+    data = read(path)
+    stale = stale_reasons(data)
+    if stale:
+        raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
+                        hint="run `gfxgate snapshot timeline --source ollama=CLONE`, or use --live")
+    from gfxgate.datafiles import validate
+
+    validate(data["timeline"], "timeline", path, {})
+    return Timeline.from_json(data["timeline"], origin="snapshot")

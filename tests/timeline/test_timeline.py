@@ -1,0 +1,259 @@
+"""`gfxgate timeline` on a real git repository with release tags (tests/prcheck/upstream.py), and the shipped snapshot."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from gfxgate.cli import main
+from gfxgate.datafiles import load_schema
+from gfxgate.errors import RuleError
+
+GFX900_ROCM = ["ROCm out of the box", "ROCm: build + rocBLAS files", "undecided"]
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return info.value.code, out, err
+
+
+def timeline_json(capsys, *args: str) -> dict:
+    code, out, err = run(capsys, "timeline", "--format", "json", *args)
+    assert code == 0, err
+    data = json.loads(out)
+    jsonschema.validate(data, load_schema("timeline"))
+    return data
+
+
+def row(data: dict, target: str) -> dict:
+    return next(t for t in data["targets"] if t["target"] == target)
+
+
+def test_gfx900_over_the_release_tags(timeline_env, capsys):
+    data = timeline_json(capsys, "--live", "-t", "gfx900", "-t", "gfx1030")
+    assert data["range"]["from"] == "v0.1.0" and data["range"]["to"] == "v0.10.0" and data["range"]["tags"] == 8
+    assert data["origin"] == "live"
+    cells = row(data, "gfx900")["cells"]
+    assert [(c["from"], c["to"], c["label"]) for c in cells] == [
+        ("v0.1.0", "v0.3.1", "ROCm out of the box"),
+        ("v0.4.0", "v0.9.0", "ROCm: build + rocBLAS files"),
+        ("v0.10.0", "v0.10.0", "undecided"),
+    ]
+    assert cells[0]["start"] == [] and cells[0]["evidence"]  # the first release: why the route applies
+    # the flip that ends the first cell is the one that starts the second, with the Dockerfile line and its link
+    packaging = next(f for f in cells[1]["start"] if f["layer"] == "release-packaging")
+    assert (packaging["old"], packaging["new"], packaging["kind"], packaging["previous_tag"]) == ("allowed", "blocked", "regression", "v0.3.1")
+    assert packaging["evidence"][0]["where"] == "ollama@v0.4.0:Dockerfile:3"
+    assert packaging["evidence"][0]["url"].startswith("https://github.com/ollama/ollama/blob/")
+    assert packaging["evidence"][0]["url"].endswith("/Dockerfile#L3")
+    assert cells[0]["end"] == cells[1]["start"]
+    assert cells[1]["steps"] == ["build-amdgpu-targets", "copy-rocblas-tensile"]
+    drift = next(f for f in cells[2]["start"] if f["layer"] == "cmake-filter")
+    assert drift["new"] == "unknown" and "did not match" in drift["reason"]
+    assert cells[2]["reason"] and "CMake target filter is unknown" in cells[2]["reason"]
+    gfx1030 = row(data, "gfx1030")["cells"]
+    assert [c["label"] for c in gfx1030][0] == "ROCm out of the box"
+    # the columns are the ranges where no target's route changes
+    assert {"from": "v0.4.0", "to": "v0.9.0"} in data["columns"]
+
+
+def test_the_answer_sentence_is_computed_with_evidence(timeline_env, capsys):
+    data = timeline_json(capsys, "--live", "-t", "gfx900")
+    answer = row(data, "gfx900")
+    assert answer["sentence"].startswith(
+        "gfx900: ROCm out of the box up to v0.3.1; from v0.4.0 ROCm needs a source build and the rocBLAS files; "
+        "from v0.10.0 ROCm undecided")
+    rocm = [c for c in answer["clauses"] if c["backend"] == "rocm"]
+    assert [c["tag"] for c in rocm] == ["v0.1.0", "v0.4.0", "v0.10.0"]
+    assert all(c["evidence"] for c in rocm)
+    assert any(e["where"] == "ollama@v0.4.0:Dockerfile:3" for e in rocm[1]["evidence"])
+    # a drift to unknown has no new line: the evidence is the line that disappeared (at the release before)
+    assert any(e["where"].startswith("ollama@v0.9.0:CMakeLists.txt") for e in rocm[2]["evidence"])
+
+
+def test_bisection_agrees_with_every_tag_and_probes_less(timeline_env, capsys):
+    bisect = timeline_json(capsys, "--live", "-t", "gfx900", "-t", "gfx1031")
+    every = timeline_json(capsys, "--live", "-t", "gfx900", "-t", "gfx1031", "--every-tag")
+    assert every["method"] == "every-tag" and every["range"]["probed"] == 8
+    assert bisect["targets"] == every["targets"]
+    # where nothing changes (v0.1.0 … v0.2.0: a README edit, moved lines) only the ends are read
+    quiet = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.1.0", "--to", "v0.2.0")
+    assert quiet["range"]["tags"] == 3 and quiet["range"]["probed"] == 2
+    assert len(row(quiet, "gfx900")["cells"]) == 1
+
+
+def test_a_window_of_releases_clips_the_cells(timeline_env, capsys):
+    data = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.2.0", "--to", "v0.4.0")
+    cells = row(data, "gfx900")["cells"]
+    assert [(c["from"], c["to"]) for c in cells] == [("v0.2.0", "v0.3.1"), ("v0.4.0", "v0.4.0")]
+    assert cells[-1]["end"] == []
+    code, _, err = run(capsys, "timeline", "--live", "-t", "gfx900", "--from", "v0.2.5")
+    assert code != 0 and "v0.2.5" in err and "nearest" in err
+
+
+def test_markdown_table_and_answers(timeline_env, capsys):
+    code, out, err = run(capsys, "timeline", "--live", "-t", "gfx900", "-t", "gfx1030")
+    assert code == 0, err
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("| Target |"))
+    assert "v0.1.0 – v0.3.1" in header and "v0.4.0 – v0.9.0" in header
+    assert "| gfx900 | ROCm out of the box | ROCm: build + rocBLAS files | undecided |" in out
+    assert "### gfx900" in out and "`ollama@v0.4.0:Dockerfile:3`" in out
+
+
+def test_timeline_snapshot_round_trip_and_staleness(timeline_env, tmp_path, capsys):
+    from gfxgate.timeline import snapshot as snap
+
+    path = tmp_path / "timeline.json"
+    code, _, err = run(capsys, "snapshot", "timeline", "-t", "gfx900", "-o", str(path))
+    assert code == 0, err
+    loaded = snap.load(path)
+    assert loaded.origin == "snapshot" and loaded.targets == ("gfx900",)
+    assert [c.label for c in loaded.row("gfx900").cells] == GFX900_ROCM
+    data = snap.read(path)
+    data["inputs"]["routes"] = "0" * 16
+    path.write_bytes(snap.dumps(data))
+    with pytest.raises(RuleError, match="stale.*routes changed"):
+        snap.load(path)
+
+
+def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
+    """Offline by default: the embedded timeline covers the issue's targets and is not stale for the rules."""
+    from gfxgate.timeline import snapshot as snap
+
+    data = snap.read(snap.default_path())
+    assert snap.stale_reasons(data) == [], "run `gfxgate snapshot timeline --source ollama=CLONE`"
+    assert snap.default_path().stat().st_size < 200_000
+    out = timeline_json(capsys)
+    assert out["origin"] == "snapshot"
+    wanted = "gfx803 gfx900 gfx906 gfx908 gfx90a gfx90c gfx1010 gfx1012 gfx1030 gfx1031 gfx1032 gfx1035 gfx1100 gfx1101 gfx1103 gfx1150 gfx1151 gfx1200 gfx1201".split()
+    assert set(wanted) <= {t["target"] for t in out["targets"]}
+    assert out["targets"][0]["cells"][0]["from"] == "v0.0.1"
+    sentence = row(out, "gfx900")["sentence"]
+    assert "ROCm out of the box up to v0.12.3" in sentence
+    assert "from v0.12.4 ROCm needs a source build and the rocBLAS files" in sentence
+    assert "Vulkan" in sentence and "opt-in from v0.12.11" in sentence and "default from v0.30.0" in sentence
+    for clause in row(out, "gfx900")["clauses"]:
+        assert clause["evidence"], clause
+
+
+def test_hostile_arguments_fail_in_one_line(capsys):
+    code, _, err = run(capsys, "timeline", "-t", "gfx9000")
+    assert code != 0 and err.count("\n") <= 3
+    code, _, err = run(capsys, "timeline", "-t", "gfx900", "--from", "v0.12.4", "--to", "v0.12.3")
+    assert code != 0 and "comes after" in err
+    code, _, err = run(capsys, "timeline", "-t", "gfx1013")  # a known target the snapshot does not hold
+    assert code != 0 and "--live" in err
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13
+    (crc,) = struct.unpack(">I", data[16 + length: 20 + length])
+    assert crc == zlib.crc32(data[12: 16 + length])
+    return struct.unpack(">II", data[16:24])
+
+
+def test_png_is_valid_and_coloured_by_route(timeline_env, tmp_path, capsys):
+    from PIL import Image
+
+    from gfxgate.timeline import figure
+
+    out = tmp_path / "t.png"
+    code, _, err = run(capsys, "timeline", "--live", "-t", "gfx900", "--format", "png", "-o", str(out))
+    assert code == 0, err
+    data = out.read_bytes()
+    width, height = png_size(data)
+    image = Image.open(out)
+    image.verify()
+    image = Image.open(out).convert("RGB")
+    tl = _live(timeline_env, ["gfx900"])
+    fig = figure.layout(tl)
+    assert (width, height) == (fig.width * 2, fig.height * 2)
+    colours = figure.palette()
+    for shape in fig.shapes:
+        if isinstance(shape, figure.Rect) and shape.css.startswith("cell "):
+            key = shape.css.split("route-")[1]
+            x, y = int((shape.x + shape.w * 0.5) * 2), int((shape.y + 3) * 2)
+            assert image.getpixel((x, y)) == _rgb(colours[key][0]), shape.title
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[i: i + 2], 16) for i in (1, 3, 5))
+
+
+def _live(env, targets):
+    from gfxgate.cli.timeline import compute_live
+
+    return compute_live(targets, None, None, (), True, False, False)
+
+
+def test_svg_renders_in_a_real_browser(timeline_env, tmp_path, capsys):
+    """Debian's chromium, headless, as a person would open the file: pixels of every cell and the DOM it built."""
+    import subprocess
+
+    from PIL import Image
+
+    from gfxgate.timeline import figure
+    from tests.conftest import require_tool
+
+    chromium = require_tool("chromium")
+    svg = tmp_path / "timeline.svg"
+    code, _, err = run(capsys, "timeline", "--live", "-t", "gfx900", "-t", "gfx1030", "--format", "svg", "-o", str(svg))
+    assert code == 0, err
+    tl = _live(timeline_env, ["gfx900", "gfx1030"])
+    fig = figure.layout(tl)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
+             "--force-device-scale-factor=1"]
+    shot = tmp_path / "shot.png"
+    done = subprocess.run([chromium, *flags, f"--screenshot={shot}", f"--window-size={fig.width},{fig.height}", svg.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert shot.is_file(), done.stderr[-2000:]
+    image = Image.open(shot).convert("RGB")
+    colours = figure.palette()
+    cells = [s for s in fig.shapes if isinstance(s, figure.Rect) and s.css.startswith("cell ")]
+    assert cells
+    for shape in cells:
+        key = shape.css.split("route-")[1]
+        x, y = int(shape.x + shape.w * 0.5), int(shape.y + 3)
+        got = image.getpixel((x, y))
+        assert max(abs(a - b) for a, b in zip(got, _rgb(colours[key][0]))) <= 3, (shape.title, got)
+    # the DOM the browser built: every cell a rect with its tooltip, every flip a link to its evidence
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<!doctype html><html><body>" + svg.read_text(encoding="utf-8") + "<script>"
+        "const r=[...document.querySelectorAll('rect.cell')];"
+        "const f=[...document.querySelectorAll('a rect.flip')];"
+        "const box=document.querySelector('svg').getBoundingClientRect();"
+        "document.body.setAttribute('data-result', JSON.stringify({cells:r.length, titled:r.filter(e=>e.querySelector('title')).length,"
+        "flips:f.length, links:f.map(e=>e.parentNode.getAttribute('href')), width:box.width, height:box.height}));"
+        "</script></body></html>", encoding="utf-8")
+    done = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    marker = 'data-result="'
+    raw = done.stdout[done.stdout.index(marker) + len(marker):]
+    result = json.loads(raw[: raw.index('"')].replace("&quot;", '"').replace("&amp;", "&"))
+    assert result["cells"] == len(cells) == result["titled"]
+    assert result["flips"] == sum(len(r.cells) - 1 for r in tl.rows)
+    assert all(link.startswith("https://github.com/ollama/ollama/blob/") for link in result["links"])
+    assert (result["width"], result["height"]) == (fig.width, fig.height)
+
+
+def test_the_readme_picture_is_the_snapshot_timeline():
+    """samples/timeline.png is a valid PNG of the embedded timeline's layout (pixels depend on fonts: not compared)."""
+    from gfxgate.resources import rules_dir
+    from gfxgate.timeline import figure, snapshot
+
+    data = (rules_dir().parent / "samples" / "timeline.png").read_bytes()
+    fig = figure.layout(snapshot.load())
+    assert png_size(data) == (fig.width * 2, fig.height * 2), "samples/timeline.png is stale: run `gfxgate samples`"
+    readme = (rules_dir().parent / "README.md").read_text(encoding="utf-8")
+    assert "](samples/timeline.png)" in readme
