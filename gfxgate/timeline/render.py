@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import json
 
+from gfxgate.report.markdown import md_escape as _md_cell
 from gfxgate.timeline.model import Timeline
 
 FORMATS = ("md", "json", "svg", "png")
-
-
-def _md_cell(text: str) -> str:
-    return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def render_md(timeline: Timeline) -> str:
@@ -18,7 +15,12 @@ def render_md(timeline: Timeline) -> str:
 
     tags = timeline.tags
     columns = timeline.columns()
-    how = "every release probed" if timeline.method == "every-tag" else f"{timeline.probed} probed, the rest bisected"
+    if timeline.method == "every-tag":
+        how = "every release probed"
+    elif timeline.origin == "snapshot":
+        how = f"the snapshot probed {timeline.probed} releases of its range and bisected the rest"
+    else:
+        how = f"{timeline.probed} probed, the rest bisected"
     origin = ("from the embedded timeline snapshot (`--live` recomputes)" if timeline.origin == "snapshot"
               else "computed from the release tags")
     out = [
