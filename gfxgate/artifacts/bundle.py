@@ -9,7 +9,6 @@ decompression bomb costs at most the cap. Malformed input raises ArtifactFormatE
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import struct
 import zlib
@@ -199,6 +198,8 @@ class Inflater:
         """Hash check once everything is inflated (None when it matches or cannot be checked yet)."""
         if len(self.out) != self.header.uncompressed_size:
             return None
+        import hashlib
+
         digest = int.from_bytes(hashlib.md5(self.out).digest()[:8], "little")
         return None if digest == self.header.hash else "compressed bundle hash does not match its contents"
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable
 
+from gfxgate.jsontext import dumps
 from gfxgate.artifacts.report import SKIPPED, ArtifactReport, FileReport
 from gfxgate.model import Verdict
 from gfxgate.report.markdown import md_escape
@@ -38,10 +38,12 @@ def _co_line(f: FileReport) -> str:
 
 
 def render_json(result: ArtifactsResult) -> str:
-    return json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(result.to_json()) + "\n"
 
 
 def render_md(result: ArtifactsResult) -> str:
+    from gfxgate.report.markdown import md_escape
+
     rep = result.report
     out = ["# Installed GPU code", ""]
     size = sum(f.size for f in rep.files)

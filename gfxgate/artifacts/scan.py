@@ -9,12 +9,11 @@ loops; special and unreadable files are reported as skipped with a reason.
 from __future__ import annotations
 
 import functools
-import hashlib
+import itertools
 import os
 import re
 import stat
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -328,6 +327,8 @@ def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
     kind = scan.kind
     digest = None
     if sha256:
+        import hashlib
+
         digest = hashlib.sha256(blob.buffer()).hexdigest()
         blob.counter[0] += size
     objects = sorted(scan.objects, key=lambda c: (c.offset, c.inner_offset or 0, c.target))
@@ -410,13 +411,16 @@ def scan_paths(paths: list[Path], *, kernels: bool = False, sha256: bool = False
         return result
 
     items = iter_files(paths)
-    if jobs <= 1:
-        reports = [one(item) for item in items]
+    first = list(itertools.islice(items, 2))
+    if jobs <= 1 or len(first) <= 1:  # one file: no pool to start (or import)
+        reports = [one(item) for item in itertools.chain(first, items)]
     else:
+        from concurrent.futures import ThreadPoolExecutor
+
         # Stream the walk: at most a few files per worker in flight, never the whole tree's futures.
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             pending: deque = deque()
-            for item in items:
+            for item in itertools.chain(first, items):
                 pending.append(pool.submit(one, item))
                 if len(pending) >= jobs * 4:
                     reports.append(pending.popleft().result())

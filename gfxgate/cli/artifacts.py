@@ -42,7 +42,6 @@ def artifacts(paths, target_values, kernels, sha256, jobs, fmt, output) -> None:
 
     from gfxgate.artifacts.render import ArtifactsResult, render
     from gfxgate.artifacts.scan import scan_paths
-    from gfxgate.artifacts.verdicts import artifact_verdicts
     from gfxgate.errors import InputError
 
     targets = parse_targets(target_values)
@@ -65,7 +64,11 @@ def artifacts(paths, target_values, kernels, sha256, jobs, fmt, output) -> None:
     else:
         report = scan_paths(roots, kernels=kernels, sha256=sha256, jobs=jobs)
 
-    cells = artifact_verdicts(report, targets) if targets else {}
+    cells = {}
+    if targets:
+        from gfxgate.artifacts.verdicts import artifact_verdicts
+
+        cells = artifact_verdicts(report, targets)
     result = ArtifactsResult(report, tuple(str(t) for t in targets), cells)
     emit(render(result, fmt), output)
     errors = sum(len(f.errors) for f in report.files)

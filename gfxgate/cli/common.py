@@ -50,6 +50,8 @@ def emit(text: str | bytes, output: Path | None) -> None:
 
 def parse_targets(values: tuple[str, ...]) -> list:
     """Parse --target values (repeatable, comma-separated allowed) into TargetIds, keeping order."""
+    if not values:
+        return []  # without targets the catalog is not even loaded
     from gfxgate.targets import catalog
 
     out = []

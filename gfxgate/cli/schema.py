@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
+
+from gfxgate.jsontext import dumps
 
 FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result")
 # schemas defined next to the code that emits the output: name -> (module, attribute)
@@ -23,7 +23,7 @@ def schema(name: str) -> None:
         import importlib
 
         module, attr = MODULES[name]
-        click.echo(json.dumps(getattr(importlib.import_module(module), attr), indent=2, sort_keys=True))
+        click.echo(dumps(getattr(importlib.import_module(module), attr), ensure_ascii=True))
         return
     from gfxgate.resources import schemas_dir
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from gfxgate.cli.common import format_option
+from gfxgate.jsontext import dumps
 
 
 def describe(target_text: str) -> dict:
@@ -44,7 +43,7 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     if target:
         info = describe(target)
         if fmt == "json":
-            click.echo(json.dumps(info, indent=2, sort_keys=True))
+            click.echo(dumps(info, ensure_ascii=True))
             return
         for key, value in info.items():
             if isinstance(value, (list, dict)):
@@ -53,7 +52,7 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
         return
     rows = [describe(name) for name in cat.names()]
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, sort_keys=True))
+        click.echo(dumps(rows, ensure_ascii=True))
         return
     for row in rows:
         names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))

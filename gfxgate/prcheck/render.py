@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping
 
+from gfxgate import jsontext
 from gfxgate.prcheck.diff import DRIFT, EVIDENCE, IMPROVEMENT, KINDS, REGRESSION, RESOLVED, MatrixDiff
 from gfxgate.report.markdown import code, md_escape
 
@@ -18,7 +18,7 @@ KIND_LABELS = {
 
 
 def dumps(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return jsontext.dumps(data) + "\n"
 
 
 def _sources(sources) -> str:

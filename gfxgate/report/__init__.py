@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import enum
-import json
 from typing import Callable
 
+from gfxgate.jsontext import dumps
 from gfxgate.model import GateMatrix
 
 
@@ -17,7 +17,7 @@ class OutputFormat(str, enum.Enum):
 
 
 def render_json(matrix: GateMatrix) -> str:
-    return json.dumps(matrix.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(matrix.to_json()) + "\n"
 
 
 def _markdown(matrix: GateMatrix) -> str:

@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping
 
+from gfxgate.jsontext import dumps
 from gfxgate.model import GateMatrix, Status
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -217,7 +218,5 @@ def _default_locations() -> tuple[dict[str, Where], dict[str, Where]]:
 
 
 def render_scan(matrix: GateMatrix) -> str:
-    import json
-
     rule_where, layer_where = _default_locations()
-    return json.dumps(scan_sarif(matrix, rule_where=rule_where, layer_where=layer_where), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(scan_sarif(matrix, rule_where=rule_where, layer_where=layer_where)) + "\n"

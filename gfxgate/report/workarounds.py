@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 
+from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import code, md_escape
 
 SCHEMA_VERSION = 1
@@ -16,7 +16,7 @@ def render_json(reports, *, sources) -> str:
         "sources": [s.to_json() for s in sources],
         "workarounds": [r.to_json() for r in reports],
     }
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(data) + "\n"
 
 
 def render_md(reports, *, sources) -> str:

@@ -7,13 +7,13 @@ ids that decide it, so a reader can find the worklog line behind each claim.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, Iterable, Sequence
 
+from gfxgate.jsontext import dumps
 from gfxgate import __version__
 from gfxgate.report.markdown import md_escape
 from gfxgate.sweep.worklog import Run, Worklog
@@ -692,7 +692,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
 
 def render_json(report: SweepReport, lang: str = "en") -> str:
     del lang  # the JSON keys and values are language-neutral
-    return json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(report.to_json()) + "\n"
 
 
 FORMATTERS: dict[ReportFormat, Callable[[SweepReport, str], str]] = {

@@ -5,10 +5,10 @@ Each takes a result object and returns a string; none of them does I/O (the CLI 
 
 from __future__ import annotations
 
-import json
 import re
 from enum import Enum
 
+from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.trace.model import FOUND, MISSING, EnvSearch, TraceHop, TraceResult
 
@@ -27,7 +27,7 @@ class Graph(str, Enum):
 def render(result: TraceResult | EnvSearch, fmt: str) -> str:
     fmt = Format(fmt)
     if fmt is Format.JSON:
-        return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return dumps(result.to_json(), sort_keys=False) + "\n"
     if isinstance(result, EnvSearch):
         return env_markdown(result) if fmt is Format.MD else env_text(result)
     return trace_markdown(result) if fmt is Format.MD else trace_text(result)
