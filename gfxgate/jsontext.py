@@ -3,9 +3,11 @@
 The standard library's encoder falls back to pure Python as soon as ``indent`` is given, which made
 writing a 0.6 MB artifact report cost more than scanning the 1.3 GB library it describes. orjson
 writes the same text for everything gfxgate outputs (2-space indent, ``": "`` and ``","`` separators,
-keys sorted by code point, UTF-8, the same string escapes), with three exceptions handled here:
+keys sorted by code point, UTF-8, the same string escapes, integers), with three exceptions handled here:
 
-* floats in exponent form (``1e+16`` vs orjson's ``1e16``): such output is rewritten by ``json``;
+* floats: both write the shortest digits that read back as the same double, but not always in the same
+  form (``1e-05`` vs ``0.00001``, ``1e+16`` vs ``1e16``); every float orjson wrote is checked against
+  ``repr`` (what ``json`` writes) and any difference hands the data to ``json``;
 * ``ensure_ascii=True``: orjson's text is used only if it is pure ASCII (then both agree);
 * what orjson refuses (non-string keys, integers beyond 64 bits, lone surrogates): ``json`` writes it.
 
@@ -18,9 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# A number in exponent form as orjson writes it in indented output: a whole value after ": " or on its own
-# line (inside a string a newline is always escaped, and a quote would end the match).
-_EXPONENT = re.compile(rb"(?:: |\n *)-?[0-9]+(?:\.[0-9]+)?e[-+]?[0-9]+(?=,?\n|$)")
+# A float as orjson writes it in indented output: a whole value at the start, after ": " or on its own line.
+# It cannot match inside a string: there a newline is always escaped, and the closing quote ends the match.
+_FLOAT = re.compile(rb"(?:^|: |\n *)(-?[0-9]+(?:\.[0-9]+(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+))(?=,?\n|$)")
 
 
 def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False) -> str:
@@ -36,8 +38,17 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
                 out = orjson.dumps(data, option=option)
             except TypeError:
                 out = None
-            if out is not None and not _EXPONENT.search(out) and (not ensure_ascii or out.isascii()):
+            if out is not None and _floats_as_repr(out) and (not ensure_ascii or out.isascii()):
                 return out.decode("utf-8")
     import json
 
     return json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
+
+
+def _floats_as_repr(out: bytes) -> bool:
+    """Whether every float in orjson's text is spelled as ``repr`` (and so ``json``) spells it."""
+    for match in _FLOAT.finditer(out):
+        text = match.group(1).decode("ascii")
+        if repr(float(text)) != text:
+            return False
+    return True
