@@ -26,7 +26,8 @@ def _shipped():
     """(path, loader, schema) for every shipped data file a command reads."""
     root = rules_dir()
     files = [(root / "layers.yaml", "yaml", "layers"), (root / "targets.yaml", "yaml", "targets"),
-             (root / "workarounds.yaml", "yaml", "workarounds"), (root / "pins.toml", "toml", "pins"),
+             (root / "workarounds.yaml", "yaml", "workarounds"), (root / "routes.yaml", "yaml", "routes"),
+             (root / "pins.toml", "toml", "pins"),
              (root / "snapshots" / "pins.json", "json", "snapshot")]
     files += [(p, "yaml", "gates") for p in sorted((root / "gates").glob("*.yaml"))]
     files += [(p, "yaml", "trace") for p in sorted((root / "traces").glob("*.yaml"))]
