@@ -156,6 +156,7 @@ class RouteStep:
     risk: str
     covers: tuple[str, ...]
     evidence: tuple[Evidence, ...]
+    check: StepCheck | None = None  # the workaround's own checks at this version (live scans only)
 
     def __post_init__(self) -> None:
         if not self.evidence:
@@ -163,7 +164,20 @@ class RouteStep:
 
     def to_json(self) -> dict[str, Any]:
         return {"workaround": self.workaround, "title": self.title, "setting": self.setting, "risk": self.risk,
-                "covers": list(self.covers), "evidence": [e.to_json() for e in self.evidence]}
+                "covers": list(self.covers), "evidence": [e.to_json() for e in self.evidence],
+                "check": self.check.to_json() if self.check else None}
+
+
+@dataclass(frozen=True)
+class StepCheck:
+    """``gfxgate workarounds``' verdict on a step at the scanned version: live (with evidence), stale or unknown."""
+
+    state: str
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "summary": self.summary, "evidence": [e.to_json() for e in self.evidence]}
 
 
 @dataclass(frozen=True)
@@ -500,3 +514,39 @@ def extra_targets(targets, workarounds=None) -> list[str]:
                 if name not in names and name not in out:
                     out.append(name)
     return out
+
+
+def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
+    """Put each step's workaround check (``gfxgate.gate.workarounds.check_all``) on the route; a step whose evidence
+    is gone (stale) makes the answer uncertain, with the reason."""
+    import dataclasses
+
+    stale: list[str] = []
+
+    def checked(option: RouteOption | None) -> RouteOption | None:
+        if option is None:
+            return None
+        steps = []
+        for step in option.steps:
+            report = reports.get(step.workaround)
+            if report is None:
+                steps.append(step)
+                continue
+            evidence = tuple(e for r in report.results for e in r.evidence)
+            steps.append(dataclasses.replace(step, check=StepCheck(report.state, report.summary, evidence)))
+            if report.state == "stale" and option is route.best:
+                stale.append(f"step {step.workaround} is {report.summary}")
+        return dataclasses.replace(option, steps=tuple(steps))
+
+    backends = tuple(dataclasses.replace(b, option=checked(b.option)) for b in route.backends)
+    best = next((b.option for b in backends if route.best is not None and b.option is not None
+                 and b.option.route == route.best.route), None)
+    if best is None and route.best is not None:  # the CPU fallback has no steps
+        best = route.best
+    reason = "; ".join(([route.reason] if route.reason else []) + stale) or None
+    return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason)
+
+
+def step_workarounds(routes) -> set[str]:
+    """The workaround ids used as steps by these routes (what a live scan checks)."""
+    return {s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}

@@ -75,6 +75,8 @@ def scan_matrix(
     matrix = link(build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes)),
                   default_workarounds())
     routes = tuple(decide(matrix, name) for name in requested)
+    if use_live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
+        routes = _check_steps(routes, pins, sources, refs, offline)
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes)
 
@@ -106,3 +108,19 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
         out[rule.id] = dataclasses.replace(old, note=note)
         used.add(rule.repo)
     return out, tuple(s for s in snap.sources if s.name in used)
+
+
+def _check_steps(routes, pins, sources, refs, offline):
+    from gfxgate.gate.route import attach_checks, step_workarounds
+    from gfxgate.gate.workarounds import check_all, default_workarounds
+
+    wanted = step_workarounds(routes)
+    items = tuple(w for w in default_workarounds() if w.id in wanted)
+    if not items:
+        return routes
+    sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
+    try:
+        reports = {r.workaround.id: r for r in check_all(items, sourceset)}
+    finally:
+        sourceset.close()
+    return tuple(attach_checks(r, reports) for r in routes)

@@ -30,7 +30,7 @@ def render(matrix: GateMatrix) -> str:
                     out.append(f"    {b.option.label}")
                     for s in b.option.steps:
                         where = str(s.evidence[0].location) if s.evidence[0].location else s.evidence[0].source
-                        out.append(f"      step {s.setting} ({s.workaround}): {where}")
+                        out.append(f"      step {s.setting} ({s.workaround}): {where}" + (f"; checked: {s.check.state}" if s.check else ""))
                     first = next((e for e in b.option.evidence if e.location), b.option.evidence[0])
                     out.append(f"      evidence: {first.location or first.source}" + (f" (+{len(b.option.evidence) - 1} more)" if len(b.option.evidence) > 1 else ""))
                 elif b.state == "undecided":

@@ -56,6 +56,9 @@ def test_gfx900_at_v0_17_5_needs_a_build_and_the_rocblas_files(source_env, capsy
     assert r["label"] == "Vulkan: OLLAMA_VULKAN=1" and r["certain"]
     (vk_step,) = r["best"]["steps"]
     assert vk_step["workaround"] == "ollama-vulkan" and vk_step["covers"] == ["vulkan"]
+    # a live scan checks each step as `gfxgate workarounds` does: OLLAMA_VULKAN is still read at this tag
+    assert vk_step["check"]["state"] == "live"
+    assert vk_step["check"]["evidence"][0]["where"].startswith("ollama@v0.17.5:envconfig/config.go:")
     assert any("OLLAMA_VULKAN=1" in e["text"] for e in vk_step["evidence"])
     rocm = backend(r, "rocm")["option"]
     assert rocm["label"] == "ROCm: build + rocBLAS files"
@@ -164,6 +167,8 @@ def test_the_shipped_snapshot_answers_gfx900(capsys):
     assert any(w.startswith("ollama@v0.17.5:Dockerfile:") for w in wheres)
     assert backend(r, "vulkan")["option"]["label"] == "Vulkan: OLLAMA_VULKAN=1"
     assert r["label"] == "Vulkan: OLLAMA_VULKAN=1"
+    # from the snapshot no step is checked (that needs the sources): the steps say so (check is null)
+    assert all(s["check"] is None for b in r["backends"] if b["option"] for s in b["option"]["steps"])
 
 
 def test_an_integrated_gpu_needs_its_device_step_on_every_route(source_env, capsys):
@@ -175,3 +180,12 @@ def test_an_integrated_gpu_needs_its_device_step_on_every_route(source_env, caps
         if b["option"]:
             step = next(s for s in b["option"]["steps"] if s["workaround"] == "ollama-igpu-enable")
             assert "OLLAMA_IGPU_ENABLE=1" in step["evidence"][0]["text"]  # the line that drops the iGPU comes first
+
+
+
+def test_a_stale_step_makes_the_answer_uncertain(source_env, capsys):
+    """v0.30.0 of the fixture no longer reads OLLAMA_IGPU_ENABLE anywhere: the iGPU step's own check says so."""
+    r = scan_routes(capsys, "-t", "gfx1103", "--ref", "ollama=v0.30.0")["gfx1103"]
+    steps = [s for b in r["backends"] if b["option"] for s in b["option"]["steps"] if s["workaround"] == "ollama-igpu-enable"]
+    assert steps and all(s["check"]["state"] == "stale" for s in steps), steps
+    assert r["certain"] is False and "step ollama-igpu-enable is stale at ollama@v0.30.0" in r["reason"]

@@ -315,6 +315,13 @@ GGML = "ml/backend/ggml/ggml/src/ggml-cuda"
 GGML_VULKAN = "ml/backend/ggml/ggml/src/ggml-vulkan/ggml-vulkan.cpp"
 
 
+ENVCONFIG_GO = """package envconfig
+
+// EnableVulkan turns on the experimental Vulkan backend.
+var EnableVulkan = Bool("OLLAMA_VULKAN")
+"""
+
+
 def build_ollama(path: Path) -> git.Repo:
     """Tags: v0.12.3 (filter keeps gfx900, rocBLAS allowlist), v0.17.5 (filter drops it, deep-init probe,
     Dockerfile removes gfx90[06] rocBLAS files; lines moved; Vulkan built, shipped, opt-in), v0.30.0 (llama.cpp named in
@@ -337,6 +344,7 @@ def build_ollama(path: Path) -> git.Repo:
         "CMakePresets.json": presets("gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx908:xnack-;gfx90a:xnack+;gfx90a:xnack-",
                                      vulkan=True),
         "discover/runner.go": RUNNER_GO_OPT_IN,
+        "envconfig/config.go": ENVCONFIG_GO,
         GGML_VULKAN: VULKAN_CPP,
     }, "v0.17.5", tag="v0.17.5")
     commit_tree(repo, {
