@@ -86,8 +86,16 @@ class RealLlama:
         return env
 
 
-def tiny_llama(path: Path, *, n_layer: int = 4, n_embd: int = 64, n_ff: int = 128, n_head: int = 4, seed: int = 0) -> Path:
-    """A random-weight llama GGUF with an SPM vocabulary (bytes + a few letters): garbage text, real shapes."""
+def tiny_llama(
+    path: Path, *, n_layer: int = 4, n_embd: int = 64, n_ff: int = 128, n_head: int = 4, n_head_kv: int | None = None, seed: int = 0
+) -> Path:
+    """A random-weight llama GGUF with an SPM vocabulary (bytes + a few letters): garbage text, real shapes.
+
+    ``n_head_kv`` that does not divide ``n_head`` makes a model llama.cpp loads but cannot build a graph for: a real
+    ``GGML_ASSERT`` (SIGABRT with a backtrace) while the context is created.
+    """
+    n_head_kv = n_head if n_head_kv is None else n_head_kv
+    n_kv = n_embd // n_head * n_head_kv
     import numpy as np
     import gguf
 
@@ -102,7 +110,7 @@ def tiny_llama(path: Path, *, n_layer: int = 4, n_embd: int = 64, n_ff: int = 12
     writer.add_block_count(n_layer)
     writer.add_feed_forward_length(n_ff)
     writer.add_head_count(n_head)
-    writer.add_head_count_kv(n_head)
+    writer.add_head_count_kv(n_head_kv)
     writer.add_layer_norm_rms_eps(1e-5)
     writer.add_rope_dimension_count(n_embd // n_head)
     writer.add_file_type(0)  # all F32
@@ -124,8 +132,10 @@ def tiny_llama(path: Path, *, n_layer: int = 4, n_embd: int = 64, n_ff: int = 12
     for i in range(n_layer):
         writer.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(n_embd, np.float32))
         writer.add_tensor(f"blk.{i}.ffn_norm.weight", np.ones(n_embd, np.float32))
-        for name in ("attn_q", "attn_k", "attn_v", "attn_output"):
-            weight(f"blk.{i}.{name}.weight", n_embd, n_embd)
+        weight(f"blk.{i}.attn_q.weight", n_embd, n_embd)
+        weight(f"blk.{i}.attn_k.weight", n_kv, n_embd)
+        weight(f"blk.{i}.attn_v.weight", n_kv, n_embd)
+        weight(f"blk.{i}.attn_output.weight", n_embd, n_embd)
         weight(f"blk.{i}.ffn_gate.weight", n_ff, n_embd)
         weight(f"blk.{i}.ffn_up.weight", n_ff, n_embd)
         weight(f"blk.{i}.ffn_down.weight", n_embd, n_ff)

@@ -61,6 +61,7 @@ LOAD_FRAMES = frozenset(
         "loadModel",
         "initModel",
         "ggml_backend_dev_init",
+        "llama_init_from_model",  # llama-server: the context (and its first graph) is created while loading
     }
 )
 EXCERPT_BEFORE = 3
@@ -136,12 +137,35 @@ def frame_name(line: str) -> str | None:
     for regex in C_FRAME_RES:
         match = regex.search(text)
         if match:
-            return match["func"].rsplit("::", 1)[-1]
+            return _demangled(match["func"]).rsplit("::", 1)[-1]
     match = GO_FRAME_RE.match(text)
     if match and "=" not in text.split("(", 1)[0]:
         func = match["func"]
         return func[len("_Cfunc_") :] if func.startswith("_Cfunc_") else func
     return None
+
+
+_MANGLED_PART = re.compile(r"(\d+)")
+
+
+def _demangled(name: str) -> str:
+    """The function of an Itanium-mangled name as backtrace_symbols prints it (``_ZNK17llm_graph_context10build_attnEP…``
+    → ``build_attn``; a constructor ``_ZN13llama_contextC1E…`` → ``llama_context``); other names unchanged."""
+    if not name.startswith("_Z"):
+        return name
+    rest = name[2:]
+    nested = rest.startswith("N")
+    rest = rest[1:] if nested else rest
+    rest = rest.lstrip("KVr")
+    parts: list[str] = []
+    while rest[:1].isdigit():
+        digits = _MANGLED_PART.match(rest)[1]
+        size = int(digits)
+        parts.append(rest[len(digits) : len(digits) + size])
+        rest = rest[len(digits) + size :]
+        if not nested:
+            break
+    return parts[-1] if parts else name
 
 
 def parse_crash(lines: Sequence[str], error_text: str = "") -> CrashSignature:

@@ -308,6 +308,22 @@ def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
 
 
 @pytest.mark.slow
+def test_ggml_assert_while_creating_the_context_is_a_load_crash_with_frames(tmp_path, reallama):
+    from tests.reallama import tiny_llama
+
+    model = tiny_llama(tmp_path / "gqa-3-of-4.gguf", n_layer=2, n_head_kv=3)  # loads; its attention graph cannot be built
+    log, _ = inject(tmp_path, reallama, "cpu", "", signal.SIGKILL, model=model, num_gpu=(0,))
+    (run,) = log.runs
+    crash = run.get("crash")
+    assert run.outcome == "crash" and crash["signals"][0] == "SIGABRT"
+    assert any("GGML_ASSERT" in line for line in crash["excerpt"])
+    # gdb's "#5 0x… in ggml_abort ()" when gdb is installed, glibc's "lib.so(ggml_abort+0x14e)" otherwise
+    assert {"ggml_abort", "ggml_flash_attn_ext", "build_attn_mha", "llama_init_from_model"} <= set(crash["frames"])
+    assert "llama_init_from_model" in crash["key_frames"]
+    assert run.get("phase")["phase"] == "load"
+
+
+@pytest.mark.slow
 def test_http_failure_of_a_running_server_is_recorded_with_its_answer(tmp_path, reallama):
     prompt = tmp_path / "long.txt"
     prompt.write_text("hello world " * 400)  # more tokens than the tiny model's 256-token context
