@@ -32,6 +32,7 @@ class StepRule:
     phrase: str
     covers: tuple[tuple[str, tuple[Status, ...]], ...]
     matches: str | None = None  # regex over the cell summary: the restriction this step lifts
+    setting: str | None = None  # the value this route needs when the workaround's own setting is another one
 
     def covered(self, layer: str) -> tuple[Status, ...]:
         return dict(self.covers).get(layer, ())
@@ -88,7 +89,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
                 re.compile(s["matches"])
             except re.error as exc:
                 raise RuleError(f"{path}: step {s['workaround']}: bad regex {s['matches']!r}: {exc}") from exc
-        return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"))
+        return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"), s.get("setting"))
 
     device_steps = tuple(step_rule(s) for s in data.get("device_steps", ()))
     for step in device_steps:
@@ -116,6 +117,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
         for step in steps:
             if by_id is not None and step.workaround not in by_id:
                 problems.append(f"unknown workaround {step.workaround!r}")
+            elif by_id is not None and step.setting and step.setting.split("=")[0] != by_id[step.workaround].setting.split("=")[0]:
+                problems.append(f"step {step.workaround}: setting {step.setting!r} is not a value of {by_id[step.workaround].setting!r}")
             for layer, statuses in step.covers:
                 needed = dict(rule.needs).get(layer)
                 if needed is None:
@@ -373,7 +376,7 @@ def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict
                 evidence = [e for c in cells for e in c.evidence]
                 if step_rule.matches:  # the lines that show the restriction this step lifts come first
                     evidence.sort(key=lambda e: re.search(step_rule.matches, f"{e.text} {e.note}") is None)
-                bucket.append((step_rule, RouteStep(w.id, w.title, w.setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
+                bucket.append((step_rule, RouteStep(w.id, w.title, step_rule.setting or w.setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
                                                     tuple(evidence))))
     return route_steps, device
 

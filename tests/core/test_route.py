@@ -148,6 +148,10 @@ def test_route_rules_are_checked_at_load(tmp_path):
     bad_status.write_text(text.replace("discovery: [allowed, partial]", "discovery: [allowed, fine]", 1), encoding="utf-8")
     with pytest.raises(RuleError, match=r"c\.yaml:\d+"):
         load_routes(bad_status, layers=layers)
+    bad_setting = tmp_path / "d.yaml"
+    bad_setting.write_text(text.replace("setting: OLLAMA_VULKAN=1", "setting: OLLAMA_IGPU_ENABLE=1", 1), encoding="utf-8")
+    with pytest.raises(RuleError, match="not a value of 'OLLAMA_VULKAN=0'"):
+        load_routes(bad_setting, layers=layers, workarounds=default_workarounds())
     assert default_routes().routes[0].id == "rocm-release"
 
 
@@ -165,7 +169,10 @@ def test_the_shipped_snapshot_answers_gfx900(capsys):
     assert rocm["label"] == "ROCm: build + rocBLAS files"
     wheres = [e["where"] for s in rocm["steps"] for e in s["evidence"]]
     assert any(w.startswith("ollama@v0.17.5:Dockerfile:") for w in wheres)
-    assert backend(r, "vulkan")["option"]["label"] == "Vulkan: OLLAMA_VULKAN=1"
+    vulkan = backend(r, "vulkan")["option"]
+    assert vulkan["label"] == "Vulkan: OLLAMA_VULKAN=1"
+    # the step says the value this route needs, not the workaround entry's own (OLLAMA_VULKAN=0 turns Vulkan off)
+    assert [s["setting"] for s in vulkan["steps"]] == ["OLLAMA_VULKAN=1"]
     assert r["label"] == "Vulkan: OLLAMA_VULKAN=1"
     # from the snapshot no step is checked (that needs the sources): the steps say so (check is null)
     assert all(s["check"] is None for b in r["backends"] if b["option"] for s in b["option"]["steps"])
