@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pins": ("gfxgate.cli.pins", "pins", "Bump a pin in rules/pins.toml and regenerate the snapshot."),
     "workarounds": ("gfxgate.cli.workarounds", "workarounds", "Documented workarounds, each checked against the pinned sources."),
     "timeline": ("gfxgate.cli.timeline", "timeline", "Every target × every release: the route at each (table, JSON, SVG, PNG)."),
+    "diagnose": ("gfxgate.cli.diagnose", "diagnose", "Which layer stopped this GPU, from your Ollama / llama.cpp log."),
+    "messages": ("gfxgate.cli.messages", "messages", "The log messages diagnose knows, each checked against the pinned sources."),
 }
 
 

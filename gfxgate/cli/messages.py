@@ -1,0 +1,38 @@
+"""`gfxgate messages`: the log-message catalogue, each message checked against the pinned sources."""
+
+from __future__ import annotations
+
+import click
+
+from gfxgate.cli.common import emit, format_option, output_option, source_options
+
+
+@click.command()
+@format_option(("md", "json"))
+@output_option()
+@source_options
+@click.option("--fail-on-stale", is_flag=True, help="Exit 1 when a message is stale at the checked versions.")
+def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
+    """Where upstream prints each message `gfxgate diagnose` recognises, at the pins or any --ref.
+
+    live = printed there (repo@tag:path:line); stale = the catalogue says it is printed there but the printing
+    code is gone (or the reverse); retired = not printed at that version, as the catalogue says; unknown =
+    the source could not be read; not-available = its printer is not among gfxgate's sources.
+    """
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.render import render_checks_json, render_checks_md
+    from gfxgate.diagnose.upstream import STALE, check_catalogue
+    from gfxgate.errors import ExitCode
+    from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
+
+    sourceset = SourceSet(load_pins(), sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
+                          offline=offline)
+    try:
+        checks = check_catalogue(default_catalogue(), sourceset)
+        infos = tuple(s.info() for s in sourceset.opened())
+    finally:
+        sourceset.close()
+    render = render_checks_json if fmt == "json" else render_checks_md
+    emit(render(checks, sources=infos), output)
+    if fail_on_stale and any(c.state == STALE for c in checks):
+        raise SystemExit(int(ExitCode.FINDINGS))

@@ -1,0 +1,26 @@
+"""`gfxgate diagnose`: from a user's own log to the gate layer that stopped the GPU.
+
+reader (bounded lines, journal prefixes) → catalogue (rules/messages.yaml, RE2 patterns) → analyse (facts,
+runs, findings) → upstream (where each message is printed) → render (md/json/text).
+"""
+
+from __future__ import annotations
+
+
+def diagnose_inputs(paths, *, units=(), since=None, sources=None, offline=True, locate=True):
+    """Diagnose each input (paths, '-', journal units); one Diagnosis per input, in order."""
+    from gfxgate.diagnose.analyse import diagnose_log
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_journal, read_path
+    from gfxgate.diagnose.upstream import Locator
+    from gfxgate.gate.workarounds import default_workarounds
+
+    catalogue = default_catalogue()
+    workarounds = default_workarounds()
+    inputs = [read_path(p) for p in paths] + [read_journal(u, since=since) for u in units]
+    locator = Locator(sources=sources, offline=offline) if locate else None
+    try:
+        return [diagnose_log(log, catalogue, locator=locator, workarounds=workarounds) for log in inputs]
+    finally:
+        if locator is not None:
+            locator.close()

@@ -1,0 +1,429 @@
+"""From log lines to a diagnosis: match the catalogue, establish facts, split runs, decide findings.
+
+Pure over its inputs except for the optional :class:`~gfxgate.diagnose.upstream.Locator` (which reads
+upstream sources). A line that matches no catalogue message is counted and otherwise ignored: unknown lines
+never produce a finding or a verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from gfxgate.diagnose.catalogue import Catalogue, Message
+from gfxgate.diagnose.model import Diagnosis, Fact, Finding, Gpu, Run, Unknown
+from gfxgate.diagnose.patterns import compile_pattern
+from gfxgate.diagnose.reader import LogInput, LogLine
+from gfxgate.model import Evidence, Location, Verdict
+
+OVERRIDE_VARS = (
+    "HSA_OVERRIDE_GFX_VERSION", "OLLAMA_VULKAN", "OLLAMA_LLM_LIBRARY", "OLLAMA_IGPU_ENABLE", "ROCR_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "GGML_VK_VISIBLE_DEVICES",
+)
+MAX_EVIDENCE = 5
+_ATTR_RE = compile_pattern(r'([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"|\S*)')
+_SLOG_HINT = ("time=", "level=", "msg=")
+RUN_START = {"ollama-starting-runner"}
+RUN_READY = {"ollama-runner-started", "llama-server-listening"}
+
+
+@dataclass(frozen=True)
+class Hit:
+    message: Message
+    line: LogLine
+    index: int  # index into the input's lines
+    fields: tuple[tuple[str, str], ...]
+
+    def get(self, name: str, default: str = "") -> str:
+        return dict(self.fields).get(name) or default
+
+
+def unquote(value: str) -> str:
+    """A Go ``%q``-quoted slog value without its quotes and escapes."""
+    if len(value) < 2 or value[0] != '"' or value[-1] != '"':
+        return value
+    out, chars, i = [], value[1:-1], 0
+    while i < len(chars):
+        c = chars[i]
+        if c == "\\" and i + 1 < len(chars):
+            nxt = chars[i + 1]
+            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(nxt, "\\" + nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def attrs(text: str) -> dict[str, str]:
+    """slog key=value attributes of a line (values unquoted); later keys win."""
+    return {m.group(1): unquote(m.group(2)) for m in _ATTR_RE.finditer(text)}
+
+
+def parse_go_map(text: str) -> dict[str, str]:
+    """``K:V K:V`` from Go's ``map[...]`` rendering; values may hold spaces inside brackets (``[a b]``)."""
+    out: dict[str, str] = {}
+    depth, start, parts = 0, 0, []
+    for i, c in enumerate(text):
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            depth = max(0, depth - 1)
+        elif c == " " and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    key = None
+    for part in parts:
+        name, sep, value = part.partition(":")
+        if sep and name and (name[0].isalpha() or name[0] == "_") and all(ch.isalnum() or ch == "_" for ch in name):
+            key = name
+            out[key] = value
+        elif key is not None:  # a space inside an unbracketed value
+            out[key] += " " + part
+    return out
+
+
+def evidence_of(line: LogLine, source: str, note: str = "") -> Evidence:
+    return Evidence(source=source, location=Location(repo="log", path=line.log, line=line.number), text=line.text.strip()[:400], note=note)
+
+
+def match_lines(log: LogInput, catalogue: Catalogue) -> list[Hit]:
+    """First catalogue message matching each line (catalogue order: specific entries first)."""
+    hits = []
+    messages = catalogue.messages
+    for index, line in enumerate(log.lines):
+        text = line.text
+        for message in messages:
+            match = message.search(text)
+            if match is not None:
+                fields = {k: v for k, v in match.groupdict().items() if v is not None}
+                hits.append(Hit(message, line, index, tuple(sorted(fields.items()))))
+                break
+    return hits
+
+
+def detect_kind(log: LogInput, hits: list[Hit]) -> str | None:
+    slog = sum(1 for line in log.lines[:5000] if all(h in line.text for h in _SLOG_HINT))
+    if slog or any(h.message.logs == ("ollama",) for h in hits):
+        return "ollama"
+    if hits:
+        return "llama.cpp"
+    return None
+
+
+def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workarounds=None) -> Diagnosis:
+    hits = match_lines(log, catalogue)
+    kind = detect_kind(log, hits)
+    notes = list(log.notes)
+    facts: list[Fact] = []
+    unknowns: list[Unknown] = []
+
+    # versions, in log order (a log can span an upgrade: each line takes the version last announced before it)
+    version_marks: list[tuple[int, str, Hit]] = []
+    for hit in hits:
+        if hit.message.id == "ollama-listening" and kind == "ollama":
+            version_marks.append((hit.index, hit.get("version"), hit))
+        elif hit.message.id == "llama-build-info" and kind == "llama.cpp":
+            version_marks.append((hit.index, hit.get("build"), hit))
+    seen_versions: dict[str, list[Hit]] = {}
+    for _, value, hit in version_marks:
+        seen_versions.setdefault(value, []).append(hit)
+    name = "ollama-version" if kind == "ollama" else "llama.cpp-build"
+    for value, vhits in seen_versions.items():
+        facts.append(Fact(name, value, tuple(evidence_of(h.line, h.message.id) for h in vhits[:MAX_EVIDENCE])))
+    if len(seen_versions) > 1:
+        notes.append(f"the log shows {len(seen_versions)} versions ({', '.join(seen_versions)}); each line is read with the version announced before it")
+
+    def version_at(index: int) -> str | None:
+        current = version_marks[0][1] if version_marks else None
+        for at, value, _ in version_marks:
+            if at > index:
+                break
+            current = value
+        return current
+
+    # stale matches: a message this log kind / version does not print is reported, never used
+    live_hits: list[Hit] = []
+    stale_hits: list[tuple[Hit, str]] = []
+    for hit in hits:
+        printed, why = hit.message.printed_in(kind or "", version_at(hit.index)) if kind else (True, "")
+        (live_hits.append(hit) if printed else stale_hits.append((hit, why)))
+    for hit, why in stale_hits:
+        if not hit.message.is_failure:
+            notes.append(f"{hit.line.log}:{hit.line.number}: looks like '{hit.message.title}', but {why}; not used")
+
+    # overrides from the (latest) server-config dump
+    configs = [h for h in live_hits if h.message.id == "ollama-server-config"]
+    overrides: dict[str, str] = {}
+    if configs:
+        env = parse_go_map(configs[-1].get("env"))
+        for var in OVERRIDE_VARS:
+            if var in env:
+                overrides[var] = env[var]
+                facts.append(Fact(f"env:{var}", env[var] if env[var] != "" else "(unset)", (evidence_of(configs[-1].line, "ollama-server-config"),)))
+    hsa = overrides.get("HSA_OVERRIDE_GFX_VERSION") or ""
+
+    # GPUs and backends
+    gpus = _gpus(live_hits)
+    backends: dict[str, list[Hit]] = {}
+    for hit in live_hits:
+        if hit.message.id == "ggml-load-backend":
+            backends.setdefault(hit.get("backend"), []).append(hit)
+    for backend, bhits in backends.items():
+        facts.append(Fact("backend", f"{backend} ({bhits[0].get('path')})", tuple(evidence_of(h.line, h.message.id) for h in bhits[:MAX_EVIDENCE])))
+    targets = sorted({g.target for g in gpus if g.target})
+    processors = sorted({g.processor for g in gpus if g.processor})
+
+    # runs
+    runs, run_of = _runs(log, live_hits, kind)
+
+    # findings
+    findings: list[Finding] = []
+    merged: dict[tuple, int] = {}
+    for hit in [h for h in hits if h.message.is_failure]:
+        message = hit.message
+        stale = next((why for h, why in stale_hits if h is hit), None)
+        gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
+        if gfx:
+            target, target_reason = gfx, "named in the line"
+        elif len(processors) == 1:
+            target, target_reason = targets[0] if len(targets) == 1 else processors[0], "the only gfx target the log names"
+        elif processors:
+            target, target_reason = None, f"the log names {len(processors)} gfx targets ({', '.join(processors)}) and this line does not say which"
+        else:
+            target, target_reason = None, "no line names a gfx target" + (
+                " (start the server with OLLAMA_DEBUG=1 for device lines)" if kind == "ollama" else " (no ggml Device line)")
+        run_index = run_of.get(hit.index)
+        key = (message.id, target, run_index, stale)
+        evidence = evidence_of(hit.line, message.id, message.title)
+        if key in merged:
+            old = findings[merged[key]]
+            if len(old.evidence) < MAX_EVIDENCE:
+                extra = old.evidence + (evidence,)
+                verdict = dataclasses.replace(old.verdict, evidence=extra) if old.verdict else None
+                findings[merged[key]] = dataclasses.replace(old, evidence=extra, verdict=verdict)
+            continue
+        context: list[str] = []
+        if hsa and target:
+            context.append(f"HSA_OVERRIDE_GFX_VERSION={hsa} was in effect: the ROCm runtime reports the device as "
+                           f"{_override_target(hsa) or 'the override target'}; the physical chip may differ")
+        if run_index is not None and message.family in ("compute-crash", "runner-terminated", "vulkan-device-lost"):
+            run = runs[run_index]
+            if run.phase:
+                context.append(f"phase: {run.phase}" + (f" in {' → '.join(run.frames)}" if run.frames else ""))
+        wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
+        printed_at, printed_note = ((), "")
+        if locator is not None:
+            printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
+            printed_at, extra = _cross_check_source(hit.line.text, printed_at)
+            context += extra
+        verdict = None
+        if not stale and target and message.implies is not None and message.layer:
+            verdict = Verdict(
+                layer=message.layer, target=target, status=message.implies,
+                summary=f"{message.title} (log line {hit.line.number})",
+                evidence=(evidence,), remedy=message.remedy, workarounds=wk,
+            )
+        findings.append(Finding(
+            message=message.id, family=message.family, title=message.title, layer=message.layer or "",
+            evidence=(evidence,), target=target, target_reason=target_reason, verdict=verdict,
+            remedy=message.remedy or "", workarounds=wk, printed_at=printed_at, printed_note=printed_note,
+            stale=stale, context=tuple(context), run=run_index,
+        ))
+        merged[key] = len(findings) - 1
+
+    # what could not be established
+    if kind is None:
+        unknowns.append(Unknown("log format", "no line matches a known Ollama, llama.cpp or ROCm message; is this a server log?"))
+    if kind == "ollama" and not seen_versions:
+        unknowns.append(Unknown("Ollama version", "no 'Listening on … (version …)' line: the log does not reach back to the "
+                                "server start (journalctl -u ollama -b shows the whole boot)"))
+    if kind == "llama.cpp" and not seen_versions:
+        unknowns.append(Unknown("llama.cpp build", "no 'build: N (commit)' line: the log does not start at the program start"))
+    if kind and not gpus:
+        unknowns.append(Unknown("GPUs", "no device line (inference compute, ggml_cuda_init, Device N, ggml_vulkan): "
+                                + ("start the server with OLLAMA_DEBUG=1 and include its start-up" if kind == "ollama"
+                                   else "the binary may be CPU-only, or the start of its output is missing")))
+    elif gpus and not targets:
+        unknowns.append(Unknown("gfx target", "the device lines name no gfx target (Vulkan lines give only names); "
+                                "a ROCm line such as ggml's 'Device 0: …, gfx900' would"))
+    if kind == "ollama" and not configs:
+        unknowns.append(Unknown("overrides", "no 'server config' line (printed once at server start): "
+                                "HSA_OVERRIDE_GFX_VERSION, OLLAMA_VULKAN and visible-device variables are unknown"))
+    if kind and not runs:
+        unknowns.append(Unknown("runs", "no runner start (msg=\"starting runner\"/\"starting llama-server\") or llama.cpp start "
+                                "in the log: no model was loaded while it was written"))
+    if kind and not any(h.message.family in ("offload", "offload-zero") for h in live_hits):
+        unknowns.append(Unknown("layers offloaded", "no 'offloaded N/M layers to GPU' line"))
+    if locator is not None and any(f.printed_note and not f.printed_at for f in findings):
+        notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
+    return Diagnosis(
+        log=log.name, log_kind=kind, lines=len(log.lines), recognised=len(hits), facts=tuple(facts), gpus=tuple(gpus),
+        runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _cross_check_source(text: str, located: tuple) -> tuple[tuple, list[str]]:
+    """Ollama's slog lines carry ``source=FILE:LINE``; keep the located lines in that file and compare the numbers."""
+    if "source=" not in text or not located:
+        return located, []
+    file, _, number = attrs(text).get("source", "").rpartition(":")
+    if not file or not number.isdigit():
+        return located, []
+    same = tuple(loc for loc in located if loc.path.rsplit("/", 1)[-1] == file)
+    if not same:
+        return located, [f"the log says source={file}:{number}, a file none of the located lines is in"]
+    near = min(same, key=lambda loc: abs((loc.line or 0) - int(number)))
+    if abs((near.line or 0) - int(number)) <= 3:
+        return same, [f"the log's source={file}:{number} agrees with the located printing code ({near})"]
+    return same, [f"the log's source={file}:{number} differs from the located line {near}: the binary was built from other sources than that tag"]
+
+
+def _gfx_attr(text: str) -> str | None:
+    if "=gfx" not in text:
+        return None
+    a = attrs(text)
+    for key in ("gpu_type", "gfx_target", "compute"):
+        value = a.get(key, "")
+        if value.startswith("gfx"):
+            return value
+    return None
+
+
+def _override_target(hsa: str) -> str | None:
+    from gfxgate.targets import catalog
+
+    try:
+        return catalog().from_hsa_override(hsa).name
+    except Exception:  # an override that names no known target: say nothing rather than guess
+        return None
+
+
+def _applies(workaround_id: str, target: str | None, workarounds) -> bool:
+    if workarounds is None or target is None:
+        return True
+    item = next((w for w in workarounds if w.id == workaround_id), None)
+    return item is None or not item.applies_to or target.split(":", 1)[0] in item.applies_to
+
+
+def _gpus(hits: list[Hit]) -> list[Gpu]:
+    out: dict[tuple, Gpu] = {}
+    for hit in hits:
+        mid, ev = hit.message.id, evidence_of(hit.line, hit.message.id)
+        if mid == "ollama-inference-compute":
+            a = attrs(hit.get("attrs"))
+            compute = a.get("compute", "")
+            library = a.get("library", "")
+            if library.lower() == "cpu":
+                continue
+            name = a.get("description") or a.get("name") or a.get("id", "?")
+            key = ("ollama", library, a.get("id", ""), compute)
+            gpu = Gpu(name, compute if compute.startswith("gfx") else None, library or "?", (ev,),
+                      detail=", ".join(f"{k}={a[k]}" for k in ("id", "type", "total", "driver") if a.get(k)))
+        elif mid == "ggml-hip-device":
+            key = ("ggml", "ROCm", hit.get("index"), hit.get("arch"))
+            gpu = Gpu(hit.get("name"), hit.get("arch") + hit.get("features"), "ROCm", (ev,), detail=f"ggml device {hit.get('index')}, 0x{hit.get('cc')}")
+        elif mid == "ggml-vulkan-device":
+            key = ("ggml", "Vulkan", hit.get("index"), hit.get("name"))
+            gpu = Gpu(hit.get("name"), None, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}")
+        elif hit.message.is_failure and (hit.get("gfx") or _gfx_attr(hit.line.text)):
+            gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
+            a = attrs(hit.line.text) if "=" in hit.line.text else {}
+            name = a.get("device") or a.get("description") or (f"gpu {a['gpu']}" if a.get("gpu") else gfx)
+            key = ("failure", gfx)
+            gpu = Gpu(name, gfx, a.get("library") if a.get("library", "").isalpha() else "ROCm", (ev,),
+                      detail=f"named by a failure line ({hit.message.id})")
+        else:
+            continue
+        if key in out:
+            if len(out[key].evidence) < MAX_EVIDENCE:
+                out[key] = dataclasses.replace(out[key], evidence=out[key].evidence + (ev,))
+        else:
+            out[key] = gpu
+    return list(out.values())
+
+
+def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], dict[int, int]]:
+    """Split the log at runner starts (Ollama) or program starts (llama.cpp) and decide each run's outcome."""
+    from gfxgate.sweep.crash import classify_phase, parse_crash
+
+    starts = [h for h in hits if h.message.id in RUN_START] if kind == "ollama" else [h for h in hits if h.message.id == "llama-build-info"]
+    if kind == "llama.cpp" and not starts and hits:
+        starts = [hits[0]]  # llama.cpp output without its build line: one run from the first recognised line
+    runs: list[Run] = []
+    run_of: dict[int, int] = {}
+    for number, start in enumerate(starts):
+        end = starts[number + 1].index if number + 1 < len(starts) else len(log.lines)
+        inside = [h for h in hits if start.index <= h.index < end]
+        for h in inside:
+            run_of[h.index] = number
+        evidence = [evidence_of(start.line, start.message.id, "run start")]
+        ready = next((h for h in inside if h.message.id in RUN_READY), None)
+        offloads = [h for h in inside if h.message.family in ("offload", "offload-zero")]
+        offload = f"{offloads[-1].get('offloaded')}/{offloads[-1].get('layers')}" if offloads else ""
+        failures = [h for h in inside if h.message.is_failure and h.message.layer == "runtime" and h.message.family != "offload-zero"]
+        backends = tuple(dict.fromkeys(h.get("backend") for h in inside if h.message.id == "ggml-load-backend"))
+        phase, frames = "", ()
+        if failures:
+            lines = [line.text for line in log.lines[start.index:end]]
+            error = next((h.get("error") for h in failures if h.get("error")), "")
+            crash = parse_crash(lines, error)
+            result = classify_phase("error", lines, crash, error, first_line_no=log.lines[start.index].number)
+            phase = result.phase
+            frames = crash.key_frames
+            label = crash.label if crash.found else failures[0].message.title
+            outcome = "failed"
+            summary = f"failed ({label}), phase {phase}: {result.reason}"
+            evidence += [evidence_of(h.line, h.message.id) for h in failures[:3]]
+        elif ready is not None:
+            evidence.append(evidence_of(ready.line, ready.message.id, "ready"))
+            if offloads and offloads[-1].get("offloaded") == "0":
+                outcome, summary = "cpu-only", f"loaded, but offloaded {offload} layers: the model runs on the CPU"
+            else:
+                outcome, summary = "ok", "loaded and serving" + (f", {offload} layers on the GPU" if offload else "")
+        else:
+            outcome, summary = "incomplete", "neither a ready line nor a failure before the log " + ("moves on" if number + 1 < len(starts) else "ends")
+        if offloads:
+            evidence.append(evidence_of(offloads[-1].line, offloads[-1].message.id, f"offloaded {offload}"))
+        runs.append(Run(number, outcome, summary, tuple(evidence), phase, offload, backends, tuple(frames)))
+    return runs, run_of
+
+
+def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:
+    """The gate matrix's runtime row from diagnosed logs (``scan --log``), one verdict per target."""
+    from gfxgate.model import Status
+
+    out: dict[str, Verdict] = {}
+    for target in targets:
+        key = str(target)
+        processor = target.processor
+        ok_ev: list[Evidence] = []
+        bad: list[Finding] = []
+        for diagnosis in diagnoses:
+            on_target = {g.processor for g in diagnosis.gpus if g.processor} == {processor} or any(
+                g.processor == processor for g in diagnosis.gpus)
+            for finding in diagnosis.findings:
+                if finding.verdict and finding.layer == "runtime" and finding.target and finding.target.split(":")[0] == processor:
+                    bad.append(finding)
+            if on_target:
+                for run in diagnosis.runs:
+                    if run.outcome == "ok" and run.offload and not run.offload.startswith("0/"):
+                        ok_ev.append(run.evidence[-1])
+        if not ok_ev and not bad:
+            out[key] = Verdict(layer="runtime", target=key, status=Status.NOT_MEASURED,
+                               summary=f"the log shows no run on {key}",
+                               reason=f"no run with layers on a {processor} GPU and no runtime failure naming it in "
+                                      + ", ".join(d.log for d in diagnoses))
+            continue
+        evidence = tuple(ok_ev[:3]) + tuple(f.evidence[0] for f in bad[:3])
+        workarounds = tuple(dict.fromkeys(w for f in bad for w in f.workarounds))
+        if ok_ev and bad:
+            status, summary = Status.PARTIAL, f"some runs use the GPU, others fail ({', '.join(sorted({f.family for f in bad}))})"
+        elif ok_ev:
+            status, summary = Status.ALLOWED, "runs with layers on the GPU (log)"
+        else:
+            status, summary = Status.BLOCKED, "every run in the log fails or runs on the CPU (" + ", ".join(sorted({f.family for f in bad})) + ")"
+        out[key] = Verdict(layer="runtime", target=key, status=status, summary=summary, evidence=evidence,
+                           remedy=bad[0].remedy if bad else None, workarounds=workarounds)
+    return out

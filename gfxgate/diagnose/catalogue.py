@@ -1,0 +1,167 @@
+"""The log-message catalogue (rules/messages.yaml): loaded once into frozen dataclasses, checked at load.
+
+Each message is data: its fixed literal(s), an RE2 pattern, the layer and status a failure implies, the log
+kinds and versions that print it, where upstream prints it (a search spec, never a stored line number), the
+remedy and the workarounds that address it. Loading validates the schema (errors as ``file:line``) and then
+cross-checks every entry: known layer, known workarounds and repositories, valid version ranges, a pattern RE2
+compiles, every example matches (and contains a literal) and no counter-example does.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from gfxgate.datafiles import _node_lines, load_yaml
+from gfxgate.diagnose.patterns import Pattern, PatternError, compile_pattern
+from gfxgate.errors import RuleError
+from gfxgate.model import Status
+from gfxgate.resources import rules_dir
+from gfxgate.sources.versions import in_range
+
+LOG_KINDS = ("ollama", "llama.cpp")
+
+
+@dataclass(frozen=True)
+class PrintSpec:
+    """Where upstream prints a message: a regex over the printing code in some paths of one repository."""
+
+    repo: str
+    paths: tuple[str, ...]
+    grep: str
+
+    def describe(self) -> str:
+        return f"{self.repo}: /{self.grep}/ in {', '.join(self.paths)}"
+
+
+@dataclass(frozen=True)
+class Message:
+    id: str
+    family: str
+    kind: str  # "fact" or "failure"
+    title: str
+    literals: tuple[str, ...]
+    pattern: str
+    logs: tuple[str, ...]
+    regex: Pattern
+    versions: tuple[tuple[str, str], ...] = ()  # (log kind, range)
+    printed_by: tuple[PrintSpec, ...] = ()
+    not_available: str | None = None
+    layer: str | None = None
+    implies: Status | None = None
+    remedy: str | None = None
+    workarounds: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    counterexamples: tuple[str, ...] = ()
+    defined_at: str = ""  # rules file:line
+
+    @property
+    def is_failure(self) -> bool:
+        return self.kind == "failure"
+
+    def version_range(self, log_kind: str) -> str:
+        return dict(self.versions).get(log_kind, "")
+
+    def printed_in(self, log_kind: str, version: str | None) -> tuple[bool, str]:
+        """Does a ``log_kind`` log of ``version`` print this message? (answer, reason when not)."""
+        if log_kind not in self.logs:
+            return False, f"{log_kind} logs do not print it (catalogue: {', '.join(self.logs)})"
+        spec = self.version_range(log_kind)
+        if version and spec and not in_range(version, spec):
+            return False, f"{log_kind} {version} does not print it (printed by {log_kind} {spec})"
+        return True, ""
+
+    def search(self, text: str):
+        """The pattern's match in one (already bounded) line, after the literal pre-filter."""
+        if not any(lit in text for lit in self.literals):
+            return None
+        return self.regex.search(text)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    messages: tuple[Message, ...]
+    path: str
+
+    def by_id(self, message_id: str) -> Message:
+        return next(m for m in self.messages if m.id == message_id)
+
+
+def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None,
+         workarounds: set[str] | None = None) -> Catalogue:
+    path = Path(path or rules_dir() / "messages.yaml")
+    data = load_yaml(path, "messages")
+    lines = _node_lines(yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader))
+    out: list[Message] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(data["messages"]):
+        where = f"{path}:{lines.get(('messages', index), '?')}"
+        problems: list[str] = []
+        literals = (raw["literal"],) if isinstance(raw["literal"], str) else tuple(raw["literal"])
+        try:
+            regex = compile_pattern(raw["pattern"])
+        except PatternError as exc:
+            raise RuleError(f"{where}: message {raw['id']}: pattern is not valid RE2: {exc}") from None
+        message = Message(
+            id=raw["id"], family=raw["family"], kind=raw["kind"], title=raw["title"], literals=literals,
+            pattern=raw["pattern"], logs=tuple(raw["logs"]), regex=regex,
+            versions=tuple(sorted((raw.get("versions") or {}).items())),
+            printed_by=tuple(PrintSpec(p["repo"], tuple(p["paths"]), p["grep"]) for p in raw.get("printed_by", ())),
+            not_available=raw.get("not_available"), layer=raw.get("layer"),
+            implies=Status(raw["implies"]) if raw.get("implies") else None, remedy=raw.get("remedy"),
+            workarounds=tuple(raw.get("workarounds", ())), examples=tuple(raw["examples"]),
+            counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where,
+        )
+        if message.id in seen:
+            problems.append("duplicate id")
+        seen.add(message.id)
+        if message.layer and layers is not None and message.layer not in layers:
+            problems.append(f"unknown layer {message.layer!r}")
+        if message.kind == "fact" and (message.layer or message.implies):
+            problems.append("a fact has no layer or implied status")
+        if workarounds is not None:
+            problems += [f"unknown workaround {w!r}" for w in message.workarounds if w not in workarounds]
+        for spec in message.printed_by:
+            if repos is not None and spec.repo not in repos:
+                problems.append(f"unknown repo {spec.repo!r}")
+            try:
+                re.compile(spec.grep)
+            except re.error as exc:
+                problems.append(f"bad grep {spec.grep!r}: {exc}")
+        for kind, spec in message.versions:
+            if kind not in message.logs:
+                problems.append(f"versions for {kind!r}, which is not in logs")
+            try:
+                in_range("0.0.0", spec)
+            except ValueError as exc:
+                problems.append(str(exc))
+        for example in message.examples:
+            if not any(lit in example for lit in literals):
+                problems.append(f"example contains none of the literals {list(literals)}: {example!r}")
+            elif message.regex.search(example) is None:
+                problems.append(f"example does not match the pattern: {example!r}")
+        for counter in message.counterexamples:
+            if message.search(counter) is not None:
+                problems.append(f"counter-example matches: {counter!r}")
+        if problems:
+            raise RuleError(f"{where}: message {message.id}: " + "; ".join(problems))
+        out.append(message)
+    return Catalogue(tuple(out), str(path))
+
+
+@functools.cache
+def default_catalogue() -> Catalogue:
+    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.gate.workarounds import default_workarounds
+    from gfxgate.sources.resolve import load_pins
+
+    pins = load_pins()
+    return load(
+        layers={layer.id for layer in default_rules().layers},
+        repos=set(pins.sources) | set(pins.layouts),
+        workarounds={w.id for w in default_workarounds()},
+    )

@@ -1,0 +1,130 @@
+"""What a diagnosis is made of (frozen dataclasses): facts, GPUs, runs, findings and what stayed unknown.
+
+Like :class:`gfxgate.model.Verdict`, nothing here exists without its evidence: a :class:`Finding`, a
+:class:`Gpu`, a :class:`Fact` or a :class:`Run` refuses to be built without at least one ``log:line``
+:class:`~gfxgate.model.Evidence`, and an :class:`Unknown` without a reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gfxgate.model import Evidence, Location, Verdict
+
+JSON_SCHEMA_VERSION = 1
+
+
+def _need_evidence(kind: str, what: str, evidence: tuple) -> None:
+    if not evidence:
+        raise ValueError(f"{kind} {what!r} without evidence")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Something the log establishes (a version, an override in effect, a backend loaded)."""
+
+    name: str
+    value: str
+    evidence: tuple[Evidence, ...]
+
+    def __post_init__(self) -> None:
+        _need_evidence("fact", self.name, self.evidence)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """A device the log names: its gfx target when the line gives one, the backend/library that saw it."""
+
+    name: str
+    target: str | None  # gfx900, gfx900:xnack- … (None for Vulkan lines, which name no gfx target)
+    backend: str
+    evidence: tuple[Evidence, ...]
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        _need_evidence("gpu", self.name, self.evidence)
+
+    @property
+    def processor(self) -> str | None:
+        return self.target.split(":", 1)[0] if self.target else None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A recognised failure: the message, its gate layer, the verdict it implies, remedies and where upstream prints it."""
+
+    message: str  # catalogue id
+    family: str
+    title: str
+    layer: str
+    evidence: tuple[Evidence, ...]
+    target: str | None = None
+    target_reason: str = ""  # how the target was decided, or why it could not be
+    verdict: Verdict | None = None  # None when the target is unknown or the match is stale
+    remedy: str = ""
+    workarounds: tuple[str, ...] = ()
+    printed_at: tuple[Location, ...] = ()
+    printed_note: str = ""  # where the printing code was searched, or why it was not
+    stale: str | None = None  # why this match does not fit the log's version (then no verdict)
+    context: tuple[str, ...] = ()  # crash frames, phase, override notes
+    run: int | None = None  # index into Diagnosis.runs
+
+    def __post_init__(self) -> None:
+        _need_evidence("finding", self.message, self.evidence)
+        if self.stale and self.verdict is not None:
+            raise ValueError(f"finding {self.message!r} is stale and cannot carry a verdict")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One runner / llama-server start and how it ended."""
+
+    index: int
+    outcome: str  # ok, cpu-only, failed, incomplete
+    summary: str
+    evidence: tuple[Evidence, ...]
+    phase: str = ""  # load / compute / … for failed runs (the sweep's crash localisation)
+    offload: str = ""  # "29/29"
+    backends: tuple[str, ...] = ()
+    frames: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _need_evidence("run", str(self.index), self.evidence)
+
+
+@dataclass(frozen=True)
+class Unknown:
+    what: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not self.reason:
+            raise ValueError(f"unknown {self.what!r} without a reason")
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything one log established, recognised, and could not establish."""
+
+    log: str
+    log_kind: str | None  # "ollama", "llama.cpp" or None
+    lines: int
+    recognised: int  # lines that matched a catalogue message
+    facts: tuple[Fact, ...] = ()
+    gpus: tuple[Gpu, ...] = ()
+    runs: tuple[Run, ...] = ()
+    findings: tuple[Finding, ...] = ()
+    unknowns: tuple[Unknown, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def fact(self, name: str) -> Fact | None:
+        return next((f for f in self.facts if f.name == name), None)
+
+    @property
+    def version(self) -> str | None:
+        fact = self.fact("ollama-version") or self.fact("llama.cpp-build")
+        return fact.value if fact else None
+
+    @property
+    def verdicts(self) -> tuple[Verdict, ...]:
+        return tuple(f.verdict for f in self.findings if f.verdict is not None)

@@ -1,0 +1,38 @@
+"""The one regex dialect for log messages: RE2 (linear-time matching, no backtracking).
+
+Log lines are hostile input: a pattern must never take more than linear time in the line, whatever the
+line holds. RE2 guarantees that (it has no backreferences or look-around, so such patterns fail to
+compile instead of running slowly). Every line is also cut to :data:`MAX_LINE` characters before it is
+matched, so a single pathological line costs a bounded amount of work.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import re2
+
+MAX_LINE = 4096  # characters of one log line that are matched; the rest is dropped (and said so)
+
+
+class Pattern(Protocol):  # the subset of the compiled-pattern API the matcher uses
+    def search(self, text: str): ...
+
+
+class PatternError(ValueError):
+    """A pattern RE2 cannot compile (for example a backreference)."""
+
+
+def _options():
+    options = re2.Options()
+    options.log_errors = False  # errors become PatternError, not lines on stderr
+    options.max_mem = 8 << 20
+    return options
+
+
+def compile_pattern(pattern: str) -> Pattern:
+    try:
+        return re2.compile(pattern, _options())
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise PatternError(detail) from None

@@ -1,0 +1,179 @@
+"""Formatters for diagnoses: each takes the diagnoses and returns text (the CLI writes it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
+from gfxgate.report.markdown import code, md_escape
+
+KIND_LABEL = {"ollama": "Ollama server log", "llama.cpp": "llama.cpp output", None: "unrecognised log"}
+
+
+def _ev(evidence) -> list[dict[str, Any]]:
+    return [e.to_json() for e in evidence]
+
+
+def finding_json(f: Finding) -> dict[str, Any]:
+    return {
+        "message": f.message,
+        "family": f.family,
+        "title": f.title,
+        "layer": f.layer,
+        "target": f.target,
+        "target_reason": f.target_reason,
+        "status": f.verdict.status.value if f.verdict else None,
+        "verdict": f.verdict.to_json() if f.verdict else None,
+        "remedy": f.remedy,
+        "workarounds": list(f.workarounds),
+        "printed_at": [str(loc) for loc in f.printed_at],
+        "printed_note": f.printed_note,
+        "stale": f.stale,
+        "context": list(f.context),
+        "run": f.run,
+        "evidence": _ev(f.evidence),
+    }
+
+
+def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
+    return {
+        "log": d.log,
+        "log_kind": d.log_kind,
+        "version": d.version,
+        "lines": d.lines,
+        "recognised": d.recognised,
+        "facts": [{"name": f.name, "value": f.value, "evidence": _ev(f.evidence)} for f in d.facts],
+        "gpus": [{"name": g.name, "target": g.target, "backend": g.backend, "detail": g.detail, "evidence": _ev(g.evidence)} for g in d.gpus],
+        "runs": [{"index": r.index, "outcome": r.outcome, "summary": r.summary, "phase": r.phase, "offload": r.offload,
+                  "backends": list(r.backends), "frames": list(r.frames), "evidence": _ev(r.evidence)} for r in d.runs],
+        "findings": [finding_json(f) for f in d.findings],
+        "unknowns": [{"what": u.what, "reason": u.reason} for u in d.unknowns],
+        "notes": list(d.notes),
+    }
+
+
+def render_json(diagnoses: Sequence[Diagnosis]) -> str:
+    from gfxgate import __version__
+
+    data = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "kind": "diagnosis",
+        "generator": f"gfxgate {__version__}",
+        "logs": [diagnosis_json(d) for d in diagnoses],
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _where(evidence) -> str:
+    return ", ".join(code(str(e.location)) for e in evidence if e.location)
+
+
+def _status(f: Finding) -> str:
+    if f.stale:
+        return "stale match (no verdict)"
+    if f.verdict is None:
+        return "no verdict (" + (f.target_reason or "no status implied") + ")" if f.target is None else "no verdict"
+    return f"**{f.verdict.status.value}** for {f.target}"
+
+
+def render_md(diagnoses: Sequence[Diagnosis]) -> str:
+    out = ["# gfxgate diagnose", ""]
+    for d in diagnoses:
+        version = f" {d.version}" if d.version else ""
+        out += [f"## {code(d.log)}", "",
+                f"{KIND_LABEL.get(d.log_kind, d.log_kind)}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
+        out += ["### Established", "", "| What | Value | Evidence |", "|---|---|---|"]
+        for fact in d.facts:
+            out.append(f"| {md_escape(fact.name)} | {code(fact.value)} | {_where(fact.evidence[:2])} |")
+        for gpu in d.gpus:
+            value = f"{gpu.name} — {gpu.target or 'no gfx target in this line'} ({gpu.backend})"
+            out.append(f"| GPU | {md_escape(value)} | {_where(gpu.evidence[:2])} |")
+        for run in d.runs:
+            out.append(f"| run {run.index + 1} | {md_escape(run.outcome + ': ' + run.summary)} | {_where(run.evidence[:3])} |")
+        if not (d.facts or d.gpus or d.runs):
+            out.append("| — | nothing | — |")
+        out += ["", "### Findings", ""]
+        if not d.findings:
+            out += ["No recognised failure.", ""]
+        for f in d.findings:
+            out.append(f"- **{md_escape(f.layer)}** — {_status(f)}: {md_escape(f.title)} ({code(f.message)})")
+            for e in f.evidence:
+                out.append(f"  - {code(str(e.location))} {code(e.text)}")
+            if f.stale:
+                out.append(f"  - stale: {md_escape(f.stale)}")
+            if f.target:
+                out.append(f"  - target: {f.target} ({md_escape(f.target_reason)})")
+            for line in f.context:
+                out.append(f"  - {md_escape(line)}")
+            if f.printed_at:
+                out.append("  - printed by: " + ", ".join(code(str(loc)) for loc in f.printed_at))
+            if f.printed_note:
+                out.append(f"  - {'note' if f.printed_at else 'printed by'}: {md_escape(f.printed_note)}")
+            if f.remedy:
+                out.append(f"  - remedy: {md_escape(f.remedy)}")
+            if f.workarounds:
+                out.append("  - workarounds: " + ", ".join(code(w) for w in f.workarounds) + " (see `gfxgate workarounds`)")
+        if f_unknown := d.unknowns:
+            out += ["", "### Could not establish", ""]
+            out += [f"- {md_escape(u.what)}: {md_escape(u.reason)}" for u in f_unknown]
+        if d.notes:
+            out += ["", "### Notes", ""]
+            out += [f"- {md_escape(n)}" for n in d.notes]
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_text(diagnoses: Sequence[Diagnosis]) -> str:
+    out = []
+    for d in diagnoses:
+        out.append(f"{d.log}: {KIND_LABEL.get(d.log_kind, d.log_kind)}" + (f" {d.version}" if d.version else "")
+                   + f", {d.lines} lines, {d.recognised} recognised")
+        for gpu in d.gpus:
+            out.append(f"  gpu: {gpu.name} {gpu.target or '(no gfx target)'} [{gpu.backend}] at {gpu.evidence[0].location}")
+        for fact in d.facts:
+            if fact.name.startswith("env:") and fact.value == "(unset)":
+                continue
+            out.append(f"  {fact.name}: {fact.value} at {fact.evidence[0].location}")
+        for run in d.runs:
+            out.append(f"  run {run.index + 1}: {run.outcome} — {run.summary}")
+        for f in d.findings:
+            status = "stale" if f.stale else (f"{f.verdict.status.value} {f.target}" if f.verdict else "no verdict")
+            out.append(f"  {f.layer}: {status}: {f.title} at {f.evidence[0].location}")
+            if f.printed_at:
+                out.append(f"    printed by {f.printed_at[0]}")
+            if f.workarounds:
+                out.append(f"    workarounds: {', '.join(f.workarounds)}")
+        for u in d.unknowns:
+            out.append(f"  unknown {u.what}: {u.reason}")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = {"md": render_md, "json": render_json, "text": render_text}
+
+
+def render_checks_md(checks, *, sources) -> str:
+    lines = ["# gfxgate message catalogue check", ""]
+    if sources:
+        lines += ["Checked at " + ", ".join(f"`{s.name}@{s.ref}`" for s in sources) + ".", ""]
+    lines += ["| Message | Layer | State | Where / why |", "|---|---|---|---|"]
+    for c in checks:
+        m = c.message
+        lines.append(f"| {code(m.id)} | {md_escape(m.layer or 'fact')} | **{c.state}** | {md_escape(c.summary)} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_checks_json(checks, *, sources) -> str:
+    data = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "kind": "message-check",
+        "sources": [s.to_json() for s in sources],
+        "messages": [
+            {"id": c.message.id, "family": c.message.family, "kind": c.message.kind, "layer": c.message.layer,
+             "state": c.state, "summary": c.summary,
+             "searched": [{"spec": r.spec.describe(), "where": r.where, "reason": r.reason,
+                           "locations": [str(loc) for loc in r.locations]} for r in c.results]}
+            for c in checks
+        ],
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
