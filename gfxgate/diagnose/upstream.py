@@ -88,7 +88,9 @@ def check_catalogue(catalogue: Catalogue, sourceset) -> list[MessageCheck]:
         if not message.printed_by:
             out.append(MessageCheck(message, NOT_AVAILABLE, message.not_available or "no printing code among the sources"))
             continue
-        results = tuple(_search(spec, sourceset, None) for spec in message.printed_by)
+        # a message only llama.cpp's own programs print is looked for in llama.cpp itself, not in Ollama's copy
+        kind = None if "ollama" in message.logs else "llama.cpp"
+        results = tuple(_search(spec, sourceset, kind) for spec in message.printed_by)
         found = [r for r in results if r.locations]
         unavailable = [r for r in results if r.reason]
         expected, why = message.printed_in("ollama", version) if "ollama" in message.logs else (True, "")
