@@ -22,11 +22,14 @@ DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib"
               help="Scan installed GPU code under DIR for the artifact rows (repeatable; 'default' = the usual places).")
 @click.option("--runtime", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="A `gfxgate sweep` worklog for the runtime row.")
+@click.option("--log", "logs", multiple=True, metavar="LOG",
+              type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              help="An Ollama / llama.cpp log (as `gfxgate diagnose` reads it) for the runtime row; with --target auto, also the targets.")
 @click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Evaluate from this snapshot file instead of the embedded one.")
-def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, rules_root, snapshot_path) -> None:
+def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, logs, rules_root, snapshot_path) -> None:
     """The gate matrix: for each layer and target, a status with its evidence and remedy.
 
     Without --live, --ref or --source the evidence comes from the embedded snapshot of the
@@ -37,9 +40,31 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     from gfxgate.report import render
     from gfxgate.sources.resolve import parse_assignments
 
-    parsed = parse_targets(targets)
+    names = [part.strip() for value in targets for part in value.split(",") if part.strip()]
+    auto = any(name.lower() == "auto" for name in names)
+    diagnoses = None
+    if logs:
+        if runtime:
+            raise UsageError("--runtime and --log both fill the runtime row; pass one of them")
+        from gfxgate.diagnose import diagnose_inputs
+
+        diagnoses = diagnose_inputs(list(logs), locate=False)
+    if auto:
+        if not diagnoses:
+            raise UsageError("--target auto reads the targets from a log", hint="add --log LOG")
+        detected = sorted({g.processor for d in diagnoses for g in d.gpus if g.processor})
+        if not detected:
+            raise UsageError("--target auto: the log names no gfx target",
+                             hint="name the target (--target gfx900); `gfxgate diagnose LOG` says what the log lacks")
+        names = [n for n in names if n.lower() != "auto"] + detected
+    parsed = parse_targets(tuple(names))
     if not parsed:
         raise UsageError("name at least one --target", hint="e.g. gfxgate scan --target gfx900")
+    runtime_cells = None
+    if diagnoses is not None:
+        from gfxgate.diagnose.analyse import runtime_verdicts
+
+        runtime_cells = runtime_verdicts(diagnoses, parsed)
     dirs: list[Path] = []
     for value in installed:
         if value == "default" and not Path(value).exists():
@@ -56,6 +81,7 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
         runtime=runtime,
         rules_root=rules_root,
         snapshot_path=snapshot_path,
+        runtime_cells=runtime_cells,
     )
     emit(render(matrix, fmt), output)
 

@@ -6,7 +6,7 @@ import click
 
 from gfxgate.jsontext import dumps
 
-FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result")
+FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result", "diagnose", "messages")
 # schemas defined next to the code that emits the output: name -> (module, attribute)
 MODULES = {
     "artifacts": ("gfxgate.artifacts.schema", "SCHEMA"),

@@ -24,6 +24,7 @@ def scan_matrix(
     rules_root: Path | None = None,
     pins: Pins | None = None,
     snapshot_path: Path | None = None,
+    runtime_cells: dict | None = None,
 ) -> GateMatrix:
     pins = pins or load_pins()
     ruleset: RuleSet = (
@@ -70,6 +71,8 @@ def scan_matrix(
 
         for target_name, verdict in runtime_verdicts(runtime, targets).items():
             extra[("runtime", target_name)] = verdict
+    for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
+        extra[("runtime", target_name)] = verdict
     from gfxgate.gate.workarounds import default_workarounds, link
 
     matrix = link(build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes)),
