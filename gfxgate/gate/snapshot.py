@@ -39,10 +39,17 @@ class Snapshot:
     def usable_facts(self, ruleset: RuleSet, pins: Pins) -> tuple[dict[str, RuleFacts], list[str]]:
         """Facts still valid for these rules and pins, and a note for everything left out."""
         notes = []
+        # A pin neither recorded in the snapshot nor read by any gate rule (e.g. clr, which only the message
+        # catalogue reads) cannot make the snapshot stale.
+        used = {r.repo for r in ruleset.rules}
+        for layout in pins.layouts.values():
+            if layout.name in used:
+                used |= {layout.vendored_in, layout.upstream}
         moved = {
             name
             for name, pin in pins.sources.items()
-            if self.pins.get(name, {}).get("ref") != pin.ref or self.pins.get(name, {}).get("url") != pin.url
+            if (name in self.pins or name in used)
+            and (self.pins.get(name, {}).get("ref") != pin.ref or self.pins.get(name, {}).get("url") != pin.url)
         }
         for name in sorted(moved):
             notes.append(
