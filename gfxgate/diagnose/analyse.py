@@ -185,8 +185,11 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         message = hit.message
         stale = next((why for h, why in stale_hits if h is hit), None)
         gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
+        own = _own_device(hit.line.text) if not gfx else None
         if gfx:
             target, target_reason = gfx, "named in the line"
+        elif own:
+            target, target_reason = None, f"the line names its own device ({own}) without a gfx target"
         elif len(processors) == 1:
             target, target_reason = targets[0] if len(targets) == 1 else processors[0], "the only gfx target the log names"
         elif processors:
@@ -212,6 +215,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             run = runs[run_index]
             if run.phase:
                 context.append(f"phase: {run.phase}" + (f" in {' → '.join(run.frames)}" if run.frames else ""))
+            if run.backends:
+                context.append(f"backend loaded in this run: {', '.join(run.backends)}")
         wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
         printed_at, printed_note = ((), "")
         if locator is not None:
@@ -280,6 +285,17 @@ def _cross_check_source(text: str, located: tuple) -> tuple[tuple, list[str]]:
     return same, [f"the log's source={file}:{number} differs from the located line {near}: the binary was built from other sources than that tag"]
 
 
+def _own_device(text: str) -> str | None:
+    """A device the line itself identifies by a non-gfx compute value (e.g. Vulkan's compute=0.0)."""
+    if "compute=" not in text:
+        return None
+    a = attrs(text)
+    compute = a.get("compute", "")
+    if compute and not compute.startswith("gfx"):
+        return " ".join(f"{k}={a[k]}" for k in ("library", "compute", "description") if a.get(k))
+    return None
+
+
 def _gfx_attr(text: str) -> str | None:
     if "=gfx" not in text:
         return None
@@ -327,7 +343,8 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
         elif mid == "ggml-vulkan-device":
             key = ("ggml", "Vulkan", hit.get("index"), hit.get("name"))
             gpu = Gpu(hit.get("name"), None, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}")
-        elif hit.message.is_failure and (hit.get("gfx") or _gfx_attr(hit.line.text)):
+        elif hit.message.is_failure and (hit.get("gfx") or _gfx_attr(hit.line.text)) and not any(
+                g.processor == (hit.get("gfx") or _gfx_attr(hit.line.text)).split(":")[0] for g in out.values()):
             gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
             a = attrs(hit.line.text) if "=" in hit.line.text else {}
             name = a.get("device") or a.get("description") or (f"gpu {a['gpu']}" if a.get("gpu") else gfx)
