@@ -24,7 +24,7 @@ ISSUE_FAMILIES = {
     "no-rocm-device": "discovery",
     "dropping-rocm": "discovery",
     "dropping-igpu": "discovery",
-    "vulkan-disabled": "discovery",
+    "vulkan-disabled": "vulkan",
     "compute-crash": "runtime",
     "vulkan-device-lost": "runtime",
     "runner-terminated": "runtime",
