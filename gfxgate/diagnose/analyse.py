@@ -7,6 +7,7 @@ never produce a finding or a verdict.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass
 
@@ -88,11 +89,30 @@ def evidence_of(line: LogLine, source: str, note: str = "") -> Evidence:
     return Evidence(source=source, location=Location(repo="log", path=line.log, line=line.number), text=line.text.strip()[:400], note=note)
 
 
+def candidate_lines(log: LogInput, catalogue: Catalogue) -> list[int]:
+    """Indices of the lines holding any catalogue literal, found by one RE2 pass over the joined text."""
+    lines = log.lines
+    if not lines:
+        return []
+    starts, offset = [], 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line.text) + 1
+    text = "\n".join(line.text for line in lines)
+    found: list[int] = []
+    for match in catalogue.literal_scanner.finditer(text):
+        index = bisect.bisect_right(starts, match.start()) - 1
+        if not found or found[-1] != index:
+            found.append(index)
+    return found
+
+
 def match_lines(log: LogInput, catalogue: Catalogue) -> list[Hit]:
     """First catalogue message matching each line (catalogue order: specific entries first)."""
     hits = []
     messages = catalogue.messages
-    for index, line in enumerate(log.lines):
+    for index in candidate_lines(log, catalogue):
+        line = log.lines[index]
         text = line.text
         for message in messages:
             match = message.search(text)
@@ -135,13 +155,13 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     if len(seen_versions) > 1:
         notes.append(f"the log shows {len(seen_versions)} versions ({', '.join(seen_versions)}); each line is read with the version announced before it")
 
+    mark_at = [at for at, _, _ in version_marks]
+
     def version_at(index: int) -> str | None:
-        current = version_marks[0][1] if version_marks else None
-        for at, value, _ in version_marks:
-            if at > index:
-                break
-            current = value
-        return current
+        if not version_marks:
+            return None
+        position = bisect.bisect_right(mark_at, index) - 1
+        return version_marks[max(position, 0)][1]
 
     # stale matches: a message this log kind / version does not print is reported, never used
     live_hits: list[Hit] = []
@@ -149,8 +169,9 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     for hit in hits:
         printed, why = hit.message.printed_in(kind or "", version_at(hit.index)) if kind else (True, "")
         (live_hits.append(hit) if printed else stale_hits.append((hit, why)))
+    stale_why = {id(hit): why for hit, why in stale_hits}
     for hit, why in stale_hits:
-        if not hit.message.is_failure:
+        if not hit.message.is_failure and "logs do not print it" not in why:
             notes.append(f"{hit.line.log}:{hit.line.number}: looks like '{hit.message.title}', but {why}; not used")
 
     # overrides from the (latest) server-config dump
@@ -183,7 +204,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     merged: dict[tuple, int] = {}
     for hit in [h for h in hits if h.message.is_failure]:
         message = hit.message
-        stale = next((why for h, why in stale_hits if h is hit), None)
+        stale = stale_why.get(id(hit))
         gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
         own = _own_device(hit.line.text) if not gfx else None
         if gfx:
@@ -340,6 +361,13 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
         elif mid == "ggml-hip-device":
             key = ("ggml", "ROCm", hit.get("index"), hit.get("arch"))
             gpu = Gpu(hit.get("name"), hit.get("arch") + hit.get("features"), "ROCm", (ev,), detail=f"ggml device {hit.get('index')}, 0x{hit.get('cc')}")
+        elif mid == "llama-device-info":
+            backend = hit.get("backend")
+            if backend.upper() == "CPU":
+                continue
+            key = ("llama", hit.get("device"), hit.get("name"))
+            gfx = hit.get("gfx") or None
+            gpu = Gpu(hit.get("name"), gfx, backend, (ev,), detail=f"{hit.get('device')}, {hit.get('total')} MiB")
         elif mid == "ggml-vulkan-device":
             key = ("ggml", "Vulkan", hit.get("index"), hit.get("name"))
             gpu = Gpu(hit.get("name"), None, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}")
@@ -370,9 +398,10 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
         starts = [hits[0]]  # llama.cpp output without its build line: one run from the first recognised line
     runs: list[Run] = []
     run_of: dict[int, int] = {}
+    hit_at = [h.index for h in hits]
     for number, start in enumerate(starts):
         end = starts[number + 1].index if number + 1 < len(starts) else len(log.lines)
-        inside = [h for h in hits if start.index <= h.index < end]
+        inside = hits[bisect.bisect_left(hit_at, start.index):bisect.bisect_left(hit_at, end)]
         for h in inside:
             run_of[h.index] = number
         evidence = [evidence_of(start.line, start.message.id, "run start")]
@@ -386,12 +415,18 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
             lines = [line.text for line in log.lines[start.index:end]]
             error = next((h.get("error") for h in failures if h.get("error")), "")
             crash = parse_crash(lines, error)
-            result = classify_phase("error", lines, crash, error, first_line_no=log.lines[start.index].number)
-            phase = result.phase
+            if crash.first_line is not None:  # a crash report: the sweep's localisation (frames, start marker)
+                result = classify_phase("error", lines, crash, error, first_line_no=log.lines[start.index].number)
+                phase, reason = result.phase, result.reason
+            else:  # an error line without a crash report: before or after the ready line
+                first = failures[0]
+                phase = "compute" if ready is not None and ready.index < first.index else "load"
+                reason = (f"log line {first.line.number} reports it "
+                          + ("after the ready line" if phase == "compute" else "before the runner was ready"))
             frames = crash.key_frames
             label = crash.label if crash.found else failures[0].message.title
             outcome = "failed"
-            summary = f"failed ({label}), phase {phase}: {result.reason}"
+            summary = f"failed ({label}), phase {phase}: {reason}"
             evidence += [evidence_of(h.line, h.message.id) for h in failures[:3]]
         elif ready is not None:
             evidence.append(evidence_of(ready.line, ready.message.id, "ready"))

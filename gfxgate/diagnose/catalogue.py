@@ -90,6 +90,14 @@ class Catalogue:
     def by_id(self, message_id: str) -> Message:
         return next(m for m in self.messages if m.id == message_id)
 
+    @functools.cached_property
+    def literal_scanner(self) -> Pattern:
+        """One RE2 alternation of every literal: a single linear pass over a whole log finds the candidate lines."""
+        import re2
+
+        literals = sorted({lit for m in self.messages for lit in m.literals}, key=len, reverse=True)
+        return compile_pattern("|".join(re2.escape(lit) for lit in literals))
+
 
 def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None,
          workarounds: set[str] | None = None) -> Catalogue:
