@@ -1,0 +1,110 @@
+"""Benchmark: `gfxgate diagnose` on a server log of thousands of lines vs. `grep -E` of the same patterns.
+
+The log (20 000 lines by default) interleaves the Ollama fixture logs of the tests (v0.12.3 discovery rejection,
+v0.17.5 Vulkan compute crash with a Go stack, v0.32.15 dropped devices, llama-server HIP output) with request
+and generic lines, as a busy server's journal does. Both sides read the same file in the same run:
+
+* gfxgate in-process: read + match + analyse (no upstream lookup), median of 5;
+* gfxgate whole process: `python -m gfxgate diagnose --no-upstream --format json LOG`, median of 5;
+* baseline: `grep -E -c -f PATTERNS LOG` with the catalogue's patterns translated to POSIX ERE (named and
+  non-capturing groups dropped, \\d/\\s/\\S spelled out) — only counts matching lines, no facts or verdicts.
+
+    python benchmarks/bench_diagnose.py [LINES]
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchlib import wall
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def to_ere(pattern: str) -> str:
+    """An RE2 pattern of the catalogue as POSIX ERE for grep -E (same lines match for these patterns)."""
+    out = re.sub(r"\(\?P<\w+>", "(", pattern)
+    out = out.replace("(?:", "(").replace("+?", "+").replace("*?", "*")
+    out = out.replace(r"\d", "[0-9]").replace(r"\S", "[^[:space:]]").replace(r"\s", "[[:space:]]").replace(r"\b", "")
+    return out
+
+
+def build_log(path: Path, lines: int) -> int:
+    from tests.diagnose import logs
+
+    blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
+              logs.journal(logs.ollama_0_32()), logs.llama_server_hip(crash=True)]
+    filler = [
+        'Oct 05 10:02:00 vega ollama[812]: [GIN] 2025/10/05 - 10:02:00 | 200 |  1.234567s |       127.0.0.1 | POST     "/api/chat"',
+        'Oct 05 10:02:00 vega ollama[812]: time=2025-10-05T10:02:00.000+02:00 level=INFO source=server.go:624 msg="llama runner started" model=/m',
+        "Oct 05 10:02:00 vega ollama[812]: llama_model_loader: - kv  19:                 general.file_type u32              = 15",
+        "Oct 05 10:02:00 vega ollama[812]: print_info: n_embd           = 2048",
+    ]
+    out, i = [], 0
+    while len(out) < lines:
+        out += blocks[i % len(blocks)]
+        out += filler * 40
+        i += 1
+    out = out[:lines]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return len(out)
+
+
+def in_process(path: Path, repeat: int = 5) -> tuple[float, int, int]:
+    from gfxgate.diagnose.analyse import diagnose_log
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_path
+    from gfxgate.gate.workarounds import default_workarounds
+
+    catalogue, workarounds = default_catalogue(), default_workarounds()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        d = diagnose_log(read_path(str(path)), catalogue, workarounds=workarounds)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), d.recognised, len(d.findings)
+
+
+def grep_baseline(path: Path, repeat: int = 5) -> tuple[float, int]:
+    from gfxgate.diagnose.catalogue import default_catalogue
+
+    grep = shutil.which("grep")
+    with tempfile.NamedTemporaryFile("w", suffix=".ere", delete=False) as handle:
+        handle.write("\n".join(to_ere(m.pattern) for m in default_catalogue().messages) + "\n")
+        patterns = handle.name
+    times, count = [], 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run([grep, "-E", "-c", "-f", patterns, str(path)], capture_output=True, text=True, check=False)
+        times.append(time.perf_counter() - start)
+        count = int(proc.stdout.strip() or 0)
+    Path(patterns).unlink()
+    return statistics.median(times), count
+
+
+def main() -> None:
+    lines = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "server.log"
+        n = build_log(path, lines)
+        size = path.stat().st_size
+        seconds, recognised, findings = in_process(path)
+        whole = wall(["diagnose", "--no-upstream", "--format", "json", str(path)])
+        grep_s, grep_count = grep_baseline(path)
+        print(f"log: {n} lines, {size / 1e6:.2f} MB")
+        print(f"gfxgate diagnose in-process: {seconds * 1000:.0f} ms ({recognised} lines recognised, {findings} findings)")
+        print(f"gfxgate diagnose whole process: {whole * 1000:.0f} ms")
+        print(f"grep -E -c -f (same patterns as ERE): {grep_s * 1000:.0f} ms ({grep_count} matching lines, no facts or verdicts)")
+        print(f"ratio in-process / grep: {seconds / grep_s:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
