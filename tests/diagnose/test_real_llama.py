@@ -1,0 +1,102 @@
+"""Real llama-server logs (Debian sid's llama.cpp, tests/reallama.py) diagnosed end to end.
+
+Three real runs: the CPU backend set asked for GPU layers (llama.cpp warns that no GPU is usable), the Vulkan
+set on lavapipe (layers offloaded, a healthy run), and a run on a truncated model file (the load fails and
+llama-server exits). Each log is what llama-server itself wrote to stderr with ``-lv 4``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from gfxgate.cli import main
+from tests.reallama import reallama, reallama_vulkan  # noqa: F401  (session fixtures)
+
+pytestmark = pytest.mark.slow
+
+
+def run_server(llama, backends: str, model: Path, log: Path, *extra: str, timeout: float = 300) -> int | None:
+    """Start llama-server, wait until it serves (or exits), ask for 4 tokens, stop it; its exit code if it died."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [*llama.command(backends), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", "256", "-lv", "4", *extra]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    return proc.returncode
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    time.sleep(0.3)
+            else:
+                pytest.fail(f"llama-server did not become ready in {timeout} s; see {log}")
+            body = json.dumps({"prompt": "hi", "n_predict": 4}).encode()
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                assert response.status == 200
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(60)
+    return None
+
+
+def diagnose(capsys, log: Path) -> dict:
+    with pytest.raises(SystemExit) as info:
+        main(["diagnose", "--no-upstream", "--format", "json", str(log)])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    [result] = json.loads(out)["logs"]
+    return result
+
+
+def test_real_cpu_only_llama_server_says_no_usable_gpu(reallama, tmp_path, capsys):
+    log = tmp_path / "cpu.log"
+    assert run_server(reallama, "cpu", reallama.model, log, "-ngl", "99") is None
+    d = diagnose(capsys, log)
+    assert d["log_kind"] == "llama.cpp"
+    assert d["version"] and d["version"].isdigit()
+    finding = next(f for f in d["findings"] if f["message"] == "llama-no-usable-gpu")
+    assert finding["layer"] == "runtime" and finding["family"] == "offload-zero"
+    assert finding["verdict"] is None and "no line names a gfx target" in finding["target_reason"]
+    [run] = d["runs"]
+    assert run["outcome"] == "ok"
+
+
+def test_real_vulkan_llama_server_offloads_every_layer(reallama_vulkan, tmp_path, capsys):
+    log = tmp_path / "vulkan.log"
+    assert run_server(reallama_vulkan, "vulkan", reallama_vulkan.model, log, "-ngl", "99") is None
+    d = diagnose(capsys, log)
+    assert d["findings"] == []
+    assert [(g["backend"], g["target"]) for g in d["gpus"]] == [("Vulkan", None)]
+    assert "llvmpipe" in d["gpus"][0]["name"]
+    [run] = d["runs"]
+    assert run["outcome"] == "ok" and run["offload"] == "5/5"
+    assert any(u["what"] == "gfx target" for u in d["unknowns"])
+
+
+def test_real_failed_load_is_a_failed_run(reallama, tmp_path, capsys):
+    broken = tmp_path / "truncated.gguf"
+    data = reallama.model.read_bytes()
+    broken.write_bytes(data[: len(data) // 2])
+    log = tmp_path / "broken.log"
+    code = run_server(reallama, "cpu", broken, log)
+    assert code not in (None, 0)
+    d = diagnose(capsys, log)
+    finding = next(f for f in d["findings"] if f["message"] == "llama-model-load-failed")
+    assert finding["layer"] == "runtime"
+    [run] = d["runs"]
+    assert run["outcome"] == "failed" and run["phase"] == "load"
