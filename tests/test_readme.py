@@ -32,3 +32,26 @@ def test_readme_timeline_answer_matches_the_sample():
     sample = (ROOT / "samples" / "timeline.md").read_text(encoding="utf-8").splitlines()
     for line in excerpt:
         assert line in sample, f"README timeline excerpt is stale: {line[:60]}"
+
+
+def test_readme_diagnose_excerpt_is_the_tools_output():
+    """Every line of the README's diagnose excerpt is in today's output (upstream-located lines aside: CI has no clone)."""
+    from gfxgate.diagnose import diagnose_inputs
+    from gfxgate.diagnose.render import render_md
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- excerpt of gfxgate diagnose samples/logs/ollama-0.12.3-override-rocblas.log -->")
+    excerpt = readme[start:readme.index("<!-- end of diagnose excerpt -->")].splitlines()[1:]
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the report names the log by the path it was given
+    try:
+        output = render_md(diagnose_inputs(["samples/logs/ollama-0.12.3-override-rocblas.log"], locate=False)).splitlines()
+    finally:
+        os.chdir(cwd)
+    upstream_only = ("  - upstream:", "  - printed by:", "  - the log line was written at")
+    checked = [line for line in excerpt if line.strip() and not line.startswith(upstream_only)]
+    assert len(checked) >= 15
+    for line in checked:
+        assert line in output, f"README diagnose excerpt is stale: {line[:80]}"

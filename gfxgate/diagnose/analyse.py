@@ -282,7 +282,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
                                 "in the log: no model was loaded while it was written"))
     if kind and not any(h.message.family in ("offload", "offload-zero") for h in live_hits):
         unknowns.append(Unknown("layers offloaded", "no 'offloaded N/M layers to GPU' line"))
-    if locator is not None and any(f.printed_note and not f.printed_at for f in findings):
+    if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
     return Diagnosis(
         log=log.name, log_kind=kind, lines=len(log.lines), recognised=len(hits), facts=tuple(facts), gpus=tuple(gpus),
@@ -298,8 +298,8 @@ def _cross_check_source(text: str, located: tuple) -> tuple[tuple, list[str]]:
     if not file or not number.isdigit():
         return located, []
     same = tuple(loc for loc in located if loc.path.rsplit("/", 1)[-1] == file)
-    if not same:
-        return located, [f"the log says source={file}:{number}, a file none of the located lines is in"]
+    if not same:  # logged elsewhere (e.g. the scheduler logging an error the runner code created)
+        return located, [f"the log line was written at {file}:{number}; the message text comes from the printing code below"]
     near = min(same, key=lambda loc: abs((loc.line or 0) - int(number)))
     if abs((near.line or 0) - int(number)) <= 3:
         return same, [f"the log's source={file}:{number} agrees with the located printing code ({near})"]

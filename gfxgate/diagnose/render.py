@@ -109,7 +109,7 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
             if f.printed_at:
                 out.append("  - printed by: " + ", ".join(code(str(loc)) for loc in f.printed_at))
             if f.printed_note:
-                out.append(f"  - {'note' if f.printed_at else 'printed by'}: {md_escape(f.printed_note)}")
+                out.append(f"  - {'note' if f.printed_at else 'upstream'}: {md_escape(f.printed_note)}")
             if f.remedy:
                 out.append(f"  - remedy: {md_escape(f.remedy)}")
             if f.workarounds:
