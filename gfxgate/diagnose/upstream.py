@@ -102,8 +102,10 @@ def check_catalogue(catalogue: Catalogue, sourceset) -> list[MessageCheck]:
                 out.append(MessageCheck(message, STALE, f"{summary}, but the catalogue says {why}: fix its versions", results))
             else:
                 out.append(MessageCheck(message, LIVE, summary, results))
-        elif unavailable and len(unavailable) == len(results):
-            out.append(MessageCheck(message, UNKNOWN, "; ".join(sorted({r.reason for r in unavailable})), results))
+        elif unavailable:  # a printer that could not be read may still print it: not stale, unknown
+            searched = sorted({r.where for r in results if not r.reason})
+            out.append(MessageCheck(message, UNKNOWN, "; ".join(sorted({r.reason for r in unavailable}))
+                                    + (f" (not found at {', '.join(searched)})" if searched else ""), results))
         elif not expected:
             out.append(MessageCheck(message, RETIRED, f"not printed: {why}", results))
         else:

@@ -1,0 +1,120 @@
+"""Opt-in: the message catalogue against real upstream clones (GFXGATE_TEST_UPSTREAM=/folder with ollama, clr).
+
+Two checks: `gfxgate messages` at v0.12.3, v0.17.5 and v0.32.15 finds each message where the catalogue says it
+is printed (and nothing is stale); and Ollama-format log lines *rendered from the printing code at each tag*
+(the format string of the located Go line, its verbs filled, its slog attribute keys added) are recognised as
+that message. Without GFXGATE_TEST_UPSTREAM these tests are deselected, not counted as passing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from gfxgate.cli import main
+
+UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
+pytestmark = [pytest.mark.upstream, pytest.mark.skipif(not UPSTREAM, reason="set GFXGATE_TEST_UPSTREAM to run")]
+TAGS = ("v0.12.3", "v0.17.5", "v0.32.15")
+EXPECTED = {  # message -> tags that print it
+    "ollama-amdgpu-not-supported": {"v0.12.3"},
+    "ollama-igpu-skipped": {"v0.12.3"},
+    "ollama-filtering-uninitialized": {"v0.17.5", "v0.32.15"},
+    "ollama-vulkan-disabled": {"v0.17.5"},
+    "ollama-dropping-rocm": {"v0.32.15"},
+    "ollama-dropping-igpu": {"v0.32.15"},
+    "llama-server-terminated": {"v0.32.15"},
+    "ollama-runner-terminated": set(TAGS),
+    "ollama-listening": set(TAGS),
+    "ollama-inference-compute": set(TAGS),
+}
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_VERB = re.compile(r"%[-+# 0-9.]*[a-zA-Z]")
+SAMPLES = {"%s": "gfx900", "%d": "1", "%v": "[gfx1030 gfx1100]", "%w": "exit status 2", "%x": "0"}
+ATTR_SAMPLES = {"env": '"map[HSA_OVERRIDE_GFX_VERSION:9.0.0 OLLAMA_VULKAN:1]"', "gpu_type": "gfx900", "gfx_target": "gfx900", "compute": "gfx900", "library": "ROCm"}
+
+
+@pytest.fixture
+def upstream_env(monkeypatch):
+    root = Path(UPSTREAM)
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
+    if (root / "clr").exists():
+        monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))
+    if (root / "llama.cpp").exists():  # an unpacked llama.cpp tree stands in for the LLAMA_CPP_VERSION tag
+        monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(root / "llama.cpp"))
+    return root
+
+
+def check(capsys, tag):
+    with pytest.raises(SystemExit) as info:
+        main(["messages", "--format", "json", "--offline", "--ref", f"ollama={tag}"])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    return {m["id"]: m for m in json.loads(out)["messages"]}
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_catalogue_is_live_where_it_says(upstream_env, capsys, tag):
+    found = check(capsys, tag)
+    assert not [i for i, m in found.items() if m["state"] == "stale"]
+    for message, tags in EXPECTED.items():
+        state = found[message]["state"]
+        assert state == ("live" if tag in tags else "retired"), (message, tag, found[message]["summary"])
+        if state == "live":
+            assert found[message]["summary"].startswith(f"printed at ollama@{tag}:")
+
+
+def render_go(lines: list[str], version: str, *, numbers: str = "1") -> str | None:
+    """An slog text line rendered from the Go printing code: format string, verbs filled, attribute keys added."""
+    text = " ".join(line.strip() for line in lines)
+    strings = _STRING.findall(text)
+    if not strings:
+        return None
+    msg = strings[0].replace('\\"', '"')
+    if "version %s" in msg:
+        msg = msg.replace("(version %s)", f"(version {version})")
+    samples = {**SAMPLES, "%d": numbers}
+    msg = _VERB.sub(lambda m: samples.get(m.group(0)[0] + m.group(0)[-1], numbers), msg)
+    keys = [s for s in strings[1:] if re.fullmatch(r"[a-z_]+", s)]
+    attrs = "".join(f" {k}={ATTR_SAMPLES.get(k, 'x')}" for k in keys)
+    return f'time=2025-01-01T00:00:00.000Z level=INFO source=f.go:1 msg="{msg}"{attrs}'
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_lines_rendered_from_the_printing_code_are_recognised(upstream_env, tag):
+    from gfxgate.diagnose.analyse import diagnose_log
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_stream
+    from gfxgate.diagnose.upstream import check_catalogue
+    from gfxgate.sources.resolve import SourceSet, load_pins
+
+    catalogue = default_catalogue()
+    sourceset = SourceSet(load_pins(), refs={"ollama": tag}, offline=True)
+    version_line = f'time=T level=INFO source=routes.go:1 msg="Listening on 127.0.0.1:11434 (version {tag[1:]})"'
+    rendered = 0
+    try:
+        for result in check_catalogue(catalogue, sourceset):
+            if result.state != "live":
+                continue
+            for spec_result in result.results:
+                if spec_result.spec.repo != "ollama":
+                    continue
+                source = sourceset.get("ollama")
+                for location in spec_result.locations:
+                    code = (source.read_text(location.path) or "").splitlines()[location.line - 1:location.line + 3]
+                    line = render_go(code, tag[1:], numbers="0" if result.message.family == "offload-zero" else "1")
+                    if line is None:
+                        continue
+                    d = diagnose_log(read_stream("r", io.BytesIO(f"{version_line}\n{line}\n".encode())), catalogue)
+                    ids = [f.message for f in d.findings] + [g.evidence[0].source for g in d.gpus] + [f.evidence[0].source for f in d.facts]
+                    family = {m.id for m in catalogue.messages if m.family == result.message.family}
+                    assert d.recognised == 2 and (set(ids) & family or result.message.kind == "fact"), (location, line)
+                    rendered += 1
+    finally:
+        sourceset.close()
+    assert rendered >= 6
