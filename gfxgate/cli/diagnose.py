@@ -62,10 +62,9 @@ def _check_fail_on(values) -> set[str]:
             if not part:
                 continue
             if part != "any" and part not in known:
-                import difflib
+                from gfxgate.suggest import did_you_mean
 
-                close = difflib.get_close_matches(part, known, n=1)
-                raise UsageError(f"unknown --fail-on layer {part!r}",
-                                 hint=(f"did you mean {close[0]}? " if close else "") + "layers: any, " + ", ".join(known))
+                layers = "layers: any, " + ", ".join(known)
+                raise UsageError(f"unknown --fail-on layer {part!r}", hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers))
             out.add(part)
     return out

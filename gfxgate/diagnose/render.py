@@ -66,7 +66,7 @@ def render_json(diagnoses: Sequence[Diagnosis]) -> str:
 
 
 def _where(evidence) -> str:
-    return ", ".join(code(str(e.location)) for e in evidence if e.location)
+    return ", ".join(code(str(e.location), cell=True) for e in evidence if e.location)
 
 
 def _status(f: Finding) -> str:
@@ -85,7 +85,7 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
                 f"{KIND_LABEL.get(d.log_kind, d.log_kind)}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
         out += ["### Established", "", "| What | Value | Evidence |", "|---|---|---|"]
         for fact in d.facts:
-            out.append(f"| {md_escape(fact.name)} | {code(fact.value)} | {_where(fact.evidence[:2])} |")
+            out.append(f"| {md_escape(fact.name)} | {code(fact.value, cell=True)} | {_where(fact.evidence[:2])} |")
         for gpu in d.gpus:
             value = f"{gpu.name} — {gpu.target or 'no gfx target in this line'} ({gpu.backend})"
             out.append(f"| GPU | {md_escape(value)} | {_where(gpu.evidence[:2])} |")
@@ -159,7 +159,7 @@ def render_checks_md(checks, *, sources) -> str:
     lines += ["| Message | Layer | State | Where / why |", "|---|---|---|---|"]
     for c in checks:
         m = c.message
-        lines.append(f"| {code(m.id)} | {md_escape(m.layer or 'fact')} | **{c.state}** | {md_escape(c.summary)} |")
+        lines.append(f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{c.state}** | {md_escape(c.summary)} |")
     return "\n".join(lines) + "\n"
 
 

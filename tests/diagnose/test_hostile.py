@@ -89,3 +89,12 @@ def test_nul_bytes_and_invalid_utf8_are_read():
     data = ("\n".join(lines)).encode().replace(b"msg=\"Listening", b"\x00\xff msg=\"Listening")
     d = diagnose_bytes(data)
     assert d.version == "0.12.3"
+
+
+def test_hostile_values_cannot_break_the_markdown_table():
+    from gfxgate.diagnose.render import render_md
+
+    line = 'time=T level=INFO source=routes.go:1 msg="Listening on 127.0.0.1:1 (version 0.12.3|x)"'
+    d = diagnose_bytes((line + "\n").encode())
+    table = [row for row in render_md([d]).splitlines() if row.startswith("| ollama-version")]
+    assert table and table[0].count(" | ") == 2  # the pipe inside the value is escaped
