@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
+from gfxgate.jsontext import dumps
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
 from gfxgate.report.markdown import code, md_escape
 
@@ -62,7 +62,7 @@ def render_json(diagnoses: Sequence[Diagnosis]) -> str:
         "generator": f"gfxgate {__version__}",
         "logs": [diagnosis_json(d) for d in diagnoses],
     }
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(data) + "\n"
 
 
 def _where(evidence) -> str:
@@ -176,4 +176,4 @@ def render_checks_json(checks, *, sources) -> str:
             for c in checks
         ],
     }
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(data) + "\n"
