@@ -177,12 +177,17 @@ def test_real_sweep_resumes_and_feeds_the_runtime_row(real_sweep, capsys):
 
 # -- faults injected into the real server process ------------------------------------------------------------
 class Injector(threading.Thread):
-    """Watches the first server log of a sweep; when ``pattern`` shows, sends ``sig`` to that llama-server."""
+    """Watches a sweep's server logs; when ``pattern`` shows in one, sends ``sig`` to that llama-server.
 
-    def __init__(self, logs: Path, model: Path, pattern: str, sig: signal.Signals):
+    By default only the first server is hit; ``every`` names the logs (a glob) whose servers are all hit.
+    """
+
+    def __init__(self, logs: Path, model: Path, pattern: str, sig: signal.Signals, every: str | None = None):
         super().__init__(daemon=True)
         self.logs, self.model, self.pattern, self.sig = logs, str(model), re.compile(pattern), sig
+        self.every = every
         self.sent_to: int | None = None
+        self.hit: list[str] = []
         self.log: Path | None = None
         self.stop = threading.Event()
 
@@ -200,6 +205,8 @@ class Injector(threading.Thread):
         return None
 
     def run(self) -> None:
+        if self.every:
+            return self._every()
         while not self.stop.is_set():
             logs = sorted(self.logs.glob("*.log"), key=lambda p: p.stat().st_mtime) if self.logs.is_dir() else []
             if logs:
@@ -210,6 +217,17 @@ class Injector(threading.Thread):
                         os.kill(pid, self.sig)
                         self.sent_to = pid
                         return
+            time.sleep(0.002)
+
+    def _every(self) -> None:
+        while not self.stop.is_set():
+            for log in sorted(self.logs.glob(self.every)) if self.logs.is_dir() else []:
+                if log.name in self.hit or not self.pattern.search(log.read_text(errors="replace")):
+                    continue
+                pid = self._pid()
+                if pid is not None:  # the sweep runs one server at a time: the live one wrote this log
+                    os.kill(pid, self.sig)
+                    self.hit.append(log.name)
             time.sleep(0.002)
 
 
@@ -231,6 +249,37 @@ def inject(tmp_path, reallama, backends, pattern, sig, *extra, num_gpu=(1, 0), m
     if injector:
         assert injector.sent_to is not None, f"{pattern!r} never showed in {injector.log}"
     return log, done
+
+
+@pytest.mark.slow
+def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, reallama_vulkan):
+    """The study's table on real software: one Vulkan server crashes with SIGSEGV while generating for every
+    num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded."""
+    model = Path(shutil.copy(reallama_vulkan.model, tmp_path / "tiny.gguf"))
+    worklog = tmp_path / "w.jsonl"
+    every = "vulkanbad-g[12-]*.log"  # vulkanbad-g1-…, -g2-…, -g-1-… but not -g0-
+    injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSEGV, every=every)
+    injector.start()
+    command = reallama_vulkan.command("vulkan")
+    try:
+        sweep(worklog, {"vulkan": command, "vulkanbad": command}, model, "--num-predict", "64")
+    finally:
+        injector.stop.set()
+        injector.join(5)
+    assert len(injector.hit) == 3, injector.hit
+    log = read_worklog(worklog)
+    assert len(log.runs) == 8 and not log.warnings
+    report = build_report(log)
+    for num_gpu in (1, 2, -1):
+        assert report.cell("tiny.gguf", num_gpu, "vulkanbad").text == "FAIL (SIGSEGV)"
+        assert "layers on GPU" in report.cell("tiny.gguf", num_gpu, "vulkan").text
+    assert report.cell("tiny.gguf", 0, "vulkanbad").text.startswith("OK")
+    assert {c.phase for c in report.crashes} == {"compute"}
+    assert report.hypothesis("gpu-unusable").verdict == "rejected"
+    assert report.hypothesis("num-gpu-is-gpu-count").verdict == "rejected"
+    compute = report.hypothesis("backend-compute-failure")
+    assert compute.verdict == "supported", compute.reason
+    assert "vulkanbad fails for every num_gpu ≠ 0 (1, 2, -1)" in compute.reason
 
 
 @pytest.mark.slow
