@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Mapping
 
+from gfxgate.serial import JsonRecord, document, json_field, to_json
+
 JSON_SCHEMA_VERSION = 1
 
 
@@ -43,8 +45,8 @@ def combine(statuses: Iterable[Status]) -> Status:
     return min(decided, key=RANK.__getitem__) if decided else Status.UNKNOWN
 
 
-@dataclass(frozen=True)
-class Location:
+@dataclass(frozen=True, kw_only=True)
+class Location(JsonRecord):
     """Where a piece of evidence is: ``repo@ref:path:line`` (commit kept for reproducibility).
 
     For installed artifacts ``repo`` is ``"file"``, ``ref`` is empty and ``path`` is the file path;
@@ -52,9 +54,9 @@ class Location:
     """
 
     repo: str
-    path: str
     ref: str = ""
     commit: str | None = None
+    path: str
     line: int | None = None
     offset: int | None = None
 
@@ -66,38 +68,19 @@ class Location:
             head += f"@0x{self.offset:x}"
         return head
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "repo": self.repo,
-            "ref": self.ref,
-            "commit": self.commit,
-            "path": self.path,
-            "line": self.line,
-            "offset": self.offset,
-        }
-
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(JsonRecord):
     """One observation: where, the matched text (one line), and which rule or probe saw it."""
 
     source: str  # rule id, artifact scanner, or sweep run id
-    location: Location | None
+    location: Location | None = json_field(after={"where": lambda e: str(e.location) if e.location else None})
     text: str = ""
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "location": self.location.to_json() if self.location else None,
-            "where": str(self.location) if self.location else None,
-            "text": self.text,
-            "note": self.note,
-        }
-
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(JsonRecord):
     """A status for one (layer, target) cell, with the evidence that decides it."""
 
     layer: str
@@ -115,21 +98,9 @@ class Verdict:
         if self.status not in RANK and not (self.reason or self.evidence):
             raise ValueError(f"verdict {self.layer}/{self.target} is {self.status} without a reason")
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "layer": self.layer,
-            "target": self.target,
-            "status": self.status.value,
-            "summary": self.summary,
-            "evidence": [e.to_json() for e in self.evidence],
-            "remedy": self.remedy,
-            "reason": self.reason,
-            "workarounds": list(self.workarounds),
-        }
-
 
 @dataclass(frozen=True)
-class Layer:
+class Layer(JsonRecord):
     id: str
     title: str
     kind: str  # "source", "artifact" or "runtime"
@@ -140,13 +111,9 @@ class Layer:
     def rocm_only(self) -> bool:
         return self.backends == ("rocm",)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "kind": self.kind, "question": self.question,
-                "backends": list(self.backends)}
-
 
 @dataclass(frozen=True)
-class SourceInfo:
+class SourceInfo(JsonRecord):
     """Which upstream version a matrix was built from."""
 
     name: str
@@ -154,9 +121,6 @@ class SourceInfo:
     ref: str
     commit: str | None
     origin: str  # "snapshot", "git" or "directory"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "url": self.url, "ref": self.ref, "commit": self.commit, "origin": self.origin}
 
 
 @dataclass(frozen=True)
@@ -180,18 +144,11 @@ class GateMatrix:
         return [self.cells[(layer, t)] for t in self.targets]
 
     def to_json(self) -> dict[str, Any]:
-        from gfxgate import __version__
-
-        return {
-            "schema_version": JSON_SCHEMA_VERSION,
-            "kind": "gate-matrix",
-            "generator": f"gfxgate {__version__}",
-            "targets": list(self.targets),
-            "sources": [s.to_json() for s in self.sources],
-            "layers": [
-                {**layer.to_json(), "cells": [self.cells[(layer.id, t)].to_json() for t in self.targets]}
-                for layer in self.layers
-            ],
-            "routes": [r.to_json() for r in self.routes],
-            "notes": list(self.notes),
-        }
+        """The matrix as ``gfxgate scan --format json`` writes it: each layer with its cells in target order."""
+        return document("gate-matrix", {
+            "targets": to_json(self.targets),
+            "sources": to_json(self.sources),
+            "layers": [{**layer.to_json(), "cells": to_json(self.row(layer.id))} for layer in self.layers],
+            "routes": to_json(self.routes),
+            "notes": to_json(self.notes),
+        }, version=JSON_SCHEMA_VERSION)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gfxgate.artifacts.rocblas import LibraryFile
+from gfxgate.serial import JsonRecord, document, json_field
 
 # File kinds, decided by content (first bytes, ELF machine, sections), never by the name alone.
 CODE_OBJECT = "code-object"  # a standalone AMDGPU ELF (.hsaco, .co, Kernels.so-…)
@@ -33,7 +34,7 @@ def target_key(target: str) -> tuple:
 
 
 @dataclass(frozen=True)
-class CodeObject:
+class CodeObject(JsonRecord):
     """One AMDGPU code object: its target as decoded from e_flags, and where it sits in the file."""
 
     target: str  # canonical target id, e.g. "gfx906:xnack-"; "mach 0x99" when the machine is unknown
@@ -49,50 +50,28 @@ class CodeObject:
     confirmed: bool = True  # False: only the bundle entry id names the target (the ELF was unreadable)
     note: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "processor": self.processor,
-            "container": self.container,
-            "offset": self.offset,
-            "inner_offset": self.inner_offset,
-            "size": self.size,
-            "code_object_version": self.code_object_version,
-            "generic_version": self.generic_version,
-            "entry_id": self.entry_id,
-            "confirmed": self.confirmed,
-            "kernels": list(self.kernels) if self.kernels is not None else None,
-            "note": self.note,
-        }
-
 
 @dataclass(frozen=True)
-class TargetString:
+class TargetString(JsonRecord):
     """A target name seen as text in a host binary: weaker evidence than a code object."""
 
     target: str
     offset: int  # first occurrence
     count: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "offset": self.offset, "count": self.count}
-
 
 @dataclass(frozen=True)
-class FileError:
+class FileError(JsonRecord):
     message: str
     offset: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"message": self.message, "offset": self.offset}
-
 
 @dataclass(frozen=True)
-class FileReport:
+class FileReport(JsonRecord):
     path: str
     kind: str
     size: int = 0
-    bytes_read: int = 0
+    bytes_read: int = json_field(0, after={"targets": lambda f: f.target_counts(), "kernel_counts": lambda f: f.kernel_counts()})
     code_objects: tuple[CodeObject, ...] = ()
     strings: tuple[TargetString, ...] = ()
     library: LibraryFile | None = None
@@ -116,24 +95,6 @@ class FileReport:
             if c.kernels is not None:
                 out[c.target] += len(c.kernels)
         return dict(sorted(out.items(), key=lambda kv: target_key(kv[0])))
-
-    def to_json(self) -> dict[str, Any]:
-        lib = self.library
-        return {
-            "path": self.path,
-            "kind": self.kind,
-            "size": self.size,
-            "bytes_read": self.bytes_read,
-            "sha256": self.sha256,
-            "targets": self.target_counts(),
-            "kernel_counts": self.kernel_counts(),
-            "code_objects": [c.to_json() for c in self.code_objects],
-            "strings": [s.to_json() for s in self.strings],
-            "library": None if lib is None else
-            {"library": lib.library, "kind": lib.kind, "target": lib.target, "fallback": lib.fallback},
-            "errors": [e.to_json() for e in self.errors],
-            "skipped": self.skipped,
-        }
 
 
 @dataclass(frozen=True)
@@ -163,13 +124,8 @@ class ArtifactReport:
         return dict(sorted(out.items(), key=lambda kv: target_key(kv[0])))
 
     def to_json(self) -> dict[str, Any]:
-        from gfxgate import __version__
-
         kinds = Counter(f.kind for f in self.files)
-        return {
-            "schema_version": 1,
-            "kind": "artifacts",
-            "generator": f"gfxgate {__version__}",
+        return document("artifacts", {
             "paths": list(self.paths),
             "options": {"kernels": self.kernels, "sha256": self.sha256},
             "summary": {
@@ -182,4 +138,4 @@ class ArtifactReport:
             "targets": self.target_counts(),
             "files": [f.to_json() for f in self.files if f.interesting],
             "notes": list(self.notes),
-        }
+        })

@@ -20,6 +20,7 @@ from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
 from gfxgate.model import RANK, Evidence, GateMatrix, Status, Verdict
 from gfxgate.resources import rules_dir
+from gfxgate.serial import JsonRecord, json_field
 
 APPLIES, REFUSED, UNDECIDED = "applies", "refused", "undecided"
 
@@ -150,7 +151,7 @@ def default_routes() -> RouteRules:
 
 # -- the answer ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RouteStep:
+class RouteStep(JsonRecord):
     """One checked workaround on a route, with the evidence of the cells it covers."""
 
     workaround: str
@@ -165,26 +166,18 @@ class RouteStep:
         if not self.evidence:
             raise ValueError(f"route step {self.workaround} without evidence")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"workaround": self.workaround, "title": self.title, "setting": self.setting, "risk": self.risk,
-                "covers": list(self.covers), "evidence": [e.to_json() for e in self.evidence],
-                "check": self.check.to_json() if self.check else None}
-
 
 @dataclass(frozen=True)
-class StepCheck:
+class StepCheck(JsonRecord):
     """``gfxgate workarounds``' verdict on a step at the scanned version: live (with evidence), stale or unknown."""
 
     state: str
     summary: str
     evidence: tuple[Evidence, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        return {"state": self.state, "summary": self.summary, "evidence": [e.to_json() for e in self.evidence]}
-
 
 @dataclass(frozen=True)
-class RouteOption:
+class RouteOption(JsonRecord):
     """A way to run the target on one backend: the route rule, its steps, and the evidence that it applies."""
 
     route: str
@@ -199,18 +192,13 @@ class RouteOption:
         if not self.evidence:
             raise ValueError(f"route {self.route} without evidence")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"route": self.route, "backend": self.backend, "label": self.label, "phrase": self.phrase,
-                "override_target": self.override_target, "steps": [s.to_json() for s in self.steps],
-                "evidence": [e.to_json() for e in self.evidence]}
-
 
 @dataclass(frozen=True)
-class BackendAnswer:
+class BackendAnswer(JsonRecord):
     """One backend's shortest route, or why there is none (refused) or no decision (undecided)."""
 
     backend: str
-    title: str
+    title: str = json_field(after={"state": lambda answer: answer.state})
     option: RouteOption | None
     undecided: tuple[str, ...] = ()  # routes tried before (or instead of) the option that could not be decided
     refused: tuple[str, ...] = ()  # why the decided routes do not apply
@@ -222,27 +210,18 @@ class BackendAnswer:
             return "route"
         return UNDECIDED if self.undecided else "none"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "title": self.title, "state": self.state,
-                "option": self.option.to_json() if self.option else None,
-                "undecided": list(self.undecided), "refused": list(self.refused),
-                "evidence": [e.to_json() for e in self.evidence]}
-
 
 @dataclass(frozen=True)
-class RuntimeCheck:
+class RuntimeCheck(JsonRecord):
     """What the runtime row says about the answer: confirmed, refuted or partly confirmed."""
 
     outcome: str
     summary: str
     evidence: tuple[Evidence, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "summary": self.summary, "evidence": [e.to_json() for e in self.evidence]}
-
 
 @dataclass(frozen=True)
-class Route:
+class Route(JsonRecord):
     """The answer for one target at one version."""
 
     target: str
@@ -251,7 +230,7 @@ class Route:
     best: RouteOption | None
     label: str
     certain: bool
-    reason: str | None = None  # why the answer is uncertain or missing
+    reason: str | None = json_field(None, after={"sentence": lambda route: route.sentence})  # why uncertain or missing
     runtime: RuntimeCheck | None = None
 
     def __post_init__(self) -> None:
@@ -276,13 +255,6 @@ class Route:
         elif self.best is None:
             text += f" ({self.reason})"
         return text
-
-    def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "version": self.version, "label": self.label, "certain": self.certain,
-                "reason": self.reason, "sentence": self.sentence,
-                "best": self.best.to_json() if self.best else None,
-                "backends": [b.to_json() for b in self.backends],
-                "runtime": self.runtime.to_json() if self.runtime else None}
 
 
 @dataclass

@@ -19,7 +19,6 @@ so a second run re-reads and re-parses nothing that a first run already saw.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from gfxgate.fsio import write_text_atomic
 from gfxgate.model import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
+from gfxgate.serial import JsonRecord, document, json_field
 from gfxgate.sources.gitrepo import tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet
 from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
@@ -231,19 +231,14 @@ def change_points(count: int, sig: Callable[[int], Any], *, every: bool = False)
 
 # -- the result ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Step:
+class Step(JsonRecord):
     """A layer's verdict for one target from ``tag`` on (``previous`` is the release before it)."""
 
     tag: str
-    previous: str | None
+    previous: str | None = json_field(name="previous_tag")
     kind: str | None
-    verdict: Mapping[str, Any]  # slim verdict JSON
-    before: Mapping[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"tag": self.tag, "previous_tag": self.previous, "kind": self.kind, "new": dict(self.verdict)}
-        out["old"] = dict(self.before) if self.before is not None else None
-        return out
+    verdict: Mapping[str, Any] = json_field(name="new")  # slim verdict JSON
+    before: Mapping[str, Any] | None = json_field(None, name="old")
 
 
 @dataclass(frozen=True)
@@ -266,8 +261,6 @@ class History:
     notes: tuple[str, ...] = field(default=())
 
     def to_json(self) -> dict[str, Any]:
-        from gfxgate import __version__
-
         layers: dict[str, dict[str, Any]] = {}
         for row in self.rows:
             entry = layers.setdefault(row.layer.id, {"id": row.layer.id, "title": row.layer.title, "targets": []})
@@ -276,10 +269,7 @@ class History:
                 "first": {"tag": row.first.tag, **row.first.verdict},
                 "changes": [s.to_json() for s in row.changes],
             })
-        return {
-            "schema_version": 1,
-            "kind": "gate-history",
-            "generator": f"gfxgate {__version__}",
+        return document("gate-history", {
             "repo": self.repo,
             "targets": list(self.targets),
             "method": "every-tag" if self.every_tag else "bisect",
@@ -287,7 +277,7 @@ class History:
             "range": {"from": self.tags[0], "to": self.tags[-1], "tags": len(self.tags), "probed": len(self.probed)},
             "layers": list(layers.values()),
             "notes": list(self.notes),
-        }
+        })
 
 
 def history(prober: TagProber, *, first: str | None = None, last: str | None = None, layers: list[str] | None = None,

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
 from gfxgate.model import RANK, Status
+from gfxgate.serial import JsonRecord, document, json_field
 
 REGRESSION, IMPROVEMENT, DRIFT, RESOLVED, EVIDENCE = "regression", "improvement", "drift", "resolved", "evidence"
 KINDS = (REGRESSION, DRIFT, IMPROVEMENT, RESOLVED, EVIDENCE)  # report order: worst first
@@ -48,13 +49,13 @@ def _evidence_key(cell: Mapping[str, Any]) -> tuple:
 
 
 @dataclass(frozen=True)
-class CellChange:
+class CellChange(JsonRecord):
     layer: str
     layer_title: str
     target: str
     kind: str
-    old: Mapping[str, Any]  # the verdict JSON of the old matrix
-    new: Mapping[str, Any]
+    old: Mapping[str, Any] = json_field(value=lambda cell: slim_verdict(cell))  # the verdict JSON of the old matrix
+    new: Mapping[str, Any] = json_field(value=lambda cell: slim_verdict(cell))
 
     @property
     def old_status(self) -> str:
@@ -68,16 +69,6 @@ class CellChange:
     def rule_ids(self) -> tuple[str, ...]:
         """The gate rules whose evidence decides either side (sorted, unique)."""
         return tuple(sorted({e["source"] for side in (self.old, self.new) for e in side.get("evidence") or ()}))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "layer": self.layer,
-            "layer_title": self.layer_title,
-            "target": self.target,
-            "kind": self.kind,
-            "old": slim_verdict(self.old),
-            "new": slim_verdict(self.new),
-        }
 
 
 def slim_verdict(cell: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,19 +104,14 @@ class MatrixDiff:
         return {kind: len(self.of_kind(kind)) for kind in KINDS}
 
     def to_json(self) -> dict[str, Any]:
-        from gfxgate import __version__
-
-        return {
-            "schema_version": 1,
-            "kind": "gate-matrix-diff",
-            "generator": f"gfxgate {__version__}",
+        return document("gate-matrix-diff", {
             "targets": list(self.targets),
             "old_sources": [dict(s) for s in self.old_sources],
             "new_sources": [dict(s) for s in self.new_sources],
             "counts": self.counts(),
             "changes": [c.to_json() for c in self.changes],
             "notes": list(self.notes),
-        }
+        })
 
 
 def _slim_sources(matrix: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:

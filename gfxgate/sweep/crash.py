@@ -11,8 +11,10 @@ by *where* the crash sits relative to the "runner started" marker and by which f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
+
+from gfxgate.serial import JsonRecord, json_field
 
 SIGNAL_RE = re.compile(r"\b(SIGSEGV|SIGABRT|SIGILL|SIGBUS|SIGFPE|SIGKILL|SIGTRAP)\b")
 EXIT_STATUS_RE = re.compile(r"exit status (\d+)")
@@ -69,7 +71,7 @@ EXCERPT_AFTER = 24
 
 
 @dataclass(frozen=True)
-class CrashSignature:
+class CrashSignature(JsonRecord):
     """What a runner crash looks like in the log: signal, exit status, the frames and the excerpt."""
 
     signals: tuple[str, ...] = ()
@@ -77,7 +79,7 @@ class CrashSignature:
     terminated: bool = False
     frames: tuple[str, ...] = ()  # function names, innermost first, de-duplicated
     key_frames: tuple[str, ...] = ()  # the frames that locate the crash (compute or load functions)
-    first_line: int | None = None  # index into the lines given, of the first crash marker
+    first_line: int | None = json_field(None, skip=True)  # index into the lines given, of the first crash marker
     excerpt: tuple[str, ...] = ()
 
     @property
@@ -95,16 +97,6 @@ class CrashSignature:
             return "runner terminated"
         return "crash"
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "signals": list(self.signals),
-            "exit_status": self.exit_status,
-            "terminated": self.terminated,
-            "frames": list(self.frames),
-            "key_frames": list(self.key_frames),
-            "excerpt": list(self.excerpt),
-        }
-
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> "CrashSignature | None":
         if not data:
@@ -120,15 +112,12 @@ class CrashSignature:
 
 
 @dataclass(frozen=True)
-class Phase:
+class Phase(JsonRecord):
     """When a run failed: ``load``, ``compute``, ``timeout``, ``transport``, ``unknown`` (or ``none``)."""
 
     phase: str
     reason: str
-    log_lines: tuple[int, ...] = field(default=())  # indices of the deciding log lines
-
-    def to_json(self) -> dict[str, Any]:
-        return {"phase": self.phase, "reason": self.reason}
+    log_lines: tuple[int, ...] = json_field((), skip=True)  # indices of the deciding log lines
 
 
 def frame_name(line: str) -> str | None:

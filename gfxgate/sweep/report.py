@@ -14,8 +14,8 @@ from enum import Enum
 from typing import Any, Callable, Iterable, Sequence
 
 from gfxgate.jsontext import dumps
-from gfxgate import __version__
 from gfxgate.report.markdown import md_escape
+from gfxgate.serial import JsonRecord, document, json_field
 from gfxgate.sweep.worklog import Run, Worklog
 
 REPORT_SCHEMA_VERSION = 1
@@ -166,77 +166,43 @@ def cell_text(runs: Sequence[Run]) -> str:
 
 # -- the report object ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Cell:
+class Cell(JsonRecord):
     model: str
     num_gpu: int
     endpoint: str
     text: str
     passes: int
     total: int
-    run_ids: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "num_gpu": self.num_gpu,
-            "endpoint": self.endpoint,
-            "text": self.text,
-            "passes": self.passes,
-            "total": self.total,
-            "runs": list(self.run_ids),
-        }
+    run_ids: tuple[str, ...] = json_field(name="runs")
 
 
 @dataclass(frozen=True)
-class Hypothesis:
+class Hypothesis(JsonRecord):
     id: str
     question: str
     verdict: str  # "supported", "rejected" or "inconclusive"
     reason: str
-    run_ids: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "question": self.question,
-            "verdict": self.verdict,
-            "reason": self.reason,
-            "runs": list(self.run_ids),
-        }
+    run_ids: tuple[str, ...] = json_field(name="runs")
 
 
 @dataclass(frozen=True)
-class CrashExcerpt:
-    run_id: str
+class CrashExcerpt(JsonRecord):
+    run_id: str = json_field(name="run")
     endpoint: str
     model: str
     num_gpu: int
     label: str
     phase: str
     reason: str
-    frames: tuple[str, ...]
+    frames: tuple[str, ...] = json_field(name="key_frames")
     source: str | None
-    lines: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "run": self.run_id,
-            "endpoint": self.endpoint,
-            "model": self.model,
-            "num_gpu": self.num_gpu,
-            "label": self.label,
-            "phase": self.phase,
-            "reason": self.reason,
-            "key_frames": list(self.frames),
-            "source": self.source,
-            "excerpt": list(self.lines),
-        }
+    lines: tuple[str, ...] = json_field(name="excerpt")
 
 
 @dataclass(frozen=True)
-class RunRow:
-    run_id: str
-    line: int
+class RunRow(JsonRecord):
+    run_id: str = json_field(name="run")
+    line: int = json_field(name="worklog_line")
     endpoint: str
     model: str
     num_gpu: int
@@ -245,20 +211,6 @@ class RunRow:
     phase: str
     vram: str
     superseded: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "superseded": self.superseded,
-            "run": self.run_id,
-            "worklog_line": self.line,
-            "endpoint": self.endpoint,
-            "model": self.model,
-            "num_gpu": self.num_gpu,
-            "outcome": self.outcome,
-            "text": self.text,
-            "phase": self.phase,
-            "vram": self.vram,
-        }
 
 
 @dataclass(frozen=True)
@@ -285,10 +237,7 @@ class SweepReport:
         return next(h for h in self.hypotheses if h.id == hid)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schema_version": REPORT_SCHEMA_VERSION,
-            "kind": "sweep-report",
-            "generator": f"gfxgate {__version__}",
+        return document("sweep-report", {
             "worklog": self.worklog,
             "gpu_targets": list(self.gpu_targets),
             "hosts": list(self.hosts),
@@ -300,7 +249,7 @@ class SweepReport:
             "crashes": [c.to_json() for c in self.crashes],
             "runs": [r.to_json() for r in self.runs],
             "warnings": list(self.warnings),
-        }
+        }, version=REPORT_SCHEMA_VERSION)
 
 
 def _ordered(values: Iterable[Any]) -> tuple[Any, ...]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gfxgate.model import Location, SourceInfo
+from gfxgate.serial import JsonRecord, json_field
 
 TRACE_JSON_VERSION = 1
 
@@ -19,14 +20,14 @@ PARTIAL = "partial"
 
 
 @dataclass(frozen=True)
-class TraceHop:
+class TraceHop(JsonRecord):
     """One step of the flow, found at the scanned version or reported missing with its reason."""
 
     id: str  # the rule's hop id (``/receiver`` etc. for the second site of a process boundary)
     stage: str
     kind: str
     status: str  # found | missing
-    location: Location | None = None
+    location: Location | None = json_field(None, before={"where": lambda h: str(h.location) if h.location else None})
     code: str = ""
     symbol: str = ""  # what the hop found: ``Options.num_gpu``, ``assignLayers(requestedLayers)``
     meaning: str | None = None  # nearest documentation
@@ -34,31 +35,13 @@ class TraceHop:
     reason: str | None = None  # why it is missing
     note: str | None = None  # the rule's note on how this hop links to the previous one
     via: str | None = None  # the route taken within the stage
-    also: tuple[Location, ...] = ()  # further sites of the same construct
+    also: tuple[Location, ...] = json_field((), value=lambda also: [str(loc) for loc in also])  # further sites
 
     def __post_init__(self) -> None:
         if self.status == FOUND and self.location is None:
             raise ValueError(f"hop {self.id} found without a location")
         if self.status == MISSING and not self.reason:
             raise ValueError(f"hop {self.id} missing without a reason")
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "stage": self.stage,
-            "kind": self.kind,
-            "status": self.status,
-            "where": str(self.location) if self.location else None,
-            "location": self.location.to_json() if self.location else None,
-            "code": self.code,
-            "symbol": self.symbol,
-            "meaning": self.meaning,
-            "meaning_source": self.meaning_source,
-            "reason": self.reason,
-            "note": self.note,
-            "via": self.via,
-            "also": [str(loc) for loc in self.also],
-        }
 
 
 @dataclass(frozen=True)
@@ -151,37 +134,23 @@ class TraceResult:
         }
 
 
-@dataclass(frozen=True)
-class EnvRead:
+@dataclass(frozen=True, kw_only=True)
+class EnvRead(JsonRecord):
     """One place where a repository reads (or passes on) an environment variable."""
 
     repo: str
     ref: str
+    commit: str | None = None
     path: str
-    line: int
+    line: int = json_field(after={"where": lambda r: str(r.location)})
     text: str
     kind: str  # envconfig, runner-env, getenv, env-set, description, mention (from rules/traces/env.yaml)
-    commit: str | None = None
     function: str = ""
     meaning: str | None = None
 
     @property
     def location(self) -> Location:
         return Location(repo=self.repo, ref=self.ref, commit=self.commit, path=self.path, line=self.line)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "repo": self.repo,
-            "ref": self.ref,
-            "commit": self.commit,
-            "path": self.path,
-            "line": self.line,
-            "where": str(self.location),
-            "text": self.text,
-            "kind": self.kind,
-            "function": self.function,
-            "meaning": self.meaning,
-        }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,44 @@
+"""The one JSON serialisation: field order, renames, skips, computed keys, enums, paths, nesting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.serial import JsonRecord, document, json_field, to_json
+
+
+@dataclass(frozen=True)
+class _Inner:
+    path: PurePosixPath
+    status: Status
+
+
+@dataclass(frozen=True)
+class _Outer(JsonRecord):
+    name: str = json_field(name="id", before={"first": lambda o: 1})
+    hidden: int = json_field(0, skip=True)
+    inner: tuple[_Inner, ...] = json_field((), after={"count": lambda o: len(o.inner)})
+    labels: tuple[str, ...] = json_field((), value=lambda labels: [x.upper() for x in labels])
+
+
+def test_fields_in_order_with_renames_skips_and_computed_keys():
+    out = _Outer("x", 7, (_Inner(PurePosixPath("a/b"), Status.BLOCKED),), ("p",)).to_json()
+    assert list(out) == ["first", "id", "inner", "count", "labels"]
+    assert out == {"first": 1, "id": "x", "inner": [{"path": "a/b", "status": "blocked"}], "count": 1, "labels": ["P"]}
+
+
+def test_evidence_and_verdict_json_keep_their_shape():
+    loc = Location(repo="ollama", ref="v0.1.0", commit="abc", path="CMakeLists.txt", line=3)
+    ev = Evidence("rule-1", loc, "list(FILTER …)")
+    assert list(ev.to_json()) == ["source", "location", "where", "text", "note"]
+    assert ev.to_json()["where"] == "ollama@v0.1.0:CMakeLists.txt:3"
+    assert list(loc.to_json()) == ["repo", "ref", "commit", "path", "line", "offset"]
+    verdict = Verdict("cmake", "gfx900", Status.ALLOWED, "kept", (ev,))
+    assert to_json(verdict)["evidence"][0] == ev.to_json() and verdict.to_json()["status"] == "allowed"
+
+
+def test_document_header():
+    doc = document("gate-matrix", {"targets": []})
+    assert list(doc)[:3] == ["schema_version", "kind", "generator"] and doc["generator"].startswith("gfxgate ")
