@@ -42,8 +42,6 @@ def render_json(result: ArtifactsResult) -> str:
 
 
 def render_md(result: ArtifactsResult) -> str:
-    from gfxgate.report.markdown import md_escape
-
     rep = result.report
     out = ["# Installed GPU code", ""]
     size = sum(f.size for f in rep.files)
