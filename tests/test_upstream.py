@@ -65,3 +65,57 @@ def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
     assert states["hsa-override-9.0.0"] == "live" and states["copy-rocblas-tensile"] == "live"
     hsa = next(w for w in items if w["id"] == "hsa-override-9.0.0")
     assert any(e["where"].startswith("ollama@v0.17.5:envconfig/config.go:") for c in hsa["checks"] for e in c["evidence"])
+
+
+def _scan_v030(capsys, monkeypatch, *args):
+    """Scans of the v0.30+ layout: llama.cpp from the folder GFXGATE_TEST_UPSTREAM/llama.cpp (the llama-cpp-python
+    0.3.36 sdist's vendor/llama.cpp, commit 0c1e57098) — there is no llama.cpp clone with the b-tags here."""
+    root = Path(UPSTREAM)
+    if not (root / "llama.cpp" / "ggml").is_dir():
+        pytest.skip("needs GFXGATE_TEST_UPSTREAM/llama.cpp (vendor/llama.cpp of the llama-cpp-python 0.3.36 sdist)")
+    monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(root / "llama.cpp"))
+    return _scan(capsys, monkeypatch, *args)
+
+
+def test_real_v0_30_0_layout(capsys, monkeypatch):
+    cell = _scan_v030(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1103", "--ref", "ollama=v0.30.0")
+    build = cell("cmake-filter", "gfx900")
+    assert build["status"] == "override-required"
+    assert build["remedy"].startswith("cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900")
+    wheres = [e["where"] for e in build["evidence"]]
+    assert "ollama@v0.30.0:cmake/local.cmake:287" in wheres and "ollama@v0.30.0:docs/development.md:51" in wheres
+    assert cell("cmake-filter", "gfx1103")["status"] == "allowed"  # v0.30.0's rocm_v7_2_linux still lists gfx1103
+    assert cell("cmake-presets", "gfx900")["status"] == "blocked"
+    assert cell("release-packaging", "gfx900")["evidence"][0]["where"] == "ollama@v0.30.0:Dockerfile:135"
+    discovery = cell("discovery", "gfx900")
+    assert discovery["status"] == "override-required" and "TensileLibrary_lazy_gfx900.dat" in discovery["summary"]
+    assert discovery["evidence"][0]["where"] == "ollama@v0.30.0:discover/amd.go:447"
+    apu = cell("discovery", "gfx1103")
+    assert "ollama@v0.30.0:discover/runner.go:391" in [e["where"] for e in apu["evidence"]]
+    vulkan = cell("vulkan", "gfx900")
+    assert vulkan["status"] == "allowed" and "enabled by default" in vulkan["summary"]
+    assert "ollama@v0.30.0:discover/runner.go:94" in [e["where"] for e in vulkan["evidence"]]
+    assert "as AMD_GCN" in vulkan["summary"]
+    assert cell("vulkan", "gfx1103")["status"] == "override-required"  # an iGPU: OLLAMA_IGPU_ENABLE=1
+    matrix = cell("official-matrix", "gfx900")  # v0.30.0 builds against ROCm 7.2.1; the docs end at rocm-6.3.3
+    assert matrix["evidence"][0]["where"].startswith("rocm-docs@rocm-6.3.3:")
+    assert "rocm-7.2.1 cannot be read here: read rocm-6.3.3 instead" in matrix["summary"]
+
+
+def test_real_newest_release_has_no_unknown_row(capsys, monkeypatch):
+    cell = _scan_v030(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1031", "-t", "gfx1103", "--ref", "ollama=latest")
+    for target in ("gfx900", "gfx1031", "gfx1103"):
+        for layer in ("official-matrix", "cmake-filter", "cmake-presets", "release-packaging", "discovery",
+                      "source-macros", "vulkan"):
+            assert cell(layer, target)["status"] != "unknown", (layer, target, cell(layer, target)["reason"])
+    assert cell("cmake-presets", "gfx1103")["status"] == "blocked"  # gfx1103 left the release preset in v0.31.2
+    assert cell("release-packaging", "gfx900")["status"] == "blocked"
+    assert "read from a folder whose version gfxgate cannot check" in cell("source-macros", "gfx900")["summary"]
+
+
+def test_real_vulkan_switch_over_the_versions(capsys, monkeypatch):
+    expected = {"v0.12.5": "blocked", "v0.12.6": "allowed", "v0.12.10": "allowed", "v0.12.11": "override-required",
+                "v0.17.5": "override-required"}
+    for tag, status in expected.items():
+        cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", f"ollama={tag}")
+        assert cell("vulkan", "gfx900")["status"] == status, tag
