@@ -82,7 +82,7 @@ def test_vulkan_row_follows_the_versions(source_env, capsys):
 
     absent = cell(scan_json(capsys, "-t", "gfx900", "--ref", "ollama=v0.12.3"), "vulkan", "gfx900")
     assert absent["status"] == "blocked" and absent["summary"].startswith("not built")
-    assert absent["evidence"][0]["where"] == "ollama@v0.12.3:CMakePresets.json"
+    assert "ollama@v0.12.3:CMakePresets.json" in [e["where"] for e in absent["evidence"]]  # searched, not found
 
 
 def test_rocm_only_layers_say_so(source_env, capsys):
