@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# A float as orjson writes it in indented output: a whole value at the start, after ": " or on its own line.
-# It cannot match inside a string: there a newline is always escaped, and the closing quote ends the match.
-_FLOAT = re.compile(rb"(?:^|: |\n *)(-?[0-9]+(?:\.[0-9]+(?:e[-+]?[0-9]+)?|e[-+]?[0-9]+))(?=,?\n|$)")
+# Where a float may be: a digit followed by "." or "e" (a quick C-level scan of the whole text); each such line
+# is then read whole: orjson's indented output has one value per line, after an optional quoted key.
+_CANDIDATE = re.compile(rb"[0-9](?:\.|e)")
+_VALUE_LINE = re.compile(rb' *(?:"(?:[^"\\]|\\.)*": )?(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?),?')
 
 
 def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False) -> str:
@@ -47,8 +48,17 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
 
 def _floats_as_repr(out: bytes) -> bool:
     """Whether every float in orjson's text is spelled as ``repr`` (and so ``json``) spells it."""
-    for match in _FLOAT.finditer(out):
-        text = match.group(1).decode("ascii")
-        if repr(float(text)) != text:
-            return False
-    return True
+    pos = 0
+    while True:
+        hit = _CANDIDATE.search(out, pos)
+        if hit is None:
+            return True
+        start = out.rfind(b"\n", 0, hit.start()) + 1
+        end = out.find(b"\n", hit.end())
+        end = len(out) if end < 0 else end
+        line = _VALUE_LINE.fullmatch(out, start, end)
+        if line is not None:
+            text = line.group(1).decode("ascii")
+            if not text.lstrip("-").isdigit() and repr(float(text)) != text:
+                return False
+        pos = end
