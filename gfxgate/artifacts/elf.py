@@ -92,6 +92,13 @@ class FileData:
     def find(self, needle: bytes, start: int, end: int) -> int:
         return self.buffer().find(needle, start, end)
 
+    def prefetch(self, offset: int, n: int) -> None:
+        """Ask the kernel to start reading a range we are about to read (many small reads then overlap)."""
+        try:
+            os.posix_fadvise(self.fd, offset, n, os.POSIX_FADV_WILLNEED)
+        except (AttributeError, OSError):
+            pass
+
     def close(self) -> None:
         if self._mm is not None:
             self._mm.close()
@@ -133,6 +140,11 @@ class Blob:
             raise ArtifactFormatError(f"{what} runs past the end ({n} bytes at 0x{offset:x}, size 0x{self.size:x})",
                                       self.start + max(offset, 0))
         return out
+
+    def prefetch(self, offset: int, n: int) -> None:
+        """Hint that ``n`` bytes at ``offset`` will be read soon (a no-op for bytes in memory)."""
+        if isinstance(self.data, FileData) and 0 <= offset < self.size:
+            self.data.prefetch(self.start + offset, min(n, self.size - offset))
 
     def window(self, offset: int, size: int) -> "Blob":
         lo = self.start + max(offset, 0)
