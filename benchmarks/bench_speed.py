@@ -1,0 +1,173 @@
+"""Where the user waits: whole-process wall time of gfxgate's commands beside the work they do, in one run.
+
+    python benchmarks/bench_speed.py [--repeat 5] [--so PATH] [--skip-artifacts] [--history-tags 30] [--sweep]
+
+Every figure is the median of ``--repeat`` runs of the installed console script (``gfxgate`` next to this
+Python; ``python -m gfxgate`` otherwise), each compared with a baseline measured in the same run:
+
+* ``python -c pass`` (the interpreter's own start-up, site packages included) and a Python process that
+  reads and parses the embedded snapshot file — against ``scan`` from the snapshot, 1 and 8 targets, and
+  ``--help``. Targets: ``scan --target gfx900`` ≤ 0.20 s, ``--help`` ≤ 0.08 s.
+* ``grep -a -o`` of the bundle ids in Debian's libggml-hip.so (1.27 GB, ``libggml0-backend-hip``) — against
+  ``artifacts FILE --format json``, warm (page cache filled first) and cold (the file's pages dropped with
+  ``posix_fadvise(POSIX_FADV_DONTNEED)`` before each run of either). Targets: warm ≤ 0.12 s; cold ≥ 10×
+  faster than the grep. The package comes from Debian sid through the tests' private apt tree
+  (``tests/debian.py``: ``apt-get download`` + ``dpkg -x`` once, user cache), or ``--so PATH``.
+* ``trace num_gpu`` and ``history --every-tag`` (a window of ``--history-tags`` release tags), warm; they need
+  the sources: ``GFXGATE_SOURCE_OLLAMA`` and ``GFXGATE_SOURCE_OLLAMA_PYTHON`` naming local clones (skipped
+  without them, and said so).
+* ``--sweep``: the per-cell overhead of a llama-server sweep (``bench_sweep_overhead.py``, CPU backend set).
+
+The rules cache and the template cache are warmed by one untimed run first (what every later run sees).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "artifacts")]
+
+TARGETS8 = "gfx803,gfx900,gfx906,gfx908,gfx90a,gfx1030,gfx1100,gfx1201"
+BUNDLE_IDS = r"hipv4-amdgcn-amd-amdhsa--gfx[0-9a-f]*"
+
+
+def gfxgate() -> list[str]:
+    script = Path(sys.executable).with_name("gfxgate")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "gfxgate"]
+
+
+def median_wall(cmd: list[str], repeat: int, before=None, env=None) -> float:
+    times = []
+    for _ in range(repeat):
+        if before:
+            before()
+        start = time.perf_counter()
+        # output into a pipe, never /dev/null: GNU grep stops at the first match when writing to /dev/null
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def drop_cache(path: Path):
+    def drop() -> None:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return drop
+
+
+def warm(path: Path) -> None:
+    with open(path, "rb") as handle:
+        while handle.read(1 << 24):
+            pass
+
+
+def ggml_hip(explicit: str | None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    from artifact_builders import shared_object
+
+    from tests.debian import foreign_packages
+
+    apt, dpkg = shutil.which("apt-get"), shutil.which("dpkg")
+    if not apt or not dpkg:
+        return None
+    try:  # sid through the tests' private apt tree (the machine's apt configuration is not touched)
+        return shared_object(foreign_packages("sid", ["libggml0-backend-hip"], apt, dpkg), "libggml-hip")
+    except (AssertionError, subprocess.CalledProcessError):
+        return None
+
+
+def row(rows: list, what: str, seconds: float | None, note: str = "") -> None:
+    rows.append((what, "—" if seconds is None else f"{seconds * 1000:.0f} ms", note))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--so", help="libggml-hip.so to use instead of Debian's libggml0-backend-hip")
+    parser.add_argument("--skip-artifacts", action="store_true")
+    parser.add_argument("--history-tags", type=int, default=30)
+    parser.add_argument("--sweep", action="store_true", help="also run bench_sweep_overhead.py (CPU backend set)")
+    args = parser.parse_args()
+    n, g = args.repeat, gfxgate()
+    from gfxgate.gate.snapshot import default_path
+
+    rows: list[tuple[str, str, str]] = []
+    # the snapshot scans run without source overrides (an override means a live scan)
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_SOURCE_")}
+    subprocess.run([*g, "scan", "-t", "gfx900"], check=True, capture_output=True, env=plain)  # fills the caches
+    base = median_wall([sys.executable, "-c", "pass"], n)
+    row(rows, "`python -c pass`", base, "interpreter start-up (baseline)")
+    read = median_wall([sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(default_path())], n)
+    row(rows, "python reading + parsing the snapshot file", read, "baseline")
+    for label, cmd, target in (
+        ("`gfxgate --help`", [*g, "--help"], 0.08),
+        ("`gfxgate scan --target gfx900` (snapshot)", [*g, "scan", "--target", "gfx900"], 0.20),
+        ("`gfxgate scan` 8 targets (snapshot)", [*g, "scan", "--target", TARGETS8], None),
+    ):
+        t = median_wall(cmd, n, env=plain)
+        row(rows, label, t, f"+{(t - base) * 1000:.0f} ms over `python -c pass`"
+            + (f"; target ≤ {target * 1000:.0f} ms: {'met' if t <= target else 'NOT met'}" if target else ""))
+
+    so = None if args.skip_artifacts else ggml_hip(args.so)
+    if so is None and not args.skip_artifacts:
+        rows.append(("artifacts", "—", "libggml-hip.so not available (pass --so)"))
+    if so is not None:
+        grep = ["grep", "-a", "-o", BUNDLE_IDS, str(so)]
+        ours = [*g, "artifacts", str(so), "--format", "json"]
+        warm(so)
+        ours_warm, grep_warm = median_wall(ours, n), median_wall(grep, n)
+        ours_cold = median_wall(ours, n, before=drop_cache(so))
+        grep_cold = median_wall(grep, max(1, n), before=drop_cache(so))
+        warm(so)
+        size = so.stat().st_size / 1e9
+        row(rows, f"`gfxgate artifacts libggml-hip.so --format json` ({size:.2f} GB), warm", ours_warm,
+            f"target ≤ 120 ms: {'met' if ours_warm <= 0.12 else 'NOT met'}")
+        row(rows, f"`grep -a -o` of the bundle ids, warm", grep_warm, f"{grep_warm / ours_warm:.0f}× slower")
+        row(rows, "`gfxgate artifacts …`, cold (page cache dropped)", ours_cold, "")
+        row(rows, "`grep -a -o …`, cold", grep_cold,
+            f"{grep_cold / ours_cold:.0f}× slower (target ≥ 10×: {'met' if grep_cold >= 10 * ours_cold else 'NOT met'})")
+
+    if os.environ.get("GFXGATE_SOURCE_OLLAMA") and os.environ.get("GFXGATE_SOURCE_OLLAMA_PYTHON"):
+        trace = [*g, "trace", "num_gpu", "--offline"]
+        subprocess.run(trace, check=True, capture_output=True)
+        row(rows, "`gfxgate trace num_gpu --offline`, warm", median_wall(trace, n), "local clones")
+        from bench_history import release_window
+
+        window = release_window(args.history_tags, None)
+        with tempfile.TemporaryDirectory(prefix="gfxgate-bench-") as cache:
+            env = {**os.environ, "GFXGATE_CACHE_DIR": cache}
+            hist = [*g, "history", "-t", "gfx900", "--from", window[0], "--to", window[-1], "--every-tag",
+                    "--offline", "--format", "json"]
+            start = time.perf_counter()
+            subprocess.run(hist, check=True, capture_output=True, env=env)
+            cold = time.perf_counter() - start
+            row(rows, f"`gfxgate history --every-tag` ({len(window)} tags {window[0]}…{window[-1]}), warm",
+                median_wall(hist, n, env=env), f"cold: {cold:.1f} s")
+    else:
+        rows.append(("trace / history", "—", "set GFXGATE_SOURCE_OLLAMA and GFXGATE_SOURCE_OLLAMA_PYTHON to local clones"))
+
+    print(f"median of {n}, whole process, {' '.join(g[-1:])}\n")
+    print("| command | wall | note |\n|---|---:|---|")
+    for what, value, note in rows:
+        print(f"| {what} | {value} | {note} |")
+    if args.sweep:
+        print()
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sweep_overhead.py"), "--repeat", str(n),
+                        "--backends", "cpu"], check=False)
+
+
+if __name__ == "__main__":
+    main()
