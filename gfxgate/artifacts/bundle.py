@@ -141,8 +141,11 @@ class Inflater:
 
     CHUNK = 1 << 16
 
-    def __init__(self, blob: Blob, offset: int, header: CompressedHeader, cap: int = DEFAULT_DECOMPRESS_CAP) -> None:
+    def __init__(self, blob: Blob, offset: int, header: CompressedHeader, cap: int = DEFAULT_DECOMPRESS_CAP,
+                 budget=None) -> None:
         self.header = header
+        self.budget = budget
+        self._large = False  # holds the budget's large-inflation slot
         self.origin = blob.start + offset
         end = offset + header.total_size if header.total_size is not None else blob.size
         self.source = blob.window(offset + header.header_size, end - offset - header.header_size)
@@ -170,6 +173,8 @@ class Inflater:
                 # caught; capped, never produce more than the cap.
                 room = self.limit - len(self.out) + (0 if self.capped else 1)
                 want = min(room, self.CHUNK * 16)  # >= 1 here: zlib reads max_length 0 as "no limit"
+                if self.budget is not None:
+                    self._reserve(want)
                 if self.header.method == "zlib":
                     data = self._z.unconsumed_tail or self.source.read(self._in, self.CHUNK)
                     if not self._z.unconsumed_tail:
@@ -190,6 +195,22 @@ class Inflater:
             raise
         except Exception as exc:  # zlib.error, zstd.ZstdError: corrupt stream
             raise ArtifactFormatError(f"corrupt {self.header.method} stream: {exc}", self.origin) from None
+
+    def _reserve(self, want: int) -> None:
+        """Charge the scan's inflation total; past SMALL_INFLATE, wait for the one large-inflation slot."""
+        from gfxgate.artifacts.budget import SMALL_INFLATE
+
+        if not self._large and len(self.out) + want > SMALL_INFLATE:
+            self.budget.large_inflation.acquire()
+            self._large = True
+        self.budget.charge("inflated bytes", want, self.origin)
+
+    def close(self) -> None:
+        """Drop the inflated bytes and give the large-inflation slot back."""
+        self.out = bytearray()
+        if self._large:
+            self._large = False
+            self.budget.large_inflation.release()
 
     def blob(self) -> Blob:
         return Blob(self.out)

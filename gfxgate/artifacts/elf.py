@@ -65,16 +65,18 @@ class ArtifactFormatError(Exception):
 
 
 class FileData:
-    """An open file seen as a sequence of bytes: slices are ``pread`` calls, searches use a lazy mmap.
+    """An open file seen as a sequence of bytes: every access is a ``pread``.
 
     ``pread`` of a few bytes costs a fraction of a first touch of a mapped page (measured: 777 header
     reads of librocsparse take 0.25 ms with pread, 2.2 ms through a fresh mmap), and a file truncated
-    under us gives a short read instead of SIGBUS. Bulk searches (``find``, regexes, hashing) go
-    through ``buffer()``, mapped only when first needed.
+    under us gives a short read instead of SIGBUS, which is why bulk searches and hashing read chunks
+    too instead of mapping the file.
     """
 
+    CHUNK = 4 << 20
+
     def __init__(self, fd: int, size: int) -> None:
-        self.fd, self.size, self._mm = fd, size, None
+        self.fd, self.size = fd, size
 
     def __len__(self) -> int:
         return self.size
@@ -82,15 +84,26 @@ class FileData:
     def __getitem__(self, item: slice) -> bytes:
         return os.pread(self.fd, item.stop - item.start, item.start)
 
-    def buffer(self):
-        if self._mm is None:
-            import mmap
-
-            self._mm = mmap.mmap(self.fd, 0, access=mmap.ACCESS_READ)
-        return self._mm
+    def chunks(self, start: int, end: int, overlap: int = 0):
+        """(offset, bytes, own) pieces covering [start, end): the first ``own`` bytes are the piece's own,
+        up to ``overlap`` more repeat the start of the next. A file that shrank under us just ends early."""
+        pos = start
+        while pos < end:
+            own = min(self.CHUNK, end - pos)
+            piece = os.pread(self.fd, own + overlap, pos)
+            if not piece:
+                return
+            yield pos, piece, own
+            if len(piece) < own:
+                return
+            pos += own
 
     def find(self, needle: bytes, start: int, end: int) -> int:
-        return self.buffer().find(needle, start, end)
+        for pos, piece, _ in self.chunks(start, end, len(needle) - 1):
+            hit = piece.find(needle, 0, min(len(piece), end - pos))
+            if hit >= 0:
+                return pos + hit
+        return -1
 
     def prefetch(self, offset: int, n: int) -> None:
         """Ask the kernel to start reading a range we are about to read (many small reads then overlap)."""
@@ -100,9 +113,7 @@ class FileData:
             pass
 
     def close(self) -> None:
-        if self._mm is not None:
-            self._mm.close()
-            self._mm = None
+        pass
 
 
 class Blob:
@@ -155,9 +166,15 @@ class Blob:
         hit = self.data.find(needle, self.start + offset, min(self.start + end, self.end))
         return -1 if hit < 0 else hit - self.start
 
-    def buffer(self):
-        """The underlying bytes for C-level searches (regexes, hashing): a mmap for files."""
-        return self.data.buffer() if isinstance(self.data, FileData) else self.data
+    def chunks(self, offset: int, end: int, overlap: int = 0):
+        """(relative offset, bytes-like, own) pieces covering [offset, end) of the window, for C-level
+        searches (regexes, hashing) without mapping a file: see :meth:`FileData.chunks`."""
+        lo, hi = self.start + max(offset, 0), min(self.start + end, self.end)
+        if isinstance(self.data, FileData):
+            for pos, piece, own in self.data.chunks(lo, hi, overlap):
+                yield pos - self.start, piece, own
+        elif lo < hi:
+            yield lo - self.start, memoryview(self.data)[lo:min(hi + overlap, len(self.data))], hi - lo
 
     def stream(self) -> "BlobStream":
         return BlobStream(self)
@@ -253,7 +270,7 @@ def mach_name(mach: int) -> str:
     return MACH_NAMES.get(mach, f"mach 0x{mach:x}")
 
 
-def code_object_header(blob: Blob, offset: int = 0) -> CodeObjectHeader:
+def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHeader:
     """Decode an AMDGPU code object's target from its first 64 bytes (v2: also its ISA note).
 
     This runs once per bundle entry (777 times for librocsparse), so it unpacks the header itself
@@ -271,7 +288,7 @@ def code_object_header(blob: Blob, offset: int = 0) -> CodeObjectHeader:
                     phnum) if raw[7] == ELFOSABI_AMDGPU_HSA and raw[8] == 0 else None
     extent = max(EHDR_SIZE, shoff + shnum * shentsize, phoff + phnum * phentsize)
     if hdr is not None:  # code object v2: the processor is in a note, not in e_flags
-        proc, xnack, sramecc = _v2_target(blob.window(offset, extent), hdr)
+        proc, xnack, sramecc = _v2_target(blob.window(offset, extent), hdr, budget)
         mach = next((m for m, n in MACH_NAMES.items() if n == proc), 0)
         target = canonical_target(proc, sramecc, xnack)
         return CodeObjectHeader(proc, mach, xnack, sramecc, 2, "hsa", None, flags, extent, target)
@@ -306,15 +323,26 @@ def _target_of(flags: int, osabi_byte: int, abiversion: int) -> str:
 # -- notes ---------------------------------------------------------------------------------------------------
 
 
-def _notes(blob: Blob, hdr: ElfHeader):
-    """(owner, type, desc bytes) of every note, read straight from the section table (bounded)."""
+def _notes(blob: Blob, hdr: ElfHeader, budget=None):
+    """(owner, type, desc bytes) of every note, read straight from the section table (bounded: per code
+    object by the note-section and note limits of gfxgate.artifacts.budget, per scan by ``budget``)."""
+    from gfxgate.artifacts.budget import MAX_NOTE_SECTIONS, MAX_NOTES
+
     if hdr.shnum > MAX_SECTIONS or hdr.shentsize != 64:
         raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start)
+    if budget is not None:
+        budget.charge("section headers", hdr.shnum, blob.start)
     table = blob.exact(hdr.shoff, hdr.shnum * 64, "section header table")
+    seen: set[tuple[int, int]] = set()
+    count = 0
     for i in range(hdr.shnum):
         _, sh_type, _, _, sh_offset, sh_size, _, _, _, _ = struct.unpack_from("<IIQQQQIIQQ", table, i * 64)
-        if sh_type != 7:  # SHT_NOTE
+        if sh_type != 7 or (sh_offset, sh_size) in seen:  # SHT_NOTE, each span once
             continue
+        seen.add((sh_offset, sh_size))
+        if len(seen) > MAX_NOTE_SECTIONS:
+            raise ArtifactFormatError(f"more than {MAX_NOTE_SECTIONS} note sections (a per-code-object limit)",
+                                      blob.start + hdr.shoff)
         if sh_size > MAX_NOTE_BYTES:
             raise ArtifactFormatError(f"note section of {sh_size} bytes", blob.start + sh_offset)
         data = blob.exact(sh_offset, sh_size, "note section")
@@ -329,13 +357,19 @@ def _notes(blob: Blob, hdr: ElfHeader):
             desc_end = desc_start + descsz
             if desc_end > len(data):
                 raise ArtifactFormatError("note runs past its section", blob.start + sh_offset + pos)
+            count += 1
+            if count > MAX_NOTES:
+                raise ArtifactFormatError(f"more than {MAX_NOTES} notes (a per-code-object limit)",
+                                          blob.start + sh_offset + pos)
+            if budget is not None and count % 256 == 0:
+                budget.charge("notes", 256, blob.start + sh_offset + pos)
             owner = data[pos + 12 : name_end].rstrip(b"\0").decode("latin-1")
             yield owner, ntype, data[desc_start:desc_end], blob.start + sh_offset + pos
             pos = desc_end + (-descsz % align)
 
 
-def _v2_target(blob: Blob, hdr: ElfHeader) -> tuple[str, str | None, str | None]:
-    for owner, ntype, desc, _ in _notes(blob, hdr):
+def _v2_target(blob: Blob, hdr: ElfHeader, budget=None) -> tuple[str, str | None, str | None]:
+    for owner, ntype, desc, _ in _notes(blob, hdr, budget):
         # desc: u16 vendor_name_size, u16 arch_name_size, u32 major, u32 minor, u32 stepping, names
         if owner == "AMD" and ntype == NT_AMD_HSA_ISA_VERSION and len(desc) >= 16:
             return _v2_processor(*struct.unpack_from("<III", desc, 4))
@@ -358,15 +392,15 @@ def _v2_processor(major: int, minor: int, stepping: int) -> tuple[str, str | Non
     return proc, xnack, sramecc
 
 
-def kernel_names(blob: Blob, offset: int = 0) -> tuple[str, ...]:
+def kernel_names(blob: Blob, offset: int = 0, budget=None) -> tuple[str, ...]:
     """Kernel names: from the NT_AMDGPU_METADATA note (MessagePack, v3+), or the v2 kernel symbols."""
     import msgpack
 
     hdr = parse_header(blob, offset)
     image = blob.window(offset, hdr.extent)
     if hdr.osabi == ELFOSABI_AMDGPU_HSA and hdr.abiversion == 0:
-        return _v2_kernel_symbols(image, hdr)
-    for owner, ntype, desc, off in _notes(image, hdr):
+        return _v2_kernel_symbols(image, hdr, budget)
+    for owner, ntype, desc, off in _notes(image, hdr, budget):
         if owner != "AMDGPU" or ntype != NT_AMDGPU_METADATA:
             continue
         try:
@@ -386,10 +420,14 @@ STT_AMDGPU_HSA_KERNEL = 10
 MAX_SYMBOLS = 1 << 16
 
 
-def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader) -> tuple[str, ...]:
+def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader, budget=None) -> tuple[str, ...]:
     """Code object v2 marks kernels with symbol type STT_AMDGPU_HSA_KERNEL in ``.symtab``."""
+    from gfxgate.artifacts.budget import MAX_NAME
+
     if hdr.shnum > MAX_SECTIONS or hdr.shentsize != _SHDR.size:
         raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start)
+    if budget is not None:
+        budget.charge("section headers", hdr.shnum, blob.start)
     table = blob.exact(hdr.shoff, hdr.shnum * _SHDR.size, "section header table")
     sections = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(hdr.shnum)]
     names = []
@@ -400,12 +438,13 @@ def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader) -> tuple[str, ...]:
             raise ArtifactFormatError(f"symbol table of {sym_size // 24} entries", blob.start + sym_off)
         symbols = blob.exact(sym_off, sym_size - sym_size % 24, "symbol table")
         str_off, str_size = sections[link][4], sections[link][5]
+        if budget is not None:
+            budget.charge("string-table bytes", min(str_size, MAX_SHSTRTAB), blob.start + str_off)
         strings = blob.exact(str_off, min(str_size, MAX_SHSTRTAB), "symbol string table")
         for i in range(0, len(symbols), 24):
             st_name, st_info = struct.unpack_from("<IB", symbols, i)
             if st_info & 0xF == STT_AMDGPU_HSA_KERNEL and st_name < len(strings):
-                end = strings.find(b"\0", st_name)
-                names.append(strings[st_name:end if end >= 0 else None].decode("utf-8", "replace").lstrip("&"))
+                names.append(_name_at(strings, st_name, MAX_NAME).decode("utf-8", "replace").lstrip("&"))
     return tuple(sorted(names))
 
 
@@ -420,6 +459,7 @@ class Section:
     size: int
     flags: int
     addr: int = 0
+    link: int = 0
 
     @property
     def writable(self) -> bool:
@@ -449,7 +489,15 @@ SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB",
 MAX_SHSTRTAB = 16 << 20
 
 
-def host_elf(blob: Blob) -> HostElf:
+def _name_at(strings: bytes, offset: int, limit: int) -> bytes:
+    """The NUL-terminated name at ``offset``, at most ``limit`` bytes (a table without NUL ends no name)."""
+    if offset >= len(strings):
+        return b""
+    end = strings.find(b"\0", offset, offset + limit)
+    return strings[offset:end if end >= 0 else offset + limit]
+
+
+def host_elf(blob: Blob, budget=None) -> HostElf:
     """The section table of a 64-bit little-endian ELF, read with struct (one read for the table, one for
     the names): this is the hot path of every scan, and pyelftools builds an object per section."""
     hdr = parse_header(blob)
@@ -459,6 +507,8 @@ def host_elf(blob: Blob) -> HostElf:
         return HostElf(f"e_machine {hdr.machine}", ())
     if hdr.shnum > MAX_SECTIONS or hdr.shentsize != _SHDR.size:
         raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start + 40)
+    if budget is not None:
+        budget.charge("section headers", hdr.shnum, blob.start + hdr.shoff)
     table = blob.exact(hdr.shoff, hdr.shnum * _SHDR.size, "section header table")
     raw = [_SHDR.unpack_from(table, i * _SHDR.size) for i in range(hdr.shnum)]
     shstrndx = struct.unpack_from("<H", blob.exact(62, 2, "e_shstrndx"))[0]
@@ -467,24 +517,44 @@ def host_elf(blob: Blob) -> HostElf:
         _, _, _, _, str_off, str_size, _, _, _, _ = raw[shstrndx]
         if str_size > MAX_SHSTRTAB:
             raise ArtifactFormatError(f"section name table of {str_size} bytes", blob.start + str_off)
+        if budget is not None:
+            budget.charge("string-table bytes", str_size, blob.start + str_off)
         names = blob.read(str_off, str_size)
+    from gfxgate.artifacts.budget import MAX_SECTION_NAME
+
     sections = []
-    for name_off, sh_type, flags, addr, offset, size, _, _, _, _ in raw:
-        end = names.find(b"\0", name_off)
-        name = names[name_off:end if end >= 0 else None].decode("latin-1") if name_off < len(names) else ""
-        sections.append(Section(name, SHT_NAMES.get(sh_type, f"0x{sh_type:x}"), offset, size, flags, addr))
+    for name_off, sh_type, flags, addr, offset, size, link, _, _, _ in raw:
+        name = _name_at(names, name_off, MAX_SECTION_NAME).decode("latin-1")
+        sections.append(Section(name, SHT_NAMES.get(sh_type, f"0x{sh_type:x}"), offset, size, flags, addr, link))
     return HostElf(f"e_machine {hdr.machine}", tuple(sections))
 
 
-def needed_libraries(blob: Blob) -> tuple[str, ...]:
-    """DT_NEEDED entries, via pyelftools (dynamic tags and their string table are its strength)."""
-    from elftools.elf.elffile import ELFFile
+MAX_DYNAMIC = 1 << 20  # bytes of .dynamic (real libraries: a few KB)
 
-    try:
-        elf = ELFFile(blob.stream())
-        dynamic = elf.get_section_by_name(".dynamic")
-        if dynamic is None or dynamic.header["sh_size"] > (1 << 20):
-            return ()
-        return tuple(t.needed for t in dynamic.iter_tags() if t.entry.d_tag == "DT_NEEDED")
-    except Exception as exc:  # pyelftools raises ELFError, struct, construct and Unicode errors on crafted input
-        raise ArtifactFormatError(f"unreadable dynamic section: {type(exc).__name__}: {exc}"[:200], blob.start) from None
+
+def needed_libraries(blob: Blob, info: HostElf | None = None, budget=None) -> tuple[str, ...]:
+    """DT_NEEDED entries: the SHT_DYNAMIC section's Elf64_Dyn records, names from its linked string table.
+
+    Read with struct over the section table already parsed (bounded like it), not pyelftools: pyelftools
+    resolves every section name without a length limit, which a name table without NUL turns into
+    gigabytes."""
+    from gfxgate.artifacts.budget import MAX_NAME
+
+    info = info if info is not None else host_elf(blob, budget)
+    dynamic = next((s for s in info.sections if s.type == "SHT_DYNAMIC"), None)
+    if dynamic is None or dynamic.size > MAX_DYNAMIC or dynamic.link >= len(info.sections):
+        return ()
+    strtab = info.sections[dynamic.link]
+    if strtab.size > MAX_SHSTRTAB:
+        raise ArtifactFormatError(f"dynamic string table of {strtab.size} bytes", blob.start + strtab.offset)
+    if budget is not None:
+        budget.charge("string-table bytes", strtab.size, blob.start + strtab.offset)
+    records = blob.read(dynamic.offset, dynamic.size - dynamic.size % 16)
+    strings = blob.read(strtab.offset, strtab.size)
+    names = []
+    for tag, value in struct.iter_unpack("<qQ", records):
+        if tag == 0:  # DT_NULL
+            break
+        if tag == 1 and value < len(strings):  # DT_NEEDED
+            names.append(_name_at(strings, value, MAX_NAME).decode("utf-8", "replace"))
+    return tuple(names)

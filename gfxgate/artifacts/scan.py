@@ -19,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 
 from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts import elf
+from gfxgate.artifacts.budget import Budget
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 from gfxgate.artifacts.report import (
     BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE, IN_COMPRESSED,
@@ -46,8 +47,8 @@ _NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".eh_frame", ".gcc_except_table
 class _FileScan:
     """Collects what one file yields; the parsers raise, this records and moves on."""
 
-    def __init__(self, blob: Blob, kernels: bool, cap: int) -> None:
-        self.blob, self.kernels, self.cap = blob, kernels, cap
+    def __init__(self, blob: Blob, kernels: bool, cap: int, budget: Budget) -> None:
+        self.blob, self.kernels, self.cap, self.budget = blob, kernels, cap, budget
         self.objects: list[CodeObject] = []
         self.errors: list[FileError] = []
         self.strings: list[TargetString] = []
@@ -79,16 +80,22 @@ class _FileScan:
         if self.decoded > MAX_OBJECTS:
             raise _ScanLimit(f"stopped after {MAX_OBJECTS} code objects (a per-file limit)")
         try:
-            hdr = elf.code_object_header(image)
+            hdr = elf.code_object_header(image, budget=self.budget)
         except ArtifactFormatError as exc:
             self.error(exc)
             if entry is not None and entry.target:
                 self.unconfirmed(entry, container, origin, inner_offset)
             return
+        available = size if container == IN_COMPRESSED else min(size, image.size) if size else image.size
+        if hdr.extent > available:
+            # the section header table lies past the end: a cut file or entry, not a usable code object
+            self.error(f"truncated code object: its headers span {hdr.extent} bytes, {available} are there",
+                       origin)
+            return
         kernels = None
         if self.kernels:
             try:
-                kernels = elf.kernel_names(image)
+                kernels = elf.kernel_names(image, budget=self.budget)
             except ArtifactFormatError as exc:
                 self.error(exc)
         note = ""
@@ -128,11 +135,12 @@ class _FileScan:
             return
         if self.inflate_left <= 0:
             raise _ScanLimit(f"stopped after inflating {MAX_INFLATE_TOTAL} bytes (a per-file limit)")
-        inflater = bnd.Inflater(blob, offset, header, min(self.cap, self.inflate_left))
+        inflater = bnd.Inflater(blob, offset, header, min(self.cap, self.inflate_left), self.budget)
         try:
             self._inflated_entries(blob, offset, header, inflater)
         finally:
             self.inflate_left -= len(inflater.out)
+            inflater.close()
 
     def _inflated_entries(self, blob: Blob, offset: int, header: bnd.CompressedHeader, inflater: bnd.Inflater) -> None:
         try:
@@ -163,7 +171,7 @@ class _FileScan:
     def host(self, size: int) -> None:
         """A host ELF: ``.hip_fatbin`` bundles, AMDGPU images embedded in data sections, target names."""
         try:
-            info = elf.host_elf(self.blob)
+            info = elf.host_elf(self.blob, self.budget)
         except ArtifactFormatError as exc:
             self.error(exc)
             return
@@ -197,7 +205,7 @@ class _FileScan:
             found_embedded |= self.embedded(sec.offset, sec.offset + span)
         if found_embedded and self.kind == HOST:
             self.kind = HOST_WITH_IMAGES
-        if self.kind != HOST or self.gpu_linked():
+        if self.kind != HOST or self.gpu_linked(info):
             self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
 
     def follow_wrappers(self, info: elf.HostElf, fatbin: elf.Section, starts: set[int]) -> None:
@@ -222,10 +230,10 @@ class _FileScan:
                 else:
                     self.bundle(self.blob, pos)
 
-    def gpu_linked(self) -> bool:
+    def gpu_linked(self, info: elf.HostElf) -> bool:
         """Does this host ELF link a HIP/HSA runtime or ROCm library (so its target names matter)?"""
         try:
-            return any(n.startswith(HIP_RUNTIME_LIBS) for n in elf.needed_libraries(self.blob))
+            return any(n.startswith(HIP_RUNTIME_LIBS) for n in elf.needed_libraries(self.blob, info, self.budget))
         except ArtifactFormatError as exc:
             self.error(exc)
             return False
@@ -264,10 +272,15 @@ class _FileScan:
             if span <= 0:
                 break
             self.touch(sec.offset, sec.offset + span)
-            for match in _TARGET_TEXT.finditer(self.blob.buffer(), sec.offset, sec.offset + span):
-                name = match.group().decode()
-                if name in known:
-                    seen.setdefault(name, [match.start(), 0])[1] += 1
+            end = sec.offset + span
+            for pos, piece, own in self.blob.chunks(sec.offset, end, overlap=32):
+                # a match belongs to the piece it starts in; the overlap completes the ones at its end
+                for match in _TARGET_TEXT.finditer(piece, 0, min(len(piece), end - pos)):
+                    if match.start() >= own:
+                        break
+                    name = match.group().decode()
+                    if name in known:
+                        seen.setdefault(name, [pos + match.start(), 0])[1] += 1
         ordered = sorted(seen.items(), key=lambda kv: target_key(kv[0]))
         self.strings = [TargetString(t, first, n) for t, (first, n) in ordered]
 
@@ -279,8 +292,10 @@ def _norm(target_id: str) -> str:
 
 
 def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
-              cap: int = bnd.DEFAULT_DECOMPRESS_CAP, display: str | None = None) -> FileReport:
-    """Scan one regular file. Never raises for bad content; OS errors become a skipped entry."""
+              cap: int = bnd.DEFAULT_DECOMPRESS_CAP, display: str | None = None,
+              budget: Budget | None = None) -> FileReport:
+    """Scan one regular file. Never raises for bad content; OS errors become a skipped entry.
+    ``budget`` is shared by every file of one scan (a fresh one when not given)."""
     name = display or str(path)
     library = classify(Path(name))
     try:
@@ -290,7 +305,7 @@ def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
                 return FileReport(name, OTHER, 0, 0, library=library)
             data = elf.FileData(handle.fileno(), size)
             try:
-                return _scan_data(name, data, size, kernels, sha256, cap, library)
+                return _scan_data(name, data, size, kernels, sha256, cap, library, budget or Budget())
             finally:
                 data.close()
     except OSError as exc:
@@ -298,16 +313,16 @@ def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
 
 
 def scan_bytes(data: bytes, name: str = "<bytes>", *, kernels: bool = False,
-               cap: int = bnd.DEFAULT_DECOMPRESS_CAP) -> FileReport:
+               cap: int = bnd.DEFAULT_DECOMPRESS_CAP, budget: Budget | None = None) -> FileReport:
     """Scan an in-memory file (the fuzz tests use it); same rules as scan_file."""
     if not data:
         return FileReport(name, OTHER, 0, 0, library=classify(Path(name)))
-    return _scan_data(name, data, len(data), kernels, False, cap, classify(Path(name)))
+    return _scan_data(name, data, len(data), kernels, False, cap, classify(Path(name)), budget or Budget())
 
 
-def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
+def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) -> FileReport:
     blob = Blob(data)
-    scan = _FileScan(blob, kernels, cap)
+    scan = _FileScan(blob, kernels, cap, budget)
     head = blob.read(0, 64)
     try:
         if head[:4] == elf.ELF_MAGIC:
@@ -325,6 +340,8 @@ def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
             scan.compressed(blob, 0)
     except _ScanLimit as exc:
         scan.error(str(exc))
+    except MemoryError:
+        scan.error("out of memory while scanning this file")
     except Exception as exc:  # a parser bug must not end the scan; the fuzz tests assert this never happens
         scan.error(f"internal error: {type(exc).__name__}: {exc}")
     kind = scan.kind
@@ -332,8 +349,15 @@ def _scan_data(name, data, size, kernels, sha256, cap, library) -> FileReport:
     if sha256:
         import hashlib
 
-        digest = hashlib.sha256(blob.buffer()).hexdigest()
-        blob.counter[0] += size
+        hasher, hashed = hashlib.sha256(), 0
+        for _, piece, own in blob.chunks(0, size):
+            hasher.update(piece[:own])
+            hashed += min(own, len(piece))
+        blob.counter[0] += hashed
+        if hashed == size:
+            digest = hasher.hexdigest()
+        else:  # pread, not mmap: a file cut under us is a short read, not SIGBUS
+            scan.error(f"the file changed size during the scan ({hashed} of {size} bytes read); no sha256")
     objects = sorted(scan.objects, key=lambda c: (c.offset, c.inner_offset or 0, c.target))
     if library is not None and library.holds_code and library.target and objects:
         claimed = library.target.split(":")[0]
@@ -399,16 +423,18 @@ def iter_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:
 def scan_paths(paths: list[Path], *, kernels: bool = False, sha256: bool = False, jobs: int | None = None,
                cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
                progress: Callable[[str], None] | None = None) -> ArtifactReport:
-    """Scan files and folders; files run in a thread pool (pread, mmap searches and hashing release the GIL)."""
+    """Scan files and folders; files run in a thread pool (pread, searches and hashing release the GIL).
+    One :class:`Budget` bounds the work of all files and threads together."""
     jobs = jobs or min(8, (os.cpu_count() or 1) * 2)
     reports: list[FileReport] = []
+    budget = Budget()
 
     def one(item: tuple[Path, str | None]) -> FileReport:
         path, reason = item
         if reason is not None:
             result = FileReport(str(path), SKIPPED, library=classify(path), skipped=reason)
         else:
-            result = scan_file(path, kernels=kernels, sha256=sha256, cap=cap)
+            result = scan_file(path, kernels=kernels, sha256=sha256, cap=cap, budget=budget)
         if progress:
             progress(str(path))
         return result

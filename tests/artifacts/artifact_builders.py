@@ -102,3 +102,49 @@ def shared_object(tree: Path, stem: str) -> Path:
     return hits[-1]
 
 
+
+
+# -- hostile variants of real files (issue 13): small files that cost CPU or memory to naive parsers --------
+
+_SHDR = struct.Struct("<IIQQQQIIQQ")
+
+
+def _with_section_table(image: bytes, table: bytes, count: int, shstrndx: int) -> bytes:
+    """``image`` with a new section header table appended (e_shoff/e_shnum/e_shstrndx patched)."""
+    shoff = len(image)
+    out = bytearray(image + table)
+    struct.pack_into("<Q", out, 0x28, shoff)
+    struct.pack_into("<HH", out, 0x3C, count & 0xFFFF, shstrndx & 0xFFFF)
+    return bytes(out)
+
+
+def many_note_sections(code_object: bytes, sections: int = 1000, note_bytes: int = 1100 << 10) -> bytes:
+    """A real clang code object turned into code object v2 (ABI version 0) whose section table lists
+    ``sections`` SHT_NOTE sections that all cover the same ``note_bytes`` of empty 12-byte notes."""
+    base = bytearray(code_object)
+    base[8] = 0  # EI_ABIVERSION 0 with ELFOSABI_AMDGPU_HSA: code object v2, target read from the notes
+    notes_at = len(base)
+    body = bytes(base) + bytes(note_bytes)
+    table = bytes(64) + b"".join(_SHDR.pack(0, 7, 0, 0, notes_at, note_bytes, 0, 0, 4, 0) for _ in range(sections))
+    return _with_section_table(body, table, sections + 1, 0)
+
+
+def many_sections_no_nul(host_elf: bytes, sections: int = 65535, strtab_bytes: int = 16 << 20) -> bytes:
+    """A real host ELF whose new section table has ``sections`` entries and a section-name table of
+    ``strtab_bytes`` without a single NUL (every name runs to the end of the table)."""
+    strtab_at = len(host_elf)
+    body = host_elf + b"A" * strtab_bytes
+    rows = [bytes(64)] + [_SHDR.pack(0, 1, 0, 0, strtab_at, 16, 0, 0, 1, 0) for _ in range(sections - 2)]
+    rows.append(_SHDR.pack(0, 3, 0, 0, strtab_at, strtab_bytes, 0, 0, 1, 0))
+    return _with_section_table(body, b"".join(rows), sections, sections - 1)
+
+
+def ccob_bomb(code_object: bytes, inflated: int = 256 << 20, version: int = 2) -> bytes:
+    """A small zstd CCOB whose only device entry sits ``inflated`` bytes in: reading its header means
+    inflating everything before it (a real code object at the end, zeros before)."""
+    entry_id = b"hipv4-amdgcn-amd-amdhsa--gfx900"
+    head = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 1)
+    offset = inflated - len(code_object)
+    head += struct.pack("<QQQ", offset, len(code_object), len(entry_id)) + entry_id
+    bundle = head + bytes(offset - len(head)) + code_object
+    return ccob(bundle, version, "zstd")
