@@ -47,13 +47,61 @@ def load_yaml(path: Path, schema: str | None = None) -> Any:
     return datacache.cached(path, raw, "yaml", schema, lambda: _parse_yaml(path, raw, schema))
 
 
+# A rules file is data a pull request can change (`gfxgate check` reads it): its cost must be bounded before
+# anything builds, validates or walks it. The real files are at most a few thousand nodes, a dozen deep.
+MAX_YAML_BYTES = 1 << 20
+MAX_YAML_DEPTH = 64
+MAX_YAML_ALIASES = 256
+MAX_YAML_NODES = 200_000  # counted with every alias expanded: a "billion laughs" file stops here
+
+
+def check_yaml_shape(path: Path | str, text: str) -> None:
+    """Refuse YAML that is too large, too deep or expands too much through aliases, from the event stream
+    (libyaml's parser is iterative, so this is linear in the text and never recurses)."""
+    import yaml
+
+    if len(text) > MAX_YAML_BYTES:
+        raise RuleError(f"{path}: {len(text)} characters; a rules file may have at most {MAX_YAML_BYTES}")
+    depth = nodes = aliases = 0
+    sizes: dict[str, int] = {}  # anchor -> expanded node count of the anchored node
+    open_anchors: list[tuple[str | None, int]] = []
+    try:
+        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise RuleError(f"{path}:{event.start_mark.line + 1}: more than {MAX_YAML_ALIASES} YAML aliases")
+                nodes += sizes.get(event.anchor, 1)
+            elif isinstance(event, yaml.ScalarEvent):
+                nodes += 1
+                if event.anchor:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise RuleError(f"{path}:{event.start_mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels")
+                nodes += 1
+                open_anchors.append((event.anchor, nodes))
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+                anchor, start = open_anchors.pop()
+                if anchor:
+                    sizes[anchor] = nodes - start + 1
+            if nodes > MAX_YAML_NODES:
+                line = event.start_mark.line + 1 if event.start_mark else 0
+                raise RuleError(f"{path}:{line}: expands to more than {MAX_YAML_NODES} nodes (YAML aliases?)")
+    except yaml.YAMLError:
+        return  # not YAML: the loader words the error with its line
+
+
 def _parse_yaml(path: Path, raw: bytes, schema: str | None) -> Any:
     import yaml
 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RuleError(f"{path}: cannot read: {exc}") from exc
+        raise RuleError(f"{path}: not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}") from None
+    check_yaml_shape(path, text)
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
@@ -94,10 +142,14 @@ def _parse_toml(path: Path, raw: bytes, schema: str | None) -> dict:
     else:  # pragma: no cover - exercised on Python 3.10 only
         import tomli as tomllib
 
+    if len(raw) > MAX_YAML_BYTES:
+        raise RuleError(f"{path}: {len(raw)} bytes; a pins or rules file may have at most {MAX_YAML_BYTES}")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise RuleError(f"{path}: cannot read: {exc}") from exc
+        raise RuleError(f"{path}: not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}") from None
+    except RecursionError:
+        raise RuleError(f"{path}: invalid TOML: nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise RuleError(f"{path}: invalid TOML: {exc}") from exc
     if schema is not None:

@@ -11,7 +11,6 @@ of guessing. The runtime row, when measured, confirms or refutes the answer.
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -20,6 +19,7 @@ from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
 from gfxgate.model import RANK, Evidence, GateMatrix, Status, Verdict
 from gfxgate.resources import rules_dir
+from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_field
 
 APPLIES, REFUSED, UNDECIDED = "applies", "refused", "undecided"
@@ -39,7 +39,7 @@ class StepRule:
         return dict(self.covers).get(layer, ())
 
     def lifts(self, cell: Verdict) -> bool:
-        return cell.status in self.covered(cell.layer) and (self.matches is None or re.search(self.matches, cell.summary) is not None)
+        return cell.status in self.covered(cell.layer) and (self.matches is None or rule_regex(self.matches).search(cell.summary) is not None)
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,9 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
     def step_rule(s: dict) -> StepRule:
         if s.get("matches"):
             try:
-                re.compile(s["matches"])
-            except re.error as exc:
-                raise RuleError(f"{path}: step {s['workaround']}: bad regex {s['matches']!r}: {exc}") from exc
+                rule_regex(s["matches"])
+            except RuleRegexError as exc:
+                raise RuleError(f"{path}: step {s['workaround']}: {exc.message}") from None
         return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"), s.get("setting"))
 
     device_steps = tuple(step_rule(s) for s in data.get("device_steps", ()))
@@ -347,7 +347,7 @@ def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict
                 w = by_id[step_rule.workaround]
                 evidence = [e for c in cells for e in c.evidence]
                 if step_rule.matches:  # the lines that show the restriction this step lifts come first
-                    evidence.sort(key=lambda e: re.search(step_rule.matches, f"{e.text} {e.note}") is None)
+                    evidence.sort(key=lambda e: rule_regex(step_rule.matches).search(f"{e.text} {e.note}") is None)
                 bucket.append((step_rule, RouteStep(w.id, w.title, step_rule.setting or w.setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
                                                     tuple(evidence))))
     return route_steps, device

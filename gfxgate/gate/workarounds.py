@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,7 @@ from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, SourceError
 from gfxgate.model import Evidence, GateMatrix, Status
 from gfxgate.resources import rules_dir
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
 
@@ -123,9 +123,9 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
                 problems.append(f"unknown repo {check.repo!r}")
             if check.grep:
                 try:
-                    re.compile(check.grep)
-                except re.error as exc:
-                    problems.append(f"bad regex {check.grep!r}: {exc}")
+                    rule_regex(check.grep)
+                except RuleRegexError as exc:
+                    problems.append(exc.message)
         if problems:
             raise RuleError(f"{path}: workaround {item.id}: " + "; ".join(problems))
         out.append(item)
@@ -176,10 +176,9 @@ def _run_check(check: Check, sourceset, env_search) -> CheckResult:
         reads = [r for r in found.reads if r.repo == source.name]
         evidence = tuple(Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads)
         return CheckResult(check, where, evidence, reason=None if evidence else reason)
-    rx = re.compile(check.grep)
     paths = [p for pattern in check.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
     paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
-    hits = [h for h in source.grep(check.grep, paths) if rx.search(h.text)] if paths else []
+    hits = source.grep(check.grep, paths) if paths else []  # the rule-regex dialect on every kind of source
     evidence = tuple(Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5])
     return CheckResult(check, where, evidence)
 

@@ -34,6 +34,7 @@ from gfxgate.serial import JsonRecord, document, json_field
 from gfxgate.sources.gitrepo import tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet
 from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
+from gfxgate.saferegex import rule_regex
 
 CACHEABLE = (MATCHED, NO_MATCH, NOT_APPLICABLE)  # deterministic given (rule, commit, tag); "unavailable" is not
 _PRE_SUFFIX = re.compile(r"-?(rc|alpha|beta|pre)\.?[0-9]*$")
@@ -42,7 +43,7 @@ _PRE_SUFFIX = re.compile(r"-?(rc|alpha|beta|pre)\.?[0-9]*$")
 # -- tags ---------------------------------------------------------------------------------------------
 def release_tags(tags: list[str], pattern: str | None, *, prereleases: bool = False) -> list[str]:
     """Release tags in semantic-version order; pre-releases only when asked (and then matched without their suffix)."""
-    rx = re.compile(pattern) if pattern else None
+    rx = rule_regex(pattern) if pattern else None
     out = []
     for tag in tags:
         pre = is_prerelease(tag)

@@ -19,6 +19,7 @@ from typing import Any
 from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 _DIRECTIVES = {"preproc_if": "if", "preproc_ifdef": "ifdef", "preproc_elif": "elif", "preproc_elifdef": "elifdef", "preproc_else": "else"}
 
@@ -105,7 +106,7 @@ def _branches(node, src: bytes, lines: list[str], path: str, describe: dict[str,
         end_byte = alternative.start_byte if alternative is not None else current.end_byte
         body_text = src[current.start_byte : end_byte].decode("utf-8", "replace")
         body_lines = body_text.splitlines()[1:]
-        tags = [key for key, rx in describe.items() if re.search(rx, body_text.split("\n", 1)[1] if "\n" in body_text else "")]
+        tags = [key for key, rx in describe.items() if rule_regex(rx).search(body_text.split("\n", 1)[1] if "\n" in body_text else "")]
         first_code = next((ln.strip() for ln in body_lines if ln.strip() and not ln.strip().startswith(("#", "//"))), "")
         body = _tree(_Body(current, alternative), src, lines, path, describe)
         branches.append({**hit(path, row + 1, _line_text(lines, row)), "d": directive, "cond": cond, "body": body, "tags": tags, "first": first_code})
@@ -266,15 +267,15 @@ class CPreprocessor:
             raise RuleError(f"{rule.defined_in}: rule {rule.id}: report derived-macros needs params.macros")
         for rx in [params.get("anchor", "")] + list((params.get("describe") or {}).values()):
             try:
-                re.compile(rx)
-            except re.error as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: bad regex {rx!r}: {exc}") from exc
+                rule_regex(rx)
+            except RuleRegexError as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         params = rule.params
         describe = params.get("describe") or {}
         trees = []
-        anchor_rx = re.compile(params["anchor"]) if params["report"] == "active-branch" else None
+        anchor_rx = rule_regex(params["anchor"]) if params["report"] == "active-branch" else None
         anchored = None
         wanted = set(params.get("macros", ()))
         for index, path in enumerate(paths):

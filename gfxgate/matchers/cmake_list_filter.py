@@ -13,6 +13,7 @@ from typing import Any
 from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 _COMMAND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
@@ -84,12 +85,13 @@ def _expand(value: str, variables: dict[str, str]) -> str:
     return re.sub(r"\$\{([A-Za-z0-9_]+)\}", lambda m: variables.get(m.group(1), m.group(0)), value)
 
 
-def cmake_regex(pattern: str) -> re.Pattern:
-    """CMake's regex dialect is a subset of Python's for the constructs used in target filters."""
+def cmake_regex(pattern: str):
+    """CMake's regex dialect (read from upstream files) is a subset of RE2's for the constructs used in
+    target filters; compiled with RE2 like rule regexes, so an upstream file cannot make a scan hang."""
     try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise NoMatch(f"regex {pattern!r} is not understood: {exc}") from exc
+        return rule_regex(pattern)
+    except RuleRegexError as exc:
+        raise NoMatch(f"regex {pattern!r} is not understood: {exc.message}") from None
 
 
 class CMakeListFilter:

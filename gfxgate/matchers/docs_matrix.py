@@ -13,6 +13,7 @@ from typing import Any
 
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 def _cells(line: str) -> list[str]:
@@ -31,14 +32,14 @@ class DocsMatrix:
 
         for key in ("row", "version_from_ref"):
             try:
-                re.compile(rule.params.get(key, ""))
-            except re.error as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+                rule_regex(rule.params.get(key, ""))
+            except RuleRegexError as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         row_label = rule.params["row"]
-        row_rx = re.compile(row_label)  # a regex over the label cell
-        ref_rx = re.compile(rule.params.get("version_from_ref", r"(\d+\.\d+(?:\.\d+)?)"))
+        row_rx = rule_regex(row_label)  # a regex over the label cell
+        ref_rx = rule_regex(rule.params.get("version_from_ref", r"(\d+\.\d+(?:\.\d+)?)"))
         match = ref_rx.search(source.ref)
         version = match.group(1) if match else None
         for path in paths:

@@ -7,22 +7,27 @@ names the target's GPU libraries would have, built from the rule's ``artifacts``
 from __future__ import annotations
 
 import fnmatch
-import re
 import shlex
 from typing import Any
 
 from gfxgate.matchers import Finding, Hit, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 class GlobRemoval:
     name = "glob-removal"
 
     def check_params(self, rule) -> None:
-        pass
+        from gfxgate.errors import RuleError
+
+        try:
+            rule_regex(rule.params.get("command", r"\brm\b"))
+        except RuleRegexError as exc:
+            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.command: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        command = re.compile(rule.params.get("command", r"\brm\b"))
+        command = rule_regex(rule.params.get("command", r"\brm\b"))
         removals = []
         for path in paths:
             for number, line in enumerate((source.read_text(path) or "").splitlines(), 1):

@@ -15,6 +15,7 @@ from typing import Any
 from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 @functools.cache
@@ -68,14 +69,14 @@ class GoSource:
 
     def check_params(self, rule) -> None:
         try:
-            re.compile(rule.params["pattern"])
-        except re.error as exc:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.pattern: {exc}") from exc
+            rule_regex(rule.params["pattern"])
+        except RuleRegexError as exc:
+            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.pattern: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         find = rule.params["find"]
-        pattern = re.compile(rule.params["pattern"])
-        prefilter = re.compile(re.sub(r"^\^|\$$", "", rule.params["pattern"]))
+        pattern = rule_regex(rule.params["pattern"])
+        prefilter = rule_regex(re.sub(r"^\^|\$$", "", rule.params["pattern"]))
         hits = []
         for path in paths:
             src = source.read(path) or b""

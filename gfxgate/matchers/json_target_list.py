@@ -13,6 +13,7 @@ from typing import Any
 from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
@@ -37,14 +38,14 @@ class JsonTargetList:
         for key in ("presets", "exclude_presets"):
             if key in rule.params:
                 try:
-                    re.compile(rule.params[key])
-                except re.error as exc:
-                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+                    rule_regex(rule.params[key])
+                except RuleRegexError as exc:
+                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]
-        include = re.compile(rule.params.get("presets", ".*"))
-        exclude = re.compile(rule.params["exclude_presets"]) if "exclude_presets" in rule.params else None
+        include = rule_regex(rule.params.get("presets", ".*"))
+        exclude = rule_regex(rule.params["exclude_presets"]) if "exclude_presets" in rule.params else None
         lists = []
         for path in paths:
             text = source.read_text(path) or ""

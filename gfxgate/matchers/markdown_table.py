@@ -14,6 +14,7 @@ from typing import Any
 from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 def _cells(line: str) -> list[str]:
@@ -26,14 +27,14 @@ class MarkdownTable:
     def check_params(self, rule) -> None:
         for key in ("column", "support_column", "supported", "unsupported"):
             try:
-                re.compile(rule.params.get(key, ""))
-            except re.error as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+                rule_regex(rule.params.get(key, ""))
+            except RuleRegexError as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        column = re.compile(rule.params["column"])
-        support = re.compile(rule.params.get("support_column", r"^Support$"))
-        yes = re.compile(rule.params.get("supported", "✅"))
+        column = rule_regex(rule.params["column"])
+        support = rule_regex(rule.params.get("support_column", r"^Support$"))
+        yes = rule_regex(rule.params.get("supported", "✅"))
         no = re.compile(rule.params.get("unsupported", "❌"))
         rows, headers = [], []
         for path in paths:

@@ -315,6 +315,8 @@ class GitRepo:
         return sorted(p for p in out.stdout.split("\0") if p)
 
     def grep(self, commit: str, pattern: str, paths: list[str] | None, fixed: bool) -> list[FileHit]:
+        """``git grep`` at ``commit``: the fast path for fixed strings (a regex is POSIX ERE here, not the
+        rule dialect; GitSource.grep sends rule regexes through Source.grep instead)."""
         args = ["grep", "-n", "-I", "--no-color", "-F" if fixed else "-E", "-e", pattern, commit]
         if paths:
             args += ["--", *paths]
@@ -363,6 +365,8 @@ class GitSource(Source):
         self._repo.prefetch(self.commit, paths)
 
     def grep(self, pattern: str, paths: list[str] | None = None, *, fixed: bool = False) -> list[FileHit]:
+        if not fixed:  # git grep -E is POSIX ERE: rule regexes use RE2 on every source (Source.grep)
+            return super().grep(pattern, paths)
         return self._repo.grep(self.commit, pattern, paths, fixed)
 
     def close(self) -> None:

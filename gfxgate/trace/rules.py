@@ -19,6 +19,7 @@ from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
 from gfxgate.resources import rules_dir
 from gfxgate.sources.base import safe_relpath
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 _VAR = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 
@@ -128,13 +129,13 @@ class EnvRule:
     defined_in: str
 
 
-def _regex(value: str | None, where: str) -> re.Pattern | None:
+def _regex(value: str | None, where: str):
     if value is None:
         return None
     try:
-        return re.compile(value)
-    except re.error as exc:
-        raise RuleError(f"{where}: bad regex {value!r}: {exc}") from exc
+        return rule_regex(value)
+    except RuleRegexError as exc:
+        raise RuleError(f"{where}: {exc.message}") from None
 
 
 def _hop_lines(path: Path) -> dict[str, int]:

@@ -6,12 +6,12 @@ Binds the destination field (and the composite literal's type), e.g. the runner'
 
 from __future__ import annotations
 
-import re
 
 from gfxgate.trace.hops import Match, Site, doc_of, missing_construct
 from gfxgate.trace.hops.golang import selects
 from gfxgate.trace.hops.go_selector import statement_of
 from gfxgate.trace.syntax import go_function_name
+from gfxgate.saferegex import rule_regex
 
 
 def copies(pf, value: str):
@@ -36,7 +36,7 @@ def copies(pf, value: str):
 
 def run(params: dict, ctx) -> list[Match]:
     value = params["value"]
-    function_rx = re.compile(params["function"]) if params.get("function") else None
+    function_rx = rule_regex(params["function"]) if params.get("function") else None
     files = ctx.candidates(params["repo"], params["paths"], value, what=f"a struct field set from {value}")
     matches = []
     for pf in files:

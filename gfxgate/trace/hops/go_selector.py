@@ -9,10 +9,10 @@ A bare identifier (a local variable or parameter, e.g. ``kvSize``) matches too.
 from __future__ import annotations
 
 import posixpath
-import re
 
 from gfxgate.trace.hops import Match, Site, doc_of, missing_construct
 from gfxgate.trace.syntax import go_function_name
+from gfxgate.saferegex import rule_regex
 
 # Go's predeclared functions and conversions: never the callee a value flows into
 _BUILTINS = frozenset(
@@ -31,8 +31,8 @@ def statement_of(node):
 
 def run(params: dict, ctx) -> list[Match]:
     name = params["field"]
-    function_rx = re.compile(params["function"]) if params.get("function") else None
-    callee_rx = re.compile(params.get("callee") or r"^[A-Za-z_]\w*$")
+    function_rx = rule_regex(params["function"]) if params.get("function") else None
+    callee_rx = rule_regex(params.get("callee") or r"^[A-Za-z_]\w*$")
     as_argument = bool(params.get("as_argument"))
     files = ctx.candidates(params["repo"], params["paths"], name, what=f"a use of .{name}")
     matches = []

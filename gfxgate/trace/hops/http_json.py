@@ -10,12 +10,12 @@ JSON). When the receiver decodes the sender's own type, the receiver field is th
 from __future__ import annotations
 
 import posixpath
-import re
 
 from gfxgate.trace.hops import HopMissing, Match, Site, missing_construct
 from gfxgate.trace.hops.go_field_copy import copies
 from gfxgate.trace.hops.golang import field_doc, json_key, struct_fields
 from gfxgate.trace.syntax import go_function_name
+from gfxgate.saferegex import rule_regex
 
 _DECODERS = (b"json.NewDecoder", b"json.Unmarshal")
 
@@ -26,7 +26,7 @@ def run(params: dict, ctx) -> list[Match]:
     sends = [(pf, c) for pf in files for c in copies(pf, value)]
     if not sends:
         raise missing_construct(value, files, f"a request struct field set from {value}")
-    struct_rx = re.compile(params.get("struct") or ".")
+    struct_rx = rule_regex(params.get("struct") or ".")
     chosen = None
     for pf, (field, type_name, node, sent) in sends:
         # the sending struct: the literal's type, else a struct of the sender's package declaring the field

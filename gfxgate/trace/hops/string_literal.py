@@ -10,6 +10,7 @@ import re
 
 from gfxgate.trace.hops import Match, Site, missing_construct
 from gfxgate.trace.syntax import STRING_TYPES, string_value
+from gfxgate.saferegex import rule_regex
 
 
 def _needle(pattern: str) -> str:
@@ -20,7 +21,7 @@ def _needle(pattern: str) -> str:
 
 
 def run(params: dict, ctx) -> list[Match]:
-    rx = re.compile(params["pattern"])
+    rx = rule_regex(params["pattern"])
     needle = _needle(params["pattern"])
     files = ctx.candidates(params["repo"], params["paths"], needle, what=f"a string literal matching /{params['pattern']}/")
     matches = []

@@ -1,0 +1,120 @@
+"""Hostile rule files (issue 13): YAML bombs and catastrophic regexes end in one RuleError line (exit 3), fast.
+
+A pull request that edits rules reaches these through `gfxgate check`, so they must cost little whatever
+the file says. The CLI cases run the installed console script; regex cases run real matchers and sources.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from gfxgate.errors import RuleError
+from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.sources.directory import DirectorySource
+from gfxgate.sources.gitrepo import GitRepo, GitSource
+from tests.gitrepos import commit_tree, new_repo
+
+
+def billion_laughs() -> str:
+    text = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        text += f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]\n"
+    return text
+
+
+HOSTILE_YAML = {
+    "billion-laughs": (billion_laughs().encode(), "expands to more than"),
+    "deep-flow": (("layers: " + "[" * 100_000 + "]" * 100_000 + "\n").encode(), "nested deeper than"),
+    "deep-block": ("".join(" " * i + f"k{i}:\n" for i in range(500)).encode(), "nested deeper than"),
+    "latin-1": ("layers:\n  - id: caf\xe9\n".encode("latin-1"), "not UTF-8: byte 0xe9"),
+    "huge": (b"x: " + b"a" * (2 << 20) + b"\n", "a rules file may have at most"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_YAML))
+def test_hostile_rules_yaml_is_exit_3_fast(case, gfxgate_exe, tmp_path):
+    content, needle = HOSTILE_YAML[case]
+    assert case != "billion-laughs" or len(content) < 600
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "layers.yaml").write_bytes(content)
+    start = time.monotonic()
+    proc = subprocess.run([gfxgate_exe, "scan", "--target", "gfx900", "--offline", "--rules", str(rules)],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 3, proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert needle in proc.stderr and "layers.yaml" in proc.stderr
+    assert elapsed < 5, elapsed
+
+
+def test_a_few_aliases_are_still_fine(tmp_path):
+    from gfxgate.datafiles import check_yaml_shape
+
+    check_yaml_shape("ok.yaml", "base: &b {x: 1}\nuse: [*b, *b]\n")
+    with pytest.raises(RuleError, match="more than 256 YAML aliases"):
+        check_yaml_shape("many.yaml", "b: &b 1\nuse: [" + ", ".join(["*b"] * 300) + "]\n")
+
+
+def test_catastrophic_regex_cannot_hang_the_go_matcher(tmp_path):
+    """`^(\w+\s?)*$` over a long Go string literal: exponential with Python's re, linear with RE2.
+    Run in a child with a timeout, so a regression fails instead of hanging the suite."""
+    import sys
+    import textwrap
+
+    probe = textwrap.dedent(f"""
+        from pathlib import Path
+        from gfxgate.matchers import NoMatch
+        from tests.core.test_matchers import run
+        go = 'package p\\n\\nfunc F() string {{ return "' + "word " * 2000 + '!" }}\\n'
+        try:
+            run(Path({str(tmp_path)!r}), "go-source", {{"p.go": go}}, ["gfx900"], find="string", pattern=r"^(\\w+\\s?)*$")
+        except NoMatch:
+            print("no match")
+    """)
+    root = Path(__file__).resolve().parents[2]
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=root)
+    assert out.returncode == 0 and out.stdout.strip() == "no match", out.stderr
+    assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"(?<!NOT )WIN32", r"x(?=y)", r"a{1000}{1000}"])
+def test_patterns_outside_the_dialect_are_rule_errors(pattern):
+    with pytest.raises(RuleRegexError, match="RE2 syntax|bad regex"):
+        rule_regex(pattern)
+
+
+def test_bad_rule_regex_is_reported_at_load_with_the_file(tmp_path):
+    from tests.core.test_matchers import rule
+    from gfxgate.matchers import MATCHERS
+
+    with pytest.raises(RuleError, match=r"params.pattern: bad regex '\(a\)\\\\1'"):
+        MATCHERS["go-source"].check_params(rule("go-source", find="string", pattern=r"(a)\1"))
+
+
+def test_grep_is_one_dialect_on_folders_and_git(tmp_path):
+    """The same tree as a folder and as a git tag: a rule regex finds the same lines. (`\\d`, `\\s` and
+    `(?i)` are not POSIX ERE, so `git grep -E` used to answer differently.)"""
+    files = {"a.txt": "gfx900 x\nGFX1030\nnothing\r\n", "sub/b.c": "#define N 42\n", "bin.dat": "gfx900\0binary\n"}
+    repo = new_repo(tmp_path / "repo")
+    commit_tree(repo, files, "one", tag="v1")
+    folder = Path(repo.working_tree_dir)
+    git_source = GitSource(GitRepo("r", folder.as_uri(), offline=False), "v1")
+    dir_source = DirectorySource("r", folder)
+    paths = sorted(files)
+    try:
+        for pattern in (r"(?i)gfx\d+", r"N\s+\d+", r"^nothing\r$", r"gfx900"):
+            on_git = [(h.path, h.line, h.text) for h in git_source.grep(pattern, paths)]
+            on_dir = [(h.path, h.line, h.text) for h in dir_source.grep(pattern, paths)]
+            assert on_git == on_dir, pattern
+            assert on_git, pattern
+        assert [h.line for h in git_source.grep(r"(?i)gfx\d+", paths)] == [1, 2]  # bin.dat skipped on both
+        with pytest.raises(RuleRegexError):
+            git_source.grep(r"(a)\1", paths)
+    finally:
+        git_source.close()
