@@ -175,16 +175,17 @@ def run_sweep(**opts: Any) -> None:
         probe_gpu=opts["probe_gpu"],
     )
     worklog_path: Path = opts["worklog"]
-    existing = read_worklog(worklog_path, missing_ok=True)  # a garbage worklog stops us before anything runs
-    for warning in existing.warnings:
-        click.echo(f"gfxgate: warning: {warning}", err=True)
-    finished = existing.finished_cells(opts["retry"]) if opts["resume"] else set()
-    todo = [c for c in plan.cells() if c.key not in finished]
-    if not todo:
-        click.echo(f"gfxgate: sweep: all {len(plan.cells())} cells are already in {worklog_path}; nothing to do", err=True)
-        return
-    preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
-    with WorklogWriter(worklog_path) as writer:
+    with WorklogWriter(worklog_path, set_aside=False) as writer:  # the lock first, then read what is there
+        existing = read_worklog(worklog_path, missing_ok=True)  # a garbage worklog stops us before anything runs
+        for warning in existing.warnings:
+            click.echo(f"gfxgate: warning: {warning}", err=True)
+        finished = existing.finished_cells(opts["retry"]) if opts["resume"] else set()
+        todo = [c for c in plan.cells() if c.key not in finished]
+        if not todo:
+            click.echo(f"gfxgate: sweep: all {len(plan.cells())} cells are already in {worklog_path}; nothing to do", err=True)
+            return
+        preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
+        writer.set_aside_torn_tail()
         summary = SweepRunner(plan, writer, _progress(opts["progress"])).run(finished)
     outcomes = ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "none"
     click.echo(

@@ -8,6 +8,7 @@ cells become recorded failures (HTTP error, crash, timeout, connection error) wi
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import socket
 import time
@@ -18,7 +19,7 @@ from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence
 from urllib.parse import urlsplit
 
 from gfxgate import __version__
-from gfxgate.errors import NetworkError, UsageError
+from gfxgate.errors import InputError, NetworkError, UsageError
 from gfxgate.sweep import crash as crashmod
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
 from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
@@ -128,6 +129,8 @@ class SweepPlan:
             unknown = sorted(set(mapping) - set(names))
             if unknown:
                 raise UsageError(f"{label} names unknown endpoint(s) {', '.join(unknown)} (endpoints: {', '.join(names)})")
+        for name, path in self.server_logs.items():
+            _check_log_file(name, Path(path))
         if self.repeats < 1 or self.num_predict < 1 or self.timeout <= 0:
             raise UsageError("--repeat and --num-predict must be ≥ 1 and --timeout > 0")
 
@@ -186,25 +189,99 @@ def _client(url: str, timeout: float):
     import httpx
     import ollama
 
+    # httpx's timeout is per read: a server dripping a byte a second never trips it. The transport adds a
+    # wall-clock deadline per request (body included), in stream and non-stream mode alike.
+    transport = DeadlineTransport(timeout, httpx.HTTPTransport())
     # A proxy from HTTP(S)_PROXY must not sit between us and a server on this machine.
-    return ollama.Client(
+    client = ollama.Client(
         host=url,
         timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
         trust_env=not _is_loopback(url),
+        transport=transport,
     )
+    client.gfxgate_transport = transport
+    return client
+
+
+def _deadline_classes():
+    import httpx
+
+    class DeadlineStream(httpx.SyncByteStream):
+        def __init__(self, inner, deadline: float, owner: "DeadlineTransport") -> None:
+            self.inner, self.deadline, self.owner = inner, deadline, owner
+
+        def __iter__(self):
+            for chunk in self.inner:
+                if len(self.owner.body_head) < 4096:
+                    self.owner.body_head += chunk[: 4096 - len(self.owner.body_head)]
+                if time.monotonic() > self.deadline:
+                    raise httpx.ReadTimeout(f"answer still arriving after {self.owner.limit:g} s (wall clock)")
+                yield chunk
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class Transport(httpx.BaseTransport):
+        """Wraps a transport: each request's answer must be complete ``limit`` seconds after it was sent;
+        keeps the first 4 KiB of the last body (a 200 answer's ``error`` text)."""
+
+        def __init__(self, limit: float, inner) -> None:
+            self.limit, self.inner, self.body_head = limit, inner, bytearray()
+
+        def handle_request(self, request):
+            deadline = time.monotonic() + self.limit
+            response = self.inner.handle_request(request)
+            self.body_head = bytearray()
+            return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
+                                  stream=DeadlineStream(response.stream, deadline, self))
+
+        def close(self) -> None:
+            self.inner.close()
+
+    return Transport
+
+
+def DeadlineTransport(limit: float, inner):  # noqa: N802 - a class made on first use (httpx imported lazily)
+    global _DEADLINE_TRANSPORT
+    if _DEADLINE_TRANSPORT is None:
+        _DEADLINE_TRANSPORT = _deadline_classes()
+    return _DEADLINE_TRANSPORT(limit, inner)
+
+
+_DEADLINE_TRANSPORT = None
+
+
+def _answer_problem(final: Any, client: Any) -> str | None:
+    """A non-stream answer is ok only as a JSON object with done=true and no error (a 200 ``{"error": …}``
+    is a failure, not a run); returns what is wrong, or None."""
+    if isinstance(final, Mapping) or hasattr(final, "get"):
+        if final.get("done") is True:
+            return None
+    head = bytes(getattr(getattr(client, "gfxgate_transport", None), "body_head", b""))
+    try:
+        body = json.loads(head.decode("utf-8", "replace"))
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and body.get("error"):
+        return f"200 answer with an error: {' '.join(str(body['error']).split())[:300]}"
+    return "answer is not a finished generation (no done=true)"
 
 
 def server_version(url: str, timeout: float = INFO_TIMEOUT_S) -> str:
     """``GET /api/version`` (the Python client has no call for it); raises httpx errors."""
     import httpx
 
-    response = httpx.get(
-        f"{url}/api/version",
+    with httpx.Client(
         timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
         trust_env=not _is_loopback(url),
-    )
+        transport=DeadlineTransport(timeout, httpx.HTTPTransport()),
+    ) as client:
+        response = client.get(f"{url}/api/version")
     response.raise_for_status()
-    return str(response.json().get("version", ""))
+    body = response.json()
+    if not isinstance(body, dict):
+        raise ValueError(f"/api/version answered a JSON {type(body).__name__}, not an object")
+    return str(body.get("version", ""))
 
 
 def preflight(endpoints: Sequence[Endpoint], timeout: float = INFO_TIMEOUT_S) -> dict[str, str]:
@@ -321,6 +398,9 @@ class SweepRunner:
                     stream=False,
                 )
                 text = final.get("response") or ""
+                problem = _answer_problem(final, client)
+                if problem:
+                    outcome, status, error = "http-error", 200, problem
         except ollama.ResponseError as exc:
             status = exc.status_code if exc.status_code and exc.status_code > 0 else None
             error = str(exc.error)
@@ -329,7 +409,9 @@ class SweepRunner:
             outcome, status, error = "timeout", None, f"no answer within {plan.timeout:g} s ({type(exc).__name__})"
         except (ConnectionError, httpx.TransportError) as exc:
             outcome, status, error = "connection-error", None, _describe_transport(exc)
-        except ValueError as exc:  # JSONDecodeError, pydantic ValidationError: not an Ollama answer
+        except (ValueError, TypeError, AttributeError) as exc:
+            # JSONDecodeError, pydantic ValidationError, a JSON list or string where the client expects an
+            # object (TypeError/AttributeError inside the ollama client): not an Ollama answer
             outcome, status, error = "http-error", None, f"malformed response: {' '.join(str(exc).split())[:200]}"
         finally:
             wall = time.monotonic() - t0
@@ -492,6 +574,21 @@ def _tokens_per_s(final: Any) -> float | None:
     return round(count / (duration / 1e9), 2)
 
 
+def _check_log_file(name: str, path: Path) -> None:
+    """A --server-log must be a regular file (a folder crashed mid-sweep, a FIFO hung it); checked up front."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return  # the server creates it when it starts; LogTail reads nothing until then
+    except OSError as exc:
+        raise InputError(f"--server-log {name}={path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise InputError(f"--server-log {name}={path}: is {kind}; name the log file the server writes")
+
+
 def _close(client: Any) -> None:
     close = getattr(client, "close", None)
     if close is not None:
@@ -508,4 +605,7 @@ def read_prompt(value: str | None) -> str:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"--prompt {value!r}: cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"--prompt {value!r}: {path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at "
+                             f"offset {exc.start})") from None
     return value

@@ -161,16 +161,58 @@ def _parse_line(path: Path, number: int, raw: bytes) -> Mapping[str, Any]:
         raise InputError(f"{where}: options.num_gpu must be an integer")
     if not isinstance(record.get("endpoint"), dict) or "name" not in record["endpoint"]:
         raise InputError(f"{where}: endpoint must be an object with a name")
+    problem = _schema_problem(record)
+    if problem:
+        raise InputError(f"{where}: {problem}", hint="`gfxgate schema sweep-worklog` prints what a line must hold")
     return record
+
+
+def _schema_problem(record: Mapping[str, Any]) -> str | None:
+    """The first way ``record`` breaks the worklog-line schema (wrong field types would otherwise become
+    tracebacks deep in `sweep report` and `scan --runtime`), or None."""
+    validator = _line_validator()
+    error = next(iter(sorted(validator.iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))), None)
+    if error is None:
+        return None
+    where = "/".join(map(str, error.absolute_path)) or "(the record)"
+    return f"{where}: {' '.join(error.message.split())[:200]}"
+
+
+_VALIDATOR: list = []
+
+
+def _without_required(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_required(v) for k, v in schema.items() if k != "required"}
+    if isinstance(schema, list):
+        return [_without_required(v) for v in schema]
+    return schema
+
+
+def _line_validator():
+    if not _VALIDATOR:
+        import jsonschema
+
+        from gfxgate.sweep.schema import WORKLOG_LINE_SCHEMA
+
+        # Every field that is there must have its type; only the REQUIRED top-level fields must be there
+        # (older and hand-made worklogs carry fewer; readers use .get for the rest).
+        schema = {**_without_required(WORKLOG_LINE_SCHEMA), "required": list(REQUIRED)}
+        _VALIDATOR.append(jsonschema.Draft202012Validator(schema))
+    return _VALIDATOR[0]
 
 
 class WorklogWriter:
     """Appends run records durably: one ``write`` per line, then flush and fsync."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, set_aside: bool = True) -> None:
+        """Open for appending and take the worklog's lock (read the worklog only after this, so a second
+        sweep cannot plan from a stale copy); ``set_aside=False`` leaves the torn-tail repair to the caller
+        (after it has checked the worklog is one)."""
         self.path = Path(path)
         if self.path.parent and not self.path.parent.exists():
             raise InputError(f"worklog folder {self.path.parent} does not exist")
+        self._created = not self.path.exists()  # removed again on close if nothing was written
         try:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -182,10 +224,12 @@ class WorklogWriter:
             os.close(self._fd)
             self._fd = -1
             raise InputError(f"worklog {self.path} is in use by another gfxgate sweep") from None
-        self._set_aside_torn_tail()
+        if set_aside:
+            self.set_aside_torn_tail()
 
-    def _set_aside_torn_tail(self) -> None:
-        """Move bytes after the last newline (an interrupted write) to WORKLOG.torn, then truncate them."""
+    def set_aside_torn_tail(self) -> None:
+        """Bytes after the last newline: a complete record only lacks its newline (it gets one, and counts);
+        anything else is an interrupted write, moved to WORKLOG.torn and cut off."""
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
@@ -203,6 +247,14 @@ class WorklogWriter:
                 raise InputError(f"worklog {self.path} ends with a line over 1 MiB without a newline")
             keep = start + cut + 1
             fragment = tail[cut + 1 :]
+            try:
+                _parse_line(self.path, 0, fragment)
+            except InputError:
+                pass
+            else:  # the reader counted it as a run: keep it, completed
+                os.write(self._fd, b"\n")
+                os.fsync(self._fd)
+                return
             with open(self.path.with_name(self.path.name + ".torn"), "ab") as aside:
                 aside.write(fragment + b"\n")
                 aside.flush()
@@ -222,6 +274,11 @@ class WorklogWriter:
 
     def close(self) -> None:
         if self._fd >= 0:
+            try:
+                if self._created and os.fstat(self._fd).st_size == 0:
+                    os.unlink(self.path)  # a sweep that ran nothing leaves no worklog behind
+            except OSError:
+                pass
             os.close(self._fd)
             self._fd = -1
 

@@ -1,0 +1,189 @@
+"""Sweep faults from issue 13, against real HTTP servers on 127.0.0.1 and the installed console script.
+
+The server here is deliberately hostile (a drip, a 200 carrying an error, JSON lists and strings where the
+API has objects); the friendly one is tests/sweep/ollama_server.py.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+FINAL = {"model": "m", "response": "hi", "done": True, "done_reason": "stop", "eval_count": 1,
+         "eval_duration": 1000, "prompt_eval_count": 1, "total_duration": 2000}
+
+
+class Hostile(BaseHTTPRequestHandler):
+    mode = "healthy"
+    version_delay = 0.0
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _json(self, body, status=200):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/api/version":
+            time.sleep(self.version_delay)
+            return self._json(["0.1"] if self.mode == "version-list" else {"version": "0.12.3"})
+        if self.path == "/api/tags":
+            return self._json({"models": []})
+        if self.path == "/api/ps":
+            return self._json({"models": []})
+        self._json({"error": "not found"}, 404)
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        if self.path != "/api/generate":
+            return self._json({"error": "not found"}, 404)
+        if body.get("keep_alive") == 0 and not body.get("prompt"):
+            return self._json({**FINAL, "response": ""})
+        if self.mode == "drip":  # headers at once, then one byte every 0.5 s: never a read timeout
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            for _ in range(120):
+                try:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.5)
+            return
+        answers = {"error-200": {"error": "llama runner process has terminated: exit status 2"},
+                   "list": [1, 2, 3], "string": "hello", "healthy": FINAL}
+        self._json(answers[self.mode])
+
+
+@pytest.fixture()
+def hostile():
+    servers = []
+
+    def start(mode: str, version_delay: float = 0.0) -> str:
+        handler = type("H", (Hostile,), {"mode": mode, "version_delay": version_delay})
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def sweep(exe: str, url: str, worklog: Path, *extra: str, timeout: float = 2.0, wait: float = 120):
+    args = [exe, "sweep", "--endpoint", f"x={url}", "--model", "m", "--num-gpu", "0", "--timeout", str(timeout),
+            "--no-probe-gpu", "--progress", "none", "--worklog", str(worklog), *extra]
+    start = time.monotonic()
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=wait)
+    return proc, time.monotonic() - start
+
+
+def records(worklog: Path) -> list[dict]:
+    return [json.loads(line) for line in worklog.read_text().splitlines() if line.strip()]
+
+
+def test_a_dripping_non_stream_answer_times_out(gfxgate_exe, hostile, tmp_path):
+    proc, elapsed = sweep(gfxgate_exe, hostile("drip"), tmp_path / "w.jsonl", "--no-stream", timeout=2)
+    assert proc.returncode == 0, proc.stderr
+    [run] = records(tmp_path / "w.jsonl")
+    assert run["outcome"] == "timeout", run
+    assert elapsed < 30, elapsed  # was: the whole 60 s drip (forever for a longer one)
+
+
+@pytest.mark.parametrize("mode,needle", [("error-200", "200 answer with an error: llama runner process"),
+                                         ("list", "malformed response"), ("string", "malformed response")])
+def test_answers_that_are_not_a_finished_generation_are_failures(gfxgate_exe, hostile, tmp_path, mode, needle):
+    proc, _ = sweep(gfxgate_exe, hostile(mode), tmp_path / "w.jsonl")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    [run] = records(tmp_path / "w.jsonl")
+    assert run["outcome"] != "ok" and needle in run["error"], run  # (a runner-terminated text reads as a crash)
+
+
+def test_version_answering_a_list_is_one_line_not_a_traceback(gfxgate_exe, hostile, tmp_path):
+    proc, _ = sweep(gfxgate_exe, hostile("version-list"), tmp_path / "w.jsonl")
+    assert proc.returncode == 5, proc.stderr
+    assert "Traceback" not in proc.stderr and "JSON list, not an object" in proc.stderr
+
+
+def test_complete_last_line_without_newline_is_a_record_and_kept(gfxgate_exe, hostile, tmp_path):
+    url = hostile("healthy")
+    worklog = tmp_path / "w.jsonl"
+    assert sweep(gfxgate_exe, url, worklog)[0].returncode == 0
+    whole = worklog.read_bytes()
+    worklog.write_bytes(whole.rstrip(b"\n"))  # a complete line, its newline lost
+    proc, _ = sweep(gfxgate_exe, url, worklog, "--num-gpu", "1")  # cells 0 (done) and 1 (new)
+    assert proc.returncode == 0, proc.stderr
+    runs = records(worklog)
+    assert [r["options"]["num_gpu"] for r in runs] == [0, 1]  # the old run kept, only the new cell ran
+    assert worklog.read_bytes().startswith(whole) and not (tmp_path / "w.jsonl.torn").exists()
+
+
+def test_the_worklog_lock_is_taken_before_the_worklog_is_read(gfxgate_exe, hostile, tmp_path):
+    """While a sweep is still in its preflight (a slow /api/version), it already holds the worklog lock,
+    so another sweep cannot plan from the same stale worklog and run the same cells again."""
+    worklog = tmp_path / "w.jsonl"
+    url = hostile("healthy", version_delay=3.0)
+    args = [gfxgate_exe, "sweep", "--endpoint", f"x={url}", "--model", "m", "--num-gpu", "0", "--no-probe-gpu",
+            "--progress", "none", "--worklog", str(worklog)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)  # inside the 3 s preflight
+        with open(worklog, "a") as handle:  # the file exists: the sweep created it with its lock
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    second, _ = sweep(gfxgate_exe, url, worklog)
+    assert "nothing to do" in second.stderr and len(records(worklog)) == 1
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+def test_server_log_must_be_a_regular_file(gfxgate_exe, hostile, tmp_path, kind):
+    log = tmp_path / "log"
+    if kind == "folder":
+        log.mkdir()
+    else:
+        os.mkfifo(log)
+    proc, elapsed = sweep(gfxgate_exe, hostile("healthy"), tmp_path / "w.jsonl", "--server-log", f"x={log}", wait=30)
+    assert proc.returncode == 6, proc.stderr
+    assert f"is a {'folder' if kind == 'folder' else 'FIFO'}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "w.jsonl").exists() and elapsed < 10
+
+
+def test_prompt_file_not_utf8_is_an_input_error(gfxgate_exe, hostile, tmp_path):
+    prompt = tmp_path / "p.txt"
+    prompt.write_bytes("caf\xe9".encode("latin-1"))
+    proc, _ = sweep(gfxgate_exe, hostile("healthy"), tmp_path / "w.jsonl", "--prompt", f"@{prompt}")
+    assert proc.returncode == 6 and "is not UTF-8 (byte 0xe9" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("field,value", [("options", {"num_gpu": "x"}), ("outcome", 3), ("endpoint", {"name": 1}),
+                                         ("started_at", 5), ("evidence", "no")])
+def test_worklog_fields_of_the_wrong_type_are_one_line_exit_6(gfxgate_exe, hostile, tmp_path, field, value):
+    worklog = tmp_path / "w.jsonl"
+    assert sweep(gfxgate_exe, hostile("healthy"), worklog)[0].returncode == 0
+    [run] = records(worklog)
+    worklog.write_text(json.dumps({**run, field: value}) + "\n")
+    for args in (["sweep", "report", str(worklog)], ["scan", "--target", "gfx900", "--runtime", str(worklog)]):
+        proc = subprocess.run([gfxgate_exe, *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 6, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2, proc.stderr
