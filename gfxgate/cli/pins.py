@@ -29,6 +29,7 @@ def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline)
     from gfxgate.sources.resolve import parse_assignments
 
     pins_path = pins_path or default_pins_path()
+    _refuse_installed_copy(pins_path)
     if no_snapshot:
         snapshot_path = None
     else:
@@ -51,3 +52,17 @@ def show_cmd(pins_path) -> None:
     data = load_pins(pins_path or default_pins_path())
     for name, pin in sorted(data.sources.items()):
         click.echo(f"{name:14} {pin.ref:12} {pin.url}")
+
+
+def _refuse_installed_copy(pins_path: Path) -> None:
+    """Outside a checkout the default is the installed package's own pins: never rewrite those."""
+    from gfxgate.errors import UsageError
+    from gfxgate.resources import rules_dir
+    from gfxgate.sources.gitrepo import work_tree_root
+
+    shipped = (rules_dir() / "pins.toml").resolve()
+    if pins_path.resolve() == shipped and work_tree_root(shipped.parent) is None:
+        raise UsageError(
+            f"pins bump edits rules/pins.toml of a gfxgate checkout; {shipped} is the installed package's copy",
+            hint="run it inside your gfxgate checkout (git clone …), or name a pins file with --pins",
+        )

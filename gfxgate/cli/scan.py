@@ -69,6 +69,10 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     for value in installed:
         if value == "default" and not Path(value).exists():
             dirs += [Path(d) for d in DEFAULT_INSTALLED + (_multiarch_lib(),) if d and Path(d).is_dir()]
+        elif not Path(value).exists():  # as `gfxgate artifacts PATH` does: a named path must exist
+            from gfxgate.errors import InputError
+
+            raise InputError(f"--installed {value}: no such file or folder")
         else:
             dirs.append(Path(value))
     matrix = scan_matrix(

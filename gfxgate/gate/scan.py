@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from gfxgate.errors import NetworkError, SourceError
+
 from gfxgate.gate.engine import build_matrix, collect_facts
 from gfxgate.model import GateMatrix
 from gfxgate.gate.ruleset import RuleSet, default_rules, load_rules
@@ -33,10 +35,21 @@ def scan_matrix(
     cat = catalog()
     notes: list[str] = []
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
-    use_live = snapshot_path is None and (live or bool(refs) or bool(sources) or sourceset.has_overrides or rules_root is not None)
+    # --rules alone stays on the snapshot (its facts serve every rule whose digest they match; the others
+    # are unknown with a note): it used to switch to live mode silently and reach for the network.
+    use_live = snapshot_path is None and (live or bool(refs) or bool(sources) or sourceset.has_overrides)
     try:
         for name in sorted(set(refs or {}) | set(sources or {})):
             sourceset.get(name)  # a source the user named explicitly must open, or the scan fails clearly
+        if use_live and offline:
+            # as with --ref: --offline with a source missing from the cache is exit 5, not a matrix of unknowns
+            for name in sorted({rule.repo for rule in ruleset.rules} & set(pins.sources)):
+                try:
+                    sourceset.get(name)
+                except NetworkError:
+                    raise
+                except SourceError:
+                    pass  # reported per rule as unknown, with the reason
         if use_live:
             facts = collect_facts(ruleset, sourceset)
             infos = tuple(s.info() for s in sourceset.opened())
@@ -53,6 +66,9 @@ def scan_matrix(
             infos = snap.sources
             notes += list(snap.notes) + stale
             notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
+            if rules_root is not None:
+                notes.append(f"rules from {rules_root}, evaluated against the embedded snapshot: a rule it holds no facts "
+                             "for is unknown; add --live to read the sources")
     finally:
         sourceset.close()
     from gfxgate.gate.route import decide, extra_targets

@@ -13,6 +13,7 @@ expires) and error mapping (:class:`NetworkError` for an unreachable remote, els
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -194,6 +195,30 @@ class CatFileBatch:
                 self._proc.kill()
 
 
+@contextlib.contextmanager
+def _clone_lock(git_dir: Path):
+    """An exclusive lock on ``<cache>/locks/<clone>.lock``, held while the clone is made (lock files live
+    apart from the clones, so a folder of clones holds only clones)."""
+    import fcntl
+
+    locks = git_dir.parent.parent / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    fd = os.open(locks / (git_dir.name + ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _remove_orphan_clones(git_dir: Path) -> None:
+    """Temporary clones of ``git_dir`` left by a cloner killed with SIGKILL. Called under the clone lock:
+    only the lock holder clones, so every temporary clone found then is an orphan."""
+    for leftover in git_dir.parent.glob(f".{git_dir.name}.*"):
+        if leftover.is_dir() and not leftover.is_symlink():
+            shutil.rmtree(leftover, ignore_errors=True)
+
+
 class GitRepo:
     """A git directory: either a partial clone in gfxgate's cache or a user's local repository."""
 
@@ -221,12 +246,18 @@ class GitRepo:
                 hint="run once without --offline, or point --source at a local clone",
             )
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.git_dir.name}.", dir=self.git_dir.parent))
-        try:
-            _clone_into(self.name, self.url, tmp)
-            tmp.rename(self.git_dir)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        # One cloner per cache clone: two cold scans sharing a cache used to race to rename their temporary
+        # clones into place (ENOTEMPTY). The second now waits, then finds the clone done.
+        with _clone_lock(self.git_dir):
+            if is_git_dir(self.git_dir):
+                return
+            _remove_orphan_clones(self.git_dir)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{self.git_dir.name}.", dir=self.git_dir.parent))
+            try:
+                _clone_into(self.name, self.url, tmp)
+                tmp.rename(self.git_dir)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
 
     def fetch_tags(self) -> None:
         """Fetch every tag of a cache clone (commits and trees only, no blobs): new releases since the clone."""

@@ -93,11 +93,17 @@ def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[st
         name, sep, rest = value.partition("=")
         if not sep or not name.strip() or not rest.strip():
             raise UsageError(f"bad {what} {value!r}", hint="the form is NAME=VALUE, e.g. ollama=v0.12.3")
+        if what == "--ref" and not _REF_NAME.match(rest.strip()):
+            raise UsageError(f"bad --ref {value!r}: {rest.strip()!r} is not a tag or branch name",
+                             hint="a ref starts with a letter, digit or _ and has no spaces or '..', e.g. ollama=v0.12.3")
         out[name.strip()] = rest.strip()
     return out
 
 
 LATEST = "latest"  # `--ref NAME=latest`: the newest release tag
+
+# git check-ref-format's rules, narrowed: never an option (--output=x was passed on to git), never a range.
+_REF_NAME = re.compile(r"^(?!.*\.\.)(?!.*@\{)[A-Za-z0-9_][A-Za-z0-9._/+-]*$")
 
 
 class RootedSource(Source):
@@ -291,6 +297,9 @@ class SourceSet:
             return DirectorySource(name, path, ref=ref if name in self._refs else "worktree")
         if "://" not in url and not path.exists() and not re.match(r"^[\w.-]+@[\w.-]+:", url):
             raise SourceError(f"{name}: source path {url} does not exist")
+        if "://" not in url and path.exists() and not path.is_dir():
+            raise UsageError(f"{name}: source {url} is a file; give a folder, a git clone or a URL",
+                             hint="e.g. --source ollama=~/src/ollama or --source ollama=https://github.com/ollama/ollama.git")
         if name not in self._repos:
             self._repos[name] = GitRepo(name, url, offline=self.offline)
         return GitSource(self._repos[name], ref)
