@@ -13,6 +13,7 @@ from typing import Any
 from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.matchers.go_source import find_go
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 class IntegratedGpuFilter:
@@ -21,20 +22,20 @@ class IntegratedGpuFilter:
     def check_params(self, rule) -> None:
         for key in ("function", "message"):
             try:
-                re.compile(rule.params[key])
-            except re.error as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+                rule_regex(rule.params[key])
+            except RuleRegexError as exc:
+                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        function = re.compile(rule.params["function"])
-        message = re.compile(rule.params["message"])
+        function = rule_regex(rule.params["function"])
+        message = rule_regex(rule.params["message"])
         allowed_var = rule.params.get("default_allowed")
         facts: dict[str, Any] = {"function": None, "message": None, "allowed": None, "allowed_targets": []}
         for path in paths:
             raw = source.read(path) or b""
             text = raw.decode("utf-8", "replace")
             lines = text.splitlines()
-            if facts["function"] is None and re.search(function.pattern.strip("^$"), text):
+            if facts["function"] is None and rule_regex(function.pattern.strip("^$")).search(text):
                 found = find_go(raw, "function", function)
                 if found:
                     line, name, _ = found[0]

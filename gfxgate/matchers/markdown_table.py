@@ -8,7 +8,6 @@ or no row lists it at all.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from gfxgate.errors import RuleError
@@ -35,7 +34,7 @@ class MarkdownTable:
         column = rule_regex(rule.params["column"])
         support = rule_regex(rule.params.get("support_column", r"^Support$"))
         yes = rule_regex(rule.params.get("supported", "✅"))
-        no = re.compile(rule.params.get("unsupported", "❌"))
+        no = rule_regex(rule.params.get("unsupported", "❌"))
         rows, headers = [], []
         for path in paths:
             lines = (source.read_text(path) or "").splitlines()

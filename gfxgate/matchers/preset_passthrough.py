@@ -18,6 +18,7 @@ from gfxgate.errors import RuleError
 from gfxgate.matchers import Finding, Hit, NoMatch, hit
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.model import Status
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 
 class PresetPassthrough:
@@ -27,9 +28,9 @@ class PresetPassthrough:
         for key in ("presets", "selector", "command"):
             if key in rule.params:
                 try:
-                    re.compile(rule.params[key])
-                except re.error as exc:
-                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc}") from exc
+                    rule_regex(rule.params[key])
+                except RuleRegexError as exc:
+                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         presets_file = rule.params["presets_file"]
@@ -37,9 +38,9 @@ class PresetPassthrough:
             raise NoMatch(f"{presets_file} not found")
         lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
         lists = JSON_LISTS.extract(lists_rule, source, [presets_file])
-        selector = re.compile(rule.params["selector"])
+        selector = rule_regex(rule.params["selector"])
         user_vars = rule.params["user_variables"]
-        command = re.compile(rule.params["command"]) if "command" in rule.params else None
+        command = rule_regex(rule.params["command"]) if "command" in rule.params else None
         facts: dict[str, Any] = {**lists, "selector": None, "user_checks": [], "command": None}
         for path in paths:
             if path == presets_file:

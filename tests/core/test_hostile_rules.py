@@ -118,3 +118,15 @@ def test_grep_is_one_dialect_on_folders_and_git(tmp_path):
             git_source.grep(r"(a)\1", paths)
     finally:
         git_source.close()
+
+
+def test_no_rule_regex_bypasses_the_safe_dialect():
+    """Every regex taken from rule data is compiled by gfxgate.saferegex (a new matcher calling re.compile on
+    its params would bring back the catastrophic-backtracking hang)."""
+    import re
+
+    root = Path(__file__).resolve().parents[2] / "gfxgate"
+    pattern = re.compile(r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\(check\.")
+    offenders = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in root.rglob("*.py")
+                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert offenders == []
