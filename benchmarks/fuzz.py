@@ -156,6 +156,8 @@ def seeds(work: Path) -> dict[str, tuple[list[bytes], Callable[[bytes], None]]]:
             out["code-object-v2"] = ([v2], artifact_target("v2.hsaco"))
         host = built.hip_so("fuzz-host.so").read_bytes()
         out["host-elf-hip-fatbin"] = ([host], artifact_target("libfuzz.so"))
+        packed = built.hip_so("fuzz-host-ccob.so", "--offload-compress").read_bytes()
+        out["host-elf-compressed-fatbin"] = ([packed], artifact_target("libfuzzc.so"))
         bundle = built.device_bundle("fuzz-bundle.o").read_bytes()
         out["offload-bundle"] = ([bundle], artifact_target("bundle.o"))
         for version in (1, 2, 3):

@@ -61,7 +61,7 @@ def test_a_few_aliases_are_still_fine(tmp_path):
 
 
 def test_catastrophic_regex_cannot_hang_the_go_matcher(tmp_path):
-    """`^(\w+\s?)*$` over a long Go string literal: exponential with Python's re, linear with RE2.
+    r"""`^(\w+\s?)*$` over a long Go string literal: exponential with Python's re, linear with RE2.
     Run in a child with a timeout, so a regression fails instead of hanging the suite."""
     import sys
     import textwrap
