@@ -130,3 +130,16 @@ def test_no_rule_regex_bypasses_the_safe_dialect():
     offenders = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in root.rglob("*.py")
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert offenders == []
+
+
+def test_text_libyaml_accepts_and_pyyaml_rejects_is_still_a_rule_error():
+    """Found by benchmarks/fuzz.py: a few deleted bytes in a real gates file; libyaml loads it, the schema
+    rejects it, and composing line marks with PyYAML's own parser raised ParserError (a traceback)."""
+    from gfxgate.datafiles import _parse_yaml
+
+    real = (Path(__file__).resolve().parents[2] / "rules" / "gates" / "vulkan.yaml").read_text(encoding="utf-8")
+    needle = "pattern: '^COPY --from=(llama-server-)?vulkan"
+    assert needle in real
+    broken = real.replace("pattern: '^COPY --f", "patt", 1)
+    with pytest.raises(RuleError, match="is a required property"):
+        _parse_yaml(Path("vulkan.yaml"), broken.encode(), "gates")
