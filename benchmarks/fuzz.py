@@ -135,6 +135,24 @@ def worklog_target() -> Callable[[bytes], None]:
     return run
 
 
+def diagnose_target() -> Callable[[bytes], None]:
+    import io
+
+    from gfxgate.diagnose.analyse import diagnose_log
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_stream
+    from gfxgate.diagnose.render import render_json, render_md, render_text
+
+    catalogue = default_catalogue()
+
+    def run(data: bytes) -> None:
+        diagnosis = diagnose_log(read_stream("fuzz.log", io.BytesIO(data)), catalogue)
+        for render in (render_md, render_text, render_json):
+            render([diagnosis])
+
+    return run
+
+
 # -- seeds -------------------------------------------------------------------------------------------------
 
 
@@ -169,6 +187,15 @@ def seeds(work: Path) -> dict[str, tuple[list[bytes], Callable[[bytes], None]]]:
     out["rules-yaml"] = ([(rules / "layers.yaml").read_bytes()] + [p.read_bytes() for p in sorted((rules / "gates").glob("*.yaml"))],
                          None)  # schema chosen per seed below
     out["worklog"] = ([_worklog_seed(work)], worklog_target())
+    try:
+        from tests.diagnose import logs
+
+        journal = "\n".join(logs.journal(logs.ollama_0_12_3(override="9.0.0"))) + "\n"
+        out["diagnose-log"] = ([("\n".join(make()) + "\n").encode() for make in (
+            logs.ollama_0_12_3, logs.ollama_0_17_5_crash, logs.ollama_0_12_3_rocblas, logs.ollama_0_32,
+            logs.llama_server_hip)] + [journal.encode()], diagnose_target())
+    except ImportError as exc:  # gfxgate/diagnose or its log builders absent
+        print(f"fuzz: diagnose logs skipped ({exc})", file=sys.stderr)
     return out
 
 

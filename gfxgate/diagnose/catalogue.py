@@ -10,7 +10,6 @@ compiles, every example matches (and contains a literal) and no counter-example 
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from gfxgate.errors import RuleError
 from gfxgate.model import Status
 from gfxgate.resources import rules_dir
 from gfxgate.sources.versions import in_range
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 LOG_KINDS = ("ollama", "llama.cpp")
 
@@ -137,9 +137,9 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             if repos is not None and spec.repo not in repos:
                 problems.append(f"unknown repo {spec.repo!r}")
             try:
-                re.compile(spec.grep)
-            except re.error as exc:
-                problems.append(f"bad grep {spec.grep!r}: {exc}")
+                rule_regex(spec.grep)  # the dialect Source.grep uses on every source
+            except RuleRegexError as exc:
+                problems.append(f"bad grep: {exc.message}")
         for kind, spec in message.versions:
             if kind not in message.logs:
                 problems.append(f"versions for {kind!r}, which is not in logs")

@@ -9,12 +9,12 @@ shows. Line numbers are always found, never stored.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gfxgate.diagnose.catalogue import Catalogue, Message, PrintSpec
 from gfxgate.errors import SourceError
 from gfxgate.model import Evidence, Location
+from gfxgate.saferegex import rule_regex
 
 LIVE, STALE, RETIRED, UNKNOWN, NOT_AVAILABLE = "live", "stale", "retired", "unknown", "not-available"
 MAX_HITS = 5
@@ -22,12 +22,11 @@ MAX_HITS = 5
 
 def locate(spec: PrintSpec, source) -> tuple[Location, ...]:
     """Lines in ``source`` that the spec's regex finds in the spec's paths (globs allowed)."""
-    rx = re.compile(spec.grep)
     paths = [p for pattern in spec.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
     paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
     if not paths:
         return ()
-    hits = [h for h in source.grep(spec.grep, paths) if rx.search(h.text)]
+    hits = source.grep(spec.grep, paths)  # RE2 on every kind of source (gfxgate.saferegex)
     return tuple(source.location(h.path, h.line) for h in hits[:MAX_HITS])
 
 
