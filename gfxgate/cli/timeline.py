@@ -28,7 +28,7 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
     --live walks the ollama release tags with the same rules and facts cache as `gfxgate history`.
     """
     from gfxgate.cli.common import parse_targets
-    from gfxgate.errors import UsageError
+    from gfxgate.errors import SourceError, UsageError
     from gfxgate.timeline import snapshot as snap
     from gfxgate.timeline.render import render
 
@@ -49,8 +49,8 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
                 from gfxgate.sources.versions import nearest_tags
 
                 near = nearest_tags(bound, list(stored.tags))
-                raise UsageError(f"{bound!r} is not a release of the embedded timeline ({stored.tags[0]} … {stored.tags[-1]})",
-                                 hint=("nearest: " + ", ".join(near)) if near else "use --live for other tags")
+                raise SourceError(f"{bound!r} is not a release of the embedded timeline ({stored.tags[0]} … {stored.tags[-1]})",
+                                  hint=("nearest tags: " + ", ".join(near)) if near else "use --live for other tags")
         if first and last and stored.tags.index(first) > stored.tags.index(last):
             raise UsageError(f"--from {first} comes after --to {last} in release order")
         result = stored.select(names, first, last)

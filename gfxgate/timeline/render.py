@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import md_escape as _md_cell
 from gfxgate.timeline.model import Timeline
 
@@ -65,7 +64,7 @@ def render_md(timeline: Timeline) -> str:
 
 
 def render_json(timeline: Timeline) -> str:
-    return json.dumps(timeline.to_json(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    return dumps(timeline.to_json()) + "\n"
 
 
 def render(timeline: Timeline, fmt: str) -> str | bytes:

@@ -12,7 +12,7 @@ import pytest
 
 from gfxgate.cli import main
 from gfxgate.datafiles import load_schema
-from gfxgate.errors import RuleError
+from gfxgate.errors import InputError, RuleError
 
 GFX900_ROCM = ["ROCm out of the box", "ROCm: build + rocBLAS files", "undecided"]
 
@@ -122,6 +122,9 @@ def test_timeline_snapshot_round_trip_and_staleness(timeline_env, tmp_path, caps
     path.write_bytes(snap.dumps(data))
     with pytest.raises(RuleError, match="stale.*routes changed"):
         snap.load(path)
+    path.write_bytes(b"not zstd at all")
+    with pytest.raises(InputError, match="not a zstandard-compressed timeline snapshot"):
+        snap.load(path)
 
 
 def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
@@ -146,11 +149,13 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
 
 def test_hostile_arguments_fail_in_one_line(capsys):
     code, _, err = run(capsys, "timeline", "-t", "gfx9000")
-    assert code != 0 and err.count("\n") <= 3
+    assert code == 2 and err.count("\n") <= 3
     code, _, err = run(capsys, "timeline", "-t", "gfx900", "--from", "v0.12.4", "--to", "v0.12.3")
     assert code != 0 and "comes after" in err
     code, _, err = run(capsys, "timeline", "-t", "gfx1013")  # a known target the snapshot does not hold
-    assert code != 0 and "--live" in err
+    assert code == 2 and "--live" in err
+    code, _, err = run(capsys, "timeline", "--to", "v0.12.99")  # an unknown tag: exit 4 with the nearest tags
+    assert code == 4 and "nearest tags" in err
 
 
 def png_size(data: bytes) -> tuple[int, int]:
