@@ -1,8 +1,9 @@
 """Real llama-server logs (Debian sid's llama.cpp, tests/reallama.py) diagnosed end to end.
 
-Three real runs: the CPU backend set asked for GPU layers (llama.cpp warns that no GPU is usable), the Vulkan
-set on lavapipe (layers offloaded, a healthy run), and a run on a truncated model file (the load fails and
-llama-server exits). Each log is what llama-server itself wrote to stderr with ``-lv 4``.
+Four real runs: the CPU backend set asked for GPU layers (llama.cpp warns that no GPU is usable), the Vulkan
+set on lavapipe (layers offloaded, a healthy run), a run on a truncated model file (the load fails and
+llama-server exits) and a crash: a model whose KV-head count does not divide its head count loads, then ggml
+aborts on a GGML_ASSERT while the context is built (the runtime teammate's fixture). Each log is what llama-server itself wrote to stderr with ``-lv 4``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gfxgate.cli import main
-from tests.reallama import reallama, reallama_vulkan  # noqa: F401  (session fixtures)
+from tests.reallama import reallama, reallama_vulkan, tiny_llama  # noqa: F401  (session fixtures)
 
 pytestmark = pytest.mark.slow
 
@@ -100,3 +101,17 @@ def test_real_failed_load_is_a_failed_run(reallama, tmp_path, capsys):
     assert finding["layer"] == "runtime"
     [run] = d["runs"]
     assert run["outcome"] == "failed" and run["phase"] == "load"
+
+
+def test_real_ggml_assert_crash_is_localised(reallama, tmp_path, capsys):
+    model = tiny_llama(tmp_path / "gqa-3-of-4.gguf", n_layer=2, n_head_kv=3)
+    log = tmp_path / "crash.log"
+    code = run_server(reallama, "cpu", model, log)
+    assert code not in (None, 0)
+    d = diagnose(capsys, log)
+    crash = next(f for f in d["findings"] if f["message"] == "native-crash")
+    assert crash["layer"] == "runtime" and "GGML_ASSERT" in crash["evidence"][0]["text"]
+    assert crash["verdict"] is None  # a CPU-only run names no gfx target
+    [run] = d["runs"]
+    assert run["outcome"] == "failed" and run["phase"] == "load"
+    assert "llama_init_from_model" in run["frames"]
