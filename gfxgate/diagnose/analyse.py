@@ -22,6 +22,7 @@ OVERRIDE_VARS = (
     "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "GGML_VK_VISIBLE_DEVICES",
 )
 MAX_EVIDENCE = 5
+CRASH_WINDOW = 400  # lines after a run's last failure line that the crash localisation reads
 _ATTR_RE = compile_pattern(r'([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"|\S*)')
 _SLOG_HINT = ("time=", "level=", "msg=")
 RUN_START = {"ollama-starting-runner"}
@@ -412,7 +413,10 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
         backends = tuple(dict.fromkeys(h.get("backend") for h in inside if h.message.id == "ggml-load-backend"))
         phase, frames = "", ()
         if failures:
-            lines = [line.text for line in log.lines[start.index:end]]
+            # the crash report follows its first line closely: a bounded window after the last failure line keeps a
+            # long run (hours of request lines) from being re-scanned by the frame parser
+            window_end = min(end, failures[-1].index + CRASH_WINDOW)
+            lines = [line.text for line in log.lines[start.index:window_end]]
             error = next((h.get("error") for h in failures if h.get("error")), "")
             crash = parse_crash(lines, error)
             if crash.first_line is not None:  # a crash report: the sweep's localisation (frames, start marker)

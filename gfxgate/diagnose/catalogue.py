@@ -103,17 +103,23 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
          workarounds: set[str] | None = None) -> Catalogue:
     path = Path(path or rules_dir() / "messages.yaml")
     data = load_yaml(path, "messages")
-    lines = _node_lines(yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader))
+    lines: dict = {}
+
+    def line_of(index: int) -> str:  # composed only when an entry is reported: a third YAML pass costs start-up time
+        if not lines:
+            lines.update(_node_lines(yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)))
+        return f"{path}:{lines.get(('messages', index), '?')}"
+
     out: list[Message] = []
     seen: set[str] = set()
     for index, raw in enumerate(data["messages"]):
-        where = f"{path}:{lines.get(('messages', index), '?')}"
+        where = f"{path}:messages[{index}]"
         problems: list[str] = []
         literals = (raw["literal"],) if isinstance(raw["literal"], str) else tuple(raw["literal"])
         try:
             regex = compile_pattern(raw["pattern"])
         except PatternError as exc:
-            raise RuleError(f"{where}: message {raw['id']}: pattern is not valid RE2: {exc}") from None
+            raise RuleError(f"{line_of(index)}: message {raw['id']}: pattern is not valid RE2: {exc}") from None
         message = Message(
             id=raw["id"], family=raw["family"], kind=raw["kind"], title=raw["title"], literals=literals,
             pattern=raw["pattern"], logs=tuple(raw["logs"]), regex=regex,
@@ -156,7 +162,7 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             if message.search(counter) is not None:
                 problems.append(f"counter-example matches: {counter!r}")
         if problems:
-            raise RuleError(f"{where}: message {message.id}: " + "; ".join(problems))
+            raise RuleError(f"{line_of(index)}: message {message.id}: " + "; ".join(problems))
         out.append(message)
     return Catalogue(tuple(out), str(path))
 
