@@ -393,7 +393,10 @@ class LlamaServerDriver:
         t0 = time.monotonic()
         with open(log_path, "wb") as log:
             try:
-                ex.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                ex.proc = subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
             except OSError as exc:
                 ex.spawn_error = f"could not start {argv[0]}: {exc.strerror or exc}"
         ex.spawn_s = time.monotonic() - t0
@@ -567,6 +570,21 @@ class LlamaServerDriver:
                 f"({_at(lines, boundary, 'model loaded')}){logged_error}",
             )
         return logged, crashmod.classify_phase(ex.outcome, lines, logged, ex.error, 1)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when gfxgate dies (even by SIGKILL), so no server outlives its sweep.
+
+    Linux ``prctl(PR_SET_PDEATHSIG)``; it survives the exec of ``env …`` and wrappers. Elsewhere a no-op (a sweep
+    killed hard may then leave its server running; a normal end, Ctrl-C or a failed cell always stops it).
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
 
 
 def _read_lines(path: Path) -> list[str]:

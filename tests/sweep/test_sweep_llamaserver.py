@@ -385,6 +385,33 @@ def test_http_failure_of_a_running_server_is_recorded_with_its_answer(tmp_path, 
     assert run.get("crash") is None and run.get("overhead")["server_exit"]["after_stop"] == 0
 
 
+@pytest.mark.slow
+def test_a_sweep_killed_hard_leaves_no_server_behind(tmp_path, reallama):
+    import subprocess
+
+    from sweephelp import REPO, gfxgate_argv, gfxgate_env
+
+    model = Path(shutil.copy(reallama.model, tmp_path / "tiny.gguf"))
+    worklog = tmp_path / "w.jsonl"
+    args = ["sweep", "--model-file", str(model), "--num-gpu", "0", "--num-predict", "400", "--worklog", str(worklog)]
+    args += ["--no-probe-gpu", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
+    sweeper = subprocess.Popen(gfxgate_argv(*args), cwd=REPO, env=gfxgate_env(), stderr=subprocess.DEVNULL)
+    finder = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGCONT)  # harmless: finds the pid
+    finder.start()
+    finder.join(60)
+    server = finder.sent_to
+    assert server is not None
+    sweeper.kill()  # SIGKILL: no finally, no cleanup in gfxgate
+    sweeper.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and Path(f"/proc/{server}").exists():
+        time.sleep(0.05)
+    survived = Path(f"/proc/{server}").exists()
+    if survived:  # do not leave it running when the test fails
+        os.kill(server, signal.SIGKILL)
+    assert not survived, "llama-server outlived the sweep that started it"
+
+
 def test_parse_log_reads_the_last_load():
     lines = [
         "0.00.043.263 I load_backend: loaded Vulkan backend from /x/libggml-vulkan.so",
