@@ -61,7 +61,11 @@ def _schema_digest(schema: str | None) -> str:
         return "-"
     from gfxgate.resources import schemas_dir
 
-    return hashlib.sha256((schemas_dir() / f"{schema}.schema.json").read_bytes()).hexdigest()
+    h = hashlib.sha256((schemas_dir() / f"{schema}.schema.json").read_bytes())
+    if schema == "gates":  # each matcher's params schema is part of it (gfxgate.matchers.gates_schema)
+        for module in sorted((Path(__file__).parent / "matchers").glob("*.py")):
+            h.update(module.name.encode() + b"\0" + module.read_bytes())
+    return h.hexdigest()
 
 
 def key(kind: str, raw: bytes, schema: str | None) -> str:

@@ -25,6 +25,11 @@ def schema(name: str) -> None:
         module, attr = MODULES[name]
         click.echo(dumps(getattr(importlib.import_module(module), attr), ensure_ascii=True))
         return
+    if name == "gates":  # composed: the rule shell plus each matcher's params schema
+        from gfxgate.datafiles import load_schema
+
+        click.echo(dumps(load_schema(name), ensure_ascii=False))
+        return
     from gfxgate.resources import schemas_dir
 
     click.echo((schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8"), nl=False)

@@ -45,6 +45,8 @@ class NoMatch(Exception):
 
 class Matcher(Protocol):
     name: str
+    params_schema: dict[str, Any]  # JSON Schema of a rule's ``params``
+    # optional: rule_requires: tuple[str, ...], the rule keys this matcher needs (default: none)
 
     def check_params(self, rule) -> None: ...
 
@@ -70,3 +72,23 @@ def fill(template: str | None, target, **extra: str) -> str | None:
 
 # one module per matcher, named after it (``cmake-list-filter`` is ``cmake_list_filter.MATCHER``); see gfxgate.plugins
 MATCHERS: Mapping[str, Matcher] = Plugins("gfxgate.matchers", "MATCHER")
+
+
+def gates_schema(shell: dict[str, Any]) -> dict[str, Any]:
+    """The gates schema: the rule shell of gates.schema.json plus, per matcher, its name and its params schema.
+
+    Every fact about a matcher lives in its module: adding one adds no line anywhere else.
+    """
+    import copy
+
+    schema = copy.deepcopy(shell)
+    rule = schema["$defs"]["rule"]
+    rule["properties"]["matcher"] = {**rule["properties"]["matcher"], "enum": list(MATCHERS)}
+    rule["allOf"] = [
+        {"if": {"properties": {"matcher": {"const": name}}},
+         "then": {**({"required": list(m.rule_requires)} if getattr(m, "rule_requires", ()) else {}),
+                  "properties": {"params": m.params_schema}}}
+        for name, m in MATCHERS.items()
+    ]
+    return schema
+

@@ -258,6 +258,16 @@ class Walk:
 
 class CPreprocessor:
     name = "c-preprocessor"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['report'],
+     'additionalProperties': False,
+     'properties': {'report': {'enum': ['derived-macros', 'active-branch']},
+                    'assume_defined': {'type': 'array', 'items': {'type': 'string'}},
+                    'macros': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
+                    'anchor': {'type': 'string'},
+                    'describe': {'type': 'object', 'additionalProperties': {'type': 'string'}}}}
+    rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
         params = rule.params

@@ -96,6 +96,11 @@ def cmake_regex(pattern: str):
 
 class CMakeListFilter:
     name = "cmake-list-filter"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['variable'],
+     'additionalProperties': False,
+     'properties': {'variable': {'type': 'string'}, 'platform': {'enum': ['linux', 'windows']}}}
 
     def check_params(self, rule) -> None:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", rule.params.get("variable", "")):

@@ -26,6 +26,11 @@ def _clean(cell: str) -> str:
 
 class DocsMatrix:
     name = "docs-matrix"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['row'],
+     'additionalProperties': False,
+     'properties': {'row': {'type': 'string'}, 'version_from_ref': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
         from gfxgate.errors import RuleError

@@ -17,6 +17,14 @@ from gfxgate.saferegex import RuleRegexError, rule_regex
 
 class GlobRemoval:
     name = "glob-removal"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['artifacts'],
+     'additionalProperties': False,
+     'properties': {'artifacts': {'type': 'array',
+                                  'items': {'type': 'string', 'pattern': '\\{target\\}'},
+                                  'minItems': 1},
+                    'command': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
         from gfxgate.errors import RuleError

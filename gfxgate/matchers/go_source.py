@@ -66,6 +66,13 @@ def find_go(src: bytes, find: str, pattern: re.Pattern) -> list[tuple[int, str, 
 
 class GoSource:
     name = "go-source"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['find', 'pattern'],
+     'additionalProperties': False,
+     'properties': {'find': {'enum': ['function', 'call', 'string', 'assignment']},
+                    'pattern': {'type': 'string'}}}
+    rule_requires = ('params', 'status', 'summary')  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
         try:

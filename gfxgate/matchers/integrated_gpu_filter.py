@@ -18,6 +18,14 @@ from gfxgate.saferegex import RuleRegexError, rule_regex
 
 class IntegratedGpuFilter:
     name = "integrated-gpu-filter"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['function', 'message'],
+     'additionalProperties': False,
+     'properties': {'function': {'type': 'string'},
+                    'message': {'type': 'string'},
+                    'default_allowed': {'type': 'string'}}}
+    rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
         for key in ("function", "message"):

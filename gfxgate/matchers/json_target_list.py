@@ -33,6 +33,13 @@ def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
 
 class JsonTargetList:
     name = "json-target-list"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['variable'],
+     'additionalProperties': False,
+     'properties': {'variable': {'type': 'string'},
+                    'presets': {'type': 'string'},
+                    'exclude_presets': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
         for key in ("presets", "exclude_presets"):

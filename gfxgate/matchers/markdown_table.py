@@ -22,6 +22,14 @@ def _cells(line: str) -> list[str]:
 
 class MarkdownTable:
     name = "markdown-table"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['column'],
+     'additionalProperties': False,
+     'properties': {'column': {'type': 'string'},
+                    'support_column': {'type': 'string'},
+                    'supported': {'type': 'string'},
+                    'unsupported': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
         for key in ("column", "support_column", "supported", "unsupported"):

@@ -19,6 +19,20 @@ from gfxgate.model import Status
 
 class PatternStatus:
     name = "pattern-status"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['checks'],
+     'additionalProperties': False,
+     'properties': {'checks': {'type': 'array',
+                               'minItems': 1,
+                               'items': {'type': 'object',
+                                         'required': ['pattern', 'status', 'summary'],
+                                         'additionalProperties': False,
+                                         'properties': {'pattern': {'type': 'string'},
+                                                        'status': {'$ref': '#/$defs/status'},
+                                                        'summary': {'type': 'string'},
+                                                        'remedy': {'type': 'string'}}}}}}
+    rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
         for i, check in enumerate(rule.params.get("checks") or ()):

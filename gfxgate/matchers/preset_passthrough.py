@@ -23,6 +23,17 @@ from gfxgate.saferegex import RuleRegexError, rule_regex
 
 class PresetPassthrough:
     name = "preset-passthrough"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['presets_file', 'variable', 'presets', 'selector', 'user_variables'],
+     'additionalProperties': False,
+     'properties': {'presets_file': {'type': 'string'},
+                    'variable': {'type': 'string'},
+                    'presets': {'type': 'string'},
+                    'selector': {'type': 'string'},
+                    'user_variables': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
+                    'command': {'type': 'string', 'pattern': '\\(\\?P<arch>'}}}
+    rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
         for key in ("presets", "selector", "command"):

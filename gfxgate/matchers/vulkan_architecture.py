@@ -49,6 +49,15 @@ def _enclosing_if(lines: list[str], start: int, at: int) -> int | None:
 
 class VulkanArchitecture:
     name = "vulkan-architecture"
+    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    params_schema = {'type': 'object',
+     'required': ['function', 'enum', 'families'],
+     'additionalProperties': False,
+     'properties': {'function': {'type': 'string'},
+                    'enum': {'type': 'string'},
+                    'families': {'type': 'object',
+                                 'additionalProperties': {'type': 'string', 'pattern': '^[A-Z][A-Z0-9_]*$'}}}}
+    rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
         families = rule.params.get("families")

@@ -190,3 +190,19 @@ def test_matchers_are_found_by_module_name_and_behave_as_a_mapping():
     assert fresh.get("no-such-matcher") is None and "no-such-matcher" not in fresh
     assert {name: m.name for name, m in fresh.items()} == {name: name for name in fresh}
     assert len(fresh) == len(MATCHERS) >= 11
+
+
+def test_the_gates_schema_takes_every_matcher_from_its_module():
+    """Matcher names and params schemas are facts of the matcher modules, not of gates.schema.json."""
+    import json
+
+    from gfxgate.datafiles import load_schema
+    from gfxgate.resources import schemas_dir
+
+    shell = json.loads((schemas_dir() / "gates.schema.json").read_text(encoding="utf-8"))
+    assert "allOf" not in shell["$defs"]["rule"] and "enum" not in shell["$defs"]["rule"]["properties"]["matcher"]
+    rule = load_schema("gates")["$defs"]["rule"]
+    assert rule["properties"]["matcher"]["enum"] == list(MATCHERS)
+    assert [branch["if"]["properties"]["matcher"]["const"] for branch in rule["allOf"]] == list(MATCHERS)
+    assert all(branch["then"]["properties"]["params"] is MATCHERS[branch["if"]["properties"]["matcher"]["const"]].params_schema
+               for branch in rule["allOf"])
