@@ -149,13 +149,15 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
             processor = verdict.target.split(":")[0]
             applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
             verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
-                                          remedy=_with_override_loads(verdict.remedy, applicable))
+                                          remedy=_with_override_loads(verdict.remedy, [
+                                              w for w in workarounds if w.override and processor in w.applies_to]))
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
 
 
 def _with_override_loads(remedy: str | None, applicable: list[Workaround]) -> str | None:
-    """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each applicable override would load."""
+    """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
+    load (whichever layer the remedy belongs to: the release-packaging remedy names the override too)."""
     if not remedy or "HSA_OVERRIDE_GFX_VERSION" not in remedy or "makes the runtime report" in remedy:
         return remedy
     from gfxgate.artifacts.compat import override_loads

@@ -51,6 +51,9 @@ def test_discovery_tensile_check_override_translation_and_integrated_gpus(source
     assert "TensileLibrary_lazy_gfx900.dat" in gfx900["summary"] and "rocmGFXTargetOverride" in gfx900["summary"]
     assert "HSA_OVERRIDE_GFX_VERSION=9.0.6 makes the runtime report gfx906" in gfx900["remedy"]
     assert "TensileLibrary_lazy_gfx906.dat" in gfx900["remedy"]
+    # the packaging remedy names the override too, so it says what that override loads (any layer's remedy does)
+    packaging = cell(data, "release-packaging", "gfx900")
+    assert "HSA_OVERRIDE_GFX_VERSION=9.0.6 makes the runtime report gfx906" in packaging["remedy"]
     apu = cell(data, "discovery", "gfx1103")
     assert apu["status"] == "override-required" and "OLLAMA_IGPU_ENABLE=1" in apu["remedy"]
     assert any(e["where"].startswith("ollama@v0.30.0:discover/runner.go:") for e in apu["evidence"])
