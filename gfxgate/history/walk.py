@@ -185,7 +185,7 @@ class TagProber:
         missing: list[GateRule] = []
         for rule in self.ruleset.rules:
             cached = self.cache.get(rule, commit, tag)
-            if cached is None:
+            if cached is None or cached.repo not in (None, self.repo):  # older caches held other sources' facts
                 missing.append(rule)
             else:
                 facts[rule.id] = cached
@@ -197,7 +197,10 @@ class TagProber:
                 sourceset.close()
             for rule in missing:
                 facts[rule.id] = fresh[rule.id]
-                self.cache.put(rule, commit, tag, fresh[rule.id])
+                # only facts read from this repository at this commit are keyed by it; a layout resolved to another
+                # source (ggml from the llama.cpp tag or folder in LLAMA_CPP_VERSION) depends on that source too
+                if fresh[rule.id].repo in (None, self.repo):
+                    self.cache.put(rule, commit, tag, fresh[rule.id])
                 if fresh[rule.id].state not in CACHEABLE:
                     self.notes.add(f"{rule.id}: {fresh[rule.id].reason}")
         return facts

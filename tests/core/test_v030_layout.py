@@ -93,3 +93,26 @@ def test_rocm_only_layers_say_so(source_env, capsys):
     backends = {layer["id"]: layer["backends"] for layer in data["layers"]}
     assert backends["release-packaging"] == ["rocm"] and backends["source-macros"] == ["rocm"]
     assert backends["vulkan"] == ["vulkan"] and "rocm" not in backends["vulkan"]
+
+
+def test_history_cache_never_reuses_facts_read_from_another_source(source_env, tmp_path, monkeypatch):
+    """ggml at v0.30+ comes from the llama.cpp that LLAMA_CPP_VERSION names: facts read from a folder given once must
+    not answer a later walk in which llama.cpp cannot be read (the cache is keyed by the ollama commit only)."""
+    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.history.walk import FactsCache, TagProber
+    from gfxgate.sources.resolve import load_pins
+    from gfxgate.targets import catalog
+
+    cat = catalog()
+    cache = tmp_path / "facts"
+
+    def macros_at_v030(llama_cpp: str) -> str:
+        monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", llama_cpp)
+        prober = TagProber(load_pins(), default_rules(), "ollama", [cat.parse("gfx906")], cat,
+                           sources={"ollama": str(source_env / "ollama")}, offline=True, cache=FactsCache(cache))
+        status = prober.matrix_at("v0.30.0").cell("source-macros", "gfx906").status.value
+        prober.cache.flush()
+        return status
+
+    assert macros_at_v030(str(source_env / "llama.cpp")) == "allowed"
+    assert macros_at_v030(str(tmp_path / "no-llama-cpp")) == "unknown"
