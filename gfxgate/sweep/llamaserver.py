@@ -60,7 +60,10 @@ EXCERPT_LINES = 20
 MAX_LOG_LINES = 20000
 
 # What llama.cpp prints (llama-server at --log-verbosity ≥ 3; with or without the "0.00.043.263 I " prefix).
-_PREFIX = r"^(?:\d+\.\d+\.\d+\.\d+ [A-Z] )?"
+# llama.cpp's logger writes from its own thread while plain fprintf(stderr) warnings come from the main thread, so
+# a warning can land between the timestamp and the level letter: "0.00.010.884 warning: no usable GPU found, …"
+# then "I load_backend: loaded CPU backend from …" (seen on a real run). Either half of the prefix may be missing.
+_PREFIX = r"^(?:\d+\.\d+\.\d+\.\d+ )?(?:[A-Z] )?"
 BACKEND_RE = re.compile(_PREFIX + r"load_backend: loaded (?P<name>.+?) backend from (?P<path>\S+)")
 DEVICE_RE = re.compile(_PREFIX + r"\S*: using device (?P<dev>\S+) \((?P<desc>.*?)\)(?: \(|\s+-|$)")
 OFFLOADED_RE = re.compile(_PREFIX + r"load_tensors: offloaded (?P<n>\d+)/(?P<m>\d+) layers to GPU")

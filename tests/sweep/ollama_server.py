@@ -46,6 +46,8 @@ class Behaviour:
     hang_s: float = 3.0
     drip_s: float = 0.0  # real time between streamed tokens (a slow drip)
     delay_s: float = 0.0  # real time a generate takes (to make a sweep slow enough to interrupt)
+    hold_after: int | None = None  # generates after this many wait for ``hold`` (a sweep caught mid-cell, not raced)
+    hold: threading.Event | None = None
     cpu_ms_per_token: float = 88.0  # simulated timings the server reports
     gpu_ms_per_token: float = 21.0
 
@@ -280,6 +282,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if behaviour.delay_s:
             state.stopping.wait(behaviour.delay_s)
+        if behaviour.hold is not None and behaviour.hold_after is not None and count > behaviour.hold_after:
+            while not (behaviour.hold.is_set() or state.stopping.is_set()):
+                behaviour.hold.wait(0.05)
         t0 = time.monotonic()
         if behaviour.mode == "drop":
             self._drop()

@@ -8,6 +8,7 @@ import pty
 import select
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -77,7 +78,10 @@ def test_tty_run_shows_a_progress_bar_with_eta(tmp_path, ollama_server):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(tmp_path, ollama_server, sig):
-    rocm = ollama_server(delay_s=0.25)
+    # The ROCm server holds its fourth generate until released: the signal reaches a sweep that is surely
+    # mid-way (a timed race lost under load once: the sweep finished before the signal and exited 0).
+    hold = threading.Event()
+    rocm = ollama_server(delay_s=0.25, hold_after=3, hold=hold)
     vulkan_log = tmp_path / "vulkan.log"
     vulkan = ollama_server(mode="crash-gpu", log_path=vulkan_log, delay_s=0.25)
     endpoints = {"rocm": rocm.url, "vulkan": vulkan.url}
@@ -99,6 +103,7 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
     assert 3 <= len(first.runs) < 8, "the sweep must really have been stopped half-way"
     kept = worklog.read_bytes()
 
+    hold.set()
     done = gfxgate(*args)
     assert done.returncode == 0, done.stderr
     assert f"skipped {len(first.runs)}" in done.stderr

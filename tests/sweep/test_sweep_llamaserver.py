@@ -425,3 +425,18 @@ def test_parse_log_reads_the_last_load():
     assert facts.backends == ["Vulkan", "CPU"]
     assert facts.devices == ["Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits))"]
     assert facts.offloaded == (3, 5) and facts.loaded_line == 5
+
+
+def test_parse_log_reads_a_prefix_split_by_an_interleaved_warning():
+    # The head of a real CPU-set log (Debian sid llama-server, build 11669, -ngl 2): the logger thread wrote the
+    # timestamp, the main thread's fprintf warning landed after it, and the level letter began the next line.
+    lines = [
+        "0.00.010.884 warning: no usable GPU found, --gpu-layers option will be ignored",
+        "warning: one possible reason is that llama.cpp was compiled without GPU support",
+        "warning: consult docs/build.md for compilation instructions",
+        "I load_backend: loaded CPU backend from /x/sets/cpu/libggml-cpu-zen4.so",
+        "0.00.011.225 I srv  llama_server: initializing ...",
+    ]
+    facts = parse_log(lines)
+    assert facts.backends == ["CPU"] and facts.no_gpu
+    assert parse_log(["load_backend: loaded bogus"]).backends == []
