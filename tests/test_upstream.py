@@ -119,3 +119,43 @@ def test_real_vulkan_switch_over_the_versions(capsys, monkeypatch):
     for tag, status in expected.items():
         cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", f"ollama={tag}")
         assert cell("vulkan", "gfx900")["status"] == status, tag
+
+
+def test_real_v0_30_0_release_candidates_decide_the_build_rows(capsys, monkeypatch):
+    """Before the *_user_arch presets (rc26) the candidates kept the list on the Dockerfile's configure command
+    (rc0-rc15), in the rocm preset (rc16-rc17), then in the preset with cmake/local.cmake taking a user list (rc18-rc25)."""
+    expected = {
+        "v0.30.0-rc0": ["ollama@v0.30.0-rc0:Dockerfile:121", "ollama@v0.30.0-rc0:Dockerfile:120"],
+        "v0.30.0-rc15": ["ollama@v0.30.0-rc15:Dockerfile:121", "ollama@v0.30.0-rc15:Dockerfile:120"],
+        "v0.30.0-rc16": ["ollama@v0.30.0-rc16:llama/server/CMakePresets.json:117", "ollama@v0.30.0-rc16:Dockerfile:120"],
+        "v0.30.0-rc18": ["ollama@v0.30.0-rc18:llama/server/CMakePresets.json:117", "ollama@v0.30.0-rc18:cmake/local.cmake:216",
+                         "ollama@v0.30.0-rc18:docs/development.md:45"],
+        "v0.30.0-rc25": ["ollama@v0.30.0-rc25:llama/server/CMakePresets.json:114", "ollama@v0.30.0-rc25:cmake/local.cmake:244",
+                         "ollama@v0.30.0-rc25:docs/development.md:45"],
+    }
+    for tag, wheres in expected.items():
+        cell = _scan(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1030", "--ref", f"ollama={tag}")
+        build = cell("cmake-filter", "gfx900")
+        assert build["status"] == "override-required", (tag, build["reason"])
+        assert [e["where"] for e in build["evidence"]] == wheres, tag
+        assert cell("cmake-filter", "gfx1030")["status"] == "allowed", tag
+        assert cell("cmake-presets", "gfx900")["status"] == "blocked", tag
+        assert cell("cmake-presets", "gfx1030")["status"] == "allowed", tag
+    assert build["remedy"] == ("cmake -B build . -DOLLAMA_LLAMA_SERVER_BACKENDS=rocm -DCMAKE_HIP_ARCHITECTURES=gfx900"
+                               " && cmake --build build")
+
+
+def test_real_integrated_gpu_filter_from_v0_30_0_rc28(capsys, monkeypatch):
+    """filterIntegratedGPUs drops APUs from rc28 on; its log line names OLLAMA_IGPU_ENABLE only from rc32, so from
+    rc28 to rc31 the evidence names the variable from envconfig (config.go:236), from rc32 the log line does."""
+    before = {"discovery": "partial", "vulkan": "allowed"}  # rc27: no filter yet (the Tensile check decides discovery)
+    expected = {"v0.30.0-rc27": (before, None), "v0.30.0-rc28": (None, "envconfig/config.go:236"),
+                "v0.30.0-rc31": (None, "envconfig/config.go:236"), "v0.30.0-rc32": (None, "discover/runner.go:391")}
+    for tag, (statuses, where) in expected.items():
+        cell = _scan(capsys, monkeypatch, "-t", "gfx1103", "--ref", f"ollama={tag}")
+        for layer in ("discovery", "vulkan"):
+            apu = cell(layer, "gfx1103")
+            assert apu["status"] == (statuses or {}).get(layer, "override-required"), (tag, layer, apu["summary"])
+            wheres = [e["where"] for e in apu["evidence"]]
+            assert where is None or f"ollama@{tag}:{where}" in wheres, (tag, layer, wheres)
+            assert "OLLAMA_IGPU_ENABLE=1" in apu["summary"] or where is None, (tag, layer)

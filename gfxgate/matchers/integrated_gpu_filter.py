@@ -3,6 +3,11 @@
 Ollama drops integrated GPUs (APUs) unless ``OLLAMA_IGPU_ENABLE=1``; a Go map can name ROCm targets
 kept by default (``defaultIntegratedROCmGFXTargets``: gfx1151 at v0.31+). Whether a processor is an
 APU is catalog data (``integrated: true`` in rules/targets.yaml), not guessed from its name.
+
+The log line of a dropped device named the variable only from v0.30.0-rc32 ("dropping integrated GPU; to
+enable, set OLLAMA_IGPU_ENABLE=1"); from rc28 to rc31 it said "dropping integrated GPU". ``switch`` (a regex)
+finds the line that reads the variable (``EnableIntegratedGPU = BoolWithDefault("OLLAMA_IGPU_ENABLE")`` in
+envconfig/config.go), so the evidence names the switch whatever the message says.
 """
 
 from __future__ import annotations
@@ -24,11 +29,14 @@ class IntegratedGpuFilter:
      'additionalProperties': False,
      'properties': {'function': {'type': 'string'},
                     'message': {'type': 'string'},
+                    'switch': {'type': 'string'},
                     'default_allowed': {'type': 'string'}}}
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        for key in ("function", "message"):
+        for key in ("function", "message", "switch"):
+            if key not in rule.params:
+                continue
             try:
                 rule_regex(rule.params[key])
             except RuleRegexError as exc:
@@ -38,7 +46,8 @@ class IntegratedGpuFilter:
         function = rule_regex(rule.params["function"])
         message = rule_regex(rule.params["message"])
         allowed_var = rule.params.get("default_allowed")
-        facts: dict[str, Any] = {"function": None, "message": None, "allowed": None, "allowed_targets": []}
+        switch = rule_regex(rule.params["switch"]) if "switch" in rule.params else None
+        facts: dict[str, Any] = {"function": None, "message": None, "allowed": None, "allowed_targets": [], "switch": None}
         for path in paths:
             raw = source.read(path) or b""
             text = raw.decode("utf-8", "replace")
@@ -53,6 +62,9 @@ class IntegratedGpuFilter:
                 if found:
                     line, literal, func = found[0]
                     facts["message"] = {**hit(path, line, lines[line - 1]), "literal": literal, "in": func}
+            if switch and facts["switch"] is None and switch.search(text):
+                line = next(i for i, text_line in enumerate(lines, 1) if switch.search(text_line))
+                facts["switch"] = hit(path, line, lines[line - 1])
             if allowed_var and facts["allowed"] is None:
                 start = next((i for i, line in enumerate(lines) if re.match(rf"^\s*var\s+{re.escape(allowed_var)}\s*=", line)), None)
                 if start is not None:
@@ -65,6 +77,9 @@ class IntegratedGpuFilter:
                     facts["allowed_targets"] = targets
         if facts["function"] is None or facts["message"] is None:
             raise NoMatch(f"no Go function /{rule.params['function']}/ with the message /{rule.params['message']}/ "
+                          f"in {len(paths)} file(s)")
+        if switch and facts["switch"] is None:
+            raise NoMatch(f"no line matching /{rule.params['switch']}/ (the variable that admits integrated GPUs) "
                           f"in {len(paths)} file(s)")
         return facts
 
@@ -81,9 +96,10 @@ class IntegratedGpuFilter:
             kept = Hit.from_json(facts["allowed"], f"lists {target.processor}")
             return Finding(Status.ALLOWED, f"integrated GPU kept by default ({name}: {target.processor} is listed)", (kept, fn))
         remedy = fill(rule.remedy, target) or "OLLAMA_IGPU_ENABLE=1"
+        switch = (Hit.from_json(facts["switch"], "the variable that admits integrated GPUs"),) if facts.get("switch") else ()
         return Finding(Status.OVERRIDE_REQUIRED,
                        f"integrated GPU ({proc.codename or proc.name}): dropped by {name} unless OLLAMA_IGPU_ENABLE=1",
-                       (msg, fn), remedy=remedy)
+                       (msg, fn) + switch, remedy=remedy)
 
 
 MATCHER = IntegratedGpuFilter()

@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers.command_target_list import MATCHER as COMMAND_LISTS
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.model import Status
 from gfxgate.saferegex import RuleRegexError, rule_regex
@@ -24,19 +25,26 @@ from gfxgate.saferegex import RuleRegexError, rule_regex
 class PresetPassthrough:
     name = "preset-passthrough"
     # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
+    # the default list comes from a presets file (presets_file + presets) or a command line (list_pattern)
     params_schema = {'type': 'object',
-     'required': ['presets_file', 'variable', 'presets', 'selector', 'user_variables'],
+     'required': ['variable', 'selector', 'user_variables'],
+     'oneOf': [{'required': ['presets_file', 'presets']}, {'required': ['list_pattern']}],
      'additionalProperties': False,
      'properties': {'presets_file': {'type': 'string'},
                     'variable': {'type': 'string'},
                     'presets': {'type': 'string'},
+                    'list_pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
+                    'list_label': {'type': 'string'},
                     'selector': {'type': 'string'},
+                    'selector_note': {'type': 'string'},
                     'user_variables': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
-                    'command': {'type': 'string', 'pattern': '\\(\\?P<arch>'}}}
+                    'command': {'type': 'string', 'pattern': '\\(\\?P<arch>'},
+                    'configure': {'type': 'string', 'pattern': '\\{target\\}'},
+                    'build': {'type': 'string'}}}
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        for key in ("presets", "selector", "command"):
+        for key in ("presets", "list_pattern", "selector", "command"):
             if key in rule.params:
                 try:
                     rule_regex(rule.params[key])
@@ -44,11 +52,17 @@ class PresetPassthrough:
                     raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        presets_file = rule.params["presets_file"]
-        if presets_file not in paths:
-            raise NoMatch(f"{presets_file} not found")
-        lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
-        lists = JSON_LISTS.extract(lists_rule, source, [presets_file])
+        presets_file = rule.params.get("presets_file")
+        if presets_file is not None:
+            if presets_file not in paths:
+                raise NoMatch(f"{presets_file} not found")
+            lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
+            lists = JSON_LISTS.extract(lists_rule, source, [presets_file])
+        else:
+            lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"],
+                                                           "pattern": rule.params["list_pattern"],
+                                                           **({"label": rule.params["list_label"]} if "list_label" in rule.params else {})})
+            lists = COMMAND_LISTS.extract(lists_rule, source, paths)
         selector = rule_regex(rule.params["selector"])
         user_vars = rule.params["user_variables"]
         command = rule_regex(rule.params["command"]) if "command" in rule.params else None
@@ -75,7 +89,8 @@ class PresetPassthrough:
         lists_rule = dataclasses.replace(rule, remedy=None)
         default = JSON_LISTS.evaluate(lists_rule, {"variable": facts["variable"], "lists": facts["lists"]}, target, catalog)
         presets = ", ".join(entry["preset"] for entry in facts["lists"])
-        switch = Hit.from_json(facts["selector"], "a user list selects the *_user_arch preset, which passes it through")
+        note = rule.params.get("selector_note") or "a user list selects the *_user_arch preset, which passes it through"
+        switch = Hit.from_json(facts["selector"], note)
         if default.status == Status.ALLOWED:
             return Finding(Status.ALLOWED, f"in the default list of {presets}; a user list passes through",
                            default.hits + (switch,))
@@ -84,13 +99,24 @@ class PresetPassthrough:
             cmd = facts["command"]
             configure = re.sub(re.escape(cmd["arch"]) + r"\b", str(target.processor), cmd["command"], count=1)
             where = Hit.from_json(cmd, "the configure command this version documents")
+        elif "configure" in rule.params:  # this version documents no command: the rule's, e.g. the release's own
+            configure = fill(rule.params["configure"], target)
+            where = None
         else:
             configure = f"cmake -B build . -DOLLAMA_LLAMA_BACKENDS={backend} -DAMDGPU_TARGETS={target.processor}"
             where = None
         hits = default.hits[:1] + (switch,) + ((where,) if where else ())
         summary = (f"not in the default list of {presets}; building from source with your own list passes it "
                    f"through (no filter): {configure}")
-        return Finding(Status.OVERRIDE_REQUIRED, summary, hits, remedy=f"{configure} && cmake --build build")
+        return Finding(Status.OVERRIDE_REQUIRED, summary, hits, remedy=f"{configure} && {_build_command(rule, configure)}")
+
+
+def _build_command(rule, configure: str) -> str:
+    """The build step after ``configure``: the rule's ``build`` (e.g. the release's own), else the ``-B`` folder."""
+    if "build" in rule.params:
+        return rule.params["build"]
+    folder = re.search(r"-B\s*(\S+)", configure)
+    return f"cmake --build {folder.group(1) if folder else 'build'}"
 
 
 MATCHER = PresetPassthrough()

@@ -46,6 +46,22 @@ def test_schema_error_names_file_and_line(rules_copy):
     assert f"{path}:{line}:" in str(info.value) and "variable" in str(info.value)
 
 
+def test_pass_through_rule_needs_exactly_one_default_list(rules_copy):
+    """preset-passthrough reads the default list from a presets file or from a command line, not both, not neither."""
+    path = rules_copy / "gates" / "cmake-filter.yaml"
+    text = path.read_text()
+    lines = text.splitlines()
+    rule = next(i for i, l in enumerate(lines) if "id: ollama-llama-server-dockerfile-list" in l)
+    line = next(i for i, l in enumerate(lines[rule:], rule + 1) if l.strip() == "params:")
+    both = text.replace("      list_label:", "      presets_file: llama/server/CMakePresets.json\n      presets: rocm\n      list_label:", 1)
+    neither = "\n".join(l for l in text.splitlines() if "list_pattern:" not in l) + "\n"
+    for broken in (both, neither):
+        path.write_text(broken)
+        with pytest.raises(RuleError) as info:
+            load_rules(rules_copy)
+        assert str(info.value).startswith(f"{path}:{line}: rules/1/params")
+
+
 def test_unknown_matcher_and_layer_are_rejected(rules_copy):
     path = rules_copy / "gates" / "official-matrix.yaml"
     path.write_text(path.read_text().replace("layer: official-matrix", "layer: offical-matrix"))

@@ -38,3 +38,19 @@ def test_gfx900_flips_at_v0_12_4(tmp_path, method):
     assert "GetSupportedGFX" in discovery[0][5] and "GGML_CUDA_INIT" in discovery[0][4]
     packaging = steps(data, "release-packaging")
     assert [(s[0], s[3]) for s in packaging] == [("v0.12.4", "blocked")] and "gfx90[06]" in packaging[0][4]
+
+
+def test_no_drift_from_v0_24_to_the_newest_tag_with_prereleases(tmp_path):
+    """Every tag from v0.24.0 to the newest (the v0.30.0 candidates included) is decided for the build rows:
+    the old CMakeLists.txt filter and the llama-server layouts each apply in their own range."""
+    env = {"GFXGATE_SOURCE_OLLAMA": str(Path(UPSTREAM) / "ollama"), "GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
+    done = gfxgate(["history", "-t", "gfx900,gfx1030", "--from", "v0.24.0", "--every-tag", "--prereleases",
+                    "--layer", "cmake-filter", "--layer", "cmake-presets", "--offline", "--format", "json"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["range"]["probed"] > 100  # v0.24.0 … v0.33.0-rc2 with the candidates
+    changes = [(layer["id"], entry["target"], c["tag"], c["new"]["status"])
+               for layer in data["layers"] for entry in layer["targets"] for c in entry["changes"]]
+    assert not [c for c in changes if c[3] == "unknown"], changes
+    # gfx900 is override-required for a source build at every one of these tags, whichever layout has the list
+    assert not [c for c in changes if c[0] == "cmake-filter" and c[1] == "gfx900" and c[3] != "override-required"]
