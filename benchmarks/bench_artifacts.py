@@ -25,11 +25,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "artifacts")]
-
-from artifact_builders import Built, debian_package, shared_object  # noqa: E402
+sys.path[:0] = [str(ROOT)]
 
 from gfxgate.artifacts.scan import scan_file, scan_paths  # noqa: E402
+from tests.artifacts.artifact_builders import Built, debian_package, shared_object  # noqa: E402
 
 ROCSPARSE_IDS = re.compile(rb"hipv4-amdgcn-amd-amdhsa--gfx[0-9a-f]+(?::xnack[+-])?")
 

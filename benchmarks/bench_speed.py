@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "artifacts")]
+sys.path[:0] = [str(ROOT)]
 
 TARGETS8 = "gfx803,gfx900,gfx906,gfx908,gfx90a,gfx1030,gfx1100,gfx1201"
 BUNDLE_IDS = r"hipv4-amdgcn-amd-amdhsa--gfx[0-9a-f]*"
@@ -76,7 +76,7 @@ def warm(path: Path) -> None:
 def ggml_hip(explicit: str | None) -> Path | None:
     if explicit:
         return Path(explicit)
-    from artifact_builders import shared_object
+    from tests.artifacts.artifact_builders import shared_object
 
     from tests.debian import foreign_packages
 

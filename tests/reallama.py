@@ -24,17 +24,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-try:
-    from tests.debian import debian_cache, foreign_packages
-except ImportError:  # imported from outside the repository root (benchmarks)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests.debian import debian_cache, foreign_packages
+from tests.debian import debian_cache, foreign_packages
 
 SUITE = "sid"
 PACKAGES = (

@@ -10,16 +10,11 @@ from __future__ import annotations
 import hashlib
 import struct
 import subprocess
-import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    from tests.debian import debian_package  # noqa: F401 - re-exported for the conftest and the benchmarks
-except ImportError:  # imported as a top-level module from outside the repository root
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tests.debian import debian_package  # noqa: F401
+from tests.debian import debian_package  # noqa: F401 - re-exported for the conftest and the benchmarks
 
 
 KERNEL_CL = """

@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-try:
-    from tests.conftest import require_tool
-except ImportError:  # pytest run from elsewhere than the repository root
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from tests.conftest import require_tool
-
-from artifact_builders import Built, debian_package, shared_object
+from tests.artifacts.artifact_builders import Built, debian_package, shared_object
+from tests.conftest import require_tool
 
 
 @pytest.fixture(scope="session")

@@ -10,13 +10,13 @@ import struct
 import time
 
 import pytest
-from artifact_builders import ccob
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts import elf
 from gfxgate.artifacts.scan import scan_bytes
+from tests.artifacts.artifact_builders import ccob
 
 FUZZ = settings(max_examples=2500, derandomize=True, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ollama_server import Behaviour, FakeOllama
+from tests.sweep.ollama_server import Behaviour, FakeOllama
 
 
 @pytest.fixture

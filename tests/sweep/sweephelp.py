@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ollama_server import MODEL
+from tests.sweep.ollama_server import MODEL
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from sweephelp import run_inprocess
 
 from gfxgate.cli import main
+from tests.sweep.sweephelp import run_inprocess
 
 
 def test_runtime_row_in_the_gate_matrix(tmp_path, ollama_server, capsys):

@@ -12,10 +12,10 @@ import threading
 import time
 
 import pytest
-from sweephelp import REPO, gfxgate, gfxgate_argv, gfxgate_env
-from ollama_server import MODEL
 
 from gfxgate.sweep.worklog import read_worklog
+from tests.sweep.ollama_server import MODEL
+from tests.sweep.sweephelp import REPO, gfxgate, gfxgate_argv, gfxgate_env
 
 NUM_GPU = "0,1,2,-1"
 

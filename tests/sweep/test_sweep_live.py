@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from sweephelp import run_inprocess
+from tests.sweep.sweephelp import run_inprocess
 
 pytestmark = pytest.mark.skipif(not os.environ.get("OLLAMA_HOST"), reason="set OLLAMA_HOST to run against a real Ollama")
 

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 
 import pytest
-from sweephelp import gfxgate
 
 from gfxgate.sweep.llamaserver import ngl_args, parse_llama_server, parse_log
 from gfxgate.sweep.report import build_report, render
 from gfxgate.sweep.worklog import read_worklog
 from tests.reallama import reallama, reallama_vulkan  # noqa: F401 - session fixtures
+from tests.sweep.sweephelp import gfxgate
 
 NUM_GPU = (0, 1, 2, -1)
 
@@ -389,7 +389,7 @@ def test_http_failure_of_a_running_server_is_recorded_with_its_answer(tmp_path, 
 def test_a_sweep_killed_hard_leaves_no_server_behind(tmp_path, reallama):
     import subprocess
 
-    from sweephelp import REPO, gfxgate_argv, gfxgate_env
+    from tests.sweep.sweephelp import REPO, gfxgate_argv, gfxgate_env
 
     model = Path(shutil.copy(reallama.model, tmp_path / "tiny.gguf"))
     worklog = tmp_path / "w.jsonl"

@@ -11,11 +11,11 @@ import json
 import re
 
 import pytest
-from sweephelp import gfxgate, run_inprocess
-from ollama_server import MODEL
 
 from gfxgate.sweep.report import FORMATTERS, ReportFormat, build_report, render
 from gfxgate.sweep.worklog import read_worklog
+from tests.sweep.ollama_server import MODEL
+from tests.sweep.sweephelp import gfxgate, run_inprocess
 
 SEED_NUM_GPU = "0,1,2,-1"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from sweephelp import run_inprocess
-from ollama_server import BLOCKS, DIGEST, MODEL_SIZE
 
 from gfxgate.errors import UsageError
 from gfxgate.sweep.runner import parse_endpoint, parse_num_gpu, read_prompt
+from tests.sweep.ollama_server import BLOCKS, DIGEST, MODEL_SIZE
+from tests.sweep.sweephelp import run_inprocess
 
 
 def generates(server) -> list[dict]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from sweephelp import run_inprocess
 
 from gfxgate.errors import InputError
 from gfxgate.model import Status, Verdict
 from gfxgate.sweep.verdicts import runtime_verdicts
 from gfxgate.targets import catalog
+from tests.sweep.sweephelp import run_inprocess
 
 
 def targets(*names):
