@@ -47,6 +47,30 @@ def load_yaml(path: Path, schema: str | None = None) -> Any:
     return datacache.cached(path, raw, "yaml", schema, lambda: _parse_yaml(path, raw, schema))
 
 
+def load_yaml_entries(path: Path, schema: str, items: str) -> tuple[Any, list[int]]:
+    """Like :func:`load_yaml`, and the 1-based line where each entry of the top-level list ``items`` starts
+    (for messages and SARIF locations). The lines are cached with the data, so a shipped file is parsed once."""
+    raw = _read(path)
+
+    def parse() -> list:
+        data = _parse_yaml(path, raw, schema)
+        return [data, _entry_lines(raw.decode("utf-8"), items)]
+
+    data, lines = datacache.cached(path, raw, f"yaml+lines:{items}", schema, parse)
+    return data, lines
+
+
+def _entry_lines(text: str, items: str) -> list[int]:
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        node = None  # loaded by the pure-Python parser only (see _yaml_error): entries are located at no line
+    entries = next((value for key, value in node.value if key.value == items), None) if isinstance(node, yaml.MappingNode) else None
+    return [item.start_mark.line + 1 for item in entries.value] if isinstance(entries, yaml.SequenceNode) else []
+
+
 # A rules file is data a pull request can change (`gfxgate check` reads it): its cost must be bounded before
 # anything builds, validates or walks it. The real files are at most a few thousand nodes, a dozen deep.
 MAX_YAML_BYTES = 1 << 20

@@ -124,6 +124,18 @@ class SourceInfo(JsonRecord):
 
 
 @dataclass(frozen=True)
+class RuleLocation:
+    """Where a gate rule is defined, as the rules loader read it: ``uri`` is its rules file as this repository
+    names it (``rules/gates/x.yaml``; a ``--rules DIR`` file relative to the working folder, or a file URI) and
+    ``line`` the 1-based line of its entry. SARIF results point here."""
+
+    rule: str
+    layer: str
+    uri: str
+    line: int
+
+
+@dataclass(frozen=True)
 class GateMatrix:
     """Rows are layers, columns are targets; every cell is a :class:`Verdict`."""
 
@@ -133,6 +145,7 @@ class GateMatrix:
     sources: tuple[SourceInfo, ...] = ()
     notes: tuple[str, ...] = field(default=())
     routes: tuple[Any, ...] = ()  # gfxgate.gate.route.Route per target: the answer the matrix ends with
+    rule_locations: tuple[RuleLocation, ...] = ()  # the rules the matrix was built with, in load order
 
     def route(self, target: str) -> Any:
         return next((r for r in self.routes if r.target == target), None)

@@ -223,4 +223,5 @@ def build_matrix(
         cells=cells,
         sources=sources,
         notes=notes,
+        rule_locations=ruleset.locations(),
     )

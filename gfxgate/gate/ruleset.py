@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gfxgate.datafiles import load_yaml
+from gfxgate.datafiles import load_yaml, load_yaml_entries
 from gfxgate.errors import RuleError
-from gfxgate.model import Layer, Status
+from gfxgate.model import Layer, RuleLocation, Status
 from gfxgate.resources import rules_dir
 
 
@@ -41,7 +41,9 @@ class GateRule:
     status_when: tuple[StatusWhen, ...] = ()
     summary: str | None = None
     absent: dict[str, Any] | None = field(default=None, hash=False, compare=False)  # decides when nothing is found
-    defined_in: str = ""  # rules file, for messages and SARIF locations
+    defined_in: str = ""  # rules file, for messages
+    line: int = 0  # 1-based line of the rule's entry in defined_in (0: not known)
+    uri: str = ""  # defined_in as SARIF names it (see rules_uri)
     raw: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     @property
@@ -61,8 +63,26 @@ class RuleSet:
     def for_layer(self, layer_id: str) -> list[GateRule]:
         return [r for r in self.rules if r.layer == layer_id]
 
+    def locations(self) -> tuple[RuleLocation, ...]:
+        return tuple(RuleLocation(r.id, r.layer, r.uri, r.line) for r in self.rules if r.uri)
 
-def _rule(raw: dict, layer: str, path: Path) -> GateRule:
+
+def rules_uri(path: Path) -> str:
+    """A rules file as a SARIF location names it: a shipped file as this repository spells it
+    (``rules/gates/x.yaml``, whatever the install layout); a file of a ``--rules DIR`` folder relative to the
+    working folder when it is below it (a checkout's own rules), else as a ``file://`` URI."""
+    path = path.resolve()
+    try:
+        return "rules/" + path.relative_to(rules_dir().resolve()).as_posix()
+    except ValueError:
+        pass
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.as_uri()
+
+
+def _rule(raw: dict, layer: str, path: Path, line: int, uri: str) -> GateRule:
     status = raw.get("status") or {}
     return GateRule(
         id=raw["id"],
@@ -79,6 +99,8 @@ def _rule(raw: dict, layer: str, path: Path) -> GateRule:
         summary=raw.get("summary"),
         absent=raw.get("absent"),
         defined_in=str(path),
+        line=line,
+        uri=uri,
         raw=raw,
     )
 
@@ -98,11 +120,12 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
     rules: list[GateRule] = []
     seen: dict[str, str] = {}
     for path in sorted((root / "gates").glob("*.yaml")):
-        data = load_yaml(path, "gates")
+        data, lines = load_yaml_entries(path, "gates", "rules")
         if data["layer"] not in layer_ids:
             raise RuleError(f"{path}: unknown layer {data['layer']!r} (known: {', '.join(sorted(layer_ids))})")
-        for raw in data["rules"]:
-            rule = _rule(raw, data["layer"], path)
+        uri = rules_uri(path)
+        for index, raw in enumerate(data["rules"]):
+            rule = _rule(raw, data["layer"], path, lines[index] if index < len(lines) else 0, uri)
             if rule.id in seen:
                 raise RuleError(f"{path}: duplicate rule id {rule.id!r} (also in {seen[rule.id]})")
             seen[rule.id] = str(path)

@@ -1,8 +1,10 @@
 """SARIF 2.1.0 for `scan` and `diff`: stable rule ids and fingerprints, locations in this repository.
 
 Upstream files are not part of a pull request, so every result points at a file of *this*
-repository — the gate rule's YAML file (scan) or the pin in ``rules/pins.toml`` (diff) — and
-carries the upstream evidence (``repo@tag:path:line`` and the matched line) in its message.
+repository — the gate rule's YAML file (scan; with ``--rules DIR``, DIR's file) or the pin in
+``rules/pins.toml`` (diff) — and carries the upstream evidence (``repo@tag:path:line`` and the
+matched line) in its message. A pure formatter: the locations come with the result (the rules loader
+knows each rule's file and line; the CLI reads the pins file).
 
 - rule ids: ``gfxgate/scan/<layer>`` and ``gfxgate/diff/<kind>``; they never contain a version.
 - levels: blocked / regression → ``error``; override-required / drift → ``warning``;
@@ -14,10 +16,8 @@ carries the upstream evidence (``repo@tag:path:line`` and the matched line) in i
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
-from pathlib import Path
 from typing import Any, Mapping
 
 from gfxgate.jsontext import dumps
@@ -81,8 +81,14 @@ def _document(rules: list[dict[str, Any]], results: list[dict[str, Any]], proper
 
 
 # -- scan -------------------------------------------------------------------------------------------------
-def scan_sarif(matrix: GateMatrix, *, rule_where: Mapping[str, Where], layer_where: Mapping[str, Where]) -> dict[str, Any]:
-    """One result per decided-restrictive or unknown cell, located at the rule that decides it."""
+def scan_sarif(matrix: GateMatrix) -> dict[str, Any]:
+    """One result per decided-restrictive or unknown cell, located at the rule that decides it (where the rules
+    loader found it: ``matrix.rule_locations``), else at its layer's gates file."""
+    rule_where: dict[str, Where] = {}
+    layer_where: dict[str, Where] = {}
+    for loc in matrix.rule_locations:
+        rule_where[loc.rule] = (loc.uri, loc.line)
+        layer_where.setdefault(loc.layer, (loc.uri, 1))
     rules = []
     results = []
     for layer in matrix.layers:
@@ -173,50 +179,5 @@ def diff_sarif(diff, *, pins_uri: str = "rules/pins.toml", pins_lines: Mapping[s
     return _document(rules, results, properties, "diff")
 
 
-# -- where rules live in this repository -----------------------------------------------------------------
-def repo_relative(path: str | Path) -> str:
-    """A shipped rules file as the repository spells it (``rules/gates/x.yaml``), whatever the install layout."""
-    from gfxgate.resources import rules_dir
-
-    path = Path(path).resolve()
-    try:
-        return "rules/" + path.relative_to(rules_dir().resolve()).as_posix()
-    except ValueError:
-        pass
-    try:
-        return path.relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.name
-
-
-def rule_locations(ruleset) -> tuple[dict[str, Where], dict[str, Where]]:
-    """(rule id → where its ``- id:`` line is, layer id → its gates file) for a loaded rule set."""
-    rule_where: dict[str, Where] = {}
-    layer_where: dict[str, Where] = {}
-    texts: dict[str, list[str]] = {}
-    for rule in ruleset.rules:
-        if not rule.defined_in:
-            continue
-        if rule.defined_in not in texts:
-            try:
-                texts[rule.defined_in] = Path(rule.defined_in).read_text(encoding="utf-8").splitlines()
-            except OSError:
-                texts[rule.defined_in] = []
-        rx = re.compile(r"^\s*-?\s*id:\s*[\"']?" + re.escape(rule.id) + r"[\"']?\s*(#.*)?$")
-        line = next((i for i, text in enumerate(texts[rule.defined_in], 1) if rx.match(text)), 1)
-        uri = repo_relative(rule.defined_in)
-        rule_where[rule.id] = (uri, line)
-        layer_where.setdefault(rule.layer, (uri, 1))
-    return rule_where, layer_where
-
-
-@functools.cache
-def _default_locations() -> tuple[dict[str, Where], dict[str, Where]]:
-    from gfxgate.gate.ruleset import default_rules
-
-    return rule_locations(default_rules())
-
-
 def render_scan(matrix: GateMatrix) -> str:
-    rule_where, layer_where = _default_locations()
-    return dumps(scan_sarif(matrix, rule_where=rule_where, layer_where=layer_where)) + "\n"
+    return dumps(scan_sarif(matrix)) + "\n"

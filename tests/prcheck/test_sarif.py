@@ -75,6 +75,36 @@ def test_scan_locations_point_at_the_rule_definition_in_this_repository(scans):
     assert "ollama@v0.4.0:Dockerfile:3" in packaging["message"]["text"]
 
 
+def test_scan_with_a_rules_folder_points_at_that_folder(tmp_path):
+    """`--rules DIR`: each result points at DIR's file and the line of the rule there, not at the shipped rules."""
+    import shutil
+
+    rules = tmp_path / "myrules"
+    (rules / "gates").mkdir(parents=True)
+    shutil.copy(REPO / "rules" / "layers.yaml", rules)
+    for path in (REPO / "rules" / "gates").glob("*.yaml"):  # the same rules, three lines further down
+        (rules / "gates" / path.name).write_text("# a copy\n" * 3 + path.read_text(encoding="utf-8"), encoding="utf-8")
+    env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
+    done = gfxgate(["scan", "-t", "gfx900", "--rules", "myrules", "--format", "sarif"], env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["runs"][0]["results"]
+    located = [r for r in results if r["properties"]["rules"]]
+    assert located
+    for result in located:
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"].startswith("myrules/gates/"), loc
+        line = (tmp_path / loc["artifactLocation"]["uri"]).read_text(encoding="utf-8").splitlines()[loc["region"]["startLine"] - 1]
+        assert any(f"id: {rule}" in line for rule in result["properties"]["rules"]), line
+    # a folder outside the working folder is named by its file URI
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = gfxgate(["scan", "-t", "gfx900", "--rules", str(rules), "--format", "sarif"], env, elsewhere)
+    assert done.returncode == 0, done.stderr
+    packaging = next(r for r in json.loads(done.stdout)["runs"][0]["results"] if r["properties"]["layer"] == "release-packaging")
+    uri = packaging["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == (rules / "gates" / "release-packaging.yaml").resolve().as_uri()
+
+
 def test_fingerprints_survive_moved_lines_and_new_tags(scans):
     def prints(doc):
         return {(r["properties"]["target"], r["properties"]["layer"]): r["partialFingerprints"]["gfxgate/v1"] for r in doc["runs"][0]["results"]}
