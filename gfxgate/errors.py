@@ -52,9 +52,17 @@ class RuleError(GfxgateError):
 
 
 class SourceError(GfxgateError):
-    """A source cannot give what was asked: unknown tag, missing file, broken cache."""
+    """A source cannot give what was asked: unknown tag, missing file, broken cache.
+
+    ``source`` names the source that could not be read when it is known (``llama-cpp`` when the tag ollama's
+    LLAMA_CPP_VERSION names cannot be read), so a report can say once per source how to supply it.
+    """
 
     exit_code = ExitCode.SOURCE
+
+    def __init__(self, message: str, *, hint: str | None = None, source: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.source = source
 
 
 class NetworkError(SourceError):

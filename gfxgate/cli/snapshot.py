@@ -75,3 +75,6 @@ def timeline_cmd(targets, sources, offline, output) -> None:
     emit(snap.dumps(snap.build(result)), target)
     click.echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases ({result.tags[0]} … {result.tags[-1]}), "
                f"{result.probed} probed", err=True)
+    from gfxgate.cli.timeline import report_unreadable
+
+    report_unreadable(result, False)

@@ -20,7 +20,9 @@ from gfxgate.cli.common import emit, format_option, output_option
 @click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (implies --live).")
 @click.option("--every-tag", is_flag=True, help="Probe every release instead of bisecting (implies --live).")
-def timeline(targets, first, last, fmt, output, live, sources, offline, prereleases, every_tag) -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help="List every rule and release whose source could not be read (Markdown and stderr; JSON always has them).")
+def timeline(targets, first, last, fmt, output, live, sources, offline, prereleases, every_tag, verbose) -> None:
     """The support timeline: per target and release, the shortest route (ROCm out of the box, override, build +
     rocBLAS files, Vulkan, CPU), the flips between with their evidence, and each target's answer sentence.
 
@@ -54,10 +56,21 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
         if first and last and stored.tags.index(first) > stored.tags.index(last):
             raise UsageError(f"--from {first} comes after --to {last} in release order")
         result = stored.select(names, first, last)
-    emit(render(result, fmt), output)
+    emit(render(result, fmt, verbose=verbose), output)
     cells = sum(len(r.cells) for r in result.rows)
     click.echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"
                f" ({result.origin})", err=True)
+    report_unreadable(result, verbose)
+
+
+def report_unreadable(result, verbose: bool) -> None:
+    """One stderr line per source that could not be read (count, releases, rules, how to supply it); every
+    rule and release with --verbose."""
+    for missing in result.missing_sources():
+        click.echo(f"gfxgate: note: {missing.line}", err=True)
+    if verbose:
+        for u in result.unreadable:
+            click.echo(f"gfxgate: note: {u.tag} {u.rule}: {u.reason}", err=True)
 
 
 def compute_live(names, first, last, sources, offline, prereleases, every_tag):

@@ -33,6 +33,7 @@ class RuleFacts:
     root: str = ""  # folder of a layout inside its repository (ggml inside ollama)
     facts: dict[str, Any] | None = None
     note: str | None = None  # read at another ref than the one chosen for it, and why
+    unreadable: str | None = None  # state "unavailable": the source that could not be read (llama-cpp for ggml at v0.30+)
 
     def location(self, path: str, line: int | None) -> Location:
         full = f"{self.root}/{path}" if self.root else path
@@ -46,12 +47,14 @@ class RuleFacts:
         out = {k: getattr(self, k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "root", "facts")}
         if self.note:
             out["note"] = self.note
+        if self.unreadable:
+            out["unreadable"] = self.unreadable
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RuleFacts":
         return cls(**{k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}, root=data.get("root") or "",
-                   note=data.get("note"))
+                   note=data.get("note"), unreadable=data.get("unreadable"))
 
 
 def _expand_paths(rule: GateRule, source) -> list[str]:
@@ -72,7 +75,8 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
         try:
             source = sources.get(rule.repo)
         except SourceError as exc:
-            out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}")
+            out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}",
+                                     unreadable=exc.source or rule.repo)
             continue
         ident = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", ""),
                  "note": sources.substitution(rule.repo) if hasattr(sources, "substitution") else None}
@@ -95,7 +99,8 @@ def _rule_facts(rule: GateRule, source, base: dict, ident: dict) -> RuleFacts:
     try:
         paths = _expand_paths(rule, source)
     except SourceError as exc:
-        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
+        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}",
+                         unreadable=exc.source or rule.repo)
     if not paths and rule.absent is not None:
         return RuleFacts(**base, **ident, state=MATCHED, facts={"absent": list(rule.paths)})
     if not paths:
@@ -107,7 +112,8 @@ def _rule_facts(rule: GateRule, source, base: dict, ident: dict) -> RuleFacts:
     try:
         facts = MATCHERS[rule.matcher].extract(rule, source, paths)
     except SourceError as exc:
-        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}")
+        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}",
+                         unreadable=exc.source or rule.repo)
     except NoMatch as exc:
         reason = f"rule did not match at {source.name}@{source.ref}: {exc} — upstream layout changed?"
         return RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)

@@ -155,6 +155,7 @@ class TagProber:
         self.offline = offline
         self.cache = cache or FactsCache(None)
         self.notes: set[str] = set()
+        self.unavailable: dict[tuple[str, str], RuleFacts] = {}  # (rule id, tag) → facts whose source could not be read
         self._matrices: dict[str, GateMatrix] = {}
         self.commits = self._tag_commits()
 
@@ -203,6 +204,7 @@ class TagProber:
                     self.cache.put(rule, commit, tag, fresh[rule.id])
                 if fresh[rule.id].state not in CACHEABLE:
                     self.notes.add(f"{rule.id}: {fresh[rule.id].reason}")
+                    self.unavailable[(rule.id, tag)] = fresh[rule.id]
         return facts
 
     def matrix_at(self, tag: str) -> GateMatrix:

@@ -318,7 +318,8 @@ class SourceSet:
             try:
                 upstream = self.get(spec.upstream, tag)
             except SourceError as exc:
-                raise SourceError(f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}") from exc
+                raise SourceError(f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}",
+                                  source=spec.upstream) from exc
             folder = f", folder {spec.upstream_root}/" if spec.upstream_root else ""  # "" = the whole repository
             if upstream.origin == "directory":
                 # a plain folder has no tags: say that its version is the user's word, not checked
@@ -335,8 +336,7 @@ class SourceSet:
             if root is None:
                 raise SourceError(
                     f"{name}: {spec.vendored_in}@{host.ref} has neither {spec.version_file} nor a vendored copy under "
-                    + ", ".join(spec.vendored_roots)
-                )
+                    + ", ".join(spec.vendored_roots), source=name)
             self.notes.append(f"{name}: vendored in {spec.vendored_in}@{host.ref} under {root}/")
             view = RootedSource(host, root, alias=name)
         self._open[key] = view

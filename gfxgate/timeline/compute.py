@@ -14,7 +14,7 @@ from typing import Any
 from gfxgate.gate.engine import not_scanned
 from gfxgate.model import Evidence, GateMatrix
 from gfxgate.prcheck.diff import EVIDENCE, classify
-from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Row, Timeline
+from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Row, Timeline, Unreadable
 
 MAX_EVIDENCE = 3  # per backend state and per flip: the deciding lines, not every line
 
@@ -157,9 +157,28 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
         rows.append(Row(t, tuple(cells)))
     from gfxgate.gate.route import default_routes
 
-    notes = sorted(prober.notes)
+    window = set(tags)
+    repo_of = {r.id: r.repo for r in prober.ruleset.rules}
+    unreadable = tuple(Unreadable(rule, tag, source, facts.reason or "", _supply_hint(source, prober))
+                       for (rule, tag), facts in sorted(prober.unavailable.items()) if tag in window
+                       for source in [facts.unreadable or repo_of[rule]])
+    said = {f"{u.rule}: {u.reason}" for u in unreadable}
+    notes = sorted(n for n in prober.notes if n not in said)  # the unreadable records say the rest, grouped by source
     return Timeline(
         repo=prober.repo, tags=tuple(tags), probed=len(sigs), method="every-tag" if every_tag else "bisect",
         prereleases=prereleases, rows=tuple(rows), origin="live", notes=tuple(notes),
-        backends=default_routes().backends,
+        backends=default_routes().backends, unreadable=unreadable,
     )
+
+
+def _supply_hint(source: str | None, prober) -> str | None:
+    """How to supply a source that could not be read; None when it is not there to supply."""
+    pins = prober.pins
+    if source in pins.layouts:  # the layout itself is missing: the host release vendors no copy and names no tag
+        spec = pins.layouts[source]
+        return (f"{spec.vendored_in} vendors no copy at these releases and names no {spec.upstream} tag "
+                f"({spec.version_file}): nothing to supply")
+    if source in pins.sources:
+        how = f"supply a clone with its tags: --source {source}=CLONE (or GFXGATE_SOURCE_{source.upper().replace('-', '_')})"
+        return how + ("" if not prober.offline else ", or run once without --offline to clone it")
+    return None

@@ -54,7 +54,7 @@ def palette() -> dict[str, tuple[str, str]]:
 
     rules = default_routes()
     out = {r.id: (r.colour, r.legend) for r in rules.routes}
-    out[UNDECIDED] = (rules.undecided_colour, "undecided (a needed layer is unknown)")
+    out[UNDECIDED] = (rules.undecided_colour, "undecided (a needed layer is unknown: the tooltip says which)")
     return out
 
 
@@ -76,7 +76,8 @@ def layout(timeline: Timeline) -> Figure:
             if key not in used:
                 used.append(key)
     entries = [(colours[k][0], colours[k][1], False) for k in colours if k in used]
-    entries.append(("#9e9e9e", "hatched: a shorter route is undecided", True))
+    if any(not c.certain and c.route != UNDECIDED for row in timeline.rows for c in row.cells):
+        entries.append(("#9e9e9e", "hatched: a shorter route is undecided", True))
     entries.append(("#111111", "tick: layers flipped here (linked)", False))
     lx, ly = 8.0, 30.0
     for colour, label, hatch in entries:
@@ -96,6 +97,8 @@ def layout(timeline: Timeline) -> Figure:
             key = c.route if c.route in colours else UNDECIDED
             span = c.first if c.first == c.last else f"{c.first} – {c.last}"
             tip = f"{row.target} {span}: {c.label}" + ("" if c.certain or c.route == UNDECIDED else " (uncertain)")
+            if c.route == UNDECIDED and c.reason:
+                tip += f" — {c.reason.split('; ')[0]}"
             href = next((e.url for e in c.evidence if e.url), None)
             shapes.append(Rect(x, y, w, row_h - gap, colours[key][0], tip, href=href,
                                hatch=not c.certain and c.route != UNDECIDED, css=f"cell route-{key}"))

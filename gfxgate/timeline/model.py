@@ -140,6 +140,44 @@ class Clause:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A rule that could not be evaluated at a probed release because its source could not be read."""
+
+    rule: str
+    tag: str
+    source: str  # the source that could not be read (llama-cpp: the tag ollama's LLAMA_CPP_VERSION names)
+    reason: str
+    hint: str | None = None  # how to supply it; None when nothing can (ggml not in ollama at that release)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "tag": self.tag, "source": self.source, "reason": self.reason, "hint": self.hint}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Unreadable":
+        return cls(data["rule"], data["tag"], data["source"], data["reason"], data.get("hint"))
+
+
+@dataclass(frozen=True)
+class MissingSource:
+    """The unreadable records of one source (and hint), summarised: one line instead of one per rule and release."""
+
+    source: str
+    hint: str | None
+    tags: tuple[str, ...]  # the probed releases where it could not be read, in release order
+    rules: tuple[str, ...]
+
+    @property
+    def line(self) -> str:
+        span = self.tags[0] if len(self.tags) == 1 else f"{self.tags[0]} … {self.tags[-1]}"
+        what = (f"{self.source} could not be read at {len(self.tags)} probed release(s) ({span}): "
+                f"{len(self.rules)} rule(s) unknown there ({', '.join(self.rules)})")
+        return what + (f"; {self.hint}" if self.hint else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "hint": self.hint, "tags": list(self.tags), "rules": list(self.rules), "summary": self.line}
+
+
+@dataclass(frozen=True)
 class Row:
     target: str
     cells: tuple[Cell, ...]
@@ -156,6 +194,16 @@ class Timeline:
     origin: str  # live, snapshot
     notes: tuple[str, ...] = field(default=())
     backends: tuple[tuple[str, str], ...] = (("rocm", "ROCm"), ("vulkan", "Vulkan"), ("cpu", "CPU"))
+    unreadable: tuple[Unreadable, ...] = field(default=())
+
+    def missing_sources(self) -> list[MissingSource]:
+        """The unreadable records grouped by source and hint, in the order the sources first fail."""
+        groups: dict[tuple[str, str | None], list[Unreadable]] = {}
+        order = {t: i for i, t in enumerate(self.tags)}
+        for u in sorted(self.unreadable, key=lambda u: (order.get(u.tag, len(order)), u.rule)):
+            groups.setdefault((u.source, u.hint), []).append(u)
+        return [MissingSource(source, hint, tuple(dict.fromkeys(u.tag for u in us)), tuple(sorted({u.rule for u in us})))
+                for (source, hint), us in groups.items()]
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -194,7 +242,8 @@ class Timeline:
             rows.append(Row(row.target, tuple(cells)))
         if targets is not None:
             rows.sort(key=lambda r: targets.index(r.target))
-        return replace(self, tags=window, rows=tuple(rows))
+        kept = set(window)
+        return replace(self, tags=window, rows=tuple(rows), unreadable=tuple(u for u in self.unreadable if u.tag in kept))
 
     def to_json(self) -> dict[str, Any]:
         from gfxgate import __version__
@@ -217,6 +266,8 @@ class Timeline:
                 for row in self.rows
             ],
             "notes": list(self.notes),
+            "missing_sources": [m.to_json() for m in self.missing_sources()],
+            "unreadable": [u.to_json() for u in self.unreadable],
         }
 
     @classmethod
@@ -225,5 +276,6 @@ class Timeline:
             repo=data["repo"], tags=tuple(data["releases"]), probed=data["range"]["probed"], method=data["method"],
             prereleases=data["prereleases"], origin=origin or data["origin"], notes=tuple(data.get("notes", ())),
             backends=tuple((b["id"], b["title"]) for b in data["backends"]),
+            unreadable=tuple(Unreadable.from_json(u) for u in data.get("unreadable", ())),
             rows=tuple(Row(t["target"], tuple(Cell.from_json(c) for c in t["cells"])) for t in data["targets"]),
         )

@@ -9,7 +9,7 @@ from gfxgate.timeline.model import Timeline
 FORMATS = ("md", "json", "svg", "png")
 
 
-def render_md(timeline: Timeline) -> str:
+def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
     from gfxgate.timeline.sentence import answer
 
     tags = timeline.tags
@@ -45,7 +45,9 @@ def render_md(timeline: Timeline) -> str:
         out.append(ans.sentence)
         out.append("")
         for clause in ans.clauses:
-            wheres = ", ".join(f"[`{e.where}`]({e.url})" if e.url else f"`{e.where}`" for e in clause.evidence[:4]) or "no evidence line"
+            seen: set[str] = set()
+            shown = [e for e in clause.evidence if not (e.where in seen or seen.add(e.where))][:4]  # one link per line
+            wheres = ", ".join(f"[`{e.where}`]({e.url})" if e.url else f"`{e.where}`" for e in shown) or "no evidence line"
             out.append(f"- {_md_cell(clause.text)} — {wheres}")
         out.append("")
         out.append("| Releases | Route | Flips that start it |")
@@ -56,20 +58,36 @@ def render_md(timeline: Timeline) -> str:
                 f"{f.layer} {f.old} → {f.new}" + (f" (`{f.evidence[0].where}`)" if f.evidence else f" ({f.reason})")
                 for f in c.start) or "—"
             label = c.label + ("" if c.certain or c.route == "undecided" else " (?)")
+            if c.route == "undecided" and c.reason:  # an honest unknown says which layer it could not read, and why
+                label += f": {_short(c.reason)}"
             out.append(f"| {span} ({c.tags}) | {_md_cell(label)} | {_md_cell(flips)} |")
         out.append("")
+    missing = timeline.missing_sources()
+    if missing:
+        out += ["## Sources that could not be read", "",
+                "Rules that read them are *unknown* at those releases (never guessed); `--verbose` lists every rule and"
+                " release, the JSON has them under `unreadable`.", ""]
+        out += [f"- {_md_cell(m.line)}" for m in missing] + [""]
+        if verbose:
+            out += [f"  - {_md_cell(u.tag)} {_md_cell(u.rule)}: {_md_cell(u.reason)}" for u in timeline.unreadable] + [""]
     if timeline.notes:
         out += ["## Notes", ""] + [f"- {_md_cell(n)}" for n in timeline.notes] + [""]
     return "\n".join(out)
+
+
+def _short(reason: str, limit: int = 240) -> str:
+    """The first reason of a "; "-joined list, cut to ``limit`` characters (the JSON has all of it)."""
+    first = reason.split("; ")[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def render_json(timeline: Timeline) -> str:
     return dumps(timeline.to_json()) + "\n"
 
 
-def render(timeline: Timeline, fmt: str) -> str | bytes:
+def render(timeline: Timeline, fmt: str, *, verbose: bool = False) -> str | bytes:
     if fmt == "md":
-        return render_md(timeline)
+        return render_md(timeline, verbose=verbose)
     if fmt == "json":
         return render_json(timeline)
     from gfxgate.timeline import figure
