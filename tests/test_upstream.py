@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,47 @@ def test_real_integrated_gpu_filter_from_v0_30_0_rc28(capsys, monkeypatch):
             wheres = [e["where"] for e in apu["evidence"]]
             assert where is None or f"ollama@{tag}:{where}" in wheres, (tag, layer, wheres)
             assert "OLLAMA_IGPU_ENABLE=1" in apu["summary"] or where is None, (tag, layer)
+
+
+def test_real_build_scripts_and_too_old_check_before_cmake(capsys, monkeypatch):
+    """ollama < v0.5.8: the release's target list from gen_linux.sh / Makefile.rocm, the user's list where the script
+    takes one, and discovery's "amdgpu too old" below gfx9 (hard-coded, then RocmComputeMajorMin)."""
+    expected = {  # tag: {(layer, target): status}
+        "v0.1.17": {("cmake-presets", "gfx900"): "blocked", ("cmake-filter", "gfx900"): "blocked"},  # no ROCm build
+        "v0.1.20": {("cmake-presets", "gfx803"): "allowed", ("cmake-filter", "gfx1030"): "allowed",
+                    ("cmake-filter", "gfx1100"): "allowed", ("discovery", "gfx803"): "allowed"},
+        "v0.1.22": {("cmake-filter", "gfx1031"): "override-required", ("cmake-presets", "gfx1031"): "blocked"},
+        "v0.1.26": {("cmake-presets", "gfx803"): "blocked", ("discovery", "gfx803"): "blocked", ("discovery", "gfx900"): "allowed"},
+        "v0.4.7": {("cmake-filter", "gfx1031"): "blocked", ("cmake-presets", "gfx900"): "allowed"},  # no HIP_ARCHS?= yet
+        "v0.5.7": {("cmake-filter", "gfx803"): "override-required", ("discovery", "gfx803"): "override-required"},
+    }
+    for tag, cells in expected.items():
+        targets = sorted({t for _, t in cells})
+        cell = _scan(capsys, monkeypatch, *[a for t in targets for a in ("-t", t)], "--ref", f"ollama={tag}")
+        for (layer, target), status in cells.items():
+            got = cell(layer, target)
+            assert got["status"] == status, (tag, layer, target, got["summary"])
+            assert all(e["where"].startswith(f"ollama@{tag}:") for e in got["evidence"]), (tag, layer, target)
+
+
+def test_real_timeline_snapshot_covers_the_newest_release_and_is_what_the_clone_gives(capsys, monkeypatch):
+    """The embedded timeline ends at the clone's newest release (pre-releases are not in the default range) and is
+    exactly what a live run over the clone computes now: a new release or a changed result means regenerating it."""
+    from gfxgate.sources.resolve import load_pins
+    from gfxgate.sources.versions import is_prerelease, sort_tags
+    from gfxgate.sources.gitrepo import local_git_dir, tag_commits
+
+    root = Path(UPSTREAM) / "ollama"
+    pattern = re.compile(load_pins().sources["ollama"].release_tags)
+    releases = sort_tags([t for t in tag_commits(local_git_dir(root)) if not is_prerelease(t) and pattern.search(t)])
+    with pytest.raises(SystemExit):
+        main(["timeline", "--format", "json"])
+    stored = json.loads(capsys.readouterr().out)
+    assert stored["range"]["to"] == releases[-1], "run `gfxgate snapshot timeline --source ollama=CLONE`"
+    assert stored["releases"] == releases
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root))
+    with pytest.raises(SystemExit):
+        main(["timeline", "--format", "json", "--live", "--offline", *[a for t in stored["targets"] for a in ("-t", t["target"])]])
+    live = json.loads(capsys.readouterr().out)
+    assert [(t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in live["targets"]] == \
+        [(t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in stored["targets"]]

@@ -206,3 +206,65 @@ def test_the_gates_schema_takes_every_matcher_from_its_module():
     assert [branch["if"]["properties"]["matcher"]["const"] for branch in rule["allOf"]] == list(MATCHERS)
     assert all(branch["then"]["properties"]["params"] is MATCHERS[branch["if"]["properties"]["matcher"]["const"]].params_schema
                for branch in rule["allOf"])
+
+
+def test_build_target_list_shell_array_make_variables_override_and_absent(tmp_path):
+    script = """amdGPUs() {
+    if [ -n "${AMDGPU_TARGETS}" ]; then
+        echo "${AMDGPU_TARGETS}"
+        return
+    fi
+    GPU_LIST=(
+        "gfx900"
+        "gfx906:xnack-"
+        # "gfx1030"
+    )
+}
+"""
+    lists = [{"start": r"^\s*GPU_LIST=\(", "end": r"^\s*\)"}, {"start": r"^HIP_ARCHS_(COMMON|LINUX)\s*:?="}]
+    override = r'if \[ -n "\$\{?AMDGPU_TARGETS\}?" \]'
+    out = run(tmp_path, "build-target-list", {"gen_linux.sh": script}, ["gfx900", "gfx906", "gfx1030"],
+              lists=lists, what="the list", override=override)
+    assert out["gfx900"].status is Status.ALLOWED and out["gfx900"].hits[0].line == 7
+    # xnack-off devices only by default; a user list can name the others
+    assert out["gfx906"].status is Status.OVERRIDE_REQUIRED and "gfx906:xnack-" in out["gfx906"].summary
+    # a commented-out entry is not in the list; the script takes $AMDGPU_TARGETS: override-required, with both lines
+    assert out["gfx1030"].status is Status.OVERRIDE_REQUIRED and out["gfx1030"].remedy == "fix gfx1030"
+    assert [h.line for h in out["gfx1030"].hits] == [7, 2]  # the list (its first entry) and the override
+    make = "HIP_ARCHS_COMMON := gfx900 gfx1030\nHIP_ARCHS_LINUX := gfx90a:xnack+ gfx90a:xnack-\nX := gfx1100\n"
+    out = run(tmp_path, "build-target-list", {"Makefile.rocm": make}, ["gfx90a", "gfx1100", "gfx1030"],
+              lists=lists, what="the list", override=r"^\s*HIP_ARCHS\s*\?=")
+    assert out["gfx90a"].status is Status.ALLOWED and out["gfx1030"].status is Status.ALLOWED
+    assert out["gfx1100"].status is Status.BLOCKED  # not listed (line 3 is no list) and no HIP_ARCHS?= to give one
+    out = run(tmp_path, "build-target-list", {"gen_linux.sh": script}, ["gfx906"], lists=lists, what="the list")
+    assert out["gfx906"].status is Status.PARTIAL  # without a user list, the xnack-off devices only
+    # another build system in the tree: no list here says nothing (the CMake rules decide), never "no ROCm build"
+    r = GateRule(id="t", layer="x", title="t", repo="r", paths=("gen_linux.sh", "CMakeLists.txt"), matcher="build-target-list",
+                 params={"lists": lists, "what": "the list", "defer_to": ["CMakeLists.txt"]},
+                 absent={"status": "blocked", "summary": "no ROCm build"})
+    (tmp_path / "CMakeLists.txt").write_text("project(x)\n")
+    with pytest.raises(NoMatch, match="CMakeLists.txt builds"):
+        MATCHERS["build-target-list"].extract(r, DirectorySource("r", tmp_path), ["CMakeLists.txt"])
+    (tmp_path / "gen_linux.sh").write_text("echo cuda only\n")  # without CMake: a script with no list is no ROCm build
+    assert MATCHERS["build-target-list"].extract(r, DirectorySource("r", tmp_path), ["gen_linux.sh"]) == {"absent": ["gen_linux.sh"]}
+    with pytest.raises(NoMatch):  # no list and no `absent`: the rule does not match
+        run(tmp_path, "build-target-list", {"gen_linux.sh": "echo cuda only\n"}, ["gfx900"], lists=lists, what="the list")
+
+
+def test_gfx_major_minimum_rejects_older_generations_with_the_minimum_line(tmp_path):
+    go = 'package discover\n\n// RocmComputeMajorMin = "1" in a comment is not it\nvar RocmComputeMajorMin = "9"\n'
+    below = {"status": "override-required", "summary": "gfx{major} below {minimum}", "remedy": "RocmComputeMajorMin={major}"}
+    minimum = [r'if v\.Major < (?P<major>[0-9]+)', r'^var RocmComputeMajorMin\s*=\s*"(?P<major>[0-9]+)"']
+    out = run(tmp_path, "gfx-major-minimum", {"gpu.go": go}, ["gfx803", "gfx900", "gfx90a", "gfx1030", "gfx1151"],
+              minimum=minimum, below=below)
+    assert out["gfx803"].status is Status.OVERRIDE_REQUIRED and out["gfx803"].summary == "gfx8 below 9"
+    assert out["gfx803"].remedy == "RocmComputeMajorMin=8" and out["gfx803"].hits[0].line == 4
+    assert all(out[t].status is Status.ALLOWED for t in ("gfx900", "gfx90a", "gfx1030", "gfx1151"))
+    out = run(tmp_path, "gfx-major-minimum", {"gpu.go": "if v.Major < 10 {\n"}, ["gfx900"], minimum=minimum, below=below)
+    assert out["gfx900"].status is Status.OVERRIDE_REQUIRED  # the first pattern that matches gives the minimum
+    with pytest.raises(NoMatch):
+        run(tmp_path, "gfx-major-minimum", {"gpu.go": "package gpu\n"}, ["gfx900"], minimum=minimum, below=below)
+    from gfxgate.errors import RuleError
+
+    with pytest.raises(RuleError, match="major"):
+        run(tmp_path, "gfx-major-minimum", {"gpu.go": go}, ["gfx900"], minimum=[r"Min = (\d+)"], below=below)

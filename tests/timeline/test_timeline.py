@@ -139,12 +139,20 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
     wanted = "gfx803 gfx900 gfx906 gfx908 gfx90a gfx90c gfx1010 gfx1012 gfx1030 gfx1031 gfx1032 gfx1035 gfx1100 gfx1101 gfx1103 gfx1150 gfx1151 gfx1200 gfx1201".split()
     assert set(wanted) <= {t["target"] for t in out["targets"]}
     assert out["targets"][0]["cells"][0]["from"] == "v0.0.1"
-    sentence = row(out, "gfx900")["sentence"]
-    assert "ROCm out of the box up to v0.12.3" in sentence
-    assert "from v0.12.4 ROCm needs a source build and the rocBLAS files" in sentence
-    assert "Vulkan" in sentence and "opt-in from v0.12.11" in sentence and "default from v0.30.0" in sentence
-    for clause in row(out, "gfx900")["clauses"]:
+    # every cell of every target is decided over the whole range (the build scripts before CMake have rules)
+    assert [(t["target"], c["from"]) for t in out["targets"] for c in t["cells"] if c["route"] == "undecided"] == []
+    # the issue's sentence, as the sources have it: ROCm from v0.1.18 (no ROCm build before), Vulkan on without a
+    # switch v0.12.6 … v0.12.10; each clause starts where its evidence was read
+    clauses = {(c["backend"], c["tag"]): c for c in row(out, "gfx900")["clauses"]}
+    texts = [(c["tag"], c["text"]) for c in row(out, "gfx900")["clauses"]]
+    assert ("v0.1.18", "from v0.1.18 ROCm out of the box") in texts
+    assert ("v0.12.4", "from v0.12.4 ROCm needs a source build and the rocBLAS files") in texts
+    assert [t for b, t in clauses if b == "vulkan"] == ["v0.12.6", "v0.12.11", "v0.30.0"]
+    assert "opt-in from v0.12.11, default from v0.30.0" in row(out, "gfx900")["sentence"]
+    for (backend, tag), clause in clauses.items():
         assert clause["evidence"], clause
+        if tag != "v0.0.1":
+            assert any(e["where"].startswith(f"ollama@{tag}:") for e in clause["evidence"]), clause
 
 
 def test_hostile_arguments_fail_in_one_line(capsys):
@@ -262,3 +270,37 @@ def test_the_readme_picture_is_the_snapshot_timeline():
     assert png_size(data) == (fig.width * 2, fig.height * 2), "samples/timeline.png is stale: run `gfxgate samples`"
     readme = (rules_dir().parent / "README.md").read_text(encoding="utf-8")
     assert "](samples/timeline.png)" in readme
+
+
+def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypatch, capsys):
+    """ggml from the llama.cpp tag LLAMA_CPP_VERSION names, with no llama.cpp to read: one stderr line for the source
+    (count, releases, rules, how to supply it); every rule and release with --verbose and in the JSON."""
+    from tests.core.upstream_fixtures import AMD_COMMON_GO, CMAKE, COMMON_CUH, GGML, HIP_H, OLD_REGEX, presets
+    from tests.gitrepos import commit_tree, new_repo
+
+    repo = new_repo(tmp_path / "ollama")
+    vendored = {f"{GGML}/vendors/hip.h": HIP_H, f"{GGML}/common.cuh": COMMON_CUH}
+    commit_tree(repo, {"CMakeLists.txt": CMAKE.format(regex=OLD_REGEX), "CMakePresets.json": presets("gfx900"),
+                       "discover/amd_common.go": AMD_COMMON_GO, **vendored}, "v0.1.0", tag="v0.1.0")
+    commit_tree(repo, {**{k: None for k in vendored}, "LLAMA_CPP_VERSION": "b1234\n"}, "v0.2.0", tag="v0.2.0")
+    commit_tree(repo, {"README.md": "v0.3.0\n"}, "v0.3.0", tag="v0.3.0")
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(tmp_path / "ollama"))
+    monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(tmp_path / "no-llama-cpp-here"))
+    code, out, err = run(capsys, "timeline", "--live", "--offline", "-t", "gfx900", "--every-tag")
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("gfxgate: note:")]
+    assert len(notes) == 1, err
+    assert "llama-cpp could not be read at 2 probed release(s) (v0.2.0 … v0.3.0)" in notes[0]
+    assert "--source llama-cpp=CLONE" in notes[0] and "without --offline" in notes[0]
+    assert "ggml-hip-family-macros" in notes[0]
+    assert "## Sources that could not be read" in out and out.count("llama-cpp could not be read") == 1
+    code, out, err = run(capsys, "timeline", "--live", "--offline", "-t", "gfx900", "--every-tag", "--verbose")
+    detail = [line for line in err.splitlines() if line.startswith("gfxgate: note: v0.")]
+    rules = {line.split()[3].rstrip(":") for line in detail}
+    assert {line.split()[2] for line in detail} == {"v0.2.0", "v0.3.0"} and "ggml-hip-family-macros" in rules
+    assert len(detail) == 2 * len(rules)
+    data = timeline_json(capsys, "--live", "--offline", "-t", "gfx900", "--every-tag")
+    assert {(u["tag"], u["source"]) for u in data["unreadable"]} == {("v0.2.0", "llama-cpp"), ("v0.3.0", "llama-cpp")}
+    [missing] = data["missing_sources"]
+    assert missing["tags"] == ["v0.2.0", "v0.3.0"] and missing["source"] == "llama-cpp" and sorted(missing["rules"]) == sorted(rules)
+    assert data["notes"] == []  # said once, grouped by source, not once per rule and release
