@@ -4,7 +4,7 @@
 clone it is given and stores it with the digests of everything it was computed from (the ollama-side gate
 rules, layers, routes, workarounds and the target list). A snapshot whose inputs changed is stale: it is
 refused with the command that rebuilds it, never rendered from old facts. The file is the timeline's JSON
-(`gfxgate timeline --format json`, plus the input digests) compressed with zstandard: 1.4 MB of JSON, ~10 kB stored.
+(`gfxgate timeline --format json`, plus the input digests) compressed with zstandard: 1.5 MB of JSON, ~12 kB stored.
 """
 
 from __future__ import annotations

@@ -139,6 +139,14 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
     wanted = "gfx803 gfx900 gfx906 gfx908 gfx90a gfx90c gfx1010 gfx1012 gfx1030 gfx1031 gfx1032 gfx1035 gfx1100 gfx1101 gfx1103 gfx1150 gfx1151 gfx1200 gfx1201".split()
     assert set(wanted) <= {t["target"] for t in out["targets"]}
     assert out["targets"][0]["cells"][0]["from"] == "v0.0.1"
+    # every cell is bounded by the flips that start and end it, each flip with its evidence lines (or its reason)
+    for t in out["targets"]:
+        for before, after in zip(t["cells"], t["cells"][1:]):
+            assert after["start"] and before["end"] == after["start"], (t["target"], after["from"])
+            assert all(f["evidence"] or f["reason"] for f in after["start"])
+            assert any(e["where"].startswith(f"ollama@{after['from']}:") for f in after["start"] for e in f["evidence"]) or \
+                any(f["reason"] for f in after["start"]), (t["target"], after["from"])
+        assert t["cells"][0]["start"] == [] and t["cells"][-1]["end"] == [] and all(c["evidence"] for c in t["cells"])
     # every cell of every target is decided over the whole range (the build scripts before CMake have rules)
     assert [(t["target"], c["from"]) for t in out["targets"] for c in t["cells"] if c["route"] == "undecided"] == []
     # the sentence, as the sources have it: ROCm from v0.1.18 (no ROCm build before), Vulkan on without a
