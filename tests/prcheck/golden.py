@@ -2,11 +2,17 @@
 
 Regenerate after an intended change of the output: ``python -m tests.prcheck.golden``.
 `test_golden.py` fails when a file under golden/ differs from what gfxgate generates now.
+
+Commit ids of the fixture repositories are written as ``<commit ollama@v0.4.0>`` (a full 40-digit id) or
+``<commit:12 ollama@v0.4.0>`` (its 12-digit abbreviation): the golden still says which commit each evidence was read
+at, and that its id is complete and well-formed, but a change to a fixture file (which changes every id after it) does
+not churn the goldens. A 40-digit id that is no fixture commit fails the generation.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,9 +39,41 @@ def upstream_env(workdir: Path) -> dict[str, str]:
     return env
 
 
+FULL_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
+SHORT_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
+
+
+def commit_names(upstream: dict[str, str]) -> dict[str, str]:
+    """Full commit id → stable name (``ollama@v0.4.0``; an untagged commit by its subject) in the fixture repositories."""
+    import git
+
+    names: dict[str, str] = {}
+    for variable, path in upstream.items():
+        source = variable.removeprefix("GFXGATE_SOURCE_").lower().replace("_", "-")
+        repo = git.Repo(path)
+        for commit in repo.iter_commits("--all"):
+            names[commit.hexsha] = f'{source} "{commit.summary}"'
+        for tag in repo.tags:
+            names[tag.commit.hexsha] = f"{source}@{tag.name}"
+    return names
+
+
+def normalise_commits(text: str, names: dict[str, str]) -> str:
+    """Replace fixture commit ids by their names (full ids must all be fixture commits; see the module docstring)."""
+
+    def full(match: re.Match) -> str:
+        assert match[0] in names, f"{match[0]} is not a commit of the fixture repositories"
+        return f"<commit {names[match[0]]}>"
+
+    by_prefix = {sha[:12]: name for sha, name in names.items()}
+    text = FULL_ID.sub(full, text)
+    return SHORT_ID.sub(lambda m: f"<commit:12 {by_prefix[m[0]]}>" if m[0] in by_prefix else m[0], text)
+
+
 def generate(workdir: Path) -> dict[str, str]:
-    """File name → content of every golden output."""
+    """File name → content of every golden output (fixture commit ids normalised)."""
     env = upstream_env(workdir)
+    names = commit_names({k: v for k, v in env.items() if k.startswith("GFXGATE_SOURCE_")})
     out: dict[str, str] = {}
 
     def run(args: list[str], expect: int = 0) -> str:
@@ -53,7 +91,7 @@ def generate(workdir: Path) -> dict[str, str]:
     out["scan.sarif"] = run(["scan", "--ref", "ollama=v0.4.0", *TARGETS, "--format", "sarif"])
     for fmt in ("md", "json"):
         out[f"history.{fmt}"] = run(["history", *TARGETS, "--format", fmt])
-    return out
+    return {name: normalise_commits(text, names) for name, text in out.items()}
 
 
 def main() -> None:

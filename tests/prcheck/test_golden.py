@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import jsonschema
+import pytest
 
-from tests.prcheck.golden import GOLDEN, generate
+from tests.prcheck.golden import FULL_ID, GOLDEN, generate, normalise_commits
 from tests.prcheck.test_sarif import sarif_schema
 
 
@@ -31,3 +32,35 @@ def test_golden_files_are_sorted_json_and_valid_sarif():
     assert "**Failing**: gfx900 regressed" in text
     text = "".join(p.read_text(encoding="utf-8") for p in GOLDEN.iterdir())
     assert tempfile.gettempdir() not in text and str(GOLDEN.parents[2]) not in text  # nothing machine-specific
+
+
+def _evidence(node):
+    if isinstance(node, dict):
+        if "commit" in node and "where" in node:
+            yield node
+        for value in node.values():
+            yield from _evidence(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _evidence(value)
+
+
+def test_golden_evidence_names_the_commit_of_the_tag_it_was_read_at():
+    """Commit ids are normalised, not dropped: each evidence's id is the fixture commit of its ``where`` tag."""
+    checked = 0
+    for name in ("diff.json", "history.json"):
+        text = (GOLDEN / name).read_text(encoding="utf-8")
+        assert not FULL_ID.search(text)
+        for evidence in _evidence(json.loads(text)):
+            assert evidence["commit"] == f"<commit {evidence['where'].split(':')[0]}>"
+            checked += 1
+    assert checked > 50
+    assert "New: `ollama@v0.4.0` (<commit:12 ollama@v0.4.0>)" in (GOLDEN / "diff.md").read_text(encoding="utf-8")
+
+
+def test_commit_normalisation_keeps_ids_checked():
+    names = {"0123456789abcdef0123456789abcdef01234567": "ollama@v0.1.0"}
+    text = normalise_commits('"0123456789abcdef0123456789abcdef01234567" (0123456789ab) (0123456789a) abc', names)
+    assert text == '"<commit ollama@v0.1.0>" (<commit:12 ollama@v0.1.0>) (0123456789a) abc'  # a short id stays visible
+    with pytest.raises(AssertionError, match="not a commit of the fixture repositories"):
+        normalise_commits("ffffffffffffffffffffffffffffffffffffffff", names)
