@@ -3,8 +3,44 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+# Files of this checkout that commands write when asked to (pins bump, snapshot build, samples, goldens): the tests
+# write only temporary copies, and the session fails when one of these changed while it ran.
+GUARDED = ("rules", "samples", "tests/prcheck/golden")
+_GUARD = pytest.StashKey[dict]()
+
+
+def _guarded_files() -> dict[str, tuple[int, int, int]]:
+    found = {}
+    for folder in GUARDED:
+        for path in (CHECKOUT / folder).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                st = path.stat()
+                found[path.relative_to(CHECKOUT).as_posix()] = (st.st_ino, st.st_mtime_ns, st.st_size)
+    return found
+
+
+def pytest_sessionstart(session):
+    session.config.stash[_GUARD] = _guarded_files()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = session.config.stash.get(_GUARD, None)
+    if before is None:
+        return
+    after = _guarded_files()
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"checkout files written during the test run (tests must use temporary copies): "
+                                f"{', '.join(changed)}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(autouse=True)

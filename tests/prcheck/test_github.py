@@ -149,7 +149,8 @@ def run_check_step(project: Path, tmp_path: Path, src_env: dict, inputs: dict) -
 def bump(project: Path, src_env: dict, tag: str) -> None:
     from tests.prcheck.golden import gfxgate
 
-    done = gfxgate(["pins", "bump", "ollama", tag, "--no-snapshot"], src_env, project)
+    pins = project / "rules" / "pins.toml"  # named: never the default's fallback, this checkout's own pins
+    done = gfxgate(["pins", "bump", "ollama", tag, "--no-snapshot", "--pins", str(pins)], src_env, project)
     assert done.returncode == 0, done.stderr
 
 

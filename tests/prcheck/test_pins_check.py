@@ -34,9 +34,16 @@ def test_set_ref_refuses_bad_tags_and_missing_tables():
         set_ref(pins_text("v0.1.0"), "nope", "v1.0.0")
 
 
+def bump(project: Path, src_env: dict, *args: str):
+    """``gfxgate pins bump ARGS`` on the project's pins (a temporary copy), named explicitly: without ``--pins`` the
+    default is the pins of the repository around the current folder, and where none is found, this checkout's own
+    rules/pins.toml, which a bump to a fixture tag would silently rewrite."""
+    return gfxgate(["pins", "bump", *args, "--pins", str(project / "rules" / "pins.toml")], src_env, project)
+
+
 def test_bump_edits_the_pin_and_regenerates_the_snapshot(project, src_env):
     pins = project / "rules" / "pins.toml"
-    done = gfxgate(["pins", "bump", "ollama", "v0.4.0"], src_env, project)
+    done = bump(project, src_env, "ollama", "v0.4.0")
     assert done.returncode == 0, done.stderr
     assert "ollama: v0.1.0 -> v0.4.0" in done.stderr
     assert pins.read_text() == pins_text("v0.4.0")
@@ -50,19 +57,34 @@ def test_bump_edits_the_pin_and_regenerates_the_snapshot(project, src_env):
     assert str(src_env["GFXGATE_SOURCE_OLLAMA"]) not in written and "https://github.com/ollama/ollama.git" in written  # pinned URLs
 
 
+def test_bump_without_pins_edits_the_pins_of_the_repository_around_the_current_folder(project, src_env):
+    from gfxgate.prcheck.pins import default_pins_path
+
+    checkout_pins = Path(__file__).resolve().parents[2] / "rules" / "pins.toml"
+    # Precondition, checked in this process before the child runs: the default is the project's copy, so the run
+    # below cannot touch this checkout's pins.
+    assert default_pins_path(project) == (project / "rules" / "pins.toml").resolve()
+    before = checkout_pins.stat()
+    done = gfxgate(["pins", "bump", "ollama", "v0.2.0", "--no-snapshot"], src_env, project)
+    assert done.returncode == 0, done.stderr
+    assert (project / "rules" / "pins.toml").read_text() == pins_text("v0.2.0")
+    after = checkout_pins.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
 def test_bump_to_an_unknown_tag_changes_nothing(project, src_env):
     pins = project / "rules" / "pins.toml"
     before = pins.read_text()
-    done = gfxgate(["pins", "bump", "ollama", "v0.5.0"], src_env, project)
+    done = bump(project, src_env, "ollama", "v0.5.0")
     assert done.returncode == 4
     assert "nearest tags" in done.stderr and "v0.4.0" in done.stderr
     assert pins.read_text() == before and not (project / "rules" / "snapshots").exists()
-    done = gfxgate(["pins", "bump", "olama", "v0.4.0"], src_env, project)
+    done = bump(project, src_env, "olama", "v0.4.0")
     assert done.returncode == 2 and "did you mean ollama" in done.stderr
 
 
 def test_check_fails_on_a_gfx900_regression_with_a_readable_markdown_diff(project, tmp_path, src_env):
-    assert gfxgate(["pins", "bump", "ollama", "v0.4.0", "--no-snapshot"], src_env, project).returncode == 0
+    assert bump(project, src_env, "ollama", "v0.4.0", "--no-snapshot").returncode == 0
     summary, sarif = tmp_path / "summary.md", tmp_path / "check.sarif"
     summary.write_text("# earlier step\n")
     done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx900",
@@ -83,11 +105,11 @@ def test_check_fails_on_a_gfx900_regression_with_a_readable_markdown_diff(projec
 
 def test_check_passes_without_a_regression(project, src_env):
     # v0.2.0 only moves lines; gfx1030 only improves up to v0.4.0
-    assert gfxgate(["pins", "bump", "ollama", "v0.2.0", "--no-snapshot"], src_env, project).returncode == 0
+    assert bump(project, src_env, "ollama", "v0.2.0", "--no-snapshot").returncode == 0
     done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--fail-on", "gfx900"], src_env, project)
     assert done.returncode == 0, done.stderr
     assert "No cell changed status." in done.stdout and "Evidence moved" in done.stdout
-    assert gfxgate(["pins", "bump", "ollama", "v0.4.0", "--no-snapshot"], src_env, project).returncode == 0
+    assert bump(project, src_env, "ollama", "v0.4.0", "--no-snapshot").returncode == 0
     done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx1030", "--format", "json"], src_env, project)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
