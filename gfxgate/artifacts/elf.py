@@ -2,7 +2,7 @@
 
 Everything here is a small function over a :class:`Blob` (a bounded, read-counting view of a mapped
 file) returning frozen dataclasses. The processor comes from ``e_flags`` (EF_AMDGPU_MACH), decoded with
-our own table because pyelftools has no AMDGPU constants; code object v2 keeps it in an ``AMD`` note.
+the mach values of ``rules/targets.yaml`` (:func:`mach_table`); code object v2 keeps it in an ``AMD`` note.
 The hot path (ELF header, section table, notes) is plain ``struct`` over at most a few KiB; pyelftools
 reads the dynamic section (DT_NEEDED), which is needed only for host libraries without device code.
 Malformed input raises :class:`ArtifactFormatError`, never anything else.
@@ -23,27 +23,40 @@ EHDR_SIZE = 64
 MAX_NOTE_BYTES = 16 << 20  # a metadata note larger than this is not a real code object
 MAX_SECTIONS = 65535
 
-# EF_AMDGPU_MACH values: llvm/include/llvm/BinaryFormat/ELF.h (LLVM 19) plus gfx950, gfx1153 and
-# gfx9-4-generic from later LLVM. tests/artifacts/test_elf.py checks it against clang-19 and targets.yaml.
-MACH_NAMES: dict[int, str] = {
-    0x020: "gfx600", 0x021: "gfx601", 0x022: "gfx700", 0x023: "gfx701", 0x024: "gfx702", 0x025: "gfx703",
-    0x026: "gfx704", 0x028: "gfx801", 0x029: "gfx802", 0x02A: "gfx803", 0x02B: "gfx810", 0x02C: "gfx900",
-    0x02D: "gfx902", 0x02E: "gfx904", 0x02F: "gfx906", 0x030: "gfx908", 0x031: "gfx909", 0x032: "gfx90c",
-    0x033: "gfx1010", 0x034: "gfx1011", 0x035: "gfx1012", 0x036: "gfx1030", 0x037: "gfx1031", 0x038: "gfx1032",
-    0x039: "gfx1033", 0x03A: "gfx602", 0x03B: "gfx705", 0x03C: "gfx805", 0x03D: "gfx1035", 0x03E: "gfx1034",
-    0x03F: "gfx90a", 0x040: "gfx940", 0x041: "gfx1100", 0x042: "gfx1013", 0x043: "gfx1150", 0x044: "gfx1103",
-    0x045: "gfx1036", 0x046: "gfx1101", 0x047: "gfx1102", 0x048: "gfx1200", 0x04A: "gfx1151", 0x04B: "gfx941",
-    0x04C: "gfx942", 0x04E: "gfx1201", 0x04F: "gfx950", 0x051: "gfx9-generic", 0x052: "gfx10-1-generic",
-    0x053: "gfx10-3-generic", 0x054: "gfx11-generic", 0x055: "gfx1152", 0x058: "gfx1153", 0x059: "gfx12-generic",
-    0x05F: "gfx9-4-generic",
-}
-# Processors with the xnack / sramecc features (AMDGPUUsage processor table); used for code object v2/v3,
-# whose flags cannot say "unsupported" and "off" apart.
-XNACK_PROCESSORS = frozenset(
-    "gfx801 gfx810 gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942 gfx950 "
-    "gfx1010 gfx1011 gfx1012 gfx1013 gfx9-generic gfx9-4-generic gfx10-1-generic".split()
-)
-SRAMECC_PROCESSORS = frozenset("gfx906 gfx908 gfx90a gfx940 gfx941 gfx942 gfx950 gfx9-4-generic".split())
+
+@dataclass(frozen=True)
+class MachTable:
+    """What ``e_flags`` name: EF_AMDGPU_MACH value → processor, and the processors with the xnack / sramecc
+    features (code object v2/v3 flags cannot tell "unsupported" from "off"). The facts are ``rules/targets.yaml``'s
+    (processors, generic targets and the legacy processors gfxgate decodes but does not model), read once
+    through the shipped-data cache."""
+
+    names: dict[int, str]
+    machs: dict[str, int]
+    xnack: frozenset[str]
+    sramecc: frozenset[str]
+
+
+@functools.cache
+def mach_table() -> MachTable:
+    from gfxgate.datafiles import load_yaml
+    from gfxgate.errors import RuleError
+    from gfxgate.resources import rules_dir
+
+    path = rules_dir() / "targets.yaml"
+    data = load_yaml(path, "targets")
+    entries = data["processors"] + data["generics"] + data.get("legacy", [])
+    names = {e["mach"]: e["name"] for e in entries}
+    machs = {e["name"]: e["mach"] for e in entries}
+    if len(names) != len(entries) or len(machs) != len(entries):
+        raise RuleError(f"{path}: a mach value or a processor name is listed twice")
+    return MachTable(
+        names=names,
+        machs=machs,
+        xnack=frozenset(e["name"] for e in entries if "xnack" in e.get("features", ())),
+        sramecc=frozenset(e["name"] for e in entries if "sramecc" in e.get("features", ())),
+    )
+
 
 EF_AMDGPU_MACH = 0x0FF
 EF_AMDGPU_FEATURE_XNACK_V3, EF_AMDGPU_FEATURE_SRAMECC_V3 = 0x100, 0x200
@@ -267,7 +280,7 @@ def parse_header(blob: Blob, offset: int = 0) -> ElfHeader:
 
 
 def mach_name(mach: int) -> str:
-    return MACH_NAMES.get(mach, f"mach 0x{mach:x}")
+    return mach_table().names.get(mach, f"mach 0x{mach:x}")
 
 
 def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHeader:
@@ -289,7 +302,7 @@ def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHe
     extent = max(EHDR_SIZE, shoff + shnum * shentsize, phoff + phnum * phentsize)
     if hdr is not None:  # code object v2: the processor is in a note, not in e_flags
         proc, xnack, sramecc = _v2_target(blob.window(offset, extent), hdr, budget)
-        mach = next((m for m, n in MACH_NAMES.items() if n == proc), 0)
+        mach = mach_table().machs.get(proc, 0)
         target = canonical_target(proc, sramecc, xnack)
         return CodeObjectHeader(proc, mach, xnack, sramecc, 2, "hsa", None, flags, extent, target)
     return CodeObjectHeader(*_decode_flags(flags, raw[7], raw[8]), flags, extent, _target_of(flags, raw[7], raw[8]))
@@ -305,8 +318,9 @@ def _decode_flags(flags: int, osabi_byte: int, abiversion: int) -> tuple:
     mach = flags & EF_AMDGPU_MACH
     proc = mach_name(mach)
     if version is None or version == 3:
-        xnack = ("+" if flags & EF_AMDGPU_FEATURE_XNACK_V3 else "-") if proc in XNACK_PROCESSORS else None
-        sramecc = ("+" if flags & EF_AMDGPU_FEATURE_SRAMECC_V3 else "-") if proc in SRAMECC_PROCESSORS else None
+        table = mach_table()
+        xnack = ("+" if flags & EF_AMDGPU_FEATURE_XNACK_V3 else "-") if proc in table.xnack else None
+        sramecc = ("+" if flags & EF_AMDGPU_FEATURE_SRAMECC_V3 else "-") if proc in table.sramecc else None
     else:
         xnack = _V4_XNACK[flags & EF_AMDGPU_FEATURE_XNACK_V4]
         sramecc = _V4_SRAMECC[flags & EF_AMDGPU_FEATURE_SRAMECC_V4]
@@ -387,8 +401,9 @@ def _v2_processor(major: int, minor: int, stepping: int) -> tuple[str, str | Non
         return f"isa {major}.{minor}.{stepping}", None, None
     else:
         proc, on = f"gfx{major}{minor:x}{stepping:x}", False
-    xnack = ("+" if on else "-") if proc in XNACK_PROCESSORS else None
-    sramecc = "-" if proc in SRAMECC_PROCESSORS else None
+    table = mach_table()
+    xnack = ("+" if on else "-") if proc in table.xnack else None
+    sramecc = "-" if proc in table.sramecc else None
     return proc, xnack, sramecc
 
 

@@ -261,9 +261,9 @@ class _FileScan:
             pos = hit + max(extent, 1)
 
     def target_strings(self, sections) -> None:
-        from gfxgate.artifacts.elf import MACH_NAMES
+        from gfxgate.artifacts.elf import mach_table
 
-        known = set(MACH_NAMES.values())
+        known = set(mach_table().machs)
         seen: dict[str, list[int]] = {}
         budget = MAX_SEARCH_BYTES
         for sec in sections:
