@@ -6,25 +6,15 @@ import click
 
 from gfxgate.jsontext import dumps
 
-FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result", "diagnose", "messages")
-# schemas defined next to the code that emits the output: name -> (module, attribute)
-MODULES = {
-    "artifacts": ("gfxgate.artifacts.schema", "SCHEMA"),
-    "sweep-worklog": ("gfxgate.sweep.schema", "WORKLOG_LINE_SCHEMA"),
-    "sweep-report": ("gfxgate.sweep.schema", "REPORT_SCHEMA"),
-}
+# every schema is a file gfxgate/schemas/NAME.schema.json (loaded with gfxgate.datafiles.load_schema)
+FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result",
+         "diagnose", "messages", "artifacts", "sweep-worklog", "sweep-report")
 
 
 @click.command()
-@click.argument("name", default="matrix", type=click.Choice(FILES + tuple(MODULES)))
+@click.argument("name", default="matrix", type=click.Choice(FILES))
 def schema(name: str) -> None:
     """Print a JSON Schema: `matrix` (scan's JSON, default), `artifacts`, `sweep-worklog`, `sweep-report`, or a rules file's."""
-    if name in MODULES:
-        import importlib
-
-        module, attr = MODULES[name]
-        click.echo(dumps(getattr(importlib.import_module(module), attr), ensure_ascii=True))
-        return
     if name == "gates":  # composed: the rule shell plus each matcher's params schema
         from gfxgate.datafiles import load_schema
 

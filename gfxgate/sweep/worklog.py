@@ -193,11 +193,11 @@ def _line_validator():
     if not _VALIDATOR:
         import jsonschema
 
-        from gfxgate.sweep.schema import WORKLOG_LINE_SCHEMA
+        from gfxgate.datafiles import load_schema
 
         # Every field that is there must have its type; only the REQUIRED top-level fields must be there
         # (older and hand-made worklogs carry fewer; readers use .get for the rest).
-        schema = {**_without_required(WORKLOG_LINE_SCHEMA), "required": list(REQUIRED)}
+        schema = {**_without_required(load_schema("sweep-worklog")), "required": list(REQUIRED)}
         _VALIDATOR.append(jsonschema.Draft202012Validator(schema))
     return _VALIDATOR[0]
 

@@ -75,7 +75,9 @@ def test_json_is_versioned_sorted_and_stable(tree):
     assert (data["schema_version"], data["kind"]) == (1, "artifacts")
     import jsonschema
 
-    from gfxgate.artifacts.schema import SCHEMA
+    from gfxgate.datafiles import load_schema
+
+    SCHEMA = load_schema("artifacts")
 
     jsonschema.validate(data, SCHEMA)
     with pytest.raises(jsonschema.ValidationError):  # the schema is not vacuous
@@ -139,7 +141,9 @@ def test_cli_writes_report(built, tmp_path):
     data = json.loads(out.read_text())
     import jsonschema
 
-    from gfxgate.artifacts.schema import SCHEMA
+    from gfxgate.datafiles import load_schema
+
+    SCHEMA = load_schema("artifacts")
 
     jsonschema.validate(data, SCHEMA)
     (f,) = data["files"]

@@ -138,7 +138,9 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
 def test_real_sweep_lines_match_the_worklog_schema(real_sweep):
     import jsonschema
 
-    from gfxgate.sweep.schema import WORKLOG_LINE_SCHEMA
+    from gfxgate.datafiles import load_schema
+
+    WORKLOG_LINE_SCHEMA = load_schema("sweep-worklog")
 
     for line in real_sweep[0].read_text().splitlines():
         jsonschema.validate(json.loads(line), WORKLOG_LINE_SCHEMA)

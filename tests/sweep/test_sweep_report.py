@@ -178,7 +178,16 @@ def test_repeats_show_counts_and_only_full_offload_leaves_num_gpu_question_open(
 def test_real_worklog_lines_and_report_validate_against_the_schemas(seed_sweep):
     import jsonschema
 
-    from gfxgate.sweep.schema import REPORT_SCHEMA, WORKLOG_LINE_SCHEMA
+    from gfxgate.datafiles import load_schema
+    from gfxgate.sweep import worklog as wl
+    from gfxgate.sweep.report import REPORT_SCHEMA_VERSION
+
+    REPORT_SCHEMA, WORKLOG_LINE_SCHEMA = load_schema("sweep-report"), load_schema("sweep-worklog")
+    # the constants the writers use are the schema files' own
+    assert WORKLOG_LINE_SCHEMA["properties"]["schema_version"] == {"const": wl.SCHEMA_VERSION}
+    assert WORKLOG_LINE_SCHEMA["properties"]["kind"] == {"const": wl.KIND}
+    assert WORKLOG_LINE_SCHEMA["properties"]["outcome"] == {"enum": list(wl.OUTCOMES)}
+    assert REPORT_SCHEMA["properties"]["schema_version"] == {"const": REPORT_SCHEMA_VERSION}
 
     worklog, _ = seed_sweep
     validator = jsonschema.Draft202012Validator(WORKLOG_LINE_SCHEMA, format_checker=jsonschema.FormatChecker())
