@@ -7,6 +7,10 @@ of the file's bytes, of the schema it was checked against, the loader and gfxgat
 runs hash the file (microseconds) and take the data from the cache without importing YAML or
 jsonschema. Files outside the shipped rules (``--rules DIR``, ``--snapshot FILE``) are never cached.
 
+Several gfxgate installations (a release and a development checkout, two virtual environments) share
+one user cache: each file keeps the entries of its last few contents (``VERSIONS``), so alternating
+between them does not parse and rewrite the cache on every run.
+
 The cache is a convenience, never an authority: a file that is missing, not ours, writable by others,
 fails its own checksum or does not decode is ignored and rebuilt; a key is a content hash, so an
 entry can only ever be the data of the very same bytes. Data a cache cannot hold faithfully (dates,
@@ -24,10 +28,11 @@ from typing import Any, Callable
 
 from gfxgate import __version__
 
-FORMAT = 1  # bump when the stored layout or a loader's semantics change
+FORMAT = 2  # bump when the stored layout or a loader's semantics change (2: an entry per content, not per file)
 _MAGIC = b"gfxgate-rules-cache\n"
 _DIGEST = 32  # bytes of SHA-256 over the payload, right after the magic
 MAX_CACHE_BYTES = 16 << 20  # the shipped rules are ~150 KB; anything far bigger is not ours
+VERSIONS = 4  # entries kept per shipped file and way of reading it (the most recently stored ones)
 
 
 def cache_file() -> Path:
@@ -78,8 +83,9 @@ def key(kind: str, raw: bytes, schema: str | None) -> str:
 
 
 class _Store:
-    """The cache file's entries as read at start-up: ``{slot: [key, packed data]}``, one slot per shipped
-    file and way of reading it; ``put`` rewrites the whole file atomically."""
+    """The cache file's entries as read at start-up: ``{slot: [key, packed data]}``, a slot per shipped file,
+    way of reading it and content key (at most ``VERSIONS`` per file, oldest dropped first); ``put`` rewrites
+    the whole file atomically."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -140,7 +146,12 @@ class _Store:
             return  # a type msgpack would not give back unchanged (datetime, set, tuple, big int): not cached
         if msgpack.unpackb(blob, raw=False, strict_map_key=False) != value:
             return  # e.g. NaN: not equal to itself, so not provably the same after a round trip
-        self.entries[slot] = [k, blob]
+        self.entries.pop(slot, None)
+        self.entries[slot] = [k, blob]  # last in order: the most recent
+        same_file = slot.rpartition("|")[0] + "|"
+        older = [s for s in self.entries if s.startswith(same_file)][:-VERSIONS]
+        for s in older:
+            del self.entries[s]
         payload = msgpack.packb(self.entries, use_bin_type=True)
         _write(self.path, _MAGIC + hashlib.sha256(payload).digest() + payload, replace_foreign=self.foreign)
         self.foreign = False
@@ -181,7 +192,7 @@ def cached(path: Path, raw: bytes, kind: str, schema: str | None, parse: Callabl
     if _disabled() or not is_shipped(path):
         return parse()
     k = key(kind, raw, schema)
-    slot = f"{os.path.relpath(os.path.realpath(path), _shipped_root())}|{kind}|{schema or ''}"
+    slot = f"{os.path.relpath(os.path.realpath(path), _shipped_root())}|{kind}|{schema or ''}|{k}"
     store = _store()
     hit, value = store.get(slot, k)
     if hit:

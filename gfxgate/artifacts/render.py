@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from gfxgate.jsontext import dumps
 from gfxgate.artifacts.report import SKIPPED, ArtifactReport, FileReport
-from gfxgate.model import Verdict
-from gfxgate.report.markdown import md_escape
+
+if TYPE_CHECKING:  # the JSON of a scan without --target needs neither the gate model nor the Markdown helpers
+    from gfxgate.model import Verdict
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ def render_json(result: ArtifactsResult) -> str:
 
 
 def render_md(result: ArtifactsResult) -> str:
+    from gfxgate.report.markdown import md_escape
+
     rep = result.report
     out = ["# Installed GPU code", ""]
     size = sum(f.size for f in rep.files)

@@ -164,3 +164,31 @@ def test_values_msgpack_cannot_give_back_unchanged_are_not_cached():
     for value in ({"when": datetime.date(2024, 1, 1)}, {"n": 1 << 70}, {"s": {1, 2}}, {"t": (1, 2)}, {"x": float("nan")}):
         store.put("probe", "k", value)
         assert store.get("probe", "k") == (False, None)
+
+
+def test_two_installations_sharing_the_cache_both_keep_their_entries(monkeypatch):
+    """Two contents of one shipped file (a release and a checkout) alternate without parsing again; only the
+    last VERSIONS contents of a file are kept."""
+    path = rules_dir() / "layers.yaml"
+    original = type(path).read_bytes
+    contents = [original(path)] + [original(path) + f"\n# edit {i}\n".encode() for i in range(datacache.VERSIONS + 1)]
+    parsed = []
+    real = datafiles._parse_yaml
+    monkeypatch.setattr(datafiles, "_parse_yaml", lambda *a: parsed.append(a) or real(*a))
+
+    def load(raw: bytes):
+        monkeypatch.setattr(type(path), "read_bytes", lambda self: raw if self == path else original(self))
+        datacache.reset()  # each load is a new process
+        return datafiles.load_yaml(path, "layers")
+
+    first, edited = load(contents[0]), load(contents[1])
+    parsed.clear()
+    assert _same(load(contents[0]), first) and _same(load(contents[1]), edited)
+    assert not parsed, "both contents come from the cache"
+    for raw in contents[2:]:
+        load(raw)
+    parsed.clear()
+    load(contents[-1])
+    assert not parsed
+    load(contents[0])  # the oldest content was dropped
+    assert parsed
