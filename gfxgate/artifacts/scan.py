@@ -182,6 +182,12 @@ class _FileScan:
                 self.error(f".hip_fatbin (0x{fatbin.offset:x}+0x{fatbin.size:x}) runs past the end of the file",
                            fatbin.offset)
             starts = set()
+            wrappers = self.wrapper_pointers(info)
+            if isinstance(wrappers, list):  # cold cache: let the blob headers' reads overlap instead of following the walk
+                for pointer in wrappers:
+                    pos = pointer - fatbin.addr + fatbin.offset
+                    if fatbin.offset <= pos < fatbin.offset + fatbin.size:
+                        self.blob.prefetch(pos, 4096)
             for pos, what, item in bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size):
                 starts.add(pos)
                 if what == "bundle":
@@ -190,7 +196,7 @@ class _FileScan:
                     self.compressed(self.blob, pos)
                 else:
                     self.error(item)
-            self.follow_wrappers(info, fatbin, starts)
+            self.follow_wrappers(info, fatbin, starts, wrappers)
         budget = MAX_SEARCH_BYTES
         data_sections = [s for s in info.sections
                          if s.type == "SHT_PROGBITS" and s.allocated and not s.executable
@@ -208,16 +214,25 @@ class _FileScan:
         if self.kind != HOST or self.gpu_linked(info):
             self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
 
-    def follow_wrappers(self, info: elf.HostElf, fatbin: elf.Section, starts: set[int]) -> None:
-        """Cross-check the walk with the ``.hipFatBinSegment`` pointers; parse any blob the walk missed."""
+    def wrapper_pointers(self, info: elf.HostElf) -> list[int] | ArtifactFormatError | None:
+        """The ``.hipFatBinSegment`` pointers (None without the section; the error when it is malformed)."""
         segment = info.section(".hipFatBinSegment")
         if segment is None or segment.type == "SHT_NOBITS":
-            return
+            return None
         try:
-            pointers = bnd.fatbin_wrappers(self.blob, segment.offset, segment.size)
+            return bnd.fatbin_wrappers(self.blob, segment.offset, segment.size)
         except ArtifactFormatError as exc:
-            self.error(exc)
+            return exc
+
+    def follow_wrappers(self, info: elf.HostElf, fatbin: elf.Section, starts: set[int],
+                        pointers: list[int] | ArtifactFormatError | None) -> None:
+        """Cross-check the walk with the ``.hipFatBinSegment`` pointers; parse any blob the walk missed."""
+        if pointers is None:
             return
+        if isinstance(pointers, ArtifactFormatError):
+            self.error(pointers)
+            return
+        segment = info.section(".hipFatBinSegment")
         for pointer in pointers:
             pos = pointer - fatbin.addr + fatbin.offset
             if not fatbin.offset <= pos < fatbin.offset + fatbin.size:
