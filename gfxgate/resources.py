@@ -25,10 +25,6 @@ def schemas_dir() -> Path:
     return _PACKAGE_DIR / "schemas"
 
 
-def templates_dir() -> Path:
-    return _PACKAGE_DIR / "report" / "templates"
-
-
 def cache_dir() -> Path:
     """gfxgate's cache folder: ``GFXGATE_CACHE_DIR``, else the user cache dir (clones, rules cache, …)."""
     override = os.environ.get("GFXGATE_CACHE_DIR")

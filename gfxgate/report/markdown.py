@@ -1,8 +1,6 @@
-"""Markdown gate matrix via a jinja2 template: a summary table, then every cell's evidence."""
+"""Markdown gate matrix: a summary table, then every cell's evidence, the answer and the notes."""
 
 from __future__ import annotations
-
-import functools
 
 from gfxgate.model import GateMatrix, Status
 
@@ -32,28 +30,6 @@ def code(text: str, *, cell: bool = False) -> str:
     return f"{fence}{pad}{text}{pad}{fence}" if text else ""
 
 
-@functools.cache
-def _environment():
-    import jinja2
-
-    from gfxgate.resources import cache_dir, templates_dir
-
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        bytecode_cache=_bytecode_cache(cache_dir() / "templates"),
-        autoescape=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["cell"] = md_escape
-    env.filters["code"] = code
-    env.filters["label"] = lambda status: LABELS[status]
-    env.filters["answer_cell"] = answer_cell
-    return env
-
-
 def answer_cell(route) -> str:
     """The route in a few words for the summary table; "?" marks an answer a shorter undecided route could change."""
     if route is None:
@@ -69,17 +45,74 @@ def answer_cell(route) -> str:
     return md_escape(text)
 
 
-def _bytecode_cache(folder):
-    """Jinja's own cache of compiled templates (keyed by the template source's checksum), so a scan does not
-    compile the template on every run; without a writable cache folder templates are compiled as before."""
-    import jinja2
+_STATUSES = """Statuses: *allowed* — this layer lets the target through; *blocked* — it stops the target; *override-required* —
+only with an explicit override (build flag, environment variable); *partial* — only in some configurations;
+*unknown* — the evidence could not decide (the reason is given); *not scanned* / *not measured* — no input for
+this layer was given.
+"""
 
-    try:
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
-        return None
-    return jinja2.FileSystemBytecodeCache(str(folder))
+_ANSWER = """## The answer
+
+Can the target run at this version, on which backend, and by which shortest route? Routes come from `rules/routes.yaml`
+over the layers above; every step is a workaround from `rules/workarounds.yaml` with the evidence of the cells it covers.
+"""
+
+_NO_REASON = (Status.UNKNOWN, Status.NOT_SCANNED, Status.NOT_MEASURED)
 
 
 def render(matrix: GateMatrix) -> str:
-    return _environment().get_template("matrix.md.j2").render(m=matrix, Status=Status)
+    """The summary table (one row per layer, then the answer), every cell's evidence, the routes, the notes."""
+    m, out = matrix, []
+    w = out.append
+    w(f"# gfxgate gate matrix: {', '.join(map(str, m.targets))}\n\n")
+    if m.sources:
+        w("Sources: " + ", ".join(f"`{s.name}@{s.ref}`" + (f" ({s.commit[:12]})" if s.commit else "")
+                                  for s in m.sources) + ".\n")
+    w("\n| Layer | " + "".join(f"{t} | " for t in m.targets) + "\n")
+    w("|---|" + "---|" * len(m.targets) + "\n")
+    for layer in m.layers:
+        w(f"| {md_escape(layer.title)} | "
+          + "".join(f"{LABELS[v.status]}: {md_escape(v.summary)} | " for v in m.row(layer.id)) + "\n")
+    if m.routes:
+        w("| **The answer** | " + "".join(f"{answer_cell(m.route(t))} | " for t in m.targets) + "\n")
+    w("\n" + _STATUSES + "\n")
+    for layer in m.layers:
+        w(f"## {layer.title}\n\n{layer.question}\n\n")
+        for v in m.row(layer.id):
+            w(f"### {v.target}: {LABELS[v.status]}\n\n{v.summary}\n\n")
+            for e in v.evidence:
+                w("- " + (f"`{e.location}`" if e.location else "(no location)")
+                  + (f" — {code(e.text)}" if e.text else "") + (f" ({e.note})" if e.note else "") + f" [{e.source}]\n")
+            if v.remedy:
+                w(f"\nRemedy: {v.remedy}\n")
+            if v.reason:
+                w(f"\n{'Why: ' if v.status in _NO_REASON else 'Also checked: '}{v.reason}\n")
+            if v.workarounds:
+                w(f"\nWorkarounds: {', '.join(map(str, v.workarounds))}\n")
+            w("\n")
+    if m.routes:
+        w(_ANSWER + "\n")
+        for r in m.routes:
+            w(f"### {r.target}: {r.label}" + (" (uncertain)" if not r.certain and r.best else "") + "\n\n")
+            w(f"{r.sentence}\n\n")
+            for b in r.backends:
+                if b.option:
+                    o = b.option
+                    w(f"- **{o.label}**" + (f" (runs as {o.override_target})" if o.override_target else "") + "\n")
+                    for s in o.steps:
+                        w(f"  - step `{s.setting}` ({s.workaround}), covers {', '.join(map(str, s.covers))}: "
+                          + ", ".join(f"`{e.location}`" if e.location else "" for e in s.evidence)
+                          + (f"; checked: {s.check.state} — {s.check.summary}" if s.check else "") + "\n")
+                    w("  - evidence: " + ", ".join(f"`{e.location}`" if e.location else f"{e.source}"
+                                                   for e in o.evidence) + "\n")
+                elif b.state == "undecided":
+                    w(f"- **{b.title}**: undecided — {'; '.join(map(str, b.undecided))}\n")
+                else:
+                    w(f"- **{b.title}**: no route — {'; '.join(map(str, b.refused))}\n")
+            if r.runtime:
+                w(f"- **Runtime**: {r.runtime.outcome} — {r.runtime.summary}"
+                  + "".join(f" [{e.source}]" for e in r.runtime.evidence) + "\n")
+            w("\n")
+    if m.notes:
+        w("## Notes\n\n" + "".join(f"- {n}\n" for n in m.notes))
+    return "".join(out)
