@@ -20,9 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# Where a float may be: a digit followed by "." or "e" (a quick C-level scan of the whole text); each such line
-# is then read whole: orjson's indented output has one value per line, after an optional quoted key.
-_CANDIDATE = re.compile(rb"[0-9](?:\.|e)")
+# Where a float may be: a digit followed by "." or by an exponent ("e" and a sign or digit: orjson writes 1e16,
+# 5e-324); each such line is then read whole: orjson's indented output has one value per line, after an optional
+# quoted key. The two are found separately, "." with bytes.find and the exponent with a regex that starts with a
+# literal: both run at memchr speed, where one pattern starting with a character class scans byte by byte
+# (4 ms instead of 0.4 ms over the 0.6 MB report of Debian's libggml-hip.so).
+_EXPONENT = re.compile(rb"e[-+0-9]")
 _VALUE_LINE = re.compile(rb' *(?:"(?:[^"\\]|\\.)*": )?(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?),?')
 
 
@@ -48,17 +51,21 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
 
 def _floats_as_repr(out: bytes) -> bool:
     """Whether every float in orjson's text is spelled as ``repr`` (and so ``json``) spells it."""
-    pos = 0
-    while True:
-        hit = _CANDIDATE.search(out, pos)
-        if hit is None:
-            return True
-        start = out.rfind(b"\n", 0, hit.start()) + 1
-        end = out.find(b"\n", hit.end())
+    lines = set()
+    pos = out.find(b".", 1)
+    while pos > 0:
+        if 48 <= out[pos - 1] <= 57:  # a digit before it
+            lines.add(out.rfind(b"\n", 0, pos) + 1)
+        pos = out.find(b".", pos + 1)
+    for hit in _EXPONENT.finditer(out, 1):
+        if 48 <= out[hit.start() - 1] <= 57:
+            lines.add(out.rfind(b"\n", 0, hit.start()) + 1)
+    for start in lines:
+        end = out.find(b"\n", start)
         end = len(out) if end < 0 else end
         line = _VALUE_LINE.fullmatch(out, start, end)
         if line is not None:
             text = line.group(1).decode("ascii")
             if not text.lstrip("-").isdigit() and repr(float(text)) != text:
                 return False
-        pos = end
+    return True
