@@ -101,6 +101,8 @@ class Verdict(JsonRecord):
 
 @dataclass(frozen=True)
 class Layer(JsonRecord):
+    """One row of the gate matrix (``rules/layers.yaml``): the question it answers and the backends it decides."""
+
     id: str
     title: str
     kind: str  # "source", "artifact" or "runtime"

@@ -23,6 +23,8 @@ _OVERRIDE_RE = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<stepping>
 
 @dataclass(frozen=True)
 class Processor:
+    """One GPU processor of ``rules/targets.yaml``: its family, products, features and generic members."""
+
     name: str
     mach: int
     family: str

@@ -28,6 +28,8 @@ _TARGET_TAIL = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-
 
 @dataclass(frozen=True)
 class BundleEntry:
+    """One entry of an offload bundle's table: its id (kind, triple, target) and where its bytes are."""
+
     id: str
     kind: str  # "hipv4", "hip", "host", "openmp", …
     triple: str
@@ -42,12 +44,16 @@ class BundleEntry:
 
 @dataclass(frozen=True)
 class Bundle:
+    """An offload bundle's entry table and the bytes the bundle spans."""
+
     entries: tuple[BundleEntry, ...]
     extent: int  # bytes the bundle spans (max offset + size)
 
 
 @dataclass(frozen=True)
 class CompressedHeader:
+    """The header of a compressed offload bundle (CCOB v1-v3)."""
+
     version: int
     method: str
     total_size: int | None  # includes the header; None in version 1

@@ -215,6 +215,8 @@ class BlobStream:
 
 @dataclass(frozen=True)
 class ElfHeader:
+    """The fields of an ELF header gfxgate uses."""
+
     elf_class: int  # 1 = 32-bit, 2 = 64-bit
     little_endian: bool
     osabi: int
@@ -468,6 +470,8 @@ def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader, budget=None) -> tuple[str, ..
 
 @dataclass(frozen=True)
 class Section:
+    """One entry of an ELF section header table, with its name resolved."""
+
     name: str
     type: str
     offset: int
@@ -491,6 +495,8 @@ class Section:
 
 @dataclass(frozen=True)
 class HostElf:
+    """A host ELF's machine and section table."""
+
     machine: str
     sections: tuple[Section, ...]
 

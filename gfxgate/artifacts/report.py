@@ -62,12 +62,16 @@ class TargetString(JsonRecord):
 
 @dataclass(frozen=True)
 class FileError(JsonRecord):
+    """A problem met in a file, with its offset when known."""
+
     message: str
     offset: int | None = None
 
 
 @dataclass(frozen=True)
 class FileReport(JsonRecord):
+    """What one file holds: its kind, code objects, target names as text, errors, or why it was skipped."""
+
     path: str
     kind: str
     size: int = 0

@@ -28,6 +28,8 @@ APPLIES, REFUSED, UNDECIDED = "applies", "refused", "undecided"
 # -- the rules ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class StepRule:
+    """A workaround as a route step: the layer statuses it covers and, optionally, the restriction it lifts."""
+
     workaround: str
     short: str
     phrase: str
@@ -44,6 +46,8 @@ class StepRule:
 
 @dataclass(frozen=True)
 class RouteRule:
+    """One route of ``rules/routes.yaml``: the backend, the statuses it needs and its steps."""
+
     id: str
     backend: str
     label: str
@@ -59,6 +63,8 @@ class RouteRule:
 
 @dataclass(frozen=True)
 class RouteRules:
+    """All of ``rules/routes.yaml``: backends in order, routes, and the settings of the answer."""
+
     backends: tuple[tuple[str, str], ...]  # (id, title), in order
     routes: tuple[RouteRule, ...]
     pending_layers: tuple[str, ...] = ()
@@ -259,6 +265,8 @@ class Route(JsonRecord):
 
 @dataclass
 class _Outcome:
+    """How one route fares for one target while it is being decided."""
+
     state: str
     reasons: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)

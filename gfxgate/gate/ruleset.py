@@ -21,6 +21,8 @@ from gfxgate.resources import rules_dir
 
 @dataclass(frozen=True)
 class StatusWhen:
+    """A rule's conditional status: ``then`` when layer ``layer`` has one of the statuses ``is_``."""
+
     layer: str
     is_: tuple[Status, ...]
     then: Status
@@ -28,6 +30,8 @@ class StatusWhen:
 
 @dataclass(frozen=True)
 class GateRule:
+    """One gate rule of ``rules/gates/*.yaml``: which files of which repository a matcher reads, and the remedy."""
+
     id: str
     layer: str
     title: str
@@ -54,6 +58,8 @@ class GateRule:
 
 @dataclass(frozen=True)
 class RuleSet:
+    """The layers and gate rules, validated and cross-checked as loaded."""
+
     layers: tuple[Layer, ...]
     rules: tuple[GateRule, ...]
 

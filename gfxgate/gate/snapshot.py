@@ -31,6 +31,8 @@ def default_path() -> Path:
 
 @dataclass(frozen=True)
 class Snapshot:
+    """The embedded evidence: facts per rule extracted at the pinned tags, with the sources they came from."""
+
     pins: dict[str, dict[str, str]]
     sources: tuple[SourceInfo, ...]
     facts: dict[str, RuleFacts]

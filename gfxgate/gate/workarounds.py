@@ -24,6 +24,8 @@ LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
 
 @dataclass(frozen=True)
 class Check:
+    """How a workaround is checked at a version: an environment variable read, or a regex in files."""
+
     repo: str
     env: str | None = None
     grep: str | None = None
@@ -35,6 +37,8 @@ class Check:
 
 @dataclass(frozen=True)
 class Workaround:
+    """One entry of ``rules/workarounds.yaml``: what it sets, what it unblocks, its risk and its checks."""
+
     id: str
     title: str
     kind: str
@@ -53,6 +57,8 @@ class Workaround:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """One check run against one source: the evidence found, or why nothing could be searched."""
+
     check: Check
     where: str  # repo@ref that was searched
     evidence: tuple[Evidence, ...]
@@ -61,6 +67,8 @@ class CheckResult:
 
 @dataclass(frozen=True)
 class WorkaroundReport:
+    """A workaround with the outcome of its checks: live, stale or unknown."""
+
     workaround: Workaround
     state: str  # live, stale or unknown
     summary: str

@@ -12,6 +12,8 @@ from gfxgate.model import Location, SourceInfo
 
 @dataclass(frozen=True)
 class FileHit:
+    """A matching line: its path, 1-based line number and text."""
+
     path: str
     line: int
     text: str

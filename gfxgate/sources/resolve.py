@@ -21,6 +21,8 @@ from gfxgate.sources.base import FileHit, Source, safe_relpath
 
 @dataclass(frozen=True)
 class Pin:
+    """One source of ``rules/pins.toml``: where it lives and the tag the snapshot reads."""
+
     name: str
     url: str
     ref: str
@@ -29,6 +31,8 @@ class Pin:
 
 @dataclass(frozen=True)
 class LayoutSpec:
+    """Where another source's code is vendored inside a repository, and which file names its version."""
+
     name: str
     vendored_in: str
     vendored_roots: tuple[str, ...]
@@ -50,6 +54,8 @@ class Coupling:
 
 @dataclass(frozen=True)
 class Pins:
+    """Everything ``rules/pins.toml`` declares: sources, vendoring layouts, version couplings."""
+
     sources: dict[str, Pin]
     layouts: dict[str, LayoutSpec] = field(default_factory=dict)
     path: Path | None = None
