@@ -31,6 +31,7 @@ MAX_SEARCH_BYTES = 64 << 20  # per file: data sections searched for embedded ima
 MAX_ERRORS = 50  # per file; a crafted file cannot flood the report
 MAX_OBJECTS = 50_000  # per file: code objects decoded (librocsparse has 777); bounds the work on crafted files
 MAX_INFLATE_TOTAL = 1 << 30  # per file: bytes inflated over all its compressed bundles
+LOOKAHEAD = 16  # .hip_fatbin blobs parsed ahead of the one being decoded (their code object headers prefetched)
 
 
 class _ScanLimit(Exception):
@@ -113,14 +114,29 @@ class _FileScan:
                                        entry_id=entry.id, inner_offset=inner_offset, confirmed=False,
                                        note="target from the entry id only"))
 
-    def bundle(self, blob: Blob, offset: int, parsed: bnd.Bundle | None = None) -> None:
+    def _prefetched(self, walk: Iterator[tuple[int, str, object]]) -> Iterator[tuple[int, str, object]]:
+        """The fatbin walk, LOOKAHEAD blobs ahead of its consumer: the code object headers of the bundles
+        ahead are prefetched while the current one is decoded, so on a cold cache their reads overlap."""
+        ahead: deque = deque()
+        for item in walk:
+            pos, what, parsed = item
+            if what == "bundle":
+                for entry in parsed.entries:
+                    if entry.is_device:
+                        self.blob.prefetch(pos + entry.offset, elf.EHDR_SIZE)
+            ahead.append(item)
+            if len(ahead) > LOOKAHEAD:
+                yield ahead.popleft()
+        yield from ahead
+
+    def bundle(self, blob: Blob, offset: int, parsed: bnd.Bundle | None = None, *, prefetched: bool = False) -> None:
         try:
             parsed = parsed or bnd.parse_bundle(blob, offset)
         except ArtifactFormatError as exc:
             self.error(exc)
             return
         for entry in parsed.entries:  # the entries' headers are read in turn: on a cold cache, let those reads overlap
-            if entry.is_device:
+            if entry.is_device and not prefetched:
                 blob.prefetch(offset + entry.offset, elf.EHDR_SIZE)
         for entry in parsed.entries:
             if entry.is_device:
@@ -188,10 +204,10 @@ class _FileScan:
                     pos = pointer - fatbin.addr + fatbin.offset
                     if fatbin.offset <= pos < fatbin.offset + fatbin.size:
                         self.blob.prefetch(pos, 4096)
-            for pos, what, item in bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size):
+            for pos, what, item in self._prefetched(bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size)):
                 starts.add(pos)
                 if what == "bundle":
-                    self.bundle(self.blob, pos, item)
+                    self.bundle(self.blob, pos, item, prefetched=True)
                 elif what == "compressed":
                     self.compressed(self.blob, pos)
                 else:
