@@ -73,11 +73,11 @@ def _enum_value(value: Any) -> Any:
 
 
 def _sequence(value: Any) -> list[Any]:
-    return [to_json(v) for v in value]
+    return [v if type(v) in _PLAIN else to_json(v) for v in value]
 
 
 def _mapping(value: Any) -> dict[Any, Any]:
-    return {k: to_json(v) for k, v in value.items()}
+    return {k: v if type(v) in _PLAIN else to_json(v) for k, v in value.items()}
 
 
 _FIELD_PLANS: dict[type, Callable[[Any], dict[str, Any]]] = {}
@@ -97,7 +97,8 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
         pairs = tuple((name, key) for name, key, *_ in steps)
 
         def plan(obj: Any) -> dict[str, Any]:
-            return {key: to_json(getattr(obj, name)) for name, key in pairs}
+            return {key: value if type(value) in _PLAIN else to_json(value)
+                    for name, key in pairs for value in (getattr(obj, name),)}
     else:
         def plan(obj: Any) -> dict[str, Any]:
             out: dict[str, Any] = {}
