@@ -3,12 +3,12 @@
     python benchmarks/bench_speed.py [--repeat 5] [--so PATH] [--skip-artifacts] [--history-tags 30] [--sweep]
 
 Every figure is the median of ``--repeat`` runs of the installed console script (``gfxgate`` next to this
-Python; ``python -m gfxgate`` otherwise), each compared with a baseline measured in the same run:
+Python; ``python -m gfxgate`` otherwise), each compared with a baseline measured in the same run; the runs go
+round-robin (one of each command per round), so load from other processes falls on all of them alike:
 
 * ``python -c pass`` (the interpreter's own start-up, site packages included), ``python -c 'import click'``
   (the floor of any click command) and a Python process that reads and parses the embedded snapshot file —
-  against ``scan`` from the snapshot, 1 and 8 targets, and
-  ``--help``. Targets: ``scan --target gfx900`` ≤ 0.20 s, ``--help`` ≤ 0.08 s.
+  against ``scan`` from the snapshot, 1 and 8 targets, and ``--help``. Targets: ``scan --target gfx900`` ≤ 0.20 s, ``--help`` ≤ 0.08 s.
 * ``grep -a -o`` of the bundle ids in Debian's libggml-hip.so (1.27 GB, ``libggml0-backend-hip``) — against
   ``artifacts FILE --format json``, warm (page cache filled first) and cold (the file's pages dropped with
   ``posix_fadvise(POSIX_FADV_DONTNEED)`` before each run of either). Targets: warm ≤ 0.12 s; cold ≥ 10×
@@ -50,16 +50,26 @@ def gfxgate() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "gfxgate"]
 
 
-def median_wall(cmd: list[str], repeat: int, before=None, env=None) -> float:
-    times = []
+def wall(cmd: list[str], before=None, env=None) -> float:
+    if before:
+        before()
+    start = time.perf_counter()
+    # output into a pipe, never /dev/null: GNU grep stops at the first match when writing to /dev/null
+    subprocess.run(cmd, check=True, capture_output=True, env=env)
+    return time.perf_counter() - start
+
+
+def interleaved(jobs: dict[str, tuple], repeat: int, each_round=None) -> dict[str, float]:
+    """Median wall time of every job, run round-robin (one run of each per round) so that a burst of load on a
+    shared machine falls on all of them alike instead of on whichever ran during it. ``jobs``: label ->
+    (argv, before, env); ``each_round`` runs untimed at the start of every round."""
+    times: dict[str, list[float]] = {label: [] for label in jobs}
     for _ in range(repeat):
-        if before:
-            before()
-        start = time.perf_counter()
-        # output into a pipe, never /dev/null: GNU grep stops at the first match when writing to /dev/null
-        subprocess.run(cmd, check=True, capture_output=True, env=env)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        if each_round:
+            each_round()
+        for label, (cmd, before, env) in jobs.items():
+            times[label].append(wall(cmd, before, env))
+    return {label: statistics.median(t) for label, t in times.items()}
 
 
 def drop_cache(path: Path):
@@ -116,34 +126,56 @@ def main() -> None:
     # the snapshot scans run without source overrides (an override means a live scan)
     plain = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_SOURCE_")}
     subprocess.run([*g, "scan", "-t", "gfx900"], check=True, capture_output=True, env=plain)  # fills the caches
-    base = median_wall([sys.executable, "-c", "pass"], n)
-    row(rows, "`python -c pass`", base, "interpreter start-up (baseline)")
-    read = median_wall([sys.executable, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(default_path())], n)
-    row(rows, "python reading + parsing the snapshot file", read, "baseline")
-    floor = median_wall([sys.executable, "-c", "import click"], n)
-    row(rows, "`python -c 'import click'`", floor, "the floor of any click command (baseline)")
-    for label, cmd, target in (
-        ("`gfxgate --help`", [*g, "--help"], 0.08),
-        ("`gfxgate scan --target gfx900` (snapshot)", [*g, "scan", "--target", "gfx900"], 0.20),
-        ("`gfxgate scan` 8 targets (snapshot)", [*g, "scan", "--target", TARGETS8], None),
-    ):
-        t = median_wall(cmd, n, env=plain)
-        row(rows, label, t, f"+{(t - base) * 1000:.0f} ms over `python -c pass`"
-            + (f"; target ≤ {target * 1000:.0f} ms: {'met' if t <= target else 'NOT met'}" if target else ""))
-
+    py = sys.executable
+    jobs: dict[str, tuple] = {
+        "pass": ([py, "-c", "pass"], None, None),
+        "read": ([py, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(default_path())], None, None),
+        "click": ([py, "-c", "import click"], None, None),
+        "help": ([*g, "--help"], None, plain),
+        "scan1": ([*g, "scan", "--target", "gfx900"], None, plain),
+        "scan8": ([*g, "scan", "--target", TARGETS8], None, plain),
+    }
     so = None if args.skip_artifacts else ggml_hip(args.so)
+    cold_jobs: dict[str, tuple] = {}
+    if so is not None:
+        ours = [*g, "artifacts", str(so), "--format", "json"]
+        grep = ["grep", "-a", "-o", BUNDLE_IDS, str(so)]
+        subprocess.run(ours, check=True, capture_output=True)  # untimed: compiles the artifact modules' bytecode
+        jobs.update({"ours_warm": (ours, None, None), "grep_warm": (grep, None, None)})
+        # the page cache of the file is dropped before each run of either
+        cold_jobs = {"ours_cold": (ours, drop_cache(so), None), "grep_cold": (grep, drop_cache(so), None)}
+    live = bool(os.environ.get("GFXGATE_SOURCE_OLLAMA") and os.environ.get("GFXGATE_SOURCE_OLLAMA_PYTHON"))
+    if live:
+        from bench_history import release_window
+
+        trace = [*g, "trace", "num_gpu", "--offline"]
+        subprocess.run(trace, check=True, capture_output=True)
+        window = release_window(args.history_tags, None)
+        history_cache = tempfile.TemporaryDirectory(prefix="gfxgate-bench-")
+        hist_env = {**os.environ, "GFXGATE_CACHE_DIR": history_cache.name}
+        hist = [*g, "history", "-t", "gfx900", "--from", window[0], "--to", window[-1], "--every-tag",
+                "--offline", "--format", "json"]
+        hist_cold = wall(hist, env=hist_env)
+        jobs.update({"trace": (trace, None, None), "history": (hist, None, hist_env)})
+    # warm jobs first in every round (the file read into the page cache before them), then the cold ones
+    t = interleaved({**jobs, **cold_jobs}, n, each_round=(lambda: warm(so)) if so is not None else None)
+
+    base, floor = t["pass"], t["click"]
+    row(rows, "`python -c pass`", base, "interpreter start-up (baseline)")
+    row(rows, "python reading + parsing the snapshot file", t["read"], "baseline")
+    row(rows, "`python -c 'import click'`", floor, "the floor of any click command (baseline)")
+    for key, label, target in (
+        ("help", "`gfxgate --help`", 0.08),
+        ("scan1", "`gfxgate scan --target gfx900` (snapshot)", 0.20),
+        ("scan8", "`gfxgate scan` 8 targets (snapshot)", None),
+    ):
+        row(rows, label, t[key], f"+{(t[key] - base) * 1000:.0f} ms over `python -c pass`"
+            + (f"; target ≤ {target * 1000:.0f} ms: {'met' if t[key] <= target else 'NOT met'}" if target else ""))
     if so is None and not args.skip_artifacts:
         rows.append(("artifacts", "—", "libggml-hip.so not available (pass --so)"))
     if so is not None:
-        grep = ["grep", "-a", "-o", BUNDLE_IDS, str(so)]
-        ours = [*g, "artifacts", str(so), "--format", "json"]
-        warm(so)
-        subprocess.run(ours, check=True, capture_output=True)  # untimed: compiles the artifact modules' bytecode
-        ours_warm, grep_warm = median_wall(ours, n), median_wall(grep, n)
-        ours_cold = median_wall(ours, n, before=drop_cache(so))
-        grep_cold = median_wall(grep, max(1, n), before=drop_cache(so))
-        warm(so)
         size = so.stat().st_size / 1e9
+        ours_warm, grep_warm, ours_cold, grep_cold = t["ours_warm"], t["grep_warm"], t["ours_cold"], t["grep_cold"]
         row(rows, f"`gfxgate artifacts libggml-hip.so --format json` ({size:.2f} GB), warm", ours_warm,
             f"target ≤ 120 ms: {'met' if ours_warm <= 0.12 else 'NOT met'}")
         row(rows, f"`grep -a -o` of the bundle ids, warm", grep_warm, f"{grep_warm / ours_warm:.1f}× slower")
@@ -151,27 +183,16 @@ def main() -> None:
         row(rows, "`grep -a -o …`, cold", grep_cold,
             f"{grep_cold / ours_cold:.1f}× slower (target ≥ 10×: {'met' if grep_cold >= 10 * ours_cold else 'NOT met'}; "
             f"at most {grep_cold / floor:.1f}× for a process that only imports click)")
-
-    if os.environ.get("GFXGATE_SOURCE_OLLAMA") and os.environ.get("GFXGATE_SOURCE_OLLAMA_PYTHON"):
-        trace = [*g, "trace", "num_gpu", "--offline"]
-        subprocess.run(trace, check=True, capture_output=True)
-        row(rows, "`gfxgate trace num_gpu --offline`, warm", median_wall(trace, n), "local clones")
-        from bench_history import release_window
-
-        window = release_window(args.history_tags, None)
-        with tempfile.TemporaryDirectory(prefix="gfxgate-bench-") as cache:
-            env = {**os.environ, "GFXGATE_CACHE_DIR": cache}
-            hist = [*g, "history", "-t", "gfx900", "--from", window[0], "--to", window[-1], "--every-tag",
-                    "--offline", "--format", "json"]
-            start = time.perf_counter()
-            subprocess.run(hist, check=True, capture_output=True, env=env)
-            cold = time.perf_counter() - start
-            row(rows, f"`gfxgate history --every-tag` ({len(window)} tags {window[0]}…{window[-1]}), warm",
-                median_wall(hist, n, env=env), f"cold: {cold:.1f} s")
+        warm(so)
+    if live:
+        row(rows, "`gfxgate trace num_gpu --offline`, warm", t["trace"], "local clones")
+        row(rows, f"`gfxgate history --every-tag` ({len(window)} tags {window[0]}…{window[-1]}), warm",
+            t["history"], f"cold: {hist_cold:.1f} s")
+        history_cache.cleanup()
     else:
         rows.append(("trace / history", "—", "set GFXGATE_SOURCE_OLLAMA and GFXGATE_SOURCE_OLLAMA_PYTHON to local clones"))
 
-    print(f"median of {n}, whole process, {' '.join(g[-1:])}\n")
+    print(f"median of {n} (round-robin), whole process, {' '.join(g[-1:])}\n")
     print("| command | wall | note |\n|---|---:|---|")
     for what, value, note in rows:
         print(f"| {what} | {value} | {note} |")
