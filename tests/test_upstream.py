@@ -204,3 +204,25 @@ def test_real_timeline_snapshot_covers_the_newest_release_and_is_what_the_clone_
     live = json.loads(capsys.readouterr().out)
     assert [(t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in live["targets"]] == \
         [(t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in stored["targets"]]
+
+
+def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
+    """The answer's build step is the build target list cell's remedy at that version (Makefile, CMake, llama-server),
+    and the step's own check finds the user's list in each era (HIP_ARCHS in make/Makefile.rocm at v0.5.7)."""
+    root = Path(UPSTREAM)
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    expected = {"v0.5.7": "make -j 5 HIP_ARCHS=gfx803",
+                "v0.17.5": "cmake -B build -DAMDGPU_TARGETS=gfx803 && cmake --build build",
+                "v0.32.15": "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx803 && cmake --build build"}
+    for tag, command in expected.items():
+        with pytest.raises(SystemExit) as info:
+            main(["scan", "--format", "json", "--offline", "-t", "gfx803", "--ref", f"ollama={tag}"])
+        out, err = capsys.readouterr()
+        assert info.value.code == 0, err
+        route = json.loads(out)["routes"][0]
+        steps = [s for b in route["backends"] if b["option"] and b["backend"] == "rocm" for s in b["option"]["steps"]]
+        build = next(s for s in steps if s["workaround"] == "build-amdgpu-targets")
+        assert build["setting"].startswith(command), (tag, build["setting"])
+        assert build["check"]["state"] == "live", (tag, build["check"])
+        assert route["certain"], (tag, route["reason"])

@@ -36,6 +36,7 @@ class StepRule:
     covers: tuple[tuple[str, tuple[Status, ...]], ...]
     matches: str | None = None  # regex over the cell summary: the restriction this step lifts
     setting: str | None = None  # the value this route needs when the workaround's own setting is another one
+    setting_from: str | None = None  # a layer whose covered cell's remedy is this version's command (e.g. cmake-filter)
 
     def covered(self, layer: str) -> tuple[Status, ...]:
         return dict(self.covers).get(layer, ())
@@ -96,7 +97,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
                 rule_regex(s["matches"])
             except RuleRegexError as exc:
                 raise RuleError(f"{path}: step {s['workaround']}: {exc.message}") from None
-        return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"), s.get("setting"))
+        return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"), s.get("setting"),
+                        s.get("setting_from"))
 
     device_steps = tuple(step_rule(s) for s in data.get("device_steps", ()))
     for step in device_steps:
@@ -126,6 +128,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
                 problems.append(f"unknown workaround {step.workaround!r}")
             elif by_id is not None and step.setting and step.setting.split("=")[0] != by_id[step.workaround].setting.split("=")[0]:
                 problems.append(f"step {step.workaround}: setting {step.setting!r} is not a value of {by_id[step.workaround].setting!r}")
+            if step.setting_from and step.setting_from not in dict(step.covers):
+                problems.append(f"step {step.workaround}: setting_from {step.setting_from!r} is not a layer the step covers")
             for layer, statuses in step.covers:
                 needed = dict(rule.needs).get(layer)
                 if needed is None:
@@ -356,7 +360,11 @@ def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict
                 evidence = [e for c in cells for e in c.evidence]
                 if step_rule.matches:  # the lines that show the restriction this step lifts come first
                     evidence.sort(key=lambda e: rule_regex(step_rule.matches).search(f"{e.text} {e.note}") is None)
-                bucket.append((step_rule, RouteStep(w.id, w.title, step_rule.setting or w.setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
+                # the command of this version (the covered cell's remedy: ollama >= v0.30 configures with
+                # -DOLLAMA_LLAMA_BACKENDS=…), else the route's value, else the workaround's own
+                versioned = next((c.remedy for c in cells if c.layer == step_rule.setting_from and c.remedy), None)
+                setting = versioned or step_rule.setting or w.setting
+                bucket.append((step_rule, RouteStep(w.id, w.title, setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
                                                     tuple(evidence))))
     return route_steps, device
 

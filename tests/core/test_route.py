@@ -196,3 +196,25 @@ def test_a_stale_step_makes_the_answer_uncertain(source_env, capsys):
     steps = [s for b in r["backends"] if b["option"] for s in b["option"]["steps"] if s["workaround"] == "ollama-igpu-enable"]
     assert steps and all(s["check"]["state"] == "stale" for s in steps), steps
     assert r["certain"] is False and "step ollama-igpu-enable is stale at ollama@v0.30.0" in r["reason"]
+
+
+def test_the_build_step_gives_the_configure_command_of_the_scanned_version(source_env, capsys):
+    """ollama >= v0.30 builds ROCm only with -DOLLAMA_LLAMA_BACKENDS=…: the build step says the command of the version
+    (the build target list cell's remedy), not the workaround's generic `cmake -B build -DAMDGPU_TARGETS=…`."""
+    def build_step(ref):
+        r = scan_routes(capsys, "-t", "gfx900", "--ref", f"ollama={ref}")["gfx900"]
+        rocm = backend(r, "rocm")["option"]
+        return next(s for s in rocm["steps"] if s["workaround"] == "build-amdgpu-targets")
+
+    new = build_step("v0.30.0")
+    assert new["setting"] == "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build"
+    old = build_step("v0.17.5")
+    assert old["setting"] == "cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build"
+
+
+def test_setting_from_must_name_a_layer_the_step_covers(tmp_path):
+    layers = {layer.id for layer in scan_matrix([catalog().parse("gfx900")]).layers}
+    path = tmp_path / "routes.yaml"
+    path.write_text((rules_dir() / "routes.yaml").read_text().replace("setting_from: cmake-filter", "setting_from: vulkan"))
+    with pytest.raises(RuleError, match="setting_from 'vulkan' is not a layer the step covers"):
+        load_routes(path, layers=layers, workarounds=default_workarounds())

@@ -28,7 +28,7 @@ def test_golden_files_are_sorted_json_and_valid_sarif():
         if path.suffix == ".sarif":
             jsonschema.Draft7Validator(sarif_schema()).validate(json.loads(path.read_text(encoding="utf-8")))
     text = (GOLDEN / "diff.md").read_text(encoding="utf-8")
-    assert "| gfx900 | CMake target list (build from source) | **regression** | allowed | **override-required** |" in text
+    assert "| gfx900 | Build target list (from source) | **regression** | allowed | **override-required** |" in text
     assert "**Failing**: gfx900 regressed" in text
     text = "".join(p.read_text(encoding="utf-8") for p in GOLDEN.iterdir())
     assert tempfile.gettempdir() not in text and str(GOLDEN.parents[2]) not in text  # nothing machine-specific

@@ -92,7 +92,7 @@ def test_check_fails_on_a_gfx900_regression_with_a_readable_markdown_diff(projec
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("# gfxgate check against main: gfx900, gfx1030")
     assert "Old: `ollama@v0.1.0`" in done.stdout and "New: `ollama@v0.4.0`" in done.stdout
-    assert "| gfx900 | CMake target list (build from source) | **regression** | allowed | **override-required** |" in done.stdout
+    assert "| gfx900 | Build target list (from source) | **regression** | allowed | **override-required** |" in done.stdout
     assert "**Failing**: gfx900 regressed" in done.stdout
     assert "gfx900 regressed: release-packaging allowed -> blocked" in done.stderr
     text = summary.read_text()

@@ -57,7 +57,7 @@ def test_gfx900_over_the_release_tags(timeline_env, capsys):
     assert cells[1]["steps"] == ["build-amdgpu-targets", "copy-rocblas-tensile"]
     drift = next(f for f in cells[2]["start"] if f["layer"] == "cmake-filter")
     assert drift["new"] == "unknown" and "did not match" in drift["reason"]
-    assert cells[2]["reason"] and "CMake target list (build from source) is unknown" in cells[2]["reason"]
+    assert cells[2]["reason"] and "Build target list (from source) is unknown" in cells[2]["reason"]
     gfx1030 = row(data, "gfx1030")["cells"]
     assert [c["label"] for c in gfx1030][0] == "ROCm out of the box"
     # the columns are the ranges where no target's route changes
