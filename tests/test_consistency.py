@@ -69,16 +69,27 @@ def test_a_ref_that_looks_like_an_option_is_refused(gfxgate_exe, env, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_pins_bump_never_rewrites_the_installed_package(tmp_path, monkeypatch):
-    """Outside a checkout the default pins are the installed package's; bump refuses them."""
+def test_pins_bump_never_rewrites_the_installed_package(tmp_path, monkeypatch, capsys):
+    """Outside a checkout the default pins are the installed package's; bump refuses them (usage error, exit 2).
+
+    Through gfxgate.cli.main (its exit-code mapping), in process because the installed package is simulated: a
+    rules folder outside any git repository stands for site-packages/gfxgate/_rules.
+    """
+    from gfxgate.cli import main
     from gfxgate.cli import pins as pins_cli
-    from gfxgate.errors import UsageError
 
     installed = tmp_path / "site-packages" / "gfxgate" / "_rules"
     installed.mkdir(parents=True)
     (installed / "pins.toml").write_text("# installed copy\n")
+    elsewhere = tmp_path / "elsewhere"  # not a git work tree: the default pins are the installed copy
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
     monkeypatch.setattr("gfxgate.resources.rules_dir", lambda: installed)
-    with pytest.raises(UsageError, match="installed package's copy"):
-        pins_cli._refuse_installed_copy(installed / "pins.toml")
+    with pytest.raises(SystemExit) as done:
+        main(["pins", "bump", "ollama", "v0.17.5", "--offline"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gfxgate: error: pins bump edits rules/pins.toml of a gfxgate checkout;")
+    assert "installed package's copy" in err
     assert (installed / "pins.toml").read_text() == "# installed copy\n"
     pins_cli._refuse_installed_copy(Path(__file__).resolve().parents[1] / "rules" / "pins.toml")  # a checkout: fine

@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 
 import pytest
-from click.testing import CliRunner
 
 from gfxgate.artifacts import compat
 from gfxgate.artifacts.render import ArtifactsResult, render
 from gfxgate.artifacts.report import CODE_OBJECT, HIP_HOST, OTHER, SKIPPED
 from gfxgate.artifacts.scan import scan_file, scan_paths
 from gfxgate.artifacts.verdicts import INSTALLED_LAYER, ROCBLAS_LAYER, artifact_verdicts
-from gfxgate.cli import cli
 from gfxgate.model import Status
 from gfxgate.targets import catalog
 
@@ -132,12 +131,13 @@ def test_compat_answers():
     assert compat.override_match("gfx908:xnack-", dev) is None  # gfx908 is not a gfx9-generic member
 
 
-def test_cli_writes_report(built, tmp_path):
+def test_cli_writes_report(built, tmp_path, gfxgate_exe):
     out = tmp_path / "r.json"
     so = built.hip_so("libplain.so")
-    res = CliRunner().invoke(cli, ["artifacts", str(so), "--target", "gfx906", "--kernels", "--format", "json",
-                                   "-o", str(out)])
-    assert res.exit_code == 0, res.output
+    done = subprocess.run([gfxgate_exe, "artifacts", str(so), "--target", "gfx906", "--kernels", "--format", "json",
+                           "-o", str(out)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""  # the report went to -o
     data = json.loads(out.read_text())
     import jsonschema
 
@@ -153,11 +153,13 @@ def test_cli_writes_report(built, tmp_path):
     assert data["answers"][0]["status"] == "allowed"
 
 
-def test_cli_missing_path_is_an_input_error(tmp_path):
-    from gfxgate.errors import InputError
-
-    res = CliRunner().invoke(cli, ["artifacts", str(tmp_path / "nope")])
-    assert isinstance(res.exception, InputError)
+def test_cli_missing_path_is_an_input_error(tmp_path, gfxgate_exe):
+    missing = tmp_path / "nope"
+    done = subprocess.run([gfxgate_exe, "artifacts", str(missing)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 6  # README: a path given to artifacts does not exist
+    assert done.stderr.startswith("gfxgate: error: ") and str(missing) in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
 
 
 def test_progress_is_reported_per_file(tree):
