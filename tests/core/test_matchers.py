@@ -11,11 +11,19 @@ from gfxgate.model import Status
 from gfxgate.gate.ruleset import GateRule
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
+from tests.core.rule_fixtures import FIXTURES, read_case
 
 
 def rule(matcher: str, **params) -> GateRule:
     return GateRule(id="t", layer="x", title="test rule", repo="r", paths=("f",), matcher=matcher, params=params,
                     summary="found in {function}", remedy="fix {target}")
+
+
+def fixture_text(case: str, path: str, tmp_path) -> str:
+    """A file of a rule fixture (tests/rules/RULE/CASE/PATH) as the rule reads it: annotation lines blanked."""
+    tree = tmp_path / "fixture"
+    read_case(FIXTURES / case, tree)
+    return (tree / path).read_text(encoding="utf-8")
 
 
 def run(tmp_path, matcher: str, files: dict[str, str], targets: list[str], **params):
@@ -164,20 +172,15 @@ def test_pattern_status_first_check_wins_and_no_match_without_absent(tmp_path):
         run(tmp_path, "pattern-status", {"runner.go": "package discover\n"}, ["gfx900"], checks=checks)
 
 
-def test_integrated_gpu_filter_uses_the_catalog_and_the_default_list(tmp_path):
-    go = ('package discover\n\nvar keep = map[string]struct{}{\n\t"gfx1151": {},\n}\n\n'
-          'func filterIntegratedGPUs(d []int) []int {\n\tslog.Info("dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1")\n'
-          '\treturn d\n}\n')
-    got = run(tmp_path, "integrated-gpu-filter", {"runner.go": go}, ["gfx900", "gfx90c", "gfx1151"],
-              function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1", default_allowed="keep")
-    assert got["gfx900"].status == Status.ALLOWED and got["gfx900"].summary.startswith("discrete GPU")
-    assert got["gfx90c"].status == Status.OVERRIDE_REQUIRED and got["gfx90c"].hits[0].line == 8
-    assert got["gfx1151"].status == Status.ALLOWED and "kept by default" in got["gfx1151"].summary
-    without = run(tmp_path, "integrated-gpu-filter", {"runner.go": go}, ["gfx1151"],
+def test_integrated_gpu_filter_without_the_default_list_and_without_the_function(tmp_path):
+    """The shipped rule on ollama's own runner.go is tests/rules/ollama-discovery-integrated-gpus; here the edges."""
+    go = fixture_text("ollama-discovery-integrated-gpus/v0.32.15", "discover/runner.go", tmp_path)
+    without = run(tmp_path / "a", "integrated-gpu-filter", {"runner.go": go}, ["gfx1151", "gfx900"],
                   function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")
     assert without["gfx1151"].status == Status.OVERRIDE_REQUIRED  # the list keeps ROCm devices only
+    assert without["gfx900"].status == Status.ALLOWED and without["gfx900"].summary.startswith("discrete GPU")
     with pytest.raises(NoMatch):
-        run(tmp_path, "integrated-gpu-filter", {"runner.go": "package discover\n"}, ["gfx900"],
+        run(tmp_path / "b", "integrated-gpu-filter", {"runner.go": "package discover\n"}, ["gfx900"],
             function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")
 
 

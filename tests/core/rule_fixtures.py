@@ -1,0 +1,74 @@
+"""Rule fixtures: ``tests/rules/<rule-id>/<case>/`` trees and the expectations annotated in them.
+
+The format is described in tests/rules/README.md; tests/core/test_rule_fixtures.py runs every case.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gfxgate.sources.directory import DirectorySource
+
+FIXTURES = Path(__file__).resolve().parents[1] / "rules"
+ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
+STATUS = re.compile(r"^(?P<target>gfx[0-9a-z:+-]+)=(?P<status>[a-z-]+)$")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    kind: str  # ruleid | ok
+    rule_id: str
+    statuses: tuple[tuple[str, str], ...]
+    path: str
+    line: int  # the annotation's line
+    evidence_line: int | None  # the line after it, when it is not blank
+
+
+def read_case(case: Path, tree: Path) -> list[Expectation]:
+    """Copy ``case`` to ``tree`` with annotation lines blanked; the expectations they state."""
+    found: list[Expectation] = []
+    for path in sorted(p for p in case.rglob("*") if p.is_file()):
+        rel = path.relative_to(case).as_posix()
+        lines = path.read_text(encoding="utf-8").split("\n")
+        out = []
+        for number, line in enumerate(lines, 1):
+            match = ANNOTATION.match(line)
+            if not match:
+                out.append(line)
+                continue
+            out.append("")
+            if match["kind"] == "from":
+                continue
+            rule_id, *pairs = match["body"].split()
+            statuses = []
+            for pair in pairs:
+                parsed = STATUS.match(pair)
+                assert parsed, f"{rel}:{number}: expected TARGET=STATUS, got {pair!r}"
+                statuses.append((parsed["target"], parsed["status"]))
+            assert (match["kind"] == "ruleid") == bool(statuses), f"{rel}:{number}: ruleid: needs TARGET=STATUS, ok: none"
+            following = next((n for n in range(number, len(lines)) if not ANNOTATION.match(lines[n])), None)
+            evidence = following + 1 if following is not None and lines[following].strip() else None
+            found.append(Expectation(match["kind"], rule_id, tuple(statuses), rel, number, evidence))
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text("\n".join(out), encoding="utf-8")
+    return found
+
+
+class OneSource:
+    def __init__(self, source: DirectorySource) -> None:
+        self.source = source
+
+    def get(self, name: str) -> DirectorySource:
+        return self.source
+
+
+def cases() -> list:
+    if not FIXTURES.is_dir():
+        return []
+    return [pytest.param(rule.name, case, id=f"{rule.name}/{case.name}")
+            for rule in sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+            for case in sorted(p for p in rule.iterdir() if p.is_dir())]
