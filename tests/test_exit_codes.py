@@ -114,6 +114,17 @@ def test_every_row_of_the_exit_code_table(code, gfxgate_exe, tmp_path, env):
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr  # one line, message flattened
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "1e9", "99999999999999999999"])
+def test_a_bad_git_timeout_is_a_usage_error(value, gfxgate_exe, tmp_path, env):
+    """GFXGATE_GIT_TIMEOUT that is not a whole number of seconds (or overflows the poll timeout) is exit 2, one line."""
+    repo = git_repo_with_tag(tmp_path / "repo")
+    proc = subprocess.run([gfxgate_exe, "scan", "--target", "gfx900", "--offline", "--source", f"ollama={repo}"],
+                          env={**env, "GFXGATE_GIT_TIMEOUT": value}, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    assert f"GFXGATE_GIT_TIMEOUT={value!r}" in proc.stderr.splitlines()[0], proc.stderr
+
+
 def test_internal_error_traceback_only_with_debug(gfxgate_exe, tmp_path, env):
     env = {**env, "GFXGATE_TEST_FAULT": "crash"}
     for argv, extra in ((["--debug", "targets", "gfx900"], {}), (["targets", "gfx900"], {"GFXGATE_DEBUG": "1"})):

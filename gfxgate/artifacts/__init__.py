@@ -7,26 +7,19 @@ Public API::
     scan_file(path, *, kernels=False, sha256=False) -> FileReport
     artifact_verdicts(report, targets) -> {(layer_id, target): Verdict}
     render(ArtifactsResult(report, targets, cells), "md" | "json" | "text") -> str
-    SCHEMA  # JSON Schema of the json format
+
+The JSON Schema of the json format is ``gfxgate/schemas/artifacts.schema.json`` (``gfxgate schema artifacts``).
 
 Imports are lazy so ``import gfxgate.artifacts`` costs nothing until used.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gfxgate.artifacts.render import ArtifactsResult, render
-    from gfxgate.artifacts.report import ArtifactReport, CodeObject, FileReport
-    from gfxgate.artifacts.scan import scan_file, scan_paths
-    from gfxgate.artifacts.verdicts import INSTALLED_LAYER, ROCBLAS_LAYER, artifact_verdicts
-
 _EXPORTS = {
     "scan_paths": "scan", "scan_file": "scan", "iter_files": "scan",
     "ArtifactReport": "report", "FileReport": "report", "CodeObject": "report",
     "artifact_verdicts": "verdicts", "ROCBLAS_LAYER": "verdicts", "INSTALLED_LAYER": "verdicts",
-    "ArtifactsResult": "render", "render": "render", "SCHEMA": "schema",
+    "ArtifactsResult": "render", "render": "render",
 }
 __all__ = sorted(_EXPORTS)
 

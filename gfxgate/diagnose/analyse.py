@@ -15,6 +15,7 @@ from gfxgate.diagnose.catalogue import Catalogue, Message
 from gfxgate.diagnose.model import Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
+from gfxgate.errors import TargetError
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -334,7 +335,7 @@ def _override_target(hsa: str) -> str | None:
 
     try:
         return catalog().from_hsa_override(hsa).name
-    except Exception:  # an override that names no known target: say nothing rather than guess
+    except TargetError:  # an override that names no known target: say nothing rather than guess
         return None
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from gfxgate.diagnose.catalogue import Catalogue, Message, PrintSpec
 from gfxgate.errors import SourceError
 from gfxgate.model import Evidence, Location
-from gfxgate.saferegex import rule_regex
 
 LIVE, STALE, RETIRED, UNKNOWN, NOT_AVAILABLE = "live", "stale", "retired", "unknown", "not-available"
 MAX_HITS = 5

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gfxgate.datafiles import load_yaml
-from gfxgate.errors import RuleError, SourceError
+from gfxgate.errors import RuleError, SourceError, TargetError
 from gfxgate.model import Evidence, GateMatrix, Status
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
@@ -124,7 +124,7 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
         if item.override:
             try:
                 cat.from_hsa_override(item.override)
-            except Exception as exc:  # TargetError, reported as a rules problem here
+            except TargetError as exc:  # reported as a rules problem here
                 problems.append(str(exc))
         for check in checks:
             if repos is not None and check.repo not in repos:

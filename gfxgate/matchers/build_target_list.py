@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
+from gfxgate.errors import RuleError, TargetError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
 from gfxgate.saferegex import RuleRegexError, rule_regex
@@ -94,7 +94,7 @@ class BuildTargetList:
         for entry in facts["entries"]:
             try:
                 code = catalog.parse(entry["target"])
-            except Exception:  # an entry gfxgate does not know cannot be this target
+            except TargetError:  # an entry gfxgate does not know cannot be this target
                 continue
             runs = {str(m) for m in modes if catalog.compatibility(code, m).runs}
             if runs:

@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
+from gfxgate.errors import RuleError, TargetError
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
 from gfxgate.model import Status
 from gfxgate.saferegex import RuleRegexError, rule_regex
@@ -116,7 +116,7 @@ class JsonTargetList:
             for listed in entry["targets"]:
                 try:
                     codes.append((listed, catalog.parse(listed)))
-                except Exception:  # an entry gfxgate does not know cannot be this target
+                except TargetError:  # an entry gfxgate does not know cannot be this target
                     continue
             covering = {listed for listed, code in codes for mode in modes if catalog.compatibility(code, mode).runs}
             covered = [m for m in modes if any(catalog.compatibility(code, m).runs for _, code in codes)]

@@ -23,12 +23,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from gfxgate.errors import NetworkError, SourceError
+from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.resources import cache_dir
 from gfxgate.sources.base import FileHit, Source
 from gfxgate.sources.versions import nearest_tags
 
-GIT_TIMEOUT = int(os.environ.get("GFXGATE_GIT_TIMEOUT", "600"))
+DEFAULT_GIT_TIMEOUT = 600
+MAX_GIT_TIMEOUT = 86400  # a day; far larger values overflow the poll timeout of subprocess.communicate
 _OFFLINE_ENV = {"GIT_ALLOW_PROTOCOL": "gfxgate-offline"}  # forbids every transport: no lazy fetches
 _BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GCM_INTERACTIVE": "never"}
 # gfxgate only reads a user's repository (no hooks, no checkout), so its owner does not matter.
@@ -52,6 +53,18 @@ def local_git_dir(path: Path) -> Path | None:
     return None
 
 
+def git_timeout() -> int:
+    """``GFXGATE_GIT_TIMEOUT`` in whole seconds (unset or empty: 600); any other value is a usage error (exit 2)."""
+    value = os.environ.get("GFXGATE_GIT_TIMEOUT", "").strip()
+    if not value:
+        return DEFAULT_GIT_TIMEOUT
+    seconds = int(value) if value.isascii() and value.isdigit() else 0
+    if not 1 <= seconds <= MAX_GIT_TIMEOUT:
+        raise UsageError(f"GFXGATE_GIT_TIMEOUT={value!r}: not a whole number of seconds from 1 to {MAX_GIT_TIMEOUT}",
+                         hint=f"unset it for the default ({DEFAULT_GIT_TIMEOUT} s), or e.g. GFXGATE_GIT_TIMEOUT=1200")
+    return seconds
+
+
 def _git_env(offline: bool) -> dict[str, str]:
     return {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
 
@@ -63,7 +76,7 @@ def run_git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = 
     The command runs in its own process group, so a timeout also ends the helpers git started
     (``git-remote-https``, ``index-pack``). ``text=False`` returns stdout and stderr as bytes.
     """
-    timeout = GIT_TIMEOUT if timeout is None else timeout
+    timeout = git_timeout() if timeout is None else timeout
     env = _git_env(offline)
     cmd = ["git"] + (["--git-dir", str(git_dir)] if git_dir else []) + args
     if cwd is not None and not Path(cwd).is_dir():

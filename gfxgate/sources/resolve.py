@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gfxgate.datafiles import load_toml
-from gfxgate.errors import SourceError, UsageError
+from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.model import Location
 from gfxgate.resources import rules_dir
 from gfxgate.sources.base import FileHit, Source, safe_relpath
@@ -71,14 +71,10 @@ def load_pins(path: Path | None = None) -> Pins:
         layout = LayoutSpec(name=name, **{**spec, "vendored_roots": tuple(spec["vendored_roots"])})
         for repo in (layout.vendored_in, layout.upstream):
             if repo not in sources:
-                from gfxgate.errors import RuleError
-
                 raise RuleError(f"{path}: layout {name} names unknown source {repo!r}")
         layouts[name] = layout
     couplings = {}
     for name, spec in data.get("couplings", {}).items():
-        from gfxgate.errors import RuleError
-
         coupling = Coupling(name=name, by=spec["by"], files=tuple(spec["files"]), pattern=spec["pattern"], ref=spec["ref"])
         for repo in (name, coupling.by):
             if repo not in sources:
