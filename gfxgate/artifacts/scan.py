@@ -135,9 +135,10 @@ class _FileScan:
         except ArtifactFormatError as exc:
             self.error(exc)
             return
-        for entry in parsed.entries:  # the entries' headers are read in turn: on a cold cache, let those reads overlap
-            if entry.is_device and not prefetched:
-                blob.prefetch(offset + entry.offset, elf.EHDR_SIZE)
+        if not prefetched:  # the entries' headers are read in turn: on a cold cache, let those reads overlap
+            for entry in parsed.entries:
+                if entry.is_device:
+                    blob.prefetch(offset + entry.offset, elf.EHDR_SIZE)
         for entry in parsed.entries:
             if entry.is_device:
                 window = blob.window(offset + entry.offset, entry.size)
