@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 from gfxgate import __version__
 from gfxgate.errors import UsageError
 from gfxgate.sweep import crash as crashmod
+from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
 from gfxgate.sweep.evidence import Collected, utcnow
 from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION
 
@@ -54,6 +55,8 @@ HOST = "127.0.0.1"
 CTX_SIZE = 4096
 LOG_VERBOSITY = "4"  # what Ollama passes (llm/llama_server.go appendLlamaServerLogArgs)
 HEALTH_POLL_S = 0.02
+HEALTH_TIMEOUT_S = 2.0  # one /health poll, wall clock
+VERSION_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0
 DEATH_GRACE_S = 5.0  # after a dropped connection, how long to wait for the process to be reaped
 EXCERPT_LINES = 20
@@ -282,16 +285,9 @@ class LlamaServerDriver:
     def version(self, endpoint: LlamaServerEndpoint) -> str | None:
         """``COMMAND --version`` once per endpoint (llama.cpp prints ``version: N (commit)``)."""
         if endpoint.name not in self._versions:
-            found = None
-            try:
-                proc = subprocess.run(
-                    [*endpoint.command, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-                )
-                match = re.search(r"version: (\S+(?: \([^)]*\))?)", proc.stdout + proc.stderr)
-                found = f"llama.cpp {match[1]}" if match else None
-            except (OSError, subprocess.SubprocessError):
-                found = None
-            self._versions[endpoint.name] = found
+            output = _run_bounded([*endpoint.command, "--version"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
+            match = re.search(r"version: (\S+(?: \([^)]*\))?)", output)
+            self._versions[endpoint.name] = f"llama.cpp {match[1]}" if match else None
         return self._versions[endpoint.name]
 
     # -- one cell ---------------------------------------------------------------------------------------
@@ -408,7 +404,10 @@ class LlamaServerDriver:
             return ex
         base = f"http://{HOST}:{port}"
         try:
-            with httpx.Client(trust_env=False, timeout=httpx.Timeout(plan.timeout, connect=min(plan.timeout, 10.0))) as client:
+            # every request ends by its wall-clock deadline: a server dripping bytes or never answering is a timeout
+            transport = DeadlineTransport(plan.timeout)
+            timeout = httpx.Timeout(plan.timeout, connect=min(plan.timeout, 10.0))
+            with httpx.Client(trust_env=False, timeout=timeout, transport=transport) as client:
                 if self._wait_ready(ex, client, base, t0, plan.timeout):
                     self._complete(ex, client, base, t0, cell)
         finally:
@@ -432,7 +431,8 @@ class LlamaServerDriver:
                 return False
             ex.health_polls += 1
             try:
-                response = client.get(f"{base}/health", timeout=min(2.0, max(0.1, deadline - time.monotonic())))
+                poll = min(HEALTH_TIMEOUT_S, max(0.1, deadline - time.monotonic()))
+                response = client.get(f"{base}/health", timeout=poll, extensions={DEADLINE: time.monotonic() + poll})
                 ex.last_health = f"HTTP {response.status_code}"
                 if response.status_code == 200:
                     ex.ready_s = time.monotonic() - t0
@@ -450,7 +450,7 @@ class LlamaServerDriver:
         try:
             response = client.post(f"{base}/completion", json=payload)
         except httpx.TimeoutException as exc:
-            ex.outcome, ex.error = "timeout", f"no answer within {plan.timeout:g} s ({type(exc).__name__})"
+            ex.outcome, ex.error = "timeout", f"no complete answer within {plan.timeout:g} s ({type(exc).__name__}: {exc})"
             ex.died_during = "compute"
             return
         except httpx.TransportError as exc:
@@ -588,6 +588,28 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
+
+
+def _run_bounded(argv: Sequence[str], seconds: float) -> str:
+    """stdout + stderr of a short command, ``seconds`` at most: the command runs in its own process group, which
+    is killed at the limit (a wrapper's child holding the pipe open cannot keep us waiting); "" on any failure."""
+    try:
+        proc = subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )
+    except OSError:
+        return ""
+    try:
+        out, _ = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, _ = proc.communicate()
+        return ""
+    return (out or b"")[:65536].decode("utf-8", errors="replace")
 
 
 def _read_lines(path: Path) -> list[str]:

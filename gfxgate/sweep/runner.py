@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from gfxgate import __version__
 from gfxgate.errors import InputError, NetworkError, UsageError
 from gfxgate.sweep import crash as crashmod
+from gfxgate.sweep.deadline import DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
 from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
 
@@ -190,8 +191,8 @@ def _client(url: str, timeout: float):
     import ollama
 
     # httpx's timeout is per read: a server dripping a byte a second never trips it. The transport adds a
-    # wall-clock deadline per request (body included), in stream and non-stream mode alike.
-    transport = DeadlineTransport(timeout, httpx.HTTPTransport())
+    # wall-clock deadline per request (status line, headers and body), in stream and non-stream mode alike.
+    transport = DeadlineTransport(timeout)
     # A proxy from HTTP(S)_PROXY must not sit between us and a server on this machine.
     client = ollama.Client(
         host=url,
@@ -201,54 +202,6 @@ def _client(url: str, timeout: float):
     )
     client.gfxgate_transport = transport
     return client
-
-
-def _deadline_classes():
-    import httpx
-
-    class DeadlineStream(httpx.SyncByteStream):
-        def __init__(self, inner, deadline: float, owner: "DeadlineTransport") -> None:
-            self.inner, self.deadline, self.owner = inner, deadline, owner
-
-        def __iter__(self):
-            for chunk in self.inner:
-                if len(self.owner.body_head) < 4096:
-                    self.owner.body_head += chunk[: 4096 - len(self.owner.body_head)]
-                if time.monotonic() > self.deadline:
-                    raise httpx.ReadTimeout(f"answer still arriving after {self.owner.limit:g} s (wall clock)")
-                yield chunk
-
-        def close(self) -> None:
-            self.inner.close()
-
-    class Transport(httpx.BaseTransport):
-        """Wraps a transport: each request's answer must be complete ``limit`` seconds after it was sent;
-        keeps the first 4 KiB of the last body (a 200 answer's ``error`` text)."""
-
-        def __init__(self, limit: float, inner) -> None:
-            self.limit, self.inner, self.body_head = limit, inner, bytearray()
-
-        def handle_request(self, request):
-            deadline = time.monotonic() + self.limit
-            response = self.inner.handle_request(request)
-            self.body_head = bytearray()
-            return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
-                                  stream=DeadlineStream(response.stream, deadline, self))
-
-        def close(self) -> None:
-            self.inner.close()
-
-    return Transport
-
-
-def DeadlineTransport(limit: float, inner):  # noqa: N802 - a class made on first use (httpx imported lazily)
-    global _DEADLINE_TRANSPORT
-    if _DEADLINE_TRANSPORT is None:
-        _DEADLINE_TRANSPORT = _deadline_classes()
-    return _DEADLINE_TRANSPORT(limit, inner)
-
-
-_DEADLINE_TRANSPORT = None
 
 
 def _answer_problem(final: Any, client: Any) -> str | None:
@@ -274,7 +227,7 @@ def server_version(url: str, timeout: float = INFO_TIMEOUT_S) -> str:
     with httpx.Client(
         timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
         trust_env=not _is_loopback(url),
-        transport=DeadlineTransport(timeout, httpx.HTTPTransport()),
+        transport=DeadlineTransport(timeout),
     ) as client:
         response = client.get(f"{url}/api/version")
     response.raise_for_status()

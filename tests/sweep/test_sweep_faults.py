@@ -65,6 +65,15 @@ class Hostile(BaseHTTPRequestHandler):
                     return
                 time.sleep(0.5)
             return
+        if self.mode == "drip-status":  # the status line and headers one byte every 0.2 s: no read ever times out
+            for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X-Pad: " + b"x" * 600:
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(0.2)
+            return
         answers = {"error-200": {"error": "llama runner process has terminated: exit status 2"},
                    "list": [1, 2, 3], "string": "hello", "healthy": FINAL}
         self._json(answers[self.mode])
@@ -100,12 +109,13 @@ def records(worklog: Path) -> list[dict]:
     return [json.loads(line) for line in worklog.read_text().splitlines() if line.strip()]
 
 
-def test_a_dripping_non_stream_answer_times_out(gfxgate_exe, hostile, tmp_path):
-    proc, elapsed = sweep(gfxgate_exe, hostile("drip"), tmp_path / "w.jsonl", "--no-stream", timeout=2)
+@pytest.mark.parametrize("mode,stream", [("drip", "--no-stream"), ("drip-status", "--no-stream"), ("drip-status", "--stream")])
+def test_a_dripping_answer_times_out(gfxgate_exe, hostile, tmp_path, mode, stream):
+    proc, elapsed = sweep(gfxgate_exe, hostile(mode), tmp_path / "w.jsonl", stream, timeout=2)
     assert proc.returncode == 0, proc.stderr
     [run] = records(tmp_path / "w.jsonl")
     assert run["outcome"] == "timeout", run
-    assert elapsed < 30, elapsed  # was: the whole 60 s drip (forever for a longer one)
+    assert elapsed < 30, elapsed  # was: the whole 60 s drip of the body (forever for a longer one), 2 min of headers
 
 
 @pytest.mark.parametrize("mode,needle", [("error-200", "200 answer with an error: llama runner process"),
