@@ -1,4 +1,5 @@
-"""The one way gfxgate writes a file it was asked to write (``-o``, pins, snapshot, samples, caches).
+"""The one way gfxgate writes a file it was asked to write (``-o``, pins, snapshot, samples, caches), and the
+one way it opens an input file a user named (:func:`open_input`: a regular file, or one clear line).
 
 Rules, decided by what is at the named path (``lstat``, then ``stat`` for a link):
 
@@ -24,7 +25,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from gfxgate.errors import UsageError
+from gfxgate.errors import InputError, UsageError
 
 _STD_FD = re.compile(r"^/(?:dev/(?:fd/(?P<fd>\d+)|(?P<std>stdout|stderr))|proc/self/fd/(?P<pfd>\d+))$")
 
@@ -69,6 +70,50 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
         return path
     _replace_regular(path, st, data)
     return path
+
+
+def open_input(path: str | os.PathLike, what: str = ""):
+    """Open a file the user named as an input (a log, a worklog, a report, a prompt) for binary reading.
+
+    Only a regular file is read: a folder, FIFO, socket or device is an :class:`InputError` (exit 6) naming
+    what it is — a FIFO without writer would block forever, ``/dev/zero`` never ends, opening some devices has
+    side effects — so the path is checked before it is opened, and the opened descriptor again (``O_NONBLOCK``:
+    a FIFO swapped in meanwhile cannot block the open). ``what`` prefixes the message (``"--server-log x="``).
+    Other failures (missing file, permission) are the ``OSError`` of the open, for the caller to word.
+    """
+    path = Path(path)
+    _refuse_not_regular(path, os.stat(path), what)
+    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse_not_regular(path, os.fstat(fd), what)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input(path: str | os.PathLike, what: str = "", *, limit: int) -> bytes:
+    """The bytes of an input file opened by :func:`open_input`; more than ``limit`` bytes is an InputError."""
+    with open_input(path, what) as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{what}{path}: larger than {limit // (1 << 20)} MiB; gfxgate reads at most that")
+    return data
+
+
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages: "a folder", "a FIFO", …"""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse_not_regular(path: Path, st: os.stat_result, what: str) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"{what}{path}: is {file_kind(st.st_mode)}, not a regular file")
 
 
 def _is_link(path: Path) -> bool:

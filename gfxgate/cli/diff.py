@@ -17,8 +17,8 @@ DIFF_FORMATS = ("md", "json", "sarif", "text")
 
 
 @click.command()
-@click.argument("old", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("new", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("old", type=click.Path(path_type=Path))  # read by load_matrix: a folder, FIFO or device is exit 6
+@click.argument("new", type=click.Path(path_type=Path))
 @format_option(DIFF_FORMATS)
 @output_option()
 @click.option("--fail-on", "fail_on", multiple=True, metavar="TARGET",

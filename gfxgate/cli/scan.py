@@ -20,10 +20,10 @@ DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib"
 @click.option("--live", is_flag=True, help="Read the sources instead of the embedded snapshot.")
 @click.option("--installed", "installed", multiple=True, metavar="DIR",
               help="Scan installed GPU code under DIR for the artifact rows (repeatable; 'default' = the usual places).")
-@click.option("--runtime", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--runtime", type=click.Path(path_type=Path),  # read_worklog: missing, folder, FIFO, device → exit 6
               help="A `gfxgate sweep` worklog for the runtime row.")
 @click.option("--log", "logs", multiple=True, metavar="LOG",
-              type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+              type=click.Path(allow_dash=True),  # read as diagnose reads a log: missing, folder, FIFO, device → exit 6
               help="An Ollama / llama.cpp log (as `gfxgate diagnose` reads it) for the runtime row; with --target auto, also the targets.")
 @click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.")

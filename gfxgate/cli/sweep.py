@@ -204,7 +204,7 @@ def _unique(items):
 
 
 @sweep.command("report")
-@click.argument("worklog", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("worklog", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(("md", "json")), default="md", show_default=True, envvar="GFXGATE_FORMAT", help="Output format.")
 @click.option("--lang", type=click.Choice(("en", "ja")), default="en", show_default=True, help="Language of headings and questions (cells stay the same).")
 @output_option()

@@ -109,18 +109,50 @@ def _bounded_lines(handle: IO[bytes]) -> Iterator[tuple[bytes, bool]]:
 
 
 def read_path(path: str) -> LogInput:
+    """A log file (a regular file: a folder, FIFO or device is an InputError, never a hang) or ``-`` (stdin)."""
+    from gfxgate.fsio import open_input
+
     if path == "-":
         import sys
 
+        _check_stdin(sys.stdin)
         return read_stream("-", sys.stdin.buffer)
-    p = Path(path)
     try:
-        with p.open("rb") as handle:
+        with open_input(path) as handle:
             return read_stream(path, handle)
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a log file") from None
+    except InputError as exc:
+        raise InputError(exc.message, hint="save the log to a file, or pipe it: … | gfxgate diagnose -") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _check_stdin(stdin: IO[str]) -> None:
+    """``-`` reads a pipe, a socket, a regular file or a terminal; ``< /dev/zero`` (endless), a folder or a block
+    device is refused (``/dev/null`` is an empty log)."""
+    import os
+    import stat
+
+    from gfxgate.fsio import file_kind
+
+    try:
+        st = os.fstat(stdin.fileno())
+    except (OSError, ValueError, AttributeError):  # no descriptor (embedded use, tests): read what is there
+        return
+    mode = st.st_mode
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return
+    if stat.S_ISCHR(mode) and (stdin.isatty() or _is_dev_null(st)):
+        return
+    raise InputError(f"standard input is {file_kind(mode)}, not a log", hint="pipe a log in: journalctl -u ollama | gfxgate diagnose -")
+
+
+def _is_dev_null(st) -> bool:
+    import os
+
+    try:
+        return os.stat(os.devnull).st_rdev == st.st_rdev
+    except OSError:
+        return False
 
 
 def read_journal(unit: str, *, since: str | None = None, journalctl: str = "journalctl") -> LogInput:
@@ -133,17 +165,35 @@ def read_journal(unit: str, *, since: str | None = None, journalctl: str = "jour
     argv = [exe, "-u", unit, "-o", "short-iso", "--no-pager", "-q"]
     if since:
         argv += ["--since", since]
-    try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    except OSError as exc:
-        raise InputError(f"{journalctl} could not run: {exc.strerror or exc}") from None
-    try:
-        result = read_stream(f"journal:{unit}", proc.stdout)
-        _, err = proc.communicate(timeout=JOURNAL_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise InputError(f"{journalctl} did not finish within {JOURNAL_TIMEOUT_S:g} s") from None
+    import tempfile
+    import threading
+
+    expired = threading.Event()
+    with tempfile.TemporaryFile() as errors:  # a pipe for stderr could fill while we read stdout: a deadlock
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise InputError(f"{journalctl} could not run: {exc.strerror or exc}") from None
+
+        def stop() -> None:  # the whole read is bounded, not only the wait after it
+            expired.set()
+            proc.kill()
+
+        timer = threading.Timer(JOURNAL_TIMEOUT_S, stop)
+        timer.start()
+        try:
+            with proc.stdout:
+                result = read_stream(f"journal:{unit}", proc.stdout)
+            proc.wait()
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if expired.is_set():
+            raise InputError(f"{journalctl} did not finish within {JOURNAL_TIMEOUT_S:g} s")
+        errors.seek(0)
+        err = errors.read(4096)
     if proc.returncode != 0:
         detail = " ".join(err.decode("utf-8", "replace").split())[:200]
         raise InputError(f"{journalctl} -u {unit} exited with status {proc.returncode}" + (f": {detail}" if detail else ""))

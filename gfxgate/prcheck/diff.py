@@ -25,6 +25,7 @@ from gfxgate.serial import JsonRecord, document, json_field
 
 REGRESSION, IMPROVEMENT, DRIFT, RESOLVED, EVIDENCE = "regression", "improvement", "drift", "resolved", "evidence"
 KINDS = (REGRESSION, DRIFT, IMPROVEMENT, RESOLVED, EVIDENCE)  # report order: worst first
+MAX_REPORT_BYTES = 64 << 20  # a gate matrix is a few hundred KB
 
 
 def classify(old: str, new: str) -> str | None:
@@ -162,8 +163,10 @@ def load_matrix(path: Path) -> dict[str, Any]:
 
     from gfxgate.datafiles import load_schema
 
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    from gfxgate.fsio import read_input
+
+    try:  # a regular file only (a FIFO would block, /dev/zero never ends), of bounded size
+        data = json.loads(read_input(path, limit=MAX_REPORT_BYTES).decode("utf-8"))
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

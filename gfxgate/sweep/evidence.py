@@ -8,6 +8,7 @@ with an argument list (never a shell) and a timeout.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -15,7 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from gfxgate.errors import InputError
+
 MAX_LOG_BYTES = 512 * 1024  # per run; a runaway log keeps its newest part
+READ_BLOCK = 1 << 20
 TOOL_TIMEOUT_S = 20.0
 MAX_TOOL_LINES = 60
 
@@ -54,42 +58,63 @@ class LogTail:
     def at_end(cls, path: Path) -> "LogTail":
         tail = cls(Path(path))
         try:
-            data = tail.path.read_bytes()
-        except OSError:
-            return tail
-        tail.offset = len(data)
-        tail.line_no = data.count(b"\n")
+            with _open_log(tail.path) as handle:
+                for block in iter(lambda: handle.read(READ_BLOCK), b""):  # counted in blocks: a huge log is not held
+                    tail.offset += len(block)
+                    tail.line_no += block.count(b"\n")
+        except (OSError, InputError):
+            return tail  # missing now (the server creates it) or not a file: read_new says so
         return tail
 
     def read_new(self) -> Collected:
+        """The complete lines written since the last read (the newest MAX_LOG_BYTES of them), read in blocks."""
         where = str(self.path)
         try:
-            size = self.path.stat().st_size
+            handle = _open_log(self.path)
+        except InputError as exc:  # a folder or FIFO put there after the sweep's up-front check: never read
+            return Collected("server-log", where, note=f"cannot read server log: {exc.message}", ok=False)
         except OSError as exc:
             return Collected("server-log", where, note=f"cannot read server log: {exc.strerror or exc}", ok=False)
         note = ""
-        if size < self.offset:
-            note = "log was truncated or rotated during the run; read from its start"
-            self.offset, self.line_no = 0, 0
-        with open(self.path, "rb") as handle:
+        with handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size < self.offset:
+                note = "log was truncated or rotated during the run; read from its start"
+                self.offset, self.line_no = 0, 0
             handle.seek(self.offset)
-            data = handle.read()
+            first_no = self.line_no + 1
+            kept = bytearray()
+            dropped = False
+            for block in iter(lambda: handle.read(READ_BLOCK), b""):
+                kept += block
+                if len(kept) > 2 * MAX_LOG_BYTES:  # keep the newest part; count the lines of what is dropped
+                    cut = len(kept) - MAX_LOG_BYTES
+                    first_no += kept.count(b"\n", 0, cut)
+                    self.offset += cut
+                    self.line_no += kept.count(b"\n", 0, cut)
+                    del kept[:cut]
+                    dropped = True
         # Keep a torn final line for the next read: the server may still be writing it.
-        complete = data[: data.rfind(b"\n") + 1] if b"\n" in data else b""
-        first_no = self.line_no + 1
+        complete = bytes(kept[: kept.rfind(b"\n") + 1]) if b"\n" in kept else b""
         self.offset += len(complete)
         self.line_no += complete.count(b"\n")
-        if len(complete) > MAX_LOG_BYTES:
-            dropped = complete[: len(complete) - MAX_LOG_BYTES]
-            first_no += dropped.count(b"\n")
-            complete = complete[len(complete) - MAX_LOG_BYTES :]
-            complete = complete[complete.find(b"\n") + 1 :]
+        if dropped or len(complete) > MAX_LOG_BYTES:
+            if len(complete) > MAX_LOG_BYTES:
+                first_no += complete.count(b"\n", 0, len(complete) - MAX_LOG_BYTES)
+                complete = complete[len(complete) - MAX_LOG_BYTES :]
+            complete = complete[complete.find(b"\n") + 1 :]  # the first line is cut: drop what is left of it
             first_no += 1
             note = (note + "; " if note else "") + f"kept the last {MAX_LOG_BYTES} bytes of the run's log"
         lines = tuple(complete.decode("utf-8", errors="replace").splitlines())
         if not lines and not note:
             note = "the server wrote no log lines during this run"
         return Collected("server-log", where, lines, note, True, first_no if lines else None)
+
+
+def _open_log(path: Path):
+    from gfxgate.fsio import open_input
+
+    return open_input(path)
 
 
 def _run_tool(argv: Sequence[str], timeout: float = TOOL_TIMEOUT_S) -> tuple[int | None, str, str]:

@@ -29,6 +29,7 @@ DEFAULT_NUM_GPU = (0, 1, 2, -1)
 DEFAULT_PROMPT = "Explain in three sentences why the sky is blue."
 CONNECT_TIMEOUT_S = 10.0
 INFO_TIMEOUT_S = 15.0
+MAX_PROMPT_BYTES = 16 << 20
 FAILED_LOG_TAIL = 20
 
 
@@ -538,8 +539,9 @@ def _check_log_file(name: str, path: Path) -> None:
     except OSError as exc:
         raise InputError(f"--server-log {name}={path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise InputError(f"--server-log {name}={path}: is {kind}; name the log file the server writes")
+        from gfxgate.fsio import file_kind
+
+        raise InputError(f"--server-log {name}={path}: is {file_kind(mode)}; name the log file the server writes")
 
 
 def _close(client: Any) -> None:
@@ -553,11 +555,13 @@ def read_prompt(value: str | None) -> str:
     if value is None:
         return DEFAULT_PROMPT
     if value.startswith("@"):
+        from gfxgate.fsio import read_input
+
         path = Path(value[1:])
-        try:
-            return path.read_text(encoding="utf-8")
+        try:  # a regular file only (a FIFO would block, /dev/zero never ends), at most MAX_PROMPT_BYTES
+            return read_input(path, f"--prompt {value!r}: ", limit=MAX_PROMPT_BYTES).decode("utf-8")
         except OSError as exc:
-            raise UsageError(f"--prompt {value!r}: cannot read {path}: {exc.strerror or exc}") from None
+            raise InputError(f"--prompt {value!r}: cannot read {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
             raise InputError(f"--prompt {value!r}: {path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at "
                              f"offset {exc.start})") from None

@@ -23,6 +23,7 @@ KIND = "gfxgate-sweep-run"
 
 OUTCOMES = ("ok", "http-error", "crash", "timeout", "connection-error")
 REQUIRED = ("run_id", "cell", "endpoint", "model", "options", "outcome", "started_at", "ended_at")
+MAX_WORKLOG_BYTES = 64 << 20  # ~10,000 runs; more is not a worklog gfxgate wrote
 
 
 def cell_key(endpoint: str, model: str, num_gpu: int, repeat: int) -> str:
@@ -110,9 +111,11 @@ class Worklog:
 
 def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
     """Parse a worklog; a torn last line is ignored with a warning, any other bad line is an InputError."""
+    from gfxgate.fsio import read_input
+
     path = Path(path)
-    try:
-        data = path.read_bytes()
+    try:  # a regular file only (a FIFO would block, /dev/zero never ends), of bounded size
+        data = read_input(path, "worklog ", limit=MAX_WORKLOG_BYTES)
     except FileNotFoundError:
         if missing_ok:
             return Worklog(path, ())

@@ -211,7 +211,7 @@ def test_cli_fail_on_and_exit_codes(tmp_path, capsys):
     code, _, err = run_cli(capsys, "diagnose", str(tmp_path / "missing.log"))
     assert code == 6 and "missing.log: cannot read" in err
     code, _, err = run_cli(capsys, "diagnose", str(tmp_path))
-    assert code == 6 and "is a directory" in err
+    assert code == 6 and "is a folder, not a regular file" in err
     assert run_cli(capsys, "diagnose")[0] == 2
 
 

@@ -49,3 +49,37 @@ def test_failing_tool_reports_its_exit_status():
     assert code == 1 and "exited with status 1" in problem
     code, out, problem = _run_tool(["echo", "ok"])
     assert code == 0 and out == "ok\n" and problem == ""
+
+
+def test_log_tail_keeps_the_newest_part_of_a_runaway_log_with_true_line_numbers(tmp_path):
+    from gfxgate.sweep.evidence import MAX_LOG_BYTES
+
+    log = tmp_path / "s.log"
+    log.write_text("".join(f"old {i}\n" for i in range(1, 1001)))
+    tail = LogTail.at_end(log)
+    assert (tail.offset, tail.line_no) == (log.stat().st_size, 1000)
+    with open(log, "a") as handle:  # ~6 MB in one run: far more than is kept
+        handle.write("".join(f"new {i:07d}\n" for i in range(1001, 501001)))
+    got = tail.read_new()
+    assert "kept the last" in got.note
+    assert sum(len(line) + 1 for line in got.lines) <= MAX_LOG_BYTES
+    assert got.lines[-1] == "new 0501000"
+    assert got.lines[0] == f"new {got.first_line_no:07d}"  # the number is the file's own line number
+    with open(log, "a") as handle:
+        handle.write("after\n")
+    again = tail.read_new()
+    assert again.lines == ("after",) and again.first_line_no == 501001
+
+
+def test_log_tail_never_opens_a_fifo_put_there_after_the_check(tmp_path):
+    import os
+    import time
+
+    log = tmp_path / "s.log"
+    tail = LogTail.at_end(log)  # missing at the start: the server creates it
+    os.mkfifo(log)  # … but a FIFO appears instead (no writer: reading it would block forever)
+    start = time.monotonic()
+    assert LogTail.at_end(log).offset == 0
+    got = tail.read_new()
+    assert not got.ok and "is a FIFO, not a regular file" in got.note
+    assert time.monotonic() - start < 1

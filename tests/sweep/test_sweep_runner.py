@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from gfxgate.errors import UsageError
+from gfxgate.errors import InputError, UsageError
 from gfxgate.sweep.runner import parse_endpoint, parse_num_gpu, read_prompt
 from tests.sweep.ollama_server import BLOCKS, DIGEST, MODEL_SIZE
 from tests.sweep.sweephelp import run_inprocess
@@ -164,8 +164,10 @@ def test_option_parsing_errors_are_usage_errors(tmp_path):
     prompt = tmp_path / "p.txt"
     prompt.write_text("hello from a file")
     assert read_prompt(f"@{prompt}") == "hello from a file"
-    with pytest.raises(UsageError):
+    with pytest.raises(InputError, match="missing.txt: No such file"):  # an input file: exit 6 (README), like a worklog
         read_prompt(f"@{tmp_path / 'missing.txt'}")
+    with pytest.raises(InputError, match="is a folder, not a regular file"):
+        read_prompt(f"@{tmp_path}")
 
 
 def test_retry_reruns_failed_cells_and_the_new_runs_supersede_the_old(tmp_path, ollama_server):
