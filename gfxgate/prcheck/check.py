@@ -67,6 +67,7 @@ class CheckResult:
 
 def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
               rules_root: Path | None = None) -> CheckResult:
+    from gfxgate.gate.ruleset import load_rules
     from gfxgate.gate.scan import scan_matrix
     from gfxgate.resources import rules_dir
     from gfxgate.sources.resolve import load_pins
@@ -90,6 +91,11 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
         base_pins_file.write_bytes(base_text)
         base_pins = load_pins(base_pins_file)
         base_rules = rules_at(top, commit, rules_rel, tmp_path / "rules") if rules_rel else None
+        # Both rule sets are loaded before any source is read: a broken (or hostile) rules file in the pull
+        # request is exit 3 at once, not after a live scan of the base (or a network failure hiding it).
+        for folder, pins in ((rules_root, new_pins), (base_rules or rules_root, base_pins)):
+            if folder is not None:
+                load_rules(folder, repos=set(pins.sources) | set(pins.layouts))
         old = scan_matrix(targets, live=True, sources=sources, offline=offline, pins=base_pins,
                           rules_root=base_rules or rules_root)
         new = scan_matrix(targets, live=True, sources=sources, offline=offline, pins=new_pins, rules_root=rules_root)
