@@ -55,6 +55,32 @@ class Matcher(Protocol):
     def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding: ...
 
 
+def rule_problem(rule, text: str):
+    """A rules error about one rule, worded alike for every matcher: ``file:line: rule ID: text``."""
+    from gfxgate.errors import RuleError
+
+    where = f"{rule.defined_in}:{rule.line}" if getattr(rule, "line", 0) else rule.defined_in
+    return RuleError(f"{where}: rule {rule.id}: {text}")
+
+
+def check_regex(rule, where: str, pattern: str):
+    """``pattern`` compiled in the rule dialect (RE2, :mod:`gfxgate.saferegex`); a bad one is a rules error
+    naming the rule and ``where`` in its params (e.g. ``params.pattern``)."""
+    from gfxgate.saferegex import RuleRegexError, rule_regex
+
+    try:
+        return rule_regex(pattern)
+    except RuleRegexError as exc:
+        raise rule_problem(rule, f"{where}: {exc.message}") from None
+
+
+def check_regex_params(rule, *keys: str) -> None:
+    """Check the regex of each of ``keys`` that the rule's params give (:func:`check_regex`)."""
+    for key in keys:
+        if key in rule.params:
+            check_regex(rule, f"params.{key}", rule.params[key])
+
+
 def hit(path: str, line: int, text: str) -> dict[str, Any]:
     return {"path": path, "line": line, "text": text.strip()}
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError, TargetError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.errors import TargetError
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, rule_problem
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 _ENTRY = re.compile(r"\bgfx[0-9a-f]{3,4}(?::[a-z]+[+-])*")
 MAX_LIST_LINES = 200  # a list that never ends is not a list
@@ -50,12 +50,9 @@ class BuildTargetList:
             patterns.append(("override", rule.params["override"]))
         stray = [p for p in rule.params.get("defer_to") or () if p not in rule.paths]
         if stray:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.defer_to: {', '.join(stray)} must be in the rule's paths")
+            raise rule_problem(rule, f"params.defer_to: {', '.join(stray)} must be in the rule's paths")
         for key, pattern in patterns:
-            try:
-                rule_regex(pattern)
-            except RuleRegexError as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
+            check_regex(rule, f"params.{key}", pattern)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         override = rule_regex(rule.params["override"]) if "override" in rule.params else None

@@ -16,10 +16,9 @@ import functools
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, check_regex_params, hit, rule_problem
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 _DIRECTIVES = {"preproc_if": "if", "preproc_ifdef": "ifdef", "preproc_elif": "elif", "preproc_elifdef": "elifdef", "preproc_else": "else"}
 
@@ -272,14 +271,12 @@ class CPreprocessor:
     def check_params(self, rule) -> None:
         params = rule.params
         if params["report"] == "active-branch" and "anchor" not in params:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: report active-branch needs params.anchor")
+            raise rule_problem(rule, "report active-branch needs params.anchor")
         if params["report"] == "derived-macros" and "macros" not in params:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: report derived-macros needs params.macros")
-        for rx in [params.get("anchor", "")] + list((params.get("describe") or {}).values()):
-            try:
-                rule_regex(rx)
-            except RuleRegexError as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: {exc.message}") from None
+            raise rule_problem(rule, "report derived-macros needs params.macros")
+        check_regex_params(rule, "anchor")
+        for key, rx in (params.get("describe") or {}).items():
+            check_regex(rule, f"params.describe.{key}", rx)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         params = rule.params

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import RuleRegexError, rule_regex
 
@@ -104,7 +103,7 @@ class CMakeListFilter:
 
     def check_params(self, rule) -> None:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", rule.params.get("variable", "")):
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.variable must be a CMake variable name")
+            raise rule_problem(rule, "params.variable must be a CMake variable name")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]

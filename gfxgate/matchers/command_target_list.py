@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, NoMatch, hit
+from gfxgate.matchers import Finding, NoMatch, check_regex_params, hit
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 def logical_lines(text: str) -> list[tuple[str, list[tuple[int, int, str]]]]:
@@ -47,10 +46,7 @@ class CommandTargetList:
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        try:
-            rule_regex(rule.params["pattern"])
-        except RuleRegexError as exc:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.pattern: {exc.message}") from None
+        check_regex_params(rule, "pattern")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         pattern = rule_regex(rule.params["pattern"])

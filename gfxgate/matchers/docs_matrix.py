@@ -11,9 +11,9 @@ import csv
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 def _cells(line: str) -> list[str]:
@@ -33,13 +33,7 @@ class DocsMatrix:
      'properties': {'row': {'type': 'string'}, 'version_from_ref': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
-        from gfxgate.errors import RuleError
-
-        for key in ("row", "version_from_ref"):
-            try:
-                rule_regex(rule.params.get(key, ""))
-            except RuleRegexError as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
+        check_regex_params(rule, "row", "version_from_ref")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         row_label = rule.params["row"]

@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, rule_problem
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 _MAJOR = re.compile(r"^gfx(?P<major>[0-9]+)[0-9a-f]{2}$")
 
@@ -38,12 +37,8 @@ class GfxMajorMinimum:
 
     def check_params(self, rule) -> None:
         for i, pattern in enumerate(rule.params.get("minimum") or ()):
-            try:
-                compiled = rule_regex(pattern)
-            except RuleRegexError as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.minimum[{i}]: {exc.message}") from None
-            if "major" not in compiled.groupindex:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.minimum[{i}]: needs a (?P<major>…) group")
+            if "major" not in check_regex(rule, f"params.minimum[{i}]", pattern).groupindex:
+                raise rule_problem(rule, f"params.minimum[{i}]: needs a (?P<major>…) group")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         texts = {path: (source.read_text(path) or "").splitlines() for path in paths}

@@ -10,9 +10,9 @@ import fnmatch
 import shlex
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, fill, hit
+from gfxgate.matchers import Finding, Hit, check_regex_params, fill, hit
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 class GlobRemoval:
@@ -27,12 +27,7 @@ class GlobRemoval:
                     'command': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
-        from gfxgate.errors import RuleError
-
-        try:
-            rule_regex(rule.params.get("command", r"\brm\b"))
-        except RuleRegexError as exc:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.command: {exc.message}") from None
+        check_regex_params(rule, "command")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         command = rule_regex(rule.params.get("command", r"\brm\b"))

@@ -12,10 +12,9 @@ import functools
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 @functools.cache
@@ -75,10 +74,7 @@ class GoSource:
     rule_requires = ('params', 'status', 'summary')  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        try:
-            rule_regex(rule.params["pattern"])
-        except RuleRegexError as exc:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.pattern: {exc.message}") from None
+        check_regex_params(rule, "pattern")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         find = rule.params["find"]

@@ -15,10 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
 from gfxgate.matchers.go_source import find_go
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 class IntegratedGpuFilter:
@@ -34,13 +33,7 @@ class IntegratedGpuFilter:
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        for key in ("function", "message", "switch"):
-            if key not in rule.params:
-                continue
-            try:
-                rule_regex(rule.params[key])
-            except RuleRegexError as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
+        check_regex_params(rule, "function", "message", "switch")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         function = rule_regex(rule.params["function"])

@@ -10,10 +10,10 @@ import json
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError, TargetError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.errors import TargetError
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
@@ -42,12 +42,7 @@ class JsonTargetList:
                     'exclude_presets': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
-        for key in ("presets", "exclude_presets"):
-            if key in rule.params:
-                try:
-                    rule_regex(rule.params[key])
-                except RuleRegexError as exc:
-                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
+        check_regex_params(rule, "presets", "exclude_presets")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]

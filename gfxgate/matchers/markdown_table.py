@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 def _cells(line: str) -> list[str]:
@@ -32,11 +31,7 @@ class MarkdownTable:
                     'unsupported': {'type': 'string'}}}
 
     def check_params(self, rule) -> None:
-        for key in ("column", "support_column", "supported", "unsupported"):
-            try:
-                rule_regex(rule.params.get(key, ""))
-            except RuleRegexError as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
+        check_regex_params(rule, "column", "support_column", "supported", "unsupported")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         column = rule_regex(rule.params["column"])

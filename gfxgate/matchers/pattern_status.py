@@ -9,12 +9,11 @@ tried in order; within a check, files in the rule's path order. When no check ma
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit
 from gfxgate.model import Status
+from gfxgate.saferegex import rule_regex
 
 
 class PatternStatus:
@@ -36,15 +35,12 @@ class PatternStatus:
 
     def check_params(self, rule) -> None:
         for i, check in enumerate(rule.params.get("checks") or ()):
-            try:
-                re.compile(check["pattern"])
-            except re.error as exc:
-                raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.checks[{i}].pattern: {exc}") from exc
+            check_regex(rule, f"params.checks[{i}].pattern", check["pattern"])
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         texts = {path: (source.read_text(path) or "").splitlines() for path in paths}
         for index, check in enumerate(rule.params["checks"]):
-            pattern = re.compile(check["pattern"])
+            pattern = rule_regex(check["pattern"])
             for path in paths:
                 for number, line in enumerate(texts[path], start=1):
                     found = pattern.search(line)

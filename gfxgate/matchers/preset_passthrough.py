@@ -14,12 +14,11 @@ import dataclasses
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
 from gfxgate.matchers.command_target_list import MATCHER as COMMAND_LISTS
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.model import Status
-from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.saferegex import rule_regex
 
 
 class PresetPassthrough:
@@ -44,12 +43,7 @@ class PresetPassthrough:
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        for key in ("presets", "list_pattern", "selector", "command"):
-            if key in rule.params:
-                try:
-                    rule_regex(rule.params[key])
-                except RuleRegexError as exc:
-                    raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.{key}: {exc.message}") from None
+        check_regex_params(rule, "presets", "list_pattern", "selector", "command")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         presets_file = rule.params.get("presets_file")

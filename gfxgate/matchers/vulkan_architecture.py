@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.errors import RuleError
-from gfxgate.matchers import Finding, Hit, NoMatch, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, hit, rule_problem
 from gfxgate.model import Status
 
 MAX_USES = 3
@@ -62,7 +61,7 @@ class VulkanArchitecture:
     def check_params(self, rule) -> None:
         families = rule.params.get("families")
         if not isinstance(families, dict) or not families:
-            raise RuleError(f"{rule.defined_in}: rule {rule.id}: params.families must map processor families to classes")
+            raise rule_problem(rule, "params.families must map processor families to classes")
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         function, enum = rule.params["function"], rule.params["enum"]

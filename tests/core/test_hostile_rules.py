@@ -6,7 +6,9 @@ the file says. The CLI cases run the installed console script; regex cases run r
 
 from __future__ import annotations
 
+import re
 import subprocess
+import textwrap
 import time
 from pathlib import Path
 
@@ -95,6 +97,36 @@ def test_bad_rule_regex_is_reported_at_load_with_the_file(tmp_path):
 
     with pytest.raises(RuleError, match=r"params.pattern: bad regex '\(a\)\\\\1'"):
         MATCHERS["go-source"].check_params(rule("go-source", find="string", pattern=r"(a)\1"))
+
+
+def test_every_matcher_checks_its_regexes_in_the_dialect_with_file_and_line(tmp_path):
+    """pattern-status compiled its checks with Python re: a backreference loaded, where RE2 refuses it."""
+    import shutil
+
+    from gfxgate.gate.ruleset import load_rules
+
+    root = Path(__file__).resolve().parents[2] / "rules"
+    shutil.copy(root / "layers.yaml", tmp_path)
+    (tmp_path / "gates").mkdir()
+    (tmp_path / "gates" / "probe.yaml").write_text(textwrap.dedent(r"""
+        layer: vulkan
+        rules:
+          - id: fine
+            title: a rule that loads
+            repo: ollama
+            paths: [a.go]
+            matcher: pattern-status
+            params: {checks: [{pattern: 'ok', status: allowed, summary: fine}]}
+          - id: probe
+            title: a backreference
+            repo: ollama
+            paths: [a.go]
+            matcher: pattern-status
+            params: {checks: [{pattern: '(a)\1', status: allowed, summary: never}]}
+    """))
+    gates = tmp_path / "gates" / "probe.yaml"
+    with pytest.raises(RuleError, match=re.escape(f"{gates}:10: rule probe: params.checks[0].pattern: bad regex")):
+        load_rules(tmp_path)
 
 
 def test_grep_is_one_dialect_on_folders_and_git(tmp_path):
