@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import re
 import shlex
 import shutil
@@ -40,12 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
-from gfxgate import __version__
 from gfxgate.errors import UsageError
 from gfxgate.sweep import crash as crashmod
 from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
 from gfxgate.sweep.evidence import Collected, utcnow
-from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION
+from gfxgate.sweep.worklog import record_fields
 
 if TYPE_CHECKING:
     from gfxgate.sweep.runner import Cell, SweepRunner
@@ -320,18 +318,10 @@ class LlamaServerDriver:
         if facts.no_gpu:
             notes.append("llama-server: no usable GPU found, -ngl ignored (CPU-only backend set)")
         return {
-            "schema_version": SCHEMA_VERSION,
-            "kind": KIND,
-            "generator": f"gfxgate {__version__}",
+            **record_fields(cell, plan, host=self.runner.host, started=started, ended=ended, wall=wall),
             "run_id": run_id,
-            "cell": cell.key,
-            "repeat": cell.repeat,
-            "host": self.runner.host,
-            "platform": platform.platform(terse=True),
-            "gpu_target": plan.gpu_target,
             "endpoint": {"name": endpoint.name, "url": endpoint.url, "kind": KIND_NAME, "command": list(endpoint.command)},
             "server_version": self.version(endpoint),
-            "model": cell.model,
             "model_file": str(model_path),
             "model_digest": self.digest(model_path),
             "model_details": None,
@@ -339,12 +329,6 @@ class LlamaServerDriver:
             "server_args": ex.argv[len(endpoint.command):],
             "keep_alive": None,
             "stream": False,
-            "timeout_s": plan.timeout,
-            "prompt_sha256": hashlib.sha256(plan.prompt.encode("utf-8")).hexdigest(),
-            "prompt_preview": plan.prompt[:80],
-            "started_at": started.isoformat(timespec="milliseconds"),
-            "ended_at": ended.isoformat(timespec="milliseconds"),
-            "wall_s": round(wall, 3),
             "first_token_s": None,
             "outcome": ex.outcome,
             "http_status": ex.status,

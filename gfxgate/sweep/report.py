@@ -575,6 +575,17 @@ LABELS = {
 LANGUAGES = tuple(LABELS)
 
 
+def _grid(report: SweepReport, model: str, text) -> list[str]:
+    """One Markdown table of ``model``: a row per num_gpu that has runs, a column per endpoint, ``text(cell)`` in each."""
+    names = [n for n, _, _ in report.endpoints]
+    out = ["| num_gpu | " + " | ".join(names) + " |", "|---:|" + "---|" * len(names)]
+    for num_gpu in report.num_gpus:
+        row = [report.cell(model, num_gpu, n) for n in names]
+        if any(row):
+            out.append(f"| {num_gpu} | " + " | ".join(text(c) if c else "—" for c in row) + " |")
+    return out + [""]
+
+
 def render_markdown(report: SweepReport, lang: str = "en") -> str:
     t = LABELS[lang]
     out: list[str] = [f"# {t['title']}", ""]
@@ -586,30 +597,11 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
         + ", ".join(f"{n} = {u}" + (f" ({v})" if v.startswith("llama.cpp") else f" (ollama {v})" if v else "") for n, u, v in report.endpoints)
     )
     out.append("")
-    names = [n for n, _, _ in report.endpoints]
     for model in report.models:
         out += [f"## {t['table']} — {t['model']} `{model}`", ""]
-        out.append("| num_gpu | " + " | ".join(names) + " |")
-        out.append("|---:|" + "---|" * len(names))
-        for num_gpu in report.num_gpus:
-            row = [report.cell(model, num_gpu, n) for n in names]
-            if not any(row):
-                continue
-            out.append(f"| {num_gpu} | " + " | ".join(md_escape(c.text) if c else "—" for c in row) + " |")
-        out.append("")
+        out += _grid(report, model, lambda c: md_escape(c.text))
         out += [f"### {t['passrates']}", ""]
-        out.append("| num_gpu | " + " | ".join(names) + " |")
-        out.append("|---:|" + "---|" * len(names))
-        for num_gpu in report.num_gpus:
-            row = [report.cell(model, num_gpu, n) for n in names]
-            if not any(row):
-                continue
-            out.append(
-                f"| {num_gpu} | "
-                + " | ".join(f"{c.passes}/{c.total} ({100 * c.passes / c.total:.0f}%)" if c else "—" for c in row)
-                + " |"
-            )
-        out.append("")
+        out += _grid(report, model, lambda c: f"{c.passes}/{c.total} ({100 * c.passes / c.total:.0f}%)")
     out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
     for h in report.hypotheses:
         runs = ", ".join(f"`{r}`" for r in h.run_ids) or "—"

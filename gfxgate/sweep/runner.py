@@ -7,9 +7,7 @@ cells become recorded failures (HTTP error, crash, timeout, connection error) wi
 
 from __future__ import annotations
 
-import hashlib
 import json
-import platform
 import socket
 import time
 import uuid
@@ -18,12 +16,11 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence
 from urllib.parse import urlsplit
 
-from gfxgate import __version__
 from gfxgate.errors import InputError, NetworkError, UsageError
 from gfxgate.sweep import crash as crashmod
 from gfxgate.sweep.deadline import DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
-from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
+from gfxgate.sweep.worklog import WorklogWriter, cell_key, record_fields
 
 DEFAULT_NUM_GPU = (0, 1, 2, -1)
 DEFAULT_PROMPT = "Explain in three sentences why the sky is blue."
@@ -390,29 +387,15 @@ class SweepRunner:
         _close(aux)
 
         record: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "kind": KIND,
-            "generator": f"gfxgate {__version__}",
+            **record_fields(cell, plan, host=self.host, started=started, ended=ended, wall=wall),
             "run_id": f"{cell.endpoint.name}-g{cell.num_gpu}-r{cell.repeat}-{uuid.uuid4().hex[:8]}",
-            "cell": cell.key,
-            "repeat": cell.repeat,
-            "host": self.host,
-            "platform": platform.platform(terse=True),
-            "gpu_target": plan.gpu_target,
             "endpoint": {"name": cell.endpoint.name, "url": cell.endpoint.url, "kind": cell.endpoint.kind},
             "server_version": info.get("version"),
-            "model": cell.model,
             "model_digest": info.get("digest"),
             "model_details": info.get("details"),
             "options": plan.options(cell.num_gpu),
             "keep_alive": plan.keep_alive,
             "stream": plan.stream,
-            "timeout_s": plan.timeout,
-            "prompt_sha256": hashlib.sha256(plan.prompt.encode("utf-8")).hexdigest(),
-            "prompt_preview": plan.prompt[:80],
-            "started_at": started.isoformat(timespec="milliseconds"),
-            "ended_at": ended.isoformat(timespec="milliseconds"),
-            "wall_s": round(wall, 3),
             "first_token_s": first_token_s,
             "outcome": outcome,
             "http_status": status,

@@ -205,6 +205,33 @@ def _line_validator():
     return _VALIDATOR[0]
 
 
+def record_fields(cell, plan, *, host: str, started, ended, wall: float) -> dict[str, Any]:
+    """The fields of a run record that do not depend on the endpoint (Ollama or llama-server): who wrote it,
+    the cell, the request and its timing. The runner of each endpoint adds what it measured."""
+    import hashlib
+    import platform
+
+    from gfxgate import __version__
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "generator": f"gfxgate {__version__}",
+        "cell": cell.key,
+        "repeat": cell.repeat,
+        "host": host,
+        "platform": platform.platform(terse=True),
+        "gpu_target": plan.gpu_target,
+        "model": cell.model,
+        "timeout_s": plan.timeout,
+        "prompt_sha256": hashlib.sha256(plan.prompt.encode("utf-8")).hexdigest(),
+        "prompt_preview": plan.prompt[:80],
+        "started_at": started.isoformat(timespec="milliseconds"),
+        "ended_at": ended.isoformat(timespec="milliseconds"),
+        "wall_s": round(wall, 3),
+    }
+
+
 class WorklogWriter:
     """Appends run records durably: one ``write`` per line, then flush and fsync."""
 
