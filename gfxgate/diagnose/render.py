@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from gfxgate.jsontext import dumps
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
-from gfxgate.report.markdown import code, md_escape
+from gfxgate.report.markdown import checked_table, code, md_escape
 
 KIND_LABEL = {"ollama": "Ollama server log", "llama.cpp": "llama.cpp output", None: "unrecognised log"}
 
@@ -153,10 +153,7 @@ RENDERERS = {"md": render_md, "json": render_json, "text": render_text}
 
 
 def render_checks_md(checks, *, sources) -> str:
-    lines = ["# gfxgate message catalogue check", ""]
-    if sources:
-        lines += ["Checked at " + ", ".join(f"`{s.name}@{s.ref}`" for s in sources) + ".", ""]
-    lines += ["| Message | Layer | State | Where / why |", "|---|---|---|---|"]
+    lines = checked_table("gfxgate message catalogue check", sources, ("Message", "Layer", "State", "Where / why"))
     for c in checks:
         m = c.message
         lines.append(f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{c.state}** | {md_escape(c.summary)} |")

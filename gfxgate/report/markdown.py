@@ -30,6 +30,15 @@ def code(text: str, *, cell: bool = False) -> str:
     return f"{fence}{pad}{text}{pad}{fence}" if text else ""
 
 
+def checked_table(title: str, sources, header: tuple[str, ...]) -> list[str]:
+    """The head of a checked-against-the-sources report (workarounds, messages): its title, the refs it was
+    checked at, and the header of its table."""
+    lines = [f"# {title}", ""]
+    if sources:
+        lines += ["Checked at " + ", ".join(f"`{s.name}@{s.ref}`" for s in sources) + ".", ""]
+    return lines + ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+
 def answer_cell(route) -> str:
     """The route in a few words for the summary table; "?" marks an answer a shorter undecided route could change."""
     if route is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 from gfxgate.jsontext import dumps
-from gfxgate.report.markdown import code, md_escape
+from gfxgate.report.markdown import checked_table, code, md_escape
 
 SCHEMA_VERSION = 1
 
@@ -20,10 +20,7 @@ def render_json(reports, *, sources) -> str:
 
 
 def render_md(reports, *, sources) -> str:
-    lines = ["# gfxgate workaround matrix", ""]
-    if sources:
-        lines += ["Checked at " + ", ".join(f"`{s.name}@{s.ref}`" for s in sources) + ".", ""]
-    lines += ["| Workaround | Unblocks | State | Evidence |", "|---|---|---|---|"]
+    lines = checked_table("gfxgate workaround matrix", sources, ("Workaround", "Unblocks", "State", "Evidence"))
     for r in reports:
         w = r.workaround
         lines.append(f"| {code(w.setting)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
