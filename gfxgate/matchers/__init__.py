@@ -55,6 +55,13 @@ class Matcher(Protocol):
     def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding: ...
 
 
+def params_object(required: list[str], properties: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """A matcher's ``params_schema``: an object with exactly these ``properties``, ``required`` of them required
+    (``more``: further keywords, e.g. ``oneOf``). :func:`gates_schema` merges it into the gates schema when rules
+    load, so `gfxgate schema gates` prints it."""
+    return {"type": "object", "required": required, "additionalProperties": False, "properties": properties, **more}
+
+
 def rule_problem(rule, text: str):
     """A rules error about one rule, worded alike for every matcher: ``file:line: rule ID: text``."""
     from gfxgate.errors import RuleError

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from gfxgate.errors import TargetError
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, rule_problem
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -28,19 +28,17 @@ MAX_LIST_LINES = 200  # a list that never ends is not a list
 
 class BuildTargetList:
     name = "build-target-list"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['lists', 'what'],
-     'additionalProperties': False,
-     'properties': {'lists': {'type': 'array',
-                              'minItems': 1,
-                              'items': {'type': 'object',
-                                        'required': ['start'],
-                                        'additionalProperties': False,
-                                        'properties': {'start': {'type': 'string'}, 'end': {'type': 'string'}}}},
-                    'what': {'type': 'string'},
-                    'override': {'type': 'string'},
-                    'defer_to': {'type': 'array', 'items': {'type': 'string'}}}}
+    params_schema = params_object(['lists', 'what'], {
+        'lists': {'type': 'array',
+ 'minItems': 1,
+ 'items': {'type': 'object',
+           'required': ['start'],
+           'additionalProperties': False,
+           'properties': {'start': {'type': 'string'}, 'end': {'type': 'string'}}}},
+        'what': {'type': 'string'},
+        'override': {'type': 'string'},
+        'defer_to': {'type': 'array', 'items': {'type': 'string'}},
+    })
     rule_requires = ('params',)
 
     def check_params(self, rule) -> None:

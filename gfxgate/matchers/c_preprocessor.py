@@ -16,7 +16,7 @@ import functools
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, check_regex_params, hit, rule_problem
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, check_regex_params, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -257,15 +257,13 @@ class Walk:
 
 class CPreprocessor:
     name = "c-preprocessor"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['report'],
-     'additionalProperties': False,
-     'properties': {'report': {'enum': ['derived-macros', 'active-branch']},
-                    'assume_defined': {'type': 'array', 'items': {'type': 'string'}},
-                    'macros': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
-                    'anchor': {'type': 'string'},
-                    'describe': {'type': 'object', 'additionalProperties': {'type': 'string'}}}}
+    params_schema = params_object(['report'], {
+        'report': {'enum': ['derived-macros', 'active-branch']},
+        'assume_defined': {'type': 'array', 'items': {'type': 'string'}},
+        'macros': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
+        'anchor': {'type': 'string'},
+        'describe': {'type': 'object', 'additionalProperties': {'type': 'string'}},
+    })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit, rule_problem
+from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import RuleRegexError, rule_regex
 
@@ -95,11 +95,10 @@ def cmake_regex(pattern: str):
 
 class CMakeListFilter:
     name = "cmake-list-filter"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['variable'],
-     'additionalProperties': False,
-     'properties': {'variable': {'type': 'string'}, 'platform': {'enum': ['linux', 'windows']}}}
+    params_schema = params_object(['variable'], {
+        'variable': {'type': 'string'},
+        'platform': {'enum': ['linux', 'windows']},
+    })
 
     def check_params(self, rule) -> None:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", rule.params.get("variable", "")):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.matchers import Finding, NoMatch, check_regex_params, hit
+from gfxgate.matchers import Finding, NoMatch, check_regex_params, hit, params_object
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.saferegex import rule_regex
 
@@ -36,13 +36,11 @@ def logical_lines(text: str) -> list[tuple[str, list[tuple[int, int, str]]]]:
 
 class CommandTargetList:
     name = "command-target-list"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['variable', 'pattern'],
-     'additionalProperties': False,
-     'properties': {'variable': {'type': 'string'},
-                    'pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
-                    'label': {'type': 'string'}}}
+    params_schema = params_object(['variable', 'pattern'], {
+        'variable': {'type': 'string'},
+        'pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
+        'label': {'type': 'string'},
+    })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:

@@ -11,7 +11,7 @@ import csv
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -26,11 +26,10 @@ def _clean(cell: str) -> str:
 
 class DocsMatrix:
     name = "docs-matrix"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['row'],
-     'additionalProperties': False,
-     'properties': {'row': {'type': 'string'}, 'version_from_ref': {'type': 'string'}}}
+    params_schema = params_object(['row'], {
+        'row': {'type': 'string'},
+        'version_from_ref': {'type': 'string'},
+    })
 
     def check_params(self, rule) -> None:
         check_regex_params(rule, "row", "version_from_ref")

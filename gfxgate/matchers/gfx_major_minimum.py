@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, rule_problem
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -22,17 +22,15 @@ _MAJOR = re.compile(r"^gfx(?P<major>[0-9]+)[0-9a-f]{2}$")
 
 class GfxMajorMinimum:
     name = "gfx-major-minimum"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['minimum', 'below'],
-     'additionalProperties': False,
-     'properties': {'minimum': {'type': 'array', 'minItems': 1, 'items': {'type': 'string'}},
-                    'below': {'type': 'object',
-                              'required': ['status', 'summary'],
-                              'additionalProperties': False,
-                              'properties': {'status': {'$ref': '#/$defs/status'},
-                                             'summary': {'type': 'string'},
-                                             'remedy': {'type': 'string'}}}}}
+    params_schema = params_object(['minimum', 'below'], {
+        'minimum': {'type': 'array', 'minItems': 1, 'items': {'type': 'string'}},
+        'below': {'type': 'object',
+ 'required': ['status', 'summary'],
+ 'additionalProperties': False,
+ 'properties': {'status': {'$ref': '#/$defs/status'},
+                'summary': {'type': 'string'},
+                'remedy': {'type': 'string'}}},
+    })
     rule_requires = ('params',)
 
     def check_params(self, rule) -> None:

@@ -10,21 +10,17 @@ import fnmatch
 import shlex
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, check_regex_params, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
 
 class GlobRemoval:
     name = "glob-removal"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['artifacts'],
-     'additionalProperties': False,
-     'properties': {'artifacts': {'type': 'array',
-                                  'items': {'type': 'string', 'pattern': '\\{target\\}'},
-                                  'minItems': 1},
-                    'command': {'type': 'string'}}}
+    params_schema = params_object(['artifacts'], {
+        'artifacts': {'type': 'array', 'items': {'type': 'string', 'pattern': '\\{target\\}'}, 'minItems': 1},
+        'command': {'type': 'string'},
+    })
 
     def check_params(self, rule) -> None:
         check_regex_params(rule, "command")

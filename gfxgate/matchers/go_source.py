@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -65,12 +65,10 @@ def find_go(src: bytes, find: str, pattern: re.Pattern) -> list[tuple[int, str, 
 
 class GoSource:
     name = "go-source"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['find', 'pattern'],
-     'additionalProperties': False,
-     'properties': {'find': {'enum': ['function', 'call', 'string', 'assignment']},
-                    'pattern': {'type': 'string'}}}
+    params_schema = params_object(['find', 'pattern'], {
+        'find': {'enum': ['function', 'call', 'string', 'assignment']},
+        'pattern': {'type': 'string'},
+    })
     rule_requires = ('params', 'status', 'summary')  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:

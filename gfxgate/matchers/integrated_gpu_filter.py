@@ -15,21 +15,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
 from gfxgate.matchers.go_source import find_go
 from gfxgate.saferegex import rule_regex
 
 
 class IntegratedGpuFilter:
     name = "integrated-gpu-filter"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['function', 'message'],
-     'additionalProperties': False,
-     'properties': {'function': {'type': 'string'},
-                    'message': {'type': 'string'},
-                    'switch': {'type': 'string'},
-                    'default_allowed': {'type': 'string'}}}
+    params_schema = params_object(['function', 'message'], {
+        'function': {'type': 'string'},
+        'message': {'type': 'string'},
+        'switch': {'type': 'string'},
+        'default_allowed': {'type': 'string'},
+    })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from gfxgate.errors import TargetError
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -33,13 +33,11 @@ def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
 
 class JsonTargetList:
     name = "json-target-list"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['variable'],
-     'additionalProperties': False,
-     'properties': {'variable': {'type': 'string'},
-                    'presets': {'type': 'string'},
-                    'exclude_presets': {'type': 'string'}}}
+    params_schema = params_object(['variable'], {
+        'variable': {'type': 'string'},
+        'presets': {'type': 'string'},
+        'exclude_presets': {'type': 'string'},
+    })
 
     def check_params(self, rule) -> None:
         check_regex_params(rule, "presets", "exclude_presets")

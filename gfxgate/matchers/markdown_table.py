@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -21,14 +21,12 @@ def _cells(line: str) -> list[str]:
 
 class MarkdownTable:
     name = "markdown-table"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['column'],
-     'additionalProperties': False,
-     'properties': {'column': {'type': 'string'},
-                    'support_column': {'type': 'string'},
-                    'supported': {'type': 'string'},
-                    'unsupported': {'type': 'string'}}}
+    params_schema = params_object(['column'], {
+        'column': {'type': 'string'},
+        'support_column': {'type': 'string'},
+        'supported': {'type': 'string'},
+        'unsupported': {'type': 'string'},
+    })
 
     def check_params(self, rule) -> None:
         check_regex_params(rule, "column", "support_column", "supported", "unsupported")

@@ -11,26 +11,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
 
 class PatternStatus:
     name = "pattern-status"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['checks'],
-     'additionalProperties': False,
-     'properties': {'checks': {'type': 'array',
-                               'minItems': 1,
-                               'items': {'type': 'object',
-                                         'required': ['pattern', 'status', 'summary'],
-                                         'additionalProperties': False,
-                                         'properties': {'pattern': {'type': 'string'},
-                                                        'status': {'$ref': '#/$defs/status'},
-                                                        'summary': {'type': 'string'},
-                                                        'remedy': {'type': 'string'}}}}}}
+    params_schema = params_object(['checks'], {
+        'checks': {'type': 'array',
+ 'minItems': 1,
+ 'items': {'type': 'object',
+           'required': ['pattern', 'status', 'summary'],
+           'additionalProperties': False,
+           'properties': {'pattern': {'type': 'string'},
+                          'status': {'$ref': '#/$defs/status'},
+                          'summary': {'type': 'string'},
+                          'remedy': {'type': 'string'}}}},
+    })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:

@@ -14,7 +14,7 @@ import dataclasses
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
 from gfxgate.matchers.command_target_list import MATCHER as COMMAND_LISTS
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.model import Status
@@ -23,23 +23,20 @@ from gfxgate.saferegex import rule_regex
 
 class PresetPassthrough:
     name = "preset-passthrough"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
     # the default list comes from a presets file (presets_file + presets) or a command line (list_pattern)
-    params_schema = {'type': 'object',
-     'required': ['variable', 'selector', 'user_variables'],
-     'oneOf': [{'required': ['presets_file', 'presets']}, {'required': ['list_pattern']}],
-     'additionalProperties': False,
-     'properties': {'presets_file': {'type': 'string'},
-                    'variable': {'type': 'string'},
-                    'presets': {'type': 'string'},
-                    'list_pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
-                    'list_label': {'type': 'string'},
-                    'selector': {'type': 'string'},
-                    'selector_note': {'type': 'string'},
-                    'user_variables': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
-                    'command': {'type': 'string', 'pattern': '\\(\\?P<arch>'},
-                    'configure': {'type': 'string', 'pattern': '\\{target\\}'},
-                    'build': {'type': 'string'}}}
+    params_schema = params_object(['variable', 'selector', 'user_variables'], {
+        'presets_file': {'type': 'string'},
+        'variable': {'type': 'string'},
+        'presets': {'type': 'string'},
+        'list_pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
+        'list_label': {'type': 'string'},
+        'selector': {'type': 'string'},
+        'selector_note': {'type': 'string'},
+        'user_variables': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
+        'command': {'type': 'string', 'pattern': '\\(\\?P<arch>'},
+        'configure': {'type': 'string', 'pattern': '\\{target\\}'},
+        'build': {'type': 'string'},
+    }, oneOf=[{'required': ['presets_file', 'presets']}, {'required': ['list_pattern']}])
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:

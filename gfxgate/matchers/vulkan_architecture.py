@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, hit, rule_problem
+from gfxgate.matchers import Finding, Hit, NoMatch, hit, params_object, rule_problem
 from gfxgate.model import Status
 
 MAX_USES = 3
@@ -48,14 +48,11 @@ def _enclosing_if(lines: list[str], start: int, at: int) -> int | None:
 
 class VulkanArchitecture:
     name = "vulkan-architecture"
-    # JSON Schema of a rule's params, merged into the gates schema when rules load (gfxgate.matchers.gates_schema)
-    params_schema = {'type': 'object',
-     'required': ['function', 'enum', 'families'],
-     'additionalProperties': False,
-     'properties': {'function': {'type': 'string'},
-                    'enum': {'type': 'string'},
-                    'families': {'type': 'object',
-                                 'additionalProperties': {'type': 'string', 'pattern': '^[A-Z][A-Z0-9_]*$'}}}}
+    params_schema = params_object(['function', 'enum', 'families'], {
+        'function': {'type': 'string'},
+        'enum': {'type': 'string'},
+        'families': {'type': 'object', 'additionalProperties': {'type': 'string', 'pattern': '^[A-Z][A-Z0-9_]*$'}},
+    })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
