@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Iterator, NamedTuple
 
 from gfxgate.diagnose.patterns import MAX_LINE
