@@ -34,7 +34,6 @@ import textwrap
 import threading
 import time
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -43,7 +42,7 @@ from tests.artifacts.artifact_builders import Built, ccob_bomb, many_note_sectio
 from tests.conftest import require_tool
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.core.test_hostile_rules import HOSTILE_YAML
-from tests.sweep.test_sweep_faults import Hostile
+from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT / "tests" / "sweep" / "slow_llama_server.py"
@@ -357,23 +356,6 @@ def test_2_catastrophic_rule_regex_in_the_go_source_matcher(gfxgate_exe, work, e
 
 
 # -- 3. sweep faults -----------------------------------------------------------------------------------------
-@pytest.fixture()
-def hostile():
-    servers = []
-
-    def start(mode: str, version_delay: float = 0.0) -> str:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Hostile,), {"mode": mode, "version_delay": version_delay}))
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}"
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
 def _sweep(url: str, *extra: str) -> list[str]:
     return ["sweep", "--endpoint", f"x={url}", "--model", "m", "--num-gpu", "0", "--timeout", "1", "--no-probe-gpu",
             "--progress", "none", "--worklog", "w.jsonl", *extra]
