@@ -19,11 +19,18 @@ round-robin (one of each command per round), so load from other processes falls 
   without them, and said so).
 * ``--sweep``: the per-cell overhead of a llama-server sweep (``bench_sweep_overhead.py``, CPU backend set).
 
-Every gfxgate run gets a private cache folder (``GFXGATE_CACHE_DIR``), warmed by one untimed run first: what
-every later run of an installation sees, and no other gfxgate sharing the user cache (another version, a
-checkout) can evict the rules cache in the middle of a measurement. ``PYTHONDONTWRITEBYTECODE`` is dropped from
-the environment, so the package runs from its compiled bytecode as a pip-installed one does (with it set, an
-editable install recompiles every module on every run: about 100 ms more per scan).
+What is timed is what a user runs: by default (``--install fresh``) a throw-away virtual environment with a regular
+``pip install`` of this checkout's tracked files (dependencies from the package index, no editable-install hook,
+no development site packages), and its own ``python`` for the baselines; ``--install current`` times the
+``gfxgate`` next to the Python running this script instead (an editable development install pays its import hook
+and whatever ``.pth`` files the machine adds on every start, baselines included).
+
+Every gfxgate run gets a private user cache folder (``XDG_CACHE_HOME``, so the cache location is looked up as it
+is for a user), warmed by one untimed run first: what every later run of an installation sees, and no other
+gfxgate sharing the user cache (another version, a checkout) can evict the rules cache in the middle of a
+measurement. ``PYTHONDONTWRITEBYTECODE`` is dropped from the environment, so the package runs from its compiled
+bytecode as a pip-installed one does (with it set, an editable install recompiles every module on every run:
+about 100 ms more per scan).
 """
 
 from __future__ import annotations
@@ -45,9 +52,25 @@ TARGETS8 = "gfx803,gfx900,gfx906,gfx908,gfx90a,gfx1030,gfx1100,gfx1201"
 BUNDLE_IDS = r"hipv4-amdgcn-amd-amdhsa--gfx[0-9a-f]*"
 
 
-def gfxgate() -> list[str]:
-    script = Path(sys.executable).with_name("gfxgate")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "gfxgate"]
+def gfxgate(python: str) -> list[str]:
+    script = Path(python).with_name("gfxgate")
+    return [str(script)] if script.exists() else [python, "-m", "gfxgate"]
+
+
+def fresh_install(where: Path) -> str:
+    """A regular (non-editable) ``pip install`` of this checkout's tracked files into a new venv; its python."""
+    source = where / "src"
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], check=True, capture_output=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
+                   check=True)
+    return python
 
 
 def wall(cmd: list[str], before=None, env=None) -> float:
@@ -115,18 +138,22 @@ def main() -> None:
     parser.add_argument("--skip-artifacts", action="store_true")
     parser.add_argument("--history-tags", type=int, default=30)
     parser.add_argument("--sweep", action="store_true", help="also run bench_sweep_overhead.py (CPU backend set)")
+    parser.add_argument("--install", choices=("fresh", "current"), default="fresh",
+                        help="time a regular pip install in a throw-away venv (default) or the gfxgate next to this Python")
     args = parser.parse_args()
-    n, g = args.repeat, gfxgate()
     from gfxgate.gate.snapshot import default_path
 
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.pop("GFXGATE_CACHE_DIR", None)
+    install = tempfile.TemporaryDirectory(prefix="gfxgate-bench-install-")
+    py = fresh_install(Path(install.name)) if args.install == "fresh" else sys.executable
+    n, g = args.repeat, gfxgate(py)
     cache = tempfile.TemporaryDirectory(prefix="gfxgate-bench-cache-")
-    os.environ["GFXGATE_CACHE_DIR"] = cache.name
+    os.environ["XDG_CACHE_HOME"] = cache.name
     rows: list[tuple[str, str, str]] = []
     # the snapshot scans run without source overrides (an override means a live scan)
     plain = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_SOURCE_")}
     subprocess.run([*g, "scan", "-t", "gfx900"], check=True, capture_output=True, env=plain)  # fills the caches
-    py = sys.executable
     jobs: dict[str, tuple] = {
         "pass": ([py, "-c", "pass"], None, None),
         "read": ([py, "-c", "import json, sys; json.load(open(sys.argv[1], 'rb'))", str(default_path())], None, None),
@@ -192,7 +219,8 @@ def main() -> None:
     else:
         rows.append(("trace / history", "—", "set GFXGATE_SOURCE_OLLAMA and GFXGATE_SOURCE_OLLAMA_PYTHON to local clones"))
 
-    print(f"median of {n} (round-robin), whole process, {' '.join(g[-1:])}\n")
+    print(f"median of {n} (round-robin), whole process, "
+          f"{'a fresh regular install' if args.install == 'fresh' else ' '.join(g[-1:])}\n")
     print("| command | wall | note |\n|---|---:|---|")
     for what, value, note in rows:
         print(f"| {what} | {value} | {note} |")

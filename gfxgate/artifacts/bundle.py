@@ -49,6 +49,11 @@ class Bundle:
     entries: tuple[BundleEntry, ...]
     extent: int  # bytes the bundle spans (max offset + size)
 
+    @functools.cached_property
+    def devices(self) -> tuple[BundleEntry, ...]:
+        """The entries that hold device code (every caller walks these; computed once)."""
+        return tuple(e for e in self.entries if e.is_device)
+
 
 @dataclass(frozen=True)
 class CompressedHeader:
@@ -75,13 +80,15 @@ def split_entry_id(entry_id: str) -> tuple[str, str, str]:
     return kind, rest, ""
 
 
-def parse_bundle(blob: Blob, offset: int = 0, room: int | None = None) -> Bundle:
+def parse_bundle(blob: Blob, offset: int = 0, room: int | None = None, head: bytes | None = None) -> Bundle:
     """Entries of the uncompressed bundle at ``offset`` of ``blob``.
 
     ``room`` bounds every entry (default: the rest of the blob; for a compressed bundle, its declared
-    uncompressed size, of which only the header need be inflated).
+    uncompressed size, of which only the header need be inflated). ``head``: the bundle's first 32 bytes when
+    the caller has read them already (the fatbin walk reads them to tell a bundle from a CCOB blob).
     """
-    head = blob.exact(offset, 32, "bundle header")
+    if head is None or len(head) < 32:
+        head = blob.exact(offset, 32, "bundle header")
     if head[:24] != BUNDLE_MAGIC:
         raise ArtifactFormatError("no offload bundle magic", blob.start + offset)
     (count,) = struct.unpack_from("<Q", head, 24)
@@ -243,7 +250,7 @@ def walk_fatbin(blob: Blob, sec_offset: int, sec_size: int):
         head = section.read(pos, 32)
         if head[:24] == BUNDLE_MAGIC:
             try:
-                bundle = parse_bundle(section, pos)
+                bundle = parse_bundle(section, pos, head=head)
                 yield pos + sec_offset, "bundle", bundle
                 pos += bundle.extent
             except ArtifactFormatError as exc:

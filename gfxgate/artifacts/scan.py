@@ -121,9 +121,8 @@ class _FileScan:
         for item in walk:
             pos, what, parsed = item
             if what == "bundle":
-                for entry in parsed.entries:
-                    if entry.is_device:
-                        self.blob.prefetch(pos + entry.offset, elf.EHDR_SIZE)
+                for entry in parsed.devices:
+                    self.blob.prefetch(pos + entry.offset, elf.EHDR_SIZE)
             ahead.append(item)
             if len(ahead) > LOOKAHEAD:
                 yield ahead.popleft()
@@ -136,13 +135,11 @@ class _FileScan:
             self.error(exc)
             return
         if not prefetched:  # the entries' headers are read in turn: on a cold cache, let those reads overlap
-            for entry in parsed.entries:
-                if entry.is_device:
-                    blob.prefetch(offset + entry.offset, elf.EHDR_SIZE)
-        for entry in parsed.entries:
-            if entry.is_device:
-                window = blob.window(offset + entry.offset, entry.size)
-                self.code_object(window, IN_BUNDLE, origin=window.start, size=entry.size, entry=entry)
+            for entry in parsed.devices:
+                blob.prefetch(offset + entry.offset, elf.EHDR_SIZE)
+        for entry in parsed.devices:
+            window = blob.window(offset + entry.offset, entry.size)
+            self.code_object(window, IN_BUNDLE, origin=window.start, size=entry.size, entry=entry)
 
     def compressed(self, blob: Blob, offset: int) -> None:
         try:
