@@ -75,6 +75,12 @@ def dumps(data: dict[str, Any]) -> bytes:
 
 
 def read(path: Path) -> dict[str, Any]:
+    return _read(path)[1]
+
+
+def _read(path: Path) -> tuple[bytes, dict[str, Any]]:
+    """The snapshot file's bytes and its decoded JSON."""
+    import orjson
     import zstandard
 
     try:
@@ -84,12 +90,12 @@ def read(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise InputError(f"{path}: unreadable timeline snapshot: {exc.strerror or exc}") from exc
     try:
-        data = json.loads(zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20))
-    except (zstandard.ZstdError, ValueError) as exc:
+        data = orjson.loads(zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20))
+    except (zstandard.ZstdError, ValueError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise InputError(f"{path}: not a zstandard-compressed timeline snapshot: {exc}") from exc
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise InputError(f"{path}: not a gfxgate timeline snapshot")
-    return data
+    return raw, data
 
 
 def stale_reasons(data: dict[str, Any]) -> list[str]:
@@ -100,12 +106,19 @@ def stale_reasons(data: dict[str, Any]) -> list[str]:
 
 def load(path: Path | None = None) -> Timeline:
     path = path or default_path()
-    data = read(path)
+    raw, data = _read(path)
     stale = stale_reasons(data)
     if stale:
         raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
                         hint="run `gfxgate snapshot timeline --source ollama=CLONE`, or use --live")
+    from gfxgate import datacache
     from gfxgate.datafiles import validate
 
-    validate(data["timeline"], "timeline", path, {})
+    def validated() -> bool:
+        validate(data["timeline"], "timeline", path, {})
+        return True
+
+    # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
+    # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
+    datacache.cached(path, raw, "schema-checked", "timeline", validated)
     return Timeline.from_json(data["timeline"], origin="snapshot")

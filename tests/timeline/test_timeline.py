@@ -312,3 +312,39 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
     [missing] = data["missing_sources"]
     assert missing["tags"] == ["v0.2.0", "v0.3.0"] and missing["source"] == "llama-cpp" and sorted(missing["rules"]) == sorted(rules)
     assert data["notes"] == []  # said once, grouped by source, not once per rule and release
+
+
+def test_the_shipped_snapshot_is_schema_checked_once_per_content(monkeypatch, tmp_path):
+    """The embedded snapshot's schema check runs once per content (cached like the rules); a snapshot that is
+    not gfxgate's own file is checked on every load, and a broken one is still refused."""
+    import shutil
+
+    from gfxgate import datafiles
+    from gfxgate.timeline import snapshot as snap
+
+    checked = []
+    real = datafiles.validate
+
+    def counting(data, schema, path, lines):
+        checked.append((schema, str(path)))
+        return real(data, schema, path, lines)
+
+    monkeypatch.setattr(datafiles, "validate", counting)
+    from gfxgate import datacache
+
+    datacache.reset()  # this test's own (empty) cache folder, not what an earlier test left in this process
+    first, second = snap.load(), snap.load()
+    assert first.targets == second.targets
+    assert [s for s, _ in checked].count("timeline") == 1, checked
+
+    copy = tmp_path / "timeline.json.zst"
+    shutil.copyfile(snap.default_path(), copy)
+    checked.clear()
+    snap.load(copy), snap.load(copy)
+    assert [s for s, _ in checked].count("timeline") == 2, checked
+
+    data = snap.read(copy)
+    data["timeline"]["targets"][0]["cells"] = "not a list"
+    copy.write_bytes(snap.dumps(data))
+    with pytest.raises(RuleError, match="timeline.json.zst"):
+        snap.load(copy)
