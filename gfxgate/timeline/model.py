@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
+from gfxgate.serial import JsonRecord, json_field
+
 SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Ev:
+class Ev(JsonRecord):
     """One piece of evidence, slim: where (``repo@tag:path:line``), the matched line, the rule, and a link."""
 
     where: str
@@ -22,20 +24,17 @@ class Ev:
     source: str = ""
     url: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"where": self.where, "text": self.text, "source": self.source, "url": self.url}
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Ev":
         return cls(data["where"], data.get("text", ""), data.get("source", ""), data.get("url"))
 
 
 @dataclass(frozen=True)
-class Flip:
+class Flip(JsonRecord):
     """A layer of one target that changed between two consecutive releases."""
 
     tag: str
-    previous: str
+    previous: str = json_field(name="previous_tag")
     layer: str
     old: str
     new: str
@@ -47,10 +46,6 @@ class Flip:
         if not self.evidence and not self.reason:
             raise ValueError(f"flip of {self.layer} at {self.tag} without evidence or reason")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"tag": self.tag, "previous_tag": self.previous, "layer": self.layer, "old": self.old, "new": self.new,
-                "kind": self.kind, "evidence": [e.to_json() for e in self.evidence], "reason": self.reason}
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Flip":
         return cls(data["tag"], data["previous_tag"], data["layer"], data["old"], data["new"], data["kind"],
@@ -58,17 +53,13 @@ class Flip:
 
 
 @dataclass(frozen=True)
-class BackendState:
+class BackendState(JsonRecord):
     backend: str
     state: str  # route, none, undecided
     label: str | None = None
     phrase: str | None = None
     reason: str | None = None  # the first reason for none / undecided
     evidence: tuple[Ev, ...] = ()  # why the route applies, or the cell that refuses it
-
-    def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "state": self.state, "label": self.label, "phrase": self.phrase, "reason": self.reason,
-                "evidence": [e.to_json() for e in self.evidence]}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "BackendState":
@@ -77,23 +68,23 @@ class BackendState:
 
 
 @dataclass(frozen=True)
-class Cell:
+class Cell(JsonRecord):
     """Releases ``first``..``last`` (``tags`` of them) over which one target's route does not change."""
 
     target: str
-    first: str
-    last: str
+    first: str = json_field(name="from")
+    last: str = json_field(name="to")
     tags: int
     route: str  # route rule id of the best route, or "undecided"
     label: str
-    certain: bool
+    certain: bool = json_field(after={"reason": lambda cell: cell.reason})
     backends: tuple[BackendState, ...]
     steps: tuple[str, ...]  # workaround ids of the best route
-    layers: tuple[tuple[str, str], ...]  # (layer, status) at ``first``
+    layers: tuple[tuple[str, str], ...] = json_field(value=dict)  # (layer, status) at ``first``
     evidence: tuple[Ev, ...]  # why the best route applies at ``first`` (or why none is decided)
     start: tuple[Flip, ...] = ()  # the flips at ``first`` (none for the first release of the range)
     end: tuple[Flip, ...] = ()  # the flips at the release after ``last``
-    reason: str | None = None
+    reason: str | None = json_field(None, skip=True)  # written next to ``certain``
 
     def __post_init__(self) -> None:
         if not self.evidence and not self.reason:
@@ -105,15 +96,6 @@ class Cell:
     @property
     def signature(self) -> tuple:
         return (self.route, self.label, self.certain, tuple((b.backend, b.state, b.label) for b in self.backends))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target": self.target, "from": self.first, "to": self.last, "tags": self.tags, "route": self.route,
-            "label": self.label, "certain": self.certain, "reason": self.reason,
-            "backends": [b.to_json() for b in self.backends], "steps": list(self.steps),
-            "layers": dict(self.layers), "evidence": [e.to_json() for e in self.evidence],
-            "start": [f.to_json() for f in self.start], "end": [f.to_json() for f in self.end],
-        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Cell":
@@ -127,7 +109,7 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Clause:
+class Clause(JsonRecord):
     """One clause of the answer sentence, with the evidence of the flip that starts it."""
 
     backend: str
@@ -135,12 +117,9 @@ class Clause:
     text: str
     evidence: tuple[Ev, ...]
 
-    def to_json(self) -> dict[str, Any]:
-        return {"backend": self.backend, "tag": self.tag, "text": self.text, "evidence": [e.to_json() for e in self.evidence]}
-
 
 @dataclass(frozen=True)
-class Unreadable:
+class Unreadable(JsonRecord):
     """A rule that could not be evaluated at a probed release because its source could not be read."""
 
     rule: str
@@ -149,22 +128,19 @@ class Unreadable:
     reason: str
     hint: str | None = None  # how to supply it; None when nothing can (ggml not in ollama at that release)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "tag": self.tag, "source": self.source, "reason": self.reason, "hint": self.hint}
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Unreadable":
         return cls(data["rule"], data["tag"], data["source"], data["reason"], data.get("hint"))
 
 
 @dataclass(frozen=True)
-class MissingSource:
+class MissingSource(JsonRecord):
     """The unreadable records of one source (and hint), summarised: one line instead of one per rule and release."""
 
     source: str
     hint: str | None
     tags: tuple[str, ...]  # the probed releases where it could not be read, in release order
-    rules: tuple[str, ...]
+    rules: tuple[str, ...] = json_field(after={"summary": lambda missing: missing.line})
 
     @property
     def line(self) -> str:
@@ -172,9 +148,6 @@ class MissingSource:
         what = (f"{self.source} could not be read at {len(self.tags)} probed release(s) ({span}): "
                 f"{len(self.rules)} rule(s) unknown there ({', '.join(self.rules)})")
         return what + (f"; {self.hint}" if self.hint else "")
-
-    def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "hint": self.hint, "tags": list(self.tags), "rules": list(self.rules), "summary": self.line}
 
 
 @dataclass(frozen=True)

@@ -10,17 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gfxgate.serial import JsonRecord, json_field
 from gfxgate.timeline.model import Cell, Clause, Ev, Timeline
 
 
 @dataclass(frozen=True)
-class Answer:
-    target: str
+class Answer(JsonRecord):
+    target: str = json_field(skip=True)  # the caller writes it with the cells
     sentence: str
     clauses: tuple[Clause, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"sentence": self.sentence, "clauses": [c.to_json() for c in self.clauses]}
 
 
 def _backend_layers(backend: str) -> set[str]:
