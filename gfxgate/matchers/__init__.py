@@ -88,6 +88,26 @@ def check_regex_params(rule, *keys: str) -> None:
             check_regex(rule, f"params.{key}", rule.params[key])
 
 
+class RegexParams:
+    """The params of a matcher that are regexes in the rule dialect, declared once: each with the pattern a rule
+    that leaves it out gets (``None``: none, and its regex is then ``None``). ``schema`` is their part of the
+    matcher's ``params_schema`` (strings, in this order), :meth:`check` checks a rule's (``check_params``) and
+    :meth:`compile` gives them compiled, by name (``extract``)."""
+
+    def __init__(self, **defaults: str | None) -> None:
+        self.defaults = defaults
+        self.schema = {key: {"type": "string"} for key in defaults}
+
+    def check(self, rule) -> None:
+        check_regex_params(rule, *self.defaults)
+
+    def compile(self, rule) -> dict[str, Any]:
+        from gfxgate.saferegex import rule_regex
+
+        patterns = {key: rule.params.get(key, default) for key, default in self.defaults.items()}
+        return {key: None if pattern is None else rule_regex(pattern) for key, pattern in patterns.items()}
+
+
 def hit(path: str, line: int, text: str) -> dict[str, Any]:
     return {"path": path, "line": line, "text": text.strip()}
 

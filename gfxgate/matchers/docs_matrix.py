@@ -11,9 +11,8 @@ import csv
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
-from gfxgate.saferegex import rule_regex
 
 
 def _cells(line: str) -> list[str]:
@@ -26,19 +25,18 @@ def _clean(cell: str) -> str:
 
 class DocsMatrix:
     name = "docs-matrix"
-    params_schema = params_object(['row'], {
-        'row': {'type': 'string'},
-        'version_from_ref': {'type': 'string'},
-    })
+    # ``row``: a regex over the label cell; ``version_from_ref``: the column's version in the scanned ref
+    regexes = RegexParams(row=None, version_from_ref=r"(\d+\.\d+(?:\.\d+)?)")
+    params_schema = params_object(['row'], regexes.schema)
 
     def check_params(self, rule) -> None:
-        check_regex_params(rule, "row", "version_from_ref")
+        self.regexes.check(rule)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         row_label = rule.params["row"]
-        row_rx = rule_regex(row_label)  # a regex over the label cell
-        ref_rx = rule_regex(rule.params.get("version_from_ref", r"(\d+\.\d+(?:\.\d+)?)"))
-        match = ref_rx.search(source.ref)
+        rx = self.regexes.compile(rule)
+        row_rx = rx["row"]
+        match = rx["version_from_ref"].search(source.ref)
         version = match.group(1) if match else None
         for path in paths:
             lines = (source.read_text(path) or "").splitlines()

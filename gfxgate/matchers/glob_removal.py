@@ -10,23 +10,23 @@ import fnmatch
 import shlex
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
-from gfxgate.saferegex import rule_regex
 
 
 class GlobRemoval:
     name = "glob-removal"
+    regexes = RegexParams(command=r"\brm\b")  # the lines that may remove files
     params_schema = params_object(['artifacts'], {
         'artifacts': {'type': 'array', 'items': {'type': 'string', 'pattern': '\\{target\\}'}, 'minItems': 1},
-        'command': {'type': 'string'},
+        **regexes.schema,
     })
 
     def check_params(self, rule) -> None:
-        check_regex_params(rule, "command")
+        self.regexes.check(rule)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        command = rule_regex(rule.params.get("command", r"\brm\b"))
+        command = self.regexes.compile(rule)["command"]
         removals = []
         for path in paths:
             for number, line in enumerate((source.read_text(path) or "").splitlines(), 1):

@@ -12,7 +12,7 @@ import functools
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -65,18 +65,19 @@ def find_go(src: bytes, find: str, pattern: re.Pattern) -> list[tuple[int, str, 
 
 class GoSource:
     name = "go-source"
+    regexes = RegexParams(pattern=None)
     params_schema = params_object(['find', 'pattern'], {
         'find': {'enum': ['function', 'call', 'string', 'assignment']},
-        'pattern': {'type': 'string'},
+        **regexes.schema,
     })
     rule_requires = ('params', 'status', 'summary')  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        check_regex_params(rule, "pattern")
+        self.regexes.check(rule)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         find = rule.params["find"]
-        pattern = rule_regex(rule.params["pattern"])
+        pattern = self.regexes.compile(rule)["pattern"]
         prefilter = rule_regex(re.sub(r"^\^|\$$", "", rule.params["pattern"]))
         hits = []
         for path in paths:

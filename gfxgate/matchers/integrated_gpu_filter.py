@@ -15,29 +15,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.matchers.go_source import find_go
 from gfxgate.saferegex import rule_regex
 
 
 class IntegratedGpuFilter:
     name = "integrated-gpu-filter"
-    params_schema = params_object(['function', 'message'], {
-        'function': {'type': 'string'},
-        'message': {'type': 'string'},
-        'switch': {'type': 'string'},
-        'default_allowed': {'type': 'string'},
-    })
+    regexes = RegexParams(function=None, message=None, switch=None)
+    params_schema = params_object(['function', 'message'], {**regexes.schema, 'default_allowed': {'type': 'string'}})
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
     def check_params(self, rule) -> None:
-        check_regex_params(rule, "function", "message", "switch")
+        self.regexes.check(rule)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        function = rule_regex(rule.params["function"])
-        message = rule_regex(rule.params["message"])
+        rx = self.regexes.compile(rule)
+        function, message, switch = rx["function"], rx["message"], rx["switch"]
         allowed_var = rule.params.get("default_allowed")
-        switch = rule_regex(rule.params["switch"]) if "switch" in rule.params else None
         facts: dict[str, Any] = {"function": None, "message": None, "allowed": None, "allowed_targets": [], "switch": None}
         for path in paths:
             raw = source.read(path) or b""

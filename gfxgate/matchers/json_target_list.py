@@ -11,9 +11,8 @@ import re
 from typing import Any
 
 from gfxgate.errors import TargetError
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
-from gfxgate.saferegex import rule_regex
 
 
 def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
@@ -33,19 +32,16 @@ def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
 
 class JsonTargetList:
     name = "json-target-list"
-    params_schema = params_object(['variable'], {
-        'variable': {'type': 'string'},
-        'presets': {'type': 'string'},
-        'exclude_presets': {'type': 'string'},
-    })
+    regexes = RegexParams(presets=".*", exclude_presets=None)  # over preset names
+    params_schema = params_object(['variable'], {'variable': {'type': 'string'}, **regexes.schema})
 
     def check_params(self, rule) -> None:
-        check_regex_params(rule, "presets", "exclude_presets")
+        self.regexes.check(rule)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]
-        include = rule_regex(rule.params.get("presets", ".*"))
-        exclude = rule_regex(rule.params["exclude_presets"]) if "exclude_presets" in rule.params else None
+        rx = self.regexes.compile(rule)
+        include, exclude = rx["presets"], rx["exclude_presets"]
         lists = []
         for path in paths:
             text = source.read_text(path) or ""

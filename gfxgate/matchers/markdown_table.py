@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
-from gfxgate.saferegex import rule_regex
 
 
 def _cells(line: str) -> list[str]:
@@ -21,21 +20,15 @@ def _cells(line: str) -> list[str]:
 
 class MarkdownTable:
     name = "markdown-table"
-    params_schema = params_object(['column'], {
-        'column': {'type': 'string'},
-        'support_column': {'type': 'string'},
-        'supported': {'type': 'string'},
-        'unsupported': {'type': 'string'},
-    })
+    regexes = RegexParams(column=None, support_column=r"^Support$", supported="✅", unsupported="❌")
+    params_schema = params_object(['column'], regexes.schema)
 
     def check_params(self, rule) -> None:
-        check_regex_params(rule, "column", "support_column", "supported", "unsupported")
+        self.regexes.check(rule)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
-        column = rule_regex(rule.params["column"])
-        support = rule_regex(rule.params.get("support_column", r"^Support$"))
-        yes = rule_regex(rule.params.get("supported", "✅"))
-        no = rule_regex(rule.params.get("unsupported", "❌"))
+        rx = self.regexes.compile(rule)
+        column, support, yes, no = rx["column"], rx["support_column"], rx["supported"], rx["unsupported"]
         rows, headers = [], []
         for path in paths:
             lines = (source.read_text(path) or "").splitlines()

@@ -271,3 +271,16 @@ def test_gfx_major_minimum_rejects_older_generations_with_the_minimum_line(tmp_p
 
     with pytest.raises(RuleError, match="major"):
         run(tmp_path, "gfx-major-minimum", {"gpu.go": go}, ["gfx900"], minimum=[r"Min = (\d+)"], below=below)
+
+
+def test_regex_params_declared_once_give_schema_check_and_defaults():
+    from gfxgate.errors import RuleError
+
+    table = MATCHERS["markdown-table"]
+    assert list(table.params_schema["properties"]) == list(table.regexes.defaults)
+    rx = table.regexes.compile(rule("markdown-table", column="LLVM", supported="yes"))
+    assert (rx["column"].pattern, rx["supported"].pattern, rx["unsupported"].pattern) == ("LLVM", "yes", "❌")
+    presets = MATCHERS["json-target-list"].regexes.compile(rule("json-target-list", variable="V"))
+    assert presets["presets"].search("any") and presets["exclude_presets"] is None
+    with pytest.raises(RuleError, match=r"rule t: params\.unsupported: "):
+        table.check_params(rule("markdown-table", column="x", unsupported="(a"))
