@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from gfxgate.gate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, evaluate_rule
 from gfxgate.sources.directory import DirectorySource
+from gfxgate.targets import catalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules"
 ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
 STATUS = re.compile(r"^(?P<target>gfx[0-9a-z:+-]+)=(?P<status>[a-z-]+)$")
+ORIGIN = re.compile(r"^(?P<repo>[\w.-]+)@(?P<ref>[^\s:]+):\S")  # ollama@v0.17.5:CMakeLists.txt (lines …)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,35 @@ def read_case(case: Path, tree: Path) -> list[Expectation]:
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
         (tree / rel).write_text("\n".join(out), encoding="utf-8")
     return found
+
+
+def origins(case: Path) -> set[tuple[str, str]]:
+    """(repository, ref) of every ``from:`` line of a case that names one (``ollama@v0.17.5:path``)."""
+    found = set()
+    for path in (p for p in case.rglob("*") if p.is_file()):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = ANNOTATION.match(line)
+            origin = ORIGIN.match(match["body"]) if match and match["kind"] == "from" else None
+            if origin:
+                found.add((origin["repo"], origin["ref"]))
+    return found
+
+
+def assert_expectations(rule, facts, expectations: list[Expectation], evidence) -> None:
+    """Assert every annotation against a rule's ``facts`` (RuleFacts); ``evidence(expectation, finding)`` is the
+    check of an annotated evidence line."""
+    cat = catalog()
+    for e in expectations:
+        where = f"{e.path}:{e.line}"
+        if e.kind == "ok":
+            assert facts.state in (NO_MATCH, NOT_APPLICABLE), f"{where}: the rule should find nothing, got {facts.state}"
+            continue
+        assert facts.state == MATCHED, f"{where}: {facts.reason}"
+        for target, status in e.statuses:
+            finding = evaluate_rule(rule, facts.facts, cat.parse(target), cat)
+            assert finding.status.value == status, f"{where}: {target} is {finding.status.value}: {finding.summary}"
+            if e.evidence_line is not None:
+                evidence(e, finding)
 
 
 class OneSource:
