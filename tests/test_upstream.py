@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gfxgate.cli import main
+from tests.core.rule_fixtures import assert_expectations, cases, origins, read_case
 
 UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
 pytestmark = [pytest.mark.upstream, pytest.mark.skipif(not UPSTREAM, reason="set GFXGATE_TEST_UPSTREAM to run")]
@@ -29,6 +30,37 @@ def _scan(capsys, monkeypatch, *args):
     assert info.value.code == 0, err
     data = json.loads(out)
     return lambda layer, target: next(l for l in data["layers"] if l["id"] == layer)["cells"][data["targets"].index(target)]
+
+
+@pytest.mark.parametrize("rule_id,case", cases())
+def test_real_tree_decides_what_each_rule_fixture_says(rule_id, case, tmp_path):
+    """A fixture case cut from the files of its own ref decides as the rule does on the whole clone at that ref:
+    the same statuses, and each annotated evidence line is among the lines the real tree cites."""
+    from gfxgate.gate.engine import collect_facts
+    from gfxgate.gate.ruleset import RuleSet, default_rules
+    from gfxgate.sources.resolve import SourceSet, load_pins
+
+    named = origins(case)
+    if {ref for _, ref in named} != {case.name}:
+        pytest.skip(f"not cut from the files of {case.name} alone: {sorted(named)}")
+    ruleset = default_rules()
+    rule = next(r for r in ruleset.rules if r.id == rule_id)
+    root = Path(UPSTREAM)
+    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm")},
+                        refs=dict(named), offline=True)
+    try:
+        facts = collect_facts(RuleSet(layers=ruleset.layers, rules=(rule,)), sources)[rule.id]
+    finally:
+        sources.close()
+    expectations = read_case(case, tmp_path)
+    text = {(e.path, e.evidence_line): (tmp_path / e.path).read_text(encoding="utf-8").splitlines()[e.evidence_line - 1]
+            for e in expectations if e.evidence_line}
+
+    def same_line(e, finding):
+        line = text[(e.path, e.evidence_line)].strip()
+        assert (e.path, line) in {(h.path, h.text) for h in finding.hits}, f"{e.path}:{e.line}: {line!r} not cited"
+
+    assert_expectations(rule, facts, expectations, same_line)
 
 
 def test_real_v0_17_5(capsys, monkeypatch):
