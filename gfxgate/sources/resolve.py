@@ -16,6 +16,7 @@ from gfxgate.datafiles import load_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.model import Location
 from gfxgate.resources import rules_dir
+from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
 
 
@@ -79,13 +80,27 @@ def load_pins(path: Path | None = None) -> Pins:
         for repo in (name, coupling.by):
             if repo not in sources:
                 raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")
-        try:
-            if "version" not in re.compile(coupling.pattern).groupindex:
-                raise RuleError(f"{path}: coupling {name}: pattern needs a (?P<version>…) group")
-        except re.error as exc:
-            raise RuleError(f"{path}: coupling {name}: bad pattern: {exc}") from exc
+        try:  # the one dialect of regexes from rules data (RE2), like every gate rule's
+            if "version" not in rule_regex(coupling.pattern).groupindex:
+                raise RuleRegexError("needs a (?P<version>…) group")
+        except RuleRegexError as exc:
+            line = _key_line(path, f"couplings.{name}", "pattern")
+            raise RuleError(f"{path}:{line}: coupling {name}: pattern: {exc.message}" if line else
+                            f"{path}: coupling {name}: pattern: {exc.message}") from None
         couplings[name] = coupling
     return Pins(sources=sources, layouts=layouts, path=path, couplings=couplings)
+
+
+def _key_line(path: Path, table: str, key: str) -> int:
+    """1-based line of ``key = …`` in the TOML table ``[table]`` of ``path`` (0: not written that way)."""
+    inside = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.split("#")[0].strip().replace('"', "") == f"[{table}]"
+        elif inside and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return number
+    return 0
 
 
 def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[str, str]:
@@ -226,7 +241,7 @@ class SourceSet:
         except SourceError as exc:
             self.notes.append(f"{name}: pinned {pin.ref} ({coupling.by} cannot be read to choose it: {exc.message})")
             return pin.ref, f"{coupling.by} cannot be read to choose the ref: read the pin {pin.ref}"
-        rx = re.compile(coupling.pattern)
+        rx = rule_regex(coupling.pattern)
         found = None
         for path in coupling.files:
             for number, line in enumerate(texts[path].splitlines(), start=1):

@@ -129,6 +129,24 @@ def test_every_matcher_checks_its_regexes_in_the_dialect_with_file_and_line(tmp_
         load_rules(tmp_path)
 
 
+@pytest.mark.parametrize("pattern,needle", [
+    (r"^ARG (?=ROCM)ROCM_?VERSION=(?P<version>\d+)", "invalid perl operator: (?="),  # fine for Python's re
+    (r"^ARG ROCMVERSION=(?P<version>(\d)\1)", "invalid escape sequence: \\1"),  # a backreference: fine for re
+    (r"^ARG ROCMVERSION=(?P<version>\d+", "missing )"),
+])
+def test_a_coupling_pattern_outside_the_dialect_is_exit_3_at_its_line(pattern, needle, gfxgate_exe, tmp_path):
+    """rules/pins.toml's couplings were compiled with Python re, the one regex of rules data that was; now RE2 too."""
+    shipped = (Path(__file__).resolve().parents[2] / "rules" / "pins.toml").read_text(encoding="utf-8")
+    good = next(line for line in shipped.splitlines() if line.startswith("pattern = ") and "(?P<version>" in line)
+    pins = tmp_path / "pins.toml"
+    pins.write_text(shipped.replace(good, f"pattern = '{pattern}'"), encoding="utf-8")
+    line = shipped.splitlines().index(good) + 1
+    proc = subprocess.run([gfxgate_exe, "pins", "show", "--pins", str(pins)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.startswith(f"gfxgate: error: {pins}:{line}: coupling rocm-docs: pattern: bad regex ")
+    assert needle in proc.stderr and "RE2 syntax" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_grep_is_one_dialect_on_folders_and_git(tmp_path):
     """The same tree as a folder and as a git tag: a rule regex finds the same lines. (`\\d`, `\\s` and
     `(?i)` are not POSIX ERE, so `git grep -E` used to answer differently.)"""
@@ -158,7 +176,7 @@ def test_no_rule_regex_bypasses_the_safe_dialect():
     import re
 
     root = Path(__file__).resolve().parents[2] / "gfxgate"
-    pattern = re.compile(r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\((check|spec)\.")
+    pattern = re.compile(r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\((check|spec|coupling)\.")
     offenders = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in root.rglob("*.py")
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert offenders == []
