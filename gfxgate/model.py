@@ -45,6 +45,12 @@ def combine(statuses: Iterable[Status]) -> Status:
     return min(decided, key=RANK.__getitem__) if decided else Status.UNKNOWN
 
 
+def need_evidence(evidence: tuple, what: str) -> None:
+    """The one check that a record which must carry evidence has some: ``ValueError`` "<what> without evidence"."""
+    if not evidence:
+        raise ValueError(f"{what} without evidence")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Location(JsonRecord):
     """Where a piece of evidence is: ``repo@ref:path:line`` (commit kept for reproducibility).

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gfxgate.model import Evidence, Location, Verdict
+from gfxgate.model import Evidence, Location, Verdict, need_evidence
 
 JSON_SCHEMA_VERSION = 1
-
-
-def _need_evidence(kind: str, what: str, evidence: tuple) -> None:
-    if not evidence:
-        raise ValueError(f"{kind} {what!r} without evidence")
 
 
 @dataclass(frozen=True)
@@ -28,7 +23,7 @@ class Fact:
     evidence: tuple[Evidence, ...]
 
     def __post_init__(self) -> None:
-        _need_evidence("fact", self.name, self.evidence)
+        need_evidence(self.evidence, f"fact {self.name!r}")
 
 
 @dataclass(frozen=True)
@@ -42,7 +37,7 @@ class Gpu:
     detail: str = ""
 
     def __post_init__(self) -> None:
-        _need_evidence("gpu", self.name, self.evidence)
+        need_evidence(self.evidence, f"gpu {self.name!r}")
 
     @property
     def processor(self) -> str | None:
@@ -70,7 +65,7 @@ class Finding:
     run: int | None = None  # index into Diagnosis.runs
 
     def __post_init__(self) -> None:
-        _need_evidence("finding", self.message, self.evidence)
+        need_evidence(self.evidence, f"finding {self.message!r}")
         if self.stale and self.verdict is not None:
             raise ValueError(f"finding {self.message!r} is stale and cannot carry a verdict")
 
@@ -89,7 +84,7 @@ class Run:
     frames: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _need_evidence("run", str(self.index), self.evidence)
+        need_evidence(self.evidence, f"run '{self.index}'")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
-from gfxgate.model import RANK, Evidence, GateMatrix, Status, Verdict
+from gfxgate.model import RANK, Evidence, GateMatrix, Status, Verdict, need_evidence
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_field
@@ -173,8 +173,7 @@ class RouteStep(JsonRecord):
     check: StepCheck | None = None  # the workaround's own checks at this version (live scans only)
 
     def __post_init__(self) -> None:
-        if not self.evidence:
-            raise ValueError(f"route step {self.workaround} without evidence")
+        need_evidence(self.evidence, f"route step {self.workaround}")
 
 
 @dataclass(frozen=True)
@@ -199,8 +198,7 @@ class RouteOption(JsonRecord):
     override_target: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.evidence:
-            raise ValueError(f"route {self.route} without evidence")
+        need_evidence(self.evidence, f"route {self.route}")
 
 
 @dataclass(frozen=True)

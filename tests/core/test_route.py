@@ -127,9 +127,9 @@ def test_cpu_only_when_every_gpu_backend_is_refused(source_env, tmp_path):
 
 
 def test_a_route_refuses_to_exist_without_evidence():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^route rocm-release without evidence$"):
         RouteOption("rocm-release", "rocm", "ROCm out of the box", "out of the box", ())
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^route step copy-rocblas-tensile without evidence$"):
         RouteStep("copy-rocblas-tensile", "t", "s", "r", ("release-packaging",), ())
 
 

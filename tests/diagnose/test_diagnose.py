@@ -169,6 +169,15 @@ def test_unknowns_name_what_is_missing():
     assert any("OLLAMA_DEBUG=1" in u.reason for u in d.unknowns)
 
 
+def test_nothing_the_log_establishes_exists_without_evidence():
+    from gfxgate.diagnose.model import Fact, Run
+
+    with pytest.raises(ValueError, match="^fact 'OLLAMA_VULKAN' without evidence$"):
+        Fact("OLLAMA_VULKAN", "1", ())
+    with pytest.raises(ValueError, match="^run '0' without evidence$"):
+        Run(0, "failed", "SIGSEGV", ())
+
+
 def test_prefixes_are_stripped():
     assert strip_prefix("Oct 05 10:00:01 vega ollama[812]: hello")[0] == "hello"
     assert strip_prefix("2025-10-05T10:00:01+0200 vega ollama[812]: hello") == ("hello", True)
