@@ -258,3 +258,50 @@ def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
         assert build["setting"].startswith(command), (tag, build["setting"])
         assert build["check"]["state"] == "live", (tag, build["check"])
         assert route["certain"], (tag, route["reason"])
+
+
+def test_real_source_build_workaround_of_each_era(capsys, monkeypatch):
+    """`gfxgate workarounds` prints the build command of the scanned version's era, as its docs/development.md
+    documents it, and checks it against that era's files: gen_linux.sh takes $AMDGPU_TARGETS from v0.1.21 (not at
+    v0.1.20), llama/make/Makefile.rocm (v0.4.x) takes no list although its docs name AMDGPU_TARGETS, make/Makefile.rocm
+    has HIP_ARCHS?= (v0.5.2 … v0.5.7); CMake after, and llama-server's backends from v0.30.0-rc26."""
+    root = Path(UPSTREAM)
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
+    go_generate = "AMDGPU_TARGETS=gfx900 go generate ./... && go build ."
+    expected = {  # tag: (setting, state, evidence it cites)
+        "v0.1.20": (go_generate, "stale", None),
+        "v0.1.22": (go_generate, "live", "llm/generate/gen_linux.sh:19"),
+        "v0.3.14": (go_generate, "live", "docs/development.md:84"),
+        "v0.4.7": ("make -j 5 HIP_ARCHS=gfx900", "stale", None),
+        "v0.5.7": ("make -j 5 HIP_ARCHS=gfx900", "live", "docs/development.md:68"),
+        "v0.17.5": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:125"),
+        "v0.32.15": ("cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build",
+                     "live", "docs/development.md:51"),
+    }
+    for tag, (setting, state, where) in expected.items():
+        with pytest.raises(SystemExit) as info:
+            main(["workarounds", "--format", "json", "--offline", "-t", "gfx900", "--ref", f"ollama={tag}"])
+        out, err = capsys.readouterr()
+        assert info.value.code == 0, err
+        build = next(w for w in json.loads(out)["workarounds"] if w["id"] == "build-amdgpu-targets")
+        assert (build["setting"], build["state"]) == (setting, state), (tag, build["summary"])
+        wheres = [e["where"] for c in build["checks"] for e in c["evidence"]]
+        assert where is None or f"ollama@{tag}:{where}" in wheres, (tag, wheres)
+
+
+def test_real_build_step_before_v0_4_is_go_generate(capsys, monkeypatch):
+    """gfx940 is in no GPU_LIST of v0.1.22: the answer is a build with AMDGPU_TARGETS set for go generate, checked live."""
+    root = Path(UPSTREAM)
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    with pytest.raises(SystemExit) as info:
+        main(["scan", "--format", "json", "--offline", "-t", "gfx940", "--ref", "ollama=v0.1.22"])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    route = json.loads(out)["routes"][0]
+    assert route["best"]["route"] != "cpu" and route["certain"], route["reason"]
+    build = next(s for s in route["best"]["steps"] if s["workaround"] == "build-amdgpu-targets")
+    assert build["setting"] == "AMDGPU_TARGETS=gfx940 go generate ./... && go build ."
+    assert build["check"]["state"] == "live", build["check"]
+    assert "ollama@v0.1.22:llm/generate/gen_linux.sh:19" in [e["where"] for e in build["check"]["evidence"]]
+

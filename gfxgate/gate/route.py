@@ -434,9 +434,11 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
 
     rules = rules or default_routes()
     workarounds = default_workarounds() if workarounds is None else workarounds
-    by_id = {w.id: w for w in workarounds}
     if version is None:
         version = next((s.ref for s in matrix.sources if s.name == "ollama"), "")
+    refs = {s.name: s.ref for s in matrix.sources} | ({"ollama": version} if version else {})
+    workarounds = tuple(w.at(refs.get) for w in workarounds)  # each step's setting of the scanned version's era
+    by_id = {w.id: w for w in workarounds}
     overrides = _override_columns(matrix, target, workarounds)
     outcomes: dict[str, _Outcome] = {}
     for rule in rules.routes:

@@ -3,7 +3,9 @@
 ``rules/workarounds.yaml`` says what each workaround does, which failure it addresses, which gate-matrix
 layers it unblocks and its risk. Checks find live evidence at the scanned tags: an environment variable
 still read (the trace engine's ``--env`` search), a build flag or option still present. An entry whose
-evidence disappeared is reported "stale at <tag>", never dropped.
+evidence disappeared is reported "stale at <tag>", never dropped. An entry may have ``eras``: the setting and
+checks of each range of a repository's versions (a build from source is ``go generate`` before ollama v0.4, ``make``
+until v0.5.8, CMake after); ``Workaround.at`` picks the era of the scanned ref.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, SourceError, TargetError
@@ -36,6 +38,19 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Era:
+    """The setting and checks of a workaround over one range of a repository's versions."""
+
+    repo: str
+    versions: str
+    setting: str
+    checks: tuple[Check, ...]
+
+    def describe(self) -> str:
+        return f"{self.repo} {self.versions}"
+
+
+@dataclass(frozen=True)
 class Workaround:
     """One entry of ``rules/workarounds.yaml``: what it sets, what it unblocks, its risk and its checks."""
 
@@ -50,9 +65,23 @@ class Workaround:
     checks: tuple[Check, ...]
     override: str | None = None
     applies_to: tuple[str, ...] = ()
+    eras: tuple[Era, ...] = ()
+    era: str | None = None  # the era whose setting and checks these are ("ollama <0.4.0"), once resolved by ``at``
 
     def applies(self, layer: str, processor: str) -> bool:
         return layer in self.unblocks and (not self.applies_to or processor in self.applies_to)
+
+    def at(self, ref_of: Callable[[str], str | None]) -> Workaround:
+        """This workaround at the scanned versions: the setting and checks of the first era whose range holds the
+        ref of its repository (``ref_of(repo)``: None when unknown); the entry's own outside every era, or when the
+        ref has no version number (a folder)."""
+        from gfxgate.sources.versions import in_range
+
+        for era in self.eras:
+            ref = ref_of(era.repo)
+            if ref is not None and in_range(ref, era.versions):
+                return dataclasses.replace(self, setting=era.setting, checks=era.checks, eras=(), era=era.describe())
+        return self
 
 
 @dataclass(frozen=True)
@@ -88,6 +117,7 @@ class WorkaroundReport:
             "unblocks": list(w.unblocks),
             "risk": w.risk,
             "applies_to": list(w.applies_to),
+            "era": w.era,
             "state": self.state,
             "summary": self.summary,
             "override_target": self.override_target,
@@ -101,18 +131,23 @@ class WorkaroundReport:
 
 def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = None) -> tuple[Workaround, ...]:
     """Load and cross-check rules/workarounds.yaml (layers, targets, repos, regexes)."""
+    from gfxgate.sources.versions import in_range
     from gfxgate.targets import catalog
 
     path = path or rules_dir() / "workarounds.yaml"
     data = load_yaml(path, "workarounds")
     cat = catalog()
     out, seen = [], set()
+    def checks_of(raw_checks) -> tuple[Check, ...]:
+        return tuple(Check(c["repo"], c.get("env"), c.get("grep"), tuple(c.get("paths", ()))) for c in raw_checks)
+
     for raw in data["workarounds"]:
-        checks = tuple(Check(c["repo"], c.get("env"), c.get("grep"), tuple(c.get("paths", ()))) for c in raw["checks"])
+        checks = checks_of(raw["checks"])
+        eras = tuple(Era(e["repo"], e["versions"], e["setting"], checks_of(e["checks"])) for e in raw.get("eras", ()))
         item = Workaround(
             id=raw["id"], title=raw["title"], kind=raw["kind"], setting=raw["setting"], what=raw["what"],
             addresses=raw["addresses"], unblocks=tuple(raw["unblocks"]), risk=raw["risk"], checks=checks,
-            override=raw.get("override"), applies_to=tuple(raw.get("applies_to", ())),
+            override=raw.get("override"), applies_to=tuple(raw.get("applies_to", ())), eras=eras,
         )
         problems = []
         if item.id in seen:
@@ -126,7 +161,14 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
                 cat.from_hsa_override(item.override)
             except TargetError as exc:  # reported as a rules problem here
                 problems.append(str(exc))
-        for check in checks:
+        for era in eras:
+            if repos is not None and era.repo not in repos:
+                problems.append(f"era {era.versions!r}: unknown repo {era.repo!r}")
+            try:
+                in_range("v0.0.0", era.versions)
+            except ValueError as exc:
+                problems.append(f"era: {exc}")
+        for check in checks + tuple(c for era in eras for c in era.checks):
             if repos is not None and check.repo not in repos:
                 problems.append(f"unknown repo {check.repo!r}")
             if check.grep:
@@ -174,6 +216,14 @@ def _with_override_loads(remedy: str | None, applicable: list[Workaround]) -> st
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 
+def _ref_of(sourceset, repo: str) -> str | None:
+    """The ref a source set reads ``repo`` at; None when the source cannot be opened."""
+    try:
+        return sourceset.get(repo).ref
+    except SourceError:
+        return None
+
+
 def _run_check(check: Check, sourceset, env_search) -> CheckResult:
     try:
         source = sourceset.get(check.repo)
@@ -205,6 +255,7 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
     env_search = functools.cache(lambda name: search_env(sourceset, name, ctx=ctx))
     out = []
     for item in workarounds:
+        item = item.at(functools.partial(_ref_of, sourceset))
         results = tuple(_run_check(c, sourceset, env_search) for c in item.checks)
         missing = [r for r in results if not r.evidence and r.reason is None]
         unavailable = [r for r in results if r.reason]

@@ -26,7 +26,7 @@ def render_md(reports, *, sources) -> str:
         lines.append(f"| {code(w.setting)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
     for r in reports:
         w = r.workaround
-        lines += ["", f"## {w.title}", "", f"- setting: {code(w.setting)}", f"- what: {w.what}", f"- addresses: {w.addresses}",
+        lines += ["", f"## {w.title}", "", f"- setting: {code(w.setting)}" + (f" (for {w.era})" if w.era else ""), f"- what: {w.what}", f"- addresses: {w.addresses}",
                   f"- unblocks: {', '.join(w.unblocks) or '—'}", f"- risk: {w.risk}"]
         if w.applies_to:
             lines.append(f"- applies to: {', '.join(w.applies_to)}")

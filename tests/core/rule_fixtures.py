@@ -1,6 +1,8 @@
 """Rule fixtures: ``tests/rules/<rule-id>/<case>/`` trees and the expectations annotated in them.
 
-The format is described in tests/rules/README.md; tests/core/test_rule_fixtures.py runs every case.
+The format is described in tests/rules/README.md; tests/core/test_rule_fixtures.py runs every case. Workaround
+checks have the same layout under ``tests/workarounds/<workaround-id>/<case>/`` (``live:`` / ``stale:`` annotations,
+tests/core/test_workaround_fixtures.py).
 """
 
 from __future__ import annotations
@@ -16,9 +18,19 @@ from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules"
-ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
+WORKAROUND_FIXTURES = Path(__file__).resolve().parents[1] / "workarounds"
+ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
 STATUS = re.compile(r"^(?P<target>gfx[0-9a-z:+-]+)=(?P<status>[a-z-]+)$")
 ORIGIN = re.compile(r"^(?P<repo>[\w.-]+)@(?P<ref>[^\s:]+):\S")  # ollama@v0.17.5:CMakeLists.txt (lines …)
+
+
+@dataclass(frozen=True)
+class Annotation:
+    kind: str  # ruleid | ok (tests/rules), live | stale (tests/workarounds)
+    body: str
+    path: str
+    line: int  # the annotation's line
+    evidence_line: int | None  # the line after it, when it is not blank
 
 
 @dataclass(frozen=True)
@@ -31,9 +43,9 @@ class Expectation:
     evidence_line: int | None  # the line after it, when it is not blank
 
 
-def read_case(case: Path, tree: Path) -> list[Expectation]:
-    """Copy ``case`` to ``tree`` with annotation lines blanked; the expectations they state."""
-    found: list[Expectation] = []
+def copy_case(case: Path, tree: Path) -> list[Annotation]:
+    """Copy ``case`` to ``tree`` with annotation lines blanked (line numbers kept); the annotations, ``from:`` left out."""
+    found: list[Annotation] = []
     for path in sorted(p for p in case.rglob("*") if p.is_file()):
         rel = path.relative_to(case).as_posix()
         lines = path.read_text(encoding="utf-8").split("\n")
@@ -46,18 +58,27 @@ def read_case(case: Path, tree: Path) -> list[Expectation]:
             out.append("")
             if match["kind"] == "from":
                 continue
-            rule_id, *pairs = match["body"].split()
-            statuses = []
-            for pair in pairs:
-                parsed = STATUS.match(pair)
-                assert parsed, f"{rel}:{number}: expected TARGET=STATUS, got {pair!r}"
-                statuses.append((parsed["target"], parsed["status"]))
-            assert (match["kind"] == "ruleid") == bool(statuses), f"{rel}:{number}: ruleid: needs TARGET=STATUS, ok: none"
             following = next((n for n in range(number, len(lines)) if not ANNOTATION.match(lines[n])), None)
             evidence = following + 1 if following is not None and lines[following].strip() else None
-            found.append(Expectation(match["kind"], rule_id, tuple(statuses), rel, number, evidence))
+            found.append(Annotation(match["kind"], match["body"], rel, number, evidence))
         (tree / rel).parent.mkdir(parents=True, exist_ok=True)
         (tree / rel).write_text("\n".join(out), encoding="utf-8")
+    return found
+
+
+def read_case(case: Path, tree: Path) -> list[Expectation]:
+    """Copy ``case`` to ``tree`` with annotation lines blanked; the expectations they state."""
+    found: list[Expectation] = []
+    for a in copy_case(case, tree):
+        assert a.kind in ("ruleid", "ok"), f"{a.path}:{a.line}: {a.kind}: belongs in tests/workarounds/"
+        rule_id, *pairs = a.body.split()
+        statuses = []
+        for pair in pairs:
+            parsed = STATUS.match(pair)
+            assert parsed, f"{a.path}:{a.line}: expected TARGET=STATUS, got {pair!r}"
+            statuses.append((parsed["target"], parsed["status"]))
+        assert (a.kind == "ruleid") == bool(statuses), f"{a.path}:{a.line}: ruleid: needs TARGET=STATUS, ok: none"
+        found.append(Expectation(a.kind, rule_id, tuple(statuses), a.path, a.line, a.evidence_line))
     return found
 
 
@@ -98,9 +119,9 @@ class OneSource:
         return self.source
 
 
-def cases() -> list:
-    if not FIXTURES.is_dir():
+def cases(root: Path = FIXTURES) -> list:
+    if not root.is_dir():
         return []
     return [pytest.param(rule.name, case, id=f"{rule.name}/{case.name}")
-            for rule in sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+            for rule in sorted(p for p in root.iterdir() if p.is_dir())
             for case in sorted(p for p in rule.iterdir() if p.is_dir())]

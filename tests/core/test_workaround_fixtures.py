@@ -1,0 +1,72 @@
+"""Every workaround against its fixture files: its checks at each era, and the same build command as the build row.
+
+``tests/workarounds/<workaround-id>/<case>/`` is laid out as a rule fixture (tests/rules/README.md): excerpts of real
+upstream files at the ref ``<case>``, each with a ``from:`` line. Annotations:
+
+* ``# live: WORKAROUND-ID`` — the workaround's checks find evidence at this ref; when the next line is not blank, it is
+  among that evidence;
+* ``# stale: WORKAROUND-ID`` — its checks find nothing here.
+
+For the source-build workaround, the setting printed at the ref (its era's command) must be what the build target list
+row gives as remedy on the same files (the answer's build step takes it from there): a build from source is
+``AMDGPU_TARGETS=… go generate ./... && go build .`` before ollama v0.4, ``make -j 5 HIP_ARCHS=…`` until v0.5.8,
+CMake after. Where the workaround is stale, the row must not offer a build with your own list either.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gfxgate.gate.engine import build_matrix, collect_facts
+from gfxgate.gate.ruleset import RuleSet, default_rules
+from gfxgate.gate.workarounds import LIVE, STALE, check_all, default_workarounds
+from gfxgate.model import Status
+from gfxgate.sources.directory import DirectorySource
+from gfxgate.targets import catalog
+from tests.core.rule_fixtures import WORKAROUND_FIXTURES, OneSource, cases, copy_case
+
+BUILD_ROW = {"build-amdgpu-targets": "cmake-filter"}  # workaround -> the layer whose remedy is the same command
+OUTSIDER = "gfx1031"  # in no default ROCm list of ollama before v0.5.8: its build row needs your own list
+
+
+@pytest.mark.parametrize("workaround_id,case", cases(WORKAROUND_FIXTURES))
+def test_workaround_checks_find_what_the_fixture_says(workaround_id, case, tmp_path):
+    items = {w.id: w for w in default_workarounds()}
+    assert workaround_id in items, f"tests/workarounds/{workaround_id}: no workaround has this id"
+    annotations = copy_case(case, tmp_path)
+    assert {a.kind for a in annotations} in ({"live"}, {"stale"}), f"{case}: live: or stale: annotations, not both"
+    assert {a.body for a in annotations} == {workaround_id}, "annotations name the workaround of their folder"
+    source = DirectorySource("ollama", tmp_path, ref=case.name)
+    report = check_all((items[workaround_id],), OneSource(source))[0]
+    expected = LIVE if annotations[0].kind == "live" else STALE
+    assert report.state == expected, f"{case.name}: {report.summary}"
+    cited = {(e.location.path, e.location.line) for r in report.results for e in r.evidence}
+    for a in annotations:
+        if a.kind == "live" and a.evidence_line is not None:
+            assert (a.path, a.evidence_line) in cited, f"{a.path}:{a.line}: evidence is {sorted(cited)}"
+    layer = BUILD_ROW.get(workaround_id)
+    if layer is None:
+        return
+    ruleset = default_rules()
+    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == layer))
+    cat = catalog()
+    matrix = build_matrix(rules, collect_facts(rules, OneSource(source)), [cat.parse(OUTSIDER)], cat)
+    cell = matrix.cells[(layer, OUTSIDER)]
+    if expected == LIVE:
+        assert report.workaround.era is not None, f"{case.name}: no era of {workaround_id} holds this ref"
+        assert cell.status == Status.OVERRIDE_REQUIRED, f"{case.name}: {cell.summary}"
+        assert cell.remedy == report.workaround.setting.replace("gfx900", OUTSIDER), (case.name, cell.remedy)
+    else:
+        assert cell.status != Status.OVERRIDE_REQUIRED, f"{case.name}: {cell.summary} ({cell.remedy})"
+
+
+def test_each_era_of_the_source_build_has_a_fixture():
+    """Every era of the source-build workaround that ollama's fixtures can reach is exercised by a case."""
+    from gfxgate.sources.versions import in_range
+
+    build = next(w for w in default_workarounds() if w.id == "build-amdgpu-targets")
+    refs = [case.name for workaround_id, case in (p.values for p in cases(WORKAROUND_FIXTURES)) if workaround_id == build.id]
+    pre_cmake = [era for era in build.eras if not in_range("v0.5.8", era.versions) and not in_range("v0.32.15", era.versions)]
+    assert pre_cmake, "the eras before CMake are gone"
+    for era in pre_cmake:
+        assert any(in_range(ref, era.versions) for ref in refs), f"no fixture case in {era.describe()}"
