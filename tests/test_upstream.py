@@ -305,3 +305,21 @@ def test_real_build_step_before_v0_4_is_go_generate(capsys, monkeypatch):
     assert build["check"]["state"] == "live", build["check"]
     assert "ollama@v0.1.22:llm/generate/gen_linux.sh:19" in [e["where"] for e in build["check"]["evidence"]]
 
+
+def test_real_discovery_v0_1_25_to_v0_1_28_is_the_gfx9_minimum_alone(capsys, monkeypatch):
+    """v0.1.25 … v0.1.28 reject a device below gfx9 ("AMD GPU too old") and have no gfx name allowlist: GetGPUInfo
+    goes from the major-version loop straight to rocm_check_vram; GetSupportedGFX (the rocBLAS allowlist) starts at
+    v0.1.29. gfx803 is blocked, gfx900 / gfx906 / gfx1030 allowed, each with both lines of gpu/gpu.go."""
+    targets = ("gfx803", "gfx900", "gfx906", "gfx1030")
+    for tag in ("v0.1.25", "v0.1.26", "v0.1.27", "v0.1.28"):
+        cell = _scan(capsys, monkeypatch, *[a for t in targets for a in ("-t", t)], "--ref", f"ollama={tag}")
+        for target in targets:
+            got = cell("discovery", target)
+            assert got["status"] == ("blocked" if target == "gfx803" else "allowed"), (tag, target, got["summary"])
+            assert "no gfx name allowlist" in got["summary"] and "GetSupportedGFX" not in got["summary"], (tag, got["summary"])
+            texts = [e["text"] for e in got["evidence"]]
+            assert any("v.Major < 9" in t for t in texts) and any("rocm_check_vram(" in t for t in texts), (tag, texts)
+            assert all(e["where"].startswith(f"ollama@{tag}:gpu/gpu.go:") for e in got["evidence"]), (tag, got["evidence"])
+    cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", "ollama=v0.1.29")
+    assert "GetSupportedGFX" in cell("discovery", "gfx900")["summary"]
+    assert "no gfx name allowlist" not in cell("discovery", "gfx900")["summary"]
