@@ -262,17 +262,25 @@ def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
 
 def test_real_source_build_workaround_of_each_era(capsys, monkeypatch):
     """`gfxgate workarounds` prints the build command of the scanned version's era, as its docs/development.md
-    documents it, and checks it against that era's files: gen_linux.sh takes $AMDGPU_TARGETS from v0.1.21 (not at
-    v0.1.20), llama/make/Makefile.rocm (v0.4.x) takes no list although its docs name AMDGPU_TARGETS, make/Makefile.rocm
-    has HIP_ARCHS?= (v0.5.2 … v0.5.7); CMake after, and llama-server's backends from v0.30.0-rc26."""
+    documents it, and checks it against that era's files: gen_linux.sh takes $AMDGPU_TARGETS from v0.1.21 (at v0.1.20
+    its GPU_LIST is the list to edit), llama/make/Makefile.rocm (v0.4.0 … v0.5.1) takes no list although its docs name
+    AMDGPU_TARGETS (HIP_ARCHS_COMMON is the list to edit), make/Makefile.rocm has HIP_ARCHS?= (v0.5.2 … v0.5.7); CMake
+    after, and llama-server's backends from v0.30.0-rc26. Before v0.1.18 no script builds ROCm code: stale."""
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     go_generate = "AMDGPU_TARGETS=gfx900 go generate ./... && go build ."
+    edit_gpu_list = "add gfx900 to GPU_LIST in llm/generate/gen_linux.sh, then go generate ./... && go build ."
+    edit_hip_archs = "add gfx900 to HIP_ARCHS_COMMON in llama/make/Makefile.rocm, then make -j 5 && go build ."
     expected = {  # tag: (setting, state, evidence it cites)
-        "v0.1.20": (go_generate, "stale", None),
+        "v0.1.17": (edit_gpu_list, "stale", None),
+        "v0.1.20": (edit_gpu_list, "live", "llm/generate/gen_linux.sh:21"),
+        "v0.1.21": (go_generate, "live", "llm/generate/gen_linux.sh:19"),
         "v0.1.22": (go_generate, "live", "llm/generate/gen_linux.sh:19"),
         "v0.3.14": (go_generate, "live", "docs/development.md:84"),
-        "v0.4.7": ("make -j 5 HIP_ARCHS=gfx900", "stale", None),
+        "v0.4.0": (edit_hip_archs, "live", "llama/make/Makefile.rocm:8"),
+        "v0.4.7": (edit_hip_archs, "live", "llama/make/Makefile.rocm:8"),
+        "v0.5.1": (edit_hip_archs, "live", "llama/make/Makefile.rocm:8"),
+        "v0.5.2": ("make -j 5 HIP_ARCHS=gfx900", "live", "make/Makefile.rocm:15"),
         "v0.5.7": ("make -j 5 HIP_ARCHS=gfx900", "live", "docs/development.md:68"),
         "v0.17.5": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:125"),
         "v0.32.15": ("cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build",

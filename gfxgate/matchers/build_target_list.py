@@ -6,7 +6,8 @@ gfx900 …`` in ``Makefile.rocm``). ``lists`` says where a list starts (``start`
 lines, where it ends (``end``); the first file of the rule's paths that has a list is the one the build uses.
 ``override`` is the construct that lets a user build their own list (``AMDGPU_TARGETS`` in ``amdGPUs()``,
 ``HIP_ARCHS?=``): a target that is not listed is then *override-required* with the rule's remedy; without one
-(or without the param) it is *blocked*. A list entry such as ``gfx906:xnack-`` covers xnack-off devices only
+(or without the param) it is *blocked*, and its remedy is ``fixed_list_remedy`` when the rule has one (edit the list
+itself: the rule's remedy names a user list this release does not read). A list entry such as ``gfx906:xnack-`` covers xnack-off devices only
 (*partial*; *override-required* where a user list can name the other modes). No list in any file: the rule's ``absent`` decides (no ROCm build at that release), else no match — and no
 match either when a file of ``defer_to`` (another build system, e.g. ``CMakeLists.txt``, which other rules read) is
 there: its absence of a list says nothing then.
@@ -38,6 +39,7 @@ class BuildTargetList:
         'what': {'type': 'string'},
         'override': {'type': 'string'},
         'defer_to': {'type': 'array', 'items': {'type': 'string'}},
+        'fixed_list_remedy': {'type': 'string'},
     })
     rule_requires = ('params',)
 
@@ -99,6 +101,8 @@ class BuildTargetList:
         if covered and len(covered) == len(modes):
             return Finding(Status.ALLOWED, f"in {what} ({listed})", tuple(Hit.from_json(e) for e in covering))
         remedy = fill(rule.remedy, target)
+        if not facts.get("override") and "fixed_list_remedy" in rule.params:  # this release reads no user list
+            remedy = fill(rule.params["fixed_list_remedy"], target)
         if covered:
             only = ", ".join(sorted(covered))
             hits = tuple(Hit.from_json(e) for e in covering)

@@ -1,8 +1,8 @@
-# from: ollama@v0.1.20:llm/generate/gen_linux.sh (lines 18-38: amdGPUs() has only its own list)
-# stale: build-amdgpu-targets
+# from: ollama@v0.1.20:llm/generate/gen_linux.sh (lines 18-38: amdGPUs() has only its own list, the one to edit)
 
 # See https://llvm.org/docs/AMDGPUUsage.html#processors for reference
 amdGPUs() {
+    # live: build-amdgpu-targets
     GPU_LIST=(
         "gfx803"
         "gfx900"
