@@ -7,8 +7,11 @@ cells become recorded failures (HTTP error, crash, timeout, connection error) wi
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import socket
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -268,6 +271,29 @@ def _describe_transport(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@contextlib.contextmanager
+def _ctrl_c_stops_between_runs():
+    """SIGINT raises KeyboardInterrupt as usual, and is also remembered: Python raises it wherever the main
+    thread is, including inside a finalizer or a library's ``except BaseException`` that can swallow it, and the
+    sweep must still stop (exit 130) before its next run instead of finishing the plan. Outside the main thread,
+    or where SIGINT is not Python's default handler, nothing changes."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield interrupted
+        return
+
+    def on_sigint(signum, frame):
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 class SweepRunner:
     """Runs the cells of a plan that the worklog does not have yet."""
 
@@ -293,16 +319,22 @@ class SweepRunner:
         summary = SweepSummary(planned=len(cells), skipped=len(cells) - len(todo))
         self.progress.begin(len(todo), summary.skipped)
         try:
-            for cell in todo:
-                self.progress.run_started(cell)
-                record = self.run_cell(cell)
-                self.writer.append(record)
-                summary.recorded += 1
-                summary.outcomes[record["outcome"]] = summary.outcomes.get(record["outcome"], 0) + 1
-                self.progress.run_finished(cell, record)
+            with _ctrl_c_stops_between_runs() as interrupted:
+                for cell in todo:
+                    if interrupted.is_set():  # a Ctrl-C whose KeyboardInterrupt something swallowed
+                        raise KeyboardInterrupt
+                    self._run_one(cell, summary)
         finally:
             self.progress.end()
         return summary
+
+    def _run_one(self, cell: Cell, summary: SweepSummary) -> None:
+        self.progress.run_started(cell)
+        record = self.run_cell(cell)
+        self.writer.append(record)
+        summary.recorded += 1
+        summary.outcomes[record["outcome"]] = summary.outcomes.get(record["outcome"], 0) + 1
+        self.progress.run_finished(cell, record)
 
     # -- one run ------------------------------------------------------------------------------------
     def run_cell(self, cell: Cell) -> dict[str, Any]:

@@ -93,10 +93,14 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
         if worklog.exists() and worklog.read_bytes().count(b"\n") >= 3:
             break
         time.sleep(0.02)
+    lines = worklog.read_bytes().count(b"\n") if worklog.exists() else None
+    # Popen.send_signal does nothing to a process that has exited: say so instead of a bare "0 == 130"
+    assert proc.poll() is None, (f"the sweep ended (rc {proc.returncode}) before the signal; worklog lines: {lines}",
+                                 proc.stderr.read()[-3000:])
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
     expected_rc = 130 if sig == signal.SIGINT else -signal.SIGKILL
-    assert proc.returncode == expected_rc, err
+    assert proc.returncode == expected_rc, (f"worklog lines when signalled: {lines}", err[-3000:])
     if sig == signal.SIGINT:
         assert b"interrupted" in err
     first = read_worklog(worklog)

@@ -339,7 +339,7 @@ def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
     injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSTOP)
     injector.start()
     args = ["sweep", "--model-file", str(model), "--num-gpu", "1,0", "--num-predict", "400", "--worklog", str(worklog)]
-    args += ["--no-probe-gpu", "--timeout", "4", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
+    args += ["--no-probe-gpu", "--timeout", "8", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
     done = gfxgate(*args, timeout=120)
     injector.stop.set()
     assert done.returncode == 0, done.stderr

@@ -209,3 +209,30 @@ def test_unavailable_collectors_become_notes_in_the_record(tmp_path, ollama_serv
     assert not evidence["server-log"]["ok"] and "cannot read server log" in evidence["server-log"]["note"]
     env = {e["source"]: e for e in run.record["environment"]}
     assert set(env) == {"rocm-smi", "amd-smi", "vulkaninfo"} and not any(e["ok"] for e in env.values())
+
+
+def test_a_ctrl_c_that_something_swallows_still_stops_the_sweep_before_its_next_run(tmp_path, ollama_server):
+    """Python raises KeyboardInterrupt wherever the main thread is; a finalizer or a library's
+    ``except BaseException`` can swallow it (a full-suite run once saw a SIGINT'd sweep finish all 8 runs and
+    exit 0). The runner remembers the signal and stops before the next run anyway."""
+    import signal
+
+    from gfxgate.sweep.runner import Endpoint, NoProgress, SweepPlan, SweepRunner
+    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
+    from tests.sweep.ollama_server import MODEL
+
+    class SwallowingProgress(NoProgress):
+        def run_finished(self, cell, record):
+            try:
+                signal.raise_signal(signal.SIGINT)  # the user's Ctrl-C, caught by someone else's code
+            except BaseException:  # noqa: BLE001 - what the swallowing code does
+                pass
+
+    server = ollama_server()
+    plan = SweepPlan(endpoints=(Endpoint("rocm", server.url),), models=(MODEL,), num_gpus=(0, 1, 2),
+                     num_predict=4, timeout=3.0, probe_gpu=False)
+    worklog = tmp_path / "w.jsonl"
+    with WorklogWriter(worklog) as writer, pytest.raises(KeyboardInterrupt):
+        SweepRunner(plan, writer, SwallowingProgress()).run()
+    assert len(read_worklog(worklog).runs) == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
