@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -94,13 +95,16 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
             break
         time.sleep(0.02)
     lines = worklog.read_bytes().count(b"\n") if worklog.exists() else None
+    status = Path(f"/proc/{proc.pid}/status").read_text() if Path(f"/proc/{proc.pid}/status").exists() else ""
+    masks = ([line for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))],
+             f"this process blocks: {sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}")
     # Popen.send_signal does nothing to a process that has exited: say so instead of a bare "0 == 130"
     assert proc.poll() is None, (f"the sweep ended (rc {proc.returncode}) before the signal; worklog lines: {lines}",
                                  proc.stderr.read()[-3000:])
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
     expected_rc = 130 if sig == signal.SIGINT else -signal.SIGKILL
-    assert proc.returncode == expected_rc, (f"worklog lines when signalled: {lines}", err[-3000:])
+    assert proc.returncode == expected_rc, (f"worklog lines when signalled: {lines}", masks, err[-3000:])
     if sig == signal.SIGINT:
         assert b"interrupted" in err
     first = read_worklog(worklog)
