@@ -98,11 +98,14 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
     status = Path(f"/proc/{proc.pid}/status").read_text() if Path(f"/proc/{proc.pid}/status").exists() else ""
     masks = ([line for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))],
              f"this process blocks: {sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}")
+    (tmp_path / "signal-diagnosis.txt").write_text(f"{lines}\n{masks}\n")  # the assertion message gets truncated
     # Popen.send_signal does nothing to a process that has exited: say so instead of a bare "0 == 130"
     assert proc.poll() is None, (f"the sweep ended (rc {proc.returncode}) before the signal; worklog lines: {lines}",
                                  proc.stderr.read()[-3000:])
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
+    with (tmp_path / "signal-diagnosis.txt").open("a") as diagnosis:
+        diagnosis.write(f"rc {proc.returncode}\n{err.decode(errors='replace')}\n")
     expected_rc = 130 if sig == signal.SIGINT else -signal.SIGKILL
     assert proc.returncode == expected_rc, (f"worklog lines when signalled: {lines}", masks, err[-3000:])
     if sig == signal.SIGINT:
