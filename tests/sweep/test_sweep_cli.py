@@ -10,7 +10,6 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -77,6 +76,11 @@ def test_tty_run_shows_a_progress_bar_with_eta(tmp_path, ollama_server):
     assert "[1/4]" not in text  # the plain per-line format is for pipes only
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(tmp_path, ollama_server, sig):
     # The ROCm server holds its fourth generate until released: the signal reaches a sweep that is surely
@@ -88,26 +92,24 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
     endpoints = {"rocm": rocm.url, "vulkan": vulkan.url}
     worklog = tmp_path / "w.jsonl"
     args = sweep_args(worklog, endpoints, "--server-log", f"vulkan={vulkan_log}")
-    proc = subprocess.Popen(gfxgate_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=gfxgate_env())
+    # The sweep must start with SIGINT at its default, as from a terminal: in full-suite runs the child sometimes
+    # inherited SIGINT and SIGQUIT *ignored* (/proc/PID/status SigIgn 0x1001006, SigCgt 0: what system(3) sets in
+    # its caller while it runs), so Python installed no handler and the signal did nothing.
+    proc = subprocess.Popen(gfxgate_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=gfxgate_env(),
+                            preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if worklog.exists() and worklog.read_bytes().count(b"\n") >= 3:
             break
         time.sleep(0.02)
     lines = worklog.read_bytes().count(b"\n") if worklog.exists() else None
-    status = Path(f"/proc/{proc.pid}/status").read_text() if Path(f"/proc/{proc.pid}/status").exists() else ""
-    masks = ([line for line in status.splitlines() if line.startswith(("SigBlk", "SigIgn", "SigCgt", "SigPnd", "ShdPnd"))],
-             f"this process blocks: {sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))}")
-    (tmp_path / "signal-diagnosis.txt").write_text(f"{lines}\n{masks}\n")  # the assertion message gets truncated
     # Popen.send_signal does nothing to a process that has exited: say so instead of a bare "0 == 130"
     assert proc.poll() is None, (f"the sweep ended (rc {proc.returncode}) before the signal; worklog lines: {lines}",
                                  proc.stderr.read()[-3000:])
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
-    with (tmp_path / "signal-diagnosis.txt").open("a") as diagnosis:
-        diagnosis.write(f"rc {proc.returncode}\n{err.decode(errors='replace')}\n")
     expected_rc = 130 if sig == signal.SIGINT else -signal.SIGKILL
-    assert proc.returncode == expected_rc, (f"worklog lines when signalled: {lines}", masks, err[-3000:])
+    assert proc.returncode == expected_rc, (f"worklog lines when signalled: {lines}", err[-3000:])
     if sig == signal.SIGINT:
         assert b"interrupted" in err
     first = read_worklog(worklog)
