@@ -217,9 +217,7 @@ def test_a_ctrl_c_that_something_swallows_still_stops_the_sweep_before_its_next_
     exit 0). The runner remembers the signal and stops before the next run anyway."""
     import signal
 
-    from gfxgate.sweep.runner import Endpoint, NoProgress, SweepPlan, SweepRunner
-    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
-    from tests.sweep.ollama_server import MODEL
+    from gfxgate.sweep.runner import NoProgress
 
     class SwallowingProgress(NoProgress):
         def run_finished(self, cell, record):
@@ -228,11 +226,27 @@ def test_a_ctrl_c_that_something_swallows_still_stops_the_sweep_before_its_next_
             except BaseException:  # noqa: BLE001 - what the swallowing code does
                 pass
 
+    # Python's own SIGINT handler for the duration, whatever an earlier test or library left in this process
+    # (full-suite runs have seen SIGINT ignored here)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _swallowed_ctrl_c_run(tmp_path, ollama_server, SwallowingProgress)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _swallowed_ctrl_c_run(tmp_path, ollama_server, progress) -> None:
+    import signal
+
+    from gfxgate.sweep.runner import Endpoint, SweepPlan, SweepRunner
+    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
+    from tests.sweep.ollama_server import MODEL
+
     server = ollama_server()
     plan = SweepPlan(endpoints=(Endpoint("rocm", server.url),), models=(MODEL,), num_gpus=(0, 1, 2),
                      num_predict=4, timeout=3.0, probe_gpu=False)
     worklog = tmp_path / "w.jsonl"
     with WorklogWriter(worklog) as writer, pytest.raises(KeyboardInterrupt):
-        SweepRunner(plan, writer, SwallowingProgress()).run()
+        SweepRunner(plan, writer, progress()).run()
     assert len(read_worklog(worklog).runs) == 1
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
