@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.signals import default_interrupts
+
 ROOT = Path(__file__).resolve().parents[1]
 
 FAULTS = textwrap.dedent('''
@@ -105,7 +107,7 @@ def test_the_table_has_the_codes_the_program_uses():
 def test_every_row_of_the_exit_code_table(code, gfxgate_exe, tmp_path, env):
     args, extra = scenario(code, tmp_path, env)
     proc = subprocess.run([gfxgate_exe, *args], env={**env, **extra}, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, preexec_fn=default_interrupts)  # Ctrl-C as from a terminal
     assert proc.returncode == code, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
     if EXPECTED_STDERR[code]:

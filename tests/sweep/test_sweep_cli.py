@@ -14,6 +14,7 @@ import time
 import pytest
 
 from gfxgate.sweep.worklog import read_worklog
+from tests.signals import default_interrupts
 from tests.sweep.ollama_server import MODEL
 from tests.sweep.sweephelp import REPO, gfxgate, gfxgate_argv, gfxgate_env
 
@@ -76,11 +77,6 @@ def test_tty_run_shows_a_progress_bar_with_eta(tmp_path, ollama_server):
     assert "[1/4]" not in text  # the plain per-line format is for pipes only
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
 def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(tmp_path, ollama_server, sig):
     # The ROCm server holds its fourth generate until released: the signal reaches a sweep that is surely
@@ -92,11 +88,9 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
     endpoints = {"rocm": rocm.url, "vulkan": vulkan.url}
     worklog = tmp_path / "w.jsonl"
     args = sweep_args(worklog, endpoints, "--server-log", f"vulkan={vulkan_log}")
-    # The sweep must start with SIGINT at its default, as from a terminal: in full-suite runs the child sometimes
-    # inherited SIGINT and SIGQUIT *ignored* (/proc/PID/status SigIgn 0x1001006, SigCgt 0: what system(3) sets in
-    # its caller while it runs), so Python installed no handler and the signal did nothing.
+    # as from a terminal, even when the suite itself runs as a background job (tests/signals.py)
     proc = subprocess.Popen(gfxgate_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=gfxgate_env(),
-                            preexec_fn=_default_sigint)
+                            preexec_fn=default_interrupts)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if worklog.exists() and worklog.read_bytes().count(b"\n") >= 3:
