@@ -67,6 +67,9 @@ def load_pins(path: Path | None = None) -> Pins:
     path = path or rules_dir() / "pins.toml"
     data = load_toml(path, "pins")
     sources = {name: Pin(name=name, **spec) for name, spec in data["sources"].items()}
+    for name, pin in sources.items():  # the one dialect of regexes from rules data (RE2), like every gate rule's
+        if pin.release_tags is not None:
+            _check_pins_regex(path, f"sources.{name}", "release_tags", f"source {name}", pin.release_tags)
     layouts = {}
     for name, spec in data.get("layouts", {}).items():
         layout = LayoutSpec(name=name, **{**spec, "vendored_roots": tuple(spec["vendored_roots"])})
@@ -80,15 +83,22 @@ def load_pins(path: Path | None = None) -> Pins:
         for repo in (name, coupling.by):
             if repo not in sources:
                 raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")
-        try:  # the one dialect of regexes from rules data (RE2), like every gate rule's
-            if "version" not in rule_regex(coupling.pattern).groupindex:
-                raise RuleRegexError("needs a (?P<version>…) group")
-        except RuleRegexError as exc:
-            line = _key_line(path, f"couplings.{name}", "pattern")
-            raise RuleError(f"{path}:{line}: coupling {name}: pattern: {exc.message}" if line else
-                            f"{path}: coupling {name}: pattern: {exc.message}") from None
+        _check_pins_regex(path, f"couplings.{name}", "pattern", f"coupling {name}", coupling.pattern, group="version")
         couplings[name] = coupling
     return Pins(sources=sources, layouts=layouts, path=path, couplings=couplings)
+
+
+def _check_pins_regex(path: Path, table: str, key: str, what: str, pattern: str, group: str | None = None) -> None:
+    """A regex of pins.toml compiles with RE2 (and has the named ``group``), or a RuleError at its line."""
+    try:
+        if group is not None and group not in rule_regex(pattern).groupindex:
+            raise RuleRegexError(f"needs a (?P<{group}>…) group")
+        if group is None:
+            rule_regex(pattern)
+    except RuleRegexError as exc:
+        line = _key_line(path, table, key)
+        raise RuleError(f"{path}:{line}: {what}: {key}: {exc.message}" if line else
+                        f"{path}: {what}: {key}: {exc.message}") from None
 
 
 def _key_line(path: Path, table: str, key: str) -> int:
@@ -218,7 +228,7 @@ class SourceSet:
             self._repos[name] = GitRepo(name, url, offline=self.offline)
         repo = self._repos[name]
         repo.ensure_clone()
-        rx = re.compile(pin.release_tags) if pin.release_tags else None
+        rx = rule_regex(pin.release_tags) if pin.release_tags else None
         tags = sort_tags([t for t in repo.tags() if not is_prerelease(t) and (rx is None or rx.search(t))])
         if not tags:
             raise SourceError(f"{name}: no release tags{f' matching {pin.release_tags}' if rx else ''} in {url}")
@@ -276,7 +286,7 @@ class SourceSet:
         pin = self.pins.sources[name]
         repo = self._repos.get(name)
         tags = repo.tags() if repo is not None and hasattr(repo, "tags") else []
-        rx = re.compile(pin.release_tags) if pin.release_tags else None
+        rx = rule_regex(pin.release_tags) if pin.release_tags else None
         limit = version_key(wanted)
         older = [t for t in sort_tags(tags) if (rx is None or rx.search(t)) and limit is not None and version_key(t) <= limit]
         return older[-1] if older else pin.ref  # no tags known (the repository cannot be opened): the pin

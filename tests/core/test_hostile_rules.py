@@ -170,13 +170,35 @@ def test_grep_is_one_dialect_on_folders_and_git(tmp_path):
         git_source.close()
 
 
+@pytest.mark.parametrize("pattern,needle", [
+    (r"^v(?!0)\d+\.\d+\.\d+$", "invalid perl operator: (?!"),  # a lookahead: fine for Python's re
+    (r"^v(\d)\.\1$", "invalid escape sequence: \\1"),
+    (r"^v(\d+", "missing )"),
+])
+def test_a_release_tags_pattern_outside_the_dialect_is_exit_3_at_its_line(pattern, needle, gfxgate_exe, tmp_path):
+    """rules/pins.toml's release_tags were compiled with Python re when resolving NAME=latest (the last regex of
+    rules data that was): now RE2, checked when pins.toml loads, so a bad one fails every command at its line."""
+    shipped = (Path(__file__).resolve().parents[2] / "rules" / "pins.toml").read_text(encoding="utf-8")
+    lines = shipped.splitlines()
+    good = next(n for n, line in enumerate(lines) if line.startswith("release_tags = "))
+    table = next(lines[n].strip() for n in range(good, -1, -1) if lines[n].startswith("["))
+    lines[good] = f"release_tags = '{pattern}'"
+    pins = tmp_path / "pins.toml"
+    pins.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = subprocess.run([gfxgate_exe, "pins", "show", "--pins", str(pins)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3, proc.stderr
+    name = table.strip("[]").split(".", 1)[1].strip('"')
+    assert proc.stderr.startswith(f"gfxgate: error: {pins}:{good + 1}: source {name}: release_tags: bad regex "), proc.stderr
+    assert needle in proc.stderr and "RE2 syntax" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_no_rule_regex_bypasses_the_safe_dialect():
     """Every regex taken from rule data is compiled by gfxgate.saferegex (a new matcher calling re.compile on
     its params would bring back the catastrophic-backtracking hang)."""
     import re
 
     root = Path(__file__).resolve().parents[2] / "gfxgate"
-    pattern = re.compile(r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\((check|spec|coupling)\.")
+    pattern = re.compile(r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\((check|spec|coupling|pin)\.")
     offenders = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in root.rglob("*.py")
                  for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert offenders == []
