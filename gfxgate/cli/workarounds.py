@@ -42,8 +42,9 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
                           offline=offline)
     try:
         reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts)
+        absent = wk.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
     render = render_json if fmt == "json" else render_md
-    emit(render(reports, sources=infos), output)
+    emit(render(reports, sources=infos, not_applicable=absent), output)

@@ -437,7 +437,8 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     if version is None:
         version = next((s.ref for s in matrix.sources if s.name == "ollama"), "")
     refs = {s.name: s.ref for s in matrix.sources} | ({"ollama": version} if version else {})
-    workarounds = tuple(w.at(refs.get) for w in workarounds)  # each step's setting of the scanned version's era
+    # each step's setting of the scanned version's era; a workaround that does not exist there is no step
+    workarounds = tuple(w.at(refs.get) for w in workarounds if w.exists_at(refs.get))
     by_id = {w.id: w for w in workarounds}
     overrides = _override_columns(matrix, target, workarounds)
     outcomes: dict[str, _Outcome] = {}

@@ -5,7 +5,10 @@ layers it unblocks and its risk. Checks find live evidence at the scanned tags: 
 still read (the trace engine's ``--env`` search), a build flag or option still present. An entry whose
 evidence disappeared is reported "stale at <tag>", never dropped. An entry may have ``eras``: the setting and
 checks of each range of a repository's versions (a build from source is ``go generate`` before ollama v0.4, ``make``
-until v0.5.8, CMake after); ``Workaround.at`` picks the era of the scanned ref.
+until v0.5.8, CMake after); ``Workaround.at`` picks the era of the scanned ref. An entry may have ``exists_in``: the
+range of a repository's versions where the thing it sets exists at all (RocmComputeMajorMin is declared from ollama
+v0.5.2-rc0); at a versioned ref before or after that range the entry is not applicable — not linked to cells, not a
+route step, not checked — which is not the same as "stale" (evidence of a workaround that exists there, gone).
 """
 
 from __future__ import annotations
@@ -67,9 +70,20 @@ class Workaround:
     applies_to: tuple[str, ...] = ()
     eras: tuple[Era, ...] = ()
     era: str | None = None  # the era whose setting and checks these are ("ollama <0.4.0"), once resolved by ``at``
+    exists_in: Era | None = None  # the versions where the workaround exists at all (its setting and checks unused)
 
     def applies(self, layer: str, processor: str) -> bool:
         return layer in self.unblocks and (not self.applies_to or processor in self.applies_to)
+
+    def exists_at(self, ref_of: Callable[[str], str | None]) -> bool:
+        """Whether the workaround exists at the scanned versions (``exists_in``); True when its repository's ref is
+        unknown or has no version number (a folder: its checks decide)."""
+        from gfxgate.sources.versions import in_range, version_key
+
+        if self.exists_in is None:
+            return True
+        ref = ref_of(self.exists_in.repo)
+        return ref is None or version_key(ref) is None or in_range(ref, self.exists_in.versions)
 
     def at(self, ref_of: Callable[[str], str | None]) -> Workaround:
         """This workaround at the scanned versions: the setting and checks of the first era whose range holds the
@@ -144,10 +158,12 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
     for raw in data["workarounds"]:
         checks = checks_of(raw["checks"])
         eras = tuple(Era(e["repo"], e["versions"], e["setting"], checks_of(e["checks"])) for e in raw.get("eras", ()))
+        exists = raw.get("exists_in")
+        exists_in = Era(exists["repo"], exists["versions"], "", ()) if exists else None
         item = Workaround(
             id=raw["id"], title=raw["title"], kind=raw["kind"], setting=raw["setting"], what=raw["what"],
             addresses=raw["addresses"], unblocks=tuple(raw["unblocks"]), risk=raw["risk"], checks=checks,
-            override=raw.get("override"), applies_to=tuple(raw.get("applies_to", ())), eras=eras,
+            override=raw.get("override"), applies_to=tuple(raw.get("applies_to", ())), eras=eras, exists_in=exists_in,
         )
         problems = []
         if item.id in seen:
@@ -161,7 +177,7 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
                 cat.from_hsa_override(item.override)
             except TargetError as exc:  # reported as a rules problem here
                 problems.append(str(exc))
-        for era in eras:
+        for era in eras + ((exists_in,) if exists_in else ()):
             if repos is not None and era.repo not in repos:
                 problems.append(f"era {era.versions!r}: unknown repo {era.repo!r}")
             try:
@@ -192,7 +208,10 @@ def default_workarounds() -> tuple[Workaround, ...]:
 
 
 def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
-    """Point every blocked / override-required / partial cell at the workarounds that address its layer."""
+    """Point every blocked / override-required / partial cell at the workarounds that address its layer (those that
+    exist at the matrix's versions)."""
+    refs = {s.name: s.ref for s in matrix.sources}
+    workarounds = tuple(w for w in workarounds if w.exists_at(refs.get))
     cells = {}
     for key, verdict in matrix.cells.items():
         if verdict.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL):
@@ -243,8 +262,15 @@ def _run_check(check: Check, sourceset, env_search) -> CheckResult:
     return CheckResult(check, where, evidence)
 
 
+def not_applicable(workarounds: tuple[Workaround, ...], sourceset) -> list[Workaround]:
+    """The entries that do not exist at the scanned versions (``exists_in``): ``check_all`` leaves them out."""
+    ref_of = functools.partial(_ref_of, sourceset)
+    return [w for w in workarounds if not w.exists_at(ref_of)]
+
+
 def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None) -> list[WorkaroundReport]:
-    """Run every entry's checks; for HSA overrides, say which target they select and what code exists for it."""
+    """Run the checks of every entry that exists at the scanned versions (``not_applicable`` lists the others); for
+    HSA overrides, say which target they select and what code exists for it."""
     from gfxgate.targets import catalog
 
     from gfxgate.trace import search_env
@@ -254,7 +280,10 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
     ctx = HopContext(sourceset)  # one parse cache: every file is parsed once across all searches
     env_search = functools.cache(lambda name: search_env(sourceset, name, ctx=ctx))
     out = []
+    skipped = {w.id for w in not_applicable(workarounds, sourceset)}
     for item in workarounds:
+        if item.id in skipped:
+            continue
         item = item.at(functools.partial(_ref_of, sourceset))
         results = tuple(_run_check(c, sourceset, env_search) for c in item.checks)
         missing = [r for r in results if not r.evidence and r.reason is None]

@@ -9,21 +9,25 @@ from gfxgate.report.markdown import checked_table, code, md_escape
 SCHEMA_VERSION = 1
 
 
-def render_json(reports, *, sources) -> str:
+def render_json(reports, *, sources, not_applicable=()) -> str:
     data = {
         "schema_version": SCHEMA_VERSION,
         "kind": "workarounds",
         "sources": [s.to_json() for s in sources],
         "workarounds": [r.to_json() for r in reports],
+        "not_applicable": [{"id": w.id, "exists_in": w.exists_in.describe()} for w in not_applicable],
     }
     return dumps(data) + "\n"
 
 
-def render_md(reports, *, sources) -> str:
+def render_md(reports, *, sources, not_applicable=()) -> str:
     lines = checked_table("gfxgate workaround matrix", sources, ("Workaround", "Unblocks", "State", "Evidence"))
     for r in reports:
         w = r.workaround
         lines.append(f"| {code(w.setting)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
+    if not_applicable:
+        lines += ["", "Not applicable at these versions (not checked): " + "; ".join(
+            f"{code(w.id)} exists in {md_escape(w.exists_in.describe())} only" for w in not_applicable) + "."]
     for r in reports:
         w = r.workaround
         lines += ["", f"## {w.title}", "", f"- setting: {code(w.setting)}" + (f" (for {w.era})" if w.era else ""), f"- what: {w.what}", f"- addresses: {w.addresses}",

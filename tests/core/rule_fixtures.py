@@ -1,7 +1,8 @@
 """Rule fixtures: ``tests/rules/<rule-id>/<case>/`` trees and the expectations annotated in them.
 
 The format is described in tests/rules/README.md; tests/core/test_rule_fixtures.py runs every case. Workaround
-checks have the same layout under ``tests/workarounds/<workaround-id>/<case>/`` (``live:`` / ``stale:`` annotations,
+checks have the same layout under ``tests/workarounds/<workaround-id>/<case>/`` (``live:`` / ``stale:`` /
+``not-applicable:`` annotations,
 tests/core/test_workaround_fixtures.py).
 """
 
@@ -19,14 +20,14 @@ from gfxgate.targets import catalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules"
 WORKAROUND_FIXTURES = Path(__file__).resolve().parents[1] / "workarounds"
-ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
+ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|not-applicable|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
 STATUS = re.compile(r"^(?P<target>gfx[0-9a-z:+-]+)=(?P<status>[a-z-]+)$")
 ORIGIN = re.compile(r"^(?P<repo>[\w.-]+)@(?P<ref>[^\s:]+):\S")  # ollama@v0.17.5:CMakeLists.txt (lines …)
 
 
 @dataclass(frozen=True)
 class Annotation:
-    kind: str  # ruleid | ok (tests/rules), live | stale (tests/workarounds)
+    kind: str  # ruleid | ok (tests/rules), live | stale | not-applicable (tests/workarounds)
     body: str
     path: str
     line: int  # the annotation's line

@@ -5,7 +5,12 @@ upstream files at the ref ``<case>``, each with a ``from:`` line. Annotations:
 
 * ``# live: WORKAROUND-ID`` — the workaround's checks find evidence at this ref; when the next line is not blank, it is
   among that evidence;
-* ``# stale: WORKAROUND-ID`` — its checks find nothing here.
+* ``# stale: WORKAROUND-ID`` — its checks find nothing here;
+* ``# not-applicable: WORKAROUND-ID`` — the workaround does not exist at this ref (outside its ``exists_in``): it is
+  not checked, and no cell of the gate matrix links it.
+
+A workaround in ``LINKED`` is also run against the gate rules of its layer on the same files: the target's cell links
+it where it is live and never where it is not applicable (in both, the cell is one a workaround can help with).
 
 For the source-build workaround, the setting printed at the ref (its era's command) must be what the build target list
 row gives as remedy on the same files (the answer's build step takes it from there): a build from source is
@@ -21,7 +26,7 @@ import pytest
 
 from gfxgate.gate.engine import build_matrix, collect_facts
 from gfxgate.gate.ruleset import RuleSet, default_rules
-from gfxgate.gate.workarounds import LIVE, STALE, check_all, default_workarounds
+from gfxgate.gate.workarounds import LIVE, STALE, check_all, default_workarounds, link, not_applicable
 from gfxgate.model import Status
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
@@ -29,6 +34,7 @@ from tests.core.rule_fixtures import WORKAROUND_FIXTURES, OneSource, cases, copy
 
 BUILD_ROW = {"build-amdgpu-targets": "cmake-filter"}  # workaround -> the layer whose remedy is the same command
 OUTSIDER = "gfx1031"  # in no default ROCm list of ollama before v0.5.8: its build row needs your own list
+LINKED = {"build-rocm-compute-major-min": ("discovery", "gfx803")}  # workaround -> (layer, target) whose cell links it
 
 
 @pytest.mark.parametrize("workaround_id,case", cases(WORKAROUND_FIXTURES))
@@ -36,9 +42,18 @@ def test_workaround_checks_find_what_the_fixture_says(workaround_id, case, tmp_p
     items = {w.id: w for w in default_workarounds()}
     assert workaround_id in items, f"tests/workarounds/{workaround_id}: no workaround has this id"
     annotations = copy_case(case, tmp_path)
-    assert {a.kind for a in annotations} in ({"live"}, {"stale"}), f"{case}: live: or stale: annotations, not both"
+    kinds = {a.kind for a in annotations}
+    assert kinds in ({"live"}, {"stale"}, {"not-applicable"}), f"{case}: one of live:, stale:, not-applicable:"
     assert {a.body for a in annotations} == {workaround_id}, "annotations name the workaround of their folder"
     source = DirectorySource("ollama", tmp_path, ref=case.name)
+    if workaround_id in LINKED and kinds != {"stale"}:
+        _check_link(items[workaround_id], source, linked=kinds == {"live"})
+    absent = not_applicable((items[workaround_id],), OneSource(source))
+    if kinds == {"not-applicable"}:
+        assert absent == [items[workaround_id]], f"{case.name}: {workaround_id} exists here"
+        assert check_all((items[workaround_id],), OneSource(source)) == [], f"{case.name}: checked where it does not exist"
+        return
+    assert absent == [], f"{case.name}: {workaround_id} is not applicable here"
     report = check_all((items[workaround_id],), OneSource(source))[0]
     expected = LIVE if annotations[0].kind == "live" else STALE
     assert report.state == expected, f"{case.name}: {report.summary}"
@@ -66,6 +81,19 @@ def test_workaround_checks_find_what_the_fixture_says(workaround_id, case, tmp_p
     else:
         assert cell.status != Status.OVERRIDE_REQUIRED, f"{case.name}: {cell.summary} ({cell.remedy})"
         assert cell.remedy != setting, f"{case.name}: {cell.remedy}"
+
+
+def _check_link(workaround, source, *, linked: bool) -> None:
+    """The gate rules of the workaround's layer on the case's files: the target's cell is one a workaround can help
+    with (blocked / override-required / partial), and it links this one exactly where the case says it is live."""
+    layer, target = LINKED[workaround.id]
+    ruleset = default_rules()
+    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == layer))
+    cat = catalog()
+    matrix = build_matrix(rules, collect_facts(rules, OneSource(source)), [cat.parse(target)], cat, sources=(source.info(),))
+    cell = link(matrix, default_workarounds()).cells[(layer, target)]
+    assert cell.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL), (source.ref, cell.summary)
+    assert (workaround.id in cell.workarounds) == linked, (source.ref, cell.status, cell.workarounds)
 
 
 def test_each_era_of_the_source_build_has_a_fixture():

@@ -108,3 +108,18 @@ def test_scan_links_cells_to_workarounds(capsys):
     assert "copy-rocblas-tensile" in cells[("release-packaging", "gfx900")]["workarounds"]
     assert "hsa-override-10.3.0" in cells[("cmake-presets", "gfx1031")]["workarounds"]
     assert cells[("discovery", "gfx900")]["workarounds"] == []  # allowed cells need none
+
+
+def test_a_workaround_that_does_not_exist_yet_is_named_not_checked():
+    """`gfxgate workarounds` before RocmComputeMajorMin existed: one line names the entry and where it exists."""
+    from gfxgate.gate.workarounds import default_workarounds
+    from gfxgate.report.workarounds import render_json, render_md
+
+    item = next(w for w in default_workarounds() if w.id == "build-rocm-compute-major-min")
+    assert item.exists_in is not None and not item.exists_at({"ollama": "v0.5.1"}.get)
+    assert item.exists_at({"ollama": "v0.5.2-rc0"}.get) and item.exists_at({"ollama": "v0.12.4"}.get)  # then stale
+    text = render_md([], sources=(), not_applicable=[item])
+    assert f"`build-rocm-compute-major-min` exists in ollama {item.exists_in.versions} only" in text
+    assert "RocmComputeMajorMin=8" not in text  # neither its setting nor a check
+    assert json.loads(render_json([], sources=(), not_applicable=[item]))["not_applicable"] == [
+        {"id": "build-rocm-compute-major-min", "exists_in": f"ollama {item.exists_in.versions}"}]
