@@ -46,6 +46,13 @@ class Flip(JsonRecord):
         if not self.evidence and not self.reason:
             raise ValueError(f"flip of {self.layer} at {self.tag} without evidence or reason")
 
+    @property
+    def change(self) -> str:
+        """``layer old → new``; a change of evidence only (the status stays) says so instead of ``X → X``."""
+        if self.old == self.new:
+            return f"{self.layer} still {self.new}, evidence moved"
+        return f"{self.layer} {self.old} → {self.new}"
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Flip":
         return cls(data["tag"], data["previous_tag"], data["layer"], data["old"], data["new"], data["kind"],

@@ -108,6 +108,19 @@ def test_markdown_table_and_answers(timeline_env, capsys):
     assert "### gfx900" in out and "`ollama@v0.4.0:Dockerfile:3`" in out
 
 
+def test_a_flip_of_evidence_only_does_not_read_as_a_status_change(capsys):
+    """At v0.30.0 the build presets moved to llama/server/: the status of cmake-filter stays, its evidence moved.
+    The flips column used to print that as "override-required → override-required"."""
+    import re
+
+    code, md, err = run(capsys, "timeline", "-t", "gfx900")
+    assert code == 0, err
+    same = [m.group(0) for m in re.finditer(r"\b([a-z-]+) → \1\b", md)]
+    assert same == []
+    assert "cmake-filter still override-required, evidence moved (`ollama@v0.30.0:llama/server/CMakePresets.json:" in md
+    assert "discovery allowed → override-required (`ollama@v0.30.0:discover/amd.go:" in md  # a real flip keeps its arrow
+
+
 def test_timeline_snapshot_round_trip_and_staleness(timeline_env, tmp_path, capsys):
     from gfxgate.timeline import snapshot as snap
 
