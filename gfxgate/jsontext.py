@@ -42,7 +42,8 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
                 out = orjson.dumps(data, option=option)
             except TypeError:
                 out = None
-            if out is not None and _floats_as_repr(out) and (not ensure_ascii or out.isascii()):
+            # ensure_ascii: json also escapes DEL (0x7f), which orjson writes as it is
+            if out is not None and _floats_as_repr(out) and (not ensure_ascii or (out.isascii() and b"\x7f" not in out)):
                 return out.decode("utf-8")
     import json
 

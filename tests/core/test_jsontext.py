@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gfxgate import jsontext
@@ -24,6 +24,8 @@ _json = st.recursive(
 
 @settings(max_examples=800, deadline=None)
 @given(_json, st.booleans(), st.booleans())
+@example({"\x7f": None}, False, True)  # found by this test: json escapes DEL under ensure_ascii, orjson does not
+@example(["a\x7fb"], True, False)
 def test_same_text_as_json_dumps(data, sort_keys, ensure_ascii):
     try:
         expected = json.dumps(data, indent=2, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
