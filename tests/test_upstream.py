@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -263,23 +266,23 @@ def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
 def test_real_source_build_workaround_of_each_era(capsys, monkeypatch):
     """`gfxgate workarounds` prints the build command of the scanned version's era, as its docs/development.md
     documents it, and checks it against that era's files: gen_linux.sh takes $AMDGPU_TARGETS from v0.1.21 (at v0.1.20
-    its GPU_LIST is the list to edit), llama/make/Makefile.rocm (v0.4.0 … v0.5.1) takes no list although its docs name
-    AMDGPU_TARGETS (HIP_ARCHS_COMMON is the list to edit), make/Makefile.rocm has HIP_ARCHS?= (v0.5.2 … v0.5.7); CMake
+    its GPU_LIST is the list to edit), llama/make/Makefile.rocm (v0.4.0 … v0.5.1) reads no AMDGPU_TARGETS although its docs
+    name it, but make's command line replaces its HIP_ARCHS_COMMON, make/Makefile.rocm has HIP_ARCHS?= (v0.5.2 … v0.5.7); CMake
     after, and llama-server's backends from v0.30.0-rc26. Before v0.1.18 no script builds ROCm code: stale."""
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     go_generate = "AMDGPU_TARGETS=gfx900 go generate ./... && go build ."
     edit_gpu_list = "add gfx900 to GPU_LIST in llm/generate/gen_linux.sh, then go generate ./... && go build ."
-    edit_hip_archs = "add gfx900 to HIP_ARCHS_COMMON in llama/make/Makefile.rocm, then make -j 5 && go build ."
+    make_hip_archs_common = "make -j 5 HIP_ARCHS_COMMON=gfx900 && go build ."
     expected = {  # tag: (setting, state, evidence it cites)
         "v0.1.17": (edit_gpu_list, "stale", None),
         "v0.1.20": (edit_gpu_list, "live", "llm/generate/gen_linux.sh:21"),
         "v0.1.21": (go_generate, "live", "llm/generate/gen_linux.sh:19"),
         "v0.1.22": (go_generate, "live", "llm/generate/gen_linux.sh:19"),
         "v0.3.14": (go_generate, "live", "docs/development.md:84"),
-        "v0.4.0": (edit_hip_archs, "live", "llama/make/Makefile.rocm:8"),
-        "v0.4.7": (edit_hip_archs, "live", "llama/make/Makefile.rocm:8"),
-        "v0.5.1": (edit_hip_archs, "live", "llama/make/Makefile.rocm:8"),
+        "v0.4.0": (make_hip_archs_common, "live", "llama/make/Makefile.rocm:8"),
+        "v0.4.7": (make_hip_archs_common, "live", "llama/make/Makefile.rocm:8"),
+        "v0.5.1": (make_hip_archs_common, "live", "llama/make/Makefile.rocm:8"),
         "v0.5.2": ("make -j 5 HIP_ARCHS=gfx900", "live", "make/Makefile.rocm:15"),
         "v0.5.7": ("make -j 5 HIP_ARCHS=gfx900", "live", "docs/development.md:68"),
         "v0.17.5": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:125"),
@@ -331,3 +334,36 @@ def test_real_discovery_v0_1_25_to_v0_1_28_is_the_gfx9_minimum_alone(capsys, mon
     cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", "ollama=v0.1.29")
     assert "GetSupportedGFX" in cell("discovery", "gfx900")["summary"]
     assert "no gfx name allowlist" not in cell("discovery", "gfx900")["summary"]
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="GNU make is not installed")
+@pytest.mark.parametrize("tag", ["v0.4.0", "v0.5.1"])
+def test_real_make_takes_the_build_row_remedy_of_v0_4_to_v0_5_1(tag, capsys, monkeypatch, tmp_path):
+    """The build row's remedy at v0.4.0 … v0.5.1 is a make command line (llama/make/Makefile.rocm has no HIP_ARCHS?=).
+    Run by GNU make itself (`make -n`, the real tree at the tag; only hipcc, which cannot run here, is a one-line
+    stand-in so that the Makefile finds a ROCm compiler): the printed command compiles gfx803 and the default
+    HIP_ARCHS_LINUX targets, nothing of the default HIP_ARCHS_COMMON — without the variable, gfx803 is in no command."""
+    cell = _scan(capsys, monkeypatch, "-t", "gfx803", "--ref", f"ollama={tag}")
+    row = cell("cmake-filter", "gfx803")
+    assert row["status"] == "override-required", row["summary"]
+    words = shlex.split(row["remedy"].split("&&")[0])
+    assert words[:3] == ["make", "-j", "5"] and all("=" in w for w in words[3:]), row["remedy"]
+    tree = tmp_path / "ollama"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(Path(UPSTREAM) / "ollama"), "archive", tag], check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    rocm = tmp_path / "rocm"
+    (rocm / "bin").mkdir(parents=True)
+    (rocm / "lib").mkdir()
+    hipcc = rocm / "bin" / "hipcc"
+    hipcc.write_text("#!/bin/sh\necho 'HIP version: 6.1.40091'\n")
+    hipcc.chmod(0o755)
+    env = {**os.environ, "PATH": f"{rocm / 'bin'}{os.pathsep}{os.environ['PATH']}", "HIP_PATH": str(rocm)}
+
+    def arches(*assignments: str) -> set[str]:
+        run = subprocess.run(["make", "-n", *assignments], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+        return set(re.findall(r"--offload-arch=(\S+)", run.stdout))
+
+    linux = re.search(r"^HIP_ARCHS_LINUX\s*:=(.*)$", (tree / "llama/make/Makefile.rocm").read_text(), re.M)[1].split()
+    assert "gfx803" not in arches() and arches() >= set(linux)
+    assert arches(*words[3:]) == {"gfx803", *linux}

@@ -14,10 +14,11 @@ it where it is live and never where it is not applicable (in both, the cell is o
 
 For the source-build workaround, the setting printed at the ref (its era's command) must be what the build target list
 row gives as remedy on the same files (the answer's build step takes it from there): a build from source is
-``AMDGPU_TARGETS=… go generate ./... && go build .`` from ollama v0.1.21 to v0.4, ``make -j 5 HIP_ARCHS=…`` from
-v0.5.2 to v0.5.8, CMake after — the row is override-required there. Where the release reads no list of yours
-(v0.1.18 … v0.1.20, v0.4.0 … v0.5.1) the row is blocked and both say to edit the build's own list ("add … to
-GPU_LIST" / "HIP_ARCHS_COMMON"). Where the workaround is stale, the row offers neither.
+``AMDGPU_TARGETS=… go generate ./... && go build .`` from ollama v0.1.21 to v0.4, ``make -j 5 HIP_ARCHS_COMMON=… &&
+go build .`` from v0.4.0 to v0.5.1 (make's command line replaces the Makefile's plain ``:=`` list), ``make -j 5
+HIP_ARCHS=…`` from v0.5.2 to v0.5.8, CMake after — the row is override-required there. Where the release reads no
+list of yours (v0.1.18 … v0.1.20) the row is blocked and both say to edit the build's own list ("add … to GPU_LIST").
+Where the workaround is stale, the row offers neither.
 """
 
 from __future__ import annotations
