@@ -56,3 +56,24 @@ def test_fixture_folders_hold_cases_of_gate_rules():
     assert all(any(c.is_dir() for c in p.iterdir()) for p in folders)
     covered = {rules[p.name].matcher for p in folders}
     assert sorted({r.matcher for r in rules.values()} - covered) == []  # every matcher kind has a real fixture
+
+
+@pytest.mark.parametrize("case", ["ollama-discovery-rocm-smi/v0.1.20", "ollama-discovery-gfx9-minimum-only/v0.1.27"])
+def test_discovery_before_the_allowlist_has_no_rule_that_lost_its_layout(case, tmp_path):
+    """Before v0.1.29 discovery is gpu/gpu.go alone (rocm_smi, then `v.Major < 9`): the allowlist, "not supported" and
+    deep-probe rules do not apply there (their constructs come later), so none may say "upstream layout changed?" —
+    every discovery rule decides or is not applicable, and the cell is decided."""
+    from gfxgate.gate.engine import MATCHED, NOT_APPLICABLE, build_matrix
+    from gfxgate.targets import catalog
+
+    ruleset = default_rules()
+    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == "discovery"))
+    read_case(FIXTURES / case, tmp_path)
+    source = DirectorySource("ollama", tmp_path, ref=case.split("/")[1])
+    facts = collect_facts(rules, OneSource(source))
+    assert {rid: f.reason for rid, f in facts.items() if f.state not in (MATCHED, NOT_APPLICABLE)} == {}
+    for rid in ("ollama-discovery-rocblas-allowlist", "ollama-discovery-unsupported-rejection", "ollama-discovery-deep-init-probe"):
+        assert facts[rid].state == NOT_APPLICABLE and facts[rid].reason.startswith("applies to ollama >="), facts[rid]
+    cat = catalog()
+    cell = build_matrix(rules, facts, [cat.parse("gfx900")], cat).cells[("discovery", "gfx900")]
+    assert cell.status.value == "allowed", (cell.summary, cell.reason)

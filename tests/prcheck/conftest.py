@@ -21,7 +21,7 @@ def history_env(history_upstream, monkeypatch):
 
 @pytest.fixture
 def project(tmp_path, history_env):
-    """A git repository of a project that pins ollama at v0.1.0 in rules/pins.toml (committed on main)."""
+    """A git repository of a project that pins ollama at v0.11.0 in rules/pins.toml (committed on main)."""
     import git
 
     from tests.prcheck.upstream import pins_text
@@ -32,9 +32,9 @@ def project(tmp_path, history_env):
     with repo.config_writer() as cfg:
         cfg.set_value("user", "name", "fixture")
         cfg.set_value("user", "email", "fixture@example.invalid")
-    (root / "rules" / "pins.toml").write_text(pins_text("v0.1.0"), encoding="utf-8")
+    (root / "rules" / "pins.toml").write_text(pins_text("v0.11.0"), encoding="utf-8")
     repo.index.add(["rules/pins.toml"])
-    repo.index.commit("pin ollama v0.1.0")
+    repo.index.commit("pin ollama v0.11.0")
     return root
 
 

@@ -3,8 +3,8 @@
 Regenerate after an intended change of the output: ``python -m tests.prcheck.golden``.
 `test_golden.py` fails when a file under golden/ differs from what gfxgate generates now.
 
-Commit ids of the fixture repositories are written as ``<commit ollama@v0.4.0>`` (a full 40-digit id) or
-``<commit:12 ollama@v0.4.0>`` (its 12-digit abbreviation): the golden still says which commit each evidence was read
+Commit ids of the fixture repositories are written as ``<commit ollama@v0.14.0>`` (a full 40-digit id) or
+``<commit:12 ollama@v0.14.0>`` (its 12-digit abbreviation): the golden still says which commit each evidence was read
 at, and that its id is complete and well-formed, but a change to a fixture file (which changes every id after it) does
 not churn the goldens. A 40-digit id that is no fixture commit fails the generation.
 """
@@ -44,7 +44,7 @@ SHORT_ID = re.compile(r"(?<![0-9a-f])[0-9a-f]{12}(?![0-9a-f])")
 
 
 def commit_names(upstream: dict[str, str]) -> dict[str, str]:
-    """Full commit id → stable name (``ollama@v0.4.0``; an untagged commit by its subject) in the fixture repositories."""
+    """Full commit id → stable name (``ollama@v0.14.0``; an untagged commit by its subject) in the fixture repositories."""
     import git
 
     names: dict[str, str] = {}
@@ -81,14 +81,14 @@ def generate(workdir: Path) -> dict[str, str]:
         assert done.returncode == expect, f"gfxgate {' '.join(args)} exited {done.returncode}: {done.stderr}"
         return done.stdout
 
-    for ref, name in (("v0.1.0", "old.json"), ("v0.4.0", "new.json")):
+    for ref, name in (("v0.11.0", "old.json"), ("v0.14.0", "new.json")):
         run(["scan", "--ref", f"ollama={ref}", *TARGETS, "--format", "json", "-o", str(workdir / name)])
     pins = workdir / "pins.toml"  # outside any git repository: SARIF names it rules/pins.toml
-    pins.write_text(pins_text("v0.4.0"), encoding="utf-8")
+    pins.write_text(pins_text("v0.14.0"), encoding="utf-8")
     for fmt, ext in (("md", "md"), ("json", "json"), ("sarif", "sarif")):
         out[f"diff.{ext}"] = run(["diff", str(workdir / "old.json"), str(workdir / "new.json"), "--format", fmt,
                                   "--fail-on", "gfx900", "--pins", str(pins)], expect=1)
-    out["scan.sarif"] = run(["scan", "--ref", "ollama=v0.4.0", *TARGETS, "--format", "sarif"])
+    out["scan.sarif"] = run(["scan", "--ref", "ollama=v0.14.0", *TARGETS, "--format", "sarif"])
     for fmt in ("md", "json"):
         out[f"history.{fmt}"] = run(["history", *TARGETS, "--format", fmt])
     return {name: normalise_commits(text, names) for name, text in out.items()}

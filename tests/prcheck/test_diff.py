@@ -34,7 +34,7 @@ def reports(tmp_path_factory):
     work = tmp_path_factory.mktemp("diff")
     env = upstream_env(work)
     paths = {}
-    for ref in ("v0.1.0", "v0.1.1", "v0.2.0", "v0.4.0", "v0.10.0"):
+    for ref in ("v0.11.0", "v0.11.1", "v0.12.0", "v0.14.0", "v0.14.10"):
         out = work / f"{ref}.json"
         done = gfxgate(["scan", "--ref", f"ollama={ref}", *TARGETS, "--format", "json", "-o", str(out)], env, work)
         assert done.returncode == 0, done.stderr
@@ -48,23 +48,23 @@ def run_diff(reports, old, new, *args):
 
 
 def test_regression_named_in_fail_on_exits_1_with_readable_markdown(reports):
-    done = run_diff(reports, "v0.1.0", "v0.4.0", "--fail-on", "gfx900")
+    done = run_diff(reports, "v0.11.0", "v0.14.0", "--fail-on", "gfx900")
     assert done.returncode == 1
     assert "| gfx900 | Release packaging | **regression** | allowed | **blocked** |" in done.stdout
     # both evidences side by side
-    assert "`ollama@v0.1.0:CMakeLists.txt:14`" in done.stdout and "`ollama@v0.4.0:CMakeLists.txt:17`" in done.stdout
+    assert "`ollama@v0.11.0:CMakeLists.txt:14`" in done.stdout and "`ollama@v0.14.0:CMakeLists.txt:17`" in done.stdout
     assert "gfx900 regressed: cmake-filter allowed -> override-required" in done.stderr
 
 
 def test_no_fail_on_or_other_target_exits_0(reports):
-    assert run_diff(reports, "v0.1.0", "v0.4.0").returncode == 0
-    done = run_diff(reports, "v0.1.0", "v0.4.0", "--fail-on", "gfx1030")  # gfx1030 only improved
+    assert run_diff(reports, "v0.11.0", "v0.14.0").returncode == 0
+    done = run_diff(reports, "v0.11.0", "v0.14.0", "--fail-on", "gfx1030")  # gfx1030 only improved
     assert done.returncode == 0, done.stderr
     assert "No regression for gfx1030" in done.stdout
 
 
 def test_improvement_is_not_a_regression(reports):
-    done = run_diff(reports, "v0.4.0", "v0.1.0", "--format", "json")
+    done = run_diff(reports, "v0.14.0", "v0.11.0", "--format", "json")
     assert done.returncode == 0
     data = json.loads(done.stdout)
     kinds = {(c["target"], c["layer"]): c["kind"] for c in data["changes"]}
@@ -74,12 +74,12 @@ def test_improvement_is_not_a_regression(reports):
 
 
 def test_discovery_regression_backwards_fails(reports):
-    # v0.4.0 -> v0.1.0: discovery goes back from the probe (allowed) to the allowlist (partial): a regression
-    assert run_diff(reports, "v0.4.0", "v0.1.0", "--fail-on", "gfx900").returncode == 1
+    # v0.14.0 -> v0.11.0: discovery goes back from the probe (allowed) to the allowlist (partial): a regression
+    assert run_diff(reports, "v0.14.0", "v0.11.0", "--fail-on", "gfx900").returncode == 1
 
 
 def test_moved_lines_only_are_evidence_changes(reports):
-    done = run_diff(reports, "v0.1.1", "v0.2.0", "--fail-on", "gfx900", "--format", "json")
+    done = run_diff(reports, "v0.11.1", "v0.12.0", "--fail-on", "gfx900", "--format", "json")
     assert done.returncode == 0
     changes = json.loads(done.stdout)["changes"]
     assert changes and {c["kind"] for c in changes} == {EVIDENCE}
@@ -87,21 +87,21 @@ def test_moved_lines_only_are_evidence_changes(reports):
 
 
 def test_identical_reports_have_no_change(reports):
-    done = run_diff(reports, "v0.1.0", "v0.1.1", "--format", "json")
+    done = run_diff(reports, "v0.11.0", "v0.11.1", "--format", "json")
     assert done.returncode == 0
     assert json.loads(done.stdout)["changes"] == []
 
 
 def test_drift_when_a_rule_stops_matching(reports):
-    done = run_diff(reports, "v0.4.0", "v0.10.0", "--fail-on", "gfx900,gfx1030", "--format", "text")
-    assert done.returncode == 1  # presets dropped gfx900 at v0.9.0
+    done = run_diff(reports, "v0.14.0", "v0.14.10", "--fail-on", "gfx900,gfx1030", "--format", "text")
+    assert done.returncode == 1  # presets dropped gfx900 at v0.14.9
     assert "drift        gfx900     cmake-filter         override-required -> unknown" in done.stdout
     assert "did not match" in done.stdout
 
 
 @pytest.mark.parametrize("fail_on", ["gfx803", "gfx9999"])
 def test_fail_on_target_not_compared_is_usage_error(reports, fail_on):
-    done = run_diff(reports, "v0.1.0", "v0.4.0", "--fail-on", fail_on)
+    done = run_diff(reports, "v0.11.0", "v0.14.0", "--fail-on", fail_on)
     assert done.returncode == 2
     assert fail_on in done.stderr
 
@@ -113,15 +113,15 @@ def test_unreadable_inputs_exit_6(reports, tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"kind": "something-else"}))
     for bad in (broken, other, tmp_path / "missing.json"):
-        done = gfxgate(["diff", str(paths["v0.1.0"]), str(bad)], env, work)
+        done = gfxgate(["diff", str(paths["v0.11.0"]), str(bad)], env, work)
         assert done.returncode == 6, (bad, done.stderr)
         assert str(bad.name) in done.stderr
 
 
 def test_diff_matrices_reports_targets_only_on_one_side(reports):
     _, _, paths = reports
-    old = json.loads(paths["v0.1.0"].read_text())
-    new = json.loads(paths["v0.4.0"].read_text())
+    old = json.loads(paths["v0.11.0"].read_text())
+    new = json.loads(paths["v0.14.0"].read_text())
     new["targets"] = ["gfx900"]
     for layer in new["layers"]:
         layer["cells"] = [c for c in layer["cells"] if c["target"] == "gfx900"]

@@ -155,7 +155,7 @@ def bump(project: Path, src_env: dict, tag: str) -> None:
 
 
 def test_action_step_fails_on_a_regression_and_leaves_summary_and_sarif(project, tmp_path, src_env):
-    bump(project, src_env, "v0.4.0")
+    bump(project, src_env, "v0.14.0")
     code, stderr, outputs, summary = run_check_step(project, tmp_path, src_env,
                                                     {"targets": "gfx900,gfx1030", "fail-on": "gfx900"})
     assert code == 1, stderr
@@ -168,7 +168,7 @@ def test_action_step_fails_on_a_regression_and_leaves_summary_and_sarif(project,
 
 
 def test_action_step_passes_without_fail_on_and_with_hostile_input(project, tmp_path, src_env):
-    bump(project, src_env, "v0.4.0")
+    bump(project, src_env, "v0.14.0")
     code, stderr, outputs, summary = run_check_step(project, tmp_path, src_env, {"targets": "gfx900", "fail-on": ""})
     assert code == 0, stderr
     assert "**regression**" in summary.read_text()

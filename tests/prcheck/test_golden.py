@@ -55,12 +55,12 @@ def test_golden_evidence_names_the_commit_of_the_tag_it_was_read_at():
             assert evidence["commit"] == f"<commit {evidence['where'].split(':')[0]}>"
             checked += 1
     assert checked > 50
-    assert "New: `ollama@v0.4.0` (<commit:12 ollama@v0.4.0>)" in (GOLDEN / "diff.md").read_text(encoding="utf-8")
+    assert "New: `ollama@v0.14.0` (<commit:12 ollama@v0.14.0>)" in (GOLDEN / "diff.md").read_text(encoding="utf-8")
 
 
 def test_commit_normalisation_keeps_ids_checked():
-    names = {"0123456789abcdef0123456789abcdef01234567": "ollama@v0.1.0"}
+    names = {"0123456789abcdef0123456789abcdef01234567": "ollama@v0.11.0"}
     text = normalise_commits('"0123456789abcdef0123456789abcdef01234567" (0123456789ab) (0123456789a) abc', names)
-    assert text == '"<commit ollama@v0.1.0>" (<commit:12 ollama@v0.1.0>) (0123456789a) abc'  # a short id stays visible
+    assert text == '"<commit ollama@v0.11.0>" (<commit:12 ollama@v0.11.0>) (0123456789a) abc'  # a short id stays visible
     with pytest.raises(AssertionError, match="not a commit of the fixture repositories"):
         normalise_commits("ffffffffffffffffffffffffffffffffffffffff", names)

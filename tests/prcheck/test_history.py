@@ -57,19 +57,19 @@ def changes(data, layer, target):
 
 def test_history_of_gfx900_on_the_synthetic_upstream(history_env, tmp_path):
     data = history_json(history_env, tmp_path, "-t", "gfx900")
-    assert data["range"] == {"from": "v0.1.0", "to": "v0.10.0", "tags": 8, "probed": 8}
+    assert data["range"] == {"from": "v0.11.0", "to": "v0.14.10", "tags": 8, "probed": 8}
     first, steps = changes(data, "cmake-filter", "gfx900")
-    assert first["status"] == "allowed" and first["tag"] == "v0.1.0"
-    assert steps == [("v0.3.0", "v0.2.0", "regression", "allowed", "override-required"),
-                     ("v0.10.0", "v0.9.0", "drift", "override-required", "unknown")]
+    assert first["status"] == "allowed" and first["tag"] == "v0.11.0"
+    assert steps == [("v0.13.0", "v0.12.0", "regression", "allowed", "override-required"),
+                     ("v0.14.10", "v0.14.9", "drift", "override-required", "unknown")]
     _, steps = changes(data, "discovery", "gfx900")
-    assert steps == [("v0.3.0", "v0.2.0", "improvement", "partial", "allowed")]
+    assert steps == [("v0.13.0", "v0.12.0", "improvement", "partial", "allowed")]
     entry = next(layer_ for layer_ in data["layers"] if layer_["id"] == "discovery")["targets"][0]["changes"][0]
     assert "GetSupportedGFX" in entry["old"]["summary"] and "GGML_CUDA_INIT" in entry["new"]["summary"]
-    assert entry["new"]["evidence"][0]["where"] == "ollama@v0.3.0:ml/device.go:5"
-    assert changes(data, "release-packaging", "gfx900")[1] == [("v0.4.0", "v0.3.1", "regression", "allowed", "blocked")]
-    assert changes(data, "cmake-presets", "gfx900")[1] == [("v0.9.0", "v0.4.0", "regression", "allowed", "blocked")]
-    assert changes(data, "source-macros", "gfx900")[1] == []  # v0.3.1 moved ml/device.go: no change reported
+    assert entry["new"]["evidence"][0]["where"] == "ollama@v0.13.0:ml/device.go:5"
+    assert changes(data, "release-packaging", "gfx900")[1] == [("v0.14.0", "v0.13.1", "regression", "allowed", "blocked")]
+    assert changes(data, "cmake-presets", "gfx900")[1] == [("v0.14.9", "v0.14.0", "regression", "allowed", "blocked")]
+    assert changes(data, "source-macros", "gfx900")[1] == []  # v0.13.1 moved ml/device.go: no change reported
     # the drift keeps its reason
     drift = next(layer_ for layer_ in data["layers"] if layer_["id"] == "cmake-filter")["targets"][0]["changes"][1]
     assert "did not match" in drift["new"]["reason"]
@@ -85,16 +85,16 @@ def test_bisection_agrees_with_every_tag_and_probes_less(history_env, tmp_path):
 def test_prereleases_only_when_asked(history_env, tmp_path):
     data = history_json(history_env, tmp_path, "-t", "gfx900", "--layer", "cmake-filter", "--prereleases")
     assert data["range"]["tags"] == 9
-    assert changes(data, "cmake-filter", "gfx900")[1][0][:2] == ("v0.2.1-rc1", "v0.2.0")
+    assert changes(data, "cmake-filter", "gfx900")[1][0][:2] == ("v0.12.1-rc1", "v0.12.0")
 
 
 def test_window_and_unknown_bounds(history_env, tmp_path):
-    data = history_json(history_env, tmp_path, "-t", "gfx900", "--from", "v0.2.0", "--to", "v0.4.0", "--layer", "cmake-filter")
-    assert data["range"] == {"from": "v0.2.0", "to": "v0.4.0", "tags": 4, "probed": data["range"]["probed"]}
-    assert [s[0] for s in changes(data, "cmake-filter", "gfx900")[1]] == ["v0.3.0"]
-    done = gfxgate(["history", "-t", "gfx900", "--from", "v0.2.5"], history_env, tmp_path)
-    assert done.returncode == 4 and "nearest tags: " in done.stderr and "v0.2.0" in done.stderr
-    done = gfxgate(["history", "-t", "gfx900", "--from", "v0.2.1-rc1"], history_env, tmp_path)
+    data = history_json(history_env, tmp_path, "-t", "gfx900", "--from", "v0.12.0", "--to", "v0.14.0", "--layer", "cmake-filter")
+    assert data["range"] == {"from": "v0.12.0", "to": "v0.14.0", "tags": 4, "probed": data["range"]["probed"]}
+    assert [s[0] for s in changes(data, "cmake-filter", "gfx900")[1]] == ["v0.13.0"]
+    done = gfxgate(["history", "-t", "gfx900", "--from", "v0.12.5"], history_env, tmp_path)
+    assert done.returncode == 4 and "nearest tags: " in done.stderr and "v0.12.0" in done.stderr
+    done = gfxgate(["history", "-t", "gfx900", "--from", "v0.12.1-rc1"], history_env, tmp_path)
     assert done.returncode == 4 and "--prereleases" in done.stderr
     done = gfxgate(["history", "-t", "gfx900", "--layer", "runtime"], history_env, tmp_path)
     assert done.returncode == 2 and "not read from ollama" in done.stderr
@@ -135,7 +135,7 @@ def test_unknown_repo_is_usage_error(history_env, tmp_path):
 def test_history_human_formats(history_env, tmp_path, fmt):
     done = gfxgate(["history", "-t", "gfx900", "--format", fmt], history_env, tmp_path)
     assert done.returncode == 0
-    assert "v0.3.0" in done.stdout and "regression" in done.stdout
+    assert "v0.13.0" in done.stdout and "regression" in done.stdout
 
 
 def test_a_plain_folder_cannot_be_walked(history_env, tmp_path):

@@ -45,7 +45,7 @@ def scans(tmp_path_factory):
 
 
 def test_scan_sarif_is_valid_and_deterministic(scans):
-    first, second = scans("v0.4.0"), scans("v0.4.0")
+    first, second = scans("v0.14.0"), scans("v0.14.0")
     validate(first)
     assert first == second
     run = first["runs"][0]
@@ -61,7 +61,7 @@ def test_scan_sarif_is_valid_and_deterministic(scans):
 
 
 def test_scan_locations_point_at_the_rule_definition_in_this_repository(scans):
-    run = scans("v0.4.0")["runs"][0]
+    run = scans("v0.14.0")["runs"][0]
     for result in run["results"]:
         loc = result["locations"][0]["physicalLocation"]
         path = REPO / loc["artifactLocation"]["uri"]
@@ -72,7 +72,7 @@ def test_scan_locations_point_at_the_rule_definition_in_this_repository(scans):
     packaging = next(r for r in run["results"] if r["properties"]["layer"] == "release-packaging")
     assert packaging["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rules/gates/release-packaging.yaml"
     # upstream evidence travels in the message, not as a location
-    assert "ollama@v0.4.0:Dockerfile:3" in packaging["message"]["text"]
+    assert "ollama@v0.14.0:Dockerfile:3" in packaging["message"]["text"]
 
 
 def test_scan_with_a_rules_folder_points_at_that_folder(tmp_path):
@@ -109,9 +109,9 @@ def test_fingerprints_survive_moved_lines_and_new_tags(scans):
     def prints(doc):
         return {(r["properties"]["target"], r["properties"]["layer"]): r["partialFingerprints"]["gfxgate/v1"] for r in doc["runs"][0]["results"]}
 
-    at_300, at_310 = prints(scans("v0.3.0")), prints(scans("v0.3.1"))  # v0.3.1 moved ml/device.go
+    at_300, at_310 = prints(scans("v0.13.0")), prints(scans("v0.13.1"))  # v0.13.1 moved ml/device.go
     assert at_300 == at_310
-    at_400 = prints(scans("v0.4.0"))
+    at_400 = prints(scans("v0.14.0"))
     assert at_400[("gfx900", "cmake-filter")] == at_300[("gfx900", "cmake-filter")]
     assert ("gfx900", "release-packaging") in at_400 and ("gfx900", "release-packaging") not in at_300
 
@@ -130,8 +130,8 @@ def test_diff_sarif_points_at_the_pin(tmp_path):
     assert regression["level"] == "error"
     where = regression["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"] == "rules/pins.toml" and where["region"]["startLine"] == 5  # ref = of ollama
-    assert "ollama@v0.1.0:CMakeLists.txt:14" in regression["message"]["text"]
-    assert "ollama@v0.4.0:CMakeLists.txt:17" in regression["message"]["text"]
+    assert "ollama@v0.11.0:CMakeLists.txt:14" in regression["message"]["text"]
+    assert "ollama@v0.14.0:CMakeLists.txt:17" in regression["message"]["text"]
     # an empty diff is still a valid SARIF run, with no rules and no results
     empty = diff_sarif(diff_matrices({"targets": [], "layers": [], "sources": []}, {"targets": [], "layers": [], "sources": []}))
     validate(empty)

@@ -1,19 +1,22 @@
 """A synthetic ollama-shaped upstream whose release tags flip, move and drift (built with GitPython).
 
 Commit dates are fixed so commit SHAs — and so the golden outputs — are the same on every machine.
-The tags are created out of lexical order on purpose: v0.10.0 comes after v0.9.0.
+The tags are created out of lexical order on purpose: v0.14.10 comes after v0.14.9. They sit in the eras of real ollama
+whose constructs each commit has, so every gate rule's `versions` range sees them where it would see the real thing: the
+rocBLAS allowlist of ollama v0.1.29 … v0.12.3 (v0.11.x, v0.12.x), the GGML_CUDA_INIT probe of v0.12.4 … v0.29.x (from
+v0.13.0), CMake filter and presets (from v0.5.8).
 
-| tag        | what changes                                                   | expected for gfx900            |
-|------------|----------------------------------------------------------------|--------------------------------|
-| v0.1.0     | filter keeps gfx900, rocBLAS allowlist, presets list gfx900    | filter allowed, discovery partial |
-| v0.1.1     | README only                                                    | nothing                        |
-| v0.2.0     | CMakeLists.txt lines move down by 3                            | evidence moves, status same    |
-| v0.2.1-rc1 | filter drops gfx900 (a pre-release)                            | seen only with --prereleases   |
-| v0.3.0     | filter drops gfx900; allowlist replaced by GGML_CUDA_INIT probe | filter regression, discovery improvement |
-| v0.3.1     | ml/device.go moves to discover/device.go                       | evidence moves, status same    |
-| v0.4.0     | Dockerfile deletes rocBLAS *gfx90[06]*                          | release-packaging regression   |
-| v0.9.0     | presets drop gfx900                                            | cmake-presets regression       |
-| v0.10.0    | CMakeLists.txt no longer filters (rule stops matching)         | cmake-filter drift → unknown   |
+| tag         | what changes                                                    | expected for gfx900                      |
+|-------------|-----------------------------------------------------------------|------------------------------------------|
+| v0.11.0     | filter keeps gfx900, rocBLAS allowlist, presets list gfx900     | filter allowed, discovery partial        |
+| v0.11.1     | README only                                                     | nothing                                  |
+| v0.12.0     | CMakeLists.txt lines move down by 3                             | evidence moves, status same              |
+| v0.12.1-rc1 | filter drops gfx900 (a pre-release)                             | seen only with --prereleases             |
+| v0.13.0     | filter drops gfx900; allowlist replaced by GGML_CUDA_INIT probe | filter regression, discovery improvement |
+| v0.13.1     | ml/device.go moves to discover/device.go                        | evidence moves, status same              |
+| v0.14.0     | Dockerfile deletes rocBLAS *gfx90[06]*                          | release-packaging regression             |
+| v0.14.9     | presets drop gfx900                                             | cmake-presets regression                 |
+| v0.14.10    | CMakeLists.txt no longer filters (rule stops matching)          | cmake-filter drift → unknown             |
 """
 
 from __future__ import annotations
@@ -58,17 +61,17 @@ def build_ollama_history(path: Path) -> git.Repo:
         "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
         f"{GGML}/vendors/hip.h": HIP_H,
         f"{GGML}/common.cuh": COMMON_CUH,
-    }, "v0.1.0", 1, tag="v0.1.0")
-    commit(repo, {"README.md": "ollama fixture, patch release\n"}, "v0.1.1", 2, tag="v0.1.1")
-    commit(repo, {"CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=OLD_REGEX)}, "v0.2.0", 3, tag="v0.2.0")
+    }, "v0.11.0", 1, tag="v0.11.0")
+    commit(repo, {"README.md": "ollama fixture, patch release\n"}, "v0.11.1", 2, tag="v0.11.1")
+    commit(repo, {"CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=OLD_REGEX)}, "v0.12.0", 3, tag="v0.12.0")
     new_cmake = "# moved a few lines\n\n\n" + CMAKE.format(regex=NEW_REGEX)
-    commit(repo, {"CMakeLists.txt": new_cmake}, "v0.2.1-rc1", 4, tag="v0.2.1-rc1")
-    commit(repo, {"discover/amd_common.go": None, "ml/device.go": DEVICE_GO}, "v0.3.0", 5, tag="v0.3.0")
-    commit(repo, {"ml/device.go": None, "discover/device.go": DEVICE_GO.replace("package ml", "package discover")}, "v0.3.1", 6, tag="v0.3.1")
-    commit(repo, {"Dockerfile": DOCKERFILE}, "v0.4.0", 7, tag="v0.4.0")
-    commit(repo, {"CMakePresets.json": presets(WITHOUT_GFX900)}, "v0.9.0", 8, tag="v0.9.0")
+    commit(repo, {"CMakeLists.txt": new_cmake}, "v0.12.1-rc1", 4, tag="v0.12.1-rc1")
+    commit(repo, {"discover/amd_common.go": None, "ml/device.go": DEVICE_GO}, "v0.13.0", 5, tag="v0.13.0")
+    commit(repo, {"ml/device.go": None, "discover/device.go": DEVICE_GO.replace("package ml", "package discover")}, "v0.13.1", 6, tag="v0.13.1")
+    commit(repo, {"Dockerfile": DOCKERFILE}, "v0.14.0", 7, tag="v0.14.0")
+    commit(repo, {"CMakePresets.json": presets(WITHOUT_GFX900)}, "v0.14.9", 8, tag="v0.14.9")
     commit(repo, {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama C CXX)\nadd_subdirectory(ml)\n"},
-           "v0.10.0", 9, tag="v0.10.0")
+           "v0.14.10", 9, tag="v0.14.10")
     commit(repo, {"README.md": "work after the last release\n"}, "untagged", 10)
     return repo
 

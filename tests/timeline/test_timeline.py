@@ -38,19 +38,19 @@ def row(data: dict, target: str) -> dict:
 
 def test_gfx900_over_the_release_tags(timeline_env, capsys):
     data = timeline_json(capsys, "--live", "-t", "gfx900", "-t", "gfx1030")
-    assert data["range"]["from"] == "v0.1.0" and data["range"]["to"] == "v0.10.0" and data["range"]["tags"] == 8
+    assert data["range"]["from"] == "v0.11.0" and data["range"]["to"] == "v0.14.10" and data["range"]["tags"] == 8
     assert data["origin"] == "live"
     cells = row(data, "gfx900")["cells"]
     assert [(c["from"], c["to"], c["label"]) for c in cells] == [
-        ("v0.1.0", "v0.3.1", "ROCm out of the box"),
-        ("v0.4.0", "v0.9.0", "ROCm: build + rocBLAS files"),
-        ("v0.10.0", "v0.10.0", "undecided"),
+        ("v0.11.0", "v0.13.1", "ROCm out of the box"),
+        ("v0.14.0", "v0.14.9", "ROCm: build + rocBLAS files"),
+        ("v0.14.10", "v0.14.10", "undecided"),
     ]
     assert cells[0]["start"] == [] and cells[0]["evidence"]  # the first release: why the route applies
     # the flip that ends the first cell is the one that starts the second, with the Dockerfile line and its link
     packaging = next(f for f in cells[1]["start"] if f["layer"] == "release-packaging")
-    assert (packaging["old"], packaging["new"], packaging["kind"], packaging["previous_tag"]) == ("allowed", "blocked", "regression", "v0.3.1")
-    assert packaging["evidence"][0]["where"] == "ollama@v0.4.0:Dockerfile:3"
+    assert (packaging["old"], packaging["new"], packaging["kind"], packaging["previous_tag"]) == ("allowed", "blocked", "regression", "v0.13.1")
+    assert packaging["evidence"][0]["where"] == "ollama@v0.14.0:Dockerfile:3"
     assert packaging["evidence"][0]["url"].startswith("https://github.com/ollama/ollama/blob/")
     assert packaging["evidence"][0]["url"].endswith("/Dockerfile#L3")
     assert cells[0]["end"] == cells[1]["start"]
@@ -61,21 +61,21 @@ def test_gfx900_over_the_release_tags(timeline_env, capsys):
     gfx1030 = row(data, "gfx1030")["cells"]
     assert [c["label"] for c in gfx1030][0] == "ROCm out of the box"
     # the columns are the ranges where no target's route changes
-    assert {"from": "v0.4.0", "to": "v0.9.0"} in data["columns"]
+    assert {"from": "v0.14.0", "to": "v0.14.9"} in data["columns"]
 
 
 def test_the_answer_sentence_is_computed_with_evidence(timeline_env, capsys):
     data = timeline_json(capsys, "--live", "-t", "gfx900")
     answer = row(data, "gfx900")
     assert answer["sentence"].startswith(
-        "gfx900: ROCm out of the box up to v0.3.1; from v0.4.0 ROCm needs a source build and the rocBLAS files; "
-        "from v0.10.0 ROCm undecided")
+        "gfx900: ROCm out of the box up to v0.13.1; from v0.14.0 ROCm needs a source build and the rocBLAS files; "
+        "from v0.14.10 ROCm undecided")
     rocm = [c for c in answer["clauses"] if c["backend"] == "rocm"]
-    assert [c["tag"] for c in rocm] == ["v0.1.0", "v0.4.0", "v0.10.0"]
+    assert [c["tag"] for c in rocm] == ["v0.11.0", "v0.14.0", "v0.14.10"]
     assert all(c["evidence"] for c in rocm)
-    assert any(e["where"] == "ollama@v0.4.0:Dockerfile:3" for e in rocm[1]["evidence"])
+    assert any(e["where"] == "ollama@v0.14.0:Dockerfile:3" for e in rocm[1]["evidence"])
     # a drift to unknown has no new line: the evidence is the line that disappeared (at the release before)
-    assert any(e["where"].startswith("ollama@v0.9.0:CMakeLists.txt") for e in rocm[2]["evidence"])
+    assert any(e["where"].startswith("ollama@v0.14.9:CMakeLists.txt") for e in rocm[2]["evidence"])
 
 
 def test_bisection_agrees_with_every_tag_and_probes_less(timeline_env, capsys):
@@ -83,19 +83,19 @@ def test_bisection_agrees_with_every_tag_and_probes_less(timeline_env, capsys):
     every = timeline_json(capsys, "--live", "-t", "gfx900", "-t", "gfx1031", "--every-tag")
     assert every["method"] == "every-tag" and every["range"]["probed"] == 8
     assert bisect["targets"] == every["targets"]
-    # where nothing changes (v0.1.0 … v0.2.0: a README edit, moved lines) only the ends are read
-    quiet = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.1.0", "--to", "v0.2.0")
+    # where nothing changes (v0.11.0 … v0.12.0: a README edit, moved lines) only the ends are read
+    quiet = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.11.0", "--to", "v0.12.0")
     assert quiet["range"]["tags"] == 3 and quiet["range"]["probed"] == 2
     assert len(row(quiet, "gfx900")["cells"]) == 1
 
 
 def test_a_window_of_releases_clips_the_cells(timeline_env, capsys):
-    data = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.2.0", "--to", "v0.4.0")
+    data = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.12.0", "--to", "v0.14.0")
     cells = row(data, "gfx900")["cells"]
-    assert [(c["from"], c["to"]) for c in cells] == [("v0.2.0", "v0.3.1"), ("v0.4.0", "v0.4.0")]
+    assert [(c["from"], c["to"]) for c in cells] == [("v0.12.0", "v0.13.1"), ("v0.14.0", "v0.14.0")]
     assert cells[-1]["end"] == []
-    code, _, err = run(capsys, "timeline", "--live", "-t", "gfx900", "--from", "v0.2.5")
-    assert code != 0 and "v0.2.5" in err and "nearest" in err
+    code, _, err = run(capsys, "timeline", "--live", "-t", "gfx900", "--from", "v0.12.5")
+    assert code != 0 and "v0.12.5" in err and "nearest" in err
 
 
 def test_markdown_table_and_answers(timeline_env, capsys):
@@ -103,9 +103,9 @@ def test_markdown_table_and_answers(timeline_env, capsys):
     assert code == 0, err
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("| Target |"))
-    assert "v0.1.0 – v0.3.1" in header and "v0.4.0 – v0.9.0" in header
+    assert "v0.11.0 – v0.13.1" in header and "v0.14.0 – v0.14.9" in header
     assert "| gfx900 | ROCm out of the box | ROCm: build + rocBLAS files | undecided |" in out
-    assert "### gfx900" in out and "`ollama@v0.4.0:Dockerfile:3`" in out
+    assert "### gfx900" in out and "`ollama@v0.14.0:Dockerfile:3`" in out
 
 
 def test_a_flip_of_evidence_only_does_not_read_as_a_status_change(capsys):
