@@ -183,7 +183,7 @@ def test_partial_clone_cache_and_offline(source_env, capsys, monkeypatch, _isola
 def test_offline_without_cache_is_network_error(source_env, capsys):
     url = (source_env / "ollama").as_uri()
     code, out, err = run(capsys, "scan", "-t", "gfx900", "--source", f"ollama={url}", "--offline")
-    assert code == 5 and "--offline forbids cloning" in err
+    assert code == 5 and "and this run is offline (it clones nothing)" in err
 
 
 def test_implicit_source_failure_is_an_unknown_cell(source_env, capsys, monkeypatch):

@@ -264,3 +264,17 @@ def test_scan_log_fills_runtime_row_and_auto_target(tmp_path, capsys):
     empty = write(tmp_path, "e.log", ["nothing here"])
     code, _, err = run_cli(capsys, "scan", "--target", "auto", "--log", str(empty))
     assert code == 2 and "names no gfx target" in err
+
+
+def test_without_a_clone_the_upstream_note_names_diagnose_s_own_switch(tmp_path, capsys, monkeypatch):
+    """diagnose is offline unless --online: a source it cannot read must not tell the user that an --offline they never
+    passed forbids cloning (the message of the shared clone code used to), and the note points at --online."""
+    for name in ("OLLAMA", "OLLAMA_PYTHON", "LLAMA_CPP", "CLR", "ROCM_DOCS"):
+        monkeypatch.delenv(f"GFXGATE_SOURCE_{name}", raising=False)
+    monkeypatch.setenv("GFXGATE_CACHE_DIR", str(tmp_path / "empty-cache"))
+    log = write(tmp_path, "o.log", logs.ollama_0_32())
+    code, out, err = run_cli(capsys, "diagnose", str(log))
+    assert code == 0, err
+    assert "upstream: source not available: ollama: no cached clone of " in out
+    assert "this run is offline (it clones nothing)" in out and "--offline" not in out
+    assert "or --online" in out
