@@ -92,7 +92,7 @@ def scenario(code: int, tmp_path: Path, env: dict) -> tuple[list[str], dict]:
 
 EXPECTED_STDERR = {
     0: None, 1: "stale samples", 2: "unknown GPU target", 3: "layers.yaml:2: invalid YAML",
-    4: "unknown tag or ref 'v9'", 5: "--offline forbids", 6: "no such file", 70: "gfxgate: internal error: RuntimeError",
+    4: "unknown tag or ref 'v9'", 5: "this run is offline (it clones nothing)", 6: "no such file", 70: "gfxgate: internal error: RuntimeError",
     130: "gfxgate: interrupted",
 }
 

@@ -534,9 +534,9 @@ def test_6_scan_installed_missing_path_is_6_like_artifacts(gfxgate_exe, work, en
 
 def test_6_live_offline_with_an_empty_cache_is_5_like_ref(gfxgate_exe, work, env):
     replay("6 scan --live --offline, empty cache", gfxgate_exe, [*SCAN, "--live"], cwd=work, env=env, code=5,
-           error="--offline forbids")
+           error="this run is offline (it clones nothing)")
     replay("6 scan --ref --offline, empty cache", gfxgate_exe, [*SCAN, "--ref", "ollama=v0.12.3"], cwd=work, env=env,
-           code=5, error="--offline forbids")
+           code=5, error="this run is offline (it clones nothing)")
 
 
 def test_6_rules_folder_alone_stays_on_the_snapshot(gfxgate_exe, work, env):
