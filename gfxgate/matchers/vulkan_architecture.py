@@ -16,13 +16,15 @@ from gfxgate.matchers import Finding, Hit, NoMatch, hit, params_object, rule_pro
 from gfxgate.model import Status
 
 MAX_USES = 3
+_STRING_OR_COMMENT = re.compile(r'"(\\.|[^"\\])*"|//.*')
+_IF = re.compile(r"\s*(\}\s*else\s+)?if\s*\(")
 
 
 def _function_body(lines: list[str], start: int) -> int:
     """Index of the line that closes the function whose signature is at ``start`` (brace depth)."""
     depth, opened = 0, False
     for i in range(start, len(lines)):
-        code = re.sub(r'"(\\.|[^"\\])*"|//.*', "", lines[i])
+        code = _STRING_OR_COMMENT.sub("", lines[i])
         depth += code.count("{") - code.count("}")
         opened = opened or "{" in code
         if opened and depth <= 0:
@@ -36,10 +38,10 @@ def _enclosing_if(lines: list[str], start: int, at: int) -> int | None:
     Walking back, a line's ``{`` comes before its ``}`` (``} else if (…) {`` opens a block first)."""
     depth = 0
     for j in range(at - 1, start, -1):
-        code = re.sub(r'"(\\.|[^"\\])*"|//.*', "", lines[j])
+        code = _STRING_OR_COMMENT.sub("", lines[j])
         depth -= code.count("{")
         if depth < 0:
-            if re.match(r"\s*(\}\s*else\s+)?if\s*\(", lines[j]):
+            if _IF.match(lines[j]):
                 return j
             depth = 0
         depth += code.count("}")
@@ -80,13 +82,17 @@ class VulkanArchitecture:
                 if cond is not None:
                     entry["condition"] = hit(path, cond + 1, lines[cond])
                 returns.append(entry)
-            classes = {r["class"] for r in returns}
+            classes = sorted({r["class"] for r in returns})
             uses: dict[str, dict[str, Any]] = {}
+            # one pass over the file (ggml-vulkan.cpp: ~16,000 lines) with one regex of all the classes, not a
+            # compile-cache lookup, comment strip and search per line and class (0.39 s of a 0.49 s live scan)
+            any_class = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(classes, key=len, reverse=True))) + r")\b") if classes else None
             for i, line in enumerate(lines):
-                if start <= i <= end:
+                if start <= i <= end or any_class is None or any_class.search(line) is None:
                     continue
+                found = {m.group(0) for m in any_class.finditer(line.split("//", 1)[0])}
                 for cls in classes:
-                    if re.search(rf"\b{cls}\b", re.sub(r"//.*", "", line)):
+                    if cls in found:
                         entry = uses.setdefault(cls, {"count": 0, "hits": []})
                         entry["count"] += 1
                         if len(entry["hits"]) < MAX_USES:

@@ -284,3 +284,26 @@ def test_regex_params_declared_once_give_schema_check_and_defaults():
     assert presets["presets"].search("any") and presets["exclude_presets"] is None
     with pytest.raises(RuleError, match=r"rule t: params\.unsupported: "):
         table.check_params(rule("markdown-table", column="x", unsupported="(a"))
+
+
+def test_vulkan_architecture_counts_lines_that_use_each_class(tmp_path):
+    """The classes the classifier returns, counted per line outside it: a line naming a class twice counts once, a
+    comment does not count, a longer name sharing a prefix (AMD_RDNA1 vs AMD_RDNA1X) is another word."""
+    cpp = """static vk_device_architecture get_device_architecture(const vk::PhysicalDevice& device) {
+    if (wave64_only) {
+        return vk_device_architecture::AMD_GCN;
+    } else if (waves == 20) {
+        return vk_device_architecture::AMD_RDNA1;
+    }
+    return vk_device_architecture::OTHER;
+}
+if (arch == AMD_GCN || arch2 == AMD_GCN) { x(); }
+// AMD_GCN in a comment only
+y = AMD_RDNA1X; z = "AMD_GCN";  // AMD_RDNA1
+w = AMD_RDNA1; v = AMD_GCN; // AMD_GCN
+"""
+    out = run(tmp_path, "vulkan-architecture", {"f": cpp}, ["gfx900", "gfx1010"], function="get_device_architecture",
+              enum="vk_device_architecture", families={"GCN5": "AMD_GCN", "RDNA1": "AMD_RDNA1"})
+    assert "3 line(s) outside the classifier use AMD_GCN" in out["gfx900"].summary  # lines 9, 11 (a string), 12
+    assert "1 line(s) outside the classifier use AMD_RDNA1" in out["gfx1010"].summary  # line 12 only
+    assert [h.line for h in out["gfx900"].hits] == [2, 3, 9, 11]
