@@ -118,3 +118,33 @@ def test_lines_rendered_from_the_printing_code_are_recognised(upstream_env, tag)
     finally:
         sourceset.close()
     assert rendered >= 6
+
+
+# The discovery rejections of ollama < v0.12.4, across their wordings: at tags on both sides of each boundary (found
+# with `git grep` at every tag), exactly these entries are live, the others of the two families retired, none stale.
+WORDINGS = ("ollama-amdgpu-not-supported", "ollama-amdgpu-not-supported-v0129", "ollama-amdgpu-not-supported-v0133",
+            "ollama-amdgpu-too-old", "ollama-amdgpu-too-old-v0129",
+            "ollama-igpu-skipped", "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129")
+OLD = {"ollama-amdgpu-not-supported-v0129", "ollama-amdgpu-too-old-v0129", "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129"}
+LIVE_AT = {
+    "v0.1.28": set(),
+    "v0.1.29": OLD,
+    "v0.1.32": OLD,
+    "v0.1.33-rc1": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-amdgpu-too-old-v0129",
+                    "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129"},
+    "v0.1.34": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-amdgpu-too-old-v0129",
+                "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129"},
+    "v0.1.35-rc1": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-igpu-skipped", "ollama-igpu-skipped-v0129"},
+    "v0.3.13": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-igpu-skipped", "ollama-igpu-skipped-v0129"},
+    "v0.3.14-rc0": {"ollama-amdgpu-not-supported", "ollama-amdgpu-too-old", "ollama-igpu-skipped"},
+    "v0.12.3": {"ollama-amdgpu-not-supported", "ollama-amdgpu-too-old", "ollama-igpu-skipped"},
+    "v0.12.4-rc0": set(),
+}
+
+
+@pytest.mark.parametrize("tag", LIVE_AT)
+def test_old_discovery_wordings_are_live_exactly_where_printed(upstream_env, capsys, tag):
+    found = check(capsys, tag)
+    states = {i: found[i]["state"] for i in WORDINGS}
+    assert {i for i, s in states.items() if s == "live"} == LIVE_AT[tag], states
+    assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
