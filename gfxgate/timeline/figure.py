@@ -103,7 +103,7 @@ def layout(timeline: Timeline) -> Figure:
             shapes.append(Rect(x, y, w, row_h - gap, colours[key][0], tip, href=href,
                                hatch=not c.certain and c.route != UNDECIDED, css=f"cell route-{key}"))
             if c.start:
-                flips = "; ".join(f.change + (f" ({f.evidence[0].where})" if f.evidence else "") for f in c.start)
+                flips = "; ".join(f.change + (f" ({f.reason.split('; ')[0]})" if f.reason else f" ({f.evidence[0].where})" if f.evidence else "") for f in c.start)
                 link = next((e.url for f in c.start for e in f.evidence if e.url), None)
                 shapes.append(Rect(x, y, 2, row_h - gap, "#111111", f"{row.target} at {c.first}: {flips}", href=link, css="flip"))
     axis_y = top + len(timeline.rows) * row_h + 4

@@ -40,7 +40,7 @@ class Flip(JsonRecord):
     new: str
     kind: str
     evidence: tuple[Ev, ...] = ()
-    reason: str | None = None
+    reason: str | None = None  # set where the new cell has no evidence (unknown: why); the evidence is then the old cell's
 
     def __post_init__(self) -> None:
         if not self.evidence and not self.reason:

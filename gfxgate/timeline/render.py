@@ -55,7 +55,7 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
         for c in row.cells:
             span = c.first if c.first == c.last else f"{c.first} – {c.last}"
             flips = "; ".join(
-                f.change + (f" (`{f.evidence[0].where}`)" if f.evidence else f" ({f.reason})")
+                f.change + (f" ({_short(f.reason)})" if f.reason else f" (`{f.evidence[0].where}`)")
                 for f in c.start) or "—"
             label = c.label + ("" if c.certain or c.route == "undecided" else " (?)")
             if c.route == "undecided" and c.reason:  # an honest unknown says which layer it could not read, and why

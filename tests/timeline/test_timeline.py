@@ -119,6 +119,9 @@ def test_a_flip_of_evidence_only_does_not_read_as_a_status_change(capsys):
     assert same == []
     assert "cmake-filter still override-required, evidence moved (`ollama@v0.30.0:llama/server/CMakePresets.json:" in md
     assert "discovery allowed → override-required (`ollama@v0.30.0:discover/amd.go:" in md  # a real flip keeps its arrow
+    # a flip to unknown says why (its evidence would be the old cell's, from an older release)
+    assert "source-macros allowed → unknown (ggml HIP family macros (ggml-cuda/vendors/hip.h): source not available: " in md
+    assert "→ unknown (`ollama@v0.24.0:" not in md
 
 
 def test_timeline_snapshot_round_trip_and_staleness(timeline_env, tmp_path, capsys):
