@@ -20,22 +20,11 @@ from gfxgate.diagnose.patterns import Pattern, PatternError, compile_pattern
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
 from gfxgate.resources import rules_dir
+from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range
 from gfxgate.saferegex import RuleRegexError, rule_regex
 
 LOG_KINDS = ("ollama", "llama.cpp")
-
-
-@dataclass(frozen=True)
-class PrintSpec:
-    """Where upstream prints a message: a regex over the printing code in some paths of one repository."""
-
-    repo: str
-    paths: tuple[str, ...]
-    grep: str
-
-    def describe(self) -> str:
-        return f"{self.repo}: /{self.grep}/ in {', '.join(self.paths)}"
 
 
 @dataclass(frozen=True)
@@ -49,7 +38,7 @@ class Message:
     logs: tuple[str, ...]
     regex: Pattern
     versions: tuple[tuple[str, str], ...] = ()  # (log kind, range)
-    printed_by: tuple[PrintSpec, ...] = ()
+    printed_by: tuple[GrepSpec, ...] = ()  # where upstream prints it: a regex over the printing code
     not_available: str | None = None
     layer: str | None = None
     implies: Status | None = None
@@ -124,7 +113,7 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             id=raw["id"], family=raw["family"], kind=raw["kind"], title=raw["title"], literals=literals,
             pattern=raw["pattern"], logs=tuple(raw["logs"]), regex=regex,
             versions=tuple(sorted((raw.get("versions") or {}).items())),
-            printed_by=tuple(PrintSpec(p["repo"], tuple(p["paths"]), p["grep"]) for p in raw.get("printed_by", ())),
+            printed_by=tuple(GrepSpec(p["repo"], tuple(p["paths"]), p["grep"]) for p in raw.get("printed_by", ())),
             not_available=raw.get("not_available"), layer=raw.get("layer"),
             implies=Status(raw["implies"]) if raw.get("implies") else None, remedy=raw.get("remedy"),
             workarounds=tuple(raw.get("workarounds", ())), examples=tuple(raw["examples"]),

@@ -11,22 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gfxgate.diagnose.catalogue import Catalogue, Message, PrintSpec
+from gfxgate.diagnose.catalogue import Catalogue, Message
 from gfxgate.errors import SourceError
 from gfxgate.model import Evidence, Location
+from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, RETIRED, UNKNOWN, NOT_AVAILABLE = "live", "stale", "retired", "unknown", "not-available"
 MAX_HITS = 5
 
 
-def locate(spec: PrintSpec, source) -> tuple[Location, ...]:
+def locate(spec: GrepSpec, source) -> tuple[Location, ...]:
     """Lines in ``source`` that the spec's regex finds in the spec's paths (globs allowed)."""
-    paths = [p for pattern in spec.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
-    paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
-    if not paths:
-        return ()
-    hits = source.grep(spec.grep, paths)  # RE2 on every kind of source (gfxgate.saferegex)
-    return tuple(source.location(h.path, h.line) for h in hits[:MAX_HITS])
+    return tuple(source.location(h.path, h.line) for h in spec.hits(source)[:MAX_HITS])
 
 
 def source_for(sourceset, repo: str, log_kind: str | None = None):
@@ -41,7 +37,7 @@ def source_for(sourceset, repo: str, log_kind: str | None = None):
 
 @dataclass(frozen=True)
 class SpecResult:
-    spec: PrintSpec
+    spec: GrepSpec
     where: str  # repo@ref searched, or the repo name when it could not be opened
     locations: tuple[Location, ...] = ()
     reason: str | None = None  # why nothing could be searched
@@ -59,7 +55,7 @@ class MessageCheck:
         return tuple(Evidence(source=self.message.id, location=loc, note="printing code") for r in self.results for loc in r.locations)
 
 
-def _search(spec: PrintSpec, sourceset, log_kind: str | None) -> SpecResult:
+def _search(spec: GrepSpec, sourceset, log_kind: str | None) -> SpecResult:
     try:
         source = source_for(sourceset, spec.repo, log_kind)
     except SourceError as exc:

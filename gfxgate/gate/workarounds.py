@@ -23,21 +23,23 @@ from gfxgate.errors import RuleError, SourceError, TargetError
 from gfxgate.model import Evidence, GateMatrix, Status
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
 
 
 @dataclass(frozen=True)
-class Check:
-    """How a workaround is checked at a version: an environment variable read, or a regex in files."""
+class EnvCheck:
+    """A workaround check: the repository still reads the environment variable (the trace engine's ``--env``)."""
 
     repo: str
-    env: str | None = None
-    grep: str | None = None
-    paths: tuple[str, ...] = ()
+    env: str
 
     def describe(self) -> str:
-        return f"{self.repo}: reads {self.env}" if self.env else f"{self.repo}: /{self.grep}/ in {', '.join(self.paths)}"
+        return f"{self.repo}: reads {self.env}"
+
+
+Check = EnvCheck | GrepSpec  # how a workaround is checked at a version: a variable read, or a regex in files
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,8 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
     cat = catalog()
     out, seen = [], set()
     def checks_of(raw_checks) -> tuple[Check, ...]:
-        return tuple(Check(c["repo"], c.get("env"), c.get("grep"), tuple(c.get("paths", ()))) for c in raw_checks)
+        return tuple(EnvCheck(c["repo"], c["env"]) if "env" in c else GrepSpec(c["repo"], tuple(c["paths"]), c["grep"])
+                     for c in raw_checks)  # the schema: either env, or grep and paths
 
     for raw in data["workarounds"]:
         checks = checks_of(raw["checks"])
@@ -187,7 +190,7 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
         for check in checks + tuple(c for era in eras for c in era.checks):
             if repos is not None and check.repo not in repos:
                 problems.append(f"unknown repo {check.repo!r}")
-            if check.grep:
+            if isinstance(check, GrepSpec):
                 try:
                     rule_regex(check.grep)
                 except RuleRegexError as exc:
@@ -249,15 +252,13 @@ def _run_check(check: Check, sourceset, env_search) -> CheckResult:
     except SourceError as exc:
         return CheckResult(check, check.repo, (), reason=f"source not available: {exc.message}")
     where = f"{source.name}@{source.ref}"
-    if check.env:
+    if isinstance(check, EnvCheck):
         found = env_search(check.env)
         reason = next((why for repo, why in found.unavailable if repo == check.repo), None)
         reads = [r for r in found.reads if r.repo == source.name]
         evidence = tuple(Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads)
         return CheckResult(check, where, evidence, reason=None if evidence else reason)
-    paths = [p for pattern in check.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
-    paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
-    hits = source.grep(check.grep, paths) if paths else []  # the rule-regex dialect on every kind of source
+    hits = check.hits(source)  # the rule-regex dialect on every kind of source
     evidence = tuple(Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5])
     return CheckResult(check, where, evidence)
 

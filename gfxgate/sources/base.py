@@ -1,4 +1,4 @@
-"""The Source interface: read files of one upstream repository at one version."""
+"""The Source interface: read files of one upstream repository at one version; ``GrepSpec``: a regex over some of them."""
 
 from __future__ import annotations
 
@@ -70,6 +70,27 @@ class Source(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release processes or handles (persistent git cat-file)."""
+
+
+@dataclass(frozen=True)
+class GrepSpec:
+    """A rule regex over some files (paths or globs) of one repository: where upstream prints a log message
+    (``printed_by`` in rules/messages.yaml) or still has a workaround's flag or option (``checks`` in
+    rules/workarounds.yaml). Never a stored line number: the lines are found at each version."""
+
+    repo: str
+    paths: tuple[str, ...]
+    grep: str
+
+    def describe(self) -> str:
+        return f"{self.repo}: /{self.grep}/ in {', '.join(self.paths)}"
+
+    def hits(self, source: Source) -> list[FileHit]:
+        """The lines the regex finds in ``source`` (RE2, see ``Source.grep``), in the files the paths name there:
+        globs expanded, each file once, files absent at this version skipped."""
+        paths = [p for pattern in self.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
+        paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
+        return source.grep(self.grep, paths) if paths else []
 
 
 def glob_regex(pattern: str) -> re.Pattern:
