@@ -219,6 +219,24 @@ def test_real_build_scripts_and_too_old_check_before_cmake(capsys, monkeypatch):
             assert all(e["where"].startswith(f"ollama@{tag}:") for e in got["evidence"]), (tag, layer, target)
 
 
+@pytest.mark.parametrize("name", ["ollama", "ROCm", "clr", "ollama-python"])
+def test_every_tag_of_the_clone_has_a_version_key(name):
+    """Each tag of the real clones orders (no tag falls outside every version range), and a pre-release's base
+    version is a release tag of the source's own pattern: ollama's -ci3 / -citest0 / -int1 tags included."""
+    from gfxgate.sources.gitrepo import local_git_dir, tag_commits
+    from gfxgate.sources.resolve import load_pins
+    from gfxgate.sources.versions import base_version, is_prerelease, version_key
+
+    root = Path(UPSTREAM) / name
+    if not root.exists():
+        pytest.skip(f"no {name} clone in GFXGATE_TEST_UPSTREAM")
+    tags = list(tag_commits(local_git_dir(root)))
+    assert tags and [t for t in tags if version_key(t) is None] == []
+    pins = {"ROCm": "rocm-docs"}.get(name, name)
+    pattern = re.compile(load_pins().sources[pins].release_tags)
+    assert [t for t in tags if is_prerelease(t) and not pattern.search(base_version(t))] == []
+
+
 def test_real_timeline_snapshot_covers_the_newest_release_and_is_what_the_clone_gives(capsys, monkeypatch):
     """The embedded timeline ends at the clone's newest release (pre-releases are not in the default range) and is
     exactly what a live run over the clone computes now: a new release or a changed result means regenerating it."""

@@ -19,7 +19,6 @@ so a second run re-reads and re-parses nothing that a first run already saw.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -33,11 +32,10 @@ from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.serial import JsonRecord, document, json_field
 from gfxgate.sources.gitrepo import tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet
-from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
+from gfxgate.sources.versions import base_version, is_prerelease, nearest_tags, sort_tags
 from gfxgate.saferegex import rule_regex
 
 CACHEABLE = (MATCHED, NO_MATCH, NOT_APPLICABLE)  # deterministic given (rule, commit, tag); "unavailable" is not
-_PRE_SUFFIX = re.compile(r"-?(rc|alpha|beta|pre)\.?[0-9]*$")
 
 
 # -- tags ---------------------------------------------------------------------------------------------
@@ -49,7 +47,7 @@ def release_tags(tags: list[str], pattern: str | None, *, prereleases: bool = Fa
         pre = is_prerelease(tag)
         if pre and not prereleases:
             continue
-        base = _PRE_SUFFIX.sub("", tag) if pre else tag
+        base = base_version(tag) if pre else tag  # the suffixes of gfxgate.sources.versions, e.g. -rc1, -ci3
         if rx is None or rx.search(base):
             out.append(tag)
     return sort_tags(out)

@@ -1,27 +1,65 @@
-"""Release-tag ordering and version ranges (``>=0.12.4,<0.30``) over tags such as v0.17.5, rocm-6.3.3, b4567."""
+"""Release-tag ordering and version ranges (``>=0.12.4,<0.30``) over tags such as v0.17.5, rocm-6.3.3, b4567.
+
+A tag is a prefix without digits, a dotted version number and at most one pre-release suffix. The suffix is
+either one of the known words (``rc``, ``alpha``, ``beta``, ``pre``; hyphen and dot optional: ``-rc1``, ``rc.1``,
+``-beta``) or a hyphen and any other word of letters followed by digits (``-ci3``, ``-citest0``, ``-int1``: the
+continuous-integration and internal builds ollama tags before its release candidates). Either way the tag is a
+pre-release of its base version, ordered below that version's final release. Anything else after the number
+(``v1.0-docs``, ``v1.0+build``) leaves the tag without a version: it is not a release tag.
+
+Order of one base version's tags, lowest first:
+
+1. other words (``ci``, ``citest``, ``int``, …), by word alphabetically, then by number: they are internal builds,
+   and in ollama's history each was tagged before the base version's first release candidate;
+2. the known words ``rc`` / ``alpha`` / ``beta`` / ``pre`` together, by number only (the order gfxgate has always
+   used: ``-alpha2`` sorts above ``-rc1``; a missing number counts as 0);
+3. the final release.
+"""
 
 from __future__ import annotations
 
 import re
 
-_NUM_RE = re.compile(r"^[^0-9]*(?P<nums>[0-9]+(?:\.[0-9]+)*)(?:-?(?P<pre>rc|alpha|beta|pre)\.?(?P<prenum>[0-9]*))?$")
+# One definition of a release tag, used by everything that orders tags or strips a pre-release suffix
+# (version_key, is_prerelease, base_version; gfxgate.history.walk through base_version).
+_TAG_RE = re.compile(
+    r"^[^0-9]*(?P<nums>[0-9]+(?:\.[0-9]+)*)"
+    r"(?P<suffix>-?(?P<known>rc|alpha|beta|pre)\.?(?P<knownnum>[0-9]*)"
+    r"|-(?P<word>[A-Za-z]+)\.?(?P<wordnum>[0-9]+))?$"
+)
+_OTHER_WORD, _KNOWN_WORD, _FINAL = 0, 1, 2  # the rank of a tag among the tags of its base version
 
 
 def version_key(tag: str) -> tuple | None:
-    """Sort key of a release-like tag; ``None`` when the tag has no version number."""
-    match = _NUM_RE.match(tag.strip())
+    """Sort key of a release-like tag; ``None`` when the tag has no version number.
+
+    ``(numbers, rank, word, number)``: the version's numbers without trailing zeros (``1.2`` == ``1.2.0``), the
+    rank above, the other word ("" for the known words, which order among themselves by number only) and its number.
+    """
+    match = _TAG_RE.match(tag.strip())
     if not match:
         return None
-    nums = tuple(int(n) for n in match["nums"].split("."))
-    nums = nums + (0,) * (4 - len(nums)) if len(nums) < 4 else nums
-    if match["pre"]:
-        return nums + (0, int(match["prenum"] or 0))
-    return nums + (1, 0)
+    nums = [int(n) for n in match["nums"].split(".")]
+    while len(nums) > 1 and nums[-1] == 0:
+        nums.pop()
+    if match["known"]:
+        return (tuple(nums), _KNOWN_WORD, "", int(match["knownnum"] or 0))
+    if match["word"]:
+        return (tuple(nums), _OTHER_WORD, match["word"], int(match["wordnum"]))
+    return (tuple(nums), _FINAL, "", 0)
 
 
 def is_prerelease(tag: str) -> bool:
     key = version_key(tag)
-    return key is not None and key[-2] == 0
+    return key is not None and key[1] != _FINAL
+
+
+def base_version(tag: str) -> str:
+    """The tag without its pre-release suffix (``v0.9.1-ci0`` → ``v0.9.1``); other tags unchanged."""
+    match = _TAG_RE.match(tag.strip())
+    if not match or match["suffix"] is None:
+        return tag
+    return tag.strip()[: match.start("suffix")]
 
 
 def sort_tags(tags: list[str]) -> list[str]:
@@ -48,7 +86,7 @@ def in_range(tag: str, spec: str | None) -> bool:
             "<=": key <= bound,
             ">": key > bound,
             "<": key < bound,
-            "==": key[:-2] == bound[:-2] and key[-2:] == bound[-2:],
+            "==": key == bound,
             "!=": key != bound,
         }[op.group(1)]
         if not ok:

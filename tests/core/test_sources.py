@@ -13,7 +13,7 @@ from gfxgate.sources.base import glob_regex, safe_relpath
 from gfxgate.sources import gitrepo
 from gfxgate.sources.gitrepo import GitRepo, GitSource, run_git
 from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
-from gfxgate.sources.versions import in_range, is_prerelease, nearest_tags, sort_tags
+from gfxgate.sources.versions import base_version, in_range, is_prerelease, nearest_tags, sort_tags, version_key
 
 
 def test_version_order_and_ranges():
@@ -23,6 +23,36 @@ def test_version_order_and_ranges():
     assert in_range("v0.17.5", ">=0.12.4,<0.30") and not in_range("v0.30.0", "<0.30")
     assert in_range("rocm-6.3.3", ">=6.1") and in_range("b4567", ">=4000")
     assert "v0.12.4" in nearest_tags("v0.12.5", tags) and "v0.12.4-rc1" not in nearest_tags("v0.12.5", tags)
+
+
+# ollama's CI and internal-build tags (git -C ollama tag: the seven that had no version key), each with its base
+# version and the tags before and after it in the clone (the base's first release candidate; v0.10.2 never had one)
+CI_TAGS = {"v0.4.0-ci3": ("v0.4.0", "v0.3.14", "v0.4.0-rc0"), "v0.9.1-ci0": ("v0.9.1", "v0.9.0", "v0.9.1-rc0"),
+           "v0.9.1-ci1": ("v0.9.1", "v0.9.0", "v0.9.1-rc0"), "v0.9.4-citest0": ("v0.9.4", "v0.9.3", "v0.9.4-rc0"),
+           "v0.9.6-ci0": ("v0.9.6", "v0.9.5", "v0.9.6-rc0"), "v0.10.2-int1": ("v0.10.2", "v0.10.1", "v0.11.0-rc0"),
+           "v0.12.7-citest0": ("v0.12.7", "v0.12.6", "v0.12.7-rc0")}
+
+
+@pytest.mark.parametrize("tag", CI_TAGS)
+def test_ci_and_internal_tags_are_prereleases_of_their_base(tag):
+    base, before, after = CI_TAGS[tag]
+    assert version_key(tag) is not None and is_prerelease(tag) and not is_prerelease(base)
+    assert base_version(tag) == base and base_version(base) == base
+    assert sort_tags([after, tag, before]) == [before, tag, after]
+    assert version_key(before) < version_key(tag) < version_key(base) and version_key(tag) < version_key(after)
+    assert in_range(tag, f">={before[1:]},<{base[1:]}") and not in_range(tag, f">={after[1:]}")
+    assert not in_range(tag, f"=={base[1:]}") and in_range(tag, f"!={base[1:]}")
+
+
+def test_prerelease_words_order():
+    # other words below the known ones, alphabetically then by number; rc/alpha/beta/pre by number alone, as before
+    assert sort_tags(["v0.9.1", "v0.9.1-rc0", "v0.9.1-ci1", "v0.9.1-citest0", "v0.9.1-ci0", "v0.9.1-int1"]) == [
+        "v0.9.1-ci0", "v0.9.1-ci1", "v0.9.1-citest0", "v0.9.1-int1", "v0.9.1-rc0", "v0.9.1"]
+    assert sort_tags(["v1.0-rc2", "v1.0-alpha3", "v1.0-beta1", "v1.0rc.0"]) == ["v1.0rc.0", "v1.0-beta1", "v1.0-rc2", "v1.0-alpha3"]
+    assert version_key("v1.0-rc") == version_key("v1.0-pre0") and version_key("v1.2.0") == version_key("v1.2")
+    assert base_version("v1.0rc.0") == "v1.0" and base_version("rocm-6.3.3") == "rocm-6.3.3"
+    for not_a_release in ("v1.0-ci", "v1.0-docs", "v1.0+build1", "v1.0-ci3-x", "latest"):
+        assert version_key(not_a_release) is None and not is_prerelease(not_a_release), not_a_release
 
 
 def test_globs_and_path_safety():

@@ -20,6 +20,11 @@ def test_release_tags_in_semantic_version_order():
     assert release_tags(tags, r"^v\d+\.\d+\.\d+$") == ["v0.1.0", "v0.2.0", "v0.9.0", "v0.10.0"]
     assert release_tags(tags, r"^v\d+\.\d+\.\d+$", prereleases=True) == [
         "v0.1.0", "v0.2.0", "v0.2.1-rc1", "v0.9.0", "v0.10.0-rc2", "v0.10.0"]
+    # ollama's CI / internal-build tags are pre-releases of their base, matched by the pattern without the suffix
+    ci = ["v0.9.1", "v0.9.1-ci0", "v0.9.1-rc0", "v0.9.4-citest0", "v0.10.2-int1", "v0.9.0"]
+    assert release_tags(ci, r"^v\d+\.\d+\.\d+$") == ["v0.9.0", "v0.9.1"]
+    assert release_tags(ci, r"^v\d+\.\d+\.\d+$", prereleases=True) == [
+        "v0.9.0", "v0.9.1-ci0", "v0.9.1-rc0", "v0.9.1", "v0.9.4-citest0", "v0.10.2-int1"]
 
 
 def test_bisection_finds_every_change_of_a_step_sequence():
