@@ -208,6 +208,9 @@ def test_real_build_scripts_and_too_old_check_before_cmake(capsys, monkeypatch):
         "v0.1.26": {("cmake-presets", "gfx803"): "blocked", ("discovery", "gfx803"): "blocked", ("discovery", "gfx900"): "allowed"},
         # no HIP_ARCHS?= yet, but make's command line replaces HIP_ARCHS_COMMON
         "v0.4.7": {("cmake-filter", "gfx1031"): "override-required", ("cmake-presets", "gfx900"): "allowed"},
+        # the same Makefile in the CI tag before the first candidate and in the candidates (not "no build script")
+        "v0.4.0-ci3": {("cmake-filter", "gfx900"): "allowed", ("cmake-filter", "gfx1031"): "override-required"},
+        "v0.4.0-rc8": {("cmake-filter", "gfx900"): "allowed", ("cmake-filter", "gfx1031"): "override-required"},
         "v0.5.7": {("cmake-filter", "gfx803"): "override-required", ("discovery", "gfx803"): "override-required"},
     }
     for tag, cells in expected.items():
