@@ -26,8 +26,8 @@ MAX_EVIDENCE = 5
 CRASH_WINDOW = 400  # lines after a run's last failure line that the crash localisation reads
 _ATTR_RE = compile_pattern(r'([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"|\S*)')
 _SLOG_HINT = ("time=", "level=", "msg=")
-RUN_START = {"ollama-starting-runner"}
-RUN_READY = {"ollama-runner-started", "llama-server-listening"}
+RUN_START = "run-start"  # message families: a runner's start (every wording, rules/messages.yaml) …
+RUN_READY = "run-ready"  # … and its end of loading
 
 
 @dataclass(frozen=True)
@@ -280,8 +280,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         unknowns.append(Unknown("overrides", "no 'server config' line (printed once at server start): "
                                 "HSA_OVERRIDE_GFX_VERSION, OLLAMA_VULKAN and visible-device variables are unknown"))
     if kind and not runs:
-        unknowns.append(Unknown("runs", "no runner start (msg=\"starting runner\"/\"starting llama-server\") or llama.cpp start "
-                                "in the log: no model was loaded while it was written"))
+        unknowns.append(Unknown("runs", "no runner start (msg=\"starting runner\"/\"starting llama-server\", before v0.11.5 "
+                                "\"starting llama server\") or llama.cpp start in the log: no model was loaded while it was written"))
     if kind and not any(h.message.family in ("offload", "offload-zero") for h in live_hits):
         unknowns.append(Unknown("layers offloaded", "no 'offloaded N/M layers to GPU' line"))
     if locator is not None and any("source not available" in f.printed_note for f in findings):
@@ -395,7 +395,7 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
     """Split the log at runner starts (Ollama) or program starts (llama.cpp) and decide each run's outcome."""
     from gfxgate.sweep.crash import classify_phase, parse_crash
 
-    starts = [h for h in hits if h.message.id in RUN_START] if kind == "ollama" else [h for h in hits if h.message.id == "llama-build-info"]
+    starts = [h for h in hits if h.message.family == RUN_START] if kind == "ollama" else [h for h in hits if h.message.id == "llama-build-info"]
     if kind == "llama.cpp" and not starts and hits:
         starts = [hits[0]]  # llama.cpp output without its build line: one run from the first recognised line
     runs: list[Run] = []
@@ -407,7 +407,7 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
         for h in inside:
             run_of[h.index] = number
         evidence = [evidence_of(start.line, start.message.id, "run start")]
-        ready = next((h for h in inside if h.message.id in RUN_READY), None)
+        ready = next((h for h in inside if h.message.family == RUN_READY), None)
         offloads = [h for h in inside if h.message.family in ("offload", "offload-zero")]
         offload = f"{offloads[-1].get('offloaded')}/{offloads[-1].get('layers')}" if offloads else ""
         failures = [h for h in inside if h.message.is_failure and h.message.layer == "runtime" and h.message.family != "offload-zero"]

@@ -85,6 +85,22 @@ def ollama_0_12_3_rocblas() -> list[str]:
     ]
 
 
+def ollama_0_5_7() -> list[str]:
+    """v0.5.7 (the "starting llama server" wording, v0.1.32 … v0.11.4): gfx1030 loads 33/33 layers; a second load dies."""
+    t = "2025-01-20T09:00:00.000Z"
+    start = slog(t, "INFO", "server.go:376", "starting llama server", cmd="/usr/lib/ollama/runners/rocm_avx/ollama_llama_server runner --model /m.gguf --ctx-size 2048 --batch-size 512 --n-gpu-layers 33 --threads 8 --parallel 1 --port 40129")
+    return [
+        slog(t, "INFO", "routes.go:1187", "server config", env="map[HIP_VISIBLE_DEVICES: HSA_OVERRIDE_GFX_VERSION: OLLAMA_DEBUG:false OLLAMA_LLM_LIBRARY: ROCR_VISIBLE_DEVICES:]"),
+        slog(t, "INFO", "routes.go:1238", "Listening on 127.0.0.1:11434 (version 0.5.7)"),
+        slog(t, "INFO", "types.go:131", "inference compute", id="0", library="rocm", variant="", compute="gfx1030", driver="6.3", name="1002:73bf", total="16.0 GiB", available="15.7 GiB"),
+        start,
+        "llm_load_tensors: offloaded 33/33 layers to GPU",
+        slog(t, "INFO", "server.go:594", "llama runner started in 3.02 seconds"),
+        start,
+        slog(t, "ERROR", "sched.go:455", "error loading llama server", error="llama runner process has terminated: signal: segmentation fault (core dumped)"),
+    ]
+
+
 def ollama_0_32() -> list[str]:
     """v0.32.15 (llama-server runner): the dGPU is dropped for rocBLAS, the iGPU for being integrated."""
     t = "2026-11-20T09:00:00.000Z"

@@ -69,7 +69,7 @@ def test_every_example_is_recognised_as_its_own_message(message):
         v = {">=0.30.0": "0.32.15", ">=0.12.7": "0.17.5", ">=0.12.11,<0.30.0": "0.17.5",
              ">=0.3.14-rc0,<0.12.4-rc0": "0.12.3", ">=0.1.29,<0.1.33-rc1": "0.1.30", ">=0.1.33-rc1,<0.3.14-rc0": "0.3.13",
              ">=0.1.33-rc1,<0.12.4-rc0": "0.12.3", ">=0.1.29,<0.1.35-rc1": "0.1.34", ">=0.1.35-rc1,<0.12.4-rc0": "0.12.3",
-             ">=0.1.29,<0.3.14-rc0": "0.3.13"}.get(
+             ">=0.1.29,<0.3.14-rc0": "0.3.13", ">=0.1.32-rc1,<0.11.5-rc0": "0.5.7"}.get(
             message.version_range(kind), "0.17.5")
         diagnosis = diagnose_lines([version_line.format(v=v), example])
         assert diagnosis.log_kind == kind
@@ -94,6 +94,19 @@ def test_ollama_0_12_3_gfx900_rejected_by_discovery_then_cpu_only():
     [run] = d.runs
     assert run.outcome == "cpu-only" and run.offload == "0/29"
     assert by_message(d, "offloaded-zero").verdict.layer == "runtime"
+
+
+def test_ollama_0_5_7_runs_start_at_the_older_wording():
+    """Before v0.11.5 Ollama printed "starting llama server": the log still splits into runs there, and the
+    config, GPU, start, ready and termination lines of that version are live (none stale)."""
+    d = diagnose_lines(logs.ollama_0_5_7())
+    assert d.version == "0.5.7" and d.recognised == 8
+    assert [(r.outcome, r.offload) for r in d.runs] == [("ok", "33/33"), ("failed", "")]
+    assert all(r.evidence[0].source == "ollama-starting-runner-v0132" for r in d.runs)
+    assert by_message(d, "ollama-runner-terminated").stale is None and by_message(d, "ollama-runner-terminated").run == 1
+    assert d.fact("env:HSA_OVERRIDE_GFX_VERSION").value == "(unset)"
+    assert [g.target for g in d.gpus] == ["gfx1030"]
+    assert not [u for u in d.unknowns if u.what == "runs"]
 
 
 def test_ollama_0_17_5_vulkan_compute_crash_is_localised():

@@ -148,3 +148,36 @@ def test_old_discovery_wordings_are_live_exactly_where_printed(upstream_env, cap
     states = {i: found[i]["state"] for i in WORDINGS}
     assert {i for i, s in states.items() if s == "live"} == LIVE_AT[tag], states
     assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
+
+
+# The runner and server lines of Ollama's own code, at tags on both sides of each boundary (found with git log -S /
+# git grep at every tag; the first sweep of `gfxgate messages` over all 594 tags v0.1.20 … v0.33.0-rc2 is in the
+# commit): v0.1.20 … v0.1.31 ran llama.cpp in-process (no runner lines), v0.1.32-rc1 starts a runner subprocess,
+# v0.1.34-rc1 dumps the server config, v0.1.35-rc1 logs "inference compute", the CI tag v0.4.0-ci3 … v0.4.0-rc5 keep
+# the runner code in runners/llama-server.go, v0.11.5-rc0 says "starting runner" instead of "starting llama server".
+RUNNER_LINES = ("ollama-server-config", "ollama-starting-runner", "ollama-starting-runner-v0132", "ollama-runner-started",
+                "ollama-inference-compute", "ollama-runner-terminated")
+RUNNER_OLD = {"ollama-starting-runner-v0132", "ollama-runner-started", "ollama-runner-terminated"}
+RUNNER_LIVE_AT = {
+    "v0.1.31": set(),
+    "v0.1.32-rc1": RUNNER_OLD,
+    "v0.1.33": RUNNER_OLD,
+    "v0.1.34-rc1": RUNNER_OLD | {"ollama-server-config"},
+    "v0.1.34": RUNNER_OLD | {"ollama-server-config"},
+    "v0.1.35-rc1": RUNNER_OLD | {"ollama-server-config", "ollama-inference-compute"},
+    "v0.3.14": RUNNER_OLD | {"ollama-server-config", "ollama-inference-compute"},
+    "v0.4.0-ci3": RUNNER_OLD | {"ollama-server-config", "ollama-inference-compute"},
+    "v0.4.0-rc5": RUNNER_OLD | {"ollama-server-config", "ollama-inference-compute"},
+    "v0.11.4": RUNNER_OLD | {"ollama-server-config", "ollama-inference-compute"},
+    "v0.11.5-rc0": set(RUNNER_LINES) - {"ollama-starting-runner-v0132"},
+}
+
+
+@pytest.mark.parametrize("tag", RUNNER_LIVE_AT)
+def test_runner_lines_are_live_exactly_where_printed(upstream_env, capsys, tag):
+    found = check(capsys, tag)
+    states = {i: found[i]["state"] for i in RUNNER_LINES}
+    assert {i for i, s in states.items() if s == "live"} == RUNNER_LIVE_AT[tag], states
+    assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
+    for i in RUNNER_LIVE_AT[tag]:
+        assert found[i]["summary"].startswith(f"printed at ollama@{tag}:"), found[i]["summary"]
