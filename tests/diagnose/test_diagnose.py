@@ -66,7 +66,8 @@ def test_every_example_is_recognised_as_its_own_message(message):
         # a version that prints it, so no example is judged stale here
         version_line = {"ollama": 'time=T level=INFO source=routes.go:1 msg="Listening on 127.0.0.1:11434 (version {v})"',
                         "llama.cpp": "build: 6981 (0c1e5709) with cc for x86_64-linux-gnu"}[kind]
-        v = {">=0.30.0": "0.32.15", ">=0.12.7": "0.17.5", ">=0.12.11,<0.30.0": "0.17.5",
+        v = {">=0.30.0-rc0": "0.32.15", ">=0.30.0-rc16": "0.32.15", ">=0.30.0-rc32": "0.32.15", ">=0.12.7-rc0": "0.17.5",
+             ">=0.12.11-rc0,<0.30.0-rc24": "0.17.5",
              ">=0.3.14-rc0,<0.12.4-rc0": "0.12.3", ">=0.1.29,<0.1.33-rc1": "0.1.30", ">=0.1.33-rc1,<0.3.14-rc0": "0.3.13",
              ">=0.1.33-rc1,<0.12.4-rc0": "0.12.3", ">=0.1.29,<0.1.35-rc1": "0.1.34", ">=0.1.35-rc1,<0.12.4-rc0": "0.12.3",
              ">=0.1.29,<0.3.14-rc0": "0.3.13", ">=0.1.32-rc1,<0.11.5-rc0": "0.5.7"}.get(
