@@ -75,10 +75,10 @@ def trace(rule: TraceRule, sources, ctx: HopContext | None = None) -> TraceResul
             route, hops, local = chosen
             bindings = local
             status = FOUND if all(h.status == FOUND for h in hops) else PARTIAL
-            stages.append(TraceStage(stage.id, stage.title, stage.summary, stage.sink, status, tuple(hops), route.via))
+            stages.append(TraceStage(stage, status, tuple(hops), route.via))
         else:
             hops = attempts[0][1] if len(attempts) == 1 else [a[1][0] for a in attempts]
-            stages.append(TraceStage(stage.id, stage.title, stage.summary, stage.sink, MISSING, tuple(hops)))
+            stages.append(TraceStage(stage, MISSING, tuple(hops)))
     conclusion, why = _conclude(rule, stages, bindings)
     infos = []
     for repo in rule.repos:
@@ -162,12 +162,12 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
 
 
 def _conclude(rule: TraceRule, stages: list[TraceStage], bindings: dict) -> tuple[str | None, str | None]:
-    sink = next(s for s in stages if s.sink)
+    sink = next(s for s in stages if s.spec.sink)
     documented = sink.meaning
     if documented is None:
         if sink.status == MISSING:
-            return None, f"the sink ({sink.title}) was not reached: {sink.reason}"
-        return None, f"the sink ({sink.title}) has no documentation at {sink.anchor.location}"
+            return None, f"the sink ({sink.spec.title}) was not reached: {sink.reason}"
+        return None, f"the sink ({sink.spec.title}) has no documentation at {sink.anchor.location}"
     values = {**bindings, "sink_doc": documented.meaning, "sink": str(documented.location), "sink_symbol": documented.symbol}
     for conclusion in rule.conclusions:
         if conclusion.match is None or conclusion.match.search(documented.meaning):

@@ -11,6 +11,7 @@ from typing import Any
 
 from gfxgate.model import Location, SourceInfo
 from gfxgate.serial import JsonRecord, json_field
+from gfxgate.trace.rules import StageSpec
 
 TRACE_JSON_VERSION = 1
 
@@ -46,10 +47,9 @@ class TraceHop(JsonRecord):
 
 @dataclass(frozen=True)
 class TraceStage:
-    id: str
-    title: str
-    summary: bool
-    sink: bool
+    """A stage of the rule (its id, title, summary and sink flags: ``spec``) as found at the scanned versions."""
+
+    spec: StageSpec
     status: str  # found | partial | missing
     hops: tuple[TraceHop, ...]
     via: str | None = None
@@ -81,10 +81,10 @@ class TraceStage:
     def to_json(self) -> dict[str, Any]:
         anchor, meaning = self.anchor, self.meaning
         return {
-            "id": self.id,
-            "title": self.title,
-            "summary": self.summary,
-            "sink": self.sink,
+            "id": self.spec.id,
+            "title": self.spec.title,
+            "summary": self.spec.summary,
+            "sink": self.spec.sink,
             "status": self.status,
             "via": self.via,
             "where": str(anchor.location) if anchor else None,
@@ -115,7 +115,7 @@ class TraceResult:
         return tuple(h for s in self.stages for h in s.hops)
 
     def stage(self, stage_id: str) -> TraceStage:
-        return next(s for s in self.stages if s.id == stage_id)
+        return next(s for s in self.stages if s.spec.id == stage_id)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -62,14 +62,14 @@ def trace_markdown(result: TraceResult) -> str:
         out += [f"> **Caution:** {result.caution}", ""]
     out += ["## Summary", "", "| stage | where | code | meaning |", "|---|---|---|---|"]
     for stage in result.stages:
-        if not stage.summary:
+        if not stage.spec.summary:
             continue
         anchor, meaning = stage.anchor, stage.meaning
         if anchor is None:
-            out.append(f"| {_cell(stage.title)} | **missing**: {_cell(stage.reason)} | — | — |")
+            out.append(f"| {_cell(stage.spec.title)} | **missing**: {_cell(stage.reason)} | — | — |")
             continue
         status = "" if stage.status == FOUND else " (partial)"
-        out.append(f"| {_cell(stage.title)}{status} | {_cell(str(anchor.location))} | {_code(anchor.code)} | "
+        out.append(f"| {_cell(stage.spec.title)}{status} | {_cell(str(anchor.location))} | {_code(anchor.code)} | "
                    f"{_cell(meaning.meaning if meaning else None)} |")
     out += ["", "## All hops", "", "| # | stage | hop | kind | where | found | meaning |", "|---|---|---|---|---|---|---|"]
     for number, hop in enumerate(result.hops, 1):
@@ -98,7 +98,7 @@ def trace_text(result: TraceResult) -> str:
     if result.caution:
         out.append(f"caution: {result.caution}")
     for stage in result.stages:
-        out.append(f"[{stage.status}] {stage.title}" + (f" (via {stage.via})" if stage.via else ""))
+        out.append(f"[{stage.status}] {stage.spec.title}" + (f" (via {stage.via})" if stage.via else ""))
         for hop in stage.hops:
             if hop.status == MISSING:
                 out.append(f"    {hop.id}: MISSING: {hop.reason}")

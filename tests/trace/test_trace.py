@@ -19,8 +19,8 @@ def _trace(sources, option, **refs):
 
 def test_num_gpu_five_stages_at_the_seed_version(sources):
     result = _trace(sources, "num_gpu")
-    summary = [s for s in result.stages if s.summary]
-    assert [s.id for s in summary] == SUMMARY
+    summary = [s for s in result.stages if s.spec.summary]
+    assert [s.spec.id for s in summary] == SUMMARY
     assert all(s.status == FOUND for s in result.stages)
     assert str(result.stage("client").anchor.location) == where("ollama-python", "v0.6.1", "ollama/_types.py", fx.TYPES_PY, "num_gpu:")
     server_go = fx.SERVER_GO.replace("{numgpu}", "NumGPU")

@@ -61,7 +61,7 @@ def test_num_gpu_at_the_seed_versions(real):
         "runner-bridge": ("ollama", "v0.17.5", "llama/llama.go", "cparams.n_gpu_layers = C.int(params.NumGpuLayers)"),
         "llama-cpp": ("ollama", "v0.17.5", "llama/llama.cpp/include/llama.h", "int32_t n_gpu_layers; // number of layers"),
     }
-    assert [s.id for s in result.stages if s.summary] == list(expect)
+    assert [s.spec.id for s in result.stages if s.spec.summary] == list(expect)
     for stage_id, (repo, tag, path, needle) in expect.items():
         anchor = result.stage(stage_id).anchor
         assert anchor is not None, result.stage(stage_id).reason
