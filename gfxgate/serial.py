@@ -5,6 +5,7 @@ order, each converted by :func:`to_json`. Where the JSON differs from the field,
 with :func:`json_field` — another key (``name``), left out (``skip``), a converted value
 (``value``), or computed keys written just ``before``/``after`` it (``where`` next to ``location``).
 A type whose JSON is a different view of it (an aggregate with counts) keeps its own ``to_json``.
+A type that holds JSON read back (a worklog line) names the keys it reads with :func:`json_key` properties.
 """
 
 from __future__ import annotations
@@ -23,6 +24,20 @@ def json_field(default: Any = MISSING, *, default_factory: Any = MISSING, name: 
     """A dataclass field with JSON instructions (see the module docstring)."""
     spec = {"name": name, "skip": skip, "value": value, "before": dict(before or {}), "after": dict(after or {})}
     return field(default=default, default_factory=default_factory, metadata={"json": spec})
+
+
+def json_key(name: str, *keys: str, doc: str | None = None) -> property:
+    """A read-only property of a type that holds JSON read back (a worklog line, a verdict of a matrix file): the
+    value at ``keys`` of its field ``name`` (``json_key("record", "endpoint", "name")``: ``record["endpoint"]["name"]``).
+    A missing key is a ``KeyError``, as indexing it by hand would be."""
+
+    def get(obj: Any) -> Any:
+        value = getattr(obj, name)
+        for key in keys:
+            value = value[key]
+        return value
+
+    return property(get, doc=doc or f"``{name}[{']['.join(repr(k) for k in keys)}]``")
 
 
 def to_json(value: Any) -> Any:

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
 from gfxgate.model import RANK, Status
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_field, json_key
 
 REGRESSION, IMPROVEMENT, DRIFT, RESOLVED, EVIDENCE = "regression", "improvement", "drift", "resolved", "evidence"
 KINDS = (REGRESSION, DRIFT, IMPROVEMENT, RESOLVED, EVIDENCE)  # report order: worst first
@@ -58,13 +58,8 @@ class CellChange(JsonRecord):
     old: Mapping[str, Any] = json_field(value=lambda cell: slim_verdict(cell))  # the verdict JSON of the old matrix
     new: Mapping[str, Any] = json_field(value=lambda cell: slim_verdict(cell))
 
-    @property
-    def old_status(self) -> str:
-        return self.old["status"]
-
-    @property
-    def new_status(self) -> str:
-        return self.new["status"]
+    old_status = json_key("old", "status")
+    new_status = json_key("new", "status")
 
     @property
     def rule_ids(self) -> tuple[str, ...]:

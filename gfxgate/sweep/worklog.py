@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
+from gfxgate.serial import json_key
 
 SCHEMA_VERSION = 1
 KIND = "gfxgate-sweep-run"
@@ -38,17 +39,11 @@ class Run:
     record: Mapping[str, Any]
     line: int
 
-    @property
-    def run_id(self) -> str:
-        return self.record["run_id"]
-
-    @property
-    def cell(self) -> str:
-        return self.record["cell"]
-
-    @property
-    def endpoint(self) -> str:
-        return self.record["endpoint"]["name"]
+    run_id = json_key("record", "run_id")
+    cell = json_key("record", "cell")
+    endpoint = json_key("record", "endpoint", "name")
+    model = json_key("record", "model")
+    outcome = json_key("record", "outcome")
 
     @property
     def url(self) -> str:
@@ -60,16 +55,8 @@ class Run:
         return self.record["endpoint"].get("kind") or "ollama"
 
     @property
-    def model(self) -> str:
-        return self.record["model"]
-
-    @property
     def num_gpu(self) -> int:
         return int(self.record["options"]["num_gpu"])
-
-    @property
-    def outcome(self) -> str:
-        return self.record["outcome"]
 
     @property
     def ok(self) -> bool:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+import pytest
+
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.serial import JsonRecord, document, json_field, to_json
+from gfxgate.serial import JsonRecord, document, json_field, json_key, to_json
 
 
 @dataclass(frozen=True)
@@ -42,3 +44,20 @@ def test_evidence_and_verdict_json_keep_their_shape():
 def test_document_header():
     doc = document("gate-matrix", {"targets": []})
     assert list(doc)[:3] == ["schema_version", "kind", "generator"] and doc["generator"].startswith("gfxgate ")
+
+
+@dataclass(frozen=True)
+class _Wrapped(JsonRecord):
+    record: dict
+    name = json_key("record", "name")
+    endpoint = json_key("record", "endpoint", "url")
+
+
+def test_json_key_reads_the_held_record_and_is_no_field():
+    w = _Wrapped({"name": "r1", "endpoint": {"url": "http://h:1"}})
+    assert (w.name, w.endpoint) == ("r1", "http://h:1")
+    assert w.to_json() == {"record": {"name": "r1", "endpoint": {"url": "http://h:1"}}}
+    with pytest.raises(KeyError, match="url"):
+        _ = _Wrapped({"name": "r2", "endpoint": {}}).endpoint
+    with pytest.raises(AttributeError):
+        w.name = "other"  # read-only, as the hand-written properties were
