@@ -198,3 +198,24 @@ def test_ci_tags_are_versioned_like_their_neighbours(upstream_env, capsys, tag):
     differ = {i: (at_ci[i], after[i]) for i in at_ci if at_ci[i] != after[i]}
     assert all(s in ("retired", "live") for pair in differ.values() for s in pair), differ
     assert not [i for i in RUNNER_LINES + WORDINGS if at_ci[i] == "stale"]
+
+
+# ggml / llama.cpp lines in ollama's own copy: flat under llama/ from v0.3.13 (llama/ggml.h, llama/llama.cpp,
+# llama/ggml-cuda.cu; llama/ggml-cuda/ggml-cuda.cu and llama/ggml-backend-reg.cpp from v0.5.2-rc0), under
+# ml/backend/ggml/ggml and llama/llama.cpp from v0.5.8-rc0; no copy before v0.3.13 (unknown there)
+VENDORED = ("ggml-cuda-found", "ggml-cuda-init-failed", "ggml-load-backend", "native-crash", "llama-model-load-failed")
+VENDORED_LIVE_AT = {
+    "v0.3.13": set(VENDORED) - {"ggml-load-backend"},
+    "v0.5.1": set(VENDORED) - {"ggml-load-backend"},
+    "v0.5.2-rc0": set(VENDORED),
+    "v0.5.7": set(VENDORED),
+    "v0.5.8-rc0": set(VENDORED),
+}
+
+
+@pytest.mark.parametrize("tag", VENDORED_LIVE_AT)
+def test_vendored_ggml_lines_are_live_in_every_layout(upstream_env, capsys, tag):
+    found = check(capsys, tag)
+    states = {i: found[i]["state"] for i in VENDORED}
+    assert {i for i, s in states.items() if s == "live"} == VENDORED_LIVE_AT[tag], states
+    assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
