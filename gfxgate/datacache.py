@@ -2,8 +2,8 @@
 
 Parsing the YAML under ``rules/`` and validating it against its JSON Schema costs more than a scan of
 the embedded snapshot itself, yet the shipped files only change with gfxgate. So the first run stores
-each shipped file's validated data in one msgpack file in the user cache folder, keyed by the SHA-256
-of the file's bytes, of the schema it was checked against, the loader and gfxgate's version; later
+each shipped file's validated data in one msgpack file in the user cache folder, keyed by the BLAKE2b
+hash of the file's bytes, of the schema it was checked against, the loader and gfxgate's version; later
 runs hash the file (microseconds) and take the data from the cache without importing YAML or
 jsonschema. Files outside the shipped rules (``--rules DIR``, ``--snapshot FILE``) are never cached.
 
@@ -20,7 +20,6 @@ sets, huge integers) is simply not cached.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -28,9 +27,20 @@ from typing import Any, Callable
 
 from gfxgate import __version__
 
-FORMAT = 2  # bump when the stored layout or a loader's semantics change (2: an entry per content, not per file)
+try:  # CPython's own BLAKE2 module: importing hashlib also loads OpenSSL's libcrypto (12 M instructions, the
+    # largest part of a warm cache lookup), which nothing else on the paths that read the rules needs
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - an interpreter without it
+    from hashlib import blake2b as _blake2b
+
+
+def _hash(data: bytes = b"") -> Any:
+    return _blake2b(data, digest_size=32)
+
+FORMAT = 3  # bump when the stored layout or a loader's semantics change (2: an entry per content, not per file;
+# 3: BLAKE2b keys and checksum instead of SHA-256)
 _MAGIC = b"gfxgate-rules-cache\n"
-_DIGEST = 32  # bytes of SHA-256 over the payload, right after the magic
+_DIGEST = 32  # bytes of BLAKE2b-256 over the payload, right after the magic
 MAX_CACHE_BYTES = 16 << 20  # the shipped rules are ~150 KB; anything far bigger is not ours
 VERSIONS = 4  # entries kept per shipped file and way of reading it (the most recently stored ones)
 
@@ -66,7 +76,7 @@ def _schema_digest(schema: str | None) -> str:
         return "-"
     from gfxgate.resources import schemas_dir
 
-    h = hashlib.sha256((schemas_dir() / f"{schema}.schema.json").read_bytes())
+    h = _hash((schemas_dir() / f"{schema}.schema.json").read_bytes())
     if schema == "gates":  # each matcher's params schema is part of it (gfxgate.matchers.gates_schema)
         for module in sorted((Path(__file__).parent / "matchers").glob("*.py")):
             h.update(module.name.encode() + b"\0" + module.read_bytes())
@@ -75,7 +85,7 @@ def _schema_digest(schema: str | None) -> str:
 
 def key(kind: str, raw: bytes, schema: str | None) -> str:
     """Content key: the file's bytes, how they are read (kind), the schema's bytes, gfxgate's version."""
-    h = hashlib.sha256()
+    h = _hash()
     for part in (str(FORMAT), __version__, kind, _schema_digest(schema)):
         h.update(part.encode() + b"\0")
     h.update(raw)
@@ -113,7 +123,7 @@ class _Store:
         finally:
             os.close(fd)
         head, digest, payload = blob[:len(_MAGIC)], blob[len(_MAGIC):len(_MAGIC) + _DIGEST], blob[len(_MAGIC) + _DIGEST:]
-        if head != _MAGIC or hashlib.sha256(payload).digest() != digest:
+        if head != _MAGIC or _hash(payload).digest() != digest:
             return {}
         import msgpack
 
@@ -153,7 +163,7 @@ class _Store:
         for s in older:
             del self.entries[s]
         payload = msgpack.packb(self.entries, use_bin_type=True)
-        _write(self.path, _MAGIC + hashlib.sha256(payload).digest() + payload, replace_foreign=self.foreign)
+        _write(self.path, _MAGIC + _hash(payload).digest() + payload, replace_foreign=self.foreign)
         self.foreign = False
 
 

@@ -12,7 +12,7 @@ import functools
 import re
 import struct
 import zlib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 
@@ -26,8 +26,7 @@ _METHODS = {0: "zlib", 1: "zstd"}
 _TARGET_TAIL = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
 
 
-@dataclass(frozen=True)
-class BundleEntry:
+class BundleEntry(NamedTuple):
     """One entry of an offload bundle's table: its id (kind, triple, target) and where its bytes are."""
 
     id: str
@@ -42,21 +41,15 @@ class BundleEntry:
         return self.triple.startswith("amdgcn") and self.size > 0
 
 
-@dataclass(frozen=True)
-class Bundle:
+class Bundle(NamedTuple):
     """An offload bundle's entry table and the bytes the bundle spans."""
 
     entries: tuple[BundleEntry, ...]
     extent: int  # bytes the bundle spans (max offset + size)
-
-    @functools.cached_property
-    def devices(self) -> tuple[BundleEntry, ...]:
-        """The entries that hold device code (every caller walks these; computed once)."""
-        return tuple(e for e in self.entries if e.is_device)
+    devices: tuple[BundleEntry, ...]  # the entries that hold device code (every caller walks these)
 
 
-@dataclass(frozen=True)
-class CompressedHeader:
+class CompressedHeader(NamedTuple):
     """The header of a compressed offload bundle (CCOB v1-v3)."""
 
     version: int
@@ -120,7 +113,7 @@ def parse_bundle(blob: Blob, offset: int = 0, room: int | None = None, head: byt
         entries.append(BundleEntry(entry_id, kind, triple, target, off, size))
     pos += offset
     extent = max([pos - offset] + [e.offset + e.size for e in entries if e.size])
-    return Bundle(tuple(entries), extent)
+    return Bundle(tuple(entries), extent, tuple(e for e in entries if e.is_device))
 
 
 def parse_compressed_header(blob: Blob, offset: int = 0) -> CompressedHeader:

@@ -1,8 +1,11 @@
 """AMDGPU ELF facts from raw bytes: the only module that knows ELF layouts or touches pyelftools.
 
 Everything here is a small function over a :class:`Blob` (a bounded, read-counting view of a mapped
-file) returning frozen dataclasses. The processor comes from ``e_flags`` (EF_AMDGPU_MACH), decoded with
-the mach values of ``rules/targets.yaml`` (:func:`mach_table`); code object v2 keeps it in an ``AMD`` note.
+file) returning named tuples: fixed layouts built straight from ``struct`` fields, created by the
+thousand per library (on CPython 3.11 a frozen dataclass costs about five times a named tuple's
+instructions to define, and more to build). The processor comes from ``e_flags`` (EF_AMDGPU_MACH),
+decoded with the mach values of ``rules/targets.yaml`` (:func:`mach_table`); code object v2 keeps it in
+an ``AMD`` note.
 The hot path (ELF header, section table, notes) is plain ``struct`` over at most a few KiB; pyelftools
 reads the dynamic section (DT_NEEDED), which is needed only for host libraries without device code.
 Malformed input raises :class:`ArtifactFormatError`, never anything else.
@@ -13,7 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ELF_MAGIC = b"\x7fELF"
 EM_AMDGPU = 224
@@ -24,8 +27,7 @@ MAX_NOTE_BYTES = 16 << 20  # a metadata note larger than this is not a real code
 MAX_SECTIONS = 65535
 
 
-@dataclass(frozen=True)
-class MachTable:
+class MachTable(NamedTuple):
     """What ``e_flags`` name: EF_AMDGPU_MACH value → processor, and the processors with the xnack / sramecc
     features (code object v2/v3 flags cannot tell "unsupported" from "off"). The facts are ``rules/targets.yaml``'s
     (processors, generic targets and the legacy processors gfxgate decodes but does not model), read once
@@ -135,6 +137,8 @@ class Blob:
     Every read is clamped to the window, so a crafted offset can never read outside the file.
     """
 
+    __slots__ = ("data", "start", "end", "counter")
+
     def __init__(self, data, start: int = 0, end: int | None = None, counter: list[int] | None = None) -> None:
         self.data = data
         self.start = start
@@ -151,7 +155,7 @@ class Blob:
 
     def read(self, offset: int, n: int) -> bytes:
         """Up to ``n`` bytes at ``offset`` (relative to the window); short at the end, empty past it."""
-        if offset < 0 or n <= 0 or offset >= self.size:
+        if offset < 0 or n <= 0 or offset >= self.end - self.start:  # (not self.size: a call per read)
             return b""
         lo = self.start + offset
         hi = min(lo + n, self.end)
@@ -169,12 +173,16 @@ class Blob:
 
     def prefetch(self, offset: int, n: int) -> None:
         """Hint that ``n`` bytes at ``offset`` will be read soon (a no-op for bytes in memory)."""
-        if isinstance(self.data, FileData) and 0 <= offset < self.size:
-            self.data.prefetch(self.start + offset, min(n, self.size - offset))
+        size = self.end - self.start
+        if type(self.data) is FileData and 0 <= offset < size:
+            self.data.prefetch(self.start + offset, min(n, size - offset))
 
     def window(self, offset: int, size: int) -> "Blob":
+        # one per code object: filled in directly (this window's end already lies within the data)
         lo = self.start + max(offset, 0)
-        return Blob(self.data, lo, min(lo + max(size, 0), self.end), self.counter)
+        out = object.__new__(Blob)
+        out.data, out.start, out.end, out.counter = self.data, lo, min(lo + max(size, 0), self.end), self.counter
+        return out
 
     def find(self, needle: bytes, offset: int, end: int) -> int:
         """Offset (relative) of ``needle`` within [offset, end), or -1. Scans in C without copying."""
@@ -215,8 +223,7 @@ class BlobStream:
         return out
 
 
-@dataclass(frozen=True)
-class ElfHeader:
+class ElfHeader(NamedTuple):
     """The fields of an ELF header gfxgate uses."""
 
     elf_class: int  # 1 = 32-bit, 2 = 64-bit
@@ -243,8 +250,7 @@ class ElfHeader:
         return max(EHDR_SIZE, self.shoff + self.shnum * self.shentsize, self.phoff + self.phnum * self.phentsize)
 
 
-@dataclass(frozen=True)
-class CodeObjectHeader:
+class CodeObjectHeader(NamedTuple):
     """What ``e_flags`` (or, for code object v2, the ISA note) says about an AMDGPU code object."""
 
     processor: str  # "gfx906", "gfx9-generic", or "mach 0x99" for values we do not know
@@ -309,12 +315,13 @@ def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHe
         mach = mach_table().machs.get(proc, 0)
         target = canonical_target(proc, sramecc, xnack)
         return CodeObjectHeader(proc, mach, xnack, sramecc, 2, "hsa", None, flags, extent, target)
-    return CodeObjectHeader(*_decode_flags(flags, raw[7], raw[8]), flags, extent, _target_of(flags, raw[7], raw[8]))
+    proc, mach, xnack, sramecc, version, osabi, generic_version, target = _decode_flags(flags, raw[7], raw[8])
+    return CodeObjectHeader(proc, mach, xnack, sramecc, version, osabi, generic_version, flags, extent, target)
 
 
 @functools.lru_cache(maxsize=1024)
 def _decode_flags(flags: int, osabi_byte: int, abiversion: int) -> tuple:
-    """(processor, mach, xnack, sramecc, code object version, osabi, generic version) from e_flags.
+    """(processor, mach, xnack, sramecc, code object version, osabi, generic version, target id) from e_flags.
 
     Cached: a library holds hundreds of objects but only a handful of distinct flag words."""
     osabi = OSABI_NAMES.get(osabi_byte, f"osabi {osabi_byte}")
@@ -329,13 +336,7 @@ def _decode_flags(flags: int, osabi_byte: int, abiversion: int) -> tuple:
         xnack = _V4_XNACK[flags & EF_AMDGPU_FEATURE_XNACK_V4]
         sramecc = _V4_SRAMECC[flags & EF_AMDGPU_FEATURE_SRAMECC_V4]
     generic_version = ((flags >> 24) & 0xFF or None) if version is not None and version >= 6 else None
-    return proc, mach, xnack, sramecc, version, osabi, generic_version
-
-
-@functools.lru_cache(maxsize=1024)
-def _target_of(flags: int, osabi_byte: int, abiversion: int) -> str:
-    proc, _, xnack, sramecc, *_ = _decode_flags(flags, osabi_byte, abiversion)
-    return canonical_target(proc, sramecc, xnack)
+    return proc, mach, xnack, sramecc, version, osabi, generic_version, canonical_target(proc, sramecc, xnack)
 
 
 # -- notes ---------------------------------------------------------------------------------------------------
@@ -470,8 +471,7 @@ def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader, budget=None) -> tuple[str, ..
 # -- host ELF files ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     """One entry of an ELF section header table, with its name resolved."""
 
     name: str
@@ -495,8 +495,7 @@ class Section:
         return bool(self.flags & 0x2)
 
 
-@dataclass(frozen=True)
-class HostElf:
+class HostElf(NamedTuple):
     """A host ELF's machine and section table."""
 
     machine: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -61,3 +62,33 @@ def test_json_key_reads_the_held_record_and_is_no_field():
         _ = _Wrapped({"name": "r2", "endpoint": {}}).endpoint
     with pytest.raises(AttributeError):
         w.name = "other"  # read-only, as the hand-written properties were
+
+
+@dataclass(frozen=True)
+class _Plain(JsonRecord):
+    a: int
+    b: str | None = None
+
+    @functools.cached_property
+    def derived(self) -> int:  # stored in the instance dict once read: never a JSON key
+        return self.a * 2
+
+
+@dataclass(frozen=True)
+class _Mixed(JsonRecord):
+    a: int
+    c: tuple[int, ...] = ()
+
+
+def test_plain_records_are_their_fields_whatever_the_instance_dict_holds():
+    """A record of plain values is copied from its instance dict; anything else there (a cached property) or a
+    value that is no plain scalar (a tuple) must still give exactly the fields, converted, in declaration order."""
+    plain = _Plain(1, "x")
+    first = plain.to_json()
+    assert list(first) == ["a", "b"] and first == {"a": 1, "b": "x"}
+    first["a"] = 99  # the result is the caller's: the record is not changed through it
+    assert plain.a == 1 and plain.to_json() == {"a": 1, "b": "x"}
+    assert plain.derived == 2 and plain.to_json() == {"a": 1, "b": "x"}  # the cached value is no key
+    assert to_json((_Plain(3),)) == [{"a": 3, "b": None}]
+    mixed = _Mixed(5, (1, 2))
+    assert list(mixed.to_json()) == ["a", "c"] and mixed.to_json() == {"a": 5, "c": [1, 2]}
