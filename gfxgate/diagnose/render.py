@@ -77,6 +77,11 @@ def _status(f: Finding) -> str:
     return f"**{f.verdict.status.value}** for {f.target}"
 
 
+def _details(prefix: str, lines) -> list[str]:
+    """A finding's detail lines under ``prefix``: each is present or not (a false value: an empty field)."""
+    return [prefix + line for line in lines if line]
+
+
 def render_md(diagnoses: Sequence[Diagnosis]) -> str:
     out = ["# gfxgate diagnose", ""]
     for d in diagnoses:
@@ -98,22 +103,16 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
             out += ["No recognised failure.", ""]
         for f in d.findings:
             out.append(f"- **{md_escape(f.layer)}** — {_status(f)}: {md_escape(f.title)} ({code(f.message)})")
-            for e in f.evidence:
-                out.append(f"  - {code(str(e.location))} {code(e.text)}")
-            if f.stale:
-                out.append(f"  - stale: {md_escape(f.stale)}")
-            if f.target:
-                out.append(f"  - target: {f.target} ({md_escape(f.target_reason)})")
-            for line in f.context:
-                out.append(f"  - {md_escape(line)}")
-            if f.printed_at:
-                out.append("  - printed by: " + ", ".join(code(str(loc)) for loc in f.printed_at))
-            if f.printed_note:
-                out.append(f"  - {'note' if f.printed_at else 'upstream'}: {md_escape(f.printed_note)}")
-            if f.remedy:
-                out.append(f"  - remedy: {md_escape(f.remedy)}")
-            if f.workarounds:
-                out.append("  - workarounds: " + ", ".join(code(w) for w in f.workarounds) + " (see `gfxgate workarounds`)")
+            out += _details("  - ", (
+                *(f"{code(str(e.location))} {code(e.text)}" for e in f.evidence),
+                f.stale and f"stale: {md_escape(f.stale)}",
+                f.target and f"target: {f.target} ({md_escape(f.target_reason)})",
+                *(md_escape(line) for line in f.context),
+                f.printed_at and "printed by: " + ", ".join(code(str(loc)) for loc in f.printed_at),
+                f.printed_note and f"{'note' if f.printed_at else 'upstream'}: {md_escape(f.printed_note)}",
+                f.remedy and f"remedy: {md_escape(f.remedy)}",
+                f.workarounds and "workarounds: " + ", ".join(code(w) for w in f.workarounds) + " (see `gfxgate workarounds`)",
+            ))
         if f_unknown := d.unknowns:
             out += ["", "### Could not establish", ""]
             out += [f"- {md_escape(u.what)}: {md_escape(u.reason)}" for u in f_unknown]
@@ -140,10 +139,8 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
         for f in d.findings:
             status = "stale" if f.stale else (f"{f.verdict.status.value} {f.target}" if f.verdict else "no verdict")
             out.append(f"  {f.layer}: {status}: {f.title} at {f.evidence[0].location}")
-            if f.printed_at:
-                out.append(f"    printed by {f.printed_at[0]}")
-            if f.workarounds:
-                out.append(f"    workarounds: {', '.join(f.workarounds)}")
+            out += _details("    ", (f.printed_at and f"printed by {f.printed_at[0]}",
+                                    f.workarounds and f"workarounds: {', '.join(f.workarounds)}"))
         for u in d.unknowns:
             out.append(f"  unknown {u.what}: {u.reason}")
     return "\n".join(out) + "\n"

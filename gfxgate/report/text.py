@@ -10,19 +10,18 @@ def render(matrix: GateMatrix) -> str:
     if matrix.sources:
         out.append("sources: " + ", ".join(f"{s.name}@{s.ref}" for s in matrix.sources))
     width = max(len(t) for t in matrix.targets)
+    more = f"  {'':<{width}}  {'':<18} "  # a target's further lines, under its summary
     for layer in matrix.layers:
-        out.append("")
-        out.append(layer.title)
+        out += ["", layer.title]
         for v in matrix.row(layer.id):
             where = str(v.evidence[0].location) if v.evidence and v.evidence[0].location else (v.reason or "")
             out.append(f"  {v.target:<{width}}  {v.status.value:<18} {v.summary}")
             if where:
-                out.append(f"  {'':<{width}}  {'':<18} {where}")
+                out.append(more + where)
             if v.remedy:
-                out.append(f"  {'':<{width}}  {'':<18} remedy: {v.remedy}")
+                out.append(more + f"remedy: {v.remedy}")
     if matrix.routes:
-        out.append("")
-        out.append("The answer")
+        out += ["", "The answer"]
         for r in matrix.routes:
             out.append(f"  {r.sentence}")
             for b in r.backends:
@@ -40,7 +39,5 @@ def render(matrix: GateMatrix) -> str:
             if r.runtime:
                 out.append(f"    runtime: {r.runtime.outcome} — {r.runtime.summary}")
     if matrix.notes:
-        out.append("")
-        out.append("notes:")
-        out += [f"  {note}" for note in matrix.notes]
+        out += ["", "notes:", *(f"  {note}" for note in matrix.notes)]
     return "\n".join(out) + "\n"
