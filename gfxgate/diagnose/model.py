@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gfxgate.model import Evidence, Location, Verdict, need_evidence
+from gfxgate.serial import JsonRecord, json_field
 
 JSON_SCHEMA_VERSION = 1
 
@@ -55,10 +56,11 @@ class Finding:
     evidence: tuple[Evidence, ...]
     target: str | None = None
     target_reason: str = ""  # how the target was decided, or why it could not be
-    verdict: Verdict | None = None  # None when the target is unknown or the match is stale
+    # None when the target is unknown or the match is stale; the JSON has its status too
+    verdict: Verdict | None = json_field(None, before={"status": lambda f: f.verdict.status.value if f.verdict else None})
     remedy: str = ""
     workarounds: tuple[str, ...] = ()
-    printed_at: tuple[Location, ...] = ()
+    printed_at: tuple[Location, ...] = json_field((), value=lambda locations: [str(loc) for loc in locations])
     printed_note: str = ""  # where the printing code was searched, or why it was not
     stale: str | None = None  # why this match does not fit the log's version (then no verdict)
     context: tuple[str, ...] = ()  # crash frames, phase, override notes
@@ -98,12 +100,12 @@ class Unknown:
 
 
 @dataclass(frozen=True)
-class Diagnosis:
-    """Everything one log established, recognised, and could not establish."""
+class Diagnosis(JsonRecord):
+    """Everything one log established, recognised, and could not establish (its JSON: its fields, ``version`` too)."""
 
     log: str
     log_kind: str | None  # "ollama", "llama.cpp" or None
-    lines: int
+    lines: int = json_field(before={"version": lambda d: d.version})
     recognised: int  # lines that matched a catalogue message
     facts: tuple[Fact, ...] = ()
     gpus: tuple[Gpu, ...] = ()

@@ -2,67 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from gfxgate.jsontext import dumps
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
 from gfxgate.report.markdown import checked_table, code, md_escape
+from gfxgate.serial import document
 
 KIND_LABEL = {"ollama": "Ollama server log", "llama.cpp": "llama.cpp output", None: "unrecognised log"}
 
 
-def _ev(evidence) -> list[dict[str, Any]]:
-    return [e.to_json() for e in evidence]
-
-
-def finding_json(f: Finding) -> dict[str, Any]:
-    return {
-        "message": f.message,
-        "family": f.family,
-        "title": f.title,
-        "layer": f.layer,
-        "target": f.target,
-        "target_reason": f.target_reason,
-        "status": f.verdict.status.value if f.verdict else None,
-        "verdict": f.verdict.to_json() if f.verdict else None,
-        "remedy": f.remedy,
-        "workarounds": list(f.workarounds),
-        "printed_at": [str(loc) for loc in f.printed_at],
-        "printed_note": f.printed_note,
-        "stale": f.stale,
-        "context": list(f.context),
-        "run": f.run,
-        "evidence": _ev(f.evidence),
-    }
-
-
-def diagnosis_json(d: Diagnosis) -> dict[str, Any]:
-    return {
-        "log": d.log,
-        "log_kind": d.log_kind,
-        "version": d.version,
-        "lines": d.lines,
-        "recognised": d.recognised,
-        "facts": [{"name": f.name, "value": f.value, "evidence": _ev(f.evidence)} for f in d.facts],
-        "gpus": [{"name": g.name, "target": g.target, "backend": g.backend, "detail": g.detail, "evidence": _ev(g.evidence)} for g in d.gpus],
-        "runs": [{"index": r.index, "outcome": r.outcome, "summary": r.summary, "phase": r.phase, "offload": r.offload,
-                  "backends": list(r.backends), "frames": list(r.frames), "evidence": _ev(r.evidence)} for r in d.runs],
-        "findings": [finding_json(f) for f in d.findings],
-        "unknowns": [{"what": u.what, "reason": u.reason} for u in d.unknowns],
-        "notes": list(d.notes),
-    }
-
-
 def render_json(diagnoses: Sequence[Diagnosis]) -> str:
-    from gfxgate import __version__
-
-    data = {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "kind": "diagnosis",
-        "generator": f"gfxgate {__version__}",
-        "logs": [diagnosis_json(d) for d in diagnoses],
-    }
-    return dumps(data) + "\n"
+    # keys sorted: the dataclasses' field order is not the JSON's
+    return dumps(document("diagnosis", {"logs": [d.to_json() for d in diagnoses]}, version=JSON_SCHEMA_VERSION)) + "\n"
 
 
 def _where(evidence) -> str:
