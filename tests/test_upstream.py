@@ -222,6 +222,23 @@ def test_real_build_scripts_and_too_old_check_before_cmake(capsys, monkeypatch):
             assert all(e["where"].startswith(f"ollama@{tag}:") for e in got["evidence"]), (tag, layer, target)
 
 
+def test_real_build_rows_switch_to_cmake_at_the_first_v0_5_8_candidate(capsys, monkeypatch):
+    """CMakeLists.txt and CMakePresets.json are new in v0.5.8-rc0, and make/Makefile.rocm is gone there: the two build
+    rows are decided by the Makefile rules up to v0.5.7 and by the CMake rules from v0.5.8-rc0 (all 14 candidates), and
+    no rule of another era is left in range to report "rule did not match … upstream layout changed?" on either side."""
+    makefile = {"cmake-filter": "ollama-makefile-hip-archs", "cmake-presets": "ollama-build-scripts-rocm-targets"}
+    cmake = {"cmake-filter": "ollama-cmake-amdgpu-targets-filter", "cmake-presets": "ollama-cmake-presets-rocm"}
+    expected = {"v0.1.20": None, "v0.5.7": makefile, "v0.5.8-rc0": cmake, "v0.5.8-rc13": cmake, "v0.5.8": cmake}
+    for tag, rules in expected.items():
+        cell = _scan(capsys, monkeypatch, "-t", "gfx900,gfx1031", "--ref", f"ollama={tag}")
+        for layer in ("cmake-filter", "cmake-presets"):
+            for target in ("gfx900", "gfx1031"):
+                got = cell(layer, target)
+                assert got["status"] != "unknown" and got.get("reason") is None, (tag, layer, target, got.get("reason"))
+                if rules:
+                    assert {e["source"] for e in got["evidence"]} == {rules[layer]}, (tag, layer, target, got["evidence"])
+
+
 @pytest.mark.parametrize("name", ["ollama", "ROCm", "clr", "ollama-python"])
 def test_every_tag_of_the_clone_has_a_version_key(name):
     """Each tag of the real clones orders (no tag falls outside every version range), and a pre-release's base
@@ -307,6 +324,10 @@ def test_real_source_build_workaround_of_each_era(capsys, monkeypatch):
         "v0.5.1": (make_hip_archs_common, "live", "llama/make/Makefile.rocm:8"),
         "v0.5.2": ("make -j 5 HIP_ARCHS=gfx900", "live", "make/Makefile.rocm:15"),
         "v0.5.7": ("make -j 5 HIP_ARCHS=gfx900", "live", "docs/development.md:68"),
+        # make/Makefile.rocm's HIP_ARCHS?= is already in the first candidate of v0.5.2, and CMake in every one of v0.5.8
+        "v0.5.2-rc0": ("make -j 5 HIP_ARCHS=gfx900", "live", "make/Makefile.rocm:15"),
+        "v0.5.8-rc0": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:88"),
+        "v0.5.8-rc13": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:90"),
         "v0.17.5": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:125"),
         "v0.32.15": ("cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build",
                      "live", "docs/development.md:51"),
