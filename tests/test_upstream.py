@@ -410,3 +410,25 @@ def test_real_make_takes_the_build_row_remedy_of_v0_4_to_v0_5_1(tag, capsys, mon
     linux = re.search(r"^HIP_ARCHS_LINUX\s*:=(.*)$", (tree / "llama/make/Makefile.rocm").read_text(), re.M)[1].split()
     assert "gfx803" not in arches() and arches() >= set(linux)
     assert arches(*words[3:]) == {"gfx803", *linux}
+
+
+def test_real_rocm_compute_major_min_is_linked_only_where_the_variable_exists(capsys, monkeypatch):
+    """`var RocmComputeMajorMin` is in discover/gpu.go from v0.5.2-rc0 to v0.12.3: gfx803's discovery cell links the
+    build that lowers it there, and not at v0.32.15, where the cell is partial again (the Tensile-file filter) but the
+    variable has been gone since v0.12.4-rc0; `gfxgate workarounds` names it as not applicable there, not stale."""
+    expected = {"v0.5.2-rc0": True, "v0.12.3": True, "v0.30.0": False, "v0.32.15": False}
+    for tag, linked in expected.items():
+        cell = _scan(capsys, monkeypatch, "-t", "gfx803", "--ref", f"ollama={tag}")("discovery", "gfx803")
+        assert cell["status"] in ("override-required", "partial"), (tag, cell["summary"])
+        assert ("build-rocm-compute-major-min" in cell["workarounds"]) == linked, (tag, cell["workarounds"])
+        with pytest.raises(SystemExit) as info:
+            main(["workarounds", "--format", "json", "--offline", "-t", "gfx803", "--ref", f"ollama={tag}"])
+        out, err = capsys.readouterr()
+        assert info.value.code == 0, err
+        report = json.loads(out)
+        listed = {w["id"]: w["state"] for w in report["workarounds"]}
+        absent = [n["id"] for n in report["not_applicable"]]
+        if linked:
+            assert listed.get("build-rocm-compute-major-min") == "live" and "build-rocm-compute-major-min" not in absent, tag
+        else:
+            assert "build-rocm-compute-major-min" not in listed and "build-rocm-compute-major-min" in absent, (tag, listed)

@@ -69,7 +69,8 @@ def test_variable_read_moved_and_removed(env_repo, capsys):
     assert gone["hsa-override-9.0.0"]["state"] == "stale"
     assert gone["hsa-override-9.0.0"]["summary"].startswith("stale at ollama@v1.2.0")
     assert gone["copy-rocblas-tensile"]["state"] == "stale"  # the Dockerfile no longer deletes the files
-    assert len(gone) == len(default_workarounds())  # stale entries are reported, never dropped
+    # stale entries are reported, never dropped: every entry that exists at v1.2.0 (exists_in) is there
+    assert sorted(gone) == sorted(w.id for w in default_workarounds() if w.exists_at({"ollama": "v1.2.0"}.get))
 
 
 def test_override_names_the_target_it_selects(env_repo, capsys):
@@ -111,13 +112,15 @@ def test_scan_links_cells_to_workarounds(capsys):
 
 
 def test_a_workaround_that_does_not_exist_yet_is_named_not_checked():
-    """`gfxgate workarounds` before RocmComputeMajorMin existed: one line names the entry and where it exists."""
+    """`gfxgate workarounds` before RocmComputeMajorMin existed and after its removal: one line names the entry and
+    where it exists."""
     from gfxgate.gate.workarounds import default_workarounds
     from gfxgate.report.workarounds import render_json, render_md
 
     item = next(w for w in default_workarounds() if w.id == "build-rocm-compute-major-min")
     assert item.exists_in is not None and not item.exists_at({"ollama": "v0.5.1"}.get)
-    assert item.exists_at({"ollama": "v0.5.2-rc0"}.get) and item.exists_at({"ollama": "v0.12.4"}.get)  # then stale
+    assert item.exists_at({"ollama": "v0.5.2-rc0"}.get) and item.exists_at({"ollama": "v0.12.3"}.get)
+    assert not item.exists_at({"ollama": "v0.12.4-rc0"}.get) and not item.exists_at({"ollama": "v0.32.15"}.get)
     text = render_md([], sources=(), not_applicable=[item])
     assert f"`build-rocm-compute-major-min` exists in ollama {item.exists_in.versions} only" in text
     assert "RocmComputeMajorMin=8" not in text  # neither its setting nor a check
