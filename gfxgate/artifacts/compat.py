@@ -8,8 +8,7 @@ an ISA-compatible family); the answer names the code it would then load and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from gfxgate.errors import TargetError
 from gfxgate.targets import TargetId, catalog
@@ -21,8 +20,7 @@ RUNS = (EXACT, ANY_FEATURE, GENERIC, ASSUMED)
 _ORDER = {k: i for i, k in enumerate((EXACT, ANY_FEATURE, GENERIC, ASSUMED, CONDITIONAL, OVERRIDE, NONE))}
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
     """How code built for ``code_target`` relates to the device target."""
 
     kind: str

@@ -11,7 +11,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gfxgate.datafiles import load_yaml, load_yaml_entries
 from gfxgate.errors import RuleError
@@ -19,8 +19,7 @@ from gfxgate.model import Layer, RuleLocation, Status
 from gfxgate.resources import rules_dir
 
 
-@dataclass(frozen=True)
-class StatusWhen:
+class StatusWhen(NamedTuple):
     """A rule's conditional status: ``then`` when layer ``layer`` has one of the statuses ``is_``."""
 
     layer: str
@@ -56,8 +55,7 @@ class GateRule:
         return hashlib.sha256(json.dumps(self.raw, sort_keys=True).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
-class RuleSet:
+class RuleSet(NamedTuple):
     """The layers and gate rules, validated and cross-checked as loaded."""
 
     layers: tuple[Layer, ...]

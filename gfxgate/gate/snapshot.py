@@ -10,9 +10,8 @@ definition changed since the snapshot was built, or a pin that moved, is reporte
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gfxgate.datafiles import load_json
 from gfxgate.gate.engine import RuleFacts, collect_facts
@@ -29,8 +28,7 @@ def default_path() -> Path:
     return rules_dir() / "snapshots" / "pins.json"
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """The embedded evidence: facts per rule extracted at the pinned tags, with the sources they came from."""
 
     pins: dict[str, dict[str, str]]

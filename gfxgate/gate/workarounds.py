@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, SourceError, TargetError
@@ -28,8 +28,7 @@ from gfxgate.sources.base import GrepSpec
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
 
 
-@dataclass(frozen=True)
-class EnvCheck:
+class EnvCheck(NamedTuple):
     """A workaround check: the repository still reads the environment variable (the trace engine's ``--env``)."""
 
     repo: str
@@ -42,8 +41,7 @@ class EnvCheck:
 Check = EnvCheck | GrepSpec  # how a workaround is checked at a version: a variable read, or a regex in files
 
 
-@dataclass(frozen=True)
-class Era:
+class Era(NamedTuple):
     """The setting and checks of a workaround over one range of a repository's versions."""
 
     repo: str

@@ -8,15 +8,13 @@ those facts. The embedded snapshot stores facts, so offline scans evaluate the v
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, NamedTuple, Protocol
 
 from gfxgate.model import Status
 from gfxgate.plugins import Plugins
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """Evidence inside one upstream file: path (relative to the source), line, that line's text."""
 
     path: str
@@ -29,8 +27,7 @@ class Hit:
         return cls(data["path"], data["line"], data["text"], note)
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One rule's answer for one target."""
 
     status: Status

@@ -5,13 +5,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gfxgate.model import Location, SourceInfo
 
 
-@dataclass(frozen=True)
-class FileHit:
+class FileHit(NamedTuple):
     """A matching line: its path, 1-based line number and text."""
 
     path: str
@@ -72,8 +71,7 @@ class Source(ABC):
         """Release processes or handles (persistent git cat-file)."""
 
 
-@dataclass(frozen=True)
-class GrepSpec:
+class GrepSpec(NamedTuple):
     """A rule regex over some files (paths or globs) of one repository: where upstream prints a log message
     (``printed_by`` in rules/messages.yaml) or still has a workaround's flag or option (``checks`` in
     rules/workarounds.yaml). Never a stored line number: the lines are found at each version."""

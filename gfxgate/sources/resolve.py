@@ -11,6 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from gfxgate.datafiles import load_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
@@ -20,8 +21,7 @@ from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
 
 
-@dataclass(frozen=True)
-class Pin:
+class Pin(NamedTuple):
     """One source of ``rules/pins.toml``: where it lives and the tag the snapshot reads."""
 
     name: str
@@ -30,8 +30,7 @@ class Pin:
     release_tags: str | None = None
 
 
-@dataclass(frozen=True)
-class LayoutSpec:
+class LayoutSpec(NamedTuple):
     """Where another source's code is vendored inside a repository, and which file names its version."""
 
     name: str
@@ -42,8 +41,7 @@ class LayoutSpec:
     upstream_root: str
 
 
-@dataclass(frozen=True)
-class Coupling:
+class Coupling(NamedTuple):
     """One source's ref chosen by another's files: ollama's Dockerfile ``ARG ROCMVERSION=7.2.1`` → rocm-docs@rocm-7.2.1."""
 
     name: str  # the source whose ref is chosen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -92,3 +92,35 @@ def test_plain_records_are_their_fields_whatever_the_instance_dict_holds():
     assert to_json((_Plain(3),)) == [{"a": 3, "b": None}]
     mixed = _Mixed(5, (1, 2))
     assert list(mixed.to_json()) == ["a", "c"] and mixed.to_json() == {"a": 5, "c": [1, 2]}
+
+
+def test_no_named_tuple_reaches_the_json(monkeypatch, capsys):
+    """The scan path's internal records (targets, pins, rules, matcher hits and findings, workaround checks) are named
+    tuples, which are cheap to define; ``to_json`` would write one as a JSON list. So none may reach it: every class
+    converted while the gate matrix (each format), the workaround matrix and a diagnosis are written is a dataclass,
+    an enum, a path or a plain container."""
+    from gfxgate import serial
+    from gfxgate.cli import main
+    from gfxgate.matchers import Finding, Hit
+    from gfxgate.targets import TargetId
+
+    seen: set[type] = set()
+    converter = serial._converter
+
+    def recording(cls: type):
+        seen.add(cls)
+        return converter(cls)
+
+    monkeypatch.setattr(serial, "_CONVERTERS", {})  # every class is decided again, through ``recording``
+    monkeypatch.setattr(serial, "_converter", recording)
+    log = str(Path(__file__).resolve().parents[2] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log")
+    for args in ([["scan", "-t", "gfx900,gfx803,gfx1030", "--format", fmt] for fmt in ("md", "json", "text", "sarif")]
+                 + [["workarounds", "--format", "json"], ["diagnose", log, "--format", "json", "--no-upstream"]]):
+        with pytest.raises(SystemExit) as info:
+            main(args)
+        assert info.value.code == 0, (args, capsys.readouterr().err)
+    capsys.readouterr()
+    assert {Verdict, Evidence, Location} <= seen  # the recording saw the records of the matrix
+    assert all(issubclass(c, tuple) and hasattr(c, "_fields") for c in (TargetId, Hit, Finding))
+    named = sorted(c.__qualname__ for c in seen if issubclass(c, tuple) and hasattr(c, "_fields"))
+    assert named == [], f"named tuples written as JSON lists: {', '.join(named)}"
