@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
@@ -26,8 +26,9 @@ APPLIES, REFUSED, UNDECIDED = "applies", "refused", "undecided"
 
 
 # -- the rules ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StepRule:
+# Named tuples: loaded once, never serialised (cheaper to define than frozen dataclasses); the results below are
+# dataclasses, written through gfxgate.serial.
+class StepRule(NamedTuple):
     """A workaround as a route step: the layer statuses it covers and, optionally, the restriction it lifts."""
 
     workaround: str
@@ -45,8 +46,7 @@ class StepRule:
         return cell.status in self.covered(cell.layer) and (self.matches is None or rule_regex(self.matches).search(cell.summary) is not None)
 
 
-@dataclass(frozen=True)
-class RouteRule:
+class RouteRule(NamedTuple):
     """One route of ``rules/routes.yaml``: the backend, the statuses it needs and its steps."""
 
     id: str
@@ -62,8 +62,7 @@ class RouteRule:
     legend: str = ""
 
 
-@dataclass(frozen=True)
-class RouteRules:
+class RouteRules(NamedTuple):
     """All of ``rules/routes.yaml``: backends in order, routes, and the settings of the answer."""
 
     backends: tuple[tuple[str, str], ...]  # (id, title), in order
