@@ -560,16 +560,20 @@ class LlamaServerDriver:
 
 
 def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when gfxgate dies (even by SIGKILL), so no server outlives its sweep.
+    """In the child before exec: SIGKILL when gfxgate dies (even by SIGKILL), so no server outlives its sweep.
 
     Linux ``prctl(PR_SET_PDEATHSIG)``; it survives the exec of ``env …`` and wrappers. Elsewhere a no-op (a sweep
     killed hard may then leave its server running; a normal end, Ctrl-C or a failed cell always stops it).
+    SIGKILL, not SIGTERM: on SIGTERM llama-server first cancels its in-flight request, which waits for the HTTP
+    handler to notice its client is gone; with the sweep dead there is nobody left to escalate, and a CI run saw
+    a server still running 10 s after its sweep was killed mid-generation. A server whose sweep is gone has
+    nothing left to finish for anyone.
     """
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
     except (OSError, AttributeError):
         pass
 
