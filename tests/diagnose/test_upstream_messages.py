@@ -58,6 +58,13 @@ def check(capsys, tag):
     return {m["id"]: m for m in json.loads(out)["messages"]}
 
 
+def assert_live_exactly(found, ids, live):
+    """Of the messages ``ids``, exactly ``live`` are live at this tag and every other one is retired (never stale)."""
+    states = {i: found[i]["state"] for i in ids}
+    assert {i for i, s in states.items() if s == "live"} == live, states
+    assert all(s == "retired" for i, s in states.items() if i not in live), states
+
+
 @pytest.mark.parametrize("tag", TAGS)
 def test_catalogue_is_live_where_it_says(upstream_env, capsys, tag):
     found = check(capsys, tag)
@@ -145,9 +152,7 @@ LIVE_AT = {
 @pytest.mark.parametrize("tag", LIVE_AT)
 def test_old_discovery_wordings_are_live_exactly_where_printed(upstream_env, capsys, tag):
     found = check(capsys, tag)
-    states = {i: found[i]["state"] for i in WORDINGS}
-    assert {i for i, s in states.items() if s == "live"} == LIVE_AT[tag], states
-    assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
+    assert_live_exactly(found, WORDINGS, LIVE_AT[tag])
 
 
 # The runner and server lines of Ollama's own code, at tags on both sides of each boundary (found with git log -S /
@@ -176,9 +181,7 @@ RUNNER_LIVE_AT = {
 @pytest.mark.parametrize("tag", RUNNER_LIVE_AT)
 def test_runner_lines_are_live_exactly_where_printed(upstream_env, capsys, tag):
     found = check(capsys, tag)
-    states = {i: found[i]["state"] for i in RUNNER_LINES}
-    assert {i for i, s in states.items() if s == "live"} == RUNNER_LIVE_AT[tag], states
-    assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
+    assert_live_exactly(found, RUNNER_LINES, RUNNER_LIVE_AT[tag])
     for i in RUNNER_LIVE_AT[tag]:
         assert found[i]["summary"].startswith(f"printed at ollama@{tag}:"), found[i]["summary"]
 
@@ -216,6 +219,4 @@ VENDORED_LIVE_AT = {
 @pytest.mark.parametrize("tag", VENDORED_LIVE_AT)
 def test_vendored_ggml_lines_are_live_in_every_layout(upstream_env, capsys, tag):
     found = check(capsys, tag)
-    states = {i: found[i]["state"] for i in VENDORED}
-    assert {i for i, s in states.items() if s == "live"} == VENDORED_LIVE_AT[tag], states
-    assert {i for i, s in states.items() if s != "live"} <= {i for i, s in states.items() if s == "retired"}, states
+    assert_live_exactly(found, VENDORED, VENDORED_LIVE_AT[tag])
