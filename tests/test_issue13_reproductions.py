@@ -1,7 +1,8 @@
 """Issue 13, "Why" items 1–6: every reproduction replayed through the installed console script.
 
 Each replay asserts what the issue's "Done when" asks: the documented exit code (README exit-code table), one
-error line (``gfxgate: …``, at most a ``  hint:`` line after it) and no traceback, under 5 s of wall-clock time,
+error line (``gfxgate: …``, at most a ``  hint:`` line after it) and no traceback, under 5 s of wall-clock time
+(and of CPU time; a run only late for a core is replayed once: see ``replay``),
 a peak RSS under 512 MB (``os.wait4`` on the gfxgate process itself: its own ``ru_maxrss``), and nothing in its
 working folder changed except the named output (every entry's type, inode, mode, size, mtime, link target and
 content hash compared before and after); ``/dev/null`` and ``/dev/full`` are checked to be the same devices
@@ -116,9 +117,16 @@ def one_line(stderr: str) -> str:
 
 
 def replay(name: str, exe: str, args: list[str], *, cwd: Path, code: int, outputs: tuple[str, ...] = (),
-           env: dict | None = None, stdin=None, during=None, error: str | None = None, timeout: float = 120) -> Replay:
+           env: dict | None = None, stdin=None, during=None, error: str | None = None, timeout: float = 120,
+           again: bool = True) -> Replay:
     """Run ``gfxgate ARGS`` in ``cwd`` and assert the issue's bounds; ``outputs``: the named outputs (relative
-    to cwd; ``DIR/``: that folder and all under it) that may change; ``error``: a text the error line must hold."""
+    to cwd; ``DIR/``: that folder and all under it) that may change; ``error``: a text the error line must hold.
+
+    The wall-clock bound is the issue's, but on a shared machine a run can wait for a core longer than it
+    computes (5.9 s of wall time for 2.2 s of CPU was seen while other suites ran). So a run over the bound
+    fails at once if its CPU time is over it too (the tool's own work), and is otherwise replayed once, when it
+    has no stdin and nothing happens during it: a tool that waits (a sleep, a lock, a hung child) is over the
+    bound both times and fails; a busy machine rarely twice."""
     before, devices = _entries(cwd), _devices()
     io = cwd.parent / f".io-{cwd.name}"  # stdout/stderr outside the watched folder
     io.mkdir(exist_ok=True)
@@ -140,14 +148,39 @@ def replay(name: str, exe: str, args: list[str], *, cwd: Path, code: int, output
     else:
         assert "Traceback" not in run.stderr and all(
             line.startswith(("gfxgate: ", "  ")) for line in run.stderr.splitlines()), (name, run.stderr)
-    assert run.seconds < TIME_LIMIT_S, (name, run.seconds)
+    assert run.cpu_seconds < TIME_LIMIT_S, (name, run.cpu_seconds)
     assert run.max_rss_kb < MEMORY_LIMIT_KB, (name, run.max_rss_kb)
     after = _entries(cwd)
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
     unexpected = {p for p in changed if not any(p == o or (o.endswith("/") and (p + "/").startswith(o)) for o in outputs)}
     assert not unexpected, (name, sorted(unexpected))
     assert _devices() == devices, "the machine's /dev/null or /dev/full changed"
+    if run.seconds >= TIME_LIMIT_S:
+        assert again and stdin is None and during is None, (name, run.seconds, run.cpu_seconds)
+        return replay(f"{name} (again: {run.seconds:.1f} s of wall time for {run.cpu_seconds:.1f} s of CPU)", exe,
+                      args, cwd=cwd, code=code, outputs=outputs, env=env, error=error, timeout=timeout, again=False)
     return run
+
+
+def test_the_time_bound_fails_a_tool_that_waits_and_one_that_computes(tmp_path, monkeypatch):
+    """The harness itself: over the (here lowered) bound, a waiting run fails after its one replay and a
+    computing run fails at once; under it, a run passes."""
+    monkeypatch.setattr(sys.modules[__name__], "TIME_LIMIT_S", 0.6)
+    work = tmp_path / "w"
+    work.mkdir()
+    quick = replay("quick", sys.executable, ["-c", "pass"], cwd=work, code=0)
+    assert quick.seconds < 0.6 and "again" not in quick.name
+    names: list[str] = []
+    monkeypatch.setattr(sys.modules[__name__], "_record", lambda run: names.append(run.name))
+    with pytest.raises(AssertionError) as waited:
+        replay("waits", sys.executable, ["-c", "import time; time.sleep(0.8)"], cwd=work, code=0)
+    assert len(names) == 2 and names[0] == "waits" and names[1].startswith("waits (again: ") and "s of wall time for" in names[1], names
+    assert "again" in str(waited.value)
+    names.clear()
+    with pytest.raises(AssertionError) as computed:
+        replay("computes", sys.executable, ["-c", "import time\nend = time.process_time() + 0.8\n"
+                                            "while time.process_time() < end: pass"], cwd=work, code=0)
+    assert names == ["computes"] and "computes" in str(computed.value)
 
 
 def _record(run: Replay) -> None:
