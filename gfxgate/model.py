@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Literal, Mapping
 
 from gfxgate.serial import JsonRecord, document, json_field, to_json
 
@@ -49,6 +49,17 @@ def need_evidence(evidence: tuple, what: str) -> None:
     """The one check that a record which must carry evidence has some: ``ValueError`` "<what> without evidence"."""
     if not evidence:
         raise ValueError(f"{what} without evidence")
+
+
+class PerBackend:
+    """Mixin for an answer with one entry per GPU backend (``backends``, each with a ``backend`` name)."""
+
+    __slots__ = ()
+    backends: tuple
+
+    def backend(self, backend: str) -> Any:
+        """The entry for ``backend`` ("rocm", "vulkan", "cpu"), or None."""
+        return next((b for b in self.backends if b.backend == backend), None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,7 +122,7 @@ class Layer(JsonRecord):
 
     id: str
     title: str
-    kind: str  # "source", "artifact" or "runtime"
+    kind: Literal["source", "artifact", "runtime"]
     question: str
     backends: tuple[str, ...] = ()  # the GPU backends the layer decides ("rocm", "vulkan"); () = all
 

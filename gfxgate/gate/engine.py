@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from gfxgate.errors import SourceError
 from gfxgate.matchers import MATCHERS, Finding, NoMatch
@@ -25,7 +25,7 @@ class RuleFacts:
 
     rule_id: str
     digest: str
-    state: str
+    state: Literal["matched", "no-match", "not-applicable", "unavailable"]  # MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE
     reason: str | None = None
     repo: str | None = None
     ref: str | None = None

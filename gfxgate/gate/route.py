@@ -13,11 +13,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Literal, Mapping, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
-from gfxgate.model import RANK, Evidence, GateMatrix, Status, Verdict, need_evidence
+from gfxgate.model import RANK, Evidence, GateMatrix, PerBackend, Status, Verdict, need_evidence
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_field
@@ -219,16 +219,7 @@ class BackendAnswer(JsonRecord):
 
 
 @dataclass(frozen=True)
-class RuntimeCheck(JsonRecord):
-    """What the runtime row says about the answer: confirmed, refuted or partly confirmed."""
-
-    outcome: str
-    summary: str
-    evidence: tuple[Evidence, ...]
-
-
-@dataclass(frozen=True)
-class Route(JsonRecord):
+class Route(JsonRecord, PerBackend):
     """The answer for one target at one version."""
 
     target: str
@@ -246,9 +237,6 @@ class Route(JsonRecord):
         if not self.certain and not self.reason:
             raise ValueError(f"uncertain route for {self.target} without a reason")
 
-    def backend(self, backend: str) -> BackendAnswer | None:
-        return next((b for b in self.backends if b.backend == backend), None)
-
     @property
     def sentence(self) -> str:
         """The answer in one line, e.g. "gfx900 at v0.17.5: ROCm: build + rocBLAS files; or Vulkan: OLLAMA_VULKAN=1"."""
@@ -262,6 +250,15 @@ class Route(JsonRecord):
         elif self.best is None:
             text += f" ({self.reason})"
         return text
+
+
+@dataclass(frozen=True)
+class RuntimeCheck(JsonRecord):
+    """What the runtime row says about a :class:`Route`'s answer: confirmed, refuted or partly confirmed."""
+
+    outcome: Literal["confirmed", "partly confirmed", "refuted"]
+    summary: str
+    evidence: tuple[Evidence, ...]
 
 
 @dataclass

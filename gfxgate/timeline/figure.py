@@ -17,9 +17,15 @@ UNDECIDED = "undecided"
 
 
 @dataclass(frozen=True)
-class Rect:
+class Mark:
+    """A shape placed at ``(x, y)`` in figure units (top left of a rectangle, the anchor of a text)."""
+
     x: float
     y: float
+
+
+@dataclass(frozen=True)
+class Rect(Mark):
     w: float
     h: float
     fill: str
@@ -30,9 +36,7 @@ class Rect:
 
 
 @dataclass(frozen=True)
-class Text:
-    x: float
-    y: float
+class Text(Mark):
     text: str
     size: int = 12
     anchor: str = "start"  # start, middle, end

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
+from gfxgate.model import PerBackend
 from gfxgate.serial import JsonRecord, json_field
 
 SCHEMA_VERSION = 1
@@ -75,7 +76,7 @@ class BackendState(JsonRecord):
 
 
 @dataclass(frozen=True)
-class Cell(JsonRecord):
+class Cell(JsonRecord, PerBackend):
     """Releases ``first``..``last`` (``tags`` of them) over which one target's route does not change."""
 
     target: str
@@ -96,9 +97,6 @@ class Cell(JsonRecord):
     def __post_init__(self) -> None:
         if not self.evidence and not self.reason:
             raise ValueError(f"timeline cell {self.target} {self.first}..{self.last} without evidence or reason")
-
-    def backend(self, backend: str) -> BackendState | None:
-        return next((b for b in self.backends if b.backend == backend), None)
 
     @property
     def signature(self) -> tuple:

@@ -1,4 +1,4 @@
-"""Trace rules (``rules/traces/*.yaml``) → frozen dataclasses, validated and cross-checked at load.
+"""Trace rules (``rules/traces/*.yaml``) → named tuples, validated and cross-checked at load.
 
 A rule names an option, its stages (client, CLI help, server, runner bridge, llama.cpp…) and, per
 stage, one or more *routes* (alternative hop chains, e.g. cgo before ollama v0.30, a llama-server
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
@@ -43,8 +42,7 @@ TEMPLATED = ("class", "field", "json", "struct", "structs", "pattern", "function
              "paths", "receiver_paths")
 
 
-@dataclass(frozen=True)
-class HopSpec:
+class HopSpec(NamedTuple):
     id: str
     kind: str
     repo: str
@@ -63,14 +61,12 @@ class HopSpec:
         return out
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     via: str | None
     hops: tuple[HopSpec, ...]
 
 
-@dataclass(frozen=True)
-class StageSpec:
+class StageSpec(NamedTuple):
     id: str
     title: str
     summary: bool
@@ -78,14 +74,12 @@ class StageSpec:
     routes: tuple[Route, ...]
 
 
-@dataclass(frozen=True)
-class Conclusion:
+class Conclusion(NamedTuple):
     match: re.Pattern | None
     text: str
 
 
-@dataclass(frozen=True)
-class TraceRule:
+class TraceRule(NamedTuple):
     id: str
     option: str
     title: str
@@ -107,8 +101,7 @@ class TraceRule:
         return seen
 
 
-@dataclass(frozen=True)
-class EnvKind:
+class EnvKind(NamedTuple):
     kind: str
     description: str
     calls: re.Pattern | None
@@ -118,8 +111,7 @@ class EnvKind:
     subscript: re.Pattern | None
 
 
-@dataclass(frozen=True)
-class EnvRule:
+class EnvRule(NamedTuple):
     id: str
     title: str
     repos: tuple[str, ...]
@@ -232,8 +224,7 @@ def load_rule_file(path: Path, known_repos: set[str] | None = None) -> TraceRule
                      tuple(stages), str(path))
 
 
-@dataclass(frozen=True)
-class TraceRules:
+class TraceRules(NamedTuple):
     traces: dict[str, TraceRule]  # by option name
     env: EnvRule | None
 
