@@ -85,6 +85,24 @@ def test_real_v0_12_3_still_allows_gfx900(capsys, monkeypatch):
     assert "GetSupportedGFX" in cell("discovery", "gfx900")["summary"]
 
 
+
+def test_real_rocm_docs_without_a_gpu_list(capsys, monkeypatch):
+    """rocm-6.0.2 and rocm-6.1.0 hold neither linux-support.md (up to rocm-6.0.0) nor compatibility-matrix.rst (from
+    rocm-6.1.1): their docs link the GPU list to ROCm/rocm-install-on-linux. The row stays unknown, its reason that link
+    (no "upstream layout changed?"), its evidence the linking line; the tags around them stay decided by their lists."""
+    for tag in ("rocm-6.0.2", "rocm-6.1.0"):
+        matrix = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", f"rocm-docs={tag}")("official-matrix", "gfx900")
+        assert matrix["status"] == "unknown", (tag, matrix)
+        assert "layout changed" not in matrix["reason"], (tag, matrix["reason"])
+        assert "rocm-install-on-linux:reference/system-requirements" in matrix["reason"], (tag, matrix["reason"])
+        assert [e["where"] for e in matrix["evidence"]] == [f"rocm-docs@{tag}:docs/about/compatibility/openmp.md:18"]
+    for tag, path in (("rocm-6.0.0", "docs/about/compatibility/linux-support.md"),
+                      ("rocm-6.1.1", "docs/compatibility/compatibility-matrix.rst")):
+        matrix = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", f"rocm-docs={tag}")("official-matrix", "gfx900")
+        assert matrix["status"] == "blocked", (tag, matrix)
+        assert all(e["where"].startswith(f"rocm-docs@{tag}:{path}:") for e in matrix["evidence"]), (tag, matrix["evidence"])
+
+
 def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))

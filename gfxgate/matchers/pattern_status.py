@@ -5,6 +5,8 @@ Ollama enables the Vulkan backend by default (``EnableVulkan(true)``), only on r
 "experimental Vulkan support disabled … set OLLAMA_VULKAN=1" log line), or not at all. Checks are
 tried in order; within a check, files in the rule's path order. When no check matches, the rule's
 ``absent`` entry (if any) decides with the files searched as evidence, otherwise the rule does not match.
+A check may say ``unknown``: what it found (a link to another repository's list) is the layer's reason, with its line
+as evidence, when no other rule of the layer decides.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ class PatternStatus:
            'required': ['pattern', 'status', 'summary'],
            'additionalProperties': False,
            'properties': {'pattern': {'type': 'string'},
-                          'status': {'$ref': '#/$defs/status'},
+                          # unknown: the construct found says the answer is not in this repository (rocm-docs-gpu-list-elsewhere)
+                          'status': {'anyOf': [{'$ref': '#/$defs/status'}, {'const': 'unknown'}]},
                           'summary': {'type': 'string'},
                           'remedy': {'type': 'string'}}}},
     })

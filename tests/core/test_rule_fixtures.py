@@ -77,3 +77,24 @@ def test_discovery_before_the_allowlist_has_no_rule_that_lost_its_layout(case, t
     cat = catalog()
     cell = build_matrix(rules, facts, [cat.parse("gfx900")], cat).cells[("discovery", "gfx900")]
     assert cell.status.value == "allowed", (cell.summary, cell.reason)
+
+
+@pytest.mark.parametrize("case", ["rocm-docs-gpu-list-elsewhere/rocm-6.0.2", "rocm-docs-gpu-list-elsewhere/rocm-6.1.0"])
+def test_rocm_docs_without_a_gpu_list_say_where_it_is(case, tmp_path):
+    """rocm-6.0.2 and rocm-6.1.0 have neither the Markdown tables nor the compatibility matrix: no official-matrix rule
+    may say "upstream layout changed?" there. The cell stays unknown; its reason is the link the docs give to the list
+    (ROCm/rocm-install-on-linux), its evidence the line that gives it."""
+    from gfxgate.gate.engine import MATCHED, NOT_APPLICABLE, build_matrix
+    from gfxgate.targets import catalog
+
+    ruleset = default_rules()
+    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == "official-matrix"))
+    read_case(FIXTURES / case, tmp_path)
+    source = DirectorySource("rocm-docs", tmp_path, ref=case.split("/")[1])
+    facts = collect_facts(rules, OneSource(source))
+    assert {rid: f.reason for rid, f in facts.items() if f.state not in (MATCHED, NOT_APPLICABLE)} == {}
+    cat = catalog()
+    cell = build_matrix(rules, facts, [cat.parse("gfx900")], cat).cells[("official-matrix", "gfx900")]
+    assert cell.status.value == "unknown", (cell.summary, cell.reason)
+    assert "layout changed" not in cell.reason and "rocm-install-on-linux:reference/system-requirements" in cell.reason
+    assert [(e.location.path, e.location.line) for e in cell.evidence] == [("docs/about/compatibility/openmp.md", 13)]
