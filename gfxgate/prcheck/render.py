@@ -34,7 +34,7 @@ def _evidence_cell(verdict: Mapping[str, Any]) -> str:
     lines = []
     for e in verdict["evidence"]:
         where = f"`{e['where']}`" if e.get("where") else "(no location)"
-        lines.append(where + (f" {md_escape(code(e['text']))}" if e.get("text") else ""))
+        lines.append(where + (f" {code(e['text'], cell=True)}" if e.get("text") else ""))
     if not lines and verdict.get("reason"):
         lines.append("why: " + md_escape(verdict["reason"]))
     return "<br>".join(lines) or "—"

@@ -128,3 +128,40 @@ def test_diff_matrices_reports_targets_only_on_one_side(reports):
     result = diff_matrices(old, new)
     assert result.targets == ("gfx900",)
     assert "target gfx1030 is only in the old report" in result.notes
+
+
+def gfm_cells(row: str) -> list[str]:
+    """A GFM table row's cells the way cmark-gfm reads them: a cell runs to the next pipe that is not escaped (a
+    backslash escapes the ASCII punctuation after it, itself included); then ``\\|`` becomes ``|`` in each cell."""
+    cells, cell, i = [], "", 1 if row.startswith("|") else 0
+    while i < len(row):
+        if row[i] == "\\" and i + 1 < len(row) and not row[i + 1].isalnum() and not row[i + 1].isspace():
+            cell += row[i : i + 2]
+            i += 2
+        elif row[i] == "|":
+            cells.append(cell.strip().replace("\\|", "|"))
+            cell, i = "", i + 1
+        else:
+            cell += row[i]
+            i += 1
+    return cells + ([cell.strip().replace("\\|", "|")] if cell.strip() else [])
+
+
+def test_evidence_text_with_backslash_and_pipe_stays_one_code_span_in_its_cell(reports, tmp_path):
+    # inside a code span backslashes are literal; only the pipe needs its escape, for the table
+    work, env, paths = reports
+    new = json.loads(paths["v0.14.0"].read_text())
+    text = r"a\b|c"
+    for layer in new["layers"]:
+        for cell in layer["cells"]:
+            if (layer["id"], cell["target"]) == ("cmake-filter", "gfx900"):
+                cell["evidence"][0]["text"] = text
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(new))
+    done = gfxgate(["diff", str(paths["v0.11.0"]), str(edited)], env, work)
+    assert done.returncode == 0, done.stderr
+    section = done.stdout.split("## gfx900 — Build target list (from source)")[1]
+    row = next(line for line in section.splitlines() if line.startswith("| evidence |"))
+    cells = gfm_cells(row)
+    assert len(cells) == 3, cells  # evidence, old, new: the pipe did not split the cell
+    assert cells[2].startswith(f"`ollama@v0.14.0:CMakeLists.txt:17` `{text}`<br>"), cells[2]
