@@ -64,17 +64,24 @@ def parse_targets(values: tuple[str, ...]) -> list:
     return out
 
 
-def source_options(func: Callable | None = None, *, refs: bool = True) -> Callable:
+def source_options(func: Callable | None = None, *, refs: bool = True, online: bool = False, note: str = "") -> Callable:
     """--ref NAME=TAG (unless ``refs=False``), --source NAME=URL_OR_PATH and --offline: every command reading upstream code.
 
     Use as ``@source_options`` or ``@source_options(refs=False)`` (commands that choose the tags themselves).
+    ``note``: what a --source does besides, in its help (``"implies --live"``); ``online=True``: a command that stays
+    off the network unless asked (`diagnose`) takes --online instead of --offline.
     """
     if func is None:
-        return lambda f: source_options(f, refs=refs)
-    func = click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE",
-                        help="Never touch the network: only cached clones and local paths.")(func)
+        return lambda f: source_options(f, refs=refs, online=online, note=note)
+    if online:
+        func = click.option("--online", is_flag=True,
+                            help="Allow cloning and fetching upstream sources (default: only cached clones and local paths).")(func)
+    else:
+        func = click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE",
+                            help="Never touch the network: only cached clones and local paths.")(func)
     func = click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-                        help="Read NAME from another URL or a local clone/folder (env: GFXGATE_SOURCE_<NAME>).")(func)
+                        help=f"Read NAME from another URL or a local clone/folder ({note + '; ' if note else ''}"
+                             "env: GFXGATE_SOURCE_<NAME>).")(func)
     if refs:
         func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
                             help="Scan another version of NAME (e.g. ollama=v0.12.3); NAME=latest is its newest release tag.")(func)

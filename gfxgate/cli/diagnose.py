@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option
+from gfxgate.cli.common import emit, format_option, output_option, source_options
 
 
 @click.command()
@@ -16,9 +16,7 @@ from gfxgate.cli.common import emit, format_option, output_option
 @output_option()
 @click.option("--fail-on", "fail_on", multiple=True, metavar="LAYER|any",
               help="Exit 1 when a finding implies a verdict on LAYER (or on any layer); repeatable.")
-@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-              help="Locate printing lines in this clone/folder of NAME (env: GFXGATE_SOURCE_<NAME>).")
-@click.option("--online", is_flag=True, help="Allow cloning/fetching upstream sources to locate printing lines.")
+@source_options(refs=False, online=True, note="to locate the printing lines")
 @click.option("--no-upstream", is_flag=True, help="Do not locate the printing lines in upstream sources.")
 def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstream) -> None:
     """Read Ollama server logs (any version), journal excerpts or llama.cpp / llama-server output (LOG, '-' for

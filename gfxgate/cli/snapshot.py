@@ -57,9 +57,7 @@ def show_cmd() -> None:
 @snapshot.command("timeline")
 @click.option("-t", "--target", "targets", multiple=True, metavar="TARGET",
               help="Only these targets (default: every target a rule names, as `gfxgate timeline`).")
-@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-              help="Read NAME from another URL or a local clone (env: GFXGATE_SOURCE_<NAME>).")
-@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@source_options(refs=False)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write (default: the shipped rules/snapshots/timeline.json).")
 def timeline_cmd(targets, sources, offline, output) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option
+from gfxgate.cli.common import emit, format_option, output_option, source_options
 
 
 @click.command()
@@ -15,9 +15,7 @@ from gfxgate.cli.common import emit, format_option, output_option
 @format_option(("md", "json", "svg", "png"))
 @output_option()
 @click.option("--live", is_flag=True, help="Recompute from the release tags instead of the embedded timeline snapshot.")
-@click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-              help="Read NAME from another URL or a local clone (implies --live; env: GFXGATE_SOURCE_<NAME>).")
-@click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE", help="Never touch the network.")
+@source_options(refs=False, note="implies --live")
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (implies --live).")
 @click.option("--every-tag", is_flag=True, help="Probe every release instead of bisecting (implies --live).")
 @click.option("-v", "--verbose", is_flag=True,
