@@ -14,7 +14,7 @@ from typing import Any
 from gfxgate.gate.engine import not_scanned
 from gfxgate.model import Evidence, GateMatrix
 from gfxgate.prcheck.diff import EVIDENCE, classify
-from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Row, Timeline, Unreadable
+from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, RouteKey, Row, Timeline, Unreadable
 
 MAX_EVIDENCE = 3  # per backend state and per flip: the deciding lines, not every line
 
@@ -157,6 +157,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
         rows.append(Row(t, tuple(cells)))
     from gfxgate.gate.route import default_routes
 
+    routes = default_routes()
     window = set(tags)
     repo_of = {r.id: r.repo for r in prober.ruleset.rules}
     unreadable = tuple(Unreadable(rule, tag, source, facts.reason or "", _supply_hint(source, prober))
@@ -166,8 +167,8 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
     notes = sorted(n for n in prober.notes if n not in said)  # the unreadable records say the rest, grouped by source
     return Timeline(
         repo=prober.repo, tags=tuple(tags), probed=len(sigs), method="every-tag" if every_tag else "bisect",
-        prereleases=prereleases, rows=tuple(rows), origin="live", notes=tuple(notes),
-        backends=default_routes().backends, unreadable=unreadable,
+        prereleases=prereleases, rows=tuple(rows), origin="live", key=RouteKey.of(routes), notes=tuple(notes),
+        backends=routes.backends, unreadable=unreadable,
     )
 
 

@@ -1,7 +1,7 @@
 """The timeline as a picture: one layout (rectangles, flip marks, labels), drawn as SVG or as PNG.
 
 Rows are targets, columns are releases in version order (each release one column, so the width of a run
-shows how long it lasted); the colour is the best route (``colour`` in rules/routes.yaml), hatching marks an
+shows how long it lasted); the colour is the best route (``colour`` in rules/routes.yaml, carried by the timeline), hatching marks an
 answer that a shorter, undecided route could change, and a dark tick at the left edge of a run marks the
 flips that started it — in the SVG each tick links to the first flip's evidence and lists all in its tooltip.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
 
-from gfxgate.timeline.model import Timeline
+from gfxgate.timeline.model import RouteKey, Timeline
 
 UNDECIDED = "undecided"
 
@@ -52,18 +52,15 @@ class Figure:
     shapes: tuple = field(default=())
 
 
-def palette() -> dict[str, tuple[str, str]]:
-    """Route id → (colour, legend label), from rules/routes.yaml."""
-    from gfxgate.gate.route import default_routes
-
-    rules = default_routes()
-    out = {r.id: (r.colour, r.legend) for r in rules.routes}
-    out[UNDECIDED] = (rules.undecided_colour, "undecided (a needed layer is unknown: the tooltip says which)")
+def palette(key: RouteKey) -> dict[str, tuple[str, str]]:
+    """Route id → (colour, legend label), as rules/routes.yaml gives them (the timeline carries them)."""
+    out = {route: (colour, legend) for route, colour, legend in key.colours}
+    out[UNDECIDED] = (key.undecided_colour, "undecided (a needed layer is unknown: the tooltip says which)")
     return out
 
 
 def layout(timeline: Timeline) -> Figure:
-    colours = palette()
+    colours = palette(timeline.key)
     tags = timeline.tags
     n = len(tags)
     left, row_h, gap = 78, 22, 3

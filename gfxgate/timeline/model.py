@@ -156,6 +156,30 @@ class MissingSource(JsonRecord):
 
 
 @dataclass(frozen=True)
+class RouteKey:
+    """What the formatters need of rules/routes.yaml, taken by whoever builds the timeline (``compute``,
+    ``snapshot.load``) so that formatting reads no rules: each route's colour and legend label, the colour of an
+    undecided cell, and the layers each backend's routes read (the flips the answer sentence cites)."""
+
+    colours: tuple[tuple[str, str, str], ...]  # (route id, colour, legend label), in rules order
+    undecided_colour: str
+    layers: tuple[tuple[str, frozenset[str]], ...]  # (backend, the layers its routes need or cover)
+
+    @classmethod
+    def of(cls, rules) -> "RouteKey":
+        """The key of a loaded ``RouteRules``."""
+        layers: dict[str, set[str]] = {}
+        for rule in rules.routes:
+            layers.setdefault(rule.backend, set()).update(
+                {layer for layer, _ in rule.needs} | {layer for s in rule.steps for layer, _ in s.covers})
+        return cls(tuple((r.id, r.colour, r.legend) for r in rules.routes), rules.undecided_colour,
+                   tuple((backend, frozenset(names)) for backend, names in layers.items()))
+
+    def backend_layers(self, backend: str) -> frozenset[str]:
+        return dict(self.layers).get(backend, frozenset())
+
+
+@dataclass(frozen=True)
 class Row:
     target: str
     cells: tuple[Cell, ...]
@@ -170,6 +194,7 @@ class Timeline:
     prereleases: bool
     rows: tuple[Row, ...]
     origin: str  # live, snapshot
+    key: RouteKey  # of rules/routes.yaml, for the formatters (not in the JSON)
     notes: tuple[str, ...] = field(default=())
     backends: tuple[tuple[str, str], ...] = (("rocm", "ROCm"), ("vulkan", "Vulkan"), ("cpu", "CPU"))
     unreadable: tuple[Unreadable, ...] = field(default=())
@@ -249,10 +274,10 @@ class Timeline:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, origin: str | None = None) -> "Timeline":
+    def from_json(cls, data: Mapping[str, Any], key: RouteKey, *, origin: str | None = None) -> "Timeline":
         return cls(
             repo=data["repo"], tags=tuple(data["releases"]), probed=data["range"]["probed"], method=data["method"],
-            prereleases=data["prereleases"], origin=origin or data["origin"], notes=tuple(data.get("notes", ())),
+            prereleases=data["prereleases"], origin=origin or data["origin"], key=key, notes=tuple(data.get("notes", ())),
             backends=tuple((b["id"], b["title"]) for b in data["backends"]),
             unreadable=tuple(Unreadable.from_json(u) for u in data.get("unreadable", ())),
             rows=tuple(Row(t["target"], tuple(Cell.from_json(c) for c in t["cells"])) for t in data["targets"]),

@@ -21,16 +21,6 @@ class Answer(JsonRecord):
     clauses: tuple[Clause, ...]
 
 
-def _backend_layers(backend: str) -> set[str]:
-    from gfxgate.gate.route import default_routes
-
-    out: set[str] = set()
-    for rule in default_routes().routes:
-        if rule.backend == backend:
-            out |= {layer for layer, _ in rule.needs} | {layer for s in rule.steps for layer, _ in s.covers}
-    return out
-
-
 def _runs(cells: tuple[Cell, ...], backend: str) -> list[tuple[Cell, Cell, str, str | None]]:
     """(first cell, last cell, state, phrase) for each run of cells with the same state of ``backend``."""
     runs: list[list[Any]] = []
@@ -44,10 +34,10 @@ def _runs(cells: tuple[Cell, ...], backend: str) -> list[tuple[Cell, Cell, str, 
     return [tuple(r) for r in runs]  # type: ignore[misc]
 
 
-def _evidence(cell: Cell, backend: str, first_of_range: bool) -> tuple[Ev, ...]:
+def _evidence(cell: Cell, backend: str, first_of_range: bool, layers: frozenset[str]) -> tuple[Ev, ...]:
+    """The evidence of the flips at ``cell`` on ``layers`` (those ``backend``'s routes read), else of its state."""
     state = cell.backend(backend)
     if not first_of_range and cell.start:
-        layers = _backend_layers(backend)
         flips = [f for f in cell.start if f.layer in layers] or list(cell.start)
         found = tuple(e for f in flips for e in f.evidence)
         if found:
@@ -92,7 +82,7 @@ def answer(timeline: Timeline, target: str) -> Answer:
                 text = f"from {start.first} {title} {desc}"
             else:
                 text = f"{desc.removeprefix('has ')} from {start.first}"
-            group.append(Clause(backend, start.first, text, _evidence(start, backend, at_start)))
+            group.append(Clause(backend, start.first, text, _evidence(start, backend, at_start, timeline.key.backend_layers(backend))))
         if group:
             groups.append(group)
     joined = []

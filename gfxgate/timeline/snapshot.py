@@ -121,4 +121,7 @@ def load(path: Path | None = None) -> Timeline:
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
     datacache.cached(path, raw, "schema-checked", "timeline", validated)
-    return Timeline.from_json(data["timeline"], origin="snapshot")
+    from gfxgate.gate.route import default_routes
+    from gfxgate.timeline.model import RouteKey
+
+    return Timeline.from_json(data["timeline"], RouteKey.of(default_routes()), origin="snapshot")

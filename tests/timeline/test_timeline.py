@@ -215,7 +215,7 @@ def test_png_is_valid_and_coloured_by_route(timeline_env, tmp_path, capsys):
     tl = _live(timeline_env, ["gfx900"])
     fig = figure.layout(tl)
     assert (width, height) == (fig.width * 2, fig.height * 2)
-    colours = figure.palette()
+    colours = figure.palette(tl.key)
     for shape in fig.shapes:
         if isinstance(shape, figure.Rect) and shape.css.startswith("cell "):
             key = shape.css.split("route-")[1]
@@ -256,7 +256,7 @@ def test_svg_renders_in_a_real_browser(timeline_env, tmp_path, capsys):
                           capture_output=True, text=True, timeout=120)
     assert shot.is_file(), done.stderr[-2000:]
     image = Image.open(shot).convert("RGB")
-    colours = figure.palette()
+    colours = figure.palette(tl.key)
     cells = [s for s in fig.shapes if isinstance(s, figure.Rect) and s.css.startswith("cell ")]
     assert cells
     for shape in cells:
@@ -364,3 +364,23 @@ def test_the_shipped_snapshot_is_schema_checked_once_per_content(monkeypatch, tm
     copy.write_bytes(snap.dumps(data))
     with pytest.raises(RuleError, match="timeline.json.zst"):
         snap.load(copy)
+
+
+def test_formatters_read_no_rules(monkeypatch):
+    """The timeline carries what its formatters need of rules/routes.yaml (colours, legends, each backend's layers):
+    formatting the shipped snapshot in every format loads no rules."""
+    from gfxgate.gate import route
+    from gfxgate.timeline import snapshot
+    from gfxgate.timeline.render import FORMATS, render
+
+    timeline = snapshot.load().select(["gfx900", "gfx1030"])
+    expected = {fmt: render(timeline, fmt) for fmt in FORMATS}
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a formatter loaded rules/routes.yaml")
+
+    monkeypatch.setattr(route, "default_routes", forbidden)
+    monkeypatch.setattr(route, "load_routes", forbidden)
+    for fmt in FORMATS:
+        assert render(timeline, fmt) == expected[fmt], fmt
+    assert "gfx900: " in render(timeline, "md") and "#" in render(timeline, "svg")
