@@ -55,3 +55,17 @@ def test_readme_diagnose_excerpt_is_the_tools_output():
     assert len(checked) >= 15
     for line in checked:
         assert line in output, f"README diagnose excerpt is stale: {line[:80]}"
+
+
+def test_readme_lists_every_matcher():
+    """The README's paragraph of matchers names each registered matcher (gfxgate/matchers/, one module each) once."""
+    import re
+
+    from gfxgate.matchers import MATCHERS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("Matchers, one module each under `gfxgate/matchers/`:")
+    paragraph = readme[start:readme.index("\n\n", start)]
+    named = re.findall(r"`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`", paragraph)
+    assert len(named) == len(set(named)), named
+    assert sorted(named) == sorted(MATCHERS)
