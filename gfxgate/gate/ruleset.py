@@ -147,7 +147,9 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
             for when in rule.status_when:
                 if when.layer not in layer_ids:
                     raise RuleError(f"{path}: rule {rule.id}: status.when names unknown layer {when.layer!r}")
-            MATCHERS[rule.matcher].check_params(rule)
+            check = getattr(MATCHERS[rule.matcher], "check_params", None)  # optional: checks beyond the schema
+            if check is not None:
+                check(rule)
             rules.append(rule)
     return RuleSet(layers=layers, rules=tuple(rules))
 

@@ -44,8 +44,7 @@ class Matcher(Protocol):
     name: str
     params_schema: dict[str, Any]  # JSON Schema of a rule's ``params``
     # optional: rule_requires: tuple[str, ...], the rule keys this matcher needs (default: none)
-
-    def check_params(self, rule) -> None: ...
+    # optional: check_params(rule), checks of a rule's params beyond the schema (its regexes: RegexParams.check)
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]: ...
 
