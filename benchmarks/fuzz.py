@@ -114,7 +114,8 @@ def yaml_target(schema: str) -> Callable[[bytes], None]:
 
 def worklog_target() -> Callable[[bytes], None]:
     from gfxgate.errors import InputError
-    from gfxgate.sweep.report import build_report, render
+    from gfxgate.sweep.model import build_report
+    from gfxgate.sweep.render import render
     from gfxgate.sweep.worklog import Run, Worklog, _parse_line
 
     path = Path("fuzz.jsonl")

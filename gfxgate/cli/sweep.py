@@ -28,7 +28,7 @@ class PlainProgress:
         pass
 
     def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
-        from gfxgate.sweep.report import cell_text
+        from gfxgate.sweep.facts import cell_text
         from gfxgate.sweep.worklog import Run
 
         self.done += 1
@@ -67,7 +67,7 @@ class RichProgress:
         self.bar.update(self.task, description=str(cell))
 
     def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
-        from gfxgate.sweep.report import cell_text
+        from gfxgate.sweep.facts import cell_text
         from gfxgate.sweep.worklog import Run
 
         self.bar.console.print(f"{cell}: {cell_text([Run(record, 0)])} ({record['run_id']})")
@@ -210,7 +210,8 @@ def _unique(items):
 @output_option()
 def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
     """Render WORKLOG: the num_gpu x endpoint table, pass rates, crash excerpts, hypothesis verdicts."""
-    from gfxgate.sweep.report import build_report, render
+    from gfxgate.sweep.model import build_report
+    from gfxgate.sweep.render import render
     from gfxgate.sweep.worklog import read_worklog
 
     log = read_worklog(worklog)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.sweep.report import cell_text, gpu_pass, is_gpu_run, layers, offloaded, phase_of, vram
+from gfxgate.sweep.facts import cell_text, gpu_pass, is_gpu_run, layers, offloaded, phase_of, vram
 from gfxgate.sweep.worklog import Run, read_worklog
 
 if TYPE_CHECKING:

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from gfxgate.sweep.llamaserver import ngl_args, parse_llama_server, parse_log
-from gfxgate.sweep.report import build_report, render
+from gfxgate.sweep.model import build_report
+from gfxgate.sweep.render import render
 from gfxgate.sweep.worklog import read_worklog
 from tests.reallama import reallama, reallama_vulkan  # noqa: F401 - session fixtures
 from tests.sweep.sweephelp import gfxgate

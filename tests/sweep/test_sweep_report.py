@@ -12,7 +12,8 @@ import re
 
 import pytest
 
-from gfxgate.sweep.report import FORMATTERS, ReportFormat, build_report, render
+from gfxgate.sweep.model import build_report
+from gfxgate.sweep.render import FORMATTERS, ReportFormat, render
 from gfxgate.sweep.worklog import read_worklog
 from tests.sweep.ollama_server import MODEL
 from tests.sweep.sweephelp import gfxgate, run_inprocess
@@ -180,7 +181,7 @@ def test_real_worklog_lines_and_report_validate_against_the_schemas(seed_sweep):
 
     from gfxgate.datafiles import load_schema
     from gfxgate.sweep import worklog as wl
-    from gfxgate.sweep.report import REPORT_SCHEMA_VERSION
+    from gfxgate.sweep.model import REPORT_SCHEMA_VERSION
 
     REPORT_SCHEMA, WORKLOG_LINE_SCHEMA = load_schema("sweep-report"), load_schema("sweep-worklog")
     # the constants the writers use are the schema files' own

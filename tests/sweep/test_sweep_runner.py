@@ -171,7 +171,7 @@ def test_option_parsing_errors_are_usage_errors(tmp_path):
 
 
 def test_retry_reruns_failed_cells_and_the_new_runs_supersede_the_old(tmp_path, ollama_server):
-    from gfxgate.sweep.report import build_report
+    from gfxgate.sweep.model import build_report
 
     path = tmp_path / "w.jsonl"
     dying = ollama_server(die_after=1)

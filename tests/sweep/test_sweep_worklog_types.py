@@ -87,7 +87,8 @@ def _mutated(record: dict, path: tuple, value) -> dict:
 def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(records, tmp_path):
     """Every field path of the four kinds of record × 9 wrong values (or the field removed): the worklog is
     rejected with an InputError, or read, reported (md and json) and turned into runtime verdicts."""
-    from gfxgate.sweep.report import build_report, render
+    from gfxgate.sweep.model import build_report
+    from gfxgate.sweep.render import render
     from gfxgate.sweep.verdicts import runtime_verdicts
     from gfxgate.sweep.worklog import read_worklog
     from gfxgate.targets import catalog

@@ -1,0 +1,164 @@
+"""Facts about sweep runs, read from their worklog lines: GPU offload, crash label, phase, the table cell's text.
+
+Pure functions of :class:`~gfxgate.sweep.worklog.Run` records; the result model (``sweep/model.py``), the
+hypotheses (``sweep/hypotheses.py``) and the runtime verdicts of ``scan --runtime`` (``sweep/verdicts.py``) are
+built from them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+from gfxgate.sweep.worklog import Run
+
+
+def is_gpu_run(run: Run) -> bool:
+    """num_gpu ≠ 0 asks for GPU offload (-1: as many layers as fit)."""
+    return run.num_gpu != 0
+
+
+def vram(run: Run) -> tuple[int | None, int | None]:
+    """(size, size_vram) of the run's model in ``/api/ps`` after the run; (None, None) when unknown."""
+    ps = run.get("ps_after") or {}
+    for entry in ps.get("models") or ():
+        name = entry.get("model") or ""
+        if name in (run.model, f"{run.model}:latest"):
+            return entry.get("size"), entry.get("size_vram")
+    return None, None
+
+
+def layers(run: Run) -> tuple[int, int] | None:
+    """(N, M) from the server log's ``offloaded N/M layers to GPU`` (llama-server runs); None when not shown.
+
+    Only with a GPU device in use: llama.cpp still prints ``offloaded 5/5 layers`` under ``--device none``.
+    """
+    offload = run.get("offload") or {}
+    if not offload.get("devices"):
+        return None
+    if isinstance(offload.get("layers"), int) and isinstance(offload.get("of"), int):
+        return offload["layers"], offload["of"]
+    return None
+
+
+def offloaded(run: Run) -> bool | None:
+    """Did the successful run really put part of the model on the GPU? None when neither /api/ps nor the log said.
+
+    Ollama runs: ``size_vram`` in /api/ps. llama-server runs: the log's ``offloaded N/M layers``; a process
+    whose log shows backends but no GPU device (the CPU-only set) offloaded nothing.
+    """
+    size, size_vram = vram(run)
+    if size_vram is not None:
+        return size_vram > 0
+    counted = layers(run)
+    if counted is not None:
+        return counted[0] > 0
+    offload = run.get("offload") or {}
+    if offload.get("backends") and not offload.get("devices"):
+        return False
+    return None
+
+
+def offload_text(run: Run) -> str:
+    """``2/5 layers`` (log) / ``812/1536 MiB`` (/api/ps) / ``no GPU device`` / ``—``."""
+    counted = layers(run)
+    if counted is not None:
+        return f"{counted[0]}/{counted[1]} layers"
+    size, size_vram = vram(run)
+    if size_vram is not None:
+        return f"{size_vram / 2**20:.0f}/{size / 2**20:.0f} MiB" if size else f"{size_vram / 2**20:.0f} MiB"
+    if offloaded(run) is False:
+        return "no GPU device"
+    return "—"
+
+
+def gpu_pass(run: Run) -> bool:
+    """A GPU run that answered, unless /api/ps shows that nothing was offloaded (a silent CPU fallback)."""
+    return run.ok and is_gpu_run(run) and offloaded(run) is not False
+
+
+def crash_label(run: Run) -> str | None:
+    crash = run.get("crash") or {}
+    if crash.get("signals"):
+        return crash["signals"][0]
+    if crash.get("exit_status") is not None:
+        return f"exit status {crash['exit_status']}"
+    if crash.get("terminated"):
+        return "runner terminated"
+    return None
+
+
+def phase_of(run: Run) -> tuple[str, str]:
+    phase = run.get("phase") or {}
+    return phase.get("phase", "unknown"), phase.get("reason", "")
+
+
+def failure_text(run: Run) -> str:
+    """``HTTP 500, SIGSEGV`` / ``timeout after 5 s`` / ``connection error``."""
+    if run.outcome == "timeout":
+        return f"timeout after {run.get('timeout_s', 0):g} s"
+    if run.outcome == "connection-error":
+        return "connection error"
+    parts = []
+    if run.get("http_status"):
+        parts.append(f"HTTP {run.get('http_status')}")
+    label = crash_label(run)
+    if label:
+        parts.append(label)
+    elif run.outcome == "crash":
+        parts.append("runner terminated")
+    if not parts:
+        parts.append(run.outcome)
+    return ", ".join(parts)
+
+
+def seconds(run: Run) -> float | None:
+    total = (run.get("durations_ns") or {}).get("total")
+    if total:
+        return total / 1e9
+    return run.get("wall_s")
+
+
+def _median(values: Iterable[float | int | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def ok_text(runs: Sequence[Run]) -> str:
+    secs = _median(seconds(r) for r in runs)
+    evals = _median(r.get("eval_count") for r in runs)
+    parts = []
+    if secs is not None:
+        parts.append(f"{secs:.1f} s")
+    if evals is not None:
+        parts.append(f"eval_count={int(evals) if float(evals).is_integer() else evals}")
+    shown = ordered(f"{n}/{m} layers" for n, m in (layers(r) for r in runs if layers(r) is not None))
+    if len(shown) == 1:
+        parts.append(f"{shown[0]} on GPU")
+    return f"({', '.join(parts)})" if parts else ""
+
+
+def cell_text(runs: Sequence[Run]) -> str:
+    """The seed's cell: ``OK (46.7 s, eval_count=512)`` / ``FAIL (HTTP 500, SIGSEGV)``; counts over repeats."""
+    if not runs:
+        return "—"
+    good = [r for r in runs if r.ok]
+    bad = [r for r in runs if not r.ok]
+    count = "" if len(runs) == 1 else f" {len(good)}/{len(runs)}"
+    if not bad:
+        return f"OK{count} {ok_text(good)}".strip()
+    reasons = Counter(failure_text(r) for r in bad)
+    why = "; ".join(text if n == 1 or len(bad) == 1 else f"{n}× {text}" for text, n in reasons.most_common())
+    if not good:
+        return f"FAIL{count} ({why})"
+    return f"FLAKY{count} OK {ok_text(good)}; FAIL ({why})"
+
+
+def ordered(values: Iterable[Any]) -> tuple[Any, ...]:
+    """``values`` without repeats, in first-seen order."""
+    out: list[Any] = []
+    for value in values:
+        if value not in out:
+            out.append(value)
+    return tuple(out)

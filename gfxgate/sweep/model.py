@@ -1,0 +1,186 @@
+"""The sweep result: the seed-style table's cells, pass rates, crash excerpts, hypotheses and every run (pure data).
+
+``build_report`` turns a parsed worklog into a :class:`SweepReport`; ``sweep/render.py`` renders it. Every table
+cell and every hypothesis verdict names the run ids that decide it, so a reader can find the worklog line behind
+each claim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.sweep.facts import cell_text, crash_label, offload_text, ordered, phase_of
+from gfxgate.sweep.hypotheses import (
+    Hypothesis,
+    hypothesis_backend_compute,
+    hypothesis_gpu_unusable,
+    hypothesis_num_gpu_is_count,
+)
+from gfxgate.sweep.worklog import Run, Worklog
+
+REPORT_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Cell(JsonRecord):
+    model: str
+    num_gpu: int
+    endpoint: str
+    text: str
+    passes: int
+    total: int
+    run_ids: tuple[str, ...] = json_field(name="runs")
+
+
+@dataclass(frozen=True)
+class CrashExcerpt(JsonRecord):
+    run_id: str = json_field(name="run")
+    endpoint: str
+    model: str
+    num_gpu: int
+    label: str
+    phase: str
+    reason: str
+    frames: tuple[str, ...] = json_field(name="key_frames")
+    source: str | None
+    lines: tuple[str, ...] = json_field(name="excerpt")
+
+
+@dataclass(frozen=True)
+class RunRow(JsonRecord):
+    run_id: str = json_field(name="run")
+    line: int = json_field(name="worklog_line")
+    endpoint: str
+    model: str
+    num_gpu: int
+    outcome: str
+    text: str
+    phase: str
+    vram: str
+    superseded: bool = False
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    worklog: str
+    endpoints: tuple[tuple[str, str, str], ...]  # (name, url, server version)
+    models: tuple[str, ...]
+    num_gpus: tuple[int, ...]
+    cells: tuple[Cell, ...]
+    hypotheses: tuple[Hypothesis, ...]
+    crashes: tuple[CrashExcerpt, ...]
+    runs: tuple[RunRow, ...]
+    gpu_targets: tuple[str, ...]
+    hosts: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def cell(self, model: str, num_gpu: int, endpoint: str) -> Cell | None:
+        for cell in self.cells:
+            if (cell.model, cell.num_gpu, cell.endpoint) == (model, num_gpu, endpoint):
+                return cell
+        return None
+
+    def hypothesis(self, hid: str) -> Hypothesis:
+        return next(h for h in self.hypotheses if h.id == hid)
+
+    def to_json(self) -> dict[str, Any]:
+        return document("sweep-report", {
+            "worklog": self.worklog,
+            "gpu_targets": list(self.gpu_targets),
+            "hosts": list(self.hosts),
+            "endpoints": [{"name": n, "url": u, "server_version": v} for n, u, v in self.endpoints],
+            "models": list(self.models),
+            "num_gpu": list(self.num_gpus),
+            "cells": [c.to_json() for c in self.cells],
+            "hypotheses": [h.to_json() for h in self.hypotheses],
+            "crashes": [c.to_json() for c in self.crashes],
+            "runs": [r.to_json() for r in self.runs],
+            "warnings": list(self.warnings),
+        }, version=REPORT_SCHEMA_VERSION)
+
+
+def build_report(worklog: Worklog) -> SweepReport:
+    """The report of a worklog; a cell's earlier runs superseded by a retry are listed but not counted."""
+    runs = worklog.effective_runs()
+    superseded = worklog.superseded()
+    endpoints: dict[str, tuple[str, str, str]] = {}
+    for run in runs:
+        name = run.endpoint
+        version = run.get("server_version") or (endpoints.get(name, ("", "", ""))[2])
+        endpoints[name] = (name, run.url, version or "")
+    models = ordered(r.model for r in runs)
+    num_gpus = ordered(r.num_gpu for r in runs)
+    cells = []
+    for model in models:
+        for num_gpu in num_gpus:
+            for endpoint in endpoints:
+                group = [r for r in runs if (r.model, r.num_gpu, r.endpoint) == (model, num_gpu, endpoint)]
+                if group:
+                    cells.append(
+                        Cell(
+                            model,
+                            num_gpu,
+                            endpoint,
+                            cell_text(group),
+                            sum(r.ok for r in group),
+                            len(group),
+                            tuple(r.run_id for r in group),
+                        )
+                    )
+    hypotheses = (
+        hypothesis_gpu_unusable(runs),
+        hypothesis_num_gpu_is_count(runs),
+        hypothesis_backend_compute(runs),
+    )
+    return SweepReport(
+        worklog=str(worklog.path),
+        endpoints=tuple(endpoints.values()),
+        models=models,
+        num_gpus=num_gpus,
+        cells=tuple(cells),
+        hypotheses=hypotheses,
+        crashes=crash_excerpts(runs),
+        runs=tuple(_run_row(r, r.run_id in superseded) for r in worklog.runs),
+        gpu_targets=ordered(r.gpu_target or "unknown" for r in runs),
+        hosts=ordered(r.get("host") or "unknown" for r in runs),
+        warnings=worklog.warnings,
+    )
+
+
+def _run_row(run: Run, superseded: bool) -> RunRow:
+    where = offload_text(run)
+    return RunRow(
+        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded
+    )
+
+
+def crash_excerpts(runs: Sequence[Run]) -> tuple[CrashExcerpt, ...]:
+    """The first crash with a log excerpt per (endpoint, model, phase): the crash localisation."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for run in runs:
+        crash = run.get("crash") or {}
+        if run.ok or not crash.get("excerpt"):
+            continue
+        phase, reason = phase_of(run)
+        key = (run.endpoint, run.model, phase)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(
+            CrashExcerpt(
+                run.run_id,
+                run.endpoint,
+                run.model,
+                run.num_gpu,
+                crash_label(run) or "crash",
+                phase,
+                reason,
+                tuple(crash.get("key_frames", ())),
+                run.get("crash_log_source"),
+                tuple(crash["excerpt"]),
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,158 @@
+"""Formatters of a sweep result: ``format(report, lang) -> str`` each (Markdown in English or Japanese, JSON);
+none of them does I/O.
+
+The headings and the Japanese hypothesis questions are presentation strings of this one formatter, kept here rather
+than under ``rules/``: they decide nothing (no verdict, gate or match depends on them), and the English questions are
+the hypotheses' own (``sweep/hypotheses.py``), which the JSON carries.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Callable
+
+from gfxgate.jsontext import dumps
+from gfxgate.report.markdown import md_escape
+from gfxgate.sweep.model import SweepReport
+
+
+class ReportFormat(str, Enum):
+    MD = "md"
+    JSON = "json"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+LABELS = {
+    "en": {
+        "title": "gfxgate sweep report",
+        "worklog": "Worklog",
+        "targets": "GPU target",
+        "hosts": "Host",
+        "endpoints": "Endpoints",
+        "table": "Results",
+        "model": "model",
+        "passrates": "Pass rates",
+        "hypotheses": "Hypotheses",
+        "question": "Question",
+        "verdict": "Verdict",
+        "reason": "Why",
+        "runs": "Deciding runs",
+        "crashes": "Crash localisation",
+        "phase": "phase",
+        "frames": "key frames",
+        "log": "log",
+        "allruns": "Runs",
+        "warnings": "Warnings",
+        "none": "none",
+        "runcount": "runs",
+        "superseded": "superseded by a later run of the same cell",
+        "supported": "supported",
+        "rejected": "rejected",
+        "inconclusive": "inconclusive",
+    },
+    "ja": {
+        "title": "gfxgate スイープレポート",
+        "worklog": "ワークログ",
+        "targets": "GPU ターゲット",
+        "hosts": "ホスト",
+        "endpoints": "エンドポイント",
+        "table": "結果",
+        "model": "モデル",
+        "passrates": "成功率",
+        "hypotheses": "仮説",
+        "question": "問い",
+        "verdict": "判定",
+        "reason": "根拠",
+        "runs": "判定に使った run",
+        "crashes": "クラッシュ箇所",
+        "phase": "フェーズ",
+        "frames": "主要フレーム",
+        "log": "ログ",
+        "allruns": "全 run",
+        "warnings": "警告",
+        "none": "なし",
+        "runcount": "件の run",
+        "superseded": "同じセルの後の run で置き換え済み",
+        "supported": "支持",
+        "rejected": "棄却",
+        "inconclusive": "判定不能",
+        "gpu-unusable": "GPU はそもそも使えないのか（num_gpu ≠ 0 で動くバックエンドが無い）？",
+        "num-gpu-is-gpu-count": "num_gpu は GPU の枚数を意味するのか？",
+        "backend-compute-failure": "失敗はバックエンド固有で、計算経路（モデルのロード後）で起きているのか？",
+    },
+}
+LANGUAGES = tuple(LABELS)
+
+
+def _grid(report: SweepReport, model: str, text) -> list[str]:
+    """One Markdown table of ``model``: a row per num_gpu that has runs, a column per endpoint, ``text(cell)`` in each."""
+    names = [n for n, _, _ in report.endpoints]
+    out = ["| num_gpu | " + " | ".join(names) + " |", "|---:|" + "---|" * len(names)]
+    for num_gpu in report.num_gpus:
+        row = [report.cell(model, num_gpu, n) for n in names]
+        if any(row):
+            out.append(f"| {num_gpu} | " + " | ".join(text(c) if c else "—" for c in row) + " |")
+    return out + [""]
+
+
+def render_markdown(report: SweepReport, lang: str = "en") -> str:
+    t = LABELS[lang]
+    out: list[str] = [f"# {t['title']}", ""]
+    out.append(f"- {t['worklog']}: `{report.worklog}` ({len(report.runs)} {t['runcount']})")
+    out.append(f"- {t['targets']}: {', '.join(report.gpu_targets) or '—'}")
+    out.append(f"- {t['hosts']}: {', '.join(report.hosts) or '—'}")
+    out.append(
+        f"- {t['endpoints']}: "
+        + ", ".join(f"{n} = {u}" + (f" ({v})" if v.startswith("llama.cpp") else f" (ollama {v})" if v else "") for n, u, v in report.endpoints)
+    )
+    out.append("")
+    for model in report.models:
+        out += [f"## {t['table']} — {t['model']} `{model}`", ""]
+        out += _grid(report, model, lambda c: md_escape(c.text))
+        out += [f"### {t['passrates']}", ""]
+        out += _grid(report, model, lambda c: f"{c.passes}/{c.total} ({100 * c.passes / c.total:.0f}%)")
+    out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
+    for h in report.hypotheses:
+        runs = ", ".join(f"`{r}`" for r in h.run_ids) or "—"
+        # the hypothesis's own question is English; another language translates it
+        out.append(f"| {md_escape(t.get(h.id, h.question))} | **{t[h.verdict]}** | {md_escape(h.reason)} | {runs} |")
+    out.append("")
+    out += [f"## {t['crashes']}", ""]
+    if not report.crashes:
+        out += [f"_{t['none']}_", ""]
+    for c in report.crashes:
+        out.append(f"### `{c.run_id}` — {c.endpoint}, num_gpu={c.num_gpu}: {c.label}, {t['phase']} **{c.phase}**")
+        out.append("")
+        out.append(f"- {t['phase']}: {c.phase} — {c.reason}")
+        if c.frames:
+            out.append(f"- {t['frames']}: " + " → ".join(f"`{f}`" for f in c.frames))
+        if c.source:
+            out.append(f"- {t['log']}: `{c.source}`")
+        out += ["", "```text", *c.lines, "```", ""]
+    out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |", "|---|---:|---|---|---:|---|---|---|"]
+    for r in report.runs:
+        run = f"~~`{r.run_id}`~~ ({t['superseded']})" if r.superseded else f"`{r.run_id}`"
+        out.append(
+            f"| {run} | {r.line} | {r.endpoint} | {r.model} | {r.num_gpu} | {md_escape(r.text)} | {r.phase} | {r.vram} |"
+        )
+    out.append("")
+    if report.warnings:
+        out += [f"## {t['warnings']}", "", *(f"- {w}" for w in report.warnings), ""]
+    return "\n".join(out)
+
+
+def render_json(report: SweepReport, lang: str = "en") -> str:
+    del lang  # the JSON keys and values are language-neutral
+    return dumps(report.to_json()) + "\n"
+
+
+FORMATTERS: dict[ReportFormat, Callable[[SweepReport, str], str]] = {
+    ReportFormat.MD: render_markdown,
+    ReportFormat.JSON: render_json,
+}
+
+
+def render(report: SweepReport, fmt: ReportFormat | str, lang: str = "en") -> str:
+    return FORMATTERS[ReportFormat(fmt)](report, lang)
