@@ -7,7 +7,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
 from gfxgate.jsontext import dumps
-from gfxgate.artifacts.report import SKIPPED, ArtifactReport, FileReport
+from gfxgate.artifacts.model import SKIPPED, ArtifactReport, FileReport
 
 if TYPE_CHECKING:  # the JSON of a scan without --target needs neither the gate model nor the Markdown helpers
     from gfxgate.model import Verdict

@@ -21,7 +21,7 @@ from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts import elf
 from gfxgate.artifacts.budget import Budget
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
-from gfxgate.artifacts.report import (
+from gfxgate.artifacts.model import (
     BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE, IN_COMPRESSED,
     IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString, target_key,
 )

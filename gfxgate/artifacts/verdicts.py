@@ -8,7 +8,7 @@ code objects, HIP fat binaries, images embedded in host libraries, target names 
 from __future__ import annotations
 
 from gfxgate.artifacts import compat
-from gfxgate.artifacts.report import EMBEDDED, SKIPPED, ArtifactReport, CodeObject, FileReport, target_key
+from gfxgate.artifacts.model import EMBEDDED, SKIPPED, ArtifactReport, CodeObject, FileReport, target_key
 from gfxgate.model import Evidence, Location, Status, Verdict
 from gfxgate.targets import TargetId
 

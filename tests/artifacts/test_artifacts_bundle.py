@@ -9,7 +9,7 @@ import pytest
 
 from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob, host_elf
-from gfxgate.artifacts.report import BUNDLE, COMPRESSED_BUNDLE, HIP_HOST, IN_BUNDLE, IN_COMPRESSED
+from gfxgate.artifacts.model import BUNDLE, COMPRESSED_BUNDLE, HIP_HOST, IN_BUNDLE, IN_COMPRESSED
 from gfxgate.artifacts.scan import scan_bytes, scan_file
 from tests.artifacts.artifact_builders import ccob
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gfxgate.artifacts.report import EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE
+from gfxgate.artifacts.model import EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE
 from gfxgate.artifacts.scan import scan_file, scan_paths
 from gfxgate.artifacts.verdicts import INSTALLED_LAYER, artifact_verdicts
 from gfxgate.model import Status

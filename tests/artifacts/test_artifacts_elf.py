@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gfxgate.artifacts import elf
-from gfxgate.artifacts.report import CODE_OBJECT, IN_FILE
+from gfxgate.artifacts.model import CODE_OBJECT, IN_FILE
 from gfxgate.artifacts.scan import scan_file
 from gfxgate.targets import catalog
 

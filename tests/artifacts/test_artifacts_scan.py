@@ -11,7 +11,7 @@ import pytest
 
 from gfxgate.artifacts import compat
 from gfxgate.artifacts.render import ArtifactsResult, render
-from gfxgate.artifacts.report import CODE_OBJECT, HIP_HOST, OTHER, SKIPPED
+from gfxgate.artifacts.model import CODE_OBJECT, HIP_HOST, OTHER, SKIPPED
 from gfxgate.artifacts.scan import scan_file, scan_paths
 from gfxgate.artifacts.verdicts import INSTALLED_LAYER, ROCBLAS_LAYER, artifact_verdicts
 from gfxgate.model import Status
