@@ -3,7 +3,8 @@
 A result type inherits :class:`JsonRecord` and gets ``to_json()``: its fields in declaration
 order, each converted by :func:`to_json`. Where the JSON differs from the field, the field says so
 with :func:`json_field` — another key (``name``), left out (``skip``), a converted value
-(``value``), or computed keys written just ``before``/``after`` it (``where`` next to ``location``).
+(``value``), computed keys written just ``before``/``after`` it (``where`` next to ``location``), or the keys of
+its own JSON written in its place (``inline``: a record that extends another, a workaround with its checks' outcome).
 A type whose JSON is a different view of it (an aggregate with counts) keeps its own ``to_json``.
 A type that holds JSON read back (a worklog line) names the keys it reads with :func:`json_key` properties.
 """
@@ -21,9 +22,10 @@ Computed = Mapping[str, Callable[[Any], Any]]
 
 def json_field(default: Any = MISSING, *, default_factory: Any = MISSING, name: str | None = None, skip: bool = False,
                value: Callable[[Any], Any] | None = None, before: Computed | None = None,
-               after: Computed | None = None) -> Any:
+               after: Computed | None = None, inline: bool = False) -> Any:
     """A dataclass field with JSON instructions (see the module docstring)."""
-    spec = {"name": name, "skip": skip, "value": value, "before": dict(before or {}), "after": dict(after or {})}
+    spec = {"name": name, "skip": skip, "value": value, "before": dict(before or {}), "after": dict(after or {}),
+            "inline": inline}
     return field(default=default, default_factory=default_factory, metadata={"json": spec})
 
 
@@ -108,8 +110,10 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
     for f in fields(cls):
         spec = f.metadata.get("json") or {}
         steps.append((f.name, spec.get("name") or f.name, bool(spec.get("skip")), spec.get("value"),
-                      tuple(spec.get("before", {}).items()), tuple(spec.get("after", {}).items())))
-    if all(not skip and value is None and not before and not after for _, _, skip, value, before, after in steps):
+                      tuple(spec.get("before", {}).items()), tuple(spec.get("after", {}).items()),
+                      bool(spec.get("inline"))))
+    if all(not skip and value is None and not before and not after and not inline
+           for _, _, skip, value, before, after, inline in steps):
         keys, names = tuple(key for _, key, *_ in steps), tuple(name for name, *_ in steps)
         # one C call fetches every field (a report holds thousands of records); attrgetter of one name is no tuple
         fetch = attrgetter(*names) if len(names) > 1 else (lambda obj: tuple(getattr(obj, n) for n in names))
@@ -125,12 +129,15 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
     else:
         def plan(obj: Any) -> dict[str, Any]:
             out: dict[str, Any] = {}
-            for name, key, skip, value, before, after in steps:
+            for name, key, skip, value, before, after, inline in steps:
                 for extra, compute in before:
                     out[extra] = to_json(compute(obj))
                 if not skip:
                     raw = getattr(obj, name)
-                    out[key] = to_json(value(raw) if value else raw)
+                    if inline:
+                        out.update(to_json(value(raw) if value else raw))
+                    else:
+                        out[key] = to_json(value(raw) if value else raw)
                 for extra, compute in after:
                     out[extra] = to_json(compute(obj))
             return out

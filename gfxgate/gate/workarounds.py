@@ -16,13 +16,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, SourceError, TargetError
 from gfxgate.model import Evidence, GateMatrix, Status
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate.serial import JsonRecord, json_field
 from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
@@ -54,7 +55,7 @@ class Era(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Workaround:
+class Workaround(JsonRecord):
     """One entry of ``rules/workarounds.yaml``: what it sets, what it unblocks, its risk and its checks."""
 
     id: str
@@ -65,12 +66,12 @@ class Workaround:
     addresses: str
     unblocks: tuple[str, ...]
     risk: str
-    checks: tuple[Check, ...]
-    override: str | None = None
+    checks: tuple[Check, ...] = json_field(skip=True)  # their outcome is WorkaroundReport's
+    override: str | None = json_field(None, skip=True)
     applies_to: tuple[str, ...] = ()
-    eras: tuple[Era, ...] = ()
+    eras: tuple[Era, ...] = json_field((), skip=True)
     era: str | None = None  # the era whose setting and checks these are ("ollama <0.4.0"), once resolved by ``at``
-    exists_in: Era | None = None  # the versions where the workaround exists at all (its setting and checks unused)
+    exists_in: Era | None = json_field(None, skip=True)  # the versions where it exists at all (setting, checks unused)
 
     def applies(self, layer: str, processor: str) -> bool:
         return layer in self.unblocks and (not self.applies_to or processor in self.applies_to)
@@ -99,48 +100,25 @@ class Workaround:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(JsonRecord):
     """One check run against one source: the evidence found, or why nothing could be searched."""
 
-    check: Check
-    where: str  # repo@ref that was searched
-    evidence: tuple[Evidence, ...]
+    check: Check = json_field(value=lambda check: check.describe())
+    where: str = json_field(name="searched")  # repo@ref that was searched
     reason: str | None = None  # why nothing could be searched
+    evidence: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
-class WorkaroundReport:
+@dataclass(frozen=True, kw_only=True)
+class WorkaroundReport(JsonRecord):
     """A workaround with the outcome of its checks: live, stale or unknown."""
 
-    workaround: Workaround
+    workaround: Workaround = json_field(inline=True)
     state: str  # live, stale or unknown
     summary: str
-    results: tuple[CheckResult, ...]
     override_target: str | None = None
     override_code: str | None = None  # what the scanned artifacts hold for the override target
-
-    def to_json(self) -> dict[str, Any]:
-        w = self.workaround
-        return {
-            "id": w.id,
-            "title": w.title,
-            "kind": w.kind,
-            "setting": w.setting,
-            "what": w.what,
-            "addresses": w.addresses,
-            "unblocks": list(w.unblocks),
-            "risk": w.risk,
-            "applies_to": list(w.applies_to),
-            "era": w.era,
-            "state": self.state,
-            "summary": self.summary,
-            "override_target": self.override_target,
-            "override_code": self.override_code,
-            "checks": [
-                {"check": r.check.describe(), "searched": r.where, "reason": r.reason, "evidence": [e.to_json() for e in r.evidence]}
-                for r in self.results
-            ],
-        }
+    results: tuple[CheckResult, ...] = json_field(name="checks")
 
 
 def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = None) -> tuple[Workaround, ...]:
@@ -248,17 +226,17 @@ def _run_check(check: Check, sourceset, env_search) -> CheckResult:
     try:
         source = sourceset.get(check.repo)
     except SourceError as exc:
-        return CheckResult(check, check.repo, (), reason=f"source not available: {exc.message}")
+        return CheckResult(check, check.repo, reason=f"source not available: {exc.message}")
     where = f"{source.name}@{source.ref}"
     if isinstance(check, EnvCheck):
         found = env_search(check.env)
         reason = next((why for repo, why in found.unavailable if repo == check.repo), None)
         reads = [r for r in found.reads if r.repo == source.name]
         evidence = tuple(Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads)
-        return CheckResult(check, where, evidence, reason=None if evidence else reason)
+        return CheckResult(check, where, reason=None if evidence else reason, evidence=evidence)
     hits = check.hits(source)  # the rule-regex dialect on every kind of source
     evidence = tuple(Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5])
-    return CheckResult(check, where, evidence)
+    return CheckResult(check, where, evidence=evidence)
 
 
 def not_applicable(workarounds: tuple[Workaround, ...], sourceset) -> list[Workaround]:
@@ -302,7 +280,8 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
             override_target = cat.from_hsa_override(item.override).name
             if artifacts is not None:
                 override_code = _override_code(artifacts, override_target)
-        out.append(WorkaroundReport(item, state, summary, results, override_target, override_code))
+        out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=results,
+                                    override_target=override_target, override_code=override_code))
     return out
 
 

@@ -82,11 +82,11 @@ def slim_verdict(cell: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class MatrixDiff:
+class MatrixDiff(JsonRecord):
     targets: tuple[str, ...]
     old_sources: tuple[Mapping[str, Any], ...]
     new_sources: tuple[Mapping[str, Any], ...]
-    changes: tuple[CellChange, ...]
+    changes: tuple[CellChange, ...] = json_field(before={"counts": lambda d: d.counts()})
     notes: tuple[str, ...] = ()
 
     def of_kind(self, kind: str) -> list[CellChange]:
@@ -100,14 +100,7 @@ class MatrixDiff:
         return {kind: len(self.of_kind(kind)) for kind in KINDS}
 
     def to_json(self) -> dict[str, Any]:
-        return document("gate-matrix-diff", {
-            "targets": list(self.targets),
-            "old_sources": [dict(s) for s in self.old_sources],
-            "new_sources": [dict(s) for s in self.new_sources],
-            "counts": self.counts(),
-            "changes": [c.to_json() for c in self.changes],
-            "notes": list(self.notes),
-        })
+        return document("gate-matrix-diff", super().to_json())
 
 
 def _slim_sources(matrix: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:

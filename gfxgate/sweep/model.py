@@ -63,17 +63,18 @@ class RunRow(JsonRecord):
 
 
 @dataclass(frozen=True)
-class SweepReport:
+class SweepReport(JsonRecord):
     worklog: str
-    endpoints: tuple[tuple[str, str, str], ...]  # (name, url, server version)
+    gpu_targets: tuple[str, ...]
+    hosts: tuple[str, ...]
+    endpoints: tuple[tuple[str, str, str], ...] = json_field(  # (name, url, server version)
+        value=lambda endpoints: [{"name": n, "url": u, "server_version": v} for n, u, v in endpoints])
     models: tuple[str, ...]
-    num_gpus: tuple[int, ...]
+    num_gpus: tuple[int, ...] = json_field(name="num_gpu")
     cells: tuple[Cell, ...]
     hypotheses: tuple[Hypothesis, ...]
     crashes: tuple[CrashExcerpt, ...]
     runs: tuple[RunRow, ...]
-    gpu_targets: tuple[str, ...]
-    hosts: tuple[str, ...]
     warnings: tuple[str, ...]
 
     def cell(self, model: str, num_gpu: int, endpoint: str) -> Cell | None:
@@ -86,19 +87,7 @@ class SweepReport:
         return next(h for h in self.hypotheses if h.id == hid)
 
     def to_json(self) -> dict[str, Any]:
-        return document("sweep-report", {
-            "worklog": self.worklog,
-            "gpu_targets": list(self.gpu_targets),
-            "hosts": list(self.hosts),
-            "endpoints": [{"name": n, "url": u, "server_version": v} for n, u, v in self.endpoints],
-            "models": list(self.models),
-            "num_gpu": list(self.num_gpus),
-            "cells": [c.to_json() for c in self.cells],
-            "hypotheses": [h.to_json() for h in self.hypotheses],
-            "crashes": [c.to_json() for c in self.crashes],
-            "runs": [r.to_json() for r in self.runs],
-            "warnings": list(self.warnings),
-        }, version=REPORT_SCHEMA_VERSION)
+        return document("sweep-report", super().to_json(), version=REPORT_SCHEMA_VERSION)
 
 
 def build_report(worklog: Worklog) -> SweepReport:

@@ -74,7 +74,8 @@ def search_env(sources, name: str, *, rule: EnvRule | None = None, ctx: HopConte
         if key not in best or order[read.kind] < order[best[key].kind]:
             best[key] = read
     reads = sorted(best.values(), key=lambda r: (rule.repos.index(r.repo) if r.repo in rule.repos else 99, r.path, r.line))
-    return EnvSearch(name, tuple(reads), tuple((k.kind, k.description) for k in rule.kinds), tuple(infos), tuple(unavailable))
+    return EnvSearch(name=name, sources=tuple(infos), kinds=tuple((k.kind, k.description) for k in rule.kinds),
+                     reads=tuple(reads), unavailable=tuple(unavailable))
 
 
 def _reads_in(pf: ParsedFile, name: str, kinds: tuple[EnvKind, ...], source) -> list[EnvRead]:

@@ -6,7 +6,7 @@ has a reason. The conclusion exists only when the sink was reached, and quotes i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from gfxgate.model import Location, SourceInfo
@@ -79,6 +79,8 @@ class TraceStage:
         return "; ".join(f"{h.id}: {h.reason}" for h in missing) or None
 
     def to_json(self) -> dict[str, Any]:
+        # a summary of the stage, not its fields: the rule's stage flattened, the anchor's place and code, the
+        # documented meaning nearest the sink, the missing hops' reasons; then the hops themselves
         anchor, meaning = self.anchor, self.meaning
         return {
             "id": self.spec.id,
@@ -96,19 +98,24 @@ class TraceStage:
         }
 
 
+def _header(kind: str) -> dict[str, Any]:
+    """The keys a trace or env JSON document starts with."""
+    return {"version": lambda _: TRACE_JSON_VERSION, "kind": lambda _: kind}
+
+
 @dataclass(frozen=True)
-class TraceResult:
-    option: str
+class TraceResult(JsonRecord):
+    option: str = json_field(before=_header("trace"))
     rule: str
     title: str
     question: str | None
-    stages: tuple[TraceStage, ...]
     sources: tuple[SourceInfo, ...]
+    stages: tuple[TraceStage, ...]
     conclusion: str | None
     conclusion_reason: str | None  # why there is no conclusion
     caution: str | None
     notes: tuple[str, ...] = ()
-    parsed_files: int = 0
+    parsed_files: int = json_field(0, skip=True)
 
     @property
     def hops(self) -> tuple[TraceHop, ...]:
@@ -116,22 +123,6 @@ class TraceResult:
 
     def stage(self, stage_id: str) -> TraceStage:
         return next(s for s in self.stages if s.spec.id == stage_id)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": TRACE_JSON_VERSION,
-            "kind": "trace",
-            "option": self.option,
-            "rule": self.rule,
-            "title": self.title,
-            "question": self.question,
-            "sources": [s.to_json() for s in self.sources],
-            "stages": [s.to_json() for s in self.stages],
-            "conclusion": self.conclusion,
-            "conclusion_reason": self.conclusion_reason,
-            "caution": self.caution,
-            "notes": list(self.notes),
-        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,22 +145,13 @@ class EnvRead(JsonRecord):
 
 
 @dataclass(frozen=True)
-class EnvSearch:
+class EnvSearch(JsonRecord):
     """`gfxgate trace --env NAME`: every read, plus the repositories that could not be searched."""
 
-    name: str
-    reads: tuple[EnvRead, ...]
-    kinds: tuple[tuple[str, str], ...]  # (kind, description) in rule order
+    name: str = json_field(before=_header("env"))
     sources: tuple[SourceInfo, ...]
-    unavailable: tuple[tuple[str, str], ...] = field(default=())  # (repo, reason)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": TRACE_JSON_VERSION,
-            "kind": "env",
-            "name": self.name,
-            "sources": [s.to_json() for s in self.sources],
-            "kinds": [{"kind": k, "description": d} for k, d in self.kinds],
-            "reads": [r.to_json() for r in self.reads],
-            "unavailable": [{"repo": r, "reason": why} for r, why in self.unavailable],
-        }
+    kinds: tuple[tuple[str, str], ...] = json_field(  # (kind, description) in rule order
+        value=lambda kinds: [{"kind": k, "description": d} for k, d in kinds])
+    reads: tuple[EnvRead, ...]
+    unavailable: tuple[tuple[str, str], ...] = json_field((), value=lambda unavailable: [  # (repo, reason)
+        {"repo": r, "reason": why} for r, why in unavailable])

@@ -32,6 +32,25 @@ def test_fields_in_order_with_renames_skips_and_computed_keys():
     assert out == {"first": 1, "id": "x", "inner": [{"path": "a/b", "status": "blocked"}], "count": 1, "labels": ["P"]}
 
 
+@dataclass(frozen=True)
+class _Base(JsonRecord):
+    id: str
+    hidden: int = json_field(0, skip=True)
+
+
+@dataclass(frozen=True)
+class _Extended(JsonRecord):
+    state: str = json_field(before={"first": lambda o: 1})
+    base: _Base = json_field(inline=True)
+    count: int = 0
+
+
+def test_an_inline_field_writes_its_own_json_keys_in_its_place():
+    out = _Extended("live", _Base("w", 3), 2).to_json()
+    assert list(out) == ["first", "state", "id", "count"]
+    assert out == {"first": 1, "state": "live", "id": "w", "count": 2}
+
+
 def test_evidence_and_verdict_json_keep_their_shape():
     loc = Location(repo="ollama", ref="v0.1.0", commit="abc", path="CMakeLists.txt", line=3)
     ev = Evidence("rule-1", loc, "list(FILTER …)")
