@@ -4,18 +4,16 @@ Errors derived from :class:`gfxgate.errors.GfxgateError` become one message on s
 exit code the error carries (see the README's exit-code table); Ctrl-C exits 130; a closed stdout
 (``gfxgate targets | head -1``) exits 141 quietly; any other exception is a bug: one line
 ``gfxgate: internal error: …`` and exit 70, the traceback only with ``--debug`` (or GFXGATE_DEBUG=1).
+
+This module does not import click: ``main`` first offers the command line to :mod:`gfxgate.cli.fast` (the
+commands a user runs in loops, parsed without click when every word is one it understands), and only then
+builds the click group (:mod:`gfxgate.cli.group`), which parses, validates and explains everything else.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import sys
-
-import click
-
-from gfxgate import __version__
 
 # command name -> (module, attribute, one-line help shown by `gfxgate --help` without importing it)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -38,82 +36,62 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-class LazyGroup(click.Group):
-    """A group whose sub-commands are imported on first use, so `--help` stays instant."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name, (module, _, _) in COMMANDS.items() if _module_exists(module))
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS or not _module_exists(COMMANDS[name][0]):
-            return None
-        module, attr, _ = COMMANDS[name]
-        return getattr(importlib.import_module(module), attr)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
+_DEBUG = {"on": False}  # set by the group's --debug option
 
 
-def _module_exists(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
+def __getattr__(name: str):
+    if name == "cli":  # ``from gfxgate.cli import cli``: the click group, built on first use
+        from gfxgate.cli.group import cli
 
-
-_DEBUG = {"on": False}
-
-
-def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    _DEBUG["on"] = bool(value)
-    return value
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="gfxgate")
-@click.option("--debug", is_flag=True, envvar="GFXGATE_DEBUG", is_eager=True, expose_value=False,
-              callback=_set_debug, help="Show the traceback of an internal error (exit code 70).")
-def cli() -> None:
-    """gfxgate: what really stands between an AMD GPU target and a working local LLM.
-
-    Every claim carries its evidence (repo@tag:path:line, file@offset, or a sweep run id);
-    "unknown" is an honest answer.
-    """
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:
+    from gfxgate.cli.fast import fast_command
+    from gfxgate.cli.io import echo
     from gfxgate.errors import ExitCode, GfxgateError
 
     try:
         try:
-            # not cli.main(): it turns a closed pipe into exit 1, the code for "a check found something"
             args = list(sys.argv[1:] if argv is None else argv)
-            with cli.make_context("gfxgate", args) as ctx:
-                cli.invoke(ctx)
+            run = fast_command(args)
+            if run is not None:
+                run()
+            else:
+                from gfxgate.cli.group import cli
+
+                # not cli.main(): it turns a closed pipe into exit 1, the code for "a check found something"
+                with cli.make_context("gfxgate", args) as ctx:
+                    cli.invoke(ctx)
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's shutdown
     except GfxgateError as exc:
-        click.echo(f"gfxgate: error: {exc}", err=True)
+        echo(f"gfxgate: error: {exc}", err=True)
         sys.exit(int(exc.exit_code))
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("gfxgate: interrupted", err=True)
+    except KeyboardInterrupt:
+        echo("gfxgate: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
     except BrokenPipeError:
         _silence_stdout()
         sys.exit(int(ExitCode.BROKEN_PIPE))
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes a line and exit code 70
+        click = sys.modules.get("click")  # click's own exceptions exist only once click parsed the command line
+        if click is not None and isinstance(exc, click.exceptions.Abort):
+            echo("gfxgate: interrupted", err=True)
+            sys.exit(int(ExitCode.INTERRUPTED))
+        if click is not None and isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if click is not None and isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
         if _DEBUG["on"] or os.environ.get("GFXGATE_DEBUG", "") not in ("", "0"):
             import traceback
 
             traceback.print_exc()
         message = " ".join(str(exc).split()) or "(no message)"
-        click.echo(f"gfxgate: internal error: {type(exc).__name__}: {message[:500]} "
-                   "(a bug: please report it; `gfxgate --debug …` shows the traceback)", err=True)
+        echo(f"gfxgate: internal error: {type(exc).__name__}: {message[:500]} "
+             "(a bug: please report it; `gfxgate --debug …` shows the traceback)", err=True)
         sys.exit(int(ExitCode.INTERNAL))
     sys.exit(0)
 

@@ -7,6 +7,8 @@ from typing import Callable
 
 import click
 
+from gfxgate.cli.io import emit, parse_targets  # noqa: F401 - re-exported: every command's helpers
+
 
 def format_option(choices: tuple[str, ...] = ("md", "json", "text"), default: str = "md") -> Callable:
     return click.option(
@@ -29,39 +31,6 @@ def output_option() -> Callable:
         help="Write the report to this file instead of stdout (a regular file is replaced whole, atomically; "
              "a device or FIFO is written in place; a symbolic link is followed).",
     )
-
-
-def emit(text: str | bytes, output: Path | None) -> None:
-    """Write a rendered report (text, or bytes such as a PNG) to stdout or, atomically, to a file."""
-    if output is None:
-        if isinstance(text, bytes):
-            click.get_binary_stream("stdout").write(text)
-            return
-        click.echo(text, nl=not text.endswith("\n"))
-        return
-    from gfxgate.fsio import write_bytes_atomic, write_text_atomic
-
-    if isinstance(text, bytes):
-        write_bytes_atomic(output, text)
-    else:
-        write_text_atomic(output, text)
-    click.echo(f"gfxgate: wrote {output}", err=True)
-
-
-def parse_targets(values: tuple[str, ...]) -> list:
-    """Parse --target values (repeatable, comma-separated allowed) into TargetIds, keeping order."""
-    if not values:
-        return []  # without targets the catalog is not even loaded
-    from gfxgate.targets import catalog
-
-    out = []
-    for value in values:
-        for part in value.split(","):
-            if part.strip():
-                target = catalog().parse(part)
-                if target not in out:
-                    out.append(target)
-    return out
 
 
 def source_options(func: Callable | None = None, *, refs: bool = True, online: bool = False, note: str = "") -> Callable:

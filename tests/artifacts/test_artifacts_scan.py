@@ -169,7 +169,7 @@ def test_progress_is_reported_per_file(tree):
 
 
 def test_default_paths_are_the_existing_ones(tmp_path, monkeypatch):
-    from gfxgate.cli import artifacts as cmd
+    from gfxgate.artifacts import command as cmd
 
     (tmp_path / "ollama").mkdir()
     monkeypatch.setattr(cmd, "DEFAULT_DIRS", (str(tmp_path / "ollama"), str(tmp_path / "absent")))
