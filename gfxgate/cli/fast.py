@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FORMATS = ("md", "json", "text")  # gfxgate.cli.common.format_option's default choices
 FORMAT_ENV = "GFXGATE_FORMAT"
@@ -42,6 +44,7 @@ def fast_command(args: list[str]) -> Callable[[], None] | None:
 
 def parse_artifacts(words: list[str]) -> dict[str, Any] | None:
     """The parameters of ``gfxgate artifacts WORDS`` as click would pass them, or None when click must decide."""
+    from pathlib import Path  # here, not at import: every command line passes through fast_command
     paths: list[Path] = []
     targets: list[str] = []
     given: dict[str, Any] = {}
@@ -91,6 +94,8 @@ def _convert(param: str, value: str) -> Any:
         return jobs if JOBS[0] <= jobs <= JOBS[1] else None
     if param == "fmt":
         return value if value in FORMATS else None
+    from pathlib import Path
+
     return Path(value) if _plain_path(value, dir_ok=False) else None  # output
 
 

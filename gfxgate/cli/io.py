@@ -9,8 +9,11 @@ pattern), so a result reads the same whether click parsed the command line or no
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # not imported at run time: `gfxgate --help` needs no pathlib
+    from pathlib import Path
+    from typing import TextIO
 
 
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
