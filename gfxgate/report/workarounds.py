@@ -24,7 +24,7 @@ def render_md(reports, *, sources, not_applicable=()) -> str:
     lines = checked_table("gfxgate workaround matrix", sources, ("Workaround", "Unblocks", "State", "Evidence"))
     for r in reports:
         w = r.workaround
-        lines.append(f"| {code(w.setting)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
+        lines.append(f"| {code(w.setting, cell=True)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
     if not_applicable:
         lines += ["", "Not applicable at these versions (not checked): " + "; ".join(
             f"{code(w.id)} exists in {md_escape(w.exists_in.describe())} only" for w in not_applicable) + "."]

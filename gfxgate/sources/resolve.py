@@ -184,13 +184,19 @@ class SourceSet:
             if env and name not in self._url_overrides:
                 self._url_overrides[name] = env
         self._refs = dict(refs or {})
-        known = set(pins.sources) | set(pins.layouts)
         for name in list(self._url_overrides) + list(self._refs):
             if name not in pins.sources:
                 from gfxgate.suggest import did_you_mean, known_names
 
+                layout = pins.layouts.get(name)
+                if layout is not None:  # ggml, llama.cpp: read inside another source, not a source of their own
+                    raise UsageError(f"{name!r} is not a source: gfxgate reads it inside {layout.vendored_in} "
+                                     f"({', '.join(r + '/' for r in layout.vendored_roots)}) or, where "
+                                     f"{layout.vendored_in} names a {layout.upstream} tag in {layout.version_file}, "
+                                     f"from {layout.upstream}",
+                                     hint=f"name the source that holds it: {layout.upstream} or {layout.vendored_in}")
                 raise UsageError(f"unknown source name {name!r}",
-                                 hint=did_you_mean(name, known, otherwise=known_names(pins.sources)))
+                                 hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
         self._open: dict[tuple[str, str], Source] = {}
         self._repos: dict[str, object] = {}
         self._coupled_refs: dict[str, tuple[str, str | None]] = {}

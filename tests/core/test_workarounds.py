@@ -126,3 +126,17 @@ def test_a_workaround_that_does_not_exist_yet_is_named_not_checked():
     assert "RocmComputeMajorMin=8" not in text  # neither its setting nor a check
     assert json.loads(render_json([], sources=(), not_applicable=[item]))["not_applicable"] == [
         {"id": "build-rocm-compute-major-min", "exists_in": f"ollama {item.exists_in.versions}"}]
+
+
+def test_a_setting_with_a_pipe_stays_in_its_cell():
+    """A setting is shell text (`cmd a | cmd b` is plausible): in the matrix row its pipe must not split the cell."""
+    import dataclasses
+
+    from gfxgate.gate.workarounds import WorkaroundReport, default_workarounds
+    from gfxgate.report.workarounds import render_md
+    from tests.prcheck.test_diff import gfm_cells
+
+    w = dataclasses.replace(default_workarounds()[0], setting="ls /opt/rocm/lib | grep gfx900")
+    text = render_md([WorkaroundReport(workaround=w, state="live", summary="found", results=())], sources=())
+    row = next(line for line in text.splitlines() if "grep gfx900" in line)
+    assert gfm_cells(row) == ["`ls /opt/rocm/lib | grep gfx900`", ", ".join(w.unblocks) or "—", "**live**", "found"]

@@ -115,6 +115,16 @@ def test_cli_usage_errors(trace_env, capsys, args, fragment):
     assert code == 2 and fragment in err
 
 
+@pytest.mark.parametrize("option, name", [("--source", "llama.cpp"), ("--ref", "ggml")])
+def test_a_layout_named_as_a_source_names_the_sources_that_hold_it(trace_env, capsys, option, name):
+    """ggml and llama.cpp are layouts (read inside ollama, or from llama-cpp): the error says so and the hint names
+    sources that --source/--ref accept (it once suggested 'llama.cpp' itself for 'llama.cpp')."""
+    code, out, err = _run(capsys, "num_gpu", option, f"{name}=v1")
+    error, hint = err.strip().splitlines()
+    assert code == 2 and error.startswith(f"gfxgate: error: '{name}' is not a source: gfxgate reads it inside ollama (")
+    assert hint == "  hint: name the source that holds it: llama-cpp or ollama"
+
+
 def test_cli_unknown_tag_and_bad_rules(trace_env, capsys, tmp_path):
     code, _, err = _run(capsys, "num_gpu", "--ref", "ollama=v9.9.9")
     assert code == 4 and "unknown tag" in err
