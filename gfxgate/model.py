@@ -1,18 +1,18 @@
-"""The result model: statuses, evidence, verdicts and the gate matrix (frozen dataclasses).
+"""The verdict vocabulary every pipeline shares: statuses, evidence, verdicts, sources (frozen dataclasses).
 
+The gate matrix, the artifact scan, the sweep, diagnose, trace and the timeline all speak it; the records of
+the gate matrix alone (layers, rule locations, the matrix) are in :mod:`gfxgate.gate.matrix`.
 A :class:`Verdict` never exists without its evidence; an ``unknown`` verdict carries its reason.
 Everything here is pure data: formatters render it, nothing here does I/O.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Iterable
 
-from gfxgate.serial import JsonRecord, document, json_field, to_json
-
-JSON_SCHEMA_VERSION = 1
+from gfxgate.serial import JsonRecord, json_field
 
 
 class Status(str, Enum):
@@ -117,70 +117,11 @@ class Verdict(JsonRecord):
 
 
 @dataclass(frozen=True)
-class Layer(JsonRecord):
-    """One row of the gate matrix (``rules/layers.yaml``): the question it answers and the backends it decides."""
-
-    id: str
-    title: str
-    kind: Literal["source", "artifact", "runtime"]
-    question: str
-    backends: tuple[str, ...] = ()  # the GPU backends the layer decides ("rocm", "vulkan"); () = all
-
-    @property
-    def rocm_only(self) -> bool:
-        return self.backends == ("rocm",)
-
-
-@dataclass(frozen=True)
 class SourceInfo(JsonRecord):
-    """Which upstream version a matrix was built from."""
+    """Which upstream version a result (a gate matrix, a trace) was built from."""
 
     name: str
     url: str
     ref: str
     commit: str | None
     origin: str  # "snapshot", "git" or "directory"
-
-
-@dataclass(frozen=True)
-class RuleLocation:
-    """Where a gate rule is defined, as the rules loader read it: ``uri`` is its rules file as this repository
-    names it (``rules/gates/x.yaml``; a ``--rules DIR`` file relative to the working folder, or a file URI) and
-    ``line`` the 1-based line of its entry. SARIF results point here."""
-
-    rule: str
-    layer: str
-    uri: str
-    line: int
-
-
-@dataclass(frozen=True)
-class GateMatrix:
-    """Rows are layers, columns are targets; every cell is a :class:`Verdict`."""
-
-    targets: tuple[str, ...]
-    layers: tuple[Layer, ...]
-    cells: Mapping[tuple[str, str], Verdict]
-    sources: tuple[SourceInfo, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-    routes: tuple[Any, ...] = ()  # gfxgate.gate.route.Route per target: the answer the matrix ends with
-    rule_locations: tuple[RuleLocation, ...] = ()  # the rules the matrix was built with, in load order
-
-    def route(self, target: str) -> Any:
-        return next((r for r in self.routes if r.target == target), None)
-
-    def cell(self, layer: str, target: str) -> Verdict:
-        return self.cells[(layer, target)]
-
-    def row(self, layer: str) -> list[Verdict]:
-        return [self.cells[(layer, t)] for t in self.targets]
-
-    def to_json(self) -> dict[str, Any]:
-        """The matrix as ``gfxgate scan --format json`` writes it: each layer with its cells in target order."""
-        return document("gate-matrix", {
-            "targets": to_json(self.targets),
-            "sources": to_json(self.sources),
-            "layers": [{**layer.to_json(), "cells": to_json(self.row(layer.id))} for layer in self.layers],
-            "routes": to_json(self.routes),
-            "notes": to_json(self.notes),
-        }, version=JSON_SCHEMA_VERSION)

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
 from gfxgate.errors import SourceError
+from gfxgate.gate.matrix import GateMatrix
 from gfxgate.matchers import MATCHERS, Finding, NoMatch
-from gfxgate.model import Evidence, GateMatrix, Location, SourceInfo, Status, Verdict, combine
+from gfxgate.model import Evidence, Location, SourceInfo, Status, Verdict, combine
 from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.sources.versions import in_range, version_key
 

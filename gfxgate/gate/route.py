@@ -17,7 +17,8 @@ from typing import Any, Literal, Mapping, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
-from gfxgate.model import RANK, Evidence, GateMatrix, PerBackend, Status, Verdict, need_evidence
+from gfxgate.gate.matrix import GateMatrix
+from gfxgate.model import RANK, Evidence, PerBackend, Status, Verdict, need_evidence
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_field

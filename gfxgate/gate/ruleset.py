@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 from gfxgate.datafiles import load_yaml, load_yaml_entries
 from gfxgate.errors import RuleError
-from gfxgate.model import Layer, RuleLocation, Status
+from gfxgate.gate.matrix import Layer, RuleLocation
+from gfxgate.model import Status
 from gfxgate.resources import rules_dir
 
 

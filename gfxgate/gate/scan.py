@@ -8,7 +8,7 @@ from pathlib import Path
 from gfxgate.errors import NetworkError, SourceError
 
 from gfxgate.gate.engine import build_matrix, collect_facts
-from gfxgate.model import GateMatrix
+from gfxgate.gate.matrix import GateMatrix
 from gfxgate.gate.ruleset import RuleSet, default_rules, load_rules
 from gfxgate.sources.resolve import Pins, SourceSet, load_pins
 from gfxgate.targets import TargetId, catalog

@@ -20,7 +20,8 @@ from typing import Callable, NamedTuple
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, SourceError, TargetError
-from gfxgate.model import Evidence, GateMatrix, Status
+from gfxgate.gate.matrix import GateMatrix
+from gfxgate.model import Evidence, Status
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_field

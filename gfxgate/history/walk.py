@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 from gfxgate.gate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
 from gfxgate.errors import SourceError, UsageError
 from gfxgate.fsio import write_text_atomic
-from gfxgate.model import GateMatrix, Layer
+from gfxgate.gate.matrix import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.serial import JsonRecord, document, json_field

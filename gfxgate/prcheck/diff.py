@@ -1,6 +1,6 @@
 """Compare two gate matrices cell by cell: what flipped, for which target, with both evidences.
 
-The input is the JSON form of :class:`gfxgate.model.GateMatrix` (``gfxgate scan --format json``),
+The input is the JSON form of :class:`gfxgate.gate.matrix.GateMatrix` (``gfxgate scan --format json``),
 so a diff can compare reports made on different machines or days. A change is classified by the
 statuses alone:
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import enum
 from typing import Callable
 
+from gfxgate.gate.matrix import GateMatrix
 from gfxgate.jsontext import dumps
-from gfxgate.model import GateMatrix
 
 
 class OutputFormat(str, enum.Enum):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from gfxgate.model import GateMatrix, Status
+from gfxgate.gate.matrix import GateMatrix
+from gfxgate.model import Status
 
 LABELS = {
     Status.BLOCKED: "**blocked**",

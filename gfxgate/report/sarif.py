@@ -20,8 +20,9 @@ import hashlib
 import re
 from typing import Any, Mapping
 
+from gfxgate.gate.matrix import GateMatrix
 from gfxgate.jsontext import dumps
-from gfxgate.model import GateMatrix, Status
+from gfxgate.model import Status
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SCAN_LEVELS = {

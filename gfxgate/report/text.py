@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gfxgate.model import GateMatrix
+from gfxgate.gate.matrix import GateMatrix
 
 
 def render(matrix: GateMatrix) -> str:

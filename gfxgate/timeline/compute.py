@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from gfxgate.gate.engine import not_scanned
-from gfxgate.model import Evidence, GateMatrix
+from gfxgate.gate.matrix import GateMatrix
+from gfxgate.model import Evidence
 from gfxgate.prcheck.diff import EVIDENCE, classify
 from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, RouteKey, Row, Timeline, Unreadable
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gfxgate.cli import main
-from gfxgate.model import Evidence, GateMatrix, Layer, Location, Status, Verdict
+from gfxgate.gate.matrix import GateMatrix, Layer
+from gfxgate.model import Evidence, Location, Status, Verdict
 from gfxgate.report import FORMATTERS, OutputFormat, render
 
 
