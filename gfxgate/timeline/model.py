@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from gfxgate.model import PerBackend
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, document, json_field
 
 SCHEMA_VERSION = 1
 
@@ -249,13 +249,14 @@ class Timeline:
         return replace(self, tags=window, rows=tuple(rows), unreadable=tuple(u for u in self.unreadable if u.tag in kept))
 
     def to_json(self) -> dict[str, Any]:
-        from gfxgate import __version__
+        # Not a field list, so not json_field: a different view of the timeline (serial.py's "aggregate"). Half its
+        # keys are derived from the whole timeline, not from one field: "range" (the first and last tag, their
+        # count, ``probed``), "columns", each target's answer sentence (which reads every row) and
+        # "missing_sources"; ``rows`` become "targets" with the answer spliced in; ``key`` is left out; and the keys
+        # follow the document's reading order, not the fields'. Most keys would be a json_field exception.
         from gfxgate.timeline.sentence import answer
 
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "kind": "support-timeline",
-            "generator": f"gfxgate {__version__}",
+        return document("support-timeline", {
             "repo": self.repo,
             "origin": self.origin,
             "method": self.method,
@@ -271,7 +272,7 @@ class Timeline:
             "notes": list(self.notes),
             "missing_sources": [m.to_json() for m in self.missing_sources()],
             "unreadable": [u.to_json() for u in self.unreadable],
-        }
+        }, version=SCHEMA_VERSION)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], key: RouteKey, *, origin: str | None = None) -> "Timeline":
