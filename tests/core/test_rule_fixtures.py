@@ -63,20 +63,27 @@ def test_discovery_before_the_allowlist_has_no_rule_that_lost_its_layout(case, t
     """Before v0.1.29 discovery is gpu/gpu.go alone (rocm_smi, then `v.Major < 9`): the allowlist, "not supported" and
     deep-probe rules do not apply there (their constructs come later), so none may say "upstream layout changed?" —
     every discovery rule decides or is not applicable, and the cell is decided."""
+    from gfxgate.gate.engine import NOT_APPLICABLE
+
+    facts, cell = _layer_at(case, "discovery", "ollama", tmp_path)
+    for rid in ("ollama-discovery-rocblas-allowlist", "ollama-discovery-unsupported-rejection", "ollama-discovery-deep-init-probe"):
+        assert facts[rid].state == NOT_APPLICABLE and facts[rid].reason.startswith("applies to ollama >="), facts[rid]
+    assert cell.status.value == "allowed", (cell.summary, cell.reason)
+
+
+def _layer_at(case: str, layer: str, repo: str, tmp_path):
+    """The facts of ``layer``'s rules on a fixture case read as ``repo`` at the case's ref, and gfx900's cell;
+    asserts that every rule decides or is not applicable (none says "upstream layout changed?")."""
     from gfxgate.gate.engine import MATCHED, NOT_APPLICABLE, build_matrix
     from gfxgate.targets import catalog
 
     ruleset = default_rules()
-    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == "discovery"))
+    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == layer))
     read_case(FIXTURES / case, tmp_path)
-    source = DirectorySource("ollama", tmp_path, ref=case.split("/")[1])
-    facts = collect_facts(rules, OneSource(source))
+    facts = collect_facts(rules, OneSource(DirectorySource(repo, tmp_path, ref=case.split("/")[1])))
     assert {rid: f.reason for rid, f in facts.items() if f.state not in (MATCHED, NOT_APPLICABLE)} == {}
-    for rid in ("ollama-discovery-rocblas-allowlist", "ollama-discovery-unsupported-rejection", "ollama-discovery-deep-init-probe"):
-        assert facts[rid].state == NOT_APPLICABLE and facts[rid].reason.startswith("applies to ollama >="), facts[rid]
     cat = catalog()
-    cell = build_matrix(rules, facts, [cat.parse("gfx900")], cat).cells[("discovery", "gfx900")]
-    assert cell.status.value == "allowed", (cell.summary, cell.reason)
+    return facts, build_matrix(rules, facts, [cat.parse("gfx900")], cat).cells[(layer, "gfx900")]
 
 
 @pytest.mark.parametrize("case", ["rocm-docs-gpu-list-elsewhere/rocm-6.0.2", "rocm-docs-gpu-list-elsewhere/rocm-6.1.0"])
@@ -84,17 +91,7 @@ def test_rocm_docs_without_a_gpu_list_say_where_it_is(case, tmp_path):
     """rocm-6.0.2 and rocm-6.1.0 have neither the Markdown tables nor the compatibility matrix: no official-matrix rule
     may say "upstream layout changed?" there. The cell stays unknown; its reason is the link the docs give to the list
     (ROCm/rocm-install-on-linux), its evidence the line that gives it."""
-    from gfxgate.gate.engine import MATCHED, NOT_APPLICABLE, build_matrix
-    from gfxgate.targets import catalog
-
-    ruleset = default_rules()
-    rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == "official-matrix"))
-    read_case(FIXTURES / case, tmp_path)
-    source = DirectorySource("rocm-docs", tmp_path, ref=case.split("/")[1])
-    facts = collect_facts(rules, OneSource(source))
-    assert {rid: f.reason for rid, f in facts.items() if f.state not in (MATCHED, NOT_APPLICABLE)} == {}
-    cat = catalog()
-    cell = build_matrix(rules, facts, [cat.parse("gfx900")], cat).cells[("official-matrix", "gfx900")]
+    _, cell = _layer_at(case, "official-matrix", "rocm-docs", tmp_path)
     assert cell.status.value == "unknown", (cell.summary, cell.reason)
     assert "layout changed" not in cell.reason and "rocm-install-on-linux:reference/system-requirements" in cell.reason
     assert [(e.location.path, e.location.line) for e in cell.evidence] == [("docs/about/compatibility/openmp.md", 13)]
