@@ -43,7 +43,7 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
     from gfxgate.errors import UsageError
     from gfxgate.prcheck.check import run_check
     from gfxgate.prcheck.pins import default_pins_path, pins_location
-    from gfxgate.prcheck.render import render_diff
+    from gfxgate.prcheck.render import render
     from gfxgate.sources.resolve import parse_assignments
 
     parsed = parse_targets(targets)
@@ -57,8 +57,8 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
     pins_uri, lines = pins_location(result.pins_path)
     if summary is not None:
         with summary.open("a", encoding="utf-8") as handle:
-            handle.write(render_diff(result.diff, "md", failing=failing, title=title))
+            handle.write(render(result.diff, "md", failing=failing, title=title))
     if sarif_output is not None:
-        emit(render_diff(result.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
-    emit(render_diff(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), output)
+        emit(render(result.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
+    emit(render(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), output)
     report_exit(result.diff, failing)

@@ -28,7 +28,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     6 unreadable input.
     """
     from gfxgate.diagnose import diagnose_inputs
-    from gfxgate.diagnose.render import RENDERERS
+    from gfxgate.diagnose.render import render
     from gfxgate.errors import ExitCode, UsageError
     from gfxgate.sources.resolve import parse_assignments
 
@@ -40,7 +40,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     layers = _check_fail_on(fail_on)
     diagnoses = diagnose_inputs(list(logs), units=list(units), since=since,
                                 sources=parse_assignments(sources, "--source"), offline=not online, locate=not no_upstream)
-    emit(RENDERERS[fmt](diagnoses), output)
+    emit(render(diagnoses, fmt), output)
     if layers:
         hits = sorted({f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)})
         if hits:

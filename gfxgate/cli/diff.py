@@ -32,10 +32,10 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     """
     from gfxgate.prcheck.diff import diff_matrices, load_matrix
     from gfxgate.prcheck.pins import pins_location
-    from gfxgate.prcheck.render import render_diff
+    from gfxgate.prcheck.render import render
 
     result = diff_matrices(load_matrix(old), load_matrix(new))
     failing = fail_on_targets(fail_on, result.targets)
     pins_uri, lines = pins_location(pins) if fmt == "sarif" else ("rules/pins.toml", {})
-    emit(render_diff(result, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines), output)
+    emit(render(result, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines), output)
     report_exit(result, failing)

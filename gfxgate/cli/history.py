@@ -28,7 +28,7 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     from gfxgate.cli.common import parse_targets
     from gfxgate.history.walk import FactsCache, TagProber, default_cache_root
     from gfxgate.history.walk import history as walk
-    from gfxgate.history.render import render_history
+    from gfxgate.history.render import render
     from gfxgate.gate.ruleset import default_rules
     from gfxgate.sources.resolve import load_pins, parse_assignments
     from gfxgate.targets import catalog
@@ -38,6 +38,6 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
                        sources=parse_assignments(sources, "--source"), offline=offline,
                        cache=FactsCache(default_cache_root(repo)))
     result = walk(prober, first=first, last=last, layers=list(layers) or None, prereleases=prereleases, every_tag=every_tag)
-    emit(render_history(result, fmt), output)
+    emit(render(result, fmt), output)
     flips = sum(len(row.changes) for row in result.rows)
     click.echo(f"gfxgate: {len(result.tags)} tags, {len(result.probed)} probed, {flips} change(s)", err=True)

@@ -20,7 +20,7 @@ def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
     the source could not be read; not-available = its printer is not among gfxgate's sources.
     """
     from gfxgate.diagnose.catalogue import default_catalogue
-    from gfxgate.diagnose.render import render_checks_json, render_checks_md
+    from gfxgate.report.messages import render
     from gfxgate.diagnose.upstream import STALE, check_catalogue
     from gfxgate.errors import ExitCode
     from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
@@ -32,7 +32,6 @@ def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
-    render = render_checks_json if fmt == "json" else render_checks_md
-    emit(render(checks, sources=infos), output)
+    emit(render(checks, fmt, sources=infos), output)
     if fail_on_stale and any(c.state == STALE for c in checks):
         raise SystemExit(int(ExitCode.FINDINGS))

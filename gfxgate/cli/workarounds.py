@@ -23,7 +23,7 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
     flag still there. An entry whose evidence disappeared is shown as "stale at <tag>".
     """
     from gfxgate.gate import workarounds as wk
-    from gfxgate.report.workarounds import render_json, render_md
+    from gfxgate.report.workarounds import render
     from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
 
     parsed = parse_targets(targets)
@@ -46,5 +46,4 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
-    render = render_json if fmt == "json" else render_md
-    emit(render(reports, sources=infos, not_applicable=absent), output)
+    emit(render(reports, fmt, sources=infos, not_applicable=absent), output)

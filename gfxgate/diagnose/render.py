@@ -6,7 +6,7 @@ from typing import Sequence
 
 from gfxgate.jsontext import dumps
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
-from gfxgate.report.markdown import checked_table, code, md_escape
+from gfxgate.report.markdown import code, md_escape
 from gfxgate.serial import document
 
 KIND_LABEL = {"ollama": "Ollama server log", "llama.cpp": "llama.cpp output", None: "unrecognised log"}
@@ -98,28 +98,8 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
     return "\n".join(out) + "\n"
 
 
-RENDERERS = {"md": render_md, "json": render_json, "text": render_text}
+FORMATTERS = {"md": render_md, "json": render_json, "text": render_text}
 
 
-def render_checks_md(checks, *, sources) -> str:
-    lines = checked_table("gfxgate message catalogue check", sources, ("Message", "Layer", "State", "Where / why"))
-    for c in checks:
-        m = c.message
-        lines.append(f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{c.state}** | {md_escape(c.summary)} |")
-    return "\n".join(lines) + "\n"
-
-
-def render_checks_json(checks, *, sources) -> str:
-    data = {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "kind": "message-check",
-        "sources": [s.to_json() for s in sources],
-        "messages": [
-            {"id": c.message.id, "family": c.message.family, "kind": c.message.kind, "layer": c.message.layer,
-             "state": c.state, "summary": c.summary,
-             "searched": [{"spec": r.spec.describe(), "where": r.where, "reason": r.reason,
-                           "locations": [str(loc) for loc in r.locations]} for r in c.results]}
-            for c in checks
-        ],
-    }
-    return dumps(data) + "\n"
+def render(diagnoses: Sequence[Diagnosis], fmt: str) -> str:
+    return FORMATTERS[fmt](diagnoses)

@@ -61,7 +61,7 @@ def history_text(h: History) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_history(h: History, fmt: str) -> str:
+def render(h: History, fmt: str) -> str:
     if fmt == "json":
         return dumps(h.to_json())
     if fmt == "text":

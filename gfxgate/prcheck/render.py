@@ -113,8 +113,8 @@ def diff_text(diff: MatrixDiff, *, failing: tuple[str, ...] = ()) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_diff(diff: MatrixDiff, fmt: str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,
-                pins_uri: str = "rules/pins.toml", title: str = "gfxgate diff") -> str:
+def render(diff: MatrixDiff, fmt: str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,
+           pins_uri: str = "rules/pins.toml", title: str = "gfxgate diff") -> str:
     if fmt == "json":
         return dumps({**diff.to_json(), "fail_on": list(failing), "failing": sorted({c.target for c in diff.regressions(failing)}) if failing else []})
     if fmt == "sarif":

@@ -45,3 +45,7 @@ def render_md(reports, *, sources, not_applicable=()) -> str:
             for e in res.evidence:
                 lines.append(f"  - `{e.location}` — {code(e.text)}" + (f" ({e.note})" if e.note else ""))
     return "\n".join(lines) + "\n"
+
+
+def render(reports, fmt: str, *, sources, not_applicable=()) -> str:
+    return (render_json if fmt == "json" else render_md)(reports, sources=sources, not_applicable=not_applicable)
