@@ -171,7 +171,9 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
             where = ", ".join(sorted({facts[r.id].where for r in rules if r.id in facts})) or "the scanned versions"
             reasons = [f"no rule of this layer applies at {where}"]
         evidence = tuple(e for r, f, _ in decided for e in _evidence(r, facts[r.id], f))
-        return Verdict(layer_id, str(target), Status.UNKNOWN, "unknown", evidence=evidence, reason="; ".join(reasons) or "no rules")
+        # a rule that decided "unknown" says why in its summary ("listed without a support mark"): that is the cell's
+        summary = "; ".join(dict.fromkeys(f.summary for _, f, _ in decided)) or "unknown"
+        return Verdict(layer_id, str(target), Status.UNKNOWN, summary, evidence=evidence, reason="; ".join(reasons) or "no rules")
     status = combine(s for _, _, s in known)
     evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
     summary = "; ".join(f.summary if s == f.status else f"{f.summary} → {s.value}" for _, f, s in known)

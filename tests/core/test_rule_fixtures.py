@@ -93,5 +93,7 @@ def test_rocm_docs_without_a_gpu_list_say_where_it_is(case, tmp_path):
     (ROCm/rocm-install-on-linux), its evidence the line that gives it."""
     _, cell = _layer_at(case, "official-matrix", "rocm-docs", tmp_path)
     assert cell.status.value == "unknown", (cell.summary, cell.reason)
+    # the rule's own summary, not the bare word "unknown" (the text matrix shows the summary and the evidence only)
+    assert cell.summary.startswith("no GPU support list in the ROCm repository at this version"), cell.summary
     assert "layout changed" not in cell.reason and "rocm-install-on-linux:reference/system-requirements" in cell.reason
     assert [(e.location.path, e.location.line) for e in cell.evidence] == [("docs/about/compatibility/openmp.md", 13)]
