@@ -21,6 +21,18 @@ def test_the_rocm_version_of_the_tag_chooses_the_docs_ref(tmp_path, source_env, 
     assert any(n.startswith("rocm-docs: rocm-6.1.1 (chosen by ollama@v0.31.0:Dockerfile:1") for n in data["notes"])
 
 
+def test_before_the_arg_the_runtime_stage_image_chooses_the_docs_ref(tmp_path, source_env, capsys):
+    """ollama v0.1.21 … v0.1.28 name no ROCMVERSION: the runtime stage's ROCm image does (lines of v0.1.24's
+    Dockerfile), not the rocm-5/rocm-6 build stages before it."""
+    dockerfile = ("FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete AS rocm-5-build-amd64\n"
+                  "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete AS rocm-6-build-amd64\n"
+                  "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete as runtime-rocm\n")
+    data = scan_json(capsys, "-t", "gfx900", *_ollama_with(tmp_path, dockerfile))
+    assert cell(data, "official-matrix", "gfx900")["evidence"][0]["where"].startswith("rocm-docs@rocm-5.7.1:")
+    assert ("rocm-docs: rocm-5.7.1 (chosen by ollama@v0.31.0:Dockerfile:3: "
+            "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete as runtime-rocm)") in data["notes"], data["notes"]
+
+
 def test_an_unreadable_docs_ref_is_replaced_and_said(tmp_path, source_env, capsys):
     data = scan_json(capsys, "-t", "gfx900", *_ollama_with(tmp_path, "ARG ROCMVERSION=7.2\n"))
     verdict = cell(data, "official-matrix", "gfx900")
