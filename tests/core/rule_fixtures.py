@@ -20,7 +20,8 @@ from gfxgate.targets import catalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules"
 WORKAROUND_FIXTURES = Path(__file__).resolve().parents[1] / "workarounds"
-ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|not-applicable|from):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
+ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|not-applicable|from|tree):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
+CASE_NOTE = "CASE.md"  # a case's annotations about the case itself (tree:, and the expectations on it); not copied
 STATUS = re.compile(r"^(?P<target>gfx[0-9a-z:+-]+)=(?P<status>[a-z-]+)$")
 ORIGIN = re.compile(r"^(?P<repo>[\w.-]+)@(?P<ref>[^\s:]+):\S")  # ollama@v0.17.5:CMakeLists.txt (lines …)
 
@@ -45,9 +46,23 @@ class Expectation:
 
 
 def copy_case(case: Path, tree: Path) -> list[Annotation]:
-    """Copy ``case`` to ``tree`` with annotation lines blanked (line numbers kept); the annotations, ``from:`` left out."""
+    """Copy ``case`` to ``tree`` with annotation lines blanked (line numbers kept); the annotations, ``from:`` left out.
+
+    A case whose ``CASE.md`` says ``tree: RULE-ID/REF`` reads the files of that rule fixture case (tests/rules/), with
+    their annotations blanked and not counted here, and then its own: the same real upstream excerpt is kept once
+    where a workaround and a gate rule are tested on it, each with its own expectations."""
     found: list[Annotation] = []
-    for path in sorted(p for p in case.rglob("*") if p.is_file()):
+    note = case / CASE_NOTE
+    if note.is_file():
+        for line in note.read_text(encoding="utf-8").splitlines():
+            match = ANNOTATION.match(line)
+            if match and match["kind"] == "tree":
+                shared = (FIXTURES / match["body"]).resolve()
+                assert shared.is_dir() and shared.is_relative_to(FIXTURES.resolve()), f"{note}: no fixture case {match['body']}"
+                copy_case(shared, tree)
+            elif match and match["kind"] != "from":
+                found.append(Annotation(match["kind"], match["body"], CASE_NOTE, 0, None))
+    for path in sorted(p for p in case.rglob("*") if p.is_file() and p != note):
         rel = path.relative_to(case).as_posix()
         lines = path.read_text(encoding="utf-8").split("\n")
         out = []
