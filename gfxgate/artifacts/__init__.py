@@ -17,7 +17,7 @@ from __future__ import annotations
 
 _EXPORTS = {
     "scan_paths": "scan", "scan_file": "scan", "iter_files": "scan",
-    "ArtifactReport": "report", "FileReport": "report", "CodeObject": "report",
+    "ArtifactReport": "model", "FileReport": "model", "CodeObject": "model",
     "artifact_verdicts": "verdicts", "ROCBLAS_LAYER": "verdicts", "INSTALLED_LAYER": "verdicts",
     "ArtifactsResult": "render", "render": "render",
 }
