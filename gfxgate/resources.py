@@ -31,25 +31,6 @@ def cache_dir() -> Path:
     override = os.environ.get("GFXGATE_CACHE_DIR")
     if override:
         return Path(override)
-    xdg = _xdg_cache_home()
-    if xdg is not None:
-        return Path(xdg) / "gfxgate"
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("gfxgate"))
-
-
-def _xdg_cache_home() -> str | None:
-    """The XDG cache home on Linux, as platformdirs computes it, for the plain cases only (``None`` otherwise).
-
-    Every command that reads the shipped rules looks the cache up at start-up, and importing platformdirs
-    (with ``tempfile``, ``shutil``, ``random``) costs about 8 ms of a 100 ms command; the XDG rule itself is
-    ``$XDG_CACHE_HOME`` when it is an absolute path, else ``$HOME/.cache``. Anything unusual (another
-    platform, no or a relative ``HOME``) is left to platformdirs; tests compare both on this platform."""
-    if not sys.platform.startswith("linux"):
-        return None
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if xdg.startswith("/"):
-        return xdg
-    home = os.environ.get("HOME", "")
-    return home.rstrip("/") + "/.cache" if home.startswith("/") and home.rstrip("/") else None

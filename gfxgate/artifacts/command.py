@@ -1,5 +1,5 @@
-"""``gfxgate artifacts`` itself, apart from its command line: the click command (``gfxgate.cli.artifacts``) and
-the click-free fast path (``gfxgate.cli.fast``) both call :func:`run` with the parsed options."""
+"""``gfxgate artifacts`` itself, apart from its command line: the click command (``gfxgate.cli.artifacts``) calls
+:func:`run` with the parsed options."""
 
 from __future__ import annotations
 

@@ -5,9 +5,8 @@ exit code the error carries (see the README's exit-code table); Ctrl-C exits 130
 (``gfxgate targets | head -1``) exits 141 quietly; any other exception is a bug: one line
 ``gfxgate: internal error: …`` and exit 70, the traceback only with ``--debug`` (or GFXGATE_DEBUG=1).
 
-This module does not import click: ``main`` first offers the command line to :mod:`gfxgate.cli.fast` (the
-commands a user runs in loops, parsed without click when every word is one it understands), and only then
-builds the click group (:mod:`gfxgate.cli.group`), which parses, validates and explains everything else.
+``main`` builds the click group (:mod:`gfxgate.cli.group`), which parses, validates and explains every command
+line; each command's module is imported only when that command runs.
 """
 
 from __future__ import annotations
@@ -48,22 +47,17 @@ def __getattr__(name: str):
 
 
 def main(argv: list[str] | None = None) -> None:
-    from gfxgate.cli.fast import fast_command
     from gfxgate.cli.io import echo
     from gfxgate.errors import ExitCode, GfxgateError
 
     try:
         try:
             args = list(sys.argv[1:] if argv is None else argv)
-            run = fast_command(args)
-            if run is not None:
-                run()
-            else:
-                from gfxgate.cli.group import cli
+            from gfxgate.cli.group import cli
 
-                # not cli.main(): it turns a closed pipe into exit 1, the code for "a check found something"
-                with cli.make_context("gfxgate", args) as ctx:
-                    cli.invoke(ctx)
+            # not cli.main(): it turns a closed pipe into exit 1, the code for "a check found something"
+            with cli.make_context("gfxgate", args) as ctx:
+                cli.invoke(ctx)
         finally:
             sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's shutdown
     except GfxgateError as exc:

@@ -1,8 +1,6 @@
 """``gfxgate artifacts``: which GPU code is really installed, read from ELF and bundle headers.
 
-The command line as click reads it; the command itself is :func:`gfxgate.artifacts.command.run`, which
-:mod:`gfxgate.cli.fast` calls without click for the usual command lines (kept equal to this declaration by
-tests/core/test_cli_fast.py).
+The command line as click reads it; the command itself is :func:`gfxgate.artifacts.command.run`.
 """
 
 from __future__ import annotations

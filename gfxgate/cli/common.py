@@ -11,15 +11,43 @@ from gfxgate.cli.io import emit, parse_targets  # noqa: F401 - re-exported: ever
 
 
 def format_option(choices: tuple[str, ...] = ("md", "json", "text"), default: str = "md") -> Callable:
+    """--format. Unless given (or GFXGATE_FORMAT), a command that offers ``text`` prints text on a terminal (stdout
+    a TTY and no -o) and ``default`` otherwise, so a pipe, a file, a script and every golden keep ``default``."""
+
+    def resolve(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        if value is not None:
+            return value
+        # click processes the options given on the command line first, so a given -o is already in ctx.params
+        to_terminal = ctx.params.get("output") is None and click.get_text_stream("stdout").isatty()
+        return "text" if to_terminal and "text" in choices else default
+
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(choices),
-        default=default,
-        show_default=True,
+        default=None,
+        callback=resolve,
         envvar="GFXGATE_FORMAT",
-        help="Output format.",
+        help=f"Output format [default: {'text on a terminal, else ' if 'text' in choices else ''}{default}].",
     )
+
+
+def terminal(output: Path | None = None) -> dict:
+    """How text is laid out where it goes: ``width`` (the terminal's, else $COLUMNS, else 100) and ``color`` (a
+    terminal without NO_COLOR and not TERM=dumb)."""
+    import os
+    import shutil
+
+    to_terminal = output is None and click.get_text_stream("stdout").isatty()
+    if to_terminal:
+        width = shutil.get_terminal_size((100, 24)).columns
+    else:
+        try:
+            width = int(os.environ.get("COLUMNS", "100"))
+        except ValueError:
+            width = 100
+    color = to_terminal and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    return {"width": max(40, min(width, 400)), "color": color}
 
 
 def output_option() -> Callable:

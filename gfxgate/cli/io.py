@@ -1,30 +1,19 @@
-"""Writing a command's result, and its --target values, without click: the command-line helpers a command that
-runs before click is imported (``gfxgate.cli.fast``) shares with every other command.
-
-:func:`echo` writes text as ``click.echo`` does (a newline, a flush; a text with an escape character goes through
-``click.echo`` itself, which strips ANSI sequences when the stream is not a terminal, by its own version's
-pattern), so a result reads the same whether click parsed the command line or not.
-"""
+"""Writing a command's result, and parsing its --target values: the helpers every command shares."""
 
 from __future__ import annotations
 
 import sys
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # not imported at run time: `gfxgate --help` needs no pathlib
+if TYPE_CHECKING:
     from pathlib import Path
-    from typing import TextIO
 
 
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
-    if "\033" in text:
-        import click
+    """click.echo: a newline, a flush, ANSI styling removed when the stream is not a terminal."""
+    import click
 
-        click.echo(text, err=err, nl=nl)
-        return
-    stream: TextIO = sys.stderr if err else sys.stdout
-    stream.write(text + "\n" if nl else text)
-    stream.flush()
+    click.echo(text, err=err, nl=nl)
 
 
 def emit(text: str | bytes, output: Path | None) -> None:

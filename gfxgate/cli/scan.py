@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options
+from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options, terminal
 
 DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib")
 
@@ -29,7 +29,9 @@ DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib"
               help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Evaluate from this snapshot file instead of the embedded one.")
-def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, logs, rules_root, snapshot_path) -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Text format: also every cell's evidence, remedy and the notes.")
+def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, logs, rules_root, snapshot_path,
+         verbose) -> None:
     """The gate matrix: for each layer and target, a status with its evidence and remedy.
 
     Without --live, --ref or --source the evidence comes from the embedded snapshot of the
@@ -87,7 +89,8 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
         snapshot_path=snapshot_path,
         runtime_cells=runtime_cells,
     )
-    emit(render(matrix, fmt), output)
+    options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
+    emit(render(matrix, fmt, **options), output)
 
 
 def _multiarch_lib() -> str:

@@ -26,10 +26,10 @@ def _markdown(matrix: GateMatrix) -> str:
     return render(matrix)
 
 
-def _text(matrix: GateMatrix) -> str:
-    from gfxgate.report.text import render
+def _text(matrix: GateMatrix, **options) -> str:
+    from gfxgate.report.terminal import render
 
-    return render(matrix)
+    return render(matrix, **options)
 
 
 def _sarif(matrix: GateMatrix) -> str:
@@ -38,7 +38,7 @@ def _sarif(matrix: GateMatrix) -> str:
     return render_scan(matrix)
 
 
-FORMATTERS: dict[OutputFormat, Callable[[GateMatrix], str]] = {
+FORMATTERS: dict[OutputFormat, Callable[..., str]] = {
     OutputFormat.MARKDOWN: _markdown,
     OutputFormat.JSON: render_json,
     OutputFormat.TEXT: _text,
@@ -46,5 +46,10 @@ FORMATTERS: dict[OutputFormat, Callable[[GateMatrix], str]] = {
 }
 
 
-def render(matrix: GateMatrix, fmt: str | OutputFormat) -> str:
-    return FORMATTERS[OutputFormat(fmt)](matrix)
+def render(matrix: GateMatrix, fmt: str | OutputFormat, *, width: int = 100, color: bool = False,
+           verbose: bool = False) -> str:
+    """``width``, ``color`` and ``verbose`` lay out the text format; the other formats have one form."""
+    fmt = OutputFormat(fmt)
+    if fmt is OutputFormat.TEXT:
+        return FORMATTERS[fmt](matrix, width=width, color=color, verbose=verbose)
+    return FORMATTERS[fmt](matrix)

@@ -40,7 +40,8 @@ def test_text_and_json_carry_the_same_cells():
     data = json.loads(render(_matrix(), "json"))
     statuses = [c["status"] for c in data["layers"][0]["cells"]]
     assert statuses == ["override-required", "unknown"]
-    assert "ollama@v0.17.5:CMakeLists.txt:127" in render(_matrix(), "text")
+    assert "ollama@v0.17.5:CMakeLists.txt:127" in render(_matrix(), "text", verbose=True)
+    assert "ollama@v0.17.5:CMakeLists.txt:127" not in render(_matrix(), "text")  # evidence folded behind -v
 
 
 def test_verdict_without_evidence_is_refused():

@@ -1,0 +1,176 @@
+"""The gate matrix as a person reads it in a terminal: the answer first, the layers as a compact table, the
+evidence behind ``-v``.
+
+Rendered with rich into a string (no I/O: the CLI writes it), wrapped to ``width``; colour only when asked
+(``color=True``: the CLI asks on a TTY without ``NO_COLOR``). Every string that came from a source, a log or a
+server goes in as a :class:`rich.text.Text` (never as markup) after :func:`inert`, so it cannot style the output or
+reach the terminal as a control sequence.
+"""
+
+from __future__ import annotations
+
+import io
+
+from gfxgate.gate.matrix import GateMatrix
+from gfxgate.textsafe import inert
+
+# status -> style; plain words stay readable without colour
+STYLES = {
+    "allowed": "green",
+    "override-required": "yellow",
+    "partial": "yellow",
+    "blocked": "bold red",
+    "unknown": "magenta",
+}
+_DIM = "dim"
+
+
+def _console(width: int, color: bool):
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), width=width, color_system="standard" if color else None,
+                   force_terminal=color, no_color=not color, highlight=False, markup=False, emoji=False,
+                   soft_wrap=False, legacy_windows=False, force_jupyter=False, force_interactive=False)
+
+
+def _text(*parts: tuple[str, str] | str):
+    """A rich Text from (string, style) pairs or plain strings, every string made inert."""
+    from rich.text import Text
+
+    out = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            out.append(inert(part[0]), style=part[1] or None)
+        else:
+            out.append(inert(part))
+    return out
+
+
+def _where(evidence) -> str:
+    first = next((e for e in evidence if e.location), evidence[0] if evidence else None)
+    if first is None:
+        return ""
+    return str(first.location) if first.location else first.source
+
+
+def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
+    from rich.padding import Padding
+    from rich.table import Table
+
+    for number, route in enumerate(matrix.routes):
+        if number:
+            console.print()
+        head = route.target + (f" at {route.version}" if route.version else "")
+        label = route.label if route.best else "undecided"
+        console.print(_text(("The answer", "bold"), " for ", (head, "bold"), ": ",
+                            (label, "bold green" if route.best and route.certain else "bold yellow")))
+        if not route.certain or route.best is None:
+            console.print(Padding(_text(("uncertain: " if not route.certain else "", "yellow"), route.reason or ""),
+                                  (0, 0, 0, 2), expand=False))
+        for backend in route.backends:
+            if backend.option is not None:
+                option = backend.option
+                console.print(Padding(_text((f"{option.label}", "bold")), (0, 0, 0, 2), expand=False))
+                if option.steps:
+                    steps = Table.grid(padding=(0, 1))
+                    steps.add_column(no_wrap=True)
+                    steps.add_column(ratio=1)
+                    for number, step in enumerate(option.steps, 1):
+                        checked = f"checked: {step.check.state}" if step.check else "not checked (snapshot)"
+                        what = _text((step.setting, "cyan"))
+                        if verbose:
+                            what.append("\n")
+                            what.append_text(_text((f"{step.workaround}; {_where(step.evidence)}; {checked}", _DIM)))
+                        steps.add_row(f"{number}.", what)
+                    console.print(Padding(steps, (0, 0, 0, 4)))
+                if not option.steps:
+                    console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
+            elif backend.state == "undecided":
+                console.print(Padding(_text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),
+                                      (0, 0, 0, 2), expand=False))
+            elif verbose:
+                console.print(Padding(_text((f"{backend.title}: no route", _DIM), f" — {'; '.join(backend.refused)}"),
+                                      (0, 0, 0, 2), expand=False))
+        if route.runtime:
+            console.print(Padding(_text(("runtime: ", "bold"), f"{route.runtime.outcome} — {route.runtime.summary}"),
+                                  (0, 0, 0, 2), expand=False))
+
+
+def _layers(console, matrix: GateMatrix, verbose: bool) -> None:
+    from rich import box
+    from rich.table import Table
+
+    status_width = max(len("override-required"), *(len(t) for t in matrix.targets))
+    if len(matrix.targets) == 1:
+        groups = [list(matrix.targets)]
+    else:  # as many target columns as the width holds beside a wrapped layer column; more go in another table
+        per_table = max(1, (console.width - 16) // (status_width + 3))
+        groups = [list(matrix.targets[i:i + per_table]) for i in range(0, len(matrix.targets), per_table)]
+    for number, group in enumerate(groups):
+        if number:
+            console.print()
+        single = len(matrix.targets) == 1
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=single)
+        if single:
+            table.add_column("Layer", no_wrap=True, min_width=max(len(layer.title) for layer in matrix.layers))
+        else:
+            table.add_column("Layer", overflow="fold", min_width=13)
+        for target in group:
+            table.add_column(inert(target), no_wrap=True, min_width=status_width)
+        if single:
+            table.add_column("why", overflow="ellipsis", no_wrap=True, ratio=1)
+        for layer in matrix.layers:
+            verdicts = {v.target: v for v in matrix.row(layer.id)}
+            cells = [_text(layer.title)]
+            for target in group:
+                verdict = verdicts.get(target)
+                status = verdict.status.value if verdict else ""
+                cells.append(_text((status, STYLES.get(status, ""))))
+            if single:
+                why = _text(verdicts[group[0]].summary if group[0] in verdicts else "")
+                why.overflow, why.no_wrap = "ellipsis", True
+                cells.append(why)
+            table.add_row(*cells)
+        console.print(table)
+
+
+def _evidence(console, matrix: GateMatrix) -> None:
+    from rich.padding import Padding
+
+    console.print(_text(("Evidence", "bold")))
+    for layer in matrix.layers:
+        console.print(_text((layer.title, "bold")))
+        for verdict in matrix.row(layer.id):
+            console.print(Padding(_text((verdict.target, "bold"), " ", (verdict.status.value, STYLES.get(verdict.status.value, "")),
+                                        ": ", verdict.summary), (0, 0, 0, 2), expand=False))
+            for evidence in verdict.evidence:
+                where = str(evidence.location) if evidence.location else evidence.source
+                console.print(Padding(_text((where, "cyan"), "  ", evidence.text or ""), (0, 0, 0, 4), expand=False))
+            if not verdict.evidence and verdict.reason:
+                console.print(Padding(_text(verdict.reason), (0, 0, 0, 4), expand=False))
+            if verdict.remedy:
+                console.print(Padding(_text(("remedy: ", "bold"), verdict.remedy), (0, 0, 0, 4), expand=False))
+
+
+def render(matrix: GateMatrix, *, width: int = 100, color: bool = False, verbose: bool = False) -> str:
+    """The matrix as terminal text of at most ``width`` columns."""
+    console = _console(max(width, 40), color)
+    sources = ", ".join(f"{s.name}@{s.ref}" for s in matrix.sources)
+    console.print(_text(("gfxgate", "bold"), f" · {', '.join(matrix.targets)}", (f" · {sources}" if sources else "", _DIM)))
+    console.print()
+    _answer(console, matrix, verbose)
+    console.print()
+    _layers(console, matrix, verbose)
+    if verbose:
+        console.print()
+        _evidence(console, matrix)
+        if matrix.notes:
+            console.print()
+            console.print(_text(("Notes", "bold")))
+            for note in matrix.notes:
+                console.print(_text("  ", note))
+    else:
+        console.print(_text(("Evidence, remedies and notes: add -v (or --format md / json).", _DIM)))
+    text = console.file.getvalue()
+    # rich pads wrapped and tabled lines to the width; trailing blanks only make a copied answer untidy
+    return "\n".join(line.rstrip(" ") for line in text.split("\n")) if not color else text
