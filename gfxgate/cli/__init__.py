@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diff": ("gfxgate.cli.diff", "diff", "What flipped between two gate matrices (exit 1 on a --fail-on regression)."),
     "history": ("gfxgate.cli.history", "history", "The release tags at which each layer's status changed."),
     "check": ("gfxgate.cli.check", "check", "PR check: gate-matrix diff of the pins at a git ref vs. the working tree."),
-    "pins": ("gfxgate.cli.pins", "pins", "Bump a pin in rules/pins.toml and regenerate the snapshot."),
+    "pins": ("gfxgate.cli.pins", "pins", "Show the upstream pins, or bump one and rebuild the snapshot."),
     "workarounds": ("gfxgate.cli.workarounds", "workarounds", "Documented workarounds, each checked against the pinned sources."),
     "timeline": ("gfxgate.cli.timeline", "timeline", "Every target × every release: the route at each (table, JSON, SVG, PNG)."),
     "diagnose": ("gfxgate.cli.diagnose", "diagnose", "Which layer stopped this GPU, from your Ollama / llama.cpp log."),

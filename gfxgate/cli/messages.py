@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
 
 
 @click.command()
-@format_option(("md", "json"))
+@format_option(("md", "json", "text"))
 @output_option()
 @source_options
 @click.option("--fail-on-stale", is_flag=True, help="Exit 1 when a message is stale at the checked versions.")
@@ -32,6 +32,6 @@ def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
-    emit(render(checks, fmt, sources=infos), output)
+    emit(render(checks, fmt, sources=infos, **(terminal(output) if fmt == "text" else {})), output)
     if fail_on_stale and any(c.state == STALE for c in checks):
         raise SystemExit(int(ExitCode.FINDINGS))

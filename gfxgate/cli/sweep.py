@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import click
 
-from gfxgate.cli.common import emit, output_option
+from gfxgate.cli.common import emit, format_option, output_option, terminal
 
 DEFAULT_WORKLOG = "gfxgate-sweep.jsonl"
 
@@ -205,7 +205,7 @@ def _unique(items):
 
 @sweep.command("report")
 @click.argument("worklog", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(("md", "json")), default="md", show_default=True, envvar="GFXGATE_FORMAT", help="Output format.")
+@format_option(("md", "json", "text"))
 @click.option("--lang", type=click.Choice(("en", "ja")), default="en", show_default=True, help="Language of headings and questions (cells stay the same).")
 @output_option()
 def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
@@ -221,4 +221,4 @@ def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
         from gfxgate.errors import InputError
 
         raise InputError(f"worklog {worklog} has no runs")
-    emit(render(build_report(log), fmt, lang), output)
+    emit(render(build_report(log), fmt, lang, **(terminal(output) if fmt == "text" else {})), output)

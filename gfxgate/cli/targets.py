@@ -29,31 +29,70 @@ def describe(target_text: str) -> dict:
     }
 
 
+# the text and Markdown labels of describe()'s keys; the JSON keeps the keys
+LABELS = {
+    "hsa_override_gfx_version": "HSA version",  # what HSA_OVERRIDE_GFX_VERSION=X.Y.Z makes a GPU report as *this* one
+}
+
+
+def _value(value) -> str:
+    if isinstance(value, dict):
+        value = ", ".join(f"{k}={v}" for k, v in value.items())
+    elif isinstance(value, list):
+        value = ", ".join(value)
+    return value if value not in (None, "") else "-"
+
+
+def _explain(info: dict) -> list[tuple[str, str]]:
+    rows = [(LABELS.get(key, key), _value(value)) for key, value in info.items()]
+    if info.get("hsa_override_gfx_version"):
+        rows.append(("", f"(HSA_OVERRIDE_GFX_VERSION={info['hsa_override_gfx_version']} makes another GPU report as "
+                         f"{info['processor']}; which override helps {info['processor']} itself: "
+                         f"gfxgate scan -t {info['processor']})"))
+    return rows
+
+
+def render_one(info: dict, fmt: str) -> str:
+    from gfxgate.report.markdown import md_escape
+
+    if fmt == "json":
+        return dumps(info, ensure_ascii=True)
+    rows = _explain(info)
+    if fmt == "md":
+        return "\n".join([f"# {md_escape(info['target'])}", "", "| | |", "|---|---|",
+                          *(f"| {md_escape(k)} | {md_escape(v)} |" for k, v in rows)]) + "\n"
+    return "\n".join(f"{k:26} {v}" for k, v in rows)
+
+
+def render_list(rows: list[dict], fmt: str) -> str:
+    from gfxgate.report.markdown import md_escape
+
+    if fmt == "json":
+        return dumps(rows, ensure_ascii=True)
+    lines = []
+    for row in rows:
+        names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
+        cells = (row["processor"], row["family"], row["hsa_override_gfx_version"] or "-", names)
+        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |" if fmt == "md" else
+                     f"{cells[0]:16} {cells[1]:8} {cells[2]:8} {cells[3]}")
+    if fmt == "md":
+        lines = ["# gfxgate targets", "", "| Processor | Family | HSA version | Products |", "|---|---|---|---|", *lines]
+        return "\n".join(lines) + "\n"
+    return "\n".join(lines)
+
+
 @click.command()
 @click.argument("target", required=False)
 @click.option("--hsa-override", metavar="X.Y.Z", help="Which processor an HSA_OVERRIDE_GFX_VERSION value selects.")
-@format_option(("text", "json"), default="text")
+@format_option(("md", "json", "text"), default="text")
 def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
-    """List known GPU targets, or explain TARGET (family, products, macros, HSA override, generics)."""
+    """List known GPU targets, or explain TARGET (family, products, macros, HSA version, generics)."""
     from gfxgate.targets import catalog
 
     cat = catalog()
     if hsa_override:
         target = cat.from_hsa_override(hsa_override).name
     if target:
-        info = describe(target)
-        if fmt == "json":
-            click.echo(dumps(info, ensure_ascii=True))
-            return
-        for key, value in info.items():
-            if isinstance(value, (list, dict)):
-                value = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else ", ".join(value)
-            click.echo(f"{key:26} {value if value not in (None, '') else '-'}")
+        click.echo(render_one(describe(target), fmt))
         return
-    rows = [describe(name) for name in cat.names()]
-    if fmt == "json":
-        click.echo(dumps(rows, ensure_ascii=True))
-        return
-    for row in rows:
-        names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
-        click.echo(f"{row['processor']:16} {row['family']:8} {row['hsa_override_gfx_version'] or '-':8} {names}")
+    click.echo(render_list([describe(name) for name in cat.names()], fmt))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -12,7 +12,7 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
               help="GPU target; repeatable or comma-separated (default: every target a rule names).")
 @click.option("--from", "first", metavar="TAG", help="First release (default: the oldest).")
 @click.option("--to", "last", metavar="TAG", help="Last release (default: the newest).")
-@format_option(("md", "json", "svg", "png"))
+@format_option(("md", "json", "text", "svg", "png"))
 @output_option()
 @click.option("--live", is_flag=True, help="Recompute from the release tags instead of the embedded timeline snapshot.")
 @source_options(refs=False, note="implies --live")
@@ -54,7 +54,7 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
         if first and last and stored.tags.index(first) > stored.tags.index(last):
             raise UsageError(f"--from {first} comes after --to {last} in release order")
         result = stored.select(names, first, last)
-    emit(render(result, fmt, verbose=verbose), output)
+    emit(render(result, fmt, verbose=verbose, **(terminal(output) if fmt == "text" else {})), output)
     cells = sum(len(r.cells) for r in result.rows)
     click.echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"
                f" ({result.origin})", err=True)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options
+from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options, terminal
 
 
 @click.command()
 @click.option("-t", "--target", "targets", multiple=True, metavar="TARGET", help="Only workarounds that apply to these targets.")
-@format_option(("md", "json"))
+@format_option(("md", "json", "text"))
 @output_option()
 @source_options
 @click.option("--installed", "installed", multiple=True, type=click.Path(exists=True, path_type=Path), metavar="DIR",
@@ -46,4 +46,4 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
-    emit(render(reports, fmt, sources=infos, not_applicable=absent), output)
+    emit(render(reports, fmt, sources=infos, not_applicable=absent, **(terminal(output) if fmt == "text" else {})), output)

@@ -32,5 +32,9 @@ def render_json(checks, *, sources) -> str:
     return dumps(data) + "\n"
 
 
-def render(checks, fmt: str, *, sources) -> str:
+def render(checks, fmt: str, *, sources, width: int = 100, color: bool = False) -> str:
+    if fmt == "text":
+        from gfxgate.report.terminal import markdown_text
+
+        return markdown_text(render_md(checks, sources=sources), width=width, color=color)
     return (render_json if fmt == "json" else render_md)(checks, sources=sources)

@@ -174,3 +174,15 @@ def render(matrix: GateMatrix, *, width: int = 100, color: bool = False, verbose
     text = console.file.getvalue()
     # rich pads wrapped and tabled lines to the width; trailing blanks only make a copied answer untidy
     return "\n".join(line.rstrip(" ") for line in text.split("\n")) if not color else text
+
+
+def markdown_text(markdown: str, *, width: int = 100, color: bool = False) -> str:
+    """A Markdown report laid out for a terminal (headings, wrapped paragraphs, tables fitted to ``width``): the text
+    format of the commands whose report is a document rather than a matrix. The Markdown's text is already escaped
+    by the formatter that wrote it; control characters are made inert before rich reads it."""
+    from rich.markdown import Markdown
+
+    console = _console(max(width, 40), color)
+    console.print(Markdown(inert(markdown, lines=True), hyperlinks=False, code_theme="ansi_dark"))
+    text = console.file.getvalue()
+    return "\n".join(line.rstrip(" ") for line in text.split("\n")) if not color else text

@@ -47,5 +47,9 @@ def render_md(reports, *, sources, not_applicable=()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(reports, fmt: str, *, sources, not_applicable=()) -> str:
+def render(reports, fmt: str, *, sources, not_applicable=(), width: int = 100, color: bool = False) -> str:
+    if fmt == "text":
+        from gfxgate.report.terminal import markdown_text
+
+        return markdown_text(render_md(reports, sources=sources, not_applicable=not_applicable), width=width, color=color)
     return (render_json if fmt == "json" else render_md)(reports, sources=sources, not_applicable=not_applicable)

@@ -19,6 +19,7 @@ from gfxgate.sweep.model import SweepReport
 class ReportFormat(str, Enum):
     MD = "md"
     JSON = "json"
+    TEXT = "text"
 
     def __str__(self) -> str:
         return self.value
@@ -148,11 +149,21 @@ def render_json(report: SweepReport, lang: str = "en") -> str:
     return dumps(report.to_json()) + "\n"
 
 
-FORMATTERS: dict[ReportFormat, Callable[[SweepReport, str], str]] = {
+def render_text(report: SweepReport, lang: str = "en", *, width: int = 100, color: bool = False) -> str:
+    from gfxgate.report.terminal import markdown_text
+
+    return markdown_text(render_markdown(report, lang), width=width, color=color)
+
+
+FORMATTERS: dict[ReportFormat, Callable[..., str]] = {
     ReportFormat.MD: render_markdown,
     ReportFormat.JSON: render_json,
+    ReportFormat.TEXT: render_text,
 }
 
 
-def render(report: SweepReport, fmt: ReportFormat | str, lang: str = "en") -> str:
-    return FORMATTERS[ReportFormat(fmt)](report, lang)
+def render(report: SweepReport, fmt: ReportFormat | str, lang: str = "en", *, width: int = 100, color: bool = False) -> str:
+    fmt = ReportFormat(fmt)
+    if fmt is ReportFormat.TEXT:
+        return render_text(report, lang, width=width, color=color)
+    return FORMATTERS[fmt](report, lang)

@@ -6,7 +6,7 @@ from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import md_escape as _md_cell
 from gfxgate.timeline.model import Timeline
 
-FORMATS = ("md", "json", "svg", "png")
+FORMATS = ("md", "json", "text", "svg", "png")
 
 
 def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
@@ -85,9 +85,13 @@ def render_json(timeline: Timeline) -> str:
     return dumps(timeline.to_json()) + "\n"
 
 
-def render(timeline: Timeline, fmt: str, *, verbose: bool = False) -> str | bytes:
+def render(timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 100, color: bool = False) -> str | bytes:
     if fmt == "md":
         return render_md(timeline, verbose=verbose)
+    if fmt == "text":
+        from gfxgate.report.terminal import markdown_text
+
+        return markdown_text(render_md(timeline, verbose=verbose), width=width, color=color)
     if fmt == "json":
         return render_json(timeline)
     from gfxgate.timeline import figure
