@@ -100,16 +100,35 @@ def render_md(result: ArtifactsResult) -> str:
             out.append(f"- error{f' @0x{e.offset:x}' if e.offset is not None else ''}: {e.message}")
         if f.errors:
             out.append("")
-    if skipped:
-        out += ["## Skipped", ""] + [f"- `{f.path}`: {f.skipped}" for f in skipped] + [""]
+    aliases, other = _aliases(skipped)
+    if other or aliases:
+        out += ["## Skipped", ""] + [f"- `{f.path}`: {f.skipped}" for f in other]
+        if aliases:
+            out.append(f"- {_alias_line(aliases)}")
+        out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _aliases(skipped: list) -> tuple[list, list]:
+    """The skipped files that are another name of a file or folder already scanned (a symbolic or hard link, as a
+    system library folder has hundreds of), apart from the skips a person should read."""
+    aliases = [f for f in skipped if f.skipped.startswith(("same file as ", "folder already scanned"))]
+    alias_ids = {id(f) for f in aliases}
+    return aliases, [f for f in skipped if id(f) not in alias_ids]
+
+
+def _alias_line(aliases: list) -> str:
+    return (f"{len(aliases)} other name(s) of files or folders already scanned (symbolic or hard links), not "
+            "listed; `--format json` lists each")
 
 
 def render_text(result: ArtifactsResult) -> str:
     rep = result.report
     out = []
+    aliases, _ = _aliases([f for f in rep.files if f.kind == SKIPPED])
+    alias_ids = {id(f) for f in aliases}
     for f in rep.files:
-        if not f.interesting:
+        if not f.interesting or id(f) in alias_ids:
             continue
         if f.kind == SKIPPED:
             out.append(f"{f.path}: skipped: {f.skipped}")
@@ -127,6 +146,10 @@ def render_text(result: ArtifactsResult) -> str:
         out.append(f"{v.target} {v.layer}: {v.status}: {v.summary}")
         if v.remedy:
             out.append(f"  remedy: {v.remedy}")
+    scanned = sum(1 for f in rep.files if f.kind != SKIPPED)
+    found = sum(len(f.code_objects) for f in rep.files)
+    out.append(f"{scanned} file(s) scanned, {found} GPU code object(s) found"
+               + (f"; {_alias_line(aliases)}" if aliases else ""))
     return "\n".join(out) + "\n"
 
 
