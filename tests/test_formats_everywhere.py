@@ -52,7 +52,8 @@ def test_the_three_formats_of_one_result_agree(gfxgate_exe, args):
     outs = {fmt: _run(gfxgate_exe, *args, "--format", fmt) for fmt in ("md", "json", "text")}
     for fmt, done in outs.items():
         assert done.returncode in (0, 5), (fmt, done.stderr)
-    json.loads(outs["json"].stdout)
+    data = json.loads(outs["json"].stdout)
+    assert {"schema_version", "kind", "generator"} <= set(data), list(data)[:5]  # as every gfxgate JSON document
     assert outs["md"].stdout.lstrip().startswith(("#", "|"))
     text = outs["text"].stdout
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text) and "|---" not in text

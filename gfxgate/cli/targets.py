@@ -56,7 +56,9 @@ def render_one(info: dict, fmt: str) -> str:
     from gfxgate.report.markdown import md_escape
 
     if fmt == "json":
-        return dumps(info, ensure_ascii=True)
+        from gfxgate.serial import document
+
+        return dumps(document("target", info), ensure_ascii=True)
     rows = _explain(info)
     if fmt == "md":
         return "\n".join([f"# {md_escape(info['target'])}", "", "| | |", "|---|---|",
@@ -68,7 +70,9 @@ def render_list(rows: list[dict], fmt: str) -> str:
     from gfxgate.report.markdown import md_escape
 
     if fmt == "json":
-        return dumps(rows, ensure_ascii=True)
+        from gfxgate.serial import document
+
+        return dumps(document("targets", {"targets": rows}), ensure_ascii=True)
     lines = []
     for row in rows:
         names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))

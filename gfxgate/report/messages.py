@@ -17,9 +17,9 @@ def render_md(checks, *, sources) -> str:
 
 
 def render_json(checks, *, sources) -> str:
-    data = {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "kind": "message-check",
+    from gfxgate.serial import document
+
+    data = document("message-check", {
         "sources": [s.to_json() for s in sources],
         "messages": [
             {"id": c.message.id, "family": c.message.family, "kind": c.message.kind, "layer": c.message.layer,
@@ -28,7 +28,7 @@ def render_json(checks, *, sources) -> str:
                            "locations": [str(loc) for loc in r.locations]} for r in c.results]}
             for c in checks
         ],
-    }
+    }, version=JSON_SCHEMA_VERSION)
     return dumps(data) + "\n"
 
 

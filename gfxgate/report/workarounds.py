@@ -10,13 +10,13 @@ SCHEMA_VERSION = 1
 
 
 def render_json(reports, *, sources, not_applicable=()) -> str:
-    data = {
-        "schema_version": SCHEMA_VERSION,
-        "kind": "workarounds",
+    from gfxgate.serial import document
+
+    data = document("workarounds", {
         "sources": [s.to_json() for s in sources],
         "workarounds": [r.to_json() for r in reports],
         "not_applicable": [{"id": w.id, "exists_in": w.exists_in.describe()} for w in not_applicable],
-    }
+    }, version=SCHEMA_VERSION)
     return dumps(data) + "\n"
 
 

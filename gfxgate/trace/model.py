@@ -99,8 +99,10 @@ class TraceStage:
 
 
 def _header(kind: str) -> dict[str, Any]:
-    """The keys a trace or env JSON document starts with."""
-    return {"version": lambda _: TRACE_JSON_VERSION, "kind": lambda _: kind}
+    """The keys a trace or env JSON document starts with, as every gfxgate JSON document (serial.document)."""
+    from gfxgate.serial import document
+
+    return {key: (lambda _, value=value: value) for key, value in document(kind, {}, version=TRACE_JSON_VERSION).items()}
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ def test_json_is_versioned_deterministic_and_valid(sources, result):
     assert first == again
     data = json.loads(first)
     jsonschema.validate(data, _schema())
-    assert data["version"] == 1 and data["kind"] == "trace"
+    assert data["schema_version"] == 1 and data["kind"] == "trace" and data["generator"].startswith("gfxgate ")
+    assert list(data)[:3] == ["schema_version", "kind", "generator"] and "version" not in data
     assert [s["id"] for s in data["stages"] if s["summary"]] == ["client", "cli-help", "server", "runner-bridge", "llama-cpp"]
     assert all(h["where"] for s in data["stages"] for h in s["hops"] if h["status"] == "found")
 
