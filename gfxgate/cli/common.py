@@ -108,3 +108,39 @@ def report_exit(diff, failing: tuple[str, ...]) -> None:
         for c in bad:
             click.echo(f"gfxgate: {c.target} regressed: {c.layer} {c.old_status} -> {c.new_status}", err=True)
         sys.exit(1)
+
+
+class probe_progress:  # noqa: N801 - used as a context manager, like open()
+    """A progress line on stderr while tags are probed (history, timeline --live): a rich spinner with the count
+    and the tag being read, only when stderr is a terminal and GFXGATE_NO_PROGRESS is unset; otherwise nothing.
+    Use: ``with probe_progress("probing ollama tags") as on_probe: TagProber(..., on_probe=on_probe)``."""
+
+    def __init__(self, label: str) -> None:
+        import os
+        import sys
+
+        self.label, self.progress, self.task, self.count = label, None, None, 0
+        self.enabled = sys.stderr.isatty() and os.environ.get("GFXGATE_NO_PROGRESS", "") in ("", "0")
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                 console=Console(stderr=True, highlight=False, markup=False), transient=True)
+        self.progress.start()
+        self.task = self.progress.add_task(self.label, total=None)
+        return self._step
+
+    def _step(self, tag: str) -> None:
+        from gfxgate.textsafe import inert
+
+        self.count += 1
+        self.progress.update(self.task, description=f"{self.label}: {self.count} probed, reading {inert(tag)[:40]}")
+        self.progress.refresh()
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()

@@ -33,11 +33,15 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     from gfxgate.sources.resolve import load_pins, parse_assignments
     from gfxgate.targets import catalog
 
+    from gfxgate.cli.common import probe_progress
+
     parsed = parse_targets(targets)
-    prober = TagProber(load_pins(), default_rules(), repo, parsed, catalog(),
-                       sources=parse_assignments(sources, "--source"), offline=offline,
-                       cache=FactsCache(default_cache_root(repo)))
-    result = walk(prober, first=first, last=last, layers=list(layers) or None, prereleases=prereleases, every_tag=every_tag)
+    with probe_progress(f"history of {repo}") as on_probe:
+        prober = TagProber(load_pins(), default_rules(), repo, parsed, catalog(),
+                           sources=parse_assignments(sources, "--source"), offline=offline,
+                           cache=FactsCache(default_cache_root(repo)), on_probe=on_probe)
+        result = walk(prober, first=first, last=last, layers=list(layers) or None, prereleases=prereleases,
+                      every_tag=every_tag)
     emit(render(result, fmt), output)
     flips = sum(len(row.changes) for row in result.rows)
     click.echo(f"gfxgate: {len(result.tags)} tags, {len(result.probed)} probed, {flips} change(s)", err=True)

@@ -82,7 +82,11 @@ def compute_live(names, first, last, sources, offline, prereleases, every_tag):
     cat = catalog()
     parsed = [cat.parse(n) for n in names]
     probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed)]
-    prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat,
-                       sources=parse_assignments(sources, "--source"), offline=offline,
-                       cache=FactsCache(default_cache_root("ollama")))
-    return compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases, every_tag=every_tag)
+    from gfxgate.cli.common import probe_progress
+
+    with probe_progress("timeline of ollama") as on_probe:
+        prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat,
+                           sources=parse_assignments(sources, "--source"), offline=offline,
+                           cache=FactsCache(default_cache_root("ollama")), on_probe=on_probe)
+        return compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases,
+                       every_tag=every_tag)

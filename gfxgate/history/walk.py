@@ -142,7 +142,8 @@ class TagProber:
     """Verdicts of one repository's layers at any of its tags, facts cached per (rule, commit, tag)."""
 
     def __init__(self, pins: Pins, ruleset: RuleSet, repo: str, targets: list, catalog, *,
-                 sources: Mapping[str, str] | None = None, offline: bool = False, cache: FactsCache | None = None) -> None:
+                 sources: Mapping[str, str] | None = None, offline: bool = False, cache: FactsCache | None = None,
+                 on_probe: Callable[[str], None] | None = None) -> None:
         if repo not in pins.sources:
             raise UsageError(f"unknown repository {repo!r}", hint="known: " + ", ".join(sorted(pins.sources)))
         self.pins, self.repo, self.targets, self.catalog = pins, repo, targets, catalog
@@ -152,6 +153,7 @@ class TagProber:
         self.sources = dict(sources or {})
         self.offline = offline
         self.cache = cache or FactsCache(None)
+        self.on_probe = on_probe  # called with each tag before its facts are read (a progress display)
         self.notes: set[str] = set()
         self.unavailable: dict[tuple[str, str], RuleFacts] = {}  # (rule id, tag) → facts whose source could not be read
         self._matrices: dict[str, GateMatrix] = {}
@@ -179,6 +181,8 @@ class TagProber:
         return release_tags(sorted(self.commits), self.pins.sources[self.repo].release_tags, prereleases=prereleases)
 
     def facts_at(self, tag: str) -> dict[str, RuleFacts]:
+        if self.on_probe is not None:
+            self.on_probe(tag)
         commit = self.commits[tag]
         facts: dict[str, RuleFacts] = {}
         missing: list[GateRule] = []
