@@ -143,7 +143,9 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
         item = Workaround(
             id=raw["id"], title=raw["title"], kind=raw["kind"], setting=raw["setting"], what=raw["what"],
             addresses=raw["addresses"], unblocks=tuple(raw["unblocks"]), risk=raw["risk"], checks=checks,
-            override=raw.get("override"), applies_to=tuple(raw.get("applies_to", ())), eras=eras, exists_in=exists_in,
+            override=raw.get("override"), eras=eras, exists_in=exists_in,
+            applies_to=tuple(raw.get("applies_to", ())) or (
+                tuple(p.name for p in cat.by_name.values() if p.integrated) if raw.get("integrated_only") else ()),
         )
         problems = []
         if item.id in seen:

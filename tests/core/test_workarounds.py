@@ -140,3 +140,22 @@ def test_a_setting_with_a_pipe_stays_in_its_cell():
     text = render_md([WorkaroundReport(workaround=w, state="live", summary="found", results=())], sources=())
     row = next(line for line in text.splitlines() if "grep gfx900" in line)
     assert gfm_cells(row) == ["`ls /opt/rocm/lib | grep gfx900`", ", ".join(w.unblocks) or "—", "**live**", "found"]
+
+
+def test_the_igpu_switch_is_linked_for_integrated_gpus_only(gfxgate_exe):
+    """issue 29: the Vulkan row of a discrete gfx1031 linked OLLAMA_IGPU_ENABLE=1, which only keeps integrated GPUs;
+    `integrated_only: true` limits it to the targets rules/targets.yaml marks integrated."""
+    import json
+    import subprocess
+
+    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1031,gfx1103", "--format", "json"], capture_output=True,
+                          text=True, check=True, timeout=60)
+    linked = {(layer["id"], cell["target"]) for layer in json.loads(done.stdout)["layers"] for cell in layer["cells"]
+              if "ollama-igpu-enable" in cell.get("workarounds", [])}
+    assert ("vulkan", "gfx1031") not in linked
+    assert ("vulkan", "gfx1103") in linked
+    from gfxgate.gate.workarounds import default_workarounds
+    from gfxgate.targets import catalog
+
+    igpu = next(w for w in default_workarounds() if w.id == "ollama-igpu-enable")
+    assert set(igpu.applies_to) == {p.name for p in catalog().by_name.values() if p.integrated}
