@@ -23,9 +23,15 @@ def artifact_verdicts(report: ArtifactReport, targets: list[TargetId]) -> dict[t
     library_files = [f for f in report.files if f.library is not None]
     other_files = [f for f in report.files if f.library is None]
     for target in targets:
-        cells[(ROCBLAS_LAYER, str(target))] = _layer_verdict(ROCBLAS_LAYER, library_files, target, rocblas=True)
-        cells[(INSTALLED_LAYER, str(target))] = _layer_verdict(INSTALLED_LAYER, other_files, target, rocblas=False)
+        cells[(ROCBLAS_LAYER, str(target))] = _layer_verdict(ROCBLAS_LAYER, library_files, target, rocblas=True,
+                                                             roots=report.paths)
+        cells[(INSTALLED_LAYER, str(target))] = _layer_verdict(INSTALLED_LAYER, other_files, target, rocblas=False,
+                                                               roots=report.paths)
     return cells
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _loc(f: FileReport, offset: int | None) -> Location:
@@ -50,7 +56,8 @@ def _code_evidence(pairs: list[tuple[FileReport, CodeObject, compat.Match]]) -> 
     return tuple(out)
 
 
-def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, rocblas: bool) -> Verdict:
+def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, rocblas: bool,
+                   roots: tuple[str, ...] = ()) -> Verdict:
     name = str(target)
     what = "rocBLAS/Tensile/hipBLASLt library files" if rocblas else "installed files with GPU code"
     scanned = [f for f in files if f.kind != SKIPPED]
@@ -147,10 +154,15 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
                        remedy=f"install a build that ships {target.processor} code objects")
 
     present = sorted({c.target for f in scanned for c in f.code_objects}, key=target_key)
-    evidence = tuple(
-        Evidence(SOURCE, _loc(f, None), f"{f.kind}: " + (", ".join(f.target_counts()) or "no GPU code objects"), "")
-        for f in sorted(scanned, key=lambda f: (not f.code_objects, f.path))[:MAX_EVIDENCE]
-    )
+    if present:  # the files that do hold GPU code, and what for
+        evidence = tuple(Evidence(SOURCE, _loc(f, None), f"{f.kind}: " + ", ".join(f.target_counts()), "")
+                         for f in sorted((f for f in scanned if f.code_objects), key=lambda f: f.path)[:MAX_EVIDENCE])
+    else:  # nothing anywhere: the folders scanned are the evidence, not the first files of the walk (a C runtime .o)
+        evidence = tuple(Evidence(SOURCE, Location(repo="file", path=root),
+                                  f"{sum(1 for f in scanned if _under(f.path, root))} file(s) scanned here",
+                                  "none of them holds a GPU code object")
+                         for root in roots[:MAX_EVIDENCE] if any(_under(f.path, root) for f in scanned)) or tuple(
+            Evidence(SOURCE, _loc(f, None), f"{f.kind}: no GPU code objects", "") for f in scanned[:MAX_EVIDENCE])
     summary = (f"no code for {name} in {len(scanned)} scanned file(s); present: {', '.join(present)}"
                if present else f"no GPU code objects in {len(scanned)} scanned file(s)")
     if errors:

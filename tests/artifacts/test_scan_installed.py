@@ -43,3 +43,24 @@ def test_folder_without_gpu_libraries_is_unknown_not_blocked(tmp_path, capsys):
     assert info.value.code == 0
     cell = _cell(data, "installed-gpu-code", "gfx900")
     assert cell["status"] == "unknown" and "no GPU library" in cell["reason"]
+
+
+def test_no_gpu_code_anywhere_cites_the_folders_not_the_first_files(gfxgate_exe, tmp_path):
+    """issue 29: `scan --installed default` cited Mcrt1.o (the walk's first file) as evidence that no GPU code is
+    installed; with nothing found, the scanned folders are the evidence, with how many files each held."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    first, second = tmp_path / "lib", tmp_path / "more"
+    for folder in (first, second):
+        folder.mkdir()
+        shutil.copy(sys.executable, folder / "Acrt1.o")  # a real host ELF without GPU code
+    shutil.copy(sys.executable, first / "libx.so")
+    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx900", "--installed", str(first), "--installed", str(second),
+                           "--format", "json"], capture_output=True, text=True, timeout=120, check=True)
+    layer = next(layer for layer in json.loads(done.stdout)["layers"] if layer["id"] == "installed-gpu-code")
+    evidence = layer["cells"][0]["evidence"]
+    assert [e["where"] for e in evidence] == [str(first), str(second)]
+    assert [e["text"] for e in evidence] == ["2 file(s) scanned here", "1 file(s) scanned here"]
