@@ -14,6 +14,9 @@ from xml.sax.saxutils import escape, quoteattr
 from gfxgate.timeline.model import RouteKey, Timeline
 
 UNDECIDED = "undecided"
+# a route that also needs a setting for the device itself (rules/routes.yaml device_steps: "Vulkan (default) +
+# OLLAMA_IGPU_ENABLE=1") gets a band along the bottom of its cells, one colour per setting, named in the legend
+CONDITION_COLOURS = ("#111111", "#7b1fa2", "#e65100", "#00695c")
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,8 @@ def palette(key: RouteKey) -> dict[str, tuple[str, str]]:
     return out
 
 
-def layout(timeline: Timeline) -> Figure:
+def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
+    """``interactive``: the SVG (tooltips, links); the PNG says nothing about clicking."""
     colours = palette(timeline.key)
     tags = timeline.tags
     n = len(tags)
@@ -76,16 +80,25 @@ def layout(timeline: Timeline) -> Figure:
             key = c.route if c.route in colours else UNDECIDED
             if key not in used:
                 used.append(key)
-    entries = [(colours[k][0], colours[k][1], False) for k in colours if k in used]
+    extras: list[str] = []
+    for row in timeline.rows:
+        for c in row.cells:
+            extras += [x for x in timeline.key.conditions(c) if x not in extras]
+    band = {extra: CONDITION_COLOURS[i % len(CONDITION_COLOURS)] for i, extra in enumerate(extras)}
+    entries = [(colours[k][0], colours[k][1], False, None) for k in colours if k in used]
+    entries += [("#ffffff", f"bottom band: also needs {extra}", False, band[extra]) for extra in extras]
     if any(not c.certain and c.route != UNDECIDED for row in timeline.rows for c in row.cells):
-        entries.append(("#9e9e9e", "hatched: a shorter route is undecided", True))
-    entries.append(("#111111", "tick: layers flipped here (linked)", False))
+        entries.append(("#9e9e9e", "hatched: a shorter route is undecided", True, None))
+    if any(c.start for row in timeline.rows for c in row.cells):
+        entries.append(("#111111", "tick: layers flipped here" + (" (click: the evidence)" if interactive else ""), False, None))
     lx, ly = 8.0, 30.0
-    for colour, label, hatch in entries:
+    for colour, label, hatch, stripe in entries:
         width = 22 + 7.0 * len(label)
         if lx + width > right and lx > 8:
             lx, ly = 8.0, ly + 17
         shapes.append(Rect(lx, ly, 12, 12, colour, label, hatch=hatch, css="legend"))
+        if stripe:
+            shapes.append(Rect(lx, ly + 8, 12, 4, stripe, label, css="legend-condition"))
         shapes.append(Text(lx + 16, ly + 10, label, 11))
         lx += width + 10
     top = ly + 26
@@ -103,6 +116,9 @@ def layout(timeline: Timeline) -> Figure:
             href = next((e.url for e in c.evidence if e.url), None)
             shapes.append(Rect(x, y, w, row_h - gap, colours[key][0], tip, href=href,
                                hatch=not c.certain and c.route != UNDECIDED, css=f"cell route-{key}"))
+            for k, extra in enumerate(timeline.key.conditions(c)):  # stacked upwards when a route needs several
+                shapes.append(Rect(x, y + row_h - gap - 4 * (k + 1), w, 4, band[extra], f"{tip} — also needs {extra}",
+                                   css="condition"))
             if c.start:
                 flips = "; ".join(f.change + (f" ({f.reason.split('; ')[0]})" if f.reason else f" ({f.evidence[0].where})" if f.evidence else "") for f in c.start)
                 link = next((e.url for f in c.start for e in f.evidence if e.url), None)
@@ -168,7 +184,7 @@ def render_png(timeline: Timeline, *, scale: int = 2) -> bytes:
 
     from PIL import Image, ImageDraw
 
-    fig = layout(timeline)
+    fig = layout(timeline, interactive=False)
     image = Image.new("RGB", (fig.width * scale, fig.height * scale), "#ffffff")
     draw = ImageDraw.Draw(image)
     for s in fig.shapes:

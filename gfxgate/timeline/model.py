@@ -164,6 +164,7 @@ class RouteKey:
     colours: tuple[tuple[str, str, str], ...]  # (route id, colour, legend label), in rules order
     undecided_colour: str
     layers: tuple[tuple[str, frozenset[str]], ...]  # (backend, the layers its routes need or cover)
+    device_steps: tuple[tuple[str, str], ...] = ()  # (workaround id, short setting) a route may need for the device
 
     @classmethod
     def of(cls, rules) -> "RouteKey":
@@ -173,7 +174,12 @@ class RouteKey:
             layers.setdefault(rule.backend, set()).update(
                 {layer for layer, _ in rule.needs} | {layer for s in rule.steps for layer, _ in s.covers})
         return cls(tuple((r.id, r.colour, r.legend) for r in rules.routes), rules.undecided_colour,
-                   tuple((backend, frozenset(names)) for backend, names in layers.items()))
+                   tuple((backend, frozenset(names)) for backend, names in layers.items()),
+                   tuple((step.workaround, step.short) for step in rules.device_steps))
+
+    def conditions(self, cell: "Cell") -> tuple[str, ...]:
+        """The device settings ``cell``'s route needs besides its own steps ("+ OLLAMA_IGPU_ENABLE=1")."""
+        return tuple(short for workaround, short in self.device_steps if workaround in cell.steps)
 
     def backend_layers(self, backend: str) -> frozenset[str]:
         return dict(self.layers).get(backend, frozenset())
