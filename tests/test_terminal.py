@@ -122,3 +122,20 @@ def _matrix_with_text(text: str):
         evidence=tuple(dataclasses.replace(e, text=text + e.text) for e in verdict.evidence))
         for key, verdict in matrix.cells.items()}
     return dataclasses.replace(matrix, cells=cells, notes=(*matrix.notes, text), targets=matrix.targets)
+
+
+def test_line_oriented_text_wraps_on_a_terminal_only(gfxgate_exe, tmp_path):
+    """diagnose's text (like trace, history, diff and artifacts) fits the terminal; piped it keeps one line per
+    item for scripts; either way a log's control sequences arrive as visible escapes."""
+    from tests.conftest import CHECKOUT
+
+    log = tmp_path / "o.log"
+    log.write_text((CHECKOUT / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log").read_text()
+                   + 'time=2025-10-05T10:00:09.000+02:00 level=INFO msg="x\x1b]0;owned\x07"\n')
+    screen = ANSI.sub("", on_terminal(gfxgate_exe, ["diagnose", str(log)], columns=60))
+    assert max(len(line) for line in screen.split("\n")) <= 60
+    assert "\x07" not in screen and "\x1b]" not in screen
+    piped = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "text"], capture_output=True, text=True,
+                           env={k: v for k, v in os.environ.items() if k != "COLUMNS"}).stdout
+    assert max(len(line) for line in piped.split("\n")) > 60
+    assert "\x07" not in piped and "\x1b" not in piped

@@ -53,6 +53,8 @@ def run(paths: tuple[Path, ...], target_values: tuple[str, ...], kernels: bool, 
 
         cells = artifact_verdicts(report, targets)
     result = ArtifactsResult(report, tuple(str(t) for t in targets), cells)
-    emit(render(result, fmt), output)
+    from gfxgate.cli.common import terminal_text
+
+    emit(terminal_text(render(result, fmt), fmt, output), output)
     errors = sum(len(f.errors) for f in report.files)
     echo(f"gfxgate: {len(report.files)} file(s), {len(report.target_counts())} target(s), {errors} error(s)", err=True)

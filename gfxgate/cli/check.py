@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
 
 
 @click.command()
@@ -60,5 +60,6 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
             handle.write(render(result.diff, "md", failing=failing, title=title))
     if sarif_output is not None:
         emit(render(result.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
-    emit(render(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), output)
+    emit(terminal_text(render(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), fmt,
+                       output), output)
     report_exit(result.diff, failing)

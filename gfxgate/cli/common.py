@@ -144,3 +144,16 @@ class probe_progress:  # noqa: N801 - used as a context manager, like open()
     def __exit__(self, *exc) -> None:
         if self.progress is not None:
             self.progress.stop()
+
+
+def terminal_text(text: str, fmt: str, output: Path | None) -> str:
+    """A line-oriented text report: control characters made inert wherever it goes; on a terminal also wrapped to
+    its width (a pipe or file keeps one line per item, for scripts). Every other format unchanged."""
+    if fmt != "text":
+        return text
+    from gfxgate.report.terminal import wrap_lines
+    from gfxgate.textsafe import inert
+
+    if output is None and click.get_text_stream("stdout").isatty():
+        return wrap_lines(text, width=terminal(output)["width"])
+    return inert(text, lines=True)

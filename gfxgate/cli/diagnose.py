@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
 
 
 @click.command()
@@ -40,7 +40,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     layers = _check_fail_on(fail_on)
     diagnoses = diagnose_inputs(list(logs), units=list(units), since=since,
                                 sources=parse_assignments(sources, "--source"), offline=not online, locate=not no_upstream)
-    emit(render(diagnoses, fmt), output)
+    emit(terminal_text(render(diagnoses, fmt), fmt, output), output)
     if layers:
         hits = sorted({f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)})
         if hits:

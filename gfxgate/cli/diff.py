@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, fail_on_targets, format_option, output_option, report_exit
+from gfxgate.cli.common import emit, fail_on_targets, format_option, output_option, report_exit, terminal_text
 
 DIFF_FORMATS = ("md", "json", "sarif", "text")
 
@@ -37,5 +37,5 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     result = diff_matrices(load_matrix(old), load_matrix(new))
     failing = fail_on_targets(fail_on, result.targets)
     pins_uri, lines = pins_location(pins) if fmt == "sarif" else ("rules/pins.toml", {})
-    emit(render(result, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines), output)
+    emit(terminal_text(render(result, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines), fmt, output), output)
     report_exit(result, failing)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
 
 
 @click.command()
@@ -42,6 +42,6 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
                            cache=FactsCache(default_cache_root(repo)), on_probe=on_probe)
         result = walk(prober, first=first, last=last, layers=list(layers) or None, prereleases=prereleases,
                       every_tag=every_tag)
-    emit(render(result, fmt), output)
+    emit(terminal_text(render(result, fmt), fmt, output), output)
     flips = sum(len(row.changes) for row in result.rows)
     click.echo(f"gfxgate: {len(result.tags)} tags, {len(result.probed)} probed, {flips} change(s)", err=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
 
 
 @click.command()
@@ -55,4 +55,4 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
         text = render_graph(result, graph) if graph else render(result, fmt)
     finally:
         sourceset.close()
-    emit(text, output)
+    emit(terminal_text(text, fmt, output), output)

@@ -186,3 +186,21 @@ def markdown_text(markdown: str, *, width: int = 100, color: bool = False) -> st
     console.print(Markdown(inert(markdown, lines=True), hyperlinks=False, code_theme="ansi_dark"))
     text = console.file.getvalue()
     return "\n".join(line.rstrip(" ") for line in text.split("\n")) if not color else text
+
+
+def wrap_lines(text: str, *, width: int = 100) -> str:
+    """Plain text of line-oriented formatters (diagnose, trace, history, diff, artifacts) fitted to ``width``: a
+    longer line wraps at spaces with its continuation indented four columns past its own indent; control
+    characters from logs and servers made inert first."""
+    import textwrap
+
+    width = max(width, 20)
+    out = []
+    for line in inert(text, lines=True).split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        out += textwrap.wrap(line, width=width, subsequent_indent=indent + "    ", break_on_hyphens=False,
+                             replace_whitespace=False) or [""]
+    return "\n".join(out)

@@ -76,7 +76,16 @@ def test_workflow_permissions_and_triggers():
     action_step = next(s for s in check["steps"] if s.get("uses") == "./")
     upload = next(s for s in check["steps"] if "upload-sarif" in s.get("uses", ""))
     assert "always()" in upload["if"] and action_step["id"] in upload["with"]["sarif_file"]
-    assert "pytest" in doc["jobs"]["test"]["steps"][-1]["run"]
+    test = doc["jobs"]["test"]
+    assert "bash .ci/run" in test["steps"][-1]["run"]  # the project's CI script, which runs the README's test command
+    # every Python version pyproject.toml claims (requires-python >=3.10) is in the matrix
+    import tomllib
+
+    from tests.conftest import CHECKOUT
+
+    floor = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert floor == ">=3.10"
+    assert {"3.10", "3.11", "3.12", "3.13"} <= set(test["strategy"]["matrix"]["python-version"])
     assert "permissions" not in doc["jobs"]["test"]  # inherits contents: read
 
 
