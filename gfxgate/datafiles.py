@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,29 @@ def _node_lines(node, path: tuple = ()) -> dict[tuple, int]:
     return lines
 
 
-def _read(path: Path) -> bytes:
+def read_limited(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a rules or pins file, checked before they are read: a regular file only (a FIFO would block,
+    ``/dev/zero`` never ends), its size from ``fstat`` at most ``limit``, and at most ``limit + 1`` bytes read
+    (a file growing meanwhile is refused too). So a 1.5 GB pins.toml costs a stat, not 1.5 GB of memory.
+    ``what`` names the kind of file in the refusal ("a rules file")."""
+    from gfxgate.errors import InputError
+    from gfxgate.fsio import open_input
+
     try:
-        return path.read_bytes()
+        with open_input(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(limit + 1) if size <= limit else b""
+    except InputError as exc:
+        raise RuleError(exc.message) from None
     except OSError as exc:
         raise RuleError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if size > limit or len(data) > limit:
+        raise RuleError(f"{path}: {max(size, len(data))} bytes; {what} may have at most {limit}")
+    return data
+
+
+def _read(path: Path) -> bytes:
+    return read_limited(path, MAX_YAML_BYTES, "a rules file")
 
 
 def load_yaml(path: Path, schema: str | None = None) -> Any:
@@ -185,7 +204,7 @@ def _yaml_lines(text: str) -> dict[tuple, int]:
 
 
 def load_toml(path: Path, schema: str | None = None) -> dict:
-    raw = _read(path)
+    raw = read_limited(path, MAX_YAML_BYTES, "a pins or rules file")
     return datacache.cached(path, raw, "toml", schema, lambda: _parse_toml(path, raw, schema))
 
 

@@ -1,0 +1,160 @@
+"""Issue 28, defects 10–17 and the "also seen" items: hostile sources, caches, data and JSON inputs.
+
+Every reproduction runs through the installed console script with the harness of issue 13
+(tests/test_issue13_reproductions.py ``replay``: the documented exit code, one error line, under 5 s and
+512 MB of peak RSS of the gfxgate process measured with ``os.wait4``, nothing in the working folder changed but
+the named outputs). Large files are sparse (``truncate``): they cost no disk, but reading one costs its size in
+memory, which is what the defects did.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gfxgate.resources import rules_dir
+from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.test_issue13_reproductions import SCAN, _rules, replay
+
+GIB = 1 << 30
+
+
+@pytest.fixture()
+def work(tmp_path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture()
+def env(tmp_path) -> dict:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_")}
+    out["GFXGATE_CACHE_DIR"] = str(tmp_path / "cache")  # empty: nothing cached, nothing fetched
+    out["NO_COLOR"] = "1"
+    return out
+
+
+def sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+# -- 13. sizes checked before the read ------------------------------------------------------------------
+def test_13_check_with_a_huge_pins_file_is_refused_before_the_read(gfxgate_exe, work, env):
+    """`check` with a 1.5 GB pins.toml: 1.5 GB of RSS before the "at most 1048576 bytes" refusal."""
+    git(work, "init", "-q")
+    _rules(work)
+    git(work, "add", "rules")
+    git(work, "commit", "-q", "-m", "base")
+    sparse(work / "rules" / "pins.toml", 3 * GIB // 2)
+    replay("13 check, 1.5 GB pins.toml", gfxgate_exe, ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline",
+                                                       "--rules", "rules", "--pins", "rules/pins.toml"],
+           cwd=work, env=env, code=3, error="pins.toml: 1610612736 bytes; a pins or rules file may have at most 1048576")
+
+
+def test_13_scan_rules_with_a_huge_gate_file(gfxgate_exe, work, env):
+    """`scan --rules DIR` with a 1 GB gate file: 3.0 GB of RSS before the refusal."""
+    rules = _rules(work)
+    sparse(rules / "gates" / "discovery.yaml", GIB)
+    replay("13 scan --rules, 1 GB gate file", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env, code=3,
+           error="discovery.yaml: 1073741824 bytes; a rules file may have at most 1048576")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_13_a_rules_file_that_is_not_a_regular_file(gfxgate_exe, work, env, kind):
+    """A FIFO would block the read forever, /dev/zero never ends: one line, exit 3."""
+    rules = _rules(work)
+    target = rules / "gates" / "discovery.yaml"
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    replay(f"13 scan --rules, gate file is {kind}", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env,
+           code=3, error="not a regular file", timeout=30)
+
+
+# -- 10. blob bomb ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def bomb(tmp_path_factory) -> tuple[str, Path]:
+    """A 1 GiB blob of zeros as one loose object (4.5 MB on disk): its id and its file, to copy into repositories."""
+    root = tmp_path_factory.mktemp("blob-bomb")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    proc = subprocess.Popen(["git", "-C", str(root), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    chunk = bytes(1 << 20)
+    for _ in range(1024):
+        proc.stdin.write(chunk)
+    proc.stdin.close()
+    sha = proc.stdout.read().decode().strip()
+    assert proc.wait() == 0 and len(sha) == 40
+    return sha, root / ".git" / "objects" / sha[:2] / sha[2:]
+
+
+def plant(repo: Path, bomb: tuple[str, Path], path: str) -> None:
+    """Stage the bomb at ``path`` in ``repo`` (its object copied in: git never hashes a gigabyte again)."""
+    sha, loose = bomb
+    objects = Path(git(repo, "rev-parse", "--git-path", "objects").strip())
+    objects = objects if objects.is_absolute() else repo / objects
+    (objects / sha[:2]).mkdir(exist_ok=True)
+    shutil.copyfile(loose, objects / sha[:2] / sha[2:])
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{sha},{path}")
+
+
+def live_env(env: dict, upstream: Path) -> dict:
+    return {**env, "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm")}
+
+
+def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, work, env, upstream, bomb):
+    """`scan --source ollama=REPO`, a 4.6 MB repository with a 1 GiB CMakeLists.txt: 12.8 s, 2.1 GB, exit 0 before."""
+    import json
+
+    repo = work / "ollama"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "README.md").write_text("a repository with one large blob\n")
+    git(repo, "add", "README.md")
+    plant(repo, bomb, "CMakeLists.txt")
+    git(repo, "commit", "-q", "-m", "bomb")
+    git(repo, "tag", "v0.17.5")
+    run = replay("10 blob bomb (scan --source ollama=REPO)", gfxgate_exe,
+                 [*SCAN, "--live", "--source", "ollama=ollama", "--format", "json"], cwd=work,
+                 env=live_env(env, upstream), code=0)
+    [layer] = [layer for layer in json.loads(run.stdout)["layers"] if layer["id"] == "cmake-filter"]
+    reason = layer["cells"][0]["reason"]
+    assert "CMakeLists.txt at " in reason and "1073741824 bytes; gfxgate reads at most 8388608 bytes of one file" in reason, reason
+
+
+def test_10_a_huge_file_in_a_folder_source_is_an_error_entry(gfxgate_exe, work, env, upstream):
+    """The same limit for a plain folder as the source (a sparse 1 GiB file: stat first, never read)."""
+    import json
+
+    (work / "ollama").mkdir()
+    sparse(work / "ollama" / "CMakeLists.txt", GIB)
+    run = replay("10 1 GiB file in a folder source", gfxgate_exe,
+                 [*SCAN, "--live", "--source", "ollama=ollama", "--format", "json"], cwd=work,
+                 env=live_env(env, upstream), code=0)
+    reasons = [c.get("reason") or "" for layer in json.loads(run.stdout)["layers"] for c in layer["cells"]]
+    assert any("CMakeLists.txt in " in r and "1073741824 bytes; gfxgate reads at most" in r for r in reasons), reasons
+
+
+def test_13_check_with_a_blob_bomb_as_the_base_pins_file(gfxgate_exe, work, env, bomb):
+    """`check`: the base ref's pins.toml is a 1 GiB blob; git is asked its size (`cat-file -s`) first."""
+    git(work, "init", "-q")
+    _rules(work)
+    git(work, "add", "rules")
+    plant(work, bomb, "rules/pins.toml")
+    git(work, "commit", "-q", "-m", "base")
+    replay("13 check, base pins.toml is a 1 GiB blob", gfxgate_exe,
+           ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
+           cwd=work, env=env, code=3, error="1073741824 bytes; a pins or rules file may have at most 1048576")
