@@ -235,7 +235,9 @@ def load_json(path: Path, raw: bytes, schema: str) -> Any:
     Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) for the caller to report.
     """
     def parse() -> Any:
-        data = json.loads(raw.decode("utf-8"))
+        from gfxgate.jsontext import loads_input
+
+        data = loads_input(raw)  # too deep or a number too long: a ValueError too, never a RecursionError
         validate(data, schema, path, {})
         return data
 

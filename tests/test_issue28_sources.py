@@ -158,3 +158,55 @@ def test_13_check_with_a_blob_bomb_as_the_base_pins_file(gfxgate_exe, work, env,
     replay("13 check, base pins.toml is a 1 GiB blob", gfxgate_exe,
            ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
            cwd=work, env=env, code=3, error="1073741824 bytes; a pins or rules file may have at most 1048576")
+
+
+# -- 14. JSON inputs of diff and sweep report ------------------------------------------------------------
+HOSTILE_JSON = {
+    "deep": ("[" * 100_000 + "]" * 100_000, "nested deeper than 64 levels"),
+    "deep-under-the-decoder-limit": ('{"a": ' * 500 + "1" + "}" * 500, "nested deeper than 64 levels"),
+    "huge-integer": ('{"schema_version": ' + "9" * 100_000 + "}", "an integer of more than 4300 digits"),
+    "overflowing-float": ('{"schema_version": 1e999}', "number 1e999 is out of range"),
+}
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory, gfxgate_exe) -> dict:
+    import json
+
+    folder = tmp_path_factory.mktemp("matrix")
+    subprocess.run([gfxgate_exe, *SCAN, "-t", "gfx1030", "--format", "json", "-o", str(folder / "m.json")], check=True,
+                   capture_output=True)
+    return json.loads((folder / "m.json").read_text())
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
+def test_14_diff_of_hostile_json_is_exit_6(gfxgate_exe, work, env, matrix, case):
+    """`diff`: 100,000 nested arrays (RecursionError) or a 100,000-digit integer were exit 70."""
+    import json
+
+    text, needle = HOSTILE_JSON[case]
+    (work / "old.json").write_text(json.dumps(matrix))
+    (work / "new.json").write_text(text)
+    replay(f"14 diff, {case}", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env, code=6,
+           error=f"new.json: not a gfxgate gate matrix: {needle}")
+
+
+def test_14_diff_of_a_report_layer_without_a_targets_cell_is_exit_6(gfxgate_exe, work, env, matrix):
+    """A layer that lacks the cell of one of the report's targets was a KeyError (exit 70)."""
+    import json
+
+    broken = json.loads(json.dumps(matrix))
+    layer = broken["layers"][1]
+    layer["cells"] = [c for c in layer["cells"] if c["target"] != "gfx1030"]
+    (work / "old.json").write_text(json.dumps(matrix))
+    (work / "new.json").write_text(json.dumps(broken))
+    replay("14 diff, a layer without a target's cell", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env,
+           code=6, error=f"new.json: not a gfxgate gate matrix (layer {layer['id']}: no cell for target gfx1030)")
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
+def test_14_sweep_report_of_a_hostile_worklog_line_is_exit_6(gfxgate_exe, work, env, case):
+    text, needle = HOSTILE_JSON[case]
+    (work / "w.jsonl").write_text(text + "\n")  # a complete line: not the torn tail that is skipped with a warning
+    replay(f"14 sweep report, {case}", gfxgate_exe, ["sweep", "report", "w.jsonl"], cwd=work, env=env, code=6,
+           error=f"w.jsonl:1: not a worklog line ({needle})")
