@@ -210,3 +210,149 @@ def test_14_sweep_report_of_a_hostile_worklog_line_is_exit_6(gfxgate_exe, work, 
     (work / "w.jsonl").write_text(text + "\n")  # a complete line: not the torn tail that is skipped with a warning
     replay(f"14 sweep report, {case}", gfxgate_exe, ["sweep", "report", "w.jsonl"], cwd=work, env=env, code=6,
            error=f"w.jsonl:1: not a worklog line ({needle})")
+
+
+# -- 11, 12. the history facts cache ------------------------------------------------------------------------
+from tests.prcheck.conftest import history_upstream  # noqa: E402,F401 - fixture: the synthetic ollama history
+
+HISTORY = ["history", "-t", "gfx900", "--format", "json"]
+
+
+@pytest.fixture()
+def history_env(env, history_upstream) -> dict:
+    return {**env, **{name: str(path) for name, path in history_upstream.items()}}
+
+
+@pytest.fixture()
+def clean_history(gfxgate_exe, work, history_env) -> str:
+    """The answer with an empty cache (which the run fills: one file per probed commit)."""
+    done = subprocess.run([gfxgate_exe, *HISTORY], cwd=work, env=history_env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(facts_files(history_env)) >= 4
+    return done.stdout
+
+
+def facts_files(env: dict) -> list[Path]:
+    return sorted((Path(env["GFXGATE_CACHE_DIR"]) / "history-facts" / "ollama").glob("*/*.json"))
+
+
+def entries_of(path: Path) -> dict:
+    """The entries of a cache file: after the header line (format 2), or the whole file (format 1, before)."""
+    import json
+
+    head, _, body = path.read_bytes().partition(b"\n")
+    return json.loads(body) if body else json.loads(head)
+
+
+def with_checksum(entries) -> bytes:
+    """A cache file as gfxgate writes one (its checksum right): only the shape check can refuse it."""
+    import hashlib
+    import json
+
+    body = json.dumps(entries, sort_keys=True).encode()
+    return json.dumps({"format": 2, "blake2b": hashlib.blake2b(body, digest_size=32).hexdigest()}).encode() + b"\n" + body
+
+
+def _bogus_states(entries: dict) -> dict:
+    return {k: {**v, "state": "bogus"} for k, v in entries.items()}
+
+
+def _facts_a_list(entries: dict) -> dict:
+    return {k: {**v, "facts": []} for k, v in entries.items()}
+
+
+DAMAGE = {  # the issue's variants: valid JSON of the wrong shape (exit 70), a "bogus" state (trusted: a wrong answer)
+    "a-list": lambda entries: b"[]",
+    "entry-a-string": lambda entries: __import__("json").dumps({k: "x" for k in entries}).encode(),
+    "facts-a-list": lambda entries: __import__("json").dumps(_facts_a_list(entries)).encode(),
+    "entry-without-state": lambda entries: __import__("json").dumps(
+        {k: {"rule_id": v["rule_id"]} for k, v in entries.items()}).encode(),
+    "state-bogus": lambda entries: __import__("json").dumps(_bogus_states(entries)).encode(),
+    "checksummed-state-bogus": lambda entries: with_checksum(_bogus_states(entries)),
+    "checksummed-facts-a-list": lambda entries: with_checksum(_facts_a_list(entries)),
+    "checksummed-entry-a-list": lambda entries: with_checksum({k: [1] for k in entries}),
+    "checksum-wrong": lambda entries: with_checksum(entries).replace(b'"facts"', b'"facts" ', 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_11_a_damaged_facts_cache_file_is_dropped_and_recomputed(gfxgate_exe, work, history_env, clean_history, case):
+    for path in facts_files(history_env):
+        path.write_bytes(DAMAGE[case](entries_of(path)))
+    run = replay(f"11 facts cache: {case}", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0)
+    assert run.stdout == clean_history
+    assert all(entries_of(path) for path in facts_files(history_env))  # rewritten as gfxgate writes them
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "link-to-a-file", "folder"])
+def test_11_a_cache_file_that_is_not_a_regular_file(gfxgate_exe, work, history_env, clean_history, kind, tmp_path):
+    """A FIFO hung forever; a link to /dev/zero ate 12 GB in 30 s. Never opened through; replaced by a real
+    file (a link's target is never written)."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    paths = facts_files(history_env)
+    for path in paths:
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dev-zero":
+            path.symlink_to("/dev/zero")
+        elif kind == "link-to-a-file":
+            path.symlink_to(victim)
+        else:
+            path.mkdir()
+    run = replay(f"11 facts cache file is {kind}", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0, timeout=20)
+    assert run.stdout == clean_history and victim.read_text() == "precious\n"
+    if kind != "folder":
+        assert all(path.is_file() and not path.is_symlink() and entries_of(path) for path in paths)
+    else:  # a folder in the place of a file is left alone: one warning, the answer unchanged
+        assert run.stderr.count("gfxgate: warning: the history facts cache cannot be written") == 1, run.stderr
+
+
+def test_also_a_cache_folder_that_is_a_link_is_not_followed(gfxgate_exe, work, history_env, clean_history, tmp_path):
+    """A folder inside the cache (history-facts/ollama/XX) that is a symbolic link: neither read nor written
+    through (decided: gfxgate follows no link below its cache folder; the cache folder itself may be one)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = facts_files(history_env)[0].parent
+    for path in folder.iterdir():
+        (elsewhere / path.name).write_bytes(DAMAGE["state-bogus"](entries_of(path)))
+        path.unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    run = replay("also: facts cache folder is a link", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0)
+    assert run.stdout == clean_history
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before  # not trusted, not written through
+    assert run.stderr.count("gfxgate: warning:") == 1 and "is a symbolic link" in run.stderr, run.stderr
+
+
+def test_also_the_cache_folder_itself_may_be_a_link(gfxgate_exe, work, history_env, clean_history, tmp_path):
+    moved = tmp_path / "moved-cache"
+    shutil.move(history_env["GFXGATE_CACHE_DIR"], moved)
+    link = tmp_path / "cache-link"
+    link.symlink_to(moved)
+    env = {**history_env, "GFXGATE_CACHE_DIR": str(link)}
+    run = replay("also: the cache folder is a link", gfxgate_exe, HISTORY, cwd=work, env=env, code=0)
+    assert run.stdout == clean_history and "warning" not in run.stderr
+
+
+@pytest.mark.parametrize("how", ["xdg-cache-home-a-file", "cache-dir-a-file", "history-facts-a-file"])
+def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(gfxgate_exe, work, history_env, clean_history,
+                                                                   tmp_path, how):
+    """The whole walk ran, then exit 70 with no output."""
+    env = dict(history_env)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    if how == "xdg-cache-home-a-file":
+        del env["GFXGATE_CACHE_DIR"]
+        env["XDG_CACHE_HOME"] = str(blocker)
+    elif how == "cache-dir-a-file":
+        env["GFXGATE_CACHE_DIR"] = str(blocker)
+    else:
+        shutil.rmtree(Path(env["GFXGATE_CACHE_DIR"]) / "history-facts")
+        (Path(env["GFXGATE_CACHE_DIR"]) / "history-facts").write_text("not a folder\n")
+    run = replay(f"12 unwritable cache: {how}", gfxgate_exe, HISTORY, cwd=work, env=env, code=0)
+    assert run.stdout == clean_history
+    assert run.stderr.count("gfxgate: warning: the history facts cache cannot be written") == 1, run.stderr
+    assert blocker.read_text() == "not a folder\n"

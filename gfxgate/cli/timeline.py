@@ -74,7 +74,7 @@ def report_unreadable(result, verbose: bool) -> None:
 def compute_live(names, first, last, sources, offline, prereleases, every_tag):
     from gfxgate.gate.route import extra_targets
     from gfxgate.gate.ruleset import default_rules
-    from gfxgate.history.walk import FactsCache, TagProber, default_cache_root
+    from gfxgate.history.walk import TagProber, default_facts_cache
     from gfxgate.sources.resolve import load_pins, parse_assignments
     from gfxgate.targets import catalog
     from gfxgate.timeline.compute import compute
@@ -84,5 +84,8 @@ def compute_live(names, first, last, sources, offline, prereleases, every_tag):
     probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed)]
     prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat,
                        sources=parse_assignments(sources, "--source"), offline=offline,
-                       cache=FactsCache(default_cache_root("ollama")))
-    return compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases, every_tag=every_tag)
+                       cache=default_facts_cache("ollama"))
+    result = compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases, every_tag=every_tag)
+    if prober.cache.warning:
+        click.echo(f"gfxgate: warning: {prober.cache.warning}", err=True)
+    return result
