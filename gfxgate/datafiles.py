@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,11 +35,29 @@ def _node_lines(node, path: tuple = ()) -> dict[tuple, int]:
     return lines
 
 
-def _read(path: Path) -> bytes:
+def read_limited(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a rules or pins file, checked before they are read: a regular file only (a FIFO would block,
+    ``/dev/zero`` never ends), its size from ``fstat`` at most ``limit``, and at most ``limit + 1`` bytes read
+    (a file growing meanwhile is refused too). So a 1.5 GB pins.toml costs a stat, not 1.5 GB of memory.
+    ``what`` names the kind of file in the refusal ("a rules file")."""
+    from gfxgate.errors import InputError
+    from gfxgate.fsio import open_input
+
     try:
-        return path.read_bytes()
+        with open_input(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(limit + 1) if size <= limit else b""
+    except InputError as exc:
+        raise RuleError(exc.message) from None
     except OSError as exc:
         raise RuleError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if size > limit or len(data) > limit:
+        raise RuleError(f"{path}: {max(size, len(data))} bytes; {what} may have at most {limit}")
+    return data
+
+
+def _read(path: Path) -> bytes:
+    return read_limited(path, MAX_YAML_BYTES, "a rules file")
 
 
 def load_yaml(path: Path, schema: str | None = None) -> Any:
@@ -81,41 +100,59 @@ MAX_YAML_NODES = 200_000  # counted with every alias expanded: a "billion laughs
 
 def check_yaml_shape(path: Path | str, text: str) -> None:
     """Refuse YAML that is too large, too deep or expands too much through aliases, from the event stream
-    (libyaml's parser is iterative, so this is linear in the text and never recurses)."""
+    (both of PyYAML's parsers are iterative, so this is linear in the text and never recurses).
+
+    The event stream is libyaml's where PyYAML has it. Where libyaml refuses the text (newer libyaml refuses
+    flow nesting past 1000 levels while scanning ahead, before the depth here is reached), the pure-Python
+    parser's events are checked instead: the depth limit then holds whatever libyaml does, and a text that
+    both refuse is reported here, with the pure-Python parser's line and words. A text that passes this check
+    is at most MAX_YAML_DEPTH deep, so the recursive composers (C and pure-Python) never see more.
+    """
     import yaml
 
     if len(text) > MAX_YAML_BYTES:
         raise RuleError(f"{path}: {len(text)} characters; a rules file may have at most {MAX_YAML_BYTES}")
+    try:
+        _check_events(path, yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+        return
+    except yaml.YAMLError:
+        pass  # libyaml's refusal: the pure-Python parser below decides and words it
+    try:
+        _check_events(path, yaml.parse(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise _yaml_rule_error(path, exc) from None
+
+
+def _check_events(path: Path | str, events) -> None:
+    import yaml
+
     depth = nodes = aliases = 0
     sizes: dict[str, int] = {}  # anchor -> expanded node count of the anchored node
     open_anchors: list[tuple[str | None, int]] = []
-    try:
-        for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-            if isinstance(event, yaml.AliasEvent):
-                aliases += 1
-                if aliases > MAX_YAML_ALIASES:
-                    raise RuleError(f"{path}:{event.start_mark.line + 1}: more than {MAX_YAML_ALIASES} YAML aliases")
-                nodes += sizes.get(event.anchor, 1)
-            elif isinstance(event, yaml.ScalarEvent):
-                nodes += 1
-                if event.anchor:
-                    sizes[event.anchor] = 1
-            elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    raise RuleError(f"{path}:{event.start_mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels")
-                nodes += 1
-                open_anchors.append((event.anchor, nodes))
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
-                anchor, start = open_anchors.pop()
-                if anchor:
-                    sizes[anchor] = nodes - start + 1
-            if nodes > MAX_YAML_NODES:
-                line = event.start_mark.line + 1 if event.start_mark else 0
-                raise RuleError(f"{path}:{line}: expands to more than {MAX_YAML_NODES} nodes (YAML aliases?)")
-    except yaml.YAMLError:
-        return  # not YAML: the loader words the error with its line
+    for event in events:
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_YAML_ALIASES:
+                raise RuleError(f"{path}:{event.start_mark.line + 1}: more than {MAX_YAML_ALIASES} YAML aliases")
+            nodes += sizes.get(event.anchor, 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            nodes += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+        elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise RuleError(f"{path}:{event.start_mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels")
+            nodes += 1
+            open_anchors.append((event.anchor, nodes))
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+            anchor, start = open_anchors.pop()
+            if anchor:
+                sizes[anchor] = nodes - start + 1
+        if nodes > MAX_YAML_NODES:
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            raise RuleError(f"{path}:{line}: expands to more than {MAX_YAML_NODES} nodes (YAML aliases?)")
 
 
 def _parse_yaml(path: Path, raw: bytes, schema: str | None) -> Any:
@@ -136,15 +173,23 @@ def _parse_yaml(path: Path, raw: bytes, schema: str | None) -> Any:
 
 
 def _yaml_error(path: Path, text: str) -> Any:
+    """Load with the pure-Python loader a text libyaml refused. Only called after :func:`check_yaml_shape`
+    passed, so the text is at most MAX_YAML_DEPTH deep; RecursionError is still one line, whatever the parser."""
     import yaml
 
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise RuleError(f"{where}: invalid YAML: {problem}") from exc
+        raise _yaml_rule_error(path, exc) from exc
+    except RecursionError:
+        raise RuleError(f"{path}: invalid YAML: nested too deeply") from None
+
+
+def _yaml_rule_error(path: Path | str, exc: Exception) -> RuleError:
+    mark = getattr(exc, "problem_mark", None)
+    where = f"{path}:{mark.line + 1}" if mark else str(path)
+    problem = getattr(exc, "problem", None) or str(exc)
+    return RuleError(f"{where}: invalid YAML: {problem}")
 
 
 def _yaml_lines(text: str) -> dict[tuple, int]:
@@ -159,7 +204,7 @@ def _yaml_lines(text: str) -> dict[tuple, int]:
 
 
 def load_toml(path: Path, schema: str | None = None) -> dict:
-    raw = _read(path)
+    raw = read_limited(path, MAX_YAML_BYTES, "a pins or rules file")
     return datacache.cached(path, raw, "toml", schema, lambda: _parse_toml(path, raw, schema))
 
 
@@ -190,7 +235,9 @@ def load_json(path: Path, raw: bytes, schema: str) -> Any:
     Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) for the caller to report.
     """
     def parse() -> Any:
-        data = json.loads(raw.decode("utf-8"))
+        from gfxgate.jsontext import loads_input
+
+        data = loads_input(raw)  # too deep or a number too long: a ValueError too, never a RecursionError
         validate(data, schema, path, {})
         return data
 

@@ -70,3 +70,52 @@ def _floats_as_repr(out: bytes) -> bool:
             if not text.lstrip("-").isdigit() and repr(float(text)) != text:
                 return False
     return True
+
+
+# -- reading JSON that gfxgate did not write (a report for `diff`, a worklog line for `sweep report`) ---------
+MAX_INPUT_DEPTH = 64  # gfxgate's own reports and worklog lines are under a dozen deep
+
+
+class JsonInputError(ValueError):
+    """JSON that parses, or would, but that no gfxgate file holds: too deep, a number too long or not finite."""
+
+
+def loads_input(raw: bytes | str, *, max_depth: int = MAX_INPUT_DEPTH) -> Any:
+    """``json.loads`` for an input file, with every way it fails a :class:`ValueError` (the caller names the
+    file): ``json.JSONDecodeError``, ``UnicodeDecodeError``, or :class:`JsonInputError` for nesting past
+    ``max_depth`` (the decoder's RecursionError at ~1,000 levels, else a depth walk that never recurses, so the
+    schema validators that do never see more), an integer past Python's digit limit (4,300), ``NaN``,
+    ``Infinity`` or a float that overflows (written back as non-JSON ``Infinity`` before)."""
+    import json
+    import math
+    import sys
+
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise JsonInputError(f"number {text[:20]}{'…' if len(text) > 20 else ''} is out of range")
+        return value
+
+    def constant(name: str) -> Any:
+        raise JsonInputError(f"{name} is not a JSON number")
+
+    text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    try:
+        data = json.loads(text, parse_float=finite, parse_constant=constant)
+    except RecursionError:
+        raise JsonInputError(f"nested deeper than {max_depth} levels") from None
+    except (json.JSONDecodeError, JsonInputError):
+        raise
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string conversion"
+        if "digits" in str(exc):
+            limit = getattr(sys, "get_int_max_str_digits", lambda: 4300)()
+            raise JsonInputError(f"an integer of more than {limit} digits") from None
+        raise
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if depth > max_depth:
+            raise JsonInputError(f"nested deeper than {max_depth} levels")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return data

@@ -26,7 +26,7 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     bisected, and facts are cached per (rule, commit, tag) so later runs re-parse nothing.
     """
     from gfxgate.cli.common import parse_targets
-    from gfxgate.history.walk import FactsCache, TagProber, default_cache_root
+    from gfxgate.history.walk import TagProber, default_facts_cache
     from gfxgate.history.walk import history as walk
     from gfxgate.history.render import render
     from gfxgate.gate.ruleset import default_rules
@@ -39,9 +39,11 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     with probe_progress(f"history of {repo}") as on_probe:
         prober = TagProber(load_pins(), default_rules(), repo, parsed, catalog(),
                            sources=parse_assignments(sources, "--source"), offline=offline,
-                           cache=FactsCache(default_cache_root(repo)), on_probe=on_probe)
+                           cache=default_facts_cache(repo), on_probe=on_probe)
         result = walk(prober, first=first, last=last, layers=list(layers) or None, prereleases=prereleases,
                       every_tag=every_tag)
     emit(terminal_text(render(result, fmt), fmt, output), output)
+    if prober.cache.warning:
+        click.echo(f"gfxgate: warning: {prober.cache.warning}", err=True)
     flips = sum(len(row.changes) for row in result.rows)
     click.echo(f"gfxgate: {len(result.tags)} tags, {len(result.probed)} probed, {flips} change(s)", err=True)

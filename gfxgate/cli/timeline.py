@@ -74,7 +74,7 @@ def report_unreadable(result, verbose: bool) -> None:
 def compute_live(names, first, last, sources, offline, prereleases, every_tag):
     from gfxgate.gate.route import extra_targets
     from gfxgate.gate.ruleset import default_rules
-    from gfxgate.history.walk import FactsCache, TagProber, default_cache_root
+    from gfxgate.history.walk import TagProber, default_facts_cache
     from gfxgate.sources.resolve import load_pins, parse_assignments
     from gfxgate.targets import catalog
     from gfxgate.timeline.compute import compute
@@ -87,6 +87,9 @@ def compute_live(names, first, last, sources, offline, prereleases, every_tag):
     with probe_progress("timeline of ollama") as on_probe:
         prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat,
                            sources=parse_assignments(sources, "--source"), offline=offline,
-                           cache=FactsCache(default_cache_root("ollama")), on_probe=on_probe)
-        return compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases,
-                       every_tag=every_tag)
+                           cache=default_facts_cache("ollama"), on_probe=on_probe)
+        result = compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases,
+                         every_tag=every_tag)
+    if prober.cache.warning:
+        click.echo(f"gfxgate: warning: {prober.cache.warning}", err=True)
+    return result

@@ -19,13 +19,14 @@ so a second run re-reads and re-parses nothing that a first run already saw.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from gfxgate.gate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
 from gfxgate.errors import SourceError, UsageError
-from gfxgate.fsio import write_text_atomic
+from gfxgate.fsio import write_bytes_atomic
 from gfxgate.gate.matrix import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
@@ -68,28 +69,122 @@ def tag_window(tags: list[str], first: str | None, last: str | None, all_tags: l
 
 
 # -- facts cache --------------------------------------------------------------------------------------
-class FactsCache:
-    """RuleFacts per (rule digest, commit, tag): in memory, and one JSON file per commit under ``root``."""
+FACTS_FORMAT = 2  # 2: a header line with the entries' checksum, then the entries (1: the bare entries object)
+MAX_FACTS_BYTES = 16 << 20  # a commit's facts are tens of KB (ollama, every rule at every tag of one commit)
+_FACT_FIELDS = {"rule_id": str, "digest": str, "state": str, "reason": (str, type(None)), "repo": (str, type(None)),
+                "ref": (str, type(None)), "commit": (str, type(None)), "root": (str, type(None)),
+                "facts": (dict, type(None)), "note": (str, type(None)), "unreadable": (str, type(None))}
 
-    def __init__(self, root: Path | None) -> None:
+
+def _entry_ok(key: Any, raw: Any) -> bool:
+    """The shape RuleFacts.to_json writes for a cacheable state (anything else: the file is not trusted)."""
+    return (isinstance(key, str) and key.count("\0") == 1 and isinstance(raw, dict) and raw.keys() <= _FACT_FIELDS.keys()
+            and all(isinstance(raw.get(name), kind) for name, kind in _FACT_FIELDS.items() if name in raw or kind is str)
+            and raw["state"] in CACHEABLE and key.endswith("\0" + raw["digest"]))
+
+
+def _checksum(body: bytes) -> str:
+    import hashlib
+
+    return hashlib.blake2b(body, digest_size=32).hexdigest()
+
+
+def _unsafe_folder(base: Path, path: Path) -> str | None:
+    """Why ``path``'s folders may not be used, from ``base`` down (``base`` itself may be a link the user made:
+    the cache moved to another disk): a folder below it that is a symbolic link or not a folder; None when every
+    one is a real folder or missing."""
+    import stat
+
+    current = base
+    for part in path.parent.relative_to(base).parts:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"{current}: {exc.strerror}"
+        if stat.S_ISLNK(mode):
+            return f"{current} is a symbolic link (gfxgate follows no link inside its cache folder)"
+        if not stat.S_ISDIR(mode):
+            return f"{current} is not a folder"
+    return None
+
+
+class FactsCache:
+    """RuleFacts per (rule digest, commit, tag): in memory, and one file per commit under ``root``.
+
+    A convenience, never an authority: a file is read only when it is a regular file (``O_NOFOLLOW``,
+    ``O_NONBLOCK``: a link, FIFO or device is never opened through), under every folder from ``root`` down a real
+    folder, at most ``MAX_FACTS_BYTES``, and its entries match the checksum in its header line and the shape and
+    states that are cached (``"state": "bogus"`` or any hand edit: the file is dropped and its facts recomputed).
+    A cache that cannot be written only costs speed: ``warning`` says why, once, and the answer is unchanged.
+    """
+
+    def __init__(self, root: Path | None, *, base: Path | None = None) -> None:
         self.root = root
+        self.base = base or root  # the folder from which no link is followed (gfxgate's cache folder)
         self._entries: dict[str, dict[str, dict[str, Any]]] = {}
         self._dirty: set[str] = set()
         self.hits = self.misses = 0
+        self.dropped: list[str] = []  # commits whose cache file was there but not trusted
+        self.warning: str | None = None
 
     def _path(self, commit: str) -> Path:
         return self.root / commit[:2] / f"{commit}.json"
 
     def _load(self, commit: str) -> dict[str, dict[str, Any]]:
         if commit not in self._entries:
-            data = {}
-            if self.root is not None:
-                try:
-                    data = json.loads(self._path(commit).read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    data = {}  # missing or damaged: recomputed and rewritten
-            self._entries[commit] = data if isinstance(data, dict) else {}
+            data = self._read(self._path(commit)) if self.root is not None else None
+            self._entries[commit] = data if data is not None else {}
         return self._entries[commit]
+
+    def _read(self, path: Path) -> dict[str, dict[str, Any]] | None:
+        import stat
+
+        if _unsafe_folder(self.base, path) is not None:
+            self.dropped.append(path.stem)
+            return None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return None
+        except OSError:  # a symbolic link (ELOOP), a folder we may not read, ...
+            self.dropped.append(path.stem)
+            return None
+        try:
+            info = os.fstat(fd)
+            blob = os.read(fd, MAX_FACTS_BYTES + 1) if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FACTS_BYTES else None
+            while blob is not None and len(blob) < min(info.st_size, MAX_FACTS_BYTES + 1):  # os.read may return less
+                more = os.read(fd, MAX_FACTS_BYTES + 1 - len(blob))
+                if not more:
+                    break
+                blob += more
+        except OSError:
+            blob = None
+        finally:
+            os.close(fd)
+        data = self._decode(blob) if blob is not None and len(blob) <= MAX_FACTS_BYTES else None
+        if data is None:
+            self.dropped.append(path.stem)
+        return data
+
+    @staticmethod
+    def _decode(blob: bytes) -> dict[str, dict[str, Any]] | None:
+        from gfxgate.jsontext import loads_input
+
+        head, sep, body = blob.partition(b"\n")
+        try:
+            header = loads_input(head)
+            if (not sep or not isinstance(header, dict) or header.get("format") != FACTS_FORMAT
+                    or header.get("blake2b") != _checksum(body)):
+                return None
+            data = loads_input(body)
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or not all(_entry_ok(k, v) for k, v in data.items()):
+            return None
+        return data
 
     def get(self, rule: GateRule, commit: str, tag: str) -> RuleFacts | None:
         raw = self._load(commit).get(f"{tag}\0{rule.digest}")
@@ -105,12 +200,31 @@ class FactsCache:
             self._dirty.add(commit)
 
     def flush(self) -> None:
+        """Write the new facts; best effort: the first failure stops the writing and is kept in ``warning``."""
+        from gfxgate.errors import GfxgateError
+
         if self.root is None:
             return
         for commit in sorted(self._dirty):
             path = self._path(commit)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(path, json.dumps(self._entries[commit], sort_keys=True))
+            body = json.dumps(self._entries[commit], sort_keys=True).encode("utf-8")
+            header = json.dumps({"format": FACTS_FORMAT, "blake2b": _checksum(body)}).encode("utf-8")
+            try:
+                unsafe = _unsafe_folder(self.base, path)
+                if unsafe is not None:
+                    raise OSError(unsafe)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if os.path.lexists(path) and not path.is_file() or path.is_symlink():
+                    os.unlink(path)  # a link, FIFO or device in the place of a cache file: replaced, never written through
+                write_bytes_atomic(path, header + b"\n" + body)
+            except (OSError, GfxgateError) as exc:
+                if isinstance(exc, GfxgateError):
+                    reason = exc.message
+                else:
+                    reason = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+                self.warning = (f"the history facts cache cannot be written ({reason}); "
+                                "the answer is the same, the next run computes these facts again")
+                break
         self._dirty.clear()
 
 
@@ -118,6 +232,13 @@ def default_cache_root(repo: str) -> Path:
     from gfxgate.sources.gitrepo import cache_root
 
     return cache_root() / "history-facts" / repo
+
+
+def default_facts_cache(repo: str) -> FactsCache:
+    """The facts cache of ``repo`` in gfxgate's cache folder (no link followed below that folder)."""
+    from gfxgate.sources.gitrepo import cache_root
+
+    return FactsCache(default_cache_root(repo), base=cache_root())
 
 
 # -- the probes ---------------------------------------------------------------------------------------

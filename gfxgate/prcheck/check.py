@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gfxgate.errors import SourceError, UsageError
+from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.prcheck.diff import MatrixDiff, diff_matrices
 from gfxgate.prcheck.pins import inside_repo
 from gfxgate.sources.gitrepo import run_git, work_tree_root
@@ -34,6 +34,15 @@ def resolve_ref(top: Path, ref: str) -> str:
 
 
 def show_at(top: Path, commit: str, relpath: str) -> bytes | None:
+    """A pins or rules file at ``commit``; its size is asked of git first, so an oversized blob is never read."""
+    from gfxgate.datafiles import MAX_YAML_BYTES
+
+    size = run_git(["cat-file", "-s", f"{commit}:{relpath}"], cwd=top)
+    if size.returncode != 0 or not size.stdout.strip().isdigit():
+        return None
+    if int(size.stdout) > MAX_YAML_BYTES:
+        raise RuleError(f"{relpath} at {commit[:12]}: {int(size.stdout)} bytes; a pins or rules file may have at most "
+                        f"{MAX_YAML_BYTES}")
     out = run_git(["cat-file", "blob", f"{commit}:{relpath}"], cwd=top, text=False)
     return out.stdout if out.returncode == 0 else None
 

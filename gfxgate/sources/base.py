@@ -9,6 +9,15 @@ from typing import NamedTuple
 
 from gfxgate.model import Location, SourceInfo
 
+# The most bytes gfxgate reads of one upstream file. The files gate rules read are at most a few hundred KB (the
+# largest file of ollama's tree is a 3.7 MB image); a larger one is refused before it is read (git: its size from
+# ``cat-file --batch-check``; a folder: ``stat``), and the rule reading it gets an error entry.
+MAX_BLOB_BYTES = 8 << 20
+
+
+def blob_too_large(path: str, size: int, where: str = "") -> str:
+    return f"{path}{where}: {size} bytes; gfxgate reads at most {MAX_BLOB_BYTES} bytes of one file"
+
 
 class FileHit(NamedTuple):
     """A matching line: its path, 1-based line number and text."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gfxgate.sources.base import Source, safe_relpath
+from gfxgate.errors import SourceError
+from gfxgate.sources.base import MAX_BLOB_BYTES, Source, blob_too_large, safe_relpath
 
 
 class DirectorySource(Source):
@@ -22,7 +23,14 @@ class DirectorySource(Source):
         target = (self.folder / safe_relpath(path)).resolve()
         if not target.is_relative_to(self.folder) or not target.is_file():
             return None
-        return target.read_bytes()
+        size = target.stat().st_size
+        if size > MAX_BLOB_BYTES:
+            raise SourceError(blob_too_large(path, size, f" in {self.folder}"))
+        with target.open("rb") as handle:
+            data = handle.read(MAX_BLOB_BYTES + 1)
+        if len(data) > MAX_BLOB_BYTES:  # grew since the stat
+            raise SourceError(blob_too_large(path, len(data), f" in {self.folder}"))
+        return data
 
     def list_files(self) -> list[str]:
         if self._files is None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.resources import cache_dir
-from gfxgate.sources.base import FileHit, Source
+from gfxgate.sources.base import MAX_BLOB_BYTES, FileHit, Source, blob_too_large
 from gfxgate.sources.versions import nearest_tags
 
 DEFAULT_GIT_TIMEOUT = 600
@@ -163,49 +163,72 @@ def _is_network_failure(stderr: str) -> bool:
 
 
 class CatFileBatch:
-    """One persistent ``git cat-file --batch`` process: many blob reads, one process."""
+    """One persistent ``git cat-file --batch`` process: many blob reads, one process.
+
+    Beside it, one ``git cat-file --batch-check`` process answers each object's type and size first (from the
+    object's header: nothing is inflated), so a blob over :data:`MAX_BLOB_BYTES` is never read — neither by
+    gfxgate nor by git, which inflates a whole object below ``core.bigFileThreshold`` before writing it out.
+    """
 
     def __init__(self, git_dir: Path, *, offline: bool) -> None:
         self._git_dir, self._offline = git_dir, offline
         self._start()
 
     def _start(self) -> None:
-        self._proc = subprocess.Popen(
-            ["git", "--git-dir", str(self._git_dir), "cat-file", "--batch"],
+        self._proc, self._check = (subprocess.Popen(
+            ["git", "--git-dir", str(self._git_dir), "cat-file", mode],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=_git_env(self._offline),
-        )
+        ) for mode in ("--batch", "--batch-check"))
 
-    def read(self, spec: str) -> bytes | None:
-        """Object bytes for ``<commit>:<path>``; None when missing or not a blob."""
-        if "\n" in spec:
-            return None
-        proc = self._proc
+    def _restart(self) -> None:
+        for proc in (self._proc, self._check):
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self._start()
+
+    def _header(self, proc: subprocess.Popen, spec: str) -> list[bytes]:
         proc.stdin.write(spec.encode() + b"\n")
         proc.stdin.flush()
         header = proc.stdout.readline()
         if not header:  # git exits when a partial clone's blob is missing and may not be fetched
-            proc.wait()
-            self._start()
+            self._restart()
             hint = "run once without --offline to fetch it" if self._offline else None
             raise SourceError(f"{spec.split(':', 1)[1]} at {spec[:12]} is not in the local object database", hint=hint)
-        fields = header.split()
-        if len(fields) != 3:  # "<spec> missing" or "<spec> ambiguous"
+        return header.split()
+
+    def read(self, spec: str) -> bytes | None:
+        """Object bytes for ``<commit>:<path>``; None when missing or not a blob. A blob over
+        :data:`MAX_BLOB_BYTES` is a :class:`SourceError` (the rule reading it gets an error entry)."""
+        if "\n" in spec:
+            return None
+        fields = self._header(self._check, spec)
+        if len(fields) != 3 or fields[1] != b"blob":  # "<spec> missing" or "<spec> ambiguous", a tree
+            return None
+        if int(fields[2]) > MAX_BLOB_BYTES:
+            raise SourceError(blob_too_large(spec.split(":", 1)[1], int(fields[2]), f" at {spec[:12]}"))
+        fields = self._header(self._proc, spec)
+        if len(fields) != 3:
             return None
         size = int(fields[2])
-        data = proc.stdout.read(size)
-        proc.stdout.read(1)  # the newline after the content
+        if size > MAX_BLOB_BYTES:  # the same object as checked: never; but never read an oversized one
+            self._restart()
+            raise SourceError(blob_too_large(spec.split(":", 1)[1], size, f" at {spec[:12]}"))
+        data = self._proc.stdout.read(size)
+        self._proc.stdout.read(1)  # the newline after the content
         return data if fields[1] == b"blob" else None
 
     def close(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.stdin.close()
-            try:
-                self._proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
+        for proc in (self._proc, self._check):
+            if proc.poll() is None:
+                proc.stdin.close()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
 
 
 @contextlib.contextmanager

@@ -131,9 +131,11 @@ def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
 
 def _parse_line(path: Path, number: int, raw: bytes) -> Mapping[str, Any]:
     where = f"{path}:{number}"
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    from gfxgate.jsontext import loads_input
+
+    try:  # too deep, an integer too long, a number not finite: a ValueError too (never a RecursionError)
+        record = loads_input(raw)
+    except ValueError as exc:
         raise InputError(f"{where}: not a worklog line ({exc})", hint="is this a gfxgate sweep worklog?") from None
     if not isinstance(record, dict) or record.get("kind") != KIND:
         raise InputError(f"{where}: not a gfxgate sweep run (kind is not {KIND!r})")

@@ -150,8 +150,8 @@ def test_edited_shipped_bytes_are_parsed_again(monkeypatch):
     path = rules_dir() / "layers.yaml"
     datafiles.load_yaml(path, "layers")
     raw = path.read_bytes() + b"\n# edited\n"
-    original = type(path).read_bytes
-    monkeypatch.setattr(type(path), "read_bytes", lambda self: raw if self == path else original(self))
+    original = datafiles._read  # the one reader of rules files (size-checked before the read)
+    monkeypatch.setattr(datafiles, "_read", lambda p: raw if p == path else original(p))
     parsed = []
     real = datafiles._parse_yaml
     monkeypatch.setattr(datafiles, "_parse_yaml", lambda *a: parsed.append(a) or real(*a))
@@ -170,14 +170,14 @@ def test_two_installations_sharing_the_cache_both_keep_their_entries(monkeypatch
     """Two contents of one shipped file (a release and a checkout) alternate without parsing again; only the
     last VERSIONS contents of a file are kept."""
     path = rules_dir() / "layers.yaml"
-    original = type(path).read_bytes
+    original = datafiles._read  # the one reader of rules files (size-checked before the read)
     contents = [original(path)] + [original(path) + f"\n# edit {i}\n".encode() for i in range(datacache.VERSIONS + 1)]
     parsed = []
     real = datafiles._parse_yaml
     monkeypatch.setattr(datafiles, "_parse_yaml", lambda *a: parsed.append(a) or real(*a))
 
     def load(raw: bytes):
-        monkeypatch.setattr(type(path), "read_bytes", lambda self: raw if self == path else original(self))
+        monkeypatch.setattr(datafiles, "_read", lambda p: raw if p == path else original(p))
         datacache.reset()  # each load is a new process
         return datafiles.load_yaml(path, "layers")
 

@@ -62,6 +62,27 @@ def test_a_few_aliases_are_still_fine(tmp_path):
         check_yaml_shape("many.yaml", "b: &b 1\nuse: [" + ", ".join(["*b"] * 300) + "]\n")
 
 
+@pytest.mark.parametrize("text", [
+    "x: " + "[" * 1001 + "]" * 1001,            # past libyaml's own flow limit (PyYAML 6.0.4's libyaml refuses it)
+    "x: " + "{a: " * 20_000 + "}" * 20_000,      # the issue's 20,000 deep, as flow mappings
+    "x: " + "[" * 400_000,                       # near the size limit, never closed
+    "".join(" " * i + f"k{i}:\n" for i in range(200)),  # block nesting
+])
+def test_deep_yaml_is_the_depth_error_with_either_parser(text):
+    """Issue 28 defect 17: whichever parser refuses first, the depth limit words it (no RecursionError)."""
+    from gfxgate.datafiles import check_yaml_shape
+
+    with pytest.raises(RuleError, match="deep.yaml:[0-9]+: nested deeper than 64 levels"):
+        check_yaml_shape("deep.yaml", text)
+
+
+def test_yaml_both_parsers_refuse_is_one_invalid_yaml_line():
+    from gfxgate.datafiles import check_yaml_shape
+
+    with pytest.raises(RuleError, match=r"^bad.yaml:2: invalid YAML: "):
+        check_yaml_shape("bad.yaml", "a: [1, 2\nb: ]]\n")
+
+
 def test_catastrophic_regex_cannot_hang_the_go_matcher(tmp_path):
     r"""`^(\w+\s?)*$` over a long Go string literal: exponential with Python's re, linear with RE2.
     Run in a child with a timeout, so a regression fails instead of hanging the suite."""

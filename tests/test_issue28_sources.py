@@ -1,0 +1,358 @@
+"""Issue 28, defects 10–17 and the "also seen" items: hostile sources, caches, data and JSON inputs.
+
+Every reproduction runs through the installed console script with the harness of issue 13
+(tests/test_issue13_reproductions.py ``replay``: the documented exit code, one error line, under 5 s and
+512 MB of peak RSS of the gfxgate process measured with ``os.wait4``, nothing in the working folder changed but
+the named outputs). Large files are sparse (``truncate``): they cost no disk, but reading one costs its size in
+memory, which is what the defects did.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gfxgate.resources import rules_dir
+from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.test_issue13_reproductions import SCAN, _rules, replay
+
+GIB = 1 << 30
+
+
+@pytest.fixture()
+def work(tmp_path) -> Path:
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture()
+def env(tmp_path) -> dict:
+    out = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_")}
+    out["GFXGATE_CACHE_DIR"] = str(tmp_path / "cache")  # empty: nothing cached, nothing fetched
+    out["NO_COLOR"] = "1"
+    return out
+
+
+def sparse(path: Path, size: int) -> Path:
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+# -- 13. sizes checked before the read ------------------------------------------------------------------
+def test_13_check_with_a_huge_pins_file_is_refused_before_the_read(gfxgate_exe, work, env):
+    """`check` with a 1.5 GB pins.toml: 1.5 GB of RSS before the "at most 1048576 bytes" refusal."""
+    git(work, "init", "-q")
+    _rules(work)
+    git(work, "add", "rules")
+    git(work, "commit", "-q", "-m", "base")
+    sparse(work / "rules" / "pins.toml", 3 * GIB // 2)
+    replay("13 check, 1.5 GB pins.toml", gfxgate_exe, ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline",
+                                                       "--rules", "rules", "--pins", "rules/pins.toml"],
+           cwd=work, env=env, code=3, error="pins.toml: 1610612736 bytes; a pins or rules file may have at most 1048576")
+
+
+def test_13_scan_rules_with_a_huge_gate_file(gfxgate_exe, work, env):
+    """`scan --rules DIR` with a 1 GB gate file: 3.0 GB of RSS before the refusal."""
+    rules = _rules(work)
+    sparse(rules / "gates" / "discovery.yaml", GIB)
+    replay("13 scan --rules, 1 GB gate file", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env, code=3,
+           error="discovery.yaml: 1073741824 bytes; a rules file may have at most 1048576")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_13_a_rules_file_that_is_not_a_regular_file(gfxgate_exe, work, env, kind):
+    """A FIFO would block the read forever, /dev/zero never ends: one line, exit 3."""
+    rules = _rules(work)
+    target = rules / "gates" / "discovery.yaml"
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    replay(f"13 scan --rules, gate file is {kind}", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env,
+           code=3, error="not a regular file", timeout=30)
+
+
+# -- 10. blob bomb ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def bomb(tmp_path_factory) -> tuple[str, Path]:
+    """A 1 GiB blob of zeros as one loose object (4.5 MB on disk): its id and its file, to copy into repositories."""
+    root = tmp_path_factory.mktemp("blob-bomb")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    proc = subprocess.Popen(["git", "-C", str(root), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    chunk = bytes(1 << 20)
+    for _ in range(1024):
+        proc.stdin.write(chunk)
+    proc.stdin.close()
+    sha = proc.stdout.read().decode().strip()
+    assert proc.wait() == 0 and len(sha) == 40
+    return sha, root / ".git" / "objects" / sha[:2] / sha[2:]
+
+
+def plant(repo: Path, bomb: tuple[str, Path], path: str) -> None:
+    """Stage the bomb at ``path`` in ``repo`` (its object copied in: git never hashes a gigabyte again)."""
+    sha, loose = bomb
+    objects = Path(git(repo, "rev-parse", "--git-path", "objects").strip())
+    objects = objects if objects.is_absolute() else repo / objects
+    (objects / sha[:2]).mkdir(exist_ok=True)
+    shutil.copyfile(loose, objects / sha[:2] / sha[2:])
+    git(repo, "update-index", "--add", "--cacheinfo", f"100644,{sha},{path}")
+
+
+def live_env(env: dict, upstream: Path) -> dict:
+    return {**env, "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm")}
+
+
+def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, work, env, upstream, bomb):
+    """`scan --source ollama=REPO`, a 4.6 MB repository with a 1 GiB CMakeLists.txt: 12.8 s, 2.1 GB, exit 0 before."""
+    import json
+
+    repo = work / "ollama"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "README.md").write_text("a repository with one large blob\n")
+    git(repo, "add", "README.md")
+    plant(repo, bomb, "CMakeLists.txt")
+    git(repo, "commit", "-q", "-m", "bomb")
+    git(repo, "tag", "v0.17.5")
+    run = replay("10 blob bomb (scan --source ollama=REPO)", gfxgate_exe,
+                 [*SCAN, "--live", "--source", "ollama=ollama", "--format", "json"], cwd=work,
+                 env=live_env(env, upstream), code=0)
+    [layer] = [layer for layer in json.loads(run.stdout)["layers"] if layer["id"] == "cmake-filter"]
+    reason = layer["cells"][0]["reason"]
+    assert "CMakeLists.txt at " in reason and "1073741824 bytes; gfxgate reads at most 8388608 bytes of one file" in reason, reason
+
+
+def test_10_a_huge_file_in_a_folder_source_is_an_error_entry(gfxgate_exe, work, env, upstream):
+    """The same limit for a plain folder as the source (a sparse 1 GiB file: stat first, never read)."""
+    import json
+
+    (work / "ollama").mkdir()
+    sparse(work / "ollama" / "CMakeLists.txt", GIB)
+    run = replay("10 1 GiB file in a folder source", gfxgate_exe,
+                 [*SCAN, "--live", "--source", "ollama=ollama", "--format", "json"], cwd=work,
+                 env=live_env(env, upstream), code=0)
+    reasons = [c.get("reason") or "" for layer in json.loads(run.stdout)["layers"] for c in layer["cells"]]
+    assert any("CMakeLists.txt in " in r and "1073741824 bytes; gfxgate reads at most" in r for r in reasons), reasons
+
+
+def test_13_check_with_a_blob_bomb_as_the_base_pins_file(gfxgate_exe, work, env, bomb):
+    """`check`: the base ref's pins.toml is a 1 GiB blob; git is asked its size (`cat-file -s`) first."""
+    git(work, "init", "-q")
+    _rules(work)
+    git(work, "add", "rules")
+    plant(work, bomb, "rules/pins.toml")
+    git(work, "commit", "-q", "-m", "base")
+    replay("13 check, base pins.toml is a 1 GiB blob", gfxgate_exe,
+           ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
+           cwd=work, env=env, code=3, error="1073741824 bytes; a pins or rules file may have at most 1048576")
+
+
+# -- 14. JSON inputs of diff and sweep report ------------------------------------------------------------
+HOSTILE_JSON = {
+    "deep": ("[" * 100_000 + "]" * 100_000, "nested deeper than 64 levels"),
+    "deep-under-the-decoder-limit": ('{"a": ' * 500 + "1" + "}" * 500, "nested deeper than 64 levels"),
+    "huge-integer": ('{"schema_version": ' + "9" * 100_000 + "}", "an integer of more than 4300 digits"),
+    "overflowing-float": ('{"schema_version": 1e999}', "number 1e999 is out of range"),
+}
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory, gfxgate_exe) -> dict:
+    import json
+
+    folder = tmp_path_factory.mktemp("matrix")
+    subprocess.run([gfxgate_exe, *SCAN, "-t", "gfx1030", "--format", "json", "-o", str(folder / "m.json")], check=True,
+                   capture_output=True)
+    return json.loads((folder / "m.json").read_text())
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
+def test_14_diff_of_hostile_json_is_exit_6(gfxgate_exe, work, env, matrix, case):
+    """`diff`: 100,000 nested arrays (RecursionError) or a 100,000-digit integer were exit 70."""
+    import json
+
+    text, needle = HOSTILE_JSON[case]
+    (work / "old.json").write_text(json.dumps(matrix))
+    (work / "new.json").write_text(text)
+    replay(f"14 diff, {case}", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env, code=6,
+           error=f"new.json: not a gfxgate gate matrix: {needle}")
+
+
+def test_14_diff_of_a_report_layer_without_a_targets_cell_is_exit_6(gfxgate_exe, work, env, matrix):
+    """A layer that lacks the cell of one of the report's targets was a KeyError (exit 70)."""
+    import json
+
+    broken = json.loads(json.dumps(matrix))
+    layer = broken["layers"][1]
+    layer["cells"] = [c for c in layer["cells"] if c["target"] != "gfx1030"]
+    (work / "old.json").write_text(json.dumps(matrix))
+    (work / "new.json").write_text(json.dumps(broken))
+    replay("14 diff, a layer without a target's cell", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env,
+           code=6, error=f"new.json: not a gfxgate gate matrix (layer {layer['id']}: no cell for target gfx1030)")
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
+def test_14_sweep_report_of_a_hostile_worklog_line_is_exit_6(gfxgate_exe, work, env, case):
+    text, needle = HOSTILE_JSON[case]
+    (work / "w.jsonl").write_text(text + "\n")  # a complete line: not the torn tail that is skipped with a warning
+    replay(f"14 sweep report, {case}", gfxgate_exe, ["sweep", "report", "w.jsonl"], cwd=work, env=env, code=6,
+           error=f"w.jsonl:1: not a worklog line ({needle})")
+
+
+# -- 11, 12. the history facts cache ------------------------------------------------------------------------
+from tests.prcheck.conftest import history_upstream  # noqa: E402,F401 - fixture: the synthetic ollama history
+
+HISTORY = ["history", "-t", "gfx900", "--format", "json"]
+
+
+@pytest.fixture()
+def history_env(env, history_upstream) -> dict:
+    return {**env, **{name: str(path) for name, path in history_upstream.items()}}
+
+
+@pytest.fixture()
+def clean_history(gfxgate_exe, work, history_env) -> str:
+    """The answer with an empty cache (which the run fills: one file per probed commit)."""
+    done = subprocess.run([gfxgate_exe, *HISTORY], cwd=work, env=history_env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(facts_files(history_env)) >= 4
+    return done.stdout
+
+
+def facts_files(env: dict) -> list[Path]:
+    return sorted((Path(env["GFXGATE_CACHE_DIR"]) / "history-facts" / "ollama").glob("*/*.json"))
+
+
+def entries_of(path: Path) -> dict:
+    """The entries of a cache file: after the header line (format 2), or the whole file (format 1, before)."""
+    import json
+
+    head, _, body = path.read_bytes().partition(b"\n")
+    return json.loads(body) if body else json.loads(head)
+
+
+def with_checksum(entries) -> bytes:
+    """A cache file as gfxgate writes one (its checksum right): only the shape check can refuse it."""
+    import hashlib
+    import json
+
+    body = json.dumps(entries, sort_keys=True).encode()
+    return json.dumps({"format": 2, "blake2b": hashlib.blake2b(body, digest_size=32).hexdigest()}).encode() + b"\n" + body
+
+
+def _bogus_states(entries: dict) -> dict:
+    return {k: {**v, "state": "bogus"} for k, v in entries.items()}
+
+
+def _facts_a_list(entries: dict) -> dict:
+    return {k: {**v, "facts": []} for k, v in entries.items()}
+
+
+DAMAGE = {  # the issue's variants: valid JSON of the wrong shape (exit 70), a "bogus" state (trusted: a wrong answer)
+    "a-list": lambda entries: b"[]",
+    "entry-a-string": lambda entries: __import__("json").dumps({k: "x" for k in entries}).encode(),
+    "facts-a-list": lambda entries: __import__("json").dumps(_facts_a_list(entries)).encode(),
+    "entry-without-state": lambda entries: __import__("json").dumps(
+        {k: {"rule_id": v["rule_id"]} for k, v in entries.items()}).encode(),
+    "state-bogus": lambda entries: __import__("json").dumps(_bogus_states(entries)).encode(),
+    "checksummed-state-bogus": lambda entries: with_checksum(_bogus_states(entries)),
+    "checksummed-facts-a-list": lambda entries: with_checksum(_facts_a_list(entries)),
+    "checksummed-entry-a-list": lambda entries: with_checksum({k: [1] for k in entries}),
+    "checksum-wrong": lambda entries: with_checksum(entries).replace(b'"facts"', b'"facts" ', 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_11_a_damaged_facts_cache_file_is_dropped_and_recomputed(gfxgate_exe, work, history_env, clean_history, case):
+    for path in facts_files(history_env):
+        path.write_bytes(DAMAGE[case](entries_of(path)))
+    run = replay(f"11 facts cache: {case}", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0)
+    assert run.stdout == clean_history
+    assert all(entries_of(path) for path in facts_files(history_env))  # rewritten as gfxgate writes them
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "link-to-a-file", "folder"])
+def test_11_a_cache_file_that_is_not_a_regular_file(gfxgate_exe, work, history_env, clean_history, kind, tmp_path):
+    """A FIFO hung forever; a link to /dev/zero ate 12 GB in 30 s. Never opened through; replaced by a real
+    file (a link's target is never written)."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    paths = facts_files(history_env)
+    for path in paths:
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dev-zero":
+            path.symlink_to("/dev/zero")
+        elif kind == "link-to-a-file":
+            path.symlink_to(victim)
+        else:
+            path.mkdir()
+    run = replay(f"11 facts cache file is {kind}", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0, timeout=20)
+    assert run.stdout == clean_history and victim.read_text() == "precious\n"
+    if kind != "folder":
+        assert all(path.is_file() and not path.is_symlink() and entries_of(path) for path in paths)
+    else:  # a folder in the place of a file is left alone: one warning, the answer unchanged
+        assert run.stderr.count("gfxgate: warning: the history facts cache cannot be written") == 1, run.stderr
+
+
+def test_also_a_cache_folder_that_is_a_link_is_not_followed(gfxgate_exe, work, history_env, clean_history, tmp_path):
+    """A folder inside the cache (history-facts/ollama/XX) that is a symbolic link: neither read nor written
+    through (decided: gfxgate follows no link below its cache folder; the cache folder itself may be one)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = facts_files(history_env)[0].parent
+    for path in folder.iterdir():
+        (elsewhere / path.name).write_bytes(DAMAGE["state-bogus"](entries_of(path)))
+        path.unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    before = {p.name: p.read_bytes() for p in elsewhere.iterdir()}
+    run = replay("also: facts cache folder is a link", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0)
+    assert run.stdout == clean_history
+    assert {p.name: p.read_bytes() for p in elsewhere.iterdir()} == before  # not trusted, not written through
+    assert run.stderr.count("gfxgate: warning:") == 1 and "is a symbolic link" in run.stderr, run.stderr
+
+
+def test_also_the_cache_folder_itself_may_be_a_link(gfxgate_exe, work, history_env, clean_history, tmp_path):
+    moved = tmp_path / "moved-cache"
+    shutil.move(history_env["GFXGATE_CACHE_DIR"], moved)
+    link = tmp_path / "cache-link"
+    link.symlink_to(moved)
+    env = {**history_env, "GFXGATE_CACHE_DIR": str(link)}
+    run = replay("also: the cache folder is a link", gfxgate_exe, HISTORY, cwd=work, env=env, code=0)
+    assert run.stdout == clean_history and "warning" not in run.stderr
+
+
+@pytest.mark.parametrize("how", ["xdg-cache-home-a-file", "cache-dir-a-file", "history-facts-a-file"])
+def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(gfxgate_exe, work, history_env, clean_history,
+                                                                   tmp_path, how):
+    """The whole walk ran, then exit 70 with no output."""
+    env = dict(history_env)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder\n")
+    if how == "xdg-cache-home-a-file":
+        del env["GFXGATE_CACHE_DIR"]
+        env["XDG_CACHE_HOME"] = str(blocker)
+    elif how == "cache-dir-a-file":
+        env["GFXGATE_CACHE_DIR"] = str(blocker)
+    else:
+        shutil.rmtree(Path(env["GFXGATE_CACHE_DIR"]) / "history-facts")
+        (Path(env["GFXGATE_CACHE_DIR"]) / "history-facts").write_text("not a folder\n")
+    run = replay(f"12 unwritable cache: {how}", gfxgate_exe, HISTORY, cwd=work, env=env, code=0)
+    assert run.stdout == clean_history
+    assert run.stderr.count("gfxgate: warning: the history facts cache cannot be written") == 1, run.stderr
+    assert blocker.read_text() == "not a folder\n"
