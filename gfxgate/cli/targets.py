@@ -26,6 +26,7 @@ def describe(target_text: str) -> dict:
         "hsa_override_gfx_version": proc.hsa_override,
         "generic_targets": [g.name for g in cat.generics_of(proc.name)],
         "members": list(proc.members),
+        "card_names": cat.card_sources(proc.name),
     }
 
 
@@ -40,12 +41,27 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     cat = catalog()
     if hsa_override:
         target = cat.from_hsa_override(hsa_override).name
+    if target and target.split(":")[0].lower() not in cat.by_name:
+        found = cat.by_card(target)
+        if len(found) > 1:  # "Vega 8": every processor sold under that name, each with the name that matched
+            rows = [dict(describe(proc), matched=card) for proc, card in found]
+            if fmt == "json":
+                click.echo(dumps(rows, ensure_ascii=True))
+                return
+            click.echo(f"{target!r} names {len(rows)} GPU targets:")
+            for row in rows:
+                click.echo(f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}")
+            return
     if target:
         info = describe(target)
         if fmt == "json":
             click.echo(dumps(info, ensure_ascii=True))
             return
         for key, value in info.items():
+            if key == "card_names":
+                for source, cards in value.items():
+                    click.echo(f"{'names (' + source + ')':26} {', '.join(cards)}")
+                continue
             if isinstance(value, (list, dict)):
                 value = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else ", ".join(value)
             click.echo(f"{key:26} {value if value not in (None, '') else '-'}")
