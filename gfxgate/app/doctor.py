@@ -304,7 +304,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                     continue
                 ev = tuple(Evidence("timeline", Location(repo=e.where.split("@")[0], ref=tag, path=e.where.split(":", 1)[-1]),
                                     e.text) for e in b.evidence[:2]) or (Evidence("timeline", None, cell.label),)
-                own = [s for s in cell.steps if b.label and s in by_id] if b.label == cell.label else []
+                own = [s for s in label_steps(target, b.label or "", tag) if s in by_id]
                 steps = _plan_steps([(s, by_id[s].setting, ev) for s in own], target, version, env, installs, fs, gpu)
                 backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
@@ -334,6 +334,31 @@ def _timeline_cell(target: str, version: str | None):
     return timeline.cell_at(target, tag), tag
 
 
+def label_steps(target: str, label: str, tag: str) -> list[str]:
+    """The workaround ids of a route option from its label in the timeline ("ROCm: override 10.3.0", "ROCm: build +
+    rocBLAS files + OLLAMA_IGPU_ENABLE=1"): the labels are built by gate.route from routes.yaml, so this reads them
+    back with the same rules (the override a label names, the step shorts it joins)."""
+    from gfxgate.gate.route import default_routes
+    from gfxgate.gate.workarounds import default_workarounds
+
+    rules = default_routes()
+    proc = target.split(":")[0]
+    shorts = {s.short: s.workaround for r in rules.routes for s in r.steps}
+    shorts.update({s.short: s.workaround for s in rules.device_steps})
+    overrides = [w for w in default_workarounds() if w.override and proc in w.applies_to]
+    for rule in rules.routes:
+        heads = ([(rule.label.replace("{override}", w.override), [w.id]) for w in overrides] if rule.as_override
+                 else [(rule.label.split("{steps}")[0], [])])
+        for head, ids in heads:
+            if not label.startswith(head) or (not rule.as_override and "{steps}" not in rule.label and label != head
+                                               and not label[len(head):].startswith(" + ")):
+                continue
+            rest = [part.strip() for part in label[len(head):].split(" + ") if part.strip()]
+            if all(part in shorts for part in rest):
+                return ids + [shorts[part] for part in rest]
+    return []
+
+
 def _pin(target: str, version: str | None) -> str | None:
     """The newest release whose ROCm route needs no build and no file copy, from the embedded timeline."""
     from gfxgate.timeline import snapshot
@@ -347,13 +372,14 @@ def _pin(target: str, version: str | None) -> str | None:
     good = None
     for cell in timeline.row(target).cells:
         rocm = next((b for b in cell.backends if b.backend == "rocm"), None)
-        if rocm is not None and rocm.state == "route" and not any(s.startswith(("build-", "copy-")) for s in cell.steps) \
-                and cell.route.startswith("rocm"):
+        if rocm is not None and rocm.state == "route" and not any(
+                s.startswith(("build-", "copy-")) for s in label_steps(target, rocm.label or "", cell.last)):
             good = cell
     if good is None:
         return None
     inside = version and _in_range(f"v{version}", good, timeline.tags)
-    return None if inside else f"ollama {good.last} (the newest release where ROCm runs {target} as '{good.label}': {good.first} … {good.last})"
+    rocm = next(b for b in good.backends if b.backend == "rocm")
+    return None if inside else f"ollama {good.last} (the newest release where ROCm runs {target} as '{rocm.label}': {good.first} … {good.last})"
 
 
 def _in_range(tag, cell, tags) -> bool:

@@ -77,7 +77,8 @@ def _driver(fs: RootFS, device: str) -> str | None:
 
 
 def amdgpu_loaded(fs: RootFS) -> bool:
-    return fs.is_dir("/sys/module/amdgpu") or "amdgpu " in (fs.read_text("/proc/modules") or "")
+    # a file, not the folder: a capture holds what was read
+    return (fs.read_text("/sys/module/amdgpu/initstate") or "").strip() == "live" or "amdgpu " in (fs.read_text("/proc/modules") or "")
 
 
 def marketing_name(fs: RootFS, device: int, revision: int | None) -> str | None:
