@@ -25,13 +25,18 @@ CARDS = {
 }
 
 
+# what a release builds for (the ROCm preset's list, without the targets these tests are about)
+RELEASE_ARCHS = ("gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx90a", "gfx942")
+
+
 def _props(values: dict[str, int]) -> str:
     return "".join(f"{k} {values.get(k, 0)}\n" for k in _FIELDS)
 
 
 def machine(root: Path, card: str, *, version: str, runner: str = "rocm", rocblas_targets=("gfx1030", "gfx1100"),
-            dropin: str | None = None, render_members: str = "", hip_so: Path | None = None,
-            code_objects: dict[str, Path] | None = None) -> Path:
+            dropin: str | None = None, render_members: str = "", built=None) -> Path:
+    """``built`` (tests.artifacts.artifact_builders.Built, clang-19): real GPU code in the runner folder — a
+    libggml-hip.so for RELEASE_ARCHS and, per rocBLAS target, its Kernels.so hsaco and a Tensile bundle."""
     gtv, device, rev, cus, wave, vram, gtt = CARDS[card]
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     (nodes / "0").mkdir(parents=True)
@@ -74,13 +79,13 @@ def machine(root: Path, card: str, *, version: str, runner: str = "rocm", rocbla
 
     for target in rocblas_targets:
         (blas / f"TensileLibrary_lazy_{target}.dat").write_bytes(msgpack.packb({"library": {"type": "Hardware"}}))
-        for src, dst in (code_objects or {}).items():
-            if src == target:
-                shutil.copy(dst, blas / f"TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_{target}.co")
-    if hip_so is not None:
-        shutil.copy(hip_so, lib / "libggml-hip.so")
-    else:
-        (lib / "libggml-base.so").write_bytes(b"")
+        if built is not None:
+            shutil.copy(built.code_object(target), blas / f"Kernels.so-000-{target}.hsaco")
+            shutil.copy(built.device_bundle(f"tensile-{target}.co", archs=(target,)),
+                        blas / f"TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_{target}.co")
+    if built is not None:
+        shutil.copy(built.hip_so("libggml-hip-release.so", archs=RELEASE_ARCHS), lib / "libggml-hip.so")
+    (lib / "libggml-base.so").write_bytes(b"")
     (root / "usr/local/lib/ollama/vulkan").mkdir()
     (root / "usr/local/lib/ollama/vulkan/libggml-vulkan.so").write_bytes(b"")
     manifest = {"stat": {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": 993, "kind": "char"},

@@ -28,8 +28,8 @@ def _json(exe, root, *args):
 
 
 @pytest.fixture
-def vega56(tmp_path):
-    return machine(tmp_path / "vega56", "vega56", version="0.17.5", dropin=VEGA_DROPIN)
+def vega56(tmp_path, built):
+    return machine(tmp_path / "vega56", "vega56", version="0.17.5", dropin=VEGA_DROPIN, built=built)
 
 
 def test_vega56_names_card_target_version_blocking_layers_and_the_fix(gfxgate_exe, vega56):
@@ -45,6 +45,10 @@ def test_vega56_names_card_target_version_blocking_layers_and_the_fix(gfxgate_ex
     assert rows["override"]["status"] == "blocked"
     assert rows["override"]["evidence"][0]["where"] == "/etc/systemd/system/ollama.service.d/override.conf:2"
     assert "TensileLibrary_lazy_gfx906.dat missing" in rows["override"]["evidence"][1]["note"]
+    # the installed files (real clang-19 code objects): rocBLAS and libggml-hip.so hold no gfx900 code
+    assert rows["rocblas-artifacts"]["status"] == "blocked" and "present: gfx1030, gfx1100" in rows["rocblas-artifacts"]["summary"]
+    assert rows["installed-gpu-code"]["status"] == "blocked"
+    assert re.search(r"/usr/local/lib/ollama/rocm/libggml-hip\.so(@0x[0-9a-f]+)?$", rows["installed-gpu-code"]["evidence"][0]["where"])
     assert rows["release-packaging"]["status"] == "blocked"  # the release's own evidence, from the snapshot
     assert rows["release-packaging"]["evidence"][0]["where"].startswith("ollama@v0.17.5:Dockerfile:")
     vulkan = next(b for b in report["backends"] if b["backend"] == "vulkan")
@@ -90,8 +94,8 @@ def test_the_last_assignment_wins_and_says_what_it_overrode(gfxgate_exe, tmp_pat
     assert "SECRET_TOKEN" not in json.dumps(unit)
 
 
-def test_rdna2_gfx1031_at_v0_32_15(gfxgate_exe, tmp_path):
-    root = machine(tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama")
+def test_rdna2_gfx1031_at_v0_32_15(gfxgate_exe, tmp_path, built):
+    root = machine(tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama", built=built)
     data = _json(gfxgate_exe, root)
     assert data["gpus"][0]["target"] == "gfx1031" and data["gpus"][0]["name"] == "Radeon RX 6700"
     report = data["targets"][0]
@@ -103,9 +107,9 @@ def test_rdna2_gfx1031_at_v0_32_15(gfxgate_exe, tmp_path):
     assert 'Environment="HSA_OVERRIDE_GFX_VERSION=10.3.0"' in commands
 
 
-def test_apu_gfx1103_at_v0_30(gfxgate_exe, tmp_path):
+def test_apu_gfx1103_at_v0_30(gfxgate_exe, tmp_path, built):
     root = machine(tmp_path / "m", "780m", version="0.30.0", runner="rocm_v7_2", render_members="ollama",
-                   rocblas_targets=("gfx1100", "gfx1101", "gfx1102"))
+                   rocblas_targets=("gfx1100", "gfx1101", "gfx1102"), built=built)
     data = _json(gfxgate_exe, root)
     gpu = data["gpus"][0]
     assert (gpu["target"], gpu["integrated"]) == ("gfx1103", True)
@@ -196,3 +200,50 @@ def test_under_a_second_with_a_rocblas_folder_of_1355_files(gfxgate_exe, tmp_pat
     elapsed = time.perf_counter() - start
     assert done.returncode == 0, done.stderr
     assert elapsed < 1.0 * float(os.environ.get("GFXGATE_SLOW_FACTOR", "1")), elapsed
+
+
+def test_json_validates_against_the_shipped_schema(gfxgate_exe, vega56):
+    import jsonschema
+
+    schema = json.loads(subprocess.run([gfxgate_exe, "schema", "doctor"], capture_output=True, text=True, check=True).stdout)
+    jsonschema.validate(_json(gfxgate_exe, vega56), schema)
+
+
+def test_live_server_version_and_ps_through_the_official_client(gfxgate_exe, vega56):
+    """An Ollama-API server on 127.0.0.1 that follows the real protocol (tests/sweep/ollama_server.py)."""
+    import ollama
+
+    from tests.sweep.ollama_server import MODEL, Behaviour, FakeOllama
+
+    server = FakeOllama(Behaviour(version="0.17.5")).start()
+    try:
+        ollama.Client(host=server.url).generate(model=MODEL, prompt="hi", options={"num_gpu": 5, "num_predict": 1})
+        data = _json(gfxgate_exe, vega56, "--live", server.url)
+    finally:
+        server.stop()
+    live = data["live"]
+    assert live["version"] == "0.17.5" and live["error"] is None
+    assert live["models"] and live["models"][0]["name"] == MODEL and live["models"][0]["on_gpu"].endswith("% GPU")
+    assert live["models"][0]["on_gpu"] != "100 % GPU"  # 5 of 29 layers offloaded
+
+
+def test_live_server_that_does_not_answer_is_a_fact(gfxgate_exe, vega56):
+    data = _json(gfxgate_exe, vega56, "--live", "http://127.0.0.1:9")
+    assert data["live"]["error"] and data["targets"]
+
+
+@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=/work/upstream")
+def test_the_unit_fixture_is_install_sh_s_and_the_v0_32_15_matrix_is_read_live(gfxgate_exe, tmp_path, built):
+    up = os.environ["GFXGATE_TEST_UPSTREAM"]
+    script = subprocess.run(["git", "-C", f"{up}/ollama", "show", "v0.17.5:scripts/install.sh"], capture_output=True,
+                            text=True, check=True).stdout
+    body = script.split("cat <<EOF | $SUDO tee /etc/systemd/system/ollama.service >/dev/null\n", 1)[1].split("\nEOF\n", 1)[0]
+    expected = body.replace("$BINDIR", "/usr/local/bin").replace("$PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    assert (HERE / "ollama.service").read_text() == expected + "\n"
+    root = machine(tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama", built=built)
+    data = _json(gfxgate_exe, root, "--source", f"ollama={up}/ollama", "--source", f"rocm-docs={up}/ROCm",
+                 "--source", f"llama-cpp={up}/llama.cpp")
+    report = data["targets"][0]
+    assert report["matrix_from"] == "sources at v0.32.15"
+    rocm = next(b for b in report["backends"] if b["backend"] == "rocm")
+    assert any('HSA_OVERRIDE_GFX_VERSION=10.3.0' in c for s in rocm["steps"] for c in s["commands"])
