@@ -28,6 +28,7 @@ class DoctorRequest:
     sources: dict[str, str] = field(default_factory=dict)
     offline: bool = True
     unit: str = "ollama.service"
+    journal: bool = False  # read `journalctl -u UNIT` since boot (live machines only)
 
 
 def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:
@@ -47,18 +48,26 @@ def _line_of(fs: RootFS, path: str, prefix: str) -> int | None:
 
 
 def _ask_live(url: str) -> Live:
-    """/api/version and /api/ps through the official client (the protocol of ollama/docs/api.md)."""
+    """An Ollama server: /api/version and /api/ps through the official client (ollama/docs/api.md); a llama-server
+    (what Ollama >= v0.30 runs per backend, or one started by hand): its /props (build_info, model_path)."""
     try:
+        import httpx
         import ollama
 
         client = ollama.Client(host=url, timeout=5)
-        version = client._client.get("/api/version").json().get("version")  # the client has no version() call
+        answer = client._client.get("/api/version")  # the client has no version() call; its httpx client does
+        if answer.status_code == 404:
+            props = httpx.get(url.rstrip("/") + "/props", timeout=5).raise_for_status().json()
+            model = str(props.get("model_path") or "")
+            return Live(url, "llama-server", str(props.get("build_info") or "") or None,
+                        ({"name": model.rsplit("/", 1)[-1], "size": 0, "size_vram": 0, "on_gpu": "see the server log"},) if model else ())
+        version = answer.raise_for_status().json().get("version")
         models = []
         for m in client.ps().models:
             size, vram = int(m.size or 0), int(m.size_vram or 0)
             share = f"{round(100 * vram / size)} % GPU" if size else "unknown"
             models.append({"name": str(m.model), "size": size, "size_vram": vram, "on_gpu": share})
-        return Live(url, str(version) if version else None, tuple(models))
+        return Live(url, "ollama", str(version)[:40] if version else None, tuple(models))
     except Exception as exc:  # noqa: BLE001 - a server that does not answer is a fact of the report
         return Live(url, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
 
@@ -88,10 +97,15 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
         users.append(access.user_access(fs, me, "you", nodes))
     live = _ask_live(req.live_url) if req.live_url else None
     diagnoses = None
-    if req.logs:
+    if req.journal and not fs.live:
+        from gfxgate.errors import UsageError
+
+        raise UsageError("--journal reads this machine's journal; a captured tree has none", hint="give the log with --log FILE")
+    if req.logs or req.journal:
         from gfxgate.diagnose import diagnose_inputs
 
-        diagnoses = diagnose_inputs(list(req.logs), locate=False)
+        diagnoses = diagnose_inputs(list(req.logs), units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
+                                    locate=False)
     version, notes = _version(installs, live, diagnoses)
     env = {s.name: s for s in unit.environment} if unit else {}
     reports = []
@@ -110,18 +124,41 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
     ), fs
 
 
+def _boot_time(fs: RootFS) -> str | None:
+    """`journalctl -b` as a --since: now minus /proc/uptime."""
+    import time
+
+    try:
+        uptime = float((fs.read_text("/proc/uptime") or "").split()[0])
+    except (IndexError, ValueError):
+        return None
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - uptime))
+
+
+def _machine_path(fs: RootFS, verdict: Verdict) -> Verdict:
+    """A row's evidence under --root names the machine's path (/usr/local/lib/ollama/…), not the folder's."""
+    if fs.live:
+        return verdict
+    base = str(fs.root.resolve()).rstrip("/")
+    evidence = tuple(dataclasses.replace(e, location=dataclasses.replace(e.location, path=e.location.path[len(base):]))
+                     if e.location and e.location.repo == "file" and e.location.path.startswith(base + "/") else e
+                     for e in verdict.evidence)
+    return dataclasses.replace(verdict, evidence=evidence)
+
+
 def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
     notes = []
     seen = []
     for install_ in installs.ollama:
         if install_.version:
             seen.append((install_.version, install_.version_from))
-    if live is not None and live.version:
+    if live is not None and live.version and live.kind == "ollama":
         seen.append((live.version, f"{live.url}/api/version"))
     for d in diagnoses or ():
-        for fact in getattr(d, "facts", ()):
-            if getattr(fact, "name", "") in ("ollama version", "version") and getattr(fact, "value", None):
-                seen.append((str(fact.value).lstrip("v"), f"log {d.source}"))
+        fact = d.fact("ollama-version")
+        if fact is not None:
+            where = str(fact.evidence[0].location) if fact.evidence[0].location else d.log
+            seen.append((fact.value.lstrip("v"), f"log {where}"))
     if not seen:
         notes.append("the installed Ollama version is unknown (no binary answered, no live server, no log): "
                      "the matrix is the pinned release's")
@@ -264,7 +301,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     from gfxgate.gate.route import decide
 
     target = gpu.target
-    installed = [fs.host(p) for p in installs.gpu_code_files()]
+    installed = [fs.host(p).resolve() for p in installs.gpu_code_files()]
     runtime_cells = None
     if diagnoses:
         from gfxgate.diagnose.analyse import runtime_verdicts
@@ -278,7 +315,8 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     if matrix is not None:
         route = matrix.routes[0] if matrix.routes else decide(matrix, target)
         answer = route.sentence
-        rows = tuple(matrix.cells[(layer.id, target)] for layer in matrix.layers if (layer.id, target) in matrix.cells)
+        rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
+                     if (layer.id, target) in matrix.cells)
         for b in route.backends:
             if b.option is None:
                 backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",

@@ -54,6 +54,7 @@ class TargetReport(JsonRecord):
 @dataclass(frozen=True)
 class Live(JsonRecord):
     url: str
+    kind: str = "ollama"  # "ollama" (/api/version, /api/ps) or "llama-server" (/props)
     version: str | None = None
     models: tuple[dict[str, Any], ...] = ()  # /api/ps: name, size, size_vram, on_gpu ("100 % GPU")
     error: str | None = None

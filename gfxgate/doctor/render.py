@@ -74,7 +74,7 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
                    + ", ".join(f"{p} {'ok' if ok else 'DENIED'}" for p, ok in a.nodes))
     if report.live is not None:
         lv = report.live
-        out.append(f"- live server {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {lv.version}; "
+        out.append(f"- live {lv.kind} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
                    + (", ".join(f"{esc(m['name'])} {m['on_gpu']}" for m in lv.models) or "no model loaded")))
     for t in report.targets:
         out += ["", h(3, f"{t.target} ({esc(t.gpu)}) at {t.version and 'v' + t.version or 'unknown version'}")]

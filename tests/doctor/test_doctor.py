@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.machines import HERE, machine
+from tests.reallama import reallama  # noqa: F401 - the fixture
 
 VEGA_DROPIN = "[Service]\nEnvironment=\"HSA_OVERRIDE_GFX_VERSION=9.0.6\"\n"
 
@@ -247,3 +248,40 @@ def test_the_unit_fixture_is_install_sh_s_and_the_v0_32_15_matrix_is_read_live(g
     assert report["matrix_from"] == "sources at v0.32.15"
     rocm = next(b for b in report["backends"] if b["backend"] == "rocm")
     assert any('HSA_OVERRIDE_GFX_VERSION=10.3.0' in c for s in rocm["steps"] for c in s["commands"])
+
+
+def test_a_debian_llama_cpp_tree_is_found(gfxgate_exe, reallama):
+    """Debian sid's real llama.cpp packages, unpacked as installed: llama-server and its ggml backends."""
+    data = _json(gfxgate_exe, reallama.root)
+    assert "/usr/bin/llama-server" in data["installs"]["llama_server"]
+    names = {p.rsplit("/", 1)[-1] for p in data["installs"]["ggml_backends"]}
+    assert "libggml-vulkan.so" in names and any(n.startswith("libggml-cpu") for n in names)
+    assert data["gpus"] == [] and data["targets"] == []
+
+
+def test_live_real_llama_server(gfxgate_exe, reallama, vega56, tmp_path):
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (tmp_path / "server.log").open("wb")
+    argv = [*reallama.command("cpu"), "-m", str(reallama.model), "--host", "127.0.0.1", "--port", str(port), "-c", "256"]
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.2)
+        data = _json(gfxgate_exe, vega56, "--live", f"http://127.0.0.1:{port}")
+    finally:
+        os.killpg(proc.pid, 15)
+        proc.wait(timeout=30)
+        log.close()
+    live = data["live"]
+    assert live["kind"] == "llama-server" and live["error"] is None, live
+    assert live["version"] and live["models"][0]["name"] == reallama.model.name
