@@ -172,11 +172,12 @@ def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
 def _matrix(target: str, version: str | None, req: DoctorRequest, installed: list[Path], runtime_cells):
     """(matrix, where from, notes): the pinned snapshot when the version is the pin, else the sources at that version;
     None when they cannot be read (the timeline snapshot answers then)."""
+    from gfxgate.gate import snapshot
     from gfxgate.gate.scan import scan_matrix
-    from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
 
-    pin = load_pins().sources["ollama"].ref
+    # the release the embedded snapshot holds facts of (the pin it was built at)
+    pin = next((s.ref for s in snapshot.load().sources if s.name == "ollama"), None)
     tag = f"v{version}" if version else pin
     parsed = [catalog().parse(target)]
     if tag == pin and not req.sources:
@@ -198,7 +199,7 @@ def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, 
     if have is not None:
         ev.insert(0, _where_ev("unit", have.where, f"{name}={have.value}", f"set to {have.value!r}, the route needs {value!r}"))
     text = f"[Service]\nEnvironment=\"{name}={value}\""
-    return FixStep(workaround, what, ("sudo systemctl edit ollama   # writes " + DROPIN, text,
+    return FixStep(workaround, what, ("sudo systemctl edit ollama", f"# add, in the editor (saved as {DROPIN}):", text,
                                       "sudo systemctl daemon-reload && sudo systemctl restart ollama"), tuple(ev))
 
 
@@ -320,7 +321,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
         for b in route.backends:
             if b.option is None:
                 backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
-                                               reason="; ".join(b.undecided or b.refused)[:400] or None))
+                                               reason="; ".join(b.undecided or b.refused) or None))
                 continue
             steps = _plan_steps([(s.workaround, s.setting, s.evidence) for s in b.option.steps], target, version, env,
                                 installs, fs, gpu)

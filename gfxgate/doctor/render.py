@@ -70,7 +70,7 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
     if report.process_env_from:
         out.append(f"- running server ({c(report.process_env_from)}): " + (", ".join(c(f"{k}={v}") for k, v in report.process_env) or "none of the GPU variables"))
     for a in report.access:
-        out.append(f"- {a.role} user {a.user}: groups {', '.join(a.groups) or '-'}; "
+        out.append(f"- {'service user ' + a.user if a.role == 'service' else 'you (' + a.user + ')'}: groups {', '.join(a.groups) or '-'}; "
                    + ", ".join(f"{p} {'ok' if ok else 'DENIED'}" for p, ok in a.nodes))
     if report.live is not None:
         lv = report.live
@@ -88,7 +88,8 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
         for b in t.backends:
             out.append(f"- {b.title}: **{b.state}** ({esc(b.label)})" if md else f"- {b.title}: {b.state} ({b.label})")
             if b.reason:
-                out.append(f"  - why: {esc(b.reason[:300])}")
+                why = b.reason if len(b.reason) <= 300 else b.reason[:300].rsplit(" ", 1)[0] + " …"
+                out.append(f"  - why: {esc(why)}")
             for s in b.steps:
                 mark = "done" if s.done else "do"
                 out.append(f"  - [{mark}] {esc(s.what)} ({s.workaround}; {c(_ev(s.evidence[0]))})")

@@ -285,3 +285,29 @@ def test_live_real_llama_server(gfxgate_exe, reallama, vega56, tmp_path):
     live = data["live"]
     assert live["kind"] == "llama-server" and live["error"] is None, live
     assert live["version"] and live["models"][0]["name"] == reallama.model.name
+
+
+def test_an_nvidia_gpu_beside_the_amd_one_is_listed(gfxgate_exe, tmp_path):
+    root = machine(tmp_path / "m", "vega56", version="0.17.5")
+    card = root / "sys/class/drm/card1/device"
+    card.mkdir(parents=True)
+    (card / "vendor").write_text("0x10de\n")
+    (card / "device").write_text("0x2684\n")
+    (card / "uevent").write_text("DRIVER=nvidia\nPCI_ID=10DE:2684\n")
+    info = root / "proc/driver/nvidia/gpus/0000:01:00.0"
+    info.mkdir(parents=True)
+    (info / "information").write_text("Model: \t\t NVIDIA GeForce RTX 4090\nIRQ:   \t\t 180\n")
+    gpus = _json(gfxgate_exe, root)["gpus"]
+    assert [(g["vendor"], g["name"], g["pci"], g["driver"]) for g in gpus if g["vendor"] == "nvidia"] == [
+        ("nvidia", "NVIDIA GeForce RTX 4090", "10de:2684", "nvidia")]
+    assert [g["target"] for g in gpus if g["vendor"] == "amd"] == ["gfx900"]
+
+
+def test_the_readmes_vega56_excerpt_is_the_tools_output(gfxgate_exe, vega56):
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- excerpt of gfxgate doctor --root VEGA56 --format md -->")
+    excerpt = [l for l in readme[start:readme.index("<!-- end of doctor excerpt -->")].splitlines()[1:] if l.strip()]
+    output = _doctor(gfxgate_exe, "--root", str(vega56), "--format", "md").stdout.splitlines()
+    assert len(excerpt) >= 25
+    for line in excerpt:
+        assert line in output, f"README doctor excerpt is stale: {line[:80]}"
