@@ -109,12 +109,20 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
     return out
 
 
+# control characters, C1, bidi overrides and isolates: text from the machine (unit files, server answers) stays inert
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _inert(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+
+
 def render_md(report: MachineReport) -> str:
-    return "\n".join(_lines(report, True)).rstrip() + "\n"
+    return _inert("\n".join(_lines(report, True)).rstrip() + "\n")
 
 
 def render_text(report: MachineReport) -> str:
-    return "\n".join(_lines(report, False)).rstrip() + "\n"
+    return _inert("\n".join(_lines(report, False)).rstrip() + "\n")
 
 
 def _nfd_value(text: str) -> str:

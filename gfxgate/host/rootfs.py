@@ -34,6 +34,13 @@ class RootFS:
         parts = [p for p in Path(path).parts if p not in ("/", "..", ".")]
         return self.root.joinpath(*parts)
 
+    def inside(self, real: Path) -> bool:
+        try:
+            real.resolve().relative_to(self.root.resolve())
+        except (ValueError, OSError, RuntimeError):
+            return False
+        return True
+
     def glob(self, pattern: str) -> list[str]:
         """Absolute machine paths matching ``pattern`` under the root, sorted."""
         base = self.host("/")
@@ -56,6 +63,8 @@ class RootFS:
         if path in self.read:
             return self.read[path]
         real = self.host(path)
+        if not self.live and not self.inside(real):
+            return None  # a captured tree's link out of it (etc/group -> /etc/shadow) is not followed
         try:
             with open(real, "rb") as handle:
                 data = handle.read(limit or self.limit)

@@ -311,3 +311,28 @@ def test_the_readmes_vega56_excerpt_is_the_tools_output(gfxgate_exe, vega56):
     assert len(excerpt) >= 25
     for line in excerpt:
         assert line in output, f"README doctor excerpt is stale: {line[:80]}"
+
+
+def test_hostile_captured_trees(gfxgate_exe, tmp_path):
+    root = machine(tmp_path / "m", "vega56", version="0.17.5")
+    outside = tmp_path / "secret"
+    outside.write_text("ollama:x:998:\nrender:x:993:ollama\n")
+    (root / "etc/group").unlink()
+    (root / "etc/group").symlink_to(outside)  # a link out of the tree is not read
+    props = root / "sys/class/kfd/kfd/topology/nodes/1/properties"
+    props.write_text(props.read_text() + "x" * (3 << 20))  # a huge sysfs file is read bounded
+    (root / ".gfxgate-doctor/stat.json").write_text("[1, 2")  # a broken manifest
+    (root / "etc/systemd/system/ollama.service.d").mkdir()
+    (root / "etc/systemd/system/ollama.service.d/x.conf").write_text('[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.0\n'
+                                                                     "Environment=OLLAMA_VULKAN=\x1b[31m1\n")
+    start = time.perf_counter()
+    done = _doctor(gfxgate_exe, "--root", str(root), "--format", "md")
+    assert done.returncode == 0, done.stderr
+    assert time.perf_counter() - start < 10
+    assert "secret" not in done.stdout
+    for fmt in ("md", "text"):
+        out = _doctor(gfxgate_exe, "--root", str(root), "--format", fmt).stdout
+        assert "OLLAMA_VULKAN=\\x1b[31m1" in out and "\x1b" not in out  # shown, inert
+    data = _json(gfxgate_exe, root)
+    assert data["unit"]["problems"] and "unbalanced quotes" in data["unit"]["problems"][0]
+    assert all(not any(a["nodes"][i][1] for i in range(len(a["nodes"]))) for a in data["access"])  # no stat, no group: no access
