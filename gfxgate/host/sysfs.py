@@ -98,7 +98,6 @@ def gpus(fs: RootFS) -> list[Gpu]:
 
     cat = catalog()
     out: list[Gpu] = []
-    seen_devices: set[str] = set()
     for node in fs.glob(KFD_NODES.lstrip("/") + "/*/properties"):
         props = parse_properties(fs.read_text(node) or "")
         target = gfx_name(props.get("gfx_target_version", 0))
@@ -109,8 +108,6 @@ def gpus(fs: RootFS) -> list[Gpu]:
         vendor = (_hex(fs, f"{device}/vendor") if device else None) or props.get("vendor_id") or AMD
         dev_id = (_hex(fs, f"{device}/device") if device else None) or props.get("device_id")
         revision = _hex(fs, f"{device}/revision") if device else None
-        if device:
-            seen_devices.add(device)
         name, source = None, "unknown"
         if dev_id is not None:
             name = marketing_name(fs, dev_id, revision)
@@ -127,8 +124,6 @@ def gpus(fs: RootFS) -> list[Gpu]:
                        props.get("simd_count", 0) // max(props.get("simd_per_cu", 4), 1)))
     for card in fs.glob("sys/class/drm/card[0-9]*/device/vendor"):
         device = card.rsplit("/", 1)[0]
-        if any(device.startswith(f"/sys/class/drm/card{c}") for c in ()):
-            continue
         vendor = _hex(fs, card)
         if vendor != NVIDIA:
             continue

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.machines import HERE, machine
-from tests.reallama import reallama  # noqa: F401 - the fixture
 
 VEGA_DROPIN = "[Service]\nEnvironment=\"HSA_OVERRIDE_GFX_VERSION=9.0.6\"\n"
 
