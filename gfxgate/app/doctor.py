@@ -101,25 +101,25 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
         from gfxgate.errors import UsageError
 
         raise UsageError("--journal reads this machine's journal; a captured tree has none", hint="give the log with --log FILE")
-    if req.logs or req.journal:
+    logs = list(req.logs) or fs.captured_logs()  # a replayed capture brings the logs it was made with
+    if logs or req.journal:
         from gfxgate.diagnose import diagnose_inputs
 
-        diagnoses = diagnose_inputs(list(req.logs), units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
+        diagnoses = diagnose_inputs(logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
                                     locate=False)
     version, notes = _version(installs, live, diagnoses)
     env = {s.name: s for s in unit.environment} if unit else {}
     reports = []
-    for gpu in gpus:
-        if gpu.vendor != "amd" or gpu.target is None:
-            continue
-        reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses))
+    amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
+    for index, gpu in enumerate(amd):
+        reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index))
     if not gpus:
         notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
                      if not loaded else "amdgpu is loaded but KFD lists no GPU node")
     return MachineReport(
         root=str(req.root), gpus=tuple(gpus), amdgpu_loaded=loaded, installs=installs, unit=unit,
         process_env=tuple(sorted(proc[1].items())) if proc else (), process_env_from=proc[0] if proc else None,
-        nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(req.logs), targets=tuple(reports),
+        nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(logs), targets=tuple(reports),
         unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes),
     ), fs
 
@@ -230,7 +230,7 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
                    tuple(evidence))
 
 
-def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs) -> list[Verdict]:
+def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int = 0) -> list[Verdict]:
     rows = []
     svc = next((u for u in users if u.role == "service"), None)
     needed = [n for n in nodes if n.path in ("/dev/kfd", gpu.render_node)]
@@ -254,7 +254,8 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs) -> list[Ve
                             remedy=(" && ".join(f"sudo usermod -aG {g} {svc.user}" for g in sorted(groups) if g) or None) if denied else None))
     else:
         rows.append(Verdict("access", target, Status.UNKNOWN, "no ollama service unit found", reason="no systemd unit of ollama"))
-    override = env.get("HSA_OVERRIDE_GFX_VERSION")
+    # ROCr reads HSA_OVERRIDE_GFX_VERSION_<n> for its n-th GPU before the plain variable (Ollama's docs/gpu.md)
+    override = env.get(f"HSA_OVERRIDE_GFX_VERSION_{index}") or env.get("HSA_OVERRIDE_GFX_VERSION")
     if override is not None:
         rows.append(_override_row(fs, target, override, installs))
     if env:
@@ -298,7 +299,7 @@ def _override_row(fs, target, override, installs) -> Verdict:
                    remedy=f"remove the override from {override.where.rsplit(':', 1)[0]}, or copy {as_target}'s rocBLAS files")
 
 
-def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses) -> TargetReport:
+def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0) -> TargetReport:
     from gfxgate.gate.route import decide
 
     target = gpu.target
@@ -310,7 +311,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
 
         runtime_cells = runtime_verdicts(diagnoses, [catalog().parse(target)])
     matrix, origin, notes = _matrix(target, version, req, installed, runtime_cells)
-    machine = _machine_rows(fs, gpu, target, env, users, nodes, unit, installs)
+    machine = _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index)
     access_row = machine[0]
     backends, answer, pin = [], "", _pin(target, version)
     if matrix is not None:

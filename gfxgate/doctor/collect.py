@@ -55,6 +55,13 @@ def write(out: Path, report, fs) -> int:
                         rel = f"{folder}/{name}"
                         if rel.lstrip("/") not in tar.getnames():
                             _add(tar, rel, b"")
+            manifest["logs"] = []
+            for n, log in enumerate(p for p in report.logs if p != "-"):
+                name = f"{n}-{Path(log).name}"
+                with open(log, "rb") as handle:  # read as diagnose read it (same bound); only the log, never a model
+                    _add(tar, f"{MANIFEST}/logs/{name}", handle.read(MAX_BINARY))
+                manifest["logs"].append(name)
+                count += 1
             manifest["omitted"] = omitted
             _add(tar, f"{MANIFEST}/stat.json", json.dumps(manifest, indent=1, sort_keys=True).encode())
         os.replace(tmp, out)

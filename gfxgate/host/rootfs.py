@@ -124,5 +124,10 @@ class RootFS:
             return {}
         return data if isinstance(data, dict) else {}
 
+    def captured_logs(self) -> list[str]:
+        """The logs a capture carries (``doctor --collect`` with ``--log``), as real paths of this folder."""
+        names = self._captured.get("logs", [])
+        return [str(self.root / MANIFEST / "logs" / n) for n in names if isinstance(n, str) and "/" not in n and n[:1] != "."]
+
     def manifest(self) -> dict:
         return {"stat": self.stats, "probes": self.probes, "user": self.invoking_user()}

@@ -335,3 +335,26 @@ def test_hostile_captured_trees(gfxgate_exe, tmp_path):
     data = _json(gfxgate_exe, root)
     assert data["unit"]["problems"] and "unbalanced quotes" in data["unit"]["problems"][0]
     assert all(not any(a["nodes"][i][1] for i in range(len(a["nodes"]))) for a in data["access"])  # no stat, no group: no access
+
+
+def test_a_per_device_override_wins_for_its_gpu(gfxgate_exe, tmp_path):
+    root = machine(tmp_path / "m", "vega56", version="0.17.5",
+                   dropin='[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0"\nEnvironment="HSA_OVERRIDE_GFX_VERSION_0=9.0.0"\n')
+    rows = {r["layer"]: r for r in _json(gfxgate_exe, root)["targets"][0]["rows"]}
+    assert rows["override"]["evidence"][0]["where"].endswith("override.conf:3")
+    assert "report gfx900" in rows["override"]["summary"]
+
+
+def test_collect_carries_the_log_and_the_replay_reads_it(gfxgate_exe, vega56, tmp_path):
+    log = Path(__file__).parents[2] / "samples/logs/ollama-0.12.3-override-rocblas.log"
+    out = tmp_path / "c.tar.gz"
+    first = _doctor(gfxgate_exe, "--root", str(vega56), "--log", str(log), "--format", "json", "--collect", str(out))
+    assert first.returncode == 0, first.stderr
+    replay = tmp_path / "replay"
+    with tarfile.open(out) as tar:
+        tar.extractall(replay, filter="data")
+    second = _json(gfxgate_exe, replay)
+    rows = lambda d: {r["layer"]: (r["status"], r["summary"]) for r in d["targets"][0]["rows"]}
+    a = rows(json.loads(first.stdout))
+    assert a["runtime"][0] == "blocked" and rows(second)["runtime"] == a["runtime"]
+    assert "different Ollama versions" in " ".join(second["notes"])
