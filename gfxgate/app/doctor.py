@@ -7,6 +7,7 @@ Read-only: files are read through one RootFS (``--root DIR`` reads DIR as ``/``)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -361,12 +362,20 @@ def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerd
     return BackendVerdict(backend, title, "needs steps" if todo else "runs", label, tuple(steps))
 
 
-def _timeline_cell(target: str, version: str | None):
+@functools.cache
+def _timeline():
+    """The embedded timeline, once per run (None when stale or missing: the answer then says so)."""
     from gfxgate.timeline import snapshot
 
     try:
-        timeline = snapshot.load()
+        return snapshot.load()
     except Exception:  # noqa: BLE001 - a stale or missing snapshot leaves the answer to the note
+        return None
+
+
+def _timeline_cell(target: str, version: str | None):
+    timeline = _timeline()
+    if timeline is None:
         return None, None
     tag = f"v{version}" if version else timeline.tags[-1]
     if target not in timeline.targets or tag not in timeline.tags:
@@ -401,13 +410,8 @@ def label_steps(target: str, label: str, tag: str) -> list[str]:
 
 def _pin(target: str, version: str | None) -> str | None:
     """The newest release whose ROCm route needs no build and no file copy, from the embedded timeline."""
-    from gfxgate.timeline import snapshot
-
-    try:
-        timeline = snapshot.load()
-    except Exception:  # noqa: BLE001
-        return None
-    if target not in timeline.targets:
+    timeline = _timeline()
+    if timeline is None or target not in timeline.targets:
         return None
     good = None
     for cell in timeline.row(target).cells:
