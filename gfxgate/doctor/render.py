@@ -69,9 +69,10 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
             out.append(f"  - {c(s.name + '=' + s.value)} at {c(s.where)}" + (f" (overrides {', '.join(s.overridden)})" if s.overridden else ""))
     if report.process_env_from:
         out.append(f"- running server ({c(report.process_env_from)}): " + (", ".join(c(f"{k}={v}") for k, v in report.process_env) or "none of the GPU variables"))
+    present = {n.path for n in report.nodes if n.present}
     for a in report.access:
         out.append(f"- {'service user ' + a.user if a.role == 'service' else 'you (' + a.user + ')'}: groups {', '.join(a.groups) or '-'}; "
-                   + ", ".join(f"{p} {'ok' if ok else 'DENIED'}" for p, ok in a.nodes))
+                   + ", ".join(f"{p} {'ok' if ok else 'DENIED' if p in present else 'missing'}" for p, ok in a.nodes))
     if report.live is not None:
         lv = report.live
         out.append(f"- live {lv.kind} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
