@@ -33,6 +33,7 @@ class Processor(NamedTuple):
     features: frozenset[str] = frozenset()
     members: tuple[str, ...] = ()  # non-empty for generic targets
     integrated: bool = False  # an APU's GPU (shares system memory; discovery treats it differently)
+    names: tuple[tuple[str, str], ...] = ()  # (card name, source id) from the `names:` lists of rules/targets.yaml
 
     @property
     def is_generic(self) -> bool:
@@ -118,11 +119,26 @@ class TargetCatalog:
             raise TargetError("empty GPU target")
         head, *features = raw.split(":")
         name = head.lower()
+        if name not in self.by_name and pci_id(raw) is not None:
+            head, features = raw, []
         if name not in self.by_name:
-            product = self._by_product(head)
-            if product is None or features:
+            if features:
                 raise TargetError(f"unknown GPU target {text!r}", hint=self._suggest(name))
-            name = product
+            found = self.by_card(head)
+            if len(found) > 1:
+                raise TargetError(f"{text!r} names several GPU targets: " + ", ".join(f"{p} ({n})" for p, n in found),
+                                  hint="name the card more precisely (e.g. the CPU model of an APU) or the gfx target")
+            if not found and pci_id(raw) is not None:
+                names = marketing_names(*pci_id(raw))
+                raise TargetError(f"PCI id {text!r}: " + (f"libdrm's amdgpu.ids names it {' / '.join(names)}, which gfxgate does not know"
+                                                         if names else "no entry in libdrm's amdgpu.ids (" +
+                                                         (" or ".join("/" + p for p in AMDGPU_IDS) if not _installed_ids("/") else "installed")
+                                                         + (")" if _installed_ids("/") else ": not installed)")),
+                                  hint="the kernel names the target: /sys/class/kfd/kfd/topology/nodes/*/properties gfx_target_version "
+                                       "(`gfxgate doctor` reads it)")
+            if not found:
+                raise TargetError(f"unknown GPU target {text!r}", hint=self._suggest(name))
+            name = found[0][0]
         proc = self.by_name[name]
         settings: dict[str, str] = {}
         for item in features:
@@ -139,17 +155,42 @@ class TargetCatalog:
             settings[feat] = sign
         return TargetId(proc.name, tuple(sorted(settings.items())))
 
-    def _by_product(self, text: str) -> str | None:
-        wanted = re.sub(r"[^a-z0-9]", "", text.lower())
-        if len(wanted) < 4:
-            return None
-        hits = {
-            p.name
-            for p in self.by_name.values()
-            for product in p.products
-            if re.sub(r"[^a-z0-9]", "", product.lower()).endswith(wanted)
-        }
-        return hits.pop() if len(hits) == 1 else None
+    def by_card(self, text: str) -> list[tuple[str, str]]:
+        """(processor, the card name that matched) for a card name: "Radeon 780M", "6950 XT", "Ryzen 7 5700G", a
+        PCI id ("0x687f", "1002:687f", "687f:c3", read from libdrm's amdgpu.ids) … One entry per processor; an
+        exact name wins over a name that merely ends with the words given."""
+        pci = pci_id(text)
+        if pci is not None:
+            out: list[tuple[str, str]] = []
+            for marketing in marketing_names(*pci):
+                for part in marketing.split(" / "):  # "AMD Instinct MI60 / MI50"
+                    for proc, card in self.by_card(part):
+                        if proc not in [p for p, _ in out]:
+                            out.append((proc, f"{card} (amdgpu.ids: {marketing})"))
+            return out
+        wanted = card_words(text)
+        if not wanted:
+            return []
+        whole_only = len(wanted) == 1 and wanted[0].isalpha()  # "VII" is the Radeon VII, "pro" is no card
+        exact: dict[str, str] = {}
+        tail: dict[str, str] = {}
+        cpu_tail: dict[str, str] = {}  # "7600" is the RX 7600 before the Ryzen 5 7600; "5700G" is still a Ryzen
+        for proc in self.by_name.values():
+            for card in (*proc.products, *(n for n, _ in proc.names)):
+                words = card_words(card)
+                if words == wanted:
+                    exact.setdefault(proc.name, card)
+                elif not whole_only and len(words) > len(wanted) and words[-len(wanted):] == wanted:
+                    (cpu_tail if words[0] == "ryzen" else tail).setdefault(proc.name, card)
+        order = list(self.by_name)
+        return sorted((exact or tail or cpu_tail).items(), key=lambda item: order.index(item[0]))
+
+    def card_sources(self, processor: str) -> dict[str, list[str]]:
+        """The processor's card names per source id (rules/targets.yaml `names:`)."""
+        out: dict[str, list[str]] = {}
+        for card, source in self.processor(processor).names:
+            out.setdefault(source, []).append(card)
+        return out
 
     # -- HSA_OVERRIDE_GFX_VERSION ---------------------------------------------------------------
     def from_hsa_override(self, value: str) -> Processor:
@@ -239,6 +280,15 @@ def catalog() -> TargetCatalog:
         )
         for p in data["processors"]
     ]
+    names: dict[str, list[tuple[str, str]]] = {}
+    for group in data.get("names", ()):
+        for proc_name, cards in group["cards"].items():
+            names.setdefault(proc_name, []).extend((card, group["source"]) for card in cards)
+    known = {p.name for p in procs}
+    unknown = sorted(set(names) - known)
+    if unknown:
+        raise RuleError(f"{path}: names: unknown processor {', '.join(unknown)}")
+    procs = [p._replace(names=tuple(names.get(p.name, ()))) for p in procs]
     procs += [
         Processor(
             name=g["name"],
@@ -256,3 +306,63 @@ def catalog() -> TargetCatalog:
                 raise RuleError(f"{path}: duplicate {kind} {key} ({proc.name} and {seen[key]})")
             seen[key] = proc.name
     return TargetCatalog(procs)
+
+
+# -- card names and PCI ids ---------------------------------------------------------------------------
+_NOISE = frozenset({"amd", "ati", "radeon", "graphics", "tm", "r", "with"})
+_WORD = re.compile(r"[a-z]+|[0-9]+")
+_PCI = re.compile(r"^(?:(?:0x)?1002:)?(?:0x)?(?P<device>[0-9a-f]{4})(?::(?:0x)?(?P<revision>[0-9a-f]{2}))?$")
+# Where libdrm installs its table: distribution packages (Debian/Ubuntu libdrm-common, Fedora libdrm), AMD's own
+# amdgpu-install packages.
+AMDGPU_IDS = ("usr/share/libdrm/amdgpu.ids", "opt/amdgpu/share/libdrm/amdgpu.ids")
+
+
+def card_words(text: str) -> list[str]:
+    """The words of a card name that tell cards apart: lower case, letters and digits apart ("6900XT" = "6900 XT",
+    "W7800" = "w 7800"), without the words every AMD name carries (AMD, Radeon, Graphics, (TM))."""
+    return [w for w in _WORD.findall(text.lower()) if w not in _NOISE]
+
+
+def pci_id(text: str) -> tuple[int, int | None] | None:
+    """(device, revision) of an AMD PCI id: ``0x687f``, ``1002:687f``, ``687f:c3``; a bare four-digit number
+    ("7600") is a card name, not an id."""
+    raw = text.strip().lower()
+    match = _PCI.match(raw)
+    if match is None or not (raw.startswith("0x") or ":" in raw or not match["device"].isdigit()):
+        return None
+    return int(match["device"], 16), (int(match["revision"], 16) if match["revision"] else None)
+
+
+def read_amdgpu_ids(text: str) -> dict[tuple[int, int], str]:
+    """libdrm's amdgpu.ids: ``DEVICE,\tREVISION,\tNAME`` lines (hex), after a version line; ``#`` comments."""
+    out: dict[tuple[int, int], str] = {}
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",", 2)]
+        if len(parts) != 3 or line.startswith("#"):
+            continue
+        try:
+            out[(int(parts[0], 16), int(parts[1], 16))] = parts[2]
+        except ValueError:
+            continue
+    return out
+
+
+@functools.cache
+def _installed_ids(root: str) -> dict[tuple[int, int], str]:
+    import os
+
+    chosen = os.environ.get("GFXGATE_AMDGPU_IDS") if root == "/" else None  # another libdrm's table, for one run
+    for rel in ([chosen] if chosen else AMDGPU_IDS):
+        try:
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as handle:
+                return read_amdgpu_ids(handle.read(1 << 20))
+        except OSError:
+            continue
+    return {}
+
+
+def marketing_names(device: int, revision: int | None = None, *, root: str = "/") -> list[str]:
+    """The marketing names libdrm's amdgpu.ids (read where installed under ``root``) gives a PCI device id."""
+    ids = _installed_ids(root)
+    names = [name for (dev, rev), name in sorted(ids.items()) if dev == device and (revision is None or rev == revision)]
+    return list(dict.fromkeys(names))

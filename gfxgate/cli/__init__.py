@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "workarounds": ("gfxgate.cli.workarounds", "workarounds", "Documented workarounds, each checked against the pinned sources."),
     "timeline": ("gfxgate.cli.timeline", "timeline", "Every target × every release: the route at each (table, JSON, SVG, PNG)."),
     "diagnose": ("gfxgate.cli.diagnose", "diagnose", "Which layer stopped this GPU, from your Ollama / llama.cpp log."),
+    "doctor": ("gfxgate.cli.doctor", "doctor", "This machine: GPUs, installs, the service's environment, access, and the fix."),
     "messages": ("gfxgate.cli.messages", "messages", "The log messages diagnose knows, each checked against the pinned sources."),
 }
 

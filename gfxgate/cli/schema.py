@@ -8,7 +8,7 @@ from gfxgate.jsontext import dumps
 
 # every schema is a file gfxgate/schemas/NAME.schema.json (loaded with gfxgate.datafiles.load_schema)
 FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result",
-         "diagnose", "messages", "artifacts", "sweep-worklog", "sweep-report")
+         "diagnose", "messages", "artifacts", "sweep-worklog", "sweep-report", "doctor")
 
 
 @click.command()

@@ -26,6 +26,7 @@ def describe(target_text: str) -> dict:
         "hsa_override_gfx_version": proc.hsa_override,
         "generic_targets": [g.name for g in cat.generics_of(proc.name)],
         "members": list(proc.members),
+        "card_names": cat.card_sources(proc.name),
     }
 
 
@@ -44,7 +45,12 @@ def _value(value) -> str:
 
 
 def _explain(info: dict) -> list[tuple[str, str]]:
-    rows = [(LABELS.get(key, key), _value(value)) for key, value in info.items()]
+    rows = []
+    for key, value in info.items():
+        if key == "card_names":  # one row per source of names
+            rows += [(f"names ({source})", ", ".join(cards)) for source, cards in value.items()]
+        else:
+            rows.append((LABELS.get(key, key), _value(value)))
     if info.get("hsa_override_gfx_version"):
         rows.append(("", f"(HSA_OVERRIDE_GFX_VERSION={info['hsa_override_gfx_version']} makes another GPU report as "
                          f"{info['processor']}; which override helps {info['processor']} itself: "
@@ -96,6 +102,23 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     cat = catalog()
     if hsa_override:
         target = cat.from_hsa_override(hsa_override).name
+    if target and target.split(":")[0].lower() not in cat.by_name:
+        found = cat.by_card(target)
+        if len(found) > 1:  # "Vega 8": every processor sold under that name, each with the name that matched
+            rows = [dict(describe(proc), matched=card) for proc, card in found]
+            if fmt == "json":
+                from gfxgate.serial import document
+
+                click.echo(dumps(document("target-candidates", {"name": target, "targets": rows}), ensure_ascii=True))
+                return
+            from gfxgate.report.markdown import md_escape
+
+            click.echo((f"# {md_escape(target)} names {len(rows)} GPU targets\n\n| Processor | Family | Codename | Name |\n"
+                        "|---|---|---|---|\n" + "".join(f"| {row['processor']} | {row['family']} | {md_escape(row['codename'])} | "
+                                                         f"{md_escape(row['matched'])} |\n" for row in rows))
+                       if fmt == "md" else f"{target!r} names {len(rows)} GPU targets:\n" + "\n".join(
+                           f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}" for row in rows))
+            return
     if target:
         click.echo(render_one(describe(target), fmt))
         return

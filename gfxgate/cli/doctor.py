@@ -1,0 +1,59 @@
+"""`gfxgate doctor`: this machine's GPUs, installs, service environment and access, and the fix for this machine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gfxgate.cli.common import emit, format_option, output_option, source_options
+
+
+@click.command()
+@click.option("--root", type=click.Path(path_type=Path), default=Path("/"), show_default=True,
+              help="Read this folder as / (a captured tree: sysfs under DIR/sys, units under DIR/etc …).")
+@click.option("--log", "logs", multiple=True, metavar="LOG", type=click.Path(allow_dash=True),
+              help="An Ollama / llama.cpp log (as `gfxgate diagnose` reads it) for the runtime row.")
+@click.option("--journal", is_flag=True, help="Also diagnose the service's journal since boot (journalctl -u ollama; this machine only).")
+@click.option("--live", "live_url", metavar="URL", default=None,
+              help="Ask this Ollama server /api/version and /api/ps (e.g. http://127.0.0.1:11434).")
+@click.option("--collect", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the files doctor read to OUT.tar.gz (only the GPU variables of environments), for `doctor --root`.")
+@format_option(("md", "json", "text", "nfd", "prometheus"), default="text")
+@output_option()
+@click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any",
+              help="Exit 1 when BACKEND (rocm, vulkan, cpu) or any backend does not run on this machine as it is; repeatable.")
+@source_options(refs=False, online=True, note="for the matrix at the installed version")
+def doctor(root, logs, journal, live_url, collect, fmt, output, fail_on, sources, online) -> None:
+    """The whole chain on this machine: GPUs (KFD/DRM sysfs, no ROCm needed), installed runtimes, the ollama
+    service's real environment (unit + drop-ins, file:line), device access, the gate matrix at the installed
+    version, a verdict per backend and the fix as this machine's steps. Read-only; never needs root.
+
+    Exit codes: 0 report written, 1 a --fail-on backend does not run as the machine is, 2 usage, 5 network,
+    6 unreadable input (--root not a folder, a --log that cannot be read).
+    """
+    import sys
+
+    from gfxgate.app.doctor import DoctorRequest
+    from gfxgate.app.doctor import doctor as run
+    from gfxgate.doctor.render import render
+    from gfxgate.errors import ExitCode, UsageError
+    from gfxgate.sources.resolve import parse_assignments
+
+    wanted = {p.strip() for v in fail_on for p in v.split(",") if p.strip()}
+    bad = wanted - {"rocm", "vulkan", "cpu", "any"}
+    if bad:
+        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cpu, any")
+    report, fs = run(DoctorRequest(root=root, logs=tuple(logs), journal=journal, live_url=live_url,
+                                   sources=parse_assignments(sources, "--source"), offline=not online))
+    emit(render(report, fmt), output)
+    if collect is not None:
+        from gfxgate.doctor.collect import write
+
+        count = write(collect, report, fs)
+        click.echo(f"gfxgate: wrote {count} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)", err=True)
+    failing = sorted({b.backend for t in report.targets for b in t.backends
+                      if b.state != "runs" and ("any" in wanted or b.backend in wanted)})
+    if failing:
+        click.echo(f"gfxgate: does not run as the machine is: {', '.join(failing)}", err=True)
+        sys.exit(int(ExitCode.FINDINGS))

@@ -1,0 +1,78 @@
+"""What doctor found on one machine (frozen dataclasses, JSON through gfxgate.serial; schema: doctor.schema.json)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gfxgate.host.access import Node, UserAccess
+from gfxgate.host.install import Installs
+from gfxgate.host.sysfs import Gpu
+from gfxgate.host.units import Unit
+from gfxgate.model import Evidence, Verdict, need_evidence
+from gfxgate.serial import JsonRecord
+
+
+@dataclass(frozen=True)
+class FixStep(JsonRecord):
+    """One thing to do on this machine, from a route step (``workaround``) or a machine row (access)."""
+
+    workaround: str  # the workaround id of the route step, or "access"
+    what: str
+    commands: tuple[str, ...]  # exact text to run or write
+    evidence: tuple[Evidence, ...]
+    done: bool = False  # the machine already does it (evidence: where)
+
+    def __post_init__(self) -> None:
+        need_evidence(self.evidence, f"fix step {self.workaround}")
+
+
+@dataclass(frozen=True)
+class BackendVerdict(JsonRecord):
+    backend: str
+    title: str
+    state: str  # "runs", "needs steps", "no route", "undecided"
+    label: str
+    steps: tuple[FixStep, ...] = ()
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TargetReport(JsonRecord):
+    target: str
+    gpu: str  # the marketing name
+    version: str | None  # the ollama release judged
+    matrix_from: str  # "snapshot at the pin v0.17.5", "sources at v0.32.15", "timeline snapshot"
+    rows: tuple[Verdict, ...]  # the gate matrix column + the machine rows (access, environment)
+    backends: tuple[BackendVerdict, ...]
+    answer: str  # the route sentence
+    pin: str | None = None  # the release to pin, with why
+    notes: tuple[str, ...] = ()
+    layer_backends: tuple[tuple[str, tuple[str, ...]], ...] = ()  # which backends each gate layer gates
+
+
+@dataclass(frozen=True)
+class Live(JsonRecord):
+    url: str
+    kind: str = "ollama"  # "ollama" (/api/version, /api/ps) or "llama-server" (/props)
+    version: str | None = None
+    models: tuple[dict[str, Any], ...] = ()  # /api/ps: name, size, size_vram, on_gpu ("100 % GPU")
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class MachineReport(JsonRecord):
+    root: str
+    gpus: tuple[Gpu, ...]
+    amdgpu_loaded: bool
+    installs: Installs
+    unit: Unit | None
+    process_env: tuple[tuple[str, str], ...] = ()
+    process_env_from: str | None = None
+    nodes: tuple[Node, ...] = ()
+    access: tuple[UserAccess, ...] = ()
+    live: Live | None = None
+    logs: tuple[str, ...] = ()
+    targets: tuple[TargetReport, ...] = ()
+    unreadable: tuple[str, ...] = ()  # what could not be read (without root)
+    notes: tuple[str, ...] = ()

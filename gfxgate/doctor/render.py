@@ -1,0 +1,192 @@
+"""Formatters of a :class:`MachineReport`: md, json, text (terminal first), nfd (node-feature-discovery local
+feature file) and prometheus (node_exporter textfile collector). No I/O: the CLI writes."""
+
+from __future__ import annotations
+
+import re
+from enum import Enum
+
+from gfxgate.doctor.model import MachineReport
+from gfxgate.report.markdown import code, md_escape
+
+NFD_PREFIX = "gfxgate.io/"
+_NFD_VALUE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _gib(n: int | None) -> str:
+    return "-" if not n else f"{n / (1 << 30):.1f} GiB"
+
+
+def _ev(e) -> str:
+    return str(e.location) if e.location else e.source
+
+
+def render_json(report: MachineReport) -> str:
+    from gfxgate.jsontext import dumps
+    from gfxgate.serial import document
+
+    return dumps(document("doctor", report.to_json()), ensure_ascii=True) + "\n"
+
+
+def _lines(report: MachineReport, md: bool) -> list[str]:
+    esc = md_escape if md else (lambda s: s)
+    c = code if md else (lambda s: s)
+    h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
+    out = [h(2, "gfxgate doctor" + (f" (root {report.root})" if report.root != "/" else "")), ""]
+    out.append(h(3, "GPUs"))
+    for g in report.gpus:
+        kind = "iGPU" if g.integrated else "dGPU" if g.integrated is False else ""
+        mem = f"VRAM {_gib(g.vram_bytes)}" + (f", GTT {_gib(g.gtt_bytes)} (what an iGPU can use)" if g.gtt_bytes else "")
+        out.append(f"- {esc(g.name)} ({esc(g.name_source)}) — {g.target or g.vendor} {kind} {g.pci}, {mem}"
+                   + (f", {c(g.render_node)}" if g.render_node else "") + (f", from {c(g.kfd_node)}" if g.kfd_node else ""))
+    if not report.gpus:
+        out.append("- none found")
+    out.append(f"- amdgpu module: {'loaded' if report.amdgpu_loaded else 'not loaded'}")
+    out += ["", h(3, "Installed")]
+    for i in report.installs.ollama:
+        out.append(f"- Ollama {i.version or 'version unknown'} ({esc(i.version_from or 'no version source')}): "
+                   f"{c(i.binary or '-')}, libraries {c(i.lib or '-')}")
+        for r in i.runners:
+            tens = ", ".join(f"{t} {n}" for t, n in r.tensile)
+            out.append(f"  - {c(r.path)} [{r.kind}] {', '.join(r.libraries) or '-'}"
+                       + (f"; rocBLAS {c(r.rocblas)}: {tens or 'no target files'}" if r.rocblas else ""))
+    for s in report.installs.llama_server:
+        out.append(f"- llama-server {c(s)}")
+    for b in report.installs.ggml_backends:
+        out.append(f"- ggml backend {c(b)}")
+    for folder, version in report.installs.rocm:
+        out.append(f"- ROCm {version} in {c(folder)}")
+    for box in report.installs.containers:
+        out.append(f"- container runtime {c(box)} (an Ollama container has its own libraries: not read)")
+    out += ["", h(3, "Service")]
+    u = report.unit
+    if u is None:
+        out.append("- no ollama.service unit found")
+    else:
+        out.append(f"- unit {c(u.path or u.name)}" + (f", drop-ins {', '.join(c(d) for d in u.dropins)}" if u.dropins else "")
+                   + f"; User={u.user}" + (f" ({c(u.user_where)})" if u.user_where else ""))
+        for s in u.environment:
+            out.append(f"  - {c(s.name + '=' + s.value)} at {c(s.where)}" + (f" (overrides {', '.join(s.overridden)})" if s.overridden else ""))
+    if report.process_env_from:
+        out.append(f"- running server ({c(report.process_env_from)}): " + (", ".join(c(f"{k}={v}") for k, v in report.process_env) or "none of the GPU variables"))
+    present = {n.path for n in report.nodes if n.present}
+    for a in report.access:
+        out.append(f"- {'service user ' + a.user if a.role == 'service' else 'you (' + a.user + ')'}: groups {', '.join(a.groups) or '-'}; "
+                   + ", ".join(f"{p} {'ok' if ok else 'DENIED' if p in present else 'missing'}" for p, ok in a.nodes))
+    if report.live is not None:
+        lv = report.live
+        out.append(f"- live {lv.kind} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
+                   + (", ".join(f"{esc(m['name'])} {m['on_gpu']}" for m in lv.models) or "no model loaded")))
+    for t in report.targets:
+        out += ["", h(3, f"{t.target} ({esc(t.gpu)}) at {t.version and 'v' + t.version or 'unknown version'}")]
+        out.append(f"matrix: {esc(t.matrix_from)}")
+        out.append("")
+        for v in t.rows:
+            ev = f" — {c(_ev(v.evidence[0]))}" if v.evidence else (f" — {esc(v.reason)}" if v.reason else "")
+            out.append(f"- {v.layer}: **{v.status.value}** {esc(v.summary[:220])}{ev}" if md
+                       else f"- {v.layer:20} {v.status.value:18} {v.summary[:160]}{ev}")
+        out += ["", f"Answer: {esc(t.answer)}" if t.answer else "Answer: none", ""]
+        for b in t.backends:
+            out.append(f"- {b.title}: **{b.state}** ({esc(b.label)})" if md else f"- {b.title}: {b.state} ({b.label})")
+            if b.reason:
+                why = b.reason if len(b.reason) <= 300 else b.reason[:300].rsplit(" ", 1)[0] + " …"
+                out.append(f"  - why: {esc(why)}")
+            for s in b.steps:
+                mark = "done" if s.done else "do"
+                out.append(f"  - [{mark}] {esc(s.what)} ({s.workaround}; {c(_ev(s.evidence[0]))})")
+                if s.commands and not s.done:
+                    if md:
+                        out += ["", "    ```", *("    " + line for cmd in s.commands for line in cmd.splitlines()), "    ```", ""]
+                    else:
+                        out += ["      " + line for cmd in s.commands for line in cmd.splitlines()]
+        if t.pin:
+            out.append(f"- pin: {esc(t.pin)}")
+        for n in t.notes:
+            out.append(f"- note: {esc(n)}")
+    if report.unreadable:
+        out += ["", "Could not read (run as root to see them): " + ", ".join(c(p) for p in report.unreadable)]
+    for n in report.notes:
+        out.append(f"note: {esc(n)}")
+    return out
+
+
+# control characters, C1, bidi overrides and isolates: text from the machine (unit files, server answers) stays inert
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _inert(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+
+
+def render_md(report: MachineReport) -> str:
+    return _inert("\n".join(_lines(report, True)).rstrip() + "\n")
+
+
+def render_text(report: MachineReport) -> str:
+    return _inert("\n".join(_lines(report, False)).rstrip() + "\n")
+
+
+def _nfd_value(text: str) -> str:
+    return _NFD_VALUE.sub("_", text).strip("_.-")[:63] or "none"
+
+
+def render_nfd(report: MachineReport) -> str:
+    """NFD local features (features.d): ``name=value`` lines; names prefixed, values ≤ 63 characters of
+    [A-Za-z0-9._-] starting and ending alphanumeric (Kubernetes label values)."""
+    lines = ["# gfxgate doctor: node-feature-discovery local features"]
+    for i, t in enumerate(report.targets):
+        key = f"{NFD_PREFIX}gpu{i}"
+        lines.append(f"{key}.target={_nfd_value(t.target)}")
+        if t.version:
+            lines.append(f"{key}.ollama={_nfd_value(t.version)}")
+        for b in t.backends:
+            lines.append(f"{key}.{b.backend}={_nfd_value(b.state.replace(' ', '-'))}")
+        if t.pin:
+            lines.append(f"{key}.pin={_nfd_value(t.pin.split()[1])}")
+    return "\n".join(lines) + "\n"
+
+
+def _label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+STATE_VALUE = {"runs": 1, "needs steps": 0.5, "no route": 0, "undecided": -1}
+
+
+def render_prometheus(report: MachineReport) -> str:
+    """node_exporter textfile: ``gfxgate_gate`` (1 allowed … 0 blocked per layer) and ``gfxgate_backend``."""
+    from gfxgate.model import RANK
+
+    out = ["# HELP gfxgate_gate Gate layer status per target: 1 allowed, 0.67 partial, 0.33 override-required, 0 blocked, -1 unknown.",
+           "# TYPE gfxgate_gate gauge"]
+    for t in report.targets:
+        release = _label(f"v{t.version}" if t.version else "unknown")
+        for v in t.rows:
+            value = round(RANK[v.status] / 3, 2) if v.status in RANK else -1
+            for backend in dict(t.layer_backends).get(v.layer) or ("all",):
+                out.append(f'gfxgate_gate{{target="{_label(t.target)}",layer="{_label(v.layer)}",backend="{_label(backend)}",'
+                           f'release="{release}"}} {value}')
+    out += ["# HELP gfxgate_backend Backend verdict on this machine: 1 runs, 0.5 needs steps, 0 no route, -1 undecided.",
+            "# TYPE gfxgate_backend gauge"]
+    for t in report.targets:
+        release = _label(f"v{t.version}" if t.version else "unknown")
+        for b in t.backends:
+            out.append(f'gfxgate_backend{{target="{_label(t.target)}",backend="{_label(b.backend)}",release="{release}"}} '
+                       f"{STATE_VALUE.get(b.state, -1)}")
+    return "\n".join(out) + "\n"
+
+
+class Format(str, Enum):
+    MD = "md"
+    JSON = "json"
+    TEXT = "text"
+    NFD = "nfd"
+    PROMETHEUS = "prometheus"
+
+
+FORMATTERS = {Format.MD: render_md, Format.JSON: render_json, Format.TEXT: render_text, Format.NFD: render_nfd,
+              Format.PROMETHEUS: render_prometheus}
+
+
+def render(report: MachineReport, fmt: str) -> str:
+    return FORMATTERS[Format(fmt)](report)
