@@ -41,7 +41,7 @@ def test_card_names_resolve_through_the_console_script(gfxgate_exe, name, target
 def test_a_name_of_two_processors_lists_both_and_target_refuses_it(gfxgate_exe):
     done = _targets(gfxgate_exe, "Vega 8", "--format", "json")
     assert done.returncode == 0, done.stderr
-    assert sorted(row["processor"] for row in json.loads(done.stdout)) == ["gfx902", "gfx90c"]
+    assert sorted(row["processor"] for row in json.loads(done.stdout)["targets"]) == ["gfx902", "gfx90c"]
     scan = subprocess.run([gfxgate_exe, "scan", "--target", "Vega 8"], capture_output=True, text=True, timeout=60)
     assert scan.returncode == 2 and "gfx902" in scan.stderr and "gfx90c" in scan.stderr
 

@@ -14,7 +14,7 @@ import pytest
 from gfxgate.cli import COMMANDS
 
 # every command that prints a result, as its words after `gfxgate`; the others build or print fixed data
-RESULT_COMMANDS = ["scan", "artifacts", "trace", "diff", "history", "check", "workarounds", "timeline", "diagnose",
+RESULT_COMMANDS = ["scan", "doctor", "artifacts", "trace", "diff", "history", "check", "workarounds", "timeline", "diagnose",
                    "messages", "targets", "sweep report"]
 NOT_RESULTS = {"snapshot", "schema", "samples", "pins", "sweep"}  # builders, a schema printer, a group
 
