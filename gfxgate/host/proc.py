@@ -135,12 +135,14 @@ class Process:
         """Ask the group to end (SIGTERM, and SIGCONT when ``resume``: a stopped process must run to act on it),
         SIGKILL after ``grace`` seconds; then :meth:`close`. Returns (the leader's status, whether SIGKILL was
         needed for the leader)."""
-        self.signal_group(signal.SIGTERM)
-        if resume:
-            self.signal_group(signal.SIGCONT)
-        rc = self.wait(grace)
-        killed = rc is None
-        return self.close(), killed
+        try:
+            self.signal_group(signal.SIGTERM)
+            if resume:
+                self.signal_group(signal.SIGCONT)
+            killed = self.wait(grace) is None
+        finally:  # also when a second Ctrl-C lands while it waits
+            rc = self.close()
+        return rc, killed
 
     def close(self) -> int:
         """Kill what is left of the group (SIGKILL), reap the leader, close the pipes; the leader's status."""
