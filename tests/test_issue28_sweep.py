@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.host.test_proc import _gone  # a process ended (killed there if not: a failing test leaves nothing running)
 from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
 from tests.test_issue13_reproductions import PEER, _runs, _sweep, env, replay, work  # noqa: F401 - fixtures
 
@@ -37,25 +38,6 @@ def _llama(command: list[str] | str, *extra: str) -> list[str]:
     text = command if isinstance(command, str) else shlex.join(command)
     return ["sweep", "--llama-server", f"x={text}", "--model-file", "m.gguf", "--num-gpu", "0", "--timeout", "1",
             "--no-probe-gpu", "--progress", "none", "--worklog", "w.jsonl", *extra]
-
-
-def _state(pid: int) -> str | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def _gone(pid: int, seconds: float = 3.0) -> bool:
-    """The process has ended (gone, or a zombie waiting for init); killed here if it has not (a failing test
-    leaves nothing running)."""
-    deadline = time.monotonic() + seconds
-    while _state(pid) not in (None, "Z") and time.monotonic() < deadline:
-        time.sleep(0.02)
-    if _state(pid) in (None, "Z"):
-        return True
-    os.kill(pid, signal.SIGKILL)
-    return False
 
 
 def _logs(work: Path) -> list[Path]:
@@ -121,10 +103,13 @@ def test_6_sigterm_or_sighup_during_a_sweep_stops_it_like_ctrl_c(gfxgate_exe, wo
         [sweeper] = _children(launcher.pid)
         os.kill(sweeper, sig)
 
-    run = replay(f"28.6 {sig.name} during a sweep", gfxgate_exe, args, cwd=work, env=env, code=128 + sig,
-                 outputs=("w.jsonl", LOGS), during=signal_it, error=f"interrupted by {sig.name}")
-    assert seen["server"] is not None, run.stderr
-    assert _gone(seen["server"]), f"the server outlived a sweep ended by {sig.name}"
+    try:
+        replay(f"28.6 {sig.name} during a sweep", gfxgate_exe, args, cwd=work, env=env, code=128 + sig,
+               outputs=("w.jsonl", LOGS), during=signal_it, error=f"interrupted by {sig.name}")
+    finally:  # checked (and killed if alive) also when the replay failed
+        survived = seen.get("server") is not None and not _gone(seen["server"])
+    assert seen["server"] is not None
+    assert not survived, f"the server outlived a sweep ended by {sig.name}"
     assert not (work / "w.jsonl").exists() or not _runs(work)  # the interrupted cell is not recorded, as on Ctrl-C
 
 

@@ -157,13 +157,22 @@ class Process:
             if self._pidfd >= 0:
                 os.close(self._pidfd)
                 self._pidfd = -1
-            for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
+            for stream in (self.stdin, self.stdout, self.stderr):  # not a stream handed to a LogPump
                 if stream is not None:
                     try:
                         stream.close()
                     except OSError:
                         pass
         return self._status if self._status is not None else self._popen.returncode
+
+    def pump_output(self, sink: IO[bytes], **caps: int) -> "LogPump":
+        """Hand stdout to a started :class:`LogPump` writing into ``sink``; the pump owns both from now on (it
+        closes them once the pipe ends), so closing this process loses none of the output still in the pipe."""
+        stream, self.stdout = self.stdout, None
+        assert stream is not None, "stdout is not a pipe"
+        pump = LogPump(stream, sink, **caps)
+        pump.start()
+        return pump
 
     def __enter__(self) -> "Process":
         return self
@@ -258,7 +267,9 @@ class LogPump(threading.Thread):
     most), then only the newest ``tail_lines`` lines (``tail_bytes`` at most), written at the end after one line
     saying how much was left out between them; every line cut to ``max_line`` bytes. The pipe is always drained
     (a server must never block on a full pipe), whatever the file can take: a write error (a full disk) stops
-    the writing and is kept in :attr:`error`. Memory: one read chunk plus twice the tail."""
+    the writing and is kept in :attr:`error`. Memory: one read chunk plus twice the tail. It owns the pipe and
+    the file and closes both when the pipe ends (when every process holding its write end is gone), so a
+    caller waits for it with ``join`` and never closes either under it."""
 
     def __init__(self, stream: IO[bytes], sink: IO[bytes], *, max_line: int, head_lines: int, head_bytes: int,
                  tail_lines: int, tail_bytes: int) -> None:
@@ -273,6 +284,16 @@ class LogPump(threading.Thread):
         self._written = self._lines = 0
 
     def run(self) -> None:
+        try:
+            self._copy()
+        finally:
+            for handle in (self._stream, self._sink):
+                try:
+                    handle.close()
+                except OSError as exc:  # the sink's last flush on a full disk
+                    self.error = self.error or (exc.strerror or str(exc))
+
+    def _copy(self) -> None:
         fd = self._stream.fileno()
         line = bytearray()  # the head's current line (at most max_line bytes kept)
         over = 0  # bytes cut from it

@@ -396,9 +396,8 @@ class LlamaServerDriver:
         if ex.proc is None:
             ex.outcome, ex.error, ex.died_during = "crash", ex.spawn_error, "load"
             return ex
-        ex.pump = hostproc.LogPump(ex.proc.stdout, log, max_line=MAX_LINE_BYTES, head_lines=LOG_HEAD_LINES,
-                                   head_bytes=LOG_HEAD_BYTES, tail_lines=LOG_TAIL_LINES, tail_bytes=LOG_TAIL_BYTES)
-        ex.pump.start()
+        ex.pump = ex.proc.pump_output(log, max_line=MAX_LINE_BYTES, head_lines=LOG_HEAD_LINES, head_bytes=LOG_HEAD_BYTES,
+                                      tail_lines=LOG_TAIL_LINES, tail_bytes=LOG_TAIL_BYTES)
         base = f"http://{HOST}:{port}"
         try:
             # every request ends by its wall-clock deadline: a server dripping bytes or never answering is a timeout
@@ -410,9 +409,8 @@ class LlamaServerDriver:
         finally:
             try:
                 self._stop(ex, t0)
-            finally:
-                ex.pump.join(PUMP_JOIN_S)  # the group is dead: the pipe ends (a helper that left the group may hold it)
-                log.close()
+            finally:  # the group is dead, so the pipe ends (unless a helper left the group and holds it)
+                ex.pump.join(PUMP_JOIN_S)
         return ex
 
     def _wait_ready(self, ex: Exchange, client: Any, base: str, t0: float, timeout: float) -> bool:

@@ -98,13 +98,13 @@ def _pump(data: bytes, **caps) -> tuple[bytes, proc.LogPump]:
     """Feed ``data`` through a real pipe into a LogPump writing to another pipe; what it wrote."""
     read, write = os.pipe()
     out_r, out_w = os.pipe()
-    with open(out_w, "wb", buffering=0) as target, open(read, "rb", buffering=0) as source:
-        pump = proc.LogPump(source, target, **{"max_line": 10, "head_lines": 3, "head_bytes": 1000, "tail_lines": 2,
-                                               "tail_bytes": 1000, **caps})
-        pump.start()
-        os.write(write, data)
-        os.close(write)
-        pump.join(10)
+    pump = proc.LogPump(open(read, "rb", buffering=0), open(out_w, "wb", buffering=0),
+                        **{"max_line": 10, "head_lines": 3, "head_bytes": 1000, "tail_lines": 2, "tail_bytes": 1000, **caps})
+    pump.start()
+    os.write(write, data)
+    os.close(write)
+    pump.join(10)
+    assert not pump.is_alive()  # it closed its pipe and its file
     with open(out_r, "rb") as got:
         return got.read(), pump
 
@@ -123,3 +123,17 @@ def test_the_log_pump_keeps_the_head_and_the_tail_with_lines_cut():
 def test_the_log_pump_bounds_a_flood_of_one_line():
     got, pump = _pump(b"y" * (8 << 20), tail_bytes=4096)
     assert len(got) < 200 and not pump.error
+
+
+def test_output_still_in_the_pipe_when_the_server_is_closed_reaches_the_log(tmp_path):
+    """A crashing server's last lines sit in the pipe when it is reaped: closing the process must not lose them
+    (the pump owns the pipe and reads it to its end)."""
+    for attempt in range(20):
+        server = proc.spawn([sys.executable, "-c", "import sys; sys.stdout.write('a' * 60000 + '\\nLAST\\n')"],
+                            stdout=proc.PIPE)
+        assert server.wait(10) == 0  # exited: all its output waits in the pipe
+        pump = server.pump_output(open(tmp_path / "log", "wb"), max_line=1 << 20, head_lines=100, head_bytes=1 << 20,
+                                  tail_lines=100, tail_bytes=1 << 20)
+        server.close()
+        pump.join(10)
+        assert (tmp_path / "log").read_bytes() == b"a" * 60000 + b"\nLAST\n", attempt
