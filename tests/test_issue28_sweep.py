@@ -146,13 +146,16 @@ _FULL = textwrap.dedent("""
     import os, subprocess, sys
     folder = sys.argv[1]
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k,mode=0755", "gfxgate-full", folder], check=True)
+    if sys.argv[2]:  # a worklog to start from, put there before the disk is full
+        with open(os.path.join(folder, "w.jsonl"), "wb") as seeded:
+            seeded.write(sys.argv[2].encode())
     with open(os.path.join(folder, "filler"), "wb", buffering=0) as filler:
         try:
             while True:
                 filler.write(b"f" * 4096)
         except OSError:
             pass
-    os.execv(sys.argv[2], sys.argv[2:])
+    os.execv(sys.argv[3], sys.argv[3:])
 """)
 
 
@@ -168,11 +171,28 @@ def _namespace_flags() -> list[str]:
     pytest.skip("no mount namespace for this user (unprivileged user namespaces are off); CI runs it as root")
 
 
-def test_9_worklog_on_a_full_file_system_is_exit_2(gfxgate_exe, work, env, hostile):
+def _full_disk_sweep(work: Path, url: str, seed: str = "") -> list[str]:
     (work / "full").mkdir()
-    flags = _namespace_flags()
-    args = [*flags, "--", sys.executable, "-c", _FULL, str(work / "full"), gfxgate_exe,
-            *_sweep(hostile("healthy"))[:-1], "full/w.jsonl"]
-    replay("28.9 worklog on a full disk", "unshare", args, cwd=work, env=env, code=2, error="No space left on device")
+    return [*_namespace_flags(), "--", sys.executable, "-c", _FULL, str(work / "full"), seed, "gfxgate",
+            *_sweep(url)[:-1], "full/w.jsonl"]
+
+
+def test_9_worklog_on_a_full_file_system_is_exit_2(gfxgate_exe, work, env, hostile):
+    args = _full_disk_sweep(work, hostile("healthy"))
+    args[args.index("gfxgate")] = gfxgate_exe
+    run = replay("28.9 worklog on a full disk", "unshare", args, cwd=work, env=env, code=2,
+                 error="No space left on device")
+    assert "cannot append to worklog full/w.jsonl" in run.stderr
     assert list((work / "full").iterdir()) == []  # the tmpfs was private to the sweep's namespace
-    assert json.loads(json.dumps(args))  # (argv is plain strings: nothing went through a shell)
+
+
+def test_9_a_torn_last_line_that_cannot_be_set_aside_on_a_full_disk_is_exit_2(gfxgate_exe, work, env, hostile):
+    """The warning about the torn line comes first (so not the one-line harness), then the error, exit 2."""
+    args = _full_disk_sweep(work, hostile("healthy"), seed='{"torn')
+    args[args.index("gfxgate")] = gfxgate_exe
+    done = subprocess.run(["unshare", *args], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert "Traceback" not in done.stderr and lines[0].startswith("gfxgate: warning: full/w.jsonl:1: ignored a torn")
+    assert lines[1] == ("gfxgate: error: cannot repair the torn last line of worklog full/w.jsonl: "
+                        "No space left on device") and lines[2].startswith("  hint: ") and len(lines) == 3

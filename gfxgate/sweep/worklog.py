@@ -245,15 +245,23 @@ class WorklogWriter:
         if set_aside:
             try:
                 self.set_aside_torn_tail()
-            except OSError as exc:  # repairing the torn tail on a full disk
+            except BaseException:
                 self.close()
-                from gfxgate.fsio import OutputError
-
-                raise OutputError(f"cannot repair the torn last line of worklog {self.path}: {exc.strerror or exc}") from None
+                raise
 
     def set_aside_torn_tail(self) -> None:
         """Bytes after the last newline: a complete record only lacks its newline (it gets one, and counts);
-        anything else is an interrupted write, moved to WORKLOG.torn and cut off."""
+        anything else is an interrupted write, moved to WORKLOG.torn and cut off. A write that fails there (a
+        full disk) is an output error, exit 2."""
+        try:
+            self._set_aside_torn_tail()
+        except OSError as exc:
+            from gfxgate.fsio import OutputError
+
+            raise OutputError(f"cannot repair the torn last line of worklog {self.path}: {exc.strerror or exc}",
+                              hint="free space (or pick another --worklog); the runs already written are kept") from None
+
+    def _set_aside_torn_tail(self) -> None:
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
