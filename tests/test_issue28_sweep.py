@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.host.test_proc import _gone  # a process ended (killed there if not: a failing test leaves nothing running)
+from tests.signals import inherited_default
 from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
 from tests.test_issue13_reproductions import PEER, _runs, _sweep, env, replay, work  # noqa: F401 - fixtures
 
@@ -104,8 +105,9 @@ def test_6_sigterm_or_sighup_during_a_sweep_stops_it_like_ctrl_c(gfxgate_exe, wo
         os.kill(sweeper, sig)
 
     try:
-        replay(f"28.6 {sig.name} during a sweep", gfxgate_exe, args, cwd=work, env=env, code=128 + sig,
-               outputs=("w.jsonl", LOGS), during=signal_it, error=f"interrupted by {sig.name}")
+        with inherited_default(sig):  # gfxgate keeps an ignored SIGHUP ignored (nohup): start it as a terminal would
+            replay(f"28.6 {sig.name} during a sweep", gfxgate_exe, args, cwd=work, env=env, code=128 + sig,
+                   outputs=("w.jsonl", LOGS), during=signal_it, error=f"interrupted by {sig.name}")
     finally:  # checked (and killed if alive) also when the replay failed
         survived = seen.get("server") is not None and not _gone(seen["server"])
     assert seen["server"] is not None
