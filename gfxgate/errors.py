@@ -19,7 +19,9 @@ class ExitCode(IntEnum):
     NETWORK = 5  # a remote cannot be reached (or --offline forbids it)
     INPUT = 6  # an input file (worklog, JSON report, binary) is unreadable or invalid
     INTERNAL = 70  # a bug: an unexpected exception (sysexits EX_SOFTWARE); `--debug` shows the traceback
+    HANGUP = 129  # SIGHUP during a sweep (128 + SIGHUP), handled like Ctrl-C
     INTERRUPTED = 130  # Ctrl-C
+    TERMINATED = 143  # SIGTERM during a sweep (128 + SIGTERM), handled like Ctrl-C
     BROKEN_PIPE = 141  # the reader of stdout went away (128 + SIGPIPE, what `set -o pipefail` sees from git or grep)
 
 
@@ -75,3 +77,12 @@ class InputError(GfxgateError):
     """A user-supplied input file is unreadable or invalid."""
 
     exit_code = ExitCode.INPUT
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP while a sweep runs: it stops like on Ctrl-C (the cell's server stopped, the worklog
+    kept), then gfxgate exits 128 + the signal, as a shell reports a process that signal ended."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum

@@ -9,6 +9,7 @@ an interactive shell would.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 
 
@@ -16,3 +17,18 @@ def default_interrupts() -> None:
     """``preexec_fn`` for subprocess: SIGINT and SIGQUIT back to their defaults in the child."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def inherited_default(sig: int):
+    """While the block runs, children started from this process get ``sig`` at its default even if this process
+    ignores it (``nohup pytest``: SIGHUP ignored, and an ignored signal is inherited through fork and exec)."""
+    previous = signal.getsignal(sig)
+    if previous is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(sig, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(sig, previous)

@@ -64,7 +64,13 @@ def main(argv: list[str] | None = None) -> None:
     except GfxgateError as exc:
         echo(f"gfxgate: error: {exc}", err=True)
         sys.exit(int(exc.exit_code))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", None)  # errors.Terminated: SIGTERM / SIGHUP during a sweep
+        if signum is not None:
+            import signal
+
+            echo(f"gfxgate: interrupted by {signal.Signals(signum).name}", err=True)
+            sys.exit(128 + signum)
         echo("gfxgate: interrupted", err=True)
         sys.exit(int(ExitCode.INTERRUPTED))
     except BrokenPipeError:

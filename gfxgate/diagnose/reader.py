@@ -8,8 +8,6 @@ gigabyte-long line costs one bounded buffer), and an input stops after :data:`MA
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass
 from typing import IO, Iterator, NamedTuple
 
@@ -155,45 +153,15 @@ def _is_dev_null(st) -> bool:
 
 
 def read_journal(unit: str, *, since: str | None = None, journalctl: str = "journalctl") -> LogInput:
-    """``journalctl -u UNIT -o short-iso`` (argument list, timeout); a missing tool or a failure is an InputError."""
-    if not re.fullmatch(r"[\w@.:-]+", unit):
+    """``journalctl -u UNIT -o short-iso`` (host.journal: argument list, timeout); a failure is an InputError."""
+    from gfxgate.host.journal import UNIT_RE, JournalError, open_journal
+
+    if not UNIT_RE.fullmatch(unit):
         raise InputError(f"bad --journal-unit {unit!r}", hint="a systemd unit name such as ollama or ollama.service")
-    exe = shutil.which(journalctl)
-    if exe is None:
-        raise InputError(f"{journalctl} is not installed (not on PATH)", hint="save the log to a file and pass its path")
-    argv = [exe, "-u", unit, "-o", "short-iso", "--no-pager", "-q"]
-    if since:
-        argv += ["--since", since]
-    import tempfile
-    import threading
-
-    expired = threading.Event()
-    with tempfile.TemporaryFile() as errors:  # a pipe for stderr could fill while we read stdout: a deadlock
-        try:
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
-        except OSError as exc:
-            raise InputError(f"{journalctl} could not run: {exc.strerror or exc}") from None
-
-        def stop() -> None:  # the whole read is bounded, not only the wait after it
-            expired.set()
-            proc.kill()
-
-        timer = threading.Timer(JOURNAL_TIMEOUT_S, stop)
-        timer.start()
-        try:
-            with proc.stdout:
-                result = read_stream(f"journal:{unit}", proc.stdout)
-            proc.wait()
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        if expired.is_set():
-            raise InputError(f"{journalctl} did not finish within {JOURNAL_TIMEOUT_S:g} s")
-        errors.seek(0)
-        err = errors.read(4096)
-    if proc.returncode != 0:
-        detail = " ".join(err.decode("utf-8", "replace").split())[:200]
-        raise InputError(f"{journalctl} -u {unit} exited with status {proc.returncode}" + (f": {detail}" if detail else ""))
+    try:
+        with open_journal(unit, since=since, timeout=JOURNAL_TIMEOUT_S, journalctl=journalctl) as stream:
+            result = read_stream(f"journal:{unit}", stream)
+    except JournalError as exc:
+        hint = "save the log to a file and pass its path" if exc.missing else None
+        raise InputError(exc.message, hint=hint) from None
     return result

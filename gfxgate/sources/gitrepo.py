@@ -15,21 +15,23 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import locale
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
+from gfxgate.host import proc
 from gfxgate.resources import cache_dir
 from gfxgate.sources.base import MAX_BLOB_BYTES, FileHit, Source, blob_too_large
 from gfxgate.sources.versions import nearest_tags
 
 DEFAULT_GIT_TIMEOUT = 600
-MAX_GIT_TIMEOUT = 86400  # a day; far larger values overflow the poll timeout of subprocess.communicate
+MAX_GIT_TIMEOUT = 86400  # a day; far larger values overflow the poll timeout of a selector
 _OFFLINE_ENV = {"GIT_ALLOW_PROTOCOL": "gfxgate-offline"}  # forbids every transport: no lazy fetches
 _BASE_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GCM_INTERACTIVE": "never"}
 # gfxgate only reads a user's repository (no hooks, no checkout), so its owner does not matter.
@@ -70,41 +72,44 @@ def _git_env(offline: bool) -> dict[str, str]:
 
 
 def run_git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = None, offline: bool = False,
-            timeout: int | None = None, stdin: str | None = None, text: bool = True) -> subprocess.CompletedProcess:
+            timeout: int | None = None, stdin: str | None = None, text: bool = True) -> GitResult:
     """Run ``git ARGS`` (never through a shell); a timeout is a :class:`NetworkError`, a missing git a :class:`SourceError`.
 
-    The command runs in its own process group, so a timeout also ends the helpers git started
-    (``git-remote-https``, ``index-pack``). ``text=False`` returns stdout and stderr as bytes.
+    The command runs in its own process group (``host.proc``), killed when it ends or times out, so the helpers
+    git started (``git-remote-https``, ``index-pack``) end with it. ``text=False`` returns stdout and stderr as bytes.
     """
     timeout = git_timeout() if timeout is None else timeout
     env = _git_env(offline)
     cmd = ["git"] + (["--git-dir", str(git_dir)] if git_dir else []) + args
     if cwd is not None and not Path(cwd).is_dir():
         raise SourceError(f"{cwd}: no such folder")
+    encoding = locale.getpreferredencoding(False)
     try:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, text=text, start_new_session=True,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        done = proc.run_bounded(cmd, timeout=timeout, input=None if stdin is None else stdin.encode(encoding),
+                                max_output=None, env=env, cwd=cwd)
     except FileNotFoundError as exc:
         raise SourceError("git is not installed", hint="install git (Debian: apt-get install git)") from exc
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        _kill_group(proc)
+    if done.timed_out:
         raise NetworkError(f"git {' '.join(args[:2])} timed out after {timeout} s",
-                           hint="a slow or unreachable remote? GFXGATE_GIT_TIMEOUT sets the limit in seconds") from exc
-    except BaseException:
-        _kill_group(proc)
-        raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+                           hint="a slow or unreachable remote? GFXGATE_GIT_TIMEOUT sets the limit in seconds")
+    if not text:
+        return GitResult(cmd, done.returncode, done.stdout, done.stderr)
+    return GitResult(cmd, done.returncode, _text(done.stdout, encoding), _text(done.stderr, encoding))
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    proc.communicate()
+@dataclass(frozen=True)
+class GitResult:
+    """A finished git command (the fields of ``subprocess.CompletedProcess``)."""
+
+    args: list[str]
+    returncode: int
+    stdout: Any
+    stderr: Any
+
+
+def _text(data: bytes, encoding: str) -> str:
+    """Bytes as text mode would give them: the locale's encoding, universal newlines."""
+    return data.decode(encoding).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _last_error(stderr: str) -> str:
@@ -175,25 +180,20 @@ class CatFileBatch:
         self._start()
 
     def _start(self) -> None:
-        self._proc, self._check = (subprocess.Popen(
-            ["git", "--git-dir", str(self._git_dir), "cat-file", mode],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=_git_env(self._offline),
-        ) for mode in ("--batch", "--batch-check"))
+        self._proc, self._check = (proc.spawn(["git", "--git-dir", str(self._git_dir), "cat-file", mode],
+                                              stdin=proc.PIPE, stdout=proc.PIPE, env=_git_env(self._offline),
+                                              die_with_parent=False)
+                                   for mode in ("--batch", "--batch-check"))
 
     def _restart(self) -> None:
-        for proc in (self._proc, self._check):
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+        for process in (self._proc, self._check):
+            process.close()  # killed with its group, reaped
         self._start()
 
-    def _header(self, proc: subprocess.Popen, spec: str) -> list[bytes]:
-        proc.stdin.write(spec.encode() + b"\n")
-        proc.stdin.flush()
-        header = proc.stdout.readline()
+    def _header(self, process: proc.Process, spec: str) -> list[bytes]:
+        process.stdin.write(spec.encode() + b"\n")
+        process.stdin.flush()
+        header = process.stdout.readline()
         if not header:  # git exits when a partial clone's blob is missing and may not be fetched
             self._restart()
             hint = "run once without --offline to fetch it" if self._offline else None
@@ -222,13 +222,11 @@ class CatFileBatch:
         return data if fields[1] == b"blob" else None
 
     def close(self) -> None:
-        for proc in (self._proc, self._check):
-            if proc.poll() is None:
-                proc.stdin.close()
-                try:
-                    proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+        for process in (self._proc, self._check):
+            if process.poll() is None:
+                process.stdin.close()
+                process.wait(5)
+            process.close()  # what is left of its group is killed, the process reaped
 
 
 @contextlib.contextmanager

@@ -2,6 +2,6 @@
 
 ``worklog`` (JSON Lines, one self-describing line per run) is the only state; ``runner`` appends to it,
 ``evidence`` and ``crash`` turn server logs into crash signatures and failure phases, ``report`` and
-``verdicts`` read it back. Side effects (HTTP, files, subprocesses) live in ``runner``, ``evidence`` and
-``worklog``; ``crash``, ``report`` and ``verdicts`` are pure functions over the parsed runs.
+``verdicts`` read it back. Side effects (HTTP, files, processes through ``gfxgate.host``) live in ``runner``,
+``evidence``, ``llamaserver`` and ``worklog``; ``crash``, ``report`` and ``verdicts`` are pure functions over the parsed runs.
 """

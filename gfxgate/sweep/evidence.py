@@ -2,25 +2,24 @@
 
 Each collector returns a :class:`Collected` (lines plus a note) and never raises for an unavailable
 source: a missing ``journalctl`` or an unreadable log file becomes a note in the worklog. Commands run
-with an argument list (never a shell) and a timeout.
+through ``gfxgate.host`` (an argument list, never a shell; a timeout and an output budget).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from gfxgate.errors import InputError
 
 MAX_LOG_BYTES = 512 * 1024  # per run; a runaway log keeps its newest part
 READ_BLOCK = 1 << 20
-TOOL_TIMEOUT_S = 20.0
+TOOL_TIMEOUT_S = 20.0  # journalctl's limit for a run's window
+MAX_JOURNAL_BYTES = 4 << 20  # of one run's journald window
 MAX_TOOL_LINES = 60
 
 
@@ -117,61 +116,43 @@ def _open_log(path: Path):
     return open_input(path)
 
 
-def _run_tool(argv: Sequence[str], timeout: float = TOOL_TIMEOUT_S) -> tuple[int | None, str, str]:
-    """Run a tool without a shell; (returncode, stdout, problem) with returncode None when it did not run."""
-    exe = shutil.which(argv[0])
-    if exe is None:
-        return None, "", f"{argv[0]} is not installed (not on PATH)"
-    try:
-        proc = subprocess.run(
-            [exe, *argv[1:]], capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        return None, "", f"{argv[0]} did not finish within {timeout:g} s"
-    except OSError as exc:
-        return None, "", f"{argv[0]} could not run: {exc.strerror or exc}"
-    problem = ""
-    if proc.returncode != 0:
-        err = " ".join(proc.stderr.split())[:200]
-        problem = f"{argv[0]} exited with status {proc.returncode}" + (f": {err}" if err else "")
-    return proc.returncode, proc.stdout, problem
-
-
 def journal_window(unit: str, since: datetime, until: datetime) -> Collected:
     """``journalctl -u UNIT`` for the run's time window (a second of slack on each side)."""
-    start = int(since.timestamp()) - 1
-    end = int(until.timestamp()) + 2
-    argv = ["journalctl", "-u", unit, "--since", f"@{start}", "--until", f"@{end}", "-o", "short-iso", "--no-pager", "-q"]
-    code, out, problem = _run_tool(argv)
-    where = " ".join(argv)
-    if code is None or problem:
-        return Collected("journal", where, note=problem, ok=False)
-    lines = tuple(line for line in out.splitlines() if line.strip() and not line.startswith("-- "))
-    return Collected("journal", where, lines, "" if lines else f"journald has no lines for {unit} in the run's window")
+    from gfxgate.host.journal import JournalError, journal_argv, journal_lines
+
+    start, end = f"@{int(since.timestamp()) - 1}", f"@{int(until.timestamp()) + 2}"
+    where = " ".join(journal_argv(unit, since=start, until=end))
+    try:
+        lines, cut = journal_lines(unit, since=start, until=end, timeout=TOOL_TIMEOUT_S, max_bytes=MAX_JOURNAL_BYTES)
+    except JournalError as exc:
+        return Collected("journal", where, note=exc.message, ok=False)
+    kept = tuple(line for line in lines if line.strip() and not line.startswith("-- "))
+    note = "" if kept else f"journald has no lines for {unit} in the run's window"
+    if cut:
+        note = f"kept the first {MAX_JOURNAL_BYTES} bytes of the run's window"
+    return Collected("journal", where, kept, note)
 
 
 def gpu_probes() -> list[Collected]:
-    """One-off host facts: ROCm SMI / AMD SMI and Vulkan devices; each absent tool becomes a note."""
+    """One-off host facts: the probes of ``host.probes`` (ROCm SMI / AMD SMI, Vulkan devices); each absent
+    tool becomes a note."""
+    from gfxgate.host.probes import PROBES, run_tool
+
     probes: list[Collected] = []
-    for argv in (
-        ["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"],
-        ["amd-smi", "static", "--asic", "--json"],
-        ["vulkaninfo", "--summary"],
-    ):
-        code, out, problem = _run_tool(argv)
-        where = " ".join(argv)
+    for probe in PROBES:
+        code, out, problem = run_tool(probe.argv)
+        where = " ".join(probe.argv)
         if code is None or problem:
-            probes.append(Collected(argv[0], where, note=problem, ok=False))
+            probes.append(Collected(probe.name, where, note=problem, ok=False))
             continue
-        if argv[-1] == "--json":
+        text = out
+        if probe.json:
             try:
                 text = json.dumps(json.loads(out), sort_keys=True, indent=1)
             except json.JSONDecodeError:
                 text = out
-        else:
-            text = out
         lines = tuple(text.splitlines()[:MAX_TOOL_LINES])
-        probes.append(Collected(argv[0], where, lines, "" if lines else "no output"))
+        probes.append(Collected(probe.name, where, lines, "" if lines else "no output"))
     return probes
 
 

@@ -8,11 +8,13 @@ cell the driver
    flag mapped as Ollama ≥ v0.30 maps num_gpu when it starts its own llama-server (ollama v0.32.15
    ``llm/llama_server.go:404-410``: N > 0 → ``-ngl N``, 0 → ``-ngl 0``, -1 → no flag, llama-server decides);
    ``--log-verbosity 4`` is what Ollama passes too (``appendLlamaServerLogArgs``), so the load lines are in
-   the log; stdout and stderr go to one log file per run, kept next to the worklog;
+   the log; stdout and stderr go through one pipe to one log file per run, kept next to the worklog and
+   bounded (host.proc.LogPump: the first and the last lines, each cut to MAX_LINE_BYTES);
 2. waits for ``GET /health`` to answer 200 (503 while the model loads), watching the process;
 3. sends one ``POST /completion`` (n_predict, seed, temperature 0) and records llama.cpp's token counts and
    timings;
-4. stops the server (SIGTERM to its process group, SIGKILL after a grace period) and reads the log.
+4. stops the server (SIGTERM to its process group, SIGKILL after a grace period; the group is killed in the
+   end even when the server had exited, so no helper it forked outlives the cell) and reads the log.
 
 The record has the same schema as an Ollama run (``endpoint.kind`` is ``llama-server``), plus
 ``offload`` (backends, device, layers offloaded N of M, read from the log) and ``overhead`` (spawn, health
@@ -32,7 +34,6 @@ import shlex
 import shutil
 import signal
 import socket
-import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from gfxgate.errors import UsageError
+from gfxgate.host import proc as hostproc
 from gfxgate.sweep import crash as crashmod
 from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
 from gfxgate.sweep.evidence import Collected, utcnow
@@ -59,6 +61,13 @@ STOP_GRACE_S = 10.0
 DEATH_GRACE_S = 5.0  # after a dropped connection, how long to wait for the process to be reaped
 EXCERPT_LINES = 20
 MAX_LOG_LINES = 20000
+VERSION_MAX_BYTES = 65536  # of the --version answer; the command is killed past them
+# The per-run log file (WORKLOG.logs/RUN.log): the server's first lines (its load: backends, device, offload),
+# then its last ones (a crash), each line cut to MAX_LINE_BYTES; a line in between says what was left out.
+MAX_LINE_BYTES = 4096
+LOG_HEAD_LINES, LOG_HEAD_BYTES = 8000, 2 << 20
+LOG_TAIL_LINES, LOG_TAIL_BYTES = 8000, 2 << 20
+PUMP_JOIN_S = 5.0  # after the server's group is killed, how long the copy of its output may take to finish
 
 # What llama.cpp prints (llama-server at --log-verbosity ≥ 3; with or without the "0.00.043.263 I " prefix).
 # llama.cpp's logger writes from its own thread while plain fprintf(stderr) warnings come from the main thread, so
@@ -221,7 +230,8 @@ class Exchange:
     argv: list[str]
     port: int
     log_path: Path
-    proc: subprocess.Popen | None = None
+    proc: hostproc.Process | None = None
+    pump: hostproc.LogPump | None = None
     spawn_error: str = ""
     spawn_s: float = 0.0
     ready_s: float | None = None  # /health answered 200
@@ -283,7 +293,7 @@ class LlamaServerDriver:
     def version(self, endpoint: LlamaServerEndpoint) -> str | None:
         """``COMMAND --version`` once per endpoint (llama.cpp prints ``version: N (commit)``)."""
         if endpoint.name not in self._versions:
-            output = _run_bounded([*endpoint.command, "--version"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
+            output = _version_output([*endpoint.command, "--version"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
             match = re.search(r"version: (\S+(?: \([^)]*\))?)", output)
             self._versions[endpoint.name] = f"llama.cpp {match[1]}" if match else None
         return self._versions[endpoint.name]
@@ -315,6 +325,8 @@ class LlamaServerDriver:
         notes = [f"llama-server argv: {shlex.join(ex.argv)}"]
         if ex.stop_note:
             notes.append(ex.stop_note)
+        if ex.pump is not None and ex.pump.error:
+            notes.append(f"server log {log_path}: writing stopped: {ex.pump.error}")
         if facts.no_gpu:
             notes.append("llama-server: no usable GPU found, -ngl ignored (CPU-only backend set)")
         return {
@@ -374,18 +386,18 @@ class LlamaServerDriver:
         argv = [*endpoint.command, "-m", str(model), "--host", HOST, "--port", str(port), "--log-verbosity", LOG_VERBOSITY, "-np", "1", "-c", str(CTX_SIZE), *ngl_args(cell.num_gpu)]
         ex = Exchange(argv, port, log_path)
         t0 = time.monotonic()
-        with open(log_path, "wb") as log:
-            try:
-                ex.proc = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                    preexec_fn=_die_with_parent,
-                )
-            except OSError as exc:
-                ex.spawn_error = f"could not start {argv[0]}: {exc.strerror or exc}"
+        log = open(log_path, "wb")
+        try:
+            ex.proc = hostproc.spawn(argv, stdout=hostproc.PIPE, stderr=hostproc.STDOUT)
+        except OSError as exc:
+            ex.spawn_error = f"could not start {argv[0]}: {exc.strerror or exc}"
+            log.close()
         ex.spawn_s = time.monotonic() - t0
         if ex.proc is None:
             ex.outcome, ex.error, ex.died_during = "crash", ex.spawn_error, "load"
             return ex
+        ex.pump = ex.proc.pump_output(log, max_line=MAX_LINE_BYTES, head_lines=LOG_HEAD_LINES, head_bytes=LOG_HEAD_BYTES,
+                                      tail_lines=LOG_TAIL_LINES, tail_bytes=LOG_TAIL_BYTES)
         base = f"http://{HOST}:{port}"
         try:
             # every request ends by its wall-clock deadline: a server dripping bytes or never answering is a timeout
@@ -395,7 +407,10 @@ class LlamaServerDriver:
                 if self._wait_ready(ex, client, base, t0, plan.timeout):
                     self._complete(ex, client, base, t0, cell)
         finally:
-            self._stop(ex, t0)
+            try:
+                self._stop(ex, t0)
+            finally:  # the group is dead, so the pipe ends (unless a helper left the group and holds it)
+                ex.pump.join(PUMP_JOIN_S)
         return ex
 
     def _wait_ready(self, ex: Exchange, client: Any, base: str, t0: float, timeout: float) -> bool:
@@ -439,7 +454,7 @@ class LlamaServerDriver:
             return
         except httpx.TransportError as exc:
             ex.error = f"/completion failed: {type(exc).__name__}: {exc}"
-            rc = _wait_exit(ex.proc, DEATH_GRACE_S)
+            rc = ex.proc.wait(DEATH_GRACE_S)
             if rc is not None:
                 ex.returncode, ex.outcome, ex.died_during = rc, "crash", "compute"
                 ex.error = _death_text(rc) + f" with /completion in flight ({type(exc).__name__})"
@@ -462,33 +477,23 @@ class LlamaServerDriver:
             ex.returncode = rc
 
     def _stop(self, ex: Exchange, t0: float) -> None:
+        """End the server: its whole process group, also when the leader already exited (a helper it forked
+        would otherwise outlive the sweep)."""
         proc = ex.proc
         if proc is None:
             return
         if ex.returncode is None:
             ex.returncode = proc.poll()
         if ex.returncode is not None:
+            proc.close()
             ex.stop_s = 0.0
             return
         start = time.monotonic()
-        sent = "SIGTERM"
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            if ex.outcome == "timeout":  # a stopped (SIGSTOP) server must run to act on SIGTERM
-                os.killpg(proc.pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
-        rc = _wait_exit(proc, STOP_GRACE_S)
-        if rc is None:
-            sent = "SIGKILL"
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            rc = proc.wait()
+        # a stopped (SIGSTOP) server must run to act on SIGTERM
+        rc, killed = proc.stop(STOP_GRACE_S, resume=ex.outcome == "timeout")
         ex.stop_s = time.monotonic() - start
         ex.stopped_rc = rc
-        if sent == "SIGKILL":
+        if killed:
             ex.stop_note = f"llama-server ignored SIGTERM for {STOP_GRACE_S:g} s; killed with SIGKILL"
 
     def _classify(self, ex: Exchange, lines: Sequence[str], facts: LogFacts) -> tuple[crashmod.CrashSignature, crashmod.Phase]:
@@ -559,45 +564,17 @@ class LlamaServerDriver:
         return logged, crashmod.classify_phase(ex.outcome, lines, logged, ex.error, 1)
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when gfxgate dies (even by SIGKILL), so no server outlives its sweep.
-
-    Linux ``prctl(PR_SET_PDEATHSIG)``; it survives the exec of ``env …`` and wrappers. Elsewhere a no-op (a sweep
-    killed hard may then leave its server running; a normal end, Ctrl-C or a failed cell always stops it).
-    SIGKILL, not SIGTERM: on SIGTERM llama-server first cancels its in-flight request, which waits for the HTTP
-    handler to notice its client is gone; with the sweep dead there is nobody left to escalate, and a CI run saw
-    a server still running 10 s after its sweep was killed mid-generation. A server whose sweep is gone has
-    nothing left to finish for anyone.
-    """
+def _version_output(argv: Sequence[str], seconds: float) -> str:
+    """stdout + stderr of ``COMMAND --version``: ``seconds`` and VERSION_MAX_BYTES at most (host.proc kills its
+    process group at either limit, and always at the end); "" when it did not run or did not finish."""
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):
-        pass
-
-
-def _run_bounded(argv: Sequence[str], seconds: float) -> str:
-    """stdout + stderr of a short command, ``seconds`` at most: the command runs in its own process group, which
-    is killed at the limit (a wrapper's child holding the pipe open cannot keep us waiting); "" on any failure."""
-    try:
-        proc = subprocess.Popen(
-            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )
+        done = hostproc.run_bounded(argv, timeout=seconds, max_output=VERSION_MAX_BYTES, merge_stderr=True,
+                                    die_with_parent=True)
     except OSError:
         return ""
-    try:
-        out, _ = proc.communicate(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, _ = proc.communicate()
+    if done.timed_out:
         return ""
-    return (out or b"")[:65536].decode("utf-8", errors="replace")
+    return done.stdout[:VERSION_MAX_BYTES].decode("utf-8", errors="replace")
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -607,13 +584,6 @@ def _read_lines(path: Path) -> list[str]:
         return []
     lines = data.decode("utf-8", errors="replace").splitlines()
     return lines[-MAX_LOG_LINES:]
-
-
-def _wait_exit(proc: subprocess.Popen, seconds: float) -> int | None:
-    try:
-        return proc.wait(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        return None
 
 
 def _death_text(rc: int) -> str:

@@ -275,23 +275,44 @@ def _describe_transport(exc: BaseException) -> str:
 def _ctrl_c_stops_between_runs():
     """SIGINT raises KeyboardInterrupt as usual, and is also remembered: Python raises it wherever the main
     thread is, including inside a finalizer or a library's ``except BaseException`` that can swallow it, and the
-    sweep must still stop (exit 130) before its next run instead of finishing the plan. Outside the main thread,
-    or where SIGINT is not Python's default handler, nothing changes."""
-    interrupted = threading.Event()
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    sweep must still stop (exit 130) before its next run instead of finishing the plan. SIGTERM and SIGHUP (a
+    service manager stopping the sweep, a closed terminal) are handled the same way and raise
+    :class:`~gfxgate.errors.Terminated` (exit 143 / 129): the cell's server is stopped, the worklog kept. Outside
+    the main thread nothing changes; a signal that is not at its default (SIGINT: Python's handler) is left
+    alone, so ``nohup`` and background jobs keep ignoring what they ignore."""
+    interrupted = Interrupted()
+    if threading.current_thread() is not threading.main_thread():
         yield interrupted
         return
 
-    def on_sigint(signum, frame):
+    def on_signal(signum, frame):
+        interrupted.signum = signum
         interrupted.set()
-        raise KeyboardInterrupt
+        interrupted.raise_()
 
-    signal.signal(signal.SIGINT, on_sigint)
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL, signal.SIGHUP: signal.SIG_DFL}
+    installed = {}
+    for signum, default in defaults.items():
+        if signal.getsignal(signum) is default:
+            installed[signum] = signal.signal(signum, on_signal)
     try:
         yield interrupted
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for signum, previous in installed.items():
+            signal.signal(signum, previous)
+
+
+class Interrupted(threading.Event):
+    """Set by a SIGINT / SIGTERM / SIGHUP during the sweep; :meth:`raise_` raises what that signal means."""
+
+    signum: int = signal.SIGINT
+
+    def raise_(self) -> None:
+        from gfxgate.errors import Terminated
+
+        if self.signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(self.signum)
 
 
 class SweepRunner:
@@ -322,7 +343,7 @@ class SweepRunner:
             with _ctrl_c_stops_between_runs() as interrupted:
                 for cell in todo:
                     if interrupted.is_set():  # a Ctrl-C whose KeyboardInterrupt something swallowed
-                        raise KeyboardInterrupt
+                        interrupted.raise_()
                     self._run_one(cell, summary)
         finally:
             self.progress.end()

@@ -9,6 +9,7 @@ A bad line anywhere else is an :class:`~gfxgate.errors.InputError` naming the li
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -244,11 +245,25 @@ class WorklogWriter:
             self._fd = -1
             raise InputError(f"worklog {self.path} is in use by another gfxgate sweep") from None
         if set_aside:
-            self.set_aside_torn_tail()
+            try:
+                self.set_aside_torn_tail()
+            except BaseException:
+                self.close()
+                raise
 
     def set_aside_torn_tail(self) -> None:
         """Bytes after the last newline: a complete record only lacks its newline (it gets one, and counts);
-        anything else is an interrupted write, moved to WORKLOG.torn and cut off."""
+        anything else is an interrupted write, moved to WORKLOG.torn and cut off. A write that fails there (a
+        full disk) is an output error, exit 2."""
+        try:
+            self._set_aside_torn_tail()
+        except OSError as exc:
+            from gfxgate.fsio import OutputError
+
+            raise OutputError(f"cannot repair the torn last line of worklog {self.path}: {exc.strerror or exc}",
+                              hint="free space (or pick another --worklog); the runs already written are kept") from None
+
+    def _set_aside_torn_tail(self) -> None:
         try:
             size = self.path.stat().st_size
         except FileNotFoundError:
@@ -286,9 +301,19 @@ class WorklogWriter:
         """Write one record as one line; returns the number of bytes written."""
         data = (json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         written = 0
-        while written < len(data):
-            written += os.write(self._fd, data[written:])
-        os.fsync(self._fd)
+        try:
+            before = os.fstat(self._fd).st_size
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+            os.fsync(self._fd)
+        except OSError as exc:  # a full disk, a quota, an I/O error: an output that cannot be written (exit 2)
+            if written:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, before)  # no torn line left behind (the next run would repair one)
+            from gfxgate.fsio import OutputError
+
+            raise OutputError(f"cannot append to worklog {self.path}: {exc.strerror or exc}",
+                              hint="free space (or pick another --worklog); the runs already written are kept") from None
         return written
 
     def close(self) -> None:

@@ -9,6 +9,8 @@ It speaks HTTP over a raw socket so the bytes and their timing are exact:
 * ``health-drip``   /health sends one byte of its answer every 0.2 s (the load wait)
 * ``health-silent`` /health reads the request and never answers
 * ``answer``        a well-behaved server: /health 200, /completion answers at once (and the log has the load lines)
+* ``flood``         ``answer``, with 512 MiB of 64 KiB lines on stderr between its load lines and "model loaded"
+* ``version-flood`` ``answer``; ``--version`` prints its version line, then 600 MB
 
 Each connection is served by a thread; the process ends on SIGTERM like llama-server. It writes a llama.cpp-
 shaped log line on stderr so the sweep's log has something to read.
@@ -82,16 +84,29 @@ def serve(conn: socket.socket, mode: str) -> None:
             return
 
 
+FLOOD_LINE = b"x" * 65535 + b"\n"
+
+
 def main(argv: list[str]) -> None:
     mode = argv[1]
+    if mode == "version-flood" and "--version" in argv:
+        out = sys.stdout.buffer
+        out.write(b"version: 1 (abc)\n")
+        for _ in range(600):
+            out.write(b"v" * 999_999 + b"\n")
+        return
     port = int(argv[argv.index("--port") + 1])
     listener = socket.create_server(("127.0.0.1", port))
     print(f"main: slow llama-server ({mode}) listening on 127.0.0.1:{port}", file=sys.stderr, flush=True)
-    if mode == "answer":
+    if mode in ("answer", "flood", "version-flood"):
         for line in ("load_backend: loaded CPU backend from /x/libggml-cpu.so",
                      "llama_prepare_model_devices: using device Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)) - 2048 MiB free",
                      "load_tensors: offloaded 1/5 layers to GPU"):
             print(line, file=sys.stderr, flush=True)
+    if mode == "flood":
+        for _ in range(8192):
+            sys.stderr.buffer.write(FLOOD_LINE)
+        sys.stderr.flush()
     if not mode.startswith("health"):
         print("srv  llama_server: model loaded", file=sys.stderr, flush=True)
     while True:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from gfxgate.sweep.evidence import LogTail, _run_tool, gpu_probes, journal_window
+from gfxgate.host.probes import run_tool
+from gfxgate.sweep.evidence import LogTail, gpu_probes, journal_window
 
 
 def test_log_tail_reads_new_complete_lines_with_file_line_numbers(tmp_path):
@@ -45,9 +46,9 @@ def test_missing_tools_become_notes(monkeypatch, tmp_path):
 
 
 def test_failing_tool_reports_its_exit_status():
-    code, _, problem = _run_tool(["false"])
+    code, _, problem = run_tool(["false"])
     assert code == 1 and "exited with status 1" in problem
-    code, out, problem = _run_tool(["echo", "ok"])
+    code, out, problem = run_tool(["echo", "ok"])
     assert code == 0 and out == "ok\n" and problem == ""
 
 
