@@ -333,7 +333,27 @@ def md_findings(hostile_md: str, plain_md: str) -> str | None:
     control = _TERMINAL.search(hostile_md)
     if control:
         return f"Markdown holds control U+{ord(control.group()):04X}"
+    bad_lines, good_lines = hostile_md.split("\n"), plain_md.split("\n")
+    if len(bad_lines) != len(good_lines):
+        return f"{len(bad_lines)} lines instead of {len(good_lines)}"
+    for number, (bad_line, good_line) in enumerate(zip(bad_lines, good_lines), 1):
+        if good_line.startswith("|") and not _row_has_cells(bad_line, _cells(good_line)):
+            return f"line {number}: a table row whose cells changed: {bad_line[:200]!r}"
     return None
+
+
+def _cells(row: str) -> int:
+    """The cells of a table row without a pipe in its text (the placeholders' rows)."""
+    return len(re.split(r"(?<!\\)\|", row.strip().strip("|")))
+
+
+def _row_has_cells(row: str, cells: int) -> bool:
+    """Whether cmark-gfm reads ``row`` as a header of ``cells`` cells (a table exists only when the header row and
+    the delimiter row have as many): pads and drops of cells in body rows do not hide a split this way."""
+    import cmarkgfm
+
+    html = cmarkgfm.markdown_to_html_with_extensions(row + "\n" + "|---" * cells + "|\n", options=0, extensions=("table",))
+    return html.startswith("<table>")
 
 
 def text_findings(text: str) -> str | None:

@@ -17,6 +17,10 @@ if TYPE_CHECKING:  # not imported at run time: `gfxgate --help` needs no pathlib
 
 
 def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    if err:  # a message line (error, warning, note) quotes paths and upstream text: no control reaches the terminal
+        from gfxgate.report.text import inert
+
+        text = "\n".join(map(inert, text.split("\n")))
     if "\033" in text:
         import click
 

@@ -29,29 +29,41 @@ LABELS = {
 # task lists); benchmarks/fuzz.py checks that with cmark-gfm.
 _LINE_ENDS = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 # backslash-escaped anywhere: ASCII punctuation that opens or closes inline markup (code, emphasis, strikethrough,
-# links, images, raw HTML, autolinks, table cells)
-_INLINE = str.maketrans({c: "\\" + c for c in "\\`*~[]<>|"})
+# links, images, table cells); "<" where it could open raw HTML or an autolink; ">" only where it starts a line
+_INLINE = str.maketrans({c: "\\" + c for c in "\\`*~[]|"})
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")  # raw HTML and autolinks start so; "<0.12" or "a < b" start nothing
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # between two alphanumerics it is never emphasis
 _ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 # GFM's extended autolinks: "scheme://" and "www." (a backslash escape stops them), e-mail addresses (found in the
 # text after escapes are undone: a WORD JOINER after the "@", which shows nothing, stops them)
 _URL = re.compile(r"(?<=[A-Za-z0-9])://|(?<![A-Za-z0-9])(?i:www)\.")
-_EMAIL = re.compile(r"([A-Za-z0-9.+_-])@(?=[A-Za-z0-9._-]*\.[A-Za-z0-9][A-Za-z0-9._-]*(?<=[A-Za-z.])(?![A-Za-z0-9._-]))")
+_EMAIL_RUN = re.compile(r"[A-Za-z0-9._-]*@[A-Za-z0-9._@-]*")
+
+
+def _no_email(match: re.Match) -> str:
+    """A run of address characters holding an "@": cmark-gfm links it when it has a dot and ends with a letter or a
+    dot; then a WORD JOINER goes after each "@" (linear: one pass per run, whatever its length)."""
+    run = match.group()
+    if "." in run and (run[-1].isalpha() or run[-1] == "."):
+        return run.replace("@", "@\u2060")
+    return run
 # what starts a block when the text begins a line (or a list item): headings, quotes, list markers, setext and
 # thematic-break lines, ordered-list numbers
-_BLOCK_START = re.compile(r"[#>+=-]|[0-9]{1,9}(?=[.)])")
+_BLOCK_START = re.compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|>|[-=](?=[-=\s]*$)")
 
 
 def _escape_inline(text: str) -> str:
+    if "@" in text:
+        text = _EMAIL_RUN.sub(_no_email, text)
     text = text.translate(_INLINE)
+    if "<" in text:
+        text = _TAG_OPEN.sub(r"\\<", text)
     if "_" in text:
         text = _UNDERSCORE.sub(r"\\_", text)
     if "&" in text:
         text = _ENTITY.sub(r"\\&", text)
     if "/" in text or "." in text:
         text = _URL.sub(lambda m: "\\" + m.group() if m.group()[0] == ":" else m.group()[:-1] + "\\.", text)
-    if "@" in text:
-        text = _EMAIL.sub("\\1@\u2060", text)
     return text
 
 

@@ -75,7 +75,7 @@ def trace_markdown(result: TraceResult) -> str:
             out.append(f"| {_cell(stage.spec.title)} | **missing**: {_cell(stage.reason)} | — | — |")
             continue
         status = "" if stage.status == FOUND else " (partial)"
-        out.append(f"| {_cell(stage.spec.title)}{status} | {_cell(str(anchor.location))} | {_code(anchor.code)} | "
+        out.append(f"| {_cell(stage.spec.title)}{status} | {_code(str(anchor.location))} | {_code(anchor.code)} | "
                    f"{_cell(meaning.meaning if meaning else None)} |")
     out += ["", "## All hops", "", "| # | stage | hop | kind | where | found | meaning |", "|---|---|---|---|---|---|---|"]
     for number, hop in enumerate(result.hops, 1):
@@ -87,11 +87,11 @@ def trace_markdown(result: TraceResult) -> str:
         if hop.via:
             found += f" (via {_cell(hop.via)})"
         if hop.also:
-            found += f"; also {len(hop.also)} more: " + ", ".join(_cell(str(loc)) for loc in hop.also)
+            found += f"; also {len(hop.also)} more: " + ", ".join(_code(str(loc)) for loc in hop.also)
         meaning = f"{_cell(hop.meaning)} ({_cell(hop.meaning_source)})" if hop.meaning else "—"
         if hop.note:
             meaning += f"; link: {_cell(hop.note)}"
-        out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | {_cell(str(hop.location))} | "
+        out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | {_code(str(hop.location))} | "
                    f"{found} | {meaning} |")
     if result.notes:
         out += ["", "Notes:", *[f"- {md_escape(note)}" for note in result.notes]]
@@ -126,7 +126,7 @@ def env_markdown(search: EnvSearch) -> str:
     else:
         out += ["| kind | where | function | code | meaning |", "|---|---|---|---|---|"]
         for read in search.reads:
-            out.append(f"| {_cell(read.kind)} | {_cell(str(read.location))} | {_cell(read.function)} | {_code(read.text)} | "
+            out.append(f"| {_cell(read.kind)} | {_code(str(read.location))} | {_cell(read.function)} | {_code(read.text)} | "
                        f"{_cell(read.meaning)} |")
         out.append("")
     used = {r.kind for r in search.reads}
