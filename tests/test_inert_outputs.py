@@ -1,6 +1,6 @@
 """Text from a log, a server or a file is inert in every output (issue 28, defects 1-3), through the installed script.
 
-Markdown is read with cmark-gfm (GitHub's parser, with the extensions GitHub turns on): an injected raw HTML node is
+Markdown is read with cmark-gfm (cmarkgfm: GitHub's parser, with the extensions GitHub turns on): an injected raw HTML node is
 what cmark-gfm writes as ``<!-- raw HTML omitted -->``, a link or an image an ``<a``/``<img`` element. A terminal
 output must hold no C0 control but TAB and LF, no DEL, no C1 control, no ESC. The formatters' fuzz harness
 (benchmarks/fuzz.py, every result type, hostile text in every field) runs here on a few hundred cases per format.
@@ -13,12 +13,9 @@ import random
 import re
 import subprocess
 
-import cmarkgfm
 import pytest
 
 from benchmarks import fuzz
-from gfxgate.report.markdown import code, fence, link, md_escape
-from gfxgate.report.text import inert
 from tests.diagnose import logs
 
 HTML = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](http://evil.example/) ![i](http://evil.example/i.png)"
@@ -28,7 +25,7 @@ ESCAPES = "\x1b]0;owned\x07 \x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\
 
 
 def html_of(markdown: str) -> str:
-    return cmarkgfm.markdown_to_html_with_extensions(markdown, options=0, extensions=fuzz.GFM_EXTENSIONS)
+    return fuzz.gfm_html(markdown)
 
 
 def assert_inert_html(html: str) -> None:
@@ -90,6 +87,8 @@ def test_diff_md_keeps_hostile_evidence_inert(gfxgate_exe, tmp_path):
 
 
 def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
+    from gfxgate.report.markdown import code, fence, link, md_escape
+
     for text in ("a``b", "`", "``x``", "<b>x</b>", "[x](y)", "![i](y)", "a\rb", "a|b", "*x*", "_x_", "~~x~~", "- x",
                  "# x", "1. x", "> q", "---", "www.evil.example", "http://evil.example", "u@evil.example", "&lt;b&gt;",
                  "   ", "x #", "[^1]: n", "- [ ] t"):
@@ -156,6 +155,8 @@ def test_an_error_line_holds_no_terminal_escape(gfxgate_exe, tmp_path):
 
 
 def test_inert_replaces_every_control_but_tab():
+    from gfxgate.report.text import inert
+
     text = "".join(map(chr, range(0xA0))) + "\u2028"
     out = inert(text)
     assert not TERMINAL.search(out) and "\n" not in out and "\t" in out

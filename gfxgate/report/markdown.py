@@ -67,16 +67,46 @@ def _escape_inline(text: str) -> str:
     return text
 
 
+_TICKS = re.compile("`+")
+
+
+def _code_spans(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is code, part): a backtick run and the next run of the same length around a code span's
+    content, as CommonMark reads them (one space stripped from both ends when both have one); a span holding a pipe
+    stays text (a code span needs ``\\|`` in a table cell and shows it elsewhere), and so does any run left open."""
+    if "`" not in text:
+        return [(False, text)]
+    runs = list(_TICKS.finditer(text))
+    out: list[tuple[bool, str]] = []
+    start = i = 0
+    while i < len(runs):
+        opening = runs[i]
+        close = next((j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opening.group())), None)
+        if close is None:
+            i += 1
+            continue
+        content = text[opening.end():runs[close].start()]
+        if len(content) > 1 and content[0] == content[-1] == " " and content.strip(" "):
+            content = content[1:-1]
+        if "|" not in content and content:
+            out += [(False, text[start:opening.start()]), (True, content)]
+            start = runs[close].end()
+        i = close + 1
+    return out + [(False, text[start:])]
+
+
 def md_escape(text: str) -> str:
     """``text`` inert in Markdown prose, a heading or a table cell: one line (line ends become spaces), controls made
     visible (:func:`~gfxgate.report.text.inert`), markup characters backslash-escaped, no block start, no autolink
-    and no trailing hard break: what it shows is the text itself. The one escaper."""
+    and no trailing hard break: what it shows is the text itself. A code span the text holds (gfxgate's summaries
+    quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds. The one
+    escaper."""
     if not text:
         return ""
     text = inert(_LINE_ENDS.sub(" ", text)).strip()
     if not text:
         return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
-    text = _escape_inline(text)
+    text = "".join(code(part[1]) if part[0] else _escape_inline(part[1]) for part in _code_spans(text))
     if text.endswith("#"):
         text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
     match = _BLOCK_START.match(text)
