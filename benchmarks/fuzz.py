@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import resource
 import signal
 import sys
@@ -239,6 +240,485 @@ def _worklog_seed(work: Path) -> bytes:
     return path.read_bytes()
 
 
+
+# -- report formatters: hostile text in every field, the output inert ------------------------------------------
+#
+# A case is a result object of one type (built once, from real inputs where the tool has them offline) with every
+# distinct string it carries replaced by a hostile one (the same original, the same replacement, so lookups by a
+# target or a layer still meet). Its Markdown is parsed with cmark-gfm (GitHub's parser, with the extensions GitHub
+# turns on) and compared, node for node, with the Markdown of the same result whose strings are plain placeholders:
+# a raw HTML node, a link or an image, a code span or fence closed early, a table cell split, an emphasis, a list or
+# a heading the text opened all change that skeleton. The text output must hold no C0 control but TAB and LF, no
+# DEL, C1 or ESC.
+
+HOSTILE_PIECES = (
+    "`", "``", "```", "````", "~~~", "~", "~~x~~", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>",
+    "</td></tr></table>", "<!-- c -->", "<", ">", "&lt;b&gt;", "&#60;i>", "&amp;", "[x](http://evil.example/)",
+    "![i](http://evil.example/i.png)", "[x][r]", "[r]: http://evil.example/", "<http://evil.example/>",
+    "http://evil.example/p", "www.evil.example", "user@evil.example", "mailto:u@evil.example", "\r", "\n", "\r\n",
+    "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x00", "\x07", "\x08", "\x7f", "\x1b[31m", "\x1b[2J", "\x1b]0;title\x07",
+    "\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\", "\x9b31m", "\x9d0;t\x9c", "\x1bP", "|", "||", "\\|", "\\",
+    "\\\\", "*", "**", "_", "__", "#", "# ", "## h", "> ", "- ", "+ ", "* ", "1. ", "2) ", "    ", "\t", "---", "===",
+    "***", "___", "- [ ] ", "[^1]", "[^1]: n", "$x$", ":smile:", "@someone", "#1", "\u202e", "\ufeff",
+)
+WORDS = ("a", "gfx900", "rocm", "x.y", "ollama@v0.1", "ok", " ", "  ", "-", "(", ")", ":", "1")
+
+
+def hostile(rng: random.Random) -> str:
+    """A hostile string: a few hostile pieces between plain words, sometimes very long."""
+    parts = []
+    for _ in range(rng.randrange(1, 7)):
+        parts.append(rng.choice(HOSTILE_PIECES) if rng.random() < 0.6 else rng.choice(WORDS))
+    text = "".join(parts)
+    if rng.random() < 0.01:
+        text = text * rng.randrange(100, 1000)  # very long
+    return text or "`"
+
+
+def substitute(obj, replace: Callable[[str], str], keep: frozenset = frozenset()):
+    """``obj`` rebuilt with every string ``s`` replaced by ``replace(s)``, but the strings of fields (or mapping keys)
+    named in ``keep`` (values the formatters compare with their own constants: statuses, kinds) and mapping keys
+    that are strings (a JSON object's keys); dataclasses are rebuilt without their __post_init__ checks."""
+    import dataclasses
+    from enum import Enum
+
+    def walk(value, name=None):
+        if name in keep:
+            return value
+        kind = type(value)
+        if kind is str:
+            return replace(value)
+        if value is None or isinstance(value, (Enum, int, float, bytes)):
+            return value
+        if kind in (tuple, list, set, frozenset):
+            return kind(walk(v) for v in value)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
+            return kind(*(walk(getattr(value, f), f) for f in value._fields))
+        if isinstance(value, dict) or (hasattr(value, "items") and hasattr(value, "keys")):
+            return {(k if type(k) is str else walk(k)): walk(v, k) for k, v in value.items()}
+        if dataclasses.is_dataclass(value):
+            new = object.__new__(kind)
+            for f in dataclasses.fields(value):
+                object.__setattr__(new, f.name, walk(getattr(value, f.name), f.name))
+            return new
+        return value  # rules, specs and other objects the formatters only read a few names of
+
+    return walk(obj)
+
+
+GFM_EXTENSIONS = ("table", "strikethrough", "autolink", "tagfilter", "tasklist")
+# cmark-gfm writes every "<" of a text as "&lt;": each "<" of its HTML is a node (a tag, or the comment that stands
+# for an omitted raw HTML node)
+_NODE = re.compile(r"<!--.*?-->|</?[a-z0-9]+")
+
+
+_CMARK: list = []
+
+
+def gfm_html(markdown: str, extensions: tuple[str, ...] = GFM_EXTENSIONS) -> str:
+    """cmark-gfm's HTML of ``markdown`` (no raw HTML: each raw HTML node becomes ``<!-- raw HTML omitted -->``).
+
+    cmarkgfm's own markdown_to_html_with_extensions never frees the document nor the HTML (about 1 MB per 200
+    reports), which a run of 100,000 cases cannot afford: this is the same sequence of calls, with both freed
+    through the same library's cmark_node_free and the C library's free (cmark's default allocator)."""
+    import ctypes
+
+    from cmarkgfm import _cmark
+
+    if not _CMARK:
+        _cmark.lib.cmark_gfm_core_extensions_ensure_registered()
+        so, libc = ctypes.CDLL(_cmark.__file__), ctypes.CDLL(None)
+        so.cmark_node_free.argtypes = libc.free.argtypes = [ctypes.c_void_p]
+        _CMARK.extend((so.cmark_node_free, libc.free, {}))
+    node_free, free, found = _CMARK
+    ffi, lib = _cmark.ffi, _cmark.lib
+    parser = lib.cmark_parser_new(0)
+    try:
+        for name in extensions:
+            if name not in found:
+                found[name] = lib.cmark_find_syntax_extension(name.encode())
+            lib.cmark_parser_attach_syntax_extension(parser, found[name])
+        data = markdown.encode("utf-8")
+        lib.cmark_parser_feed(parser, data, len(data))
+        root = lib.cmark_parser_finish(parser)
+        try:
+            raw = lib.cmark_render_html(root, 0, lib.cmark_parser_get_syntax_extensions(parser))
+            html = ffi.string(raw).decode("utf-8")
+            free(int(ffi.cast("uintptr_t", raw)))
+        finally:
+            node_free(int(ffi.cast("uintptr_t", root)))
+    finally:
+        lib.cmark_parser_free(parser)
+    return html
+
+
+def md_skeleton(markdown: str) -> list[str]:
+    """The node skeleton of cmark-gfm's HTML of ``markdown``: every tag and comment, no text (text is what may
+    differ)."""
+    return _NODE.findall(gfm_html(markdown))
+
+
+_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _spans_dropped(nodes: list[str]) -> list[str]:
+    """The skeleton without inline code spans: a text may hold a code span of its own (md_escape keeps it, rebuilt
+    inert), so spans are not counted; a span that text closed early still shows by what follows it (a live tag,
+    link, emphasis, cell or line). Fenced blocks (``<pre><code>``) stay."""
+    out = []
+    for i, node in enumerate(nodes):
+        if node == "<code" and not (i and nodes[i - 1] == "<pre"):
+            continue
+        if node == "</code" and not (i + 1 < len(nodes) and nodes[i + 1] == "</pre"):
+            continue
+        out.append(node)
+    return out
+
+
+def md_findings(hostile_md: str, plain_md: str) -> str | None:
+    """Why the hostile Markdown is not inert (its skeleton differs from the placeholders' one), or None."""
+    bad, good = _spans_dropped(md_skeleton(hostile_md)), _spans_dropped(md_skeleton(plain_md))
+    if bad != good:
+        at = next((i for i, (a, b) in enumerate(zip(bad, good)) if a != b), min(len(bad), len(good)))
+        return f"Markdown skeleton differs at node {at}: {bad[max(0, at - 3):at + 3]} instead of {good[max(0, at - 3):at + 3]}"
+    control = _TERMINAL.search(hostile_md)
+    if control:
+        return f"Markdown holds control U+{ord(control.group()):04X}"
+    bad_lines, good_lines = hostile_md.split("\n"), plain_md.split("\n")
+    if len(bad_lines) != len(good_lines):
+        return f"{len(bad_lines)} lines instead of {len(good_lines)}"
+    for number, (bad_line, good_line) in enumerate(zip(bad_lines, good_lines), 1):
+        if good_line.startswith("|") and not _row_has_cells(bad_line, _cells(good_line)):
+            return f"line {number}: a table row whose cells changed: {bad_line[:200]!r}"
+    return None
+
+
+def _cells(row: str) -> int:
+    """The cells of a table row without a pipe in its text (the placeholders' rows)."""
+    return len(re.split(r"(?<!\\)\|", row.strip().strip("|")))
+
+
+def _row_has_cells(row: str, cells: int) -> bool:
+    """Whether cmark-gfm reads ``row`` as a header of ``cells`` cells (a table exists only when the header row and
+    the delimiter row have as many): pads and drops of cells in body rows do not hide a split this way."""
+    return gfm_html(row + "\n" + "|---" * cells + "|\n", ("table",)).startswith("<table>")
+
+
+def text_findings(text: str) -> str | None:
+    control = _TERMINAL.search(text)
+    return f"text holds control U+{ord(control.group()):04X} at {control.start()}" if control else None
+
+
+@dataclass(frozen=True)
+class ReportType:
+    """One result type: how to build it, which fields keep their values, its Markdown and text renderers."""
+
+    name: str
+    build: Callable[[], object]
+    md: Callable[[object], str] | None
+    text: Callable[[object], str] | None
+    keep: frozenset = frozenset()
+
+
+def report_case(kind: ReportType, fmt: str, base, rng: random.Random) -> tuple[str | None, dict]:
+    """One case: (the problem or None, the replacements made, for replay)."""
+    table: dict[str, str] = {}
+    plain: dict[str, str] = {}
+
+    used: set[str] = set()
+
+    def to_hostile(s: str) -> str:  # one-to-one, as the placeholders: two tags never become one
+        if s not in table:
+            new = hostile(rng) if s else s
+            while s and new in used:
+                new += rng.choice(HOSTILE_PIECES)
+            table[s] = new
+            used.add(new)
+        return table[s]
+
+    def to_plain(s: str) -> str:
+        if s not in plain:
+            plain[s] = f"zq{len(plain)}q" if s else s
+        return plain[s]
+
+    bad = substitute(base, to_hostile, kind.keep)
+    if fmt == "md":
+        good = substitute(base, to_plain, kind.keep)
+        return md_findings(kind.md(bad), kind.md(good)), table
+    return text_findings(kind.text(bad)), table
+
+
+def _matrix(targets=("gfx900", "gfx1030")):
+    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.targets import catalog
+
+    return scan_matrix([catalog().parse(t) for t in targets])
+
+
+def _evidence():
+    """Real evidence lines: those of the first decided cells of the gfx900 matrix."""
+    return tuple(e for v in _matrix(("gfx900",)).cells.values() for e in v.evidence)[:3]
+
+
+def _offline_sources():
+    from gfxgate.sources.resolve import SourceSet, load_pins
+
+    return SourceSet(load_pins(), offline=True)
+
+
+def build_scan():
+    import dataclasses
+
+    m = _matrix()
+    return dataclasses.replace(m, notes=(*m.notes, "a note"))
+
+
+def build_diff():
+    import copy
+    import json
+
+    from gfxgate.prcheck.diff import diff_matrices
+    from gfxgate.report import render_json
+
+    old = json.loads(render_json(_matrix()))
+    new = copy.deepcopy(old)
+    flips = ("allowed", "blocked", "unknown", "override-required")
+    for i, layer in enumerate(new["layers"]):
+        for cell in layer["cells"]:
+            cell["status"] = flips[(flips.index(cell["status"]) + 1 + i) % 4] if cell["status"] in flips else "unknown"
+            cell["remedy"] = cell.get("remedy") or "a remedy"
+            cell["reason"] = cell.get("reason") or "a reason"
+    diff = diff_matrices(old, new)
+    import dataclasses
+
+    return dataclasses.replace(diff, notes=("a note",))
+
+
+def build_history():
+    import json
+
+    from gfxgate.history.walk import History, LayerHistory, Step
+    from gfxgate.prcheck.diff import slim_verdict
+    from gfxgate.report import render_json
+
+    m = _matrix(("gfx900",))
+    cells = {layer["id"]: layer["cells"][0] for layer in json.loads(render_json(m))["layers"]}
+    rows = []
+    for layer in m.layers[:4]:
+        v = slim_verdict(cells[layer.id])
+        other = {**v, "status": "unknown", "evidence": [], "reason": "a reason"}
+        rows.append(LayerHistory(layer, "gfx900", Step("v0.1.0", None, None, v),
+                                 (Step("v0.2.0", "v0.1.0", "regression", other, v), Step("v0.3.0", "v0.2.0", "improvement", v, other))))
+    return History("ollama", ("gfx900",), ("v0.1.0", "v0.2.0", "v0.3.0"), ("v0.1.0", "v0.3.0"), False, False,
+                   tuple(rows), ("a note",))
+
+
+def build_timeline():
+    import dataclasses
+
+    from gfxgate.timeline import snapshot
+
+    t = snapshot.load()
+    rows = tuple(r for r in t.rows if r.target in ("gfx900", "gfx1030", "gfx1103"))
+    return dataclasses.replace(t, rows=rows, notes=("a note",))
+
+
+def build_workarounds():
+    import dataclasses
+
+    from gfxgate.gate import workarounds as wk
+
+    items = wk.default_workarounds()
+    sources = _offline_sources()
+    try:
+        reports = wk.check_all(items, sources, targets=())
+        absent = wk.not_applicable(items, sources)
+    finally:
+        sources.close()
+    first = reports[0]
+    found = dataclasses.replace(first.results[0], reason=None, evidence=_evidence())
+    reports[0] = dataclasses.replace(first, override_target="gfx900", override_code="code objects", results=(found, *first.results))
+    return reports, tuple(absent) or tuple(w for w in items if w.exists_in)[:1]
+
+
+def build_messages():
+    import dataclasses
+
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.upstream import check_catalogue
+
+    sources = _offline_sources()
+    try:
+        checks = check_catalogue(default_catalogue(), sources)
+    finally:
+        sources.close()
+    return checks[:6]
+
+
+def build_diagnose():
+    import io
+
+    from gfxgate.diagnose.analyse import diagnose_log
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_stream
+    from tests.diagnose import logs
+
+    out = []
+    for make in (logs.ollama_0_12_3_rocblas, logs.ollama_0_17_5_crash, logs.llama_server_hip):
+        data = ("\n".join(make()) + "\n").encode()
+        out.append(diagnose_log(read_stream(f"{make.__name__}.log", io.BytesIO(data)), default_catalogue()))
+    return out
+
+
+def build_trace():
+    from gfxgate.model import Location, SourceInfo
+    from gfxgate.trace.model import EnvRead, EnvSearch, TraceHop, TraceResult, TraceStage
+    from gfxgate.trace.rules import load_trace_rules
+
+    spec = next(iter(load_trace_rules().traces.values()))
+    loc = Location(repo="ollama", ref="v0.1.0", path="llm/server.go", line=12)
+    found = TraceHop("h1", "stage", "go-field", "found", loc, "code", "Options.num_gpu", "meaning", "doc comment",
+                     None, "a note", "a route", (loc,))
+    missing = TraceHop("h2", "stage", "go-field", "missing", None, reason="a reason")
+    stages = tuple(TraceStage(s, "found", (found, missing), "via") for s in spec.stages[:2])
+    source = SourceInfo(name="ollama", url="https://example.invalid/o.git", ref="v0.1.0", commit="0" * 40, origin="git")
+    result = TraceResult("num_gpu", spec.id, "a title", "a question", (source,), stages, "a conclusion", None, "a caution",
+                         ("a note",))
+    env = EnvSearch("OLLAMA_X", (source,), (("getenv", "a kind"),),
+                    (EnvRead(repo="ollama", ref="v0.1.0", commit="0" * 40, path="envconfig/config.go", line=3, text="os.Getenv(x)", kind="getenv", function="f", meaning="m"),),
+                    (("llama.cpp", "a reason"),))
+    return result, env
+
+
+def build_sweep():
+    import dataclasses
+
+    from gfxgate.sweep.model import CrashExcerpt, build_report
+    from gfxgate.sweep.worklog import Run, Worklog, _parse_line
+
+    work = Path(tempfile.mkdtemp(prefix="gfxgate-fuzz-sweep-"))
+    path = work / "seed.jsonl"
+    lines = [line for line in _worklog_seed(work).split(b"\n") if line.strip()]
+    report = build_report(Worklog(path, tuple(Run(_parse_line(path, n, line), n) for n, line in enumerate(lines, 1))))
+    crash = CrashExcerpt("r1", "vulkan", "m", 1, "crash", "compute", "a reason", ("ggml_vk_compute", "abort"),
+                         "logs/r1.log", ("llama_model_load: loaded", "```", "segmentation fault"))
+    endpoints = (*report.endpoints, ("server", "http://127.0.0.1:2", "llama.cpp version: 1 (abc)"))
+    return dataclasses.replace(report, crashes=(crash, *report.crashes), endpoints=endpoints,
+                               warnings=(*report.warnings, "a warning"))
+
+
+def build_artifacts():
+    from gfxgate.artifacts.model import CODE_OBJECT, HIP_HOST, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString
+    from gfxgate.artifacts.render import ArtifactsResult
+    from gfxgate.artifacts.verdicts import artifact_verdicts
+    from gfxgate.targets import catalog
+
+    co = CodeObject("gfx900", "gfx900", "IN_BUNDLE", 4096, 100, 5, None, "hipv4-amdgcn-amd-amdhsa--gfx900", 16,
+                    ("kernel_a", "kernel_b"))
+    from gfxgate.artifacts.rocblas import LibraryFile
+
+    files = (
+        FileReport("lib/libggml-hip.so", HIP_HOST, 1000, 500, (co,), (TargetString("gfx1030", 64, 2),),
+                   LibraryFile("rocblas", "code-objects", "gfx900"),
+                   (FileError("a problem", 12),), "ab" * 32),
+        FileReport("lib/x.hsaco", CODE_OBJECT, 10, 10, (co,)),
+        FileReport("lib/link.so", SKIPPED, skipped="same file as lib/x.hsaco"),
+    )
+    report = ArtifactReport(("lib",), files, kernels=True, notes=("a note",))
+    targets = [catalog().parse("gfx900"), catalog().parse("gfx1030")]
+    return ArtifactsResult(report, tuple(map(str, targets)), artifact_verdicts(report, targets))
+
+
+def _render(module: str, fmt: str, **options):
+    def run(result):
+        import importlib
+
+        return importlib.import_module(module).render(result, fmt, **options)
+
+    return run
+
+
+def _render_pair(module: str, fmt: str, **options):
+    """The formatter of a (result, extra) pair: workarounds (reports, not applicable)."""
+    def run(pair):
+        import importlib
+
+        reports, absent = pair
+        return importlib.import_module(module).render(reports, fmt, sources=(), not_applicable=absent, **options)
+
+    return run
+
+
+def _both(md, text):
+    """Two results rendered into one output (trace: the trace and the environment search)."""
+    return lambda pair: "".join(md(r) for r in pair)
+
+
+REPORT_TYPES = (
+    ReportType("scan", build_scan, _render("gfxgate.report", "md"), _render("gfxgate.report", "text"),
+               frozenset({"kind", "state", "backend"})),
+    ReportType("diff", build_diff, _render("gfxgate.prcheck.render", "md"), _render("gfxgate.prcheck.render", "text"),
+               frozenset({"kind", "status"})),
+    ReportType("check", build_diff, _render("gfxgate.prcheck.render", "md", title="gfxgate check"), None,
+               frozenset({"kind", "status"})),
+    ReportType("history", build_history, _render("gfxgate.history.render", "md"), _render("gfxgate.history.render", "text"),
+               frozenset({"kind", "status"})),
+    ReportType("timeline", build_timeline, _render("gfxgate.timeline.render", "md"), None,
+               frozenset({"route", "kind", "state", "backend", "method", "origin", "key", "backends", "url"})),
+    ReportType("workarounds", build_workarounds, _render_pair("gfxgate.report.workarounds", "md"), None,
+               frozenset({"state"})),
+    ReportType("messages", build_messages, lambda r: __import__("gfxgate.report.messages").report.messages.render(r, "md", sources=()),
+               None, frozenset({"state", "kind"})),
+    ReportType("diagnose", build_diagnose, _render("gfxgate.diagnose.render", "md"), _render("gfxgate.diagnose.render", "text"),
+               frozenset({"log_kind", "outcome", "kind"})),
+    ReportType("trace", build_trace, lambda p: "".join(_render("gfxgate.trace.render", "md")(r) for r in p),
+               lambda p: "".join(_render("gfxgate.trace.render", "text")(r) for r in p), frozenset({"status", "kind", "kinds"})),
+    ReportType("sweep", build_sweep, _render("gfxgate.sweep.render", "md"), None,
+               frozenset({"verdict", "id", "outcome"})),
+    ReportType("artifacts", build_artifacts, _render("gfxgate.artifacts.render", "md"), _render("gfxgate.artifacts.render", "text"),
+               frozenset({"kind", "container"})),
+)
+
+
+def report_formats() -> dict[str, tuple[ReportType, str]]:
+    """Format name ("md:scan", "text:diagnose", …) → (result type, "md" or "text")."""
+    out = {}
+    for kind in REPORT_TYPES:
+        for fmt in ("md", "text"):
+            if getattr(kind, fmt) is not None:
+                out[f"{fmt}:{kind.name}"] = (kind, fmt)
+    return out
+
+
+def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: float, rng: random.Random, out: Path) -> Result:
+    result = Result(name)
+    start = time.perf_counter()
+    for case in range(cases):
+        t0 = time.perf_counter()
+        problem, table = None, {}
+        signal.setitimer(signal.ITIMER_REAL, cap_s)
+        try:
+            problem, table = report_case(kind, fmt, base, rng)
+        except CaseTimeout:
+            problem = f"over the {cap_s:g} s per-case cap"
+        except MemoryError:
+            problem = "MemoryError under the address-space cap"
+        except Exception as exc:  # noqa: BLE001 - a finding
+            problem = f"{type(exc).__name__}: {exc}"[:300]
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        spent = time.perf_counter() - t0
+        if spent > result.slowest_s:
+            result.slowest_s, result.slowest_case = spent, case
+        if problem:
+            file = f"{name.replace(':', '-')}-{case}.json"
+            (out / file).write_text(json.dumps({"format": name, "problem": problem, "replacements": table}, ensure_ascii=True))
+            result.findings.append({"case": case, "problem": problem, "input": file})
+        result.cases += 1
+    result.seconds = time.perf_counter() - start
+    return result
+
+
 def fuzz(fmt: str, seed_list: list[bytes], target, cases: int, cap_s: float, rng: random.Random, out: Path) -> Result:
     result = Result(fmt)
     targets = [target] * len(seed_list)
@@ -286,27 +766,40 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGALRM, _alarm)
     work = Path(tempfile.mkdtemp(prefix="gfxgate-fuzz-seeds-"))
-    all_seeds = seeds(work)  # built before the cap: clang runs as a child process
+    names = {n for n in report_formats()} | {kind.name for kind in REPORT_TYPES}
+    only_reports = bool(args.formats) and set(args.formats) <= names
+    all_seeds = {} if only_reports else seeds(work)  # built before the cap: clang runs as a child process
+    reports = {name: (kind, fmt) for name, (kind, fmt) in report_formats().items()
+               if not args.formats or name in args.formats or kind.name in args.formats}
+    bases = {kind.name: kind.build() for kind, _ in reports.values()}  # built before the cap, as the seeds
     cap = args.mem_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     failed = False
+    for name, (kind, fmt) in reports.items():
+        rng = random.Random(f"{args.seed}-{name}")
+        failed |= _report(fuzz_report(name, kind, fmt, bases[kind.name], args.cases, args.cap_s, rng, args.out), args.json)
     for fmt, (seed_list, target) in all_seeds.items():
         if args.formats and fmt not in args.formats:
             continue
         rng = random.Random(f"{args.seed}-{fmt}")
-        result = fuzz(fmt, seed_list, target, args.cases, args.cap_s, rng, args.out)
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        line = {"format": fmt, "cases": result.cases, "findings": len(result.findings),
-                "slowest_ms": round(result.slowest_s * 1000, 1), "slowest_case": result.slowest_case,
-                "peak_rss_mb": round(peak_mb, 1), "seconds": round(result.seconds, 1),
-                "first_findings": result.findings[:3]}
-        print(json.dumps(line) if args.json else
-              f"{fmt:22} {result.cases:>7} cases  {len(result.findings):>3} findings  slowest {line['slowest_ms']:>7} ms "
-              f"(case {result.slowest_case})  peak RSS {line['peak_rss_mb']} MB  {line['seconds']} s", flush=True)
-        for finding in result.findings[:3]:
-            print(f"    {finding}", flush=True)
-        failed |= bool(result.findings)
+        failed |= _report(fuzz(fmt, seed_list, target, args.cases, args.cap_s, rng, args.out), args.json)
     return 1 if failed else 0
+
+
+def _report(result: Result, as_json: bool) -> bool:
+    """Print one format's figures; True when it had findings."""
+    fmt = result.fmt
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    line = {"format": fmt, "cases": result.cases, "findings": len(result.findings),
+            "slowest_ms": round(result.slowest_s * 1000, 1), "slowest_case": result.slowest_case,
+            "peak_rss_mb": round(peak_mb, 1), "seconds": round(result.seconds, 1),
+            "first_findings": result.findings[:3]}
+    print(json.dumps(line) if as_json else
+          f"{fmt:22} {result.cases:>7} cases  {len(result.findings):>3} findings  slowest {line['slowest_ms']:>7} ms "
+          f"(case {result.slowest_case})  peak RSS {line['peak_rss_mb']} MB  {line['seconds']} s", flush=True)
+    for finding in result.findings[:3]:
+        print(f"    {finding}", flush=True)
+    return bool(result.findings)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def test_verbose_text_holds_every_cell_evidence(gfxgate_exe):
 @pytest.mark.parametrize("hostile", ["\x1b]0;owned\x07", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "a\rb", "\u009b31m"])
 def test_terminal_text_is_inert(hostile):
     from gfxgate.report.terminal import render
-    from gfxgate.textsafe import inert
+    from gfxgate.report.text import inert
 
     assert "\x1b" not in inert(hostile) and "\r" not in inert(hostile) and "\u009b" not in inert(hostile)
     out = render(_matrix_with_text(hostile), width=80, color=False, verbose=True)

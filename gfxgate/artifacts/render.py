@@ -43,7 +43,7 @@ def render_json(result: ArtifactsResult) -> str:
 
 
 def render_md(result: ArtifactsResult) -> str:
-    from gfxgate.report.markdown import md_escape
+    from gfxgate.report.markdown import code, md_escape
 
     rep = result.report
     out = ["# Installed GPU code", ""]
@@ -57,52 +57,53 @@ def render_md(result: ArtifactsResult) -> str:
     if result.cells:
         out += ["## Answer", "", "| target | layer | status | summary | remedy |", "|---|---|---|---|---|"]
         for v in result.verdicts():
-            out.append(f"| {v.target} | {v.layer} | **{v.status}** | {md_escape(v.summary)} | {md_escape(v.remedy or v.reason or '')} |")
+            out.append(f"| {md_escape(v.target)} | {md_escape(v.layer)} | **{v.status}** | {md_escape(v.summary)} | {md_escape(v.remedy or v.reason or '')} |")
         out.append("")
         for v in result.verdicts():
             if v.evidence:
-                out.append(f"Evidence for {v.layer} / {v.target}:")
-                out += [f"- `{e.location}` {e.text}" + (f" — {e.note}" if e.note else "") for e in v.evidence]
+                out.append(f"Evidence for {md_escape(v.layer)} / {md_escape(v.target)}:")
+                out += [f"- {code(str(e.location))} {code(e.text)}" + (f" — {md_escape(e.note)}" if e.note else "") for e in v.evidence]
                 out.append("")
     counts = rep.target_counts()
     if counts:
         out += ["## Targets found", "", "| target | code objects | files |" + (" kernels |" if rep.kernels else ""),
                 "|---|---|---|" + ("---|" if rep.kernels else "")]
         for t, row in counts.items():
-            out.append(f"| {t} | {row['code_objects']} | {row['files']} |" + (f" {row['kernels']} |" if rep.kernels else ""))
+            out.append(f"| {md_escape(t)} | {row['code_objects']} | {row['files']} |" + (f" {row['kernels']} |" if rep.kernels else ""))
         out.append("")
     listed = [f for f in rep.files if f.interesting and f.kind != SKIPPED]
     if listed:
         out += ["## Files", ""]
     for f in listed:
-        out.append(f"### `{f.path}`")
+        out.append(f"### {code(f.path)}")
         out.append("")
-        lib = f" · {f.library.library} {f.library.kind} named for {f.library.target or 'all targets'}" if f.library else ""
-        out.append(f"{f.kind}, {f.size} bytes, read {f.bytes_read} ({_pct(f.bytes_read, f.size)}){lib}")
+        lib = (f" · {md_escape(f.library.library)} {md_escape(f.library.kind)} named for {md_escape(f.library.target or 'all targets')}"
+               if f.library else "")
+        out.append(f"{md_escape(f.kind)}, {f.size} bytes, read {f.bytes_read} ({_pct(f.bytes_read, f.size)}){lib}")
         if f.sha256:
-            out.append(f"sha256 `{f.sha256}`")
+            out.append(f"sha256 {code(f.sha256)}")
         out.append("")
         if f.code_objects:
-            out += [f"Targets: {_co_line(f)}", "", "| target | in | offset | entry | kernels |", "|---|---|---|---|---|"]
+            out += [f"Targets: {md_escape(_co_line(f))}", "", "| target | in | offset | entry | kernels |", "|---|---|---|---|---|"]
             for c in f.code_objects[:200]:
                 kernels = "" if c.kernels is None else ", ".join(c.kernels[:8]) + (" …" if len(c.kernels) > 8 else "")
                 off = f"0x{c.offset:x}" + (f"+0x{c.inner_offset:x}" if c.inner_offset is not None else "")
-                out.append(f"| {c.target}{'' if c.confirmed else ' (id only)'} | {c.container} | {off} | "
-                           f"{c.entry_id or ''} | {kernels} |")
+                out.append(f"| {md_escape(c.target)}{'' if c.confirmed else ' (id only)'} | {md_escape(c.container)} | {off} | "
+                           f"{md_escape(c.entry_id or '')} | {md_escape(kernels)} |")
             if len(f.code_objects) > 200:
                 out.append(f"| … {len(f.code_objects) - 200} more | | | | |")
             out.append("")
         if f.strings:
             out.append("Target names as text (weaker evidence): "
-                       + ", ".join(f"{s.target} ×{s.count} @0x{s.offset:x}" for s in f.strings))
+                       + ", ".join(f"{md_escape(s.target)} ×{s.count} @0x{s.offset:x}" for s in f.strings))
             out.append("")
         for e in f.errors:
-            out.append(f"- error{f' @0x{e.offset:x}' if e.offset is not None else ''}: {e.message}")
+            out.append(f"- error{f' @0x{e.offset:x}' if e.offset is not None else ''}: {md_escape(e.message)}")
         if f.errors:
             out.append("")
     aliases, other = _aliases(skipped)
     if other or aliases:
-        out += ["## Skipped", ""] + [f"- `{f.path}`: {f.skipped}" for f in other]
+        out += ["## Skipped", ""] + [f"- {code(f.path)}: {md_escape(f.skipped)}" for f in other]
         if aliases:
             out.append(f"- {_alias_line(aliases)}")
         out.append("")
@@ -150,7 +151,9 @@ def render_text(result: ArtifactsResult) -> str:
     found = sum(len(f.code_objects) for f in rep.files)
     out.append(f"{scanned} file(s) scanned, {found} GPU code object(s) found"
                + (f"; {_alias_line(aliases)}" if aliases else ""))
-    return "\n".join(out) + "\n"
+    from gfxgate.report.text import inert_lines
+
+    return inert_lines(out)
 
 
 class Format(str, Enum):

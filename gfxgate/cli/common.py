@@ -135,7 +135,7 @@ class probe_progress:  # noqa: N801 - used as a context manager, like open()
         return self._step
 
     def _step(self, tag: str) -> None:
-        from gfxgate.textsafe import inert
+        from gfxgate.report.text import inert
 
         self.count += 1
         self.progress.update(self.task, description=f"{self.label}: {self.count} probed, reading {inert(tag)[:40]}")
@@ -152,8 +152,8 @@ def terminal_text(text: str, fmt: str, output: Path | None) -> str:
     if fmt != "text":
         return text
     from gfxgate.report.terminal import wrap_lines
-    from gfxgate.textsafe import inert
+    from gfxgate.report.text import inert_text
 
     if output is None and click.get_text_stream("stdout").isatty():
         return wrap_lines(text, width=terminal(output)["width"])
-    return inert(text, lines=True)
+    return inert_text(text)

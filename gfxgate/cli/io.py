@@ -13,6 +13,11 @@ def echo(text: str, *, err: bool = False, nl: bool = True) -> None:
     """click.echo: a newline, a flush, ANSI styling removed when the stream is not a terminal."""
     import click
 
+    if err:  # a message line (error, warning, note) quotes paths and upstream text: no control reaches the terminal
+        from gfxgate.report.text import inert
+
+        text = "\n".join(map(inert, text.split("\n")))
+
     click.echo(text, err=err, nl=nl)
 
 

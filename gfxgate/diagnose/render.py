@@ -7,6 +7,7 @@ from typing import Sequence
 from gfxgate.jsontext import dumps
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
 from gfxgate.report.markdown import code, md_escape
+from gfxgate.report.text import inert_lines
 from gfxgate.serial import document
 
 KIND_LABEL = {"ollama": "Ollama server log", "llama.cpp": "llama.cpp output", None: "unrecognised log"}
@@ -25,8 +26,8 @@ def _status(f: Finding) -> str:
     if f.stale:
         return "stale match (no verdict)"
     if f.verdict is None:
-        return "no verdict (" + (f.target_reason or "no status implied") + ")" if f.target is None else "no verdict"
-    return f"**{f.verdict.status.value}** for {f.target}"
+        return "no verdict (" + md_escape(f.target_reason or "no status implied") + ")" if f.target is None else "no verdict"
+    return f"**{f.verdict.status.value}** for {md_escape(f.target)}"
 
 
 def _details(prefix: str, lines) -> list[str]:
@@ -37,9 +38,9 @@ def _details(prefix: str, lines) -> list[str]:
 def render_md(diagnoses: Sequence[Diagnosis]) -> str:
     out = ["# gfxgate diagnose", ""]
     for d in diagnoses:
-        version = f" {d.version}" if d.version else ""
+        version = f" {md_escape(d.version)}" if d.version else ""
         out += [f"## {code(d.log)}", "",
-                f"{KIND_LABEL.get(d.log_kind, d.log_kind)}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
+                f"{md_escape(KIND_LABEL.get(d.log_kind, d.log_kind))}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
         out += ["### Established", "", "| What | Value | Evidence |", "|---|---|---|"]
         for fact in d.facts:
             out.append(f"| {md_escape(fact.name)} | {code(fact.value, cell=True)} | {_where(fact.evidence[:2])} |")
@@ -58,7 +59,7 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
             out += _details("  - ", (
                 *(f"{code(str(e.location))} {code(e.text)}" for e in f.evidence),
                 f.stale and f"stale: {md_escape(f.stale)}",
-                f.target and f"target: {f.target} ({md_escape(f.target_reason)})",
+                f.target and f"target: {md_escape(f.target)} ({md_escape(f.target_reason)})",
                 *(md_escape(line) for line in f.context),
                 f.printed_at and "printed by: " + ", ".join(code(str(loc)) for loc in f.printed_at),
                 f.printed_note and f"{'note' if f.printed_at else 'upstream'}: {md_escape(f.printed_note)}",
@@ -95,7 +96,7 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
                                     f.workarounds and f"workarounds: {', '.join(f.workarounds)}"))
         for u in d.unknowns:
             out.append(f"  unknown {u.what}: {u.reason}")
-    return "\n".join(out) + "\n"
+    return inert_lines(out)
 
 
 FORMATTERS = {"md": render_md, "json": render_json, "text": render_text}

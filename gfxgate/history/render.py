@@ -6,45 +6,47 @@ from typing import Any, Mapping
 
 from gfxgate.history.walk import History
 from gfxgate.prcheck.render import KIND_LABELS, _status, dumps
-from gfxgate.report.markdown import md_escape
+from gfxgate.report.markdown import code, md_escape
+from gfxgate.report.text import inert_lines
 
 
 def _first_where(verdict: Mapping[str, Any]) -> str:
     if verdict["evidence"]:
         e = verdict["evidence"][0]
         more = f" (+{len(verdict['evidence']) - 1})" if len(verdict["evidence"]) > 1 else ""
-        return f"`{e['where']}`{more}"
+        return f"{code(e['where'] or '', cell=True) or '(no location)'}{more}"
     return md_escape(verdict.get("reason") or "—")
 
 
 def history_markdown(h: History) -> str:
     method = "every tag probed" if h.every_tag else "found by bisection"
     pre = "pre-releases included" if h.prereleases else "pre-releases excluded"
-    out = [f"# gfxgate history: {h.repo}, {', '.join(h.targets)}", ""]
-    out.append(f"Release tags {h.tags[0]} … {h.tags[-1]} in version order: {len(h.tags)} tags, {len(h.probed)} probed ({method}; {pre}).")
+    out = [f"# gfxgate history: {md_escape(h.repo)}, {md_escape(', '.join(h.targets))}", ""]
+    out.append(f"Release tags {md_escape(h.tags[0])} … {md_escape(h.tags[-1])} in version order: {len(h.tags)} tags, {len(h.probed)} probed ({method}; {pre}).")
     out.append("")
     out += ["| Layer | Target | At tag | Change | Before (tag) | After | Evidence after |", "|---|---|---|---|---|---|---|"]
     for row in h.rows:
         first = row.first.verdict
-        out.append(f"| {md_escape(row.layer.title)} | {row.target} | {row.first.tag} | first | — | {_status(first['status'])} | {_first_where(first)} |")
+        out.append(f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | {md_escape(row.first.tag)} | first | — | {_status(first['status'])} | {_first_where(first)} |")
         for step in row.changes:
             out.append(
-                f"| {md_escape(row.layer.title)} | {row.target} | **{step.tag}** | {KIND_LABELS[step.kind]} | "
-                f"{_status(step.before['status'])} ({step.previous}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
+                f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | **{md_escape(step.tag)}** | {KIND_LABELS[step.kind]} | "
+                f"{_status(step.before['status'])} ({md_escape(step.previous)}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
             )
     out.append("")
     for row in h.rows:
         if not row.changes:
             continue
-        out += [f"## {row.layer.title} — {row.target}", ""]
+        out += [f"## {md_escape(row.layer.title)} — {md_escape(row.target)}", ""]
         for step in row.changes:
-            out.append(f"- **{step.tag}** ({step.kind}, after {step.previous}): {step.before['status']} → {step.verdict['status']}")
+            out.append(f"- **{md_escape(step.tag)}** ({step.kind}, after {md_escape(step.previous)}): "
+                       f"{md_escape(step.before['status'])} → {md_escape(step.verdict['status'])}")
             out.append(f"  - before: {md_escape(step.before['summary'])} — {_first_where(step.before)}")
             out.append(f"  - after: {md_escape(step.verdict['summary'])} — {_first_where(step.verdict)}")
         out.append("")
     if h.notes:
         shown = list(h.notes[:20])
-        out += ["## Notes", ""] + [f"- {n}" for n in shown]
+        out += ["## Notes", ""] + [f"- {md_escape(n)}" for n in shown]
         if len(h.notes) > len(shown):
             out.append(f"- … and {len(h.notes) - len(shown)} more (see --format json)")
         out.append("")
@@ -58,7 +60,7 @@ def history_text(h: History) -> str:
         for step in row.changes:
             where = step.verdict["evidence"][0]["where"] if step.verdict["evidence"] else (step.verdict["reason"] or "")
             out.append(f"  {step.tag:<12} {step.kind:<12} {step.before['status']} -> {step.verdict['status']}  {where}")
-    return "\n".join(out) + "\n"
+    return inert_lines(out)
 
 
 def render(h: History, fmt: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from gfxgate import jsontext
 from gfxgate.prcheck.diff import DRIFT, EVIDENCE, IMPROVEMENT, KINDS, REGRESSION, RESOLVED, MatrixDiff
 from gfxgate.report.markdown import code, md_escape
+from gfxgate.report.text import inert_lines
 
 KIND_LABELS = {
     REGRESSION: "**regression**",
@@ -22,18 +23,18 @@ def dumps(data: Any) -> str:
 
 
 def _sources(sources) -> str:
-    parts = [f"`{s['name']}@{s['ref']}`" + (f" ({s['commit'][:12]})" if s.get("commit") else "") for s in sources]
+    parts = [code(f"{s['name']}@{s['ref']}") + (f" ({md_escape(s['commit'][:12])})" if s.get("commit") else "") for s in sources]
     return ", ".join(parts) or "(none)"
 
 
 def _status(status: str) -> str:
-    return f"**{status}**" if status in ("blocked", "override-required") else status
+    return f"**{status}**" if status in ("blocked", "override-required") else md_escape(status)
 
 
 def _evidence_cell(verdict: Mapping[str, Any]) -> str:
     lines = []
     for e in verdict["evidence"]:
-        where = f"`{e['where']}`" if e.get("where") else "(no location)"
+        where = code(e["where"], cell=True) if e.get("where") else "(no location)"
         lines.append(where + (f" {code(e['text'], cell=True)}" if e.get("text") else ""))
     if not lines and verdict.get("reason"):
         lines.append("why: " + md_escape(verdict["reason"]))
@@ -52,7 +53,7 @@ def _counts_line(counts: Mapping[str, int]) -> str:
 
 # -- diff -----------------------------------------------------------------------------------------------
 def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tuple[str, ...] = ()) -> str:
-    out = [f"# {title}: {', '.join(diff.targets) or '(no common target)'}", ""]
+    out = [f"# {title}: {md_escape(', '.join(diff.targets)) or '(no common target)'}", ""]
     out.append(f"Old: {_sources(diff.old_sources)}  ")
     out.append(f"New: {_sources(diff.new_sources)}")
     out.append("")
@@ -61,18 +62,18 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
     if failing:
         bad = sorted({c.target for c in diff.regressions(failing)})
         if bad:
-            out.append(f"**Failing**: {', '.join(bad)} regressed (named in `--fail-on`).")
+            out.append(f"**Failing**: {md_escape(', '.join(bad))} regressed (named in `--fail-on`).")
         else:
-            out.append(f"No regression for {', '.join(failing)} (named in `--fail-on`).")
+            out.append(f"No regression for {md_escape(', '.join(failing))} (named in `--fail-on`).")
         out.append("")
     flips = [c for c in diff.changes if c.kind != EVIDENCE]
     if flips:
         out += ["| Target | Layer | Change | Old | New |", "|---|---|---|---|---|"]
         for c in flips:
-            out.append(f"| {c.target} | {md_escape(c.layer_title)} | {KIND_LABELS[c.kind]} | {_status(c.old_status)} | {_status(c.new_status)} |")
+            out.append(f"| {md_escape(c.target)} | {md_escape(c.layer_title)} | {KIND_LABELS[c.kind]} | {_status(c.old_status)} | {_status(c.new_status)} |")
         out.append("")
         for c in flips:
-            out.append(f"## {c.target} — {c.layer_title}: {c.old_status} → {c.new_status} ({c.kind})")
+            out.append(f"## {md_escape(c.target)} — {md_escape(c.layer_title)}: {md_escape(c.old_status)} → {md_escape(c.new_status)} ({c.kind})")
             out.append("")
             old, new = c.to_json()["old"], c.to_json()["new"]
             out += ["| | Old | New |", "|---|---|---|"]
@@ -90,12 +91,12 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
     if moved:
         out += ["## Evidence moved (same status)", ""]
         for c in moved:
-            before = ", ".join(f"`{e['where']}`" for e in c.to_json()["old"]["evidence"]) or "—"
-            after = ", ".join(f"`{e['where']}`" for e in c.to_json()["new"]["evidence"]) or "—"
-            out.append(f"- {c.target} / {c.layer_title} ({c.new_status}): {before} → {after}")
+            before = ", ".join(code(e["where"]) for e in c.to_json()["old"]["evidence"]) or "—"
+            after = ", ".join(code(e["where"]) for e in c.to_json()["new"]["evidence"]) or "—"
+            out.append(f"- {md_escape(c.target)} / {md_escape(c.layer_title)} ({md_escape(c.new_status)}): {before} → {after}")
         out.append("")
     if diff.notes:
-        out += ["## Notes", ""] + [f"- {n}" for n in diff.notes] + [""]
+        out += ["## Notes", ""] + [f"- {md_escape(n)}" for n in diff.notes] + [""]
     return "\n".join(out)
 
 
@@ -110,7 +111,7 @@ def diff_text(diff: MatrixDiff, *, failing: tuple[str, ...] = ()) -> str:
             out.append(f"  {'':<12} {side}: {verdict['summary']} [{where}]")
     if failing and diff.regressions(failing):
         out.append("failing: " + ", ".join(sorted({c.target for c in diff.regressions(failing)})))
-    return "\n".join(out) + "\n"
+    return inert_lines(out)
 
 
 def render(diff: MatrixDiff, fmt: str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,

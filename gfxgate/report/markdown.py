@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from gfxgate.gate.matrix import GateMatrix
+import re
+from typing import TYPE_CHECKING
+
+from gfxgate.report.text import inert
+
+if TYPE_CHECKING:
+    from gfxgate.gate.matrix import GateMatrix
+
 from gfxgate.model import Status
 
 LABELS = {
@@ -16,19 +23,142 @@ LABELS = {
 }
 
 
+# Every text that comes from outside (a log, a server, a file, a repository, an argument) reaches Markdown through
+# md_escape (prose and table cells), code (an inline code span) or fence (a fenced block): each leaves it inert, one
+# text node of the place it is put in, under CommonMark and GitHub's extensions (tables, strikethrough, autolinks,
+# task lists); benchmarks/fuzz.py checks that with cmark-gfm.
+_LINE_ENDS = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
+# backslash-escaped anywhere: ASCII punctuation that opens or closes inline markup (code, emphasis, strikethrough,
+# links, images, table cells); "<" where it could open raw HTML or an autolink; ">" only where it starts a line
+_INLINE = str.maketrans({c: "\\" + c for c in "\\`*~[]|"})
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")  # raw HTML and autolinks start so; "<0.12" or "a < b" start nothing
+_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # between two alphanumerics it is never emphasis
+_ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+# GFM's extended autolinks: "scheme://" and "www." (a backslash escape stops them), e-mail addresses (found in the
+# text after escapes are undone: a WORD JOINER after the "@", which shows nothing, stops them)
+_URL = re.compile(r"(?<=[A-Za-z0-9])://|(?<![A-Za-z0-9])(?i:www)\.")
+_EMAIL_RUN = re.compile(r"[A-Za-z0-9._-]*@[A-Za-z0-9._@-]*")
+
+
+def _no_email(match: re.Match) -> str:
+    """A run of address characters holding an "@": cmark-gfm links it when it has a dot and ends with a letter or a
+    dot; then a WORD JOINER goes after each "@" (linear: one pass per run, whatever its length)."""
+    run = match.group()
+    if "." in run and (run[-1].isalpha() or run[-1] == "."):
+        return run.replace("@", "@\u2060")
+    return run
+# what starts a block when the text begins a line (or a list item): headings, quotes, list markers, setext and
+# thematic-break lines, ordered-list numbers
+_BLOCK_START = re.compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|>|[-=](?=[-=\s]*$)")
+
+
+def _escape_inline(text: str) -> str:
+    if "@" in text:
+        text = _EMAIL_RUN.sub(_no_email, text)
+    text = text.translate(_INLINE)
+    if "<" in text:
+        text = _TAG_OPEN.sub(r"\\<", text)
+    if "_" in text:
+        text = _UNDERSCORE.sub(r"\\_", text)
+    if "&" in text:
+        text = _ENTITY.sub(r"\\&", text)
+    if "/" in text or "." in text:
+        text = _URL.sub(lambda m: "\\" + m.group() if m.group()[0] == ":" else m.group()[:-1] + "\\.", text)
+    return text
+
+
+_TICKS = re.compile("`+")
+
+
+def _code_spans(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is code, part): a backtick run and the next run of the same length around a code span's
+    content, as CommonMark reads them (one space stripped from both ends when both have one); a span holding a pipe
+    stays text (a code span needs ``\\|`` in a table cell and shows it elsewhere), and so does any run left open."""
+    if "`" not in text:
+        return [(False, text)]
+    runs = list(_TICKS.finditer(text))
+    out: list[tuple[bool, str]] = []
+    start = i = 0
+    while i < len(runs):
+        opening = runs[i]
+        close = next((j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opening.group())), None)
+        if close is None:
+            i += 1
+            continue
+        content = text[opening.end():runs[close].start()]
+        if len(content) > 1 and content[0] == content[-1] == " " and content.strip(" "):
+            content = content[1:-1]
+        if "|" not in content and content:
+            out += [(False, text[start:opening.start()]), (True, content)]
+            start = runs[close].end()
+        i = close + 1
+    return out + [(False, text[start:])]
+
+
 def md_escape(text: str) -> str:
-    """Make text safe inside a Markdown table cell (backslashes, pipes, newlines): the one escaper."""
-    return (text or "").replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """``text`` inert in Markdown prose, a heading or a table cell: one line (line ends become spaces), controls made
+    visible (:func:`~gfxgate.report.text.inert`), markup characters backslash-escaped, no block start, no autolink
+    and no trailing hard break: what it shows is the text itself. A code span the text holds (gfxgate's summaries
+    quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds. The one
+    escaper."""
+    if not text:
+        return ""
+    text = inert(_LINE_ENDS.sub(" ", text)).strip()
+    if not text:
+        return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
+    text = "".join(code(part[1]) if part[0] else _escape_inline(part[1]) for part in _code_spans(text))
+    if text.endswith("#"):
+        text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
+    match = _BLOCK_START.match(text)
+    if match:
+        end = match.end() if match.group()[0].isdigit() else 0
+        text = text[:end] + "\\" + text[end:]
+    return text
+
+
+_LONG_TICKS = re.compile("`{65,}")
+
+
+def _longest_run(text: str, char: str) -> int:
+    runs = re.findall(re.escape(char) + "+", text)
+    return max(map(len, runs), default=0)
 
 
 def code(text: str, *, cell: bool = False) -> str:
-    """``text`` as one inline code span (a longer fence when it holds a backtick); ``cell``: inside a table row."""
-    text = (text or "").replace("\n", " ")
+    """``text`` as one inline code span: a backtick fence longer than any backtick run in it, padded with a space
+    where CommonMark would otherwise strip one or join the fence (a backtick or a space at both ends), line ends as
+    spaces, controls made visible; ``cell``: inside a table row (its pipes escaped, as GFM requires even in code)."""
+    text = inert(_LINE_ENDS.sub(" ", text or ""))
+    if not text:
+        return ""
+    if "`" * 65 in text:  # cmark ignores fences of 1000 backticks or more: a long run is shown by its length
+        text = _LONG_TICKS.sub(lambda m: f"`×{len(m.group())}", text)
     if cell:
         text = text.replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}" if text else ""
+    fence = "`" * (_longest_run(text, "`") + 1)
+    pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip(" ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_URL_UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f<>()\\`|\[\]\"']")
+
+
+def link(text: str, url: str) -> str:
+    """A link the formatter writes (``text`` already Markdown, e.g. a :func:`code` span) to ``url``: the URL
+    percent-encoded where it could end the link or the table cell; only http(s) URLs are linked, anything else is
+    shown as text."""
+    if not re.match(r"https?://[^\s]", url or ""):
+        return text
+    safe = _URL_UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), url)
+    return f"[{text}]({safe})"
+
+
+def fence(lines, info: str = "text") -> list[str]:
+    """``lines`` as one fenced code block (a list of lines): a backtick fence longer than any backtick or tilde run
+    inside (so no line can close it), each line one line (a bare CR or another line end inside it made visible)."""
+    body = [inert(line) for line in lines]
+    width = max(3, 1 + max((max(_longest_run(line, "`"), _longest_run(line, "~")) for line in body), default=0))
+    return ["`" * width + info, *body, "`" * width]
 
 
 def checked_table(title: str, sources, header: tuple[str, ...]) -> list[str]:
@@ -36,7 +166,7 @@ def checked_table(title: str, sources, header: tuple[str, ...]) -> list[str]:
     checked at, and the header of its table."""
     lines = [f"# {title}", ""]
     if sources:
-        lines += ["Checked at " + ", ".join(f"`{s.name}@{s.ref}`" for s in sources) + ".", ""]
+        lines += ["Checked at " + ", ".join(code(f"{s.name}@{s.ref}") for s in sources) + ".", ""]
     return lines + ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
 
@@ -44,15 +174,15 @@ def answer_cell(route) -> str:
     """The route in a few words for the summary table; "?" marks an answer a shorter undecided route could change."""
     if route is None:
         return ""
-    text = f"**{route.label}**" if route.best else "undecided"
+    text = f"**{md_escape(route.label)}**" if route.best else "undecided"
     if route.best and not route.certain:
         text += " (?)"
     others = [b.option.label for b in route.backends if b.option and b.option is not route.best and b.backend != "cpu"]
     if others and route.best is not None:
-        text += "; or " + "; or ".join(others)
+        text += "; or " + "; or ".join(map(md_escape, others))
     if route.runtime:
-        text += f", run {route.runtime.outcome}"
-    return md_escape(text)
+        text += f", run {md_escape(route.runtime.outcome)}"
+    return text
 
 
 _STATUSES = """Statuses: *allowed* — this layer lets the target through; *blocked* — it stops the target; *override-required* —
@@ -74,11 +204,11 @@ def render(matrix: GateMatrix) -> str:
     """The summary table (one row per layer, then the answer), every cell's evidence, the routes, the notes."""
     m, out = matrix, []
     w = out.append
-    w(f"# gfxgate gate matrix: {', '.join(map(str, m.targets))}\n\n")
+    w(f"# gfxgate gate matrix: {md_escape(', '.join(map(str, m.targets)))}\n\n")
     if m.sources:
-        w("Sources: " + ", ".join(f"`{s.name}@{s.ref}`" + (f" ({s.commit[:12]})" if s.commit else "")
+        w("Sources: " + ", ".join(code(f"{s.name}@{s.ref}") + (f" ({md_escape(s.commit[:12])})" if s.commit else "")
                                   for s in m.sources) + ".\n")
-    w("\n| Layer | " + "".join(f"{t} | " for t in m.targets) + "\n")
+    w("\n| Layer | " + "".join(f"{md_escape(t)} | " for t in m.targets) + "\n")
     w("|---|" + "---|" * len(m.targets) + "\n")
     for layer in m.layers:
         w(f"| {md_escape(layer.title)} | "
@@ -87,42 +217,43 @@ def render(matrix: GateMatrix) -> str:
         w("| **The answer** | " + "".join(f"{answer_cell(m.route(t))} | " for t in m.targets) + "\n")
     w("\n" + _STATUSES + "\n")
     for layer in m.layers:
-        w(f"## {layer.title}\n\n{layer.question}\n\n")
+        w(f"## {md_escape(layer.title)}\n\n{md_escape(layer.question)}\n\n")
         for v in m.row(layer.id):
-            w(f"### {v.target}: {LABELS[v.status]}\n\n{v.summary}\n\n")
+            w(f"### {md_escape(v.target)}: {LABELS[v.status]}\n\n{md_escape(v.summary)}\n\n")
             for e in v.evidence:
-                w("- " + (f"`{e.location}`" if e.location else "(no location)")
-                  + (f" — {code(e.text)}" if e.text else "") + (f" ({e.note})" if e.note else "") + f" [{e.source}]\n")
+                w("- " + (code(str(e.location)) if e.location else "(no location)")
+                  + (f" — {code(e.text)}" if e.text else "") + (f" ({md_escape(e.note)})" if e.note else "")
+                  + f" [{md_escape(e.source)}]\n")
             if v.remedy:
-                w(f"\nRemedy: {v.remedy}\n")
+                w(f"\nRemedy: {md_escape(v.remedy)}\n")
             if v.reason:
-                w(f"\n{'Why: ' if v.status in _NO_REASON else 'Also checked: '}{v.reason}\n")
+                w(f"\n{'Why: ' if v.status in _NO_REASON else 'Also checked: '}{md_escape(v.reason)}\n")
             if v.workarounds:
-                w(f"\nWorkarounds: {', '.join(map(str, v.workarounds))}\n")
+                w(f"\nWorkarounds: {md_escape(', '.join(map(str, v.workarounds)))}\n")
             w("\n")
     if m.routes:
         w(_ANSWER + "\n")
         for r in m.routes:
-            w(f"### {r.target}: {r.label}" + (" (uncertain)" if not r.certain and r.best else "") + "\n\n")
-            w(f"{r.sentence}\n\n")
+            w(f"### {md_escape(r.target)}: {md_escape(r.label)}" + (" (uncertain)" if not r.certain and r.best else "") + "\n\n")
+            w(f"{md_escape(r.sentence)}\n\n")
             for b in r.backends:
                 if b.option:
                     o = b.option
-                    w(f"- **{o.label}**" + (f" (runs as {o.override_target})" if o.override_target else "") + "\n")
+                    w(f"- **{md_escape(o.label)}**" + (f" (runs as {md_escape(o.override_target)})" if o.override_target else "") + "\n")
                     for s in o.steps:
-                        w(f"  - step `{s.setting}` ({s.workaround}), covers {', '.join(map(str, s.covers))}: "
-                          + ", ".join(f"`{e.location}`" if e.location else "" for e in s.evidence)
-                          + (f"; checked: {s.check.state} — {s.check.summary}" if s.check else "") + "\n")
-                    w("  - evidence: " + ", ".join(f"`{e.location}`" if e.location else f"{e.source}"
+                        w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
+                          + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
+                          + (f"; checked: {md_escape(s.check.state)} — {md_escape(s.check.summary)}" if s.check else "") + "\n")
+                    w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
                                                    for e in o.evidence) + "\n")
                 elif b.state == "undecided":
-                    w(f"- **{b.title}**: undecided — {'; '.join(map(str, b.undecided))}\n")
+                    w(f"- **{md_escape(b.title)}**: undecided — {md_escape('; '.join(map(str, b.undecided)))}\n")
                 else:
-                    w(f"- **{b.title}**: no route — {'; '.join(map(str, b.refused))}\n")
+                    w(f"- **{md_escape(b.title)}**: no route — {md_escape('; '.join(map(str, b.refused)))}\n")
             if r.runtime:
-                w(f"- **Runtime**: {r.runtime.outcome} — {r.runtime.summary}"
-                  + "".join(f" [{e.source}]" for e in r.runtime.evidence) + "\n")
+                w(f"- **Runtime**: {md_escape(r.runtime.outcome)} — {md_escape(r.runtime.summary)}"
+                  + "".join(f" [{md_escape(e.source)}]" for e in r.runtime.evidence) + "\n")
             w("\n")
     if m.notes:
-        w("## Notes\n\n" + "".join(f"- {n}\n" for n in m.notes))
+        w("## Notes\n\n" + "".join(f"- {md_escape(n)}\n" for n in m.notes))
     return "".join(out)

@@ -12,7 +12,7 @@ def render_md(checks, *, sources) -> str:
     lines = checked_table("gfxgate message catalogue check", sources, ("Message", "Layer", "State", "Where / why"))
     for c in checks:
         m = c.message
-        lines.append(f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{c.state}** | {md_escape(c.summary)} |")
+        lines.append(f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{md_escape(c.state)}** | {md_escape(c.summary)} |")
     return "\n".join(lines) + "\n"
 
 

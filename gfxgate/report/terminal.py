@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 
 from gfxgate.gate.matrix import GateMatrix
-from gfxgate.textsafe import inert
+from gfxgate.report.text import inert, inert_text
 
 # status -> style; plain words stay readable without colour
 STYLES = {
@@ -183,7 +183,7 @@ def markdown_text(markdown: str, *, width: int = 100, color: bool = False) -> st
     from rich.markdown import Markdown
 
     console = _console(max(width, 40), color)
-    console.print(Markdown(inert(markdown, lines=True), hyperlinks=False, code_theme="ansi_dark"))
+    console.print(Markdown(inert_text(markdown), hyperlinks=False, code_theme="ansi_dark"))
     text = console.file.getvalue()
     return "\n".join(line.rstrip(" ") for line in text.split("\n")) if not color else text
 
@@ -196,7 +196,7 @@ def wrap_lines(text: str, *, width: int = 100) -> str:
 
     width = max(width, 20)
     out = []
-    for line in inert(text, lines=True).split("\n"):
+    for line in inert_text(text).split("\n"):
         if len(line) <= width:
             out.append(line)
             continue

@@ -24,26 +24,27 @@ def render_md(reports, *, sources, not_applicable=()) -> str:
     lines = checked_table("gfxgate workaround matrix", sources, ("Workaround", "Unblocks", "State", "Evidence"))
     for r in reports:
         w = r.workaround
-        lines.append(f"| {code(w.setting, cell=True)} | {md_escape(', '.join(w.unblocks) or '—')} | **{r.state}** | {md_escape(r.summary)} |")
+        lines.append(f"| {code(w.setting, cell=True)} | {md_escape(', '.join(w.unblocks) or '—')} | **{md_escape(r.state)}** | {md_escape(r.summary)} |")
     if not_applicable:
         lines += ["", "Not applicable at these versions (not checked): " + "; ".join(
             f"{code(w.id)} exists in {md_escape(w.exists_in.describe())} only" for w in not_applicable) + "."]
     for r in reports:
         w = r.workaround
-        lines += ["", f"## {w.title}", "", f"- setting: {code(w.setting)}" + (f" (for {w.era})" if w.era else ""), f"- what: {w.what}", f"- addresses: {w.addresses}",
-                  f"- unblocks: {', '.join(w.unblocks) or '—'}", f"- risk: {w.risk}"]
+        lines += ["", f"## {md_escape(w.title)}", "", f"- setting: {code(w.setting)}" + (f" (for {md_escape(str(w.era))})" if w.era else ""),
+                  f"- what: {md_escape(w.what)}", f"- addresses: {md_escape(w.addresses)}",
+                  f"- unblocks: {md_escape(', '.join(w.unblocks)) or '—'}", f"- risk: {md_escape(w.risk)}"]
         if w.applies_to:
-            lines.append(f"- applies to: {', '.join(w.applies_to)}")
+            lines.append(f"- applies to: {md_escape(', '.join(w.applies_to))}")
         if r.override_target:
-            lines.append(f"- selects: {r.override_target}" + (f" — {r.override_code}" if r.override_code else ""))
-        lines.append(f"- state: **{r.state}** — {r.summary}")
+            lines.append(f"- selects: {md_escape(r.override_target)}" + (f" — {md_escape(r.override_code)}" if r.override_code else ""))
+        lines.append(f"- state: **{md_escape(r.state)}** — {md_escape(r.summary)}")
         for res in r.results:
             if res.reason:
-                lines.append(f"  - {res.check.describe()}: {res.reason}")
+                lines.append(f"  - {md_escape(res.check.describe())}: {md_escape(res.reason)}")
             elif not res.evidence:
-                lines.append(f"  - {res.check.describe()}: not found at {res.where}")
+                lines.append(f"  - {md_escape(res.check.describe())}: not found at {md_escape(res.where)}")
             for e in res.evidence:
-                lines.append(f"  - `{e.location}` — {code(e.text)}" + (f" ({e.note})" if e.note else ""))
+                lines.append(f"  - {code(str(e.location))} — {code(e.text)}" + (f" ({md_escape(e.note)})" if e.note else ""))
     return "\n".join(lines) + "\n"
 
 

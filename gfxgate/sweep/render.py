@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Callable
 
 from gfxgate.jsontext import dumps
-from gfxgate.report.markdown import md_escape
+from gfxgate.report.markdown import code, fence, md_escape
 from gfxgate.sweep.model import SweepReport
 
 
@@ -90,7 +90,7 @@ LANGUAGES = tuple(LABELS)
 def _grid(report: SweepReport, model: str, text) -> list[str]:
     """One Markdown table of ``model``: a row per num_gpu that has runs, a column per endpoint, ``text(cell)`` in each."""
     names = [n for n, _, _ in report.endpoints]
-    out = ["| num_gpu | " + " | ".join(names) + " |", "|---:|" + "---|" * len(names)]
+    out = ["| num_gpu | " + " | ".join(map(md_escape, names)) + " |", "|---:|" + "---|" * len(names)]
     for num_gpu in report.num_gpus:
         row = [report.cell(model, num_gpu, n) for n in names]
         if any(row):
@@ -101,22 +101,23 @@ def _grid(report: SweepReport, model: str, text) -> list[str]:
 def render_markdown(report: SweepReport, lang: str = "en") -> str:
     t = LABELS[lang]
     out: list[str] = [f"# {t['title']}", ""]
-    out.append(f"- {t['worklog']}: `{report.worklog}` ({len(report.runs)} {t['runcount']})")
-    out.append(f"- {t['targets']}: {', '.join(report.gpu_targets) or '—'}")
-    out.append(f"- {t['hosts']}: {', '.join(report.hosts) or '—'}")
+    out.append(f"- {t['worklog']}: {code(report.worklog)} ({len(report.runs)} {t['runcount']})")
+    out.append(f"- {t['targets']}: {md_escape(', '.join(report.gpu_targets)) or '—'}")
+    out.append(f"- {t['hosts']}: {md_escape(', '.join(report.hosts)) or '—'}")
     out.append(
         f"- {t['endpoints']}: "
-        + ", ".join(f"{n} = {u}" + (f" ({v})" if v.startswith("llama.cpp") else f" (ollama {v})" if v else "") for n, u, v in report.endpoints)
+        + ", ".join(f"{md_escape(n)} = {code(u)}" + (f" ({md_escape(v)})" if v.startswith("llama.cpp") else f" (ollama {md_escape(v)})" if v else "")
+                    for n, u, v in report.endpoints)
     )
     out.append("")
     for model in report.models:
-        out += [f"## {t['table']} — {t['model']} `{model}`", ""]
+        out += [f"## {t['table']} — {t['model']} {code(model)}", ""]
         out += _grid(report, model, lambda c: md_escape(c.text))
         out += [f"### {t['passrates']}", ""]
         out += _grid(report, model, lambda c: f"{c.passes}/{c.total} ({100 * c.passes / c.total:.0f}%)")
     out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
     for h in report.hypotheses:
-        runs = ", ".join(f"`{r}`" for r in h.run_ids) or "—"
+        runs = ", ".join(code(r, cell=True) for r in h.run_ids) or "—"
         # the hypothesis's own question is English; another language translates it
         out.append(f"| {md_escape(t.get(h.id, h.question))} | **{t[h.verdict]}** | {md_escape(h.reason)} | {runs} |")
     out.append("")
@@ -124,23 +125,24 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     if not report.crashes:
         out += [f"_{t['none']}_", ""]
     for c in report.crashes:
-        out.append(f"### `{c.run_id}` — {c.endpoint}, num_gpu={c.num_gpu}: {c.label}, {t['phase']} **{c.phase}**")
+        out.append(f"### {code(c.run_id)} — {md_escape(c.endpoint)}, num_gpu={c.num_gpu}: {md_escape(c.label)}, {t['phase']} **{md_escape(c.phase)}**")
         out.append("")
-        out.append(f"- {t['phase']}: {c.phase} — {c.reason}")
+        out.append(f"- {t['phase']}: {md_escape(c.phase)} — {md_escape(c.reason)}")
         if c.frames:
-            out.append(f"- {t['frames']}: " + " → ".join(f"`{f}`" for f in c.frames))
+            out.append(f"- {t['frames']}: " + " → ".join(code(f) for f in c.frames))
         if c.source:
-            out.append(f"- {t['log']}: `{c.source}`")
-        out += ["", "```text", *c.lines, "```", ""]
+            out.append(f"- {t['log']}: {code(c.source)}")
+        out += ["", *fence(c.lines), ""]
     out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |", "|---|---:|---|---|---:|---|---|---|"]
     for r in report.runs:
-        run = f"~~`{r.run_id}`~~ ({t['superseded']})" if r.superseded else f"`{r.run_id}`"
+        run = f"~~{code(r.run_id, cell=True)}~~ ({t['superseded']})" if r.superseded else code(r.run_id, cell=True)
         out.append(
-            f"| {run} | {r.line} | {r.endpoint} | {r.model} | {r.num_gpu} | {md_escape(r.text)} | {r.phase} | {r.vram} |"
+            f"| {run} | {r.line} | {md_escape(r.endpoint)} | {md_escape(r.model)} | {r.num_gpu} | {md_escape(r.text)} | "
+            f"{md_escape(r.phase)} | {md_escape(r.vram)} |"
         )
     out.append("")
     if report.warnings:
-        out += [f"## {t['warnings']}", "", *(f"- {w}" for w in report.warnings), ""]
+        out += [f"## {t['warnings']}", "", *(f"- {md_escape(w)}" for w in report.warnings), ""]
     return "\n".join(out)
 
 

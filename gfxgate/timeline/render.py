@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gfxgate.jsontext import dumps
-from gfxgate.report.markdown import md_escape as _md_cell
+from gfxgate.report.markdown import code, link, md_escape as _md_cell
 from gfxgate.timeline.model import Timeline
 
 FORMATS = ("md", "json", "text", "svg", "png")
@@ -23,12 +23,12 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
     origin = ("from the embedded timeline snapshot (`--live` recomputes)" if timeline.origin == "snapshot"
               else "computed from the release tags")
     out = [
-        f"# Support timeline: {timeline.repo} {tags[0]} … {tags[-1]}",
+        f"# Support timeline: {_md_cell(timeline.repo)} {_md_cell(tags[0])} … {_md_cell(tags[-1])}",
         "",
         f"{len(tags)} releases ({how}), {origin}. Each cell is the shortest route (`rules/routes.yaml`) over the releases"
         " of its column; \"(?)\" marks an answer that a shorter, undecided route could change.",
         "",
-        "| Target | " + " | ".join(a if a == b else f"{a} – {b}" for a, b in columns) + " |",
+        "| Target | " + " | ".join(_md_cell(a if a == b else f"{a} – {b}") for a, b in columns) + " |",
         "|---|" + "---|" * len(columns),
     ]
     for row in timeline.rows:
@@ -36,31 +36,31 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
         for a, _ in columns:
             c = timeline.cell_at(row.target, a)
             cells.append(_md_cell(c.label + ("" if c.certain or c.route == "undecided" else " (?)")))
-        out.append(f"| {row.target} | " + " | ".join(cells) + " |")
+        out.append(f"| {_md_cell(row.target)} | " + " | ".join(cells) + " |")
     out += ["", "## The answer, per target", ""]
     for row in timeline.rows:
         ans = answer(timeline, row.target)
-        out.append(f"### {row.target}")
+        out.append(f"### {_md_cell(row.target)}")
         out.append("")
-        out.append(ans.sentence)
+        out.append(_md_cell(ans.sentence))
         out.append("")
         for clause in ans.clauses:
             seen: set[str] = set()
             shown = [e for e in clause.evidence if not (e.where in seen or seen.add(e.where))][:4]  # one link per line
-            wheres = ", ".join(f"[`{e.where}`]({e.url})" if e.url else f"`{e.where}`" for e in shown) or "no evidence line"
+            wheres = ", ".join(link(code(e.where), e.url) if e.url else code(e.where) for e in shown) or "no evidence line"
             out.append(f"- {_md_cell(clause.text)} — {wheres}")
         out.append("")
         out.append("| Releases | Route | Flips that start it |")
         out.append("|---|---|---|")
         for c in row.cells:
-            span = c.first if c.first == c.last else f"{c.first} – {c.last}"
+            span = _md_cell(c.first if c.first == c.last else f"{c.first} – {c.last}")
             flips = "; ".join(
-                f.change + (f" ({_short(f.reason)})" if f.reason else f" (`{f.evidence[0].where}`)")
+                _md_cell(f.change) + (f" ({_md_cell(_short(f.reason))})" if f.reason else f" ({code(f.evidence[0].where, cell=True)})")
                 for f in c.start) or "—"
             label = c.label + ("" if c.certain or c.route == "undecided" else " (?)")
             if c.route == "undecided" and c.reason:  # an honest unknown says which layer it could not read, and why
                 label += f": {_short(c.reason)}"
-            out.append(f"| {span} ({c.tags}) | {_md_cell(label)} | {_md_cell(flips)} |")
+            out.append(f"| {span} ({c.tags}) | {_md_cell(label)} | {flips} |")
         out.append("")
     missing = timeline.missing_sources()
     if missing:

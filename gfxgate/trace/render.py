@@ -10,6 +10,7 @@ from enum import Enum
 
 from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import code, md_escape
+from gfxgate.report.text import inert_lines
 from gfxgate.trace.model import FOUND, MISSING, EnvSearch, TraceHop, TraceResult
 
 
@@ -51,15 +52,20 @@ def _sources_line(result) -> str:
     return ", ".join(f"{s.name}@{s.ref}" + (f" ({s.commit[:12]})" if s.commit else "") for s in result.sources) or "none readable"
 
 
+def _sources_md(result) -> str:
+    return ", ".join(code(f"{s.name}@{s.ref}") + (f" ({md_escape(s.commit[:12])})" if s.commit else "")
+                     for s in result.sources) or "none readable"
+
+
 def trace_markdown(result: TraceResult) -> str:
-    out = [f"# {result.title}", "", f"Sources: {_sources_line(result)}", ""]
+    out = [f"# {md_escape(result.title)}", "", f"Sources: {_sources_md(result)}", ""]
     if result.conclusion:
-        lead = f"**{result.question}** " if result.question else "**Conclusion:** "
-        out += [lead + result.conclusion, ""]
+        lead = f"**{md_escape(result.question)}** " if result.question else "**Conclusion:** "
+        out += [lead + md_escape(result.conclusion), ""]
     else:
-        out += [f"**No conclusion:** {result.conclusion_reason}", ""]
+        out += [f"**No conclusion:** {md_escape(result.conclusion_reason)}", ""]
     if result.caution:
-        out += [f"> **Caution:** {result.caution}", ""]
+        out += [f"> **Caution:** {md_escape(result.caution)}", ""]
     out += ["## Summary", "", "| stage | where | code | meaning |", "|---|---|---|---|"]
     for stage in result.stages:
         if not stage.spec.summary:
@@ -69,26 +75,26 @@ def trace_markdown(result: TraceResult) -> str:
             out.append(f"| {_cell(stage.spec.title)} | **missing**: {_cell(stage.reason)} | — | — |")
             continue
         status = "" if stage.status == FOUND else " (partial)"
-        out.append(f"| {_cell(stage.spec.title)}{status} | {_cell(str(anchor.location))} | {_code(anchor.code)} | "
+        out.append(f"| {_cell(stage.spec.title)}{status} | {_code(str(anchor.location))} | {_code(anchor.code)} | "
                    f"{_cell(meaning.meaning if meaning else None)} |")
     out += ["", "## All hops", "", "| # | stage | hop | kind | where | found | meaning |", "|---|---|---|---|---|---|---|"]
     for number, hop in enumerate(result.hops, 1):
         if hop.status == MISSING:
-            out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {hop.kind} | **missing** | "
+            out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | **missing** | "
                        f"{_cell(hop.reason)} | — |")
             continue
         found = _code(hop.symbol)
         if hop.via:
             found += f" (via {_cell(hop.via)})"
         if hop.also:
-            found += f"; also {len(hop.also)} more: " + ", ".join(_cell(str(loc)) for loc in hop.also)
-        meaning = f"{_cell(hop.meaning)} ({hop.meaning_source})" if hop.meaning else "—"
+            found += f"; also {len(hop.also)} more: " + ", ".join(_code(str(loc)) for loc in hop.also)
+        meaning = f"{_cell(hop.meaning)} ({_cell(hop.meaning_source)})" if hop.meaning else "—"
         if hop.note:
             meaning += f"; link: {_cell(hop.note)}"
-        out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {hop.kind} | {_cell(str(hop.location))} | "
+        out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | {_code(str(hop.location))} | "
                    f"{found} | {meaning} |")
     if result.notes:
-        out += ["", "Notes:", *[f"- {note}" for note in result.notes]]
+        out += ["", "Notes:", *[f"- {md_escape(note)}" for note in result.notes]]
     return "\n".join(out) + "\n"
 
 
@@ -108,25 +114,25 @@ def trace_text(result: TraceResult) -> str:
                     out.append(f"        meaning ({hop.meaning_source}): {hop.meaning}")
     for note in result.notes:
         out.append(f"note: {note}")
-    return "\n".join(out) + "\n"
+    return inert_lines(out)
 
 
 # -- environment variables ------------------------------------------------------------------------------
 
 def env_markdown(search: EnvSearch) -> str:
-    out = [f"# Where `{search.name}` is read", "", f"Sources: {_sources_line(search)}", ""]
+    out = [f"# Where {code(search.name)} is read", "", f"Sources: {_sources_md(search)}", ""]
     if not search.reads:
-        out += [f"No repository reads `{search.name}` at these versions.", ""]
+        out += [f"No repository reads {code(search.name)} at these versions.", ""]
     else:
         out += ["| kind | where | function | code | meaning |", "|---|---|---|---|---|"]
         for read in search.reads:
-            out.append(f"| {read.kind} | {_cell(str(read.location))} | {_cell(read.function)} | {_code(read.text)} | "
+            out.append(f"| {_cell(read.kind)} | {_code(str(read.location))} | {_cell(read.function)} | {_code(read.text)} | "
                        f"{_cell(read.meaning)} |")
         out.append("")
     used = {r.kind for r in search.reads}
-    out += ["Kinds:", *[f"- **{k}**: {d}" for k, d in search.kinds if k in used]] if used else []
+    out += ["Kinds:", *[f"- **{md_escape(k)}**: {md_escape(d)}" for k, d in search.kinds if k in used]] if used else []
     if search.unavailable:
-        out += ["", "Not searched:", *[f"- {repo}: {why}" for repo, why in search.unavailable]]
+        out += ["", "Not searched:", *[f"- {md_escape(repo)}: {md_escape(why)}" for repo, why in search.unavailable]]
     return "\n".join(out) + "\n"
 
 
@@ -136,7 +142,7 @@ def env_text(search: EnvSearch) -> str:
         out.append(f"{read.kind:12} {read.location}  {read.text}")
     for repo, why in search.unavailable:
         out.append(f"not searched: {repo}: {why}")
-    return "\n".join(out) + "\n"
+    return inert_lines(out)
 
 
 # -- graphs ---------------------------------------------------------------------------------------------------

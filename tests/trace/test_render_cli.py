@@ -42,7 +42,7 @@ def test_markdown_summary_table_has_one_row_per_summary_stage(result):
     rows = [l for l in summary.splitlines() if l.startswith("| ") and not l.startswith("| stage")]
     assert len(rows) == sum(s.spec.summary for s in result.stages)
     for stage, row in zip([s for s in result.stages if s.spec.summary], rows):
-        assert row.startswith(f"| {stage.spec.title} | {stage.anchor.location} |")
+        assert row.startswith(f"| {stage.spec.title} | `{stage.anchor.location}` |")  # a location is a code span
     assert "number of layers to store in VRAM" in text and "**Caution:**" in text
     hops = text.split("## All hops")[1]
     assert len([l for l in hops.splitlines() if l.startswith("| ") and l[2].isdigit()]) == len(result.hops)
