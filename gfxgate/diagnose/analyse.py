@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from dataclasses import dataclass
 
-from gfxgate.diagnose.catalogue import Catalogue, Message
+from gfxgate.diagnose.catalogue import Catalogue
 from gfxgate.diagnose.model import Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
+from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
 from gfxgate.model import Evidence, Location, Verdict
 
@@ -23,22 +23,8 @@ OVERRIDE_VARS = (
     "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "GGML_VK_VISIBLE_DEVICES",
 )
 MAX_EVIDENCE = 5
-CRASH_WINDOW = 400  # lines after a run's last failure line that the crash localisation reads
 _ATTR_RE = compile_pattern(r'([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"|\S*)')
-_SLOG_HINT = ("time=", "level=", "msg=")
-RUN_START = "run-start"  # message families: a runner's start (every wording, rules/messages.yaml) …
-RUN_READY = "run-ready"  # … and its end of loading
-
-
-@dataclass(frozen=True)
-class Hit:
-    message: Message
-    line: LogLine
-    index: int  # index into the input's lines
-    fields: tuple[tuple[str, str], ...]
-
-    def get(self, name: str, default: str = "") -> str:
-        return dict(self.fields).get(name) or default
+RUN_READY = "run-ready"  # message family: a runner's end of loading
 
 
 def unquote(value: str) -> str:
@@ -91,53 +77,20 @@ def evidence_of(line: LogLine, source: str, note: str = "") -> Evidence:
     return Evidence(source=source, location=Location(repo="log", path=line.log, line=line.number), text=line.text.strip()[:400], note=note)
 
 
-def candidate_lines(log: LogInput, catalogue: Catalogue) -> list[int]:
-    """Indices of the lines holding any catalogue literal, found by one RE2 pass over the joined text."""
-    lines = log.lines
-    if not lines:
-        return []
-    starts, offset = [], 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line.text) + 1
-    text = "\n".join(line.text for line in lines)
-    found: list[int] = []
-    for match in catalogue.literal_scanner.finditer(text):
-        index = bisect.bisect_right(starts, match.start()) - 1
-        if not found or found[-1] != index:
-            found.append(index)
-    return found
-
-
-def match_lines(log: LogInput, catalogue: Catalogue) -> list[Hit]:
-    """First catalogue message matching each line (catalogue order: specific entries first)."""
-    hits = []
-    messages = catalogue.messages
-    for index in candidate_lines(log, catalogue):
-        line = log.lines[index]
-        text = line.text
-        for message in messages:
-            match = message.search(text)
-            if match is not None:
-                fields = {k: v for k, v in match.groupdict().items() if v is not None}
-                hits.append(Hit(message, line, index, tuple(sorted(fields.items()))))
-                break
-    return hits
-
-
-def detect_kind(log: LogInput, hits: list[Hit]) -> str | None:
-    slog = sum(1 for line in log.lines[:5000] if all(h in line.text for h in _SLOG_HINT))
-    if slog or any(h.message.logs == ("ollama",) for h in hits):
+def detect_kind(scan: Scan) -> str | None:
+    if scan.slog_lines or any(h.message.logs == ("ollama",) for h in scan.hits):
         return "ollama"
-    if hits:
+    if scan.hits:
         return "llama.cpp"
     return None
 
 
 def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workarounds=None) -> Diagnosis:
-    hits = match_lines(log, catalogue)
-    kind = detect_kind(log, hits)
-    notes = list(log.notes)
+    """Diagnose one input, read once (:func:`gfxgate.diagnose.stream.scan`)."""
+    found = scan(log, catalogue)
+    hits = found.hits
+    kind = detect_kind(found)
+    notes = list(found.notes)
     facts: list[Fact] = []
     unknowns: list[Unknown] = []
 
@@ -199,7 +152,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     processors = sorted({g.processor for g in gpus if g.processor})
 
     # runs
-    runs, run_of = _runs(log, live_hits, kind)
+    runs, run_of = _runs(found, live_hits, kind)
 
     # findings
     findings: list[Finding] = []
@@ -287,7 +240,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
     return Diagnosis(
-        log=log.name, log_kind=kind, lines=len(log.lines), recognised=len(hits), facts=tuple(facts), gpus=tuple(gpus),
+        log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
     )
 
@@ -391,10 +344,8 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
     return list(out.values())
 
 
-def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], dict[int, int]]:
+def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], dict[int, int]]:
     """Split the log at runner starts (Ollama) or program starts (llama.cpp) and decide each run's outcome."""
-    from gfxgate.sweep.crash import classify_phase, parse_crash
-
     starts = [h for h in hits if h.message.family == RUN_START] if kind == "ollama" else [h for h in hits if h.message.id == "llama-build-info"]
     if kind == "llama.cpp" and not starts and hits:
         starts = [hits[0]]  # llama.cpp output without its build line: one run from the first recognised line
@@ -402,7 +353,7 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
     run_of: dict[int, int] = {}
     hit_at = [h.index for h in hits]
     for number, start in enumerate(starts):
-        end = starts[number + 1].index if number + 1 < len(starts) else len(log.lines)
+        end = starts[number + 1].index if number + 1 < len(starts) else found.lines
         inside = hits[bisect.bisect_left(hit_at, start.index):bisect.bisect_left(hit_at, end)]
         for h in inside:
             run_of[h.index] = number
@@ -414,22 +365,7 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
         backends = tuple(dict.fromkeys(h.get("backend") for h in inside if h.message.id == "ggml-load-backend"))
         phase, frames = "", ()
         if failures:
-            # the crash report follows its first line closely: a bounded window after the last failure line keeps a
-            # long run (hours of request lines) from being re-scanned by the frame parser
-            window_end = min(end, failures[-1].index + CRASH_WINDOW)
-            lines = [line.text for line in log.lines[start.index:window_end]]
-            error = next((h.get("error") for h in failures if h.get("error")), "")
-            crash = parse_crash(lines, error)
-            if crash.first_line is not None:  # a crash report: the sweep's localisation (frames, start marker)
-                result = classify_phase("error", lines, crash, error, first_line_no=log.lines[start.index].number)
-                phase, reason = result.phase, result.reason
-            else:  # an error line without a crash report: before or after the ready line
-                first = failures[0]
-                phase = "compute" if ready is not None and ready.index < first.index else "load"
-                reason = (f"log line {first.line.number} reports it "
-                          + ("after the ready line" if phase == "compute" else "before the runner was ready"))
-            frames = crash.key_frames
-            label = crash.label if crash.found else failures[0].message.title
+            phase, reason, frames, label = _crash(found, start, end, failures, ready)
             outcome = "failed"
             summary = f"failed ({label}), phase {phase}: {reason}"
             evidence += [evidence_of(h.line, h.message.id) for h in failures[:3]]
@@ -445,6 +381,37 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
             evidence.append(evidence_of(offloads[-1].line, offloads[-1].message.id, f"offloaded {offload}"))
         runs.append(Run(number, outcome, summary, tuple(evidence), phase, offload, backends, tuple(frames)))
     return runs, run_of
+
+
+def _crash(found: Scan, start: Hit, end: int, failures: list[Hit], ready: Hit | None) -> tuple[str, str, tuple, str]:
+    """Phase, reason, key frames and label of a failed run, from the lines kept around its failures.
+
+    The crash report follows its first line closely: the window read ends CRASH_WINDOW lines after the run's last
+    failure line, so a long run (hours of request lines) is never re-scanned by the frame parser. When the kept
+    window starts after the run's start (more than PRE_LINES before the failure), the run's ready line (a kept
+    hit) decides what the missing head would have: after it, compute; without it, load.
+    """
+    from gfxgate.sweep.crash import classify_phase, parse_crash
+
+    first = failures[0]
+    error = next((h.get("error") for h in failures if h.get("error")), "")
+    begin, lines = found.window(start.index, min(end, failures[-1].index + CRASH_WINDOW), first.index)
+    crash = parse_crash(lines, error)
+    if crash.first_line is not None:  # a crash report: the sweep's localisation (frames, start marker)
+        result = classify_phase("error", lines, crash, error, first_line_no=begin + 1)
+        phase, reason = result.phase, result.reason
+        if begin > start.index and phase in ("unknown", "load") and not crash.key_frames:
+            # the run's head is not in the window: its ready line (or its absence) decides
+            phase = "compute" if ready is not None and ready.index < begin + crash.first_line else "load"
+            reason = (f"runner crashed ({crash.label}) " + (
+                f"after the model loaded (log line {ready.line.number}: {ready.line.text.strip()[:120]})" if phase == "compute"
+                else f"before the runner was ready (no ready line since the run start at log line {start.line.number})"))
+    else:  # an error line without a crash report: before or after the ready line
+        phase = "compute" if ready is not None and ready.index < first.index else "load"
+        reason = (f"log line {first.line.number} reports it "
+                  + ("after the ready line" if phase == "compute" else "before the runner was ready"))
+    label = crash.label if crash.found else first.message.title
+    return phase, reason, crash.key_frames, label
 
 
 def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:
