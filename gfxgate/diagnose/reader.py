@@ -29,7 +29,7 @@ _JOURNAL_RE = re.compile(
     r" \S+ [^\s:\[]+(?:\[\d+\])?: "
 )
 # `docker logs -t` / `kubectl logs --timestamps`: "2025-10-05T08:00:00.123456789Z "
-_DOCKER_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) (?=\S)")
+_DOCKER_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) ")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # llama.cpp's common_log with --log-prefix/--log-timestamps: "0.00.035.060 I "
 _LLAMA_PREFIX_RE = re.compile(r"^\d+\.\d\d\.\d\d\d\.\d\d\d [IWED] ")
