@@ -453,12 +453,15 @@ def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], di
     hit_at = [h.index for h in hits]
     for number, start in enumerate(starts):
         end = starts[number + 1].index if number + 1 < len(starts) else found.lines
-        inside = hits[bisect.bisect_left(hit_at, start.index):bisect.bisect_left(hit_at, end)]
+        begin = start.index
+        if number == 0 and kind == "llama.cpp":  # llama.cpp warns while parsing its arguments, before its build line
+            begin = min(begin, hits[0].index)
+        inside = hits[bisect.bisect_left(hit_at, begin):bisect.bisect_left(hit_at, end)]
         for h in inside:
             run_of[h.index] = number
         evidence = [evidence_of(start.line, start.message.id, "run start")]
         ready = next((h for h in inside if h.message.family == RUN_READY), None)
-        offloads = [h for h in inside if h.message.family in ("offload", "offload-zero")]
+        offloads = [h for h in inside if h.message.family in ("offload", "offload-zero") and h.get("offloaded")]
         offload = f"{offloads[-1].get('offloaded')}/{offloads[-1].get('layers')}" if offloads else ""
         failures = [h for h in inside if h.message.is_failure and h.message.layer == "runtime" and h.message.family != "offload-zero"]
         backends = tuple(dict.fromkeys(h.get("backend") for h in inside if h.message.id == "ggml-load-backend"))
@@ -477,10 +480,11 @@ def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], di
             evidence.append(evidence_of(ready.line, ready.message.id, "ready"))
             if offloads and offloads[-1].get("offloaded") == "0":
                 outcome, summary = "cpu-only", f"loaded, but offloaded {offload} layers: the model runs on the CPU"
-            elif offloads and cpu_only_buffers:
+            elif cpu_only_buffers:
                 outcome = "cpu-only"
-                summary = (f"loaded; the log says offloaded {offload} layers, but every model buffer is on the CPU ("
-                           + ", ".join(f"{b.buffer} {b.mib:g} MiB" for b in placement) + "): no GPU holds layers")
+                summary = ((f"loaded; the log says offloaded {offload} layers, but every" if offloads and offload[:2] != "0/" else "loaded; every")
+                           + " model buffer is on the CPU (" + ", ".join(f"{b.buffer} {b.mib:g} MiB" for b in placement)
+                           + "): no GPU holds layers, the model runs on the CPU")
             else:
                 outcome, summary = "ok", "loaded and serving" + (f", {offload} layers on the GPU{where}" if offload else "")
         else:
