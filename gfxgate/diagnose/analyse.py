@@ -8,6 +8,7 @@ never produce a finding or a verdict.
 from __future__ import annotations
 
 import bisect
+import functools
 import dataclasses
 
 from gfxgate.diagnose.catalogue import Catalogue
@@ -47,8 +48,14 @@ def unquote(value: str) -> str:
 
 
 def attrs(text: str) -> dict[str, str]:
-    """slog key=value attributes of a line (values unquoted); later keys win."""
-    return {m.group(1): unquote(m.group(2)) for m in _ATTR_RE.finditer(text)}
+    """slog key=value attributes of a line (values unquoted); later keys win. (A copy: the parse is remembered.)"""
+    return dict(_attrs(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _attrs(text: str) -> dict[str, str]:
+    data = text.encode("utf-8", "surrogateescape")  # RE2 on bytes: no offset conversion per match
+    return {m.group(1).decode("utf-8", "replace"): unquote(m.group(2).decode("utf-8", "replace")) for m in _ATTR_RE.finditer(data)}
 
 
 def parse_go_map(text: str) -> dict[str, str]:
