@@ -35,6 +35,17 @@ def diagnose(gfxgate_exe, tmp_path, lines: list[str] | str, *, newline: str = "\
     return json.loads(proc.stdout)["logs"][0] if fmt == "json" else proc.stdout
 
 
+def llama_run(*lines: str) -> list[str]:
+    """llama-server's output around ``lines``: its build line first, its listening line (ready) last."""
+    return ["build: 6981 (0c1e5709) with cc (Debian 15.2.0-7) 15.2.0 for x86_64-linux-gnu", *lines,
+            "main: server is listening on http://127.0.0.1:8080 - starting the main loop"]
+
+
+def buffers(*sizes: tuple[str, float]) -> list[str]:
+    """llama-model.cpp's lines: LLAMA_LOG_INFO("%s: %12s model buffer size = %8.2f MiB\\n", __func__, …)."""
+    return [f"load_tensors: {name:>12} model buffer size = {mib:8.2f} MiB" for name, mib in sizes]
+
+
 def finding(d: dict, message: str) -> dict:
     found = [f for f in d["findings"] if f["message"] == message]
     assert found, (message, [f["message"] for f in d["findings"]])
@@ -149,15 +160,10 @@ def test_ollamas_own_offload_line_is_shown_in_md_and_text(gfxgate_exe, tmp_path)
 
 
 def test_nvidia_device_lines_are_read_with_their_compute_capability(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, [
-        "build: 6981 (0c1e5709) with cc (Debian 15.2.0-7) 15.2.0 for x86_64-linux-gnu",
+    d = diagnose(gfxgate_exe, tmp_path, llama_run(
         "ggml_cuda_init: found 1 CUDA devices:",
         "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB",
-        "load_tensors: offloaded 5/5 layers to GPU",
-        "load_tensors:        CUDA0 model buffer size =   312.50 MiB",
-        "load_tensors:   CPU_Mapped model buffer size =     6.05 MiB",
-        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
-    ])
+        "load_tensors: offloaded 5/5 layers to GPU", *buffers(("CUDA0", 312.5), ("CPU_Mapped", 6.05))))
     gpu = d["gpus"][0]
     assert (gpu["name"], gpu["target"], gpu["backend"]) == ("NVIDIA H200", "sm_90", "CUDA") and "compute capability 9.0" in gpu["detail"]
     assert not [u for u in d["unknowns"] if u["what"] in ("GPUs", "gfx target")]
@@ -168,12 +174,8 @@ def test_nvidia_device_lines_are_read_with_their_compute_capability(gfxgate_exe,
 
 def test_offloaded_layers_with_every_buffer_on_the_cpu_is_not_on_the_gpu(gfxgate_exe, tmp_path):
     """Issue 27 defect 3: `--device none -ngl 1` still prints "offloaded 1/5 layers to GPU"; the buffers decide."""
-    d = diagnose(gfxgate_exe, tmp_path, [
-        "build: 6981 (0c1e5709) with cc (Debian 15.2.0-7) 15.2.0 for x86_64-linux-gnu",
-        "load_tensors: offloaded 1/5 layers to GPU",
-        "load_tensors:   CPU_Mapped model buffer size =     6.05 MiB",
-        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
-    ])
+    d = diagnose(gfxgate_exe, tmp_path, llama_run(
+        "load_tensors: offloaded 1/5 layers to GPU", *buffers(("CPU_Mapped", 6.05))))
     run = d["runs"][0]
     assert run["outcome"] == "cpu-only" and "on the GPU" not in run["summary"] and "every model buffer is on the CPU" in run["summary"]
     assert conclusion(d)[0][0] == "ran-on-cpu"
@@ -181,17 +183,11 @@ def test_offloaded_layers_with_every_buffer_on_the_cpu_is_not_on_the_gpu(gfxgate
 
 def test_two_devices_hold_the_layers_between_them(gfxgate_exe, tmp_path):
     """Issue 30: per-device placement from the model buffer lines (a two-GPU log, before one is seen)."""
-    d = diagnose(gfxgate_exe, tmp_path, [
-        "build: 6981 (0c1e5709) with cc (Debian 15.2.0-7) 15.2.0 for x86_64-linux-gnu",
+    d = diagnose(gfxgate_exe, tmp_path, llama_run(
         "Available devices:",
         "  CUDA0: NVIDIA H200 (143155 MiB, 142617 MiB free)",
         "  CUDA1: NVIDIA H200 (143155 MiB, 142617 MiB free)",
-        "load_tensors: offloaded 29/29 layers to GPU",
-        "load_tensors:        CUDA0 model buffer size =   812.50 MiB",
-        "load_tensors:        CUDA1 model buffer size =   790.25 MiB",
-        "load_tensors:   CPU_Mapped model buffer size =    85.05 MiB",
-        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
-    ])
+        "load_tensors: offloaded 29/29 layers to GPU", *buffers(("CUDA0", 812.5), ("CUDA1", 790.25), ("CPU_Mapped", 85.05))))
     assert [g["name"] for g in d["gpus"]] == ["NVIDIA H200", "NVIDIA H200"]
     assert [b["buffer"] for b in d["runs"][0]["placement"]] == ["CUDA0", "CUDA1", "CPU_Mapped"]
     assert "(CUDA0, CUDA1)" in conclusion(d)[0][1]
