@@ -195,6 +195,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             target, target_reason = targets[0] if len(targets) == 1 else processors[0], "the only gfx target the log names"
         elif processors:
             target, target_reason = None, f"the log names {len(processors)} gfx targets ({', '.join(processors)}) and this line does not say which"
+        elif others := sorted({f"{g.name} ({g.target})" for g in gpus if g.target}):
+            target, target_reason = None, f"the log's GPUs have no gfx target: {', '.join(others)}"
         else:
             target, target_reason = None, "no line names a gfx target" + (
                 " (start the server with OLLAMA_DEBUG=1 for device lines)" if kind == "ollama" else " (no ggml Device line)")

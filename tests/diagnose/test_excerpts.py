@@ -170,6 +170,9 @@ def test_nvidia_device_lines_are_read_with_their_compute_capability(gfxgate_exe,
     run = d["runs"][0]
     assert run["placement"] == [{"buffer": "CUDA0", "mib": 312.5}, {"buffer": "CPU_Mapped", "mib": 6.05}]
     assert conclusion(d) == [("ran-on-gpu", "this model ran with 5/5 layers on the GPU (CUDA0) (run 1)")]
+    d = diagnose(gfxgate_exe, tmp_path, llama_run(  # issue 27 defect 2: no "no ggml Device line" beside the Device line
+        "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB", "ROCm error: invalid device function"))
+    assert finding(d, "hip-invalid-device-function")["target_reason"] == "the log's GPUs have no gfx target: NVIDIA H200 (sm_90)"
 
 
 def test_offloaded_layers_with_every_buffer_on_the_cpu_is_not_on_the_gpu(gfxgate_exe, tmp_path):
