@@ -41,6 +41,7 @@ def _diagnose(exe, work, name, monkeypatch, limit_s: float):
     return replay(name, exe, ["diagnose", "--no-upstream", "--format", "json", name], cwd=work, code=0, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_million_recognised_lines_stay_bounded_and_linear(gfxgate_exe, work, monkeypatch):
     """1,000,000 recognised lines (78 MB): under 512 MB, and ten times the lines cost about ten times the time."""
     _write(work / "big.log", RECOGNISED, 1_000_000)
@@ -57,6 +58,7 @@ def test_a_million_recognised_lines_stay_bounded_and_linear(gfxgate_exe, work, m
     assert big.cpu_seconds - startup < 20 * max(small.cpu_seconds - startup, 0.05), (small.cpu_seconds, big.cpu_seconds)
 
 
+@pytest.mark.slow
 def test_long_lines_are_read_in_bounded_memory(gfxgate_exe, work, monkeypatch):
     """150,000 lines of 4,000 characters (600 MB), each a recognised message: under 512 MB (was 1.8 GB)."""
     line = 'time=2025-10-05T10:00:01.200Z level=INFO source=types.go:131 msg="inference compute" id=0 library=rocm compute=gfx900 name=' + "x" * 3850 + "\n"
