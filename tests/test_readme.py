@@ -57,6 +57,28 @@ def test_readme_diagnose_excerpt_is_the_tools_output():
         assert line in output, f"README diagnose excerpt is stale: {line[:80]}"
 
 
+def test_readme_real_log_excerpt_is_the_tools_output():
+    """The README's diagnosed real llama-server log (issue 31 item 5): every line is in today's output, in order."""
+    from gfxgate.diagnose import diagnose_inputs
+    from gfxgate.diagnose.render import render_md
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    name = "samples/logs/llama-server-11669-vulkan-device-none.log"
+    start = readme.index(f"<!-- excerpt of gfxgate diagnose {name} -->")
+    excerpt = [line for line in readme[start:readme.index("<!-- end of real-log excerpt -->")].splitlines()[1:] if line.strip()]
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        output = [line for line in render_md(diagnose_inputs([name], locate=False)).splitlines() if line.strip()]
+    finally:
+        os.chdir(cwd)
+    assert excerpt[0] == "### Conclusion" and "ran on the CPU" in excerpt[1] and len(excerpt) >= 8
+    at = output.index(excerpt[0])
+    assert output[at:at + len(excerpt)] == excerpt, "README real-log excerpt is stale"
+
+
 def test_readme_lists_every_matcher():
     """The README's paragraph of matchers names each registered matcher (gfxgate/matchers/, one module each) once."""
     import re

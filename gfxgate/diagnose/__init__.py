@@ -1,7 +1,9 @@
 """`gfxgate diagnose`: from a user's own log to the gate layer that stopped the GPU.
 
-reader (bounded lines, journal prefixes) → catalogue (rules/messages.yaml, RE2 patterns) → analyse (facts,
-runs, findings) → upstream (where each message is printed) → render (md/json/text).
+reader (1 MB batches of bytes, streamed) → stream (one pass: literal prefilter, one re2.Set per candidate line,
+bounded retention, crash windows) with catalogue (rules/messages.yaml, RE2 patterns) → analyse (facts, GPUs with
+devices' name → target lookup, runs with their model buffers, findings, conclusions) → upstream (where each message
+is printed) → render (md/json/text).
 """
 
 from __future__ import annotations

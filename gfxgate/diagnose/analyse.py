@@ -8,13 +8,15 @@ never produce a finding or a verdict.
 from __future__ import annotations
 
 import bisect
+import functools
 import dataclasses
-from dataclasses import dataclass
 
-from gfxgate.diagnose.catalogue import Catalogue, Message
-from gfxgate.diagnose.model import Diagnosis, Fact, Finding, Gpu, Run, Unknown
+from gfxgate.diagnose.catalogue import Catalogue
+from gfxgate.diagnose.devices import device_target, nvidia_target
+from gfxgate.diagnose.model import Buffer, Conclusion, Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
+from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
 from gfxgate.model import Evidence, Location, Verdict
 
@@ -23,22 +25,9 @@ OVERRIDE_VARS = (
     "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "GGML_VK_VISIBLE_DEVICES",
 )
 MAX_EVIDENCE = 5
-CRASH_WINDOW = 400  # lines after a run's last failure line that the crash localisation reads
+SELF_BUILT = ("0.0.0",)  # the version a self-built Ollama reports (no -ldflags version)
 _ATTR_RE = compile_pattern(r'([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"|\S*)')
-_SLOG_HINT = ("time=", "level=", "msg=")
-RUN_START = "run-start"  # message families: a runner's start (every wording, rules/messages.yaml) …
-RUN_READY = "run-ready"  # … and its end of loading
-
-
-@dataclass(frozen=True)
-class Hit:
-    message: Message
-    line: LogLine
-    index: int  # index into the input's lines
-    fields: tuple[tuple[str, str], ...]
-
-    def get(self, name: str, default: str = "") -> str:
-        return dict(self.fields).get(name) or default
+RUN_READY = "run-ready"  # message family: a runner's end of loading
 
 
 def unquote(value: str) -> str:
@@ -59,8 +48,14 @@ def unquote(value: str) -> str:
 
 
 def attrs(text: str) -> dict[str, str]:
-    """slog key=value attributes of a line (values unquoted); later keys win."""
-    return {m.group(1): unquote(m.group(2)) for m in _ATTR_RE.finditer(text)}
+    """slog key=value attributes of a line (values unquoted); later keys win. (A copy: the parse is remembered.)"""
+    return dict(_attrs(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _attrs(text: str) -> dict[str, str]:
+    data = text.encode("utf-8", "surrogateescape")  # RE2 on bytes: no offset conversion per match
+    return {m.group(1).decode("utf-8", "replace"): unquote(m.group(2).decode("utf-8", "replace")) for m in _ATTR_RE.finditer(data)}
 
 
 def parse_go_map(text: str) -> dict[str, str]:
@@ -91,53 +86,20 @@ def evidence_of(line: LogLine, source: str, note: str = "") -> Evidence:
     return Evidence(source=source, location=Location(repo="log", path=line.log, line=line.number), text=line.text.strip()[:400], note=note)
 
 
-def candidate_lines(log: LogInput, catalogue: Catalogue) -> list[int]:
-    """Indices of the lines holding any catalogue literal, found by one RE2 pass over the joined text."""
-    lines = log.lines
-    if not lines:
-        return []
-    starts, offset = [], 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line.text) + 1
-    text = "\n".join(line.text for line in lines)
-    found: list[int] = []
-    for match in catalogue.literal_scanner.finditer(text):
-        index = bisect.bisect_right(starts, match.start()) - 1
-        if not found or found[-1] != index:
-            found.append(index)
-    return found
-
-
-def match_lines(log: LogInput, catalogue: Catalogue) -> list[Hit]:
-    """First catalogue message matching each line (catalogue order: specific entries first)."""
-    hits = []
-    messages = catalogue.messages
-    for index in candidate_lines(log, catalogue):
-        line = log.lines[index]
-        text = line.text
-        for message in messages:
-            match = message.search(text)
-            if match is not None:
-                fields = {k: v for k, v in match.groupdict().items() if v is not None}
-                hits.append(Hit(message, line, index, tuple(sorted(fields.items()))))
-                break
-    return hits
-
-
-def detect_kind(log: LogInput, hits: list[Hit]) -> str | None:
-    slog = sum(1 for line in log.lines[:5000] if all(h in line.text for h in _SLOG_HINT))
-    if slog or any(h.message.logs == ("ollama",) for h in hits):
+def detect_kind(scan: Scan) -> str | None:
+    if scan.slog_lines or any(h.message.logs == ("ollama",) for h in scan.hits):
         return "ollama"
-    if hits:
+    if scan.hits:
         return "llama.cpp"
     return None
 
 
 def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workarounds=None) -> Diagnosis:
-    hits = match_lines(log, catalogue)
-    kind = detect_kind(log, hits)
-    notes = list(log.notes)
+    """Diagnose one input, read once (:func:`gfxgate.diagnose.stream.scan`)."""
+    found = scan(log, catalogue)
+    hits = found.hits
+    kind = detect_kind(found)
+    notes = list(found.notes)
     facts: list[Fact] = []
     unknowns: list[Unknown] = []
 
@@ -163,7 +125,12 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         if not version_marks:
             return None
         position = bisect.bisect_right(mark_at, index) - 1
-        return version_marks[max(position, 0)][1]
+        value = version_marks[max(position, 0)][1]
+        return None if value in SELF_BUILT else value  # a self-built binary: the message's form decides
+
+    if kind == "ollama" and any(value in SELF_BUILT for value in seen_versions):
+        unknowns.append(Unknown("Ollama version", "the server says '(version 0.0.0)': a self-built binary, whose version "
+                                "is unknown; messages are recognised by their form, not by a version range"))
 
     # stale matches: a message this log kind / version does not print is reported, never used
     live_hits: list[Hit] = []
@@ -185,7 +152,18 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if var in env:
                 overrides[var] = env[var]
                 facts.append(Fact(f"env:{var}", env[var] if env[var] != "" else "(unset)", (evidence_of(configs[-1].line, "ollama-server-config"),)))
+    skips = [h for h in live_hits if h.message.id == "ollama-override-skips-check" and h.get("override")]
+    if skips and not overrides.get("HSA_OVERRIDE_GFX_VERSION"):
+        overrides["HSA_OVERRIDE_GFX_VERSION"] = skips[-1].get("override")
+        facts = [f for f in facts if f.name != "env:HSA_OVERRIDE_GFX_VERSION"]
+        facts.append(Fact("env:HSA_OVERRIDE_GFX_VERSION", skips[-1].get("override"),
+                          tuple(evidence_of(h.line, h.message.id, "in effect: discovery skipped its gfx check") for h in skips[:MAX_EVIDENCE])))
     hsa = overrides.get("HSA_OVERRIDE_GFX_VERSION") or ""
+    # the rocBLAS TensileLibrary files the log lists: the targets the installed rocBLAS has kernels for
+    tensile_hits = [h for h in live_hits if h.message.id == "rocblas-tensile-list"]
+    tensile = sorted({h.get("gfx") for h in tensile_hits}, key=_target_order)
+    if tensile:
+        facts.append(Fact("rocblas-tensile-targets", " ".join(tensile), tuple(evidence_of(h.line, h.message.id) for h in tensile_hits[:MAX_EVIDENCE])))
 
     # GPUs and backends
     gpus = _gpus(live_hits)
@@ -195,11 +173,11 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             backends.setdefault(hit.get("backend"), []).append(hit)
     for backend, bhits in backends.items():
         facts.append(Fact("backend", f"{backend} ({bhits[0].get('path')})", tuple(evidence_of(h.line, h.message.id) for h in bhits[:MAX_EVIDENCE])))
-    targets = sorted({g.target for g in gpus if g.target})
-    processors = sorted({g.processor for g in gpus if g.processor})
+    targets = sorted({g.target for g in gpus if g.target and g.target.startswith("gfx")})
+    processors = sorted({g.processor for g in gpus if g.processor and g.processor.startswith("gfx")})
 
     # runs
-    runs, run_of = _runs(log, live_hits, kind)
+    runs, run_of = _runs(found, live_hits, kind)
 
     # findings
     findings: list[Finding] = []
@@ -217,6 +195,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             target, target_reason = targets[0] if len(targets) == 1 else processors[0], "the only gfx target the log names"
         elif processors:
             target, target_reason = None, f"the log names {len(processors)} gfx targets ({', '.join(processors)}) and this line does not say which"
+        elif others := sorted({f"{g.name} ({g.target})" for g in gpus if g.target}):
+            target, target_reason = None, f"the log's GPUs have no gfx target: {', '.join(others)}"
         else:
             target, target_reason = None, "no line names a gfx target" + (
                 " (start the server with OLLAMA_DEBUG=1 for device lines)" if kind == "ollama" else " (no ggml Device line)")
@@ -241,6 +221,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
         wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
+        wk, remedy_notes = _remedies_from_log(wk, workarounds, target, hsa, tensile)
+        context += remedy_notes
         printed_at, printed_note = ((), "")
         if locator is not None:
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
@@ -273,10 +255,13 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         unknowns.append(Unknown("GPUs", "no device line (inference compute, ggml_cuda_init, Device N, ggml_vulkan): "
                                 + ("start the server with OLLAMA_DEBUG=1 and include its start-up" if kind == "ollama"
                                    else "the binary may be CPU-only, or the start of its output is missing")))
-    elif gpus and not targets:
+    elif gpus and not targets and not all(g.target for g in gpus):
         unknowns.append(Unknown("gfx target", "the device lines name no gfx target (Vulkan lines give only names); "
                                 "a ROCm line such as ggml's 'Device 0: …, gfx900' would"))
-    if kind == "ollama" and not configs:
+    if kind == "ollama" and not configs and skips:
+        unknowns.append(Unknown("overrides", "no 'server config' line: HSA_OVERRIDE_GFX_VERSION is known from the "
+                                "discovery line that skipped its check, OLLAMA_VULKAN and the visible-device variables are not"))
+    elif kind == "ollama" and not configs:
         unknowns.append(Unknown("overrides", "no 'server config' line (printed once at server start): "
                                 "HSA_OVERRIDE_GFX_VERSION, OLLAMA_VULKAN and visible-device variables are unknown"))
     if kind and not runs:
@@ -286,10 +271,42 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         unknowns.append(Unknown("layers offloaded", "no 'offloaded N/M layers to GPU' line"))
     if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
+    conclusions = _conclusions(runs, findings, live_hits, kind)
     return Diagnosis(
-        log=log.name, log_kind=kind, lines=len(log.lines), recognised=len(hits), facts=tuple(facts), gpus=tuple(gpus),
+        log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind: str | None) -> list[Conclusion]:
+    """What a user needs first, from the runs and findings already decided (nothing here decides anything new)."""
+    out: list[Conclusion] = []
+    dropped = [f for f in findings if f.layer == "discovery" and not f.stale and f.family != "no-gpu-discovered"]
+    nothing_found = [f for f in findings if f.family == "no-gpu-discovered" and not f.stale]
+    cpu_compute = [h for h in hits if h.message.id == "ollama-inference-compute" and attrs(h.get("attrs")).get("library", "").lower() == "cpu"]
+    why = "; ".join(dict.fromkeys(f"{f.title}" + (f" ({f.target})" if f.target else "") + f", log line {f.evidence[0].location.line}"
+                                  for f in dropped[:3]))
+    if dropped:
+        out.append(Conclusion("dropped-by-discovery", "the GPU was dropped by discovery because: " + why,
+                              tuple(f.evidence[0] for f in dropped[:3])))
+    last = runs[-1] if runs else None
+    if last is not None and last.outcome == "failed":
+        kind_of = {"load": "crashed-loading", "compute": "crashed-computing"}.get(last.phase, "failed")
+        what = {"crashed-loading": "the runner crashed while loading the model", "crashed-computing": "the runner crashed while computing"
+                }.get(kind_of, "the run failed")
+        out.append(Conclusion(kind_of, f"{what} (run {last.index + 1}: {last.summary})", last.evidence[:3]))
+    elif last is not None and last.outcome == "cpu-only":
+        out.append(Conclusion("ran-on-cpu", f"this model ran on the CPU (run {last.index + 1}: {last.summary})"
+                              + (f"; the GPU was dropped by discovery: {why}" if dropped else ""), last.evidence[:3]))
+    elif last is not None and last.outcome == "ok" and last.offload:
+        devices = ", ".join(last.gpu_devices)
+        out.append(Conclusion("ran-on-gpu", f"this model ran with {last.offload} layers on the GPU" + (f" ({devices})" if devices else "")
+                              + f" (run {last.index + 1})", last.evidence[:3]))
+    elif (nothing_found or cpu_compute) and kind == "ollama":  # no run in the log, but discovery already decided
+        evidence = tuple(f.evidence[0] for f in nothing_found[:1]) + tuple(evidence_of(h.line, h.message.id) for h in cpu_compute[:1])
+        out.append(Conclusion("ran-on-cpu", "models run on the CPU: discovery kept no GPU (inference compute library=cpu)"
+                              + (f"; dropped because: {why}" if dropped else ""), evidence))
+    return out
 
 
 def _cross_check_source(text: str, located: tuple) -> tuple[tuple, list[str]]:
@@ -330,6 +347,40 @@ def _gfx_attr(text: str) -> str | None:
     return None
 
 
+def _remedies_from_log(wk: tuple[str, ...], workarounds, target: str | None, hsa: str,
+                       tensile: list[str]) -> tuple[tuple[str, ...], list[str]]:
+    """The workarounds the log's own evidence leaves: none already in effect, an override only toward a target whose
+    TensileLibrary files the log lists (when it lists any); each kept override said with its exact value."""
+    if workarounds is None:
+        return wk, []
+    by_id = {w.id: w for w in workarounds}
+    kept: list[str] = []
+    notes: list[str] = []
+    for wid in wk:
+        item = by_id.get(wid)
+        override = getattr(item, "override", None) if item else None
+        if not override:
+            kept.append(wid)
+            continue
+        goal = _override_target(override)
+        if hsa and override == hsa:
+            notes.append(f"not suggested: {item.setting} is already in effect (the log shows it) and this failure happened with it")
+            continue
+        if tensile and goal and goal not in tensile:
+            notes.append(f"not suggested: {item.setting} (→ {goal}): the log's rocBLAS lists TensileLibrary files only for "
+                         + ", ".join(tensile))
+            continue
+        kept.append(wid)
+        if target and goal and target.split(":")[0] != goal:
+            notes.append(f"exact value: {item.setting} makes the runtime report {target.split(':')[0]} as {goal}"
+                         + (f" (the log's rocBLAS has TensileLibrary files for {goal})" if goal in tensile else ""))
+    return tuple(kept), notes
+
+
+def _target_order(name: str) -> tuple:
+    return (len(name), name)
+
+
 def _override_target(hsa: str) -> str | None:
     from gfxgate.targets import catalog
 
@@ -358,21 +409,31 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
                 continue
             name = a.get("description") or a.get("name") or a.get("id", "?")
             key = ("ollama", library, a.get("id", ""), compute)
-            gpu = Gpu(name, compute if compute.startswith("gfx") else None, library or "?", (ev,),
-                      detail=", ".join(f"{k}={a[k]}" for k in ("id", "type", "total", "driver") if a.get(k)))
+            gfx, how = (compute, "") if compute.startswith("gfx") else device_target(name, a.get("pci_id", ""))
+            gpu = Gpu(name, gfx, library or "?", (ev,),
+                      detail=", ".join(f"{k}={a[k]}" for k in ("id", "type", "total", "driver") if a.get(k))
+                      + (f"; target from {how}" if gfx and how else ""))
         elif mid == "ggml-hip-device":
             key = ("ggml", "ROCm", hit.get("index"), hit.get("arch"))
             gpu = Gpu(hit.get("name"), hit.get("arch") + hit.get("features"), "ROCm", (ev,), detail=f"ggml device {hit.get('index')}, 0x{hit.get('cc')}")
-        elif mid == "llama-device-info":
+        elif mid == "ggml-cuda-device":
+            key = ("ggml", "CUDA", hit.get("index"), hit.get("name"))
+            capability = f"{hit.get('major')}.{hit.get('minor')}"
+            gpu = Gpu(hit.get("name"), nvidia_target(hit.get("major"), hit.get("minor")), "CUDA", (ev,),
+                      detail=f"ggml device {hit.get('index')}, compute capability {capability}"
+                      + (f", {hit.get('vram')} MiB" if hit.get("vram") else ""))
+        elif mid in ("llama-device-info", "llama-list-devices"):
             backend = hit.get("backend")
             if backend.upper() == "CPU":
                 continue
             key = ("llama", hit.get("device"), hit.get("name"))
-            gfx = hit.get("gfx") or None
-            gpu = Gpu(hit.get("name"), gfx, backend, (ev,), detail=f"{hit.get('device')}, {hit.get('total')} MiB")
+            gfx, how = (hit.get("gfx"), "") if hit.get("gfx") else device_target(hit.get("name"))
+            gpu = Gpu(hit.get("name"), gfx, backend, (ev,), detail=f"{hit.get('device')}, {hit.get('total')} MiB" + (f"; target from {how}" if gfx and how else ""))
         elif mid == "ggml-vulkan-device":
             key = ("ggml", "Vulkan", hit.get("index"), hit.get("name"))
-            gpu = Gpu(hit.get("name"), None, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}")
+            gfx, how = device_target(f"{hit.get('name')} ({hit.get('driver')})")
+            gpu = Gpu(hit.get("name"), gfx, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}"
+                      + (f"; target from {how}" if gfx else ""))
         elif hit.message.is_failure and (hit.get("gfx") or _gfx_attr(hit.line.text)) and not any(
                 g.processor == (hit.get("gfx") or _gfx_attr(hit.line.text)).split(":")[0] for g in out.values()):
             gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
@@ -391,10 +452,8 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
     return list(out.values())
 
 
-def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], dict[int, int]]:
+def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], dict[int, int]]:
     """Split the log at runner starts (Ollama) or program starts (llama.cpp) and decide each run's outcome."""
-    from gfxgate.sweep.crash import classify_phase, parse_crash
-
     starts = [h for h in hits if h.message.family == RUN_START] if kind == "ollama" else [h for h in hits if h.message.id == "llama-build-info"]
     if kind == "llama.cpp" and not starts and hits:
         starts = [hits[0]]  # llama.cpp output without its build line: one run from the first recognised line
@@ -402,34 +461,27 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
     run_of: dict[int, int] = {}
     hit_at = [h.index for h in hits]
     for number, start in enumerate(starts):
-        end = starts[number + 1].index if number + 1 < len(starts) else len(log.lines)
-        inside = hits[bisect.bisect_left(hit_at, start.index):bisect.bisect_left(hit_at, end)]
+        end = starts[number + 1].index if number + 1 < len(starts) else found.lines
+        begin = start.index
+        if number == 0 and kind == "llama.cpp":  # llama.cpp warns while parsing its arguments, before its build line
+            begin = min(begin, hits[0].index)
+        inside = hits[bisect.bisect_left(hit_at, begin):bisect.bisect_left(hit_at, end)]
         for h in inside:
             run_of[h.index] = number
         evidence = [evidence_of(start.line, start.message.id, "run start")]
         ready = next((h for h in inside if h.message.family == RUN_READY), None)
-        offloads = [h for h in inside if h.message.family in ("offload", "offload-zero")]
+        offloads = [h for h in inside if h.message.family in ("offload", "offload-zero") and h.get("offloaded")]
         offload = f"{offloads[-1].get('offloaded')}/{offloads[-1].get('layers')}" if offloads else ""
         failures = [h for h in inside if h.message.is_failure and h.message.layer == "runtime" and h.message.family != "offload-zero"]
         backends = tuple(dict.fromkeys(h.get("backend") for h in inside if h.message.id == "ggml-load-backend"))
+        buffers = {h.get("buffer"): h for h in inside if h.message.id == "llama-model-buffer"}  # the latest per device
+        placement = tuple(Buffer(name, float(h.get("mib") or 0)) for name, h in buffers.items())
+        # llama.cpp says "offloaded N/M layers to GPU" for -ngl N even with --device none: the buffers decide
+        cpu_only_buffers = bool(placement) and all(b.on_cpu for b in placement)
+        where = (" on " + ", ".join(f"{b.buffer} ({b.mib:g} MiB)" for b in placement if not b.on_cpu)) if placement and not cpu_only_buffers else ""
         phase, frames = "", ()
         if failures:
-            # the crash report follows its first line closely: a bounded window after the last failure line keeps a
-            # long run (hours of request lines) from being re-scanned by the frame parser
-            window_end = min(end, failures[-1].index + CRASH_WINDOW)
-            lines = [line.text for line in log.lines[start.index:window_end]]
-            error = next((h.get("error") for h in failures if h.get("error")), "")
-            crash = parse_crash(lines, error)
-            if crash.first_line is not None:  # a crash report: the sweep's localisation (frames, start marker)
-                result = classify_phase("error", lines, crash, error, first_line_no=log.lines[start.index].number)
-                phase, reason = result.phase, result.reason
-            else:  # an error line without a crash report: before or after the ready line
-                first = failures[0]
-                phase = "compute" if ready is not None and ready.index < first.index else "load"
-                reason = (f"log line {first.line.number} reports it "
-                          + ("after the ready line" if phase == "compute" else "before the runner was ready"))
-            frames = crash.key_frames
-            label = crash.label if crash.found else failures[0].message.title
+            phase, reason, frames, label = _crash(found, start, end, failures, ready)
             outcome = "failed"
             summary = f"failed ({label}), phase {phase}: {reason}"
             evidence += [evidence_of(h.line, h.message.id) for h in failures[:3]]
@@ -437,14 +489,59 @@ def _runs(log: LogInput, hits: list[Hit], kind: str | None) -> tuple[list[Run], 
             evidence.append(evidence_of(ready.line, ready.message.id, "ready"))
             if offloads and offloads[-1].get("offloaded") == "0":
                 outcome, summary = "cpu-only", f"loaded, but offloaded {offload} layers: the model runs on the CPU"
+            elif cpu_only_buffers:
+                outcome = "cpu-only"
+                summary = ((f"loaded; the log says offloaded {offload} layers, but every" if offloads and offload[:2] != "0/" else "loaded; every")
+                           + " model buffer is on the CPU (" + ", ".join(f"{b.buffer} {b.mib:g} MiB" for b in placement)
+                           + "): no GPU holds layers, the model runs on the CPU")
             else:
-                outcome, summary = "ok", "loaded and serving" + (f", {offload} layers on the GPU" if offload else "")
+                outcome, summary = "ok", "loaded and serving" + (f", {offload} layers on the GPU{where}" if offload else "")
         else:
             outcome, summary = "incomplete", "neither a ready line nor a failure before the log " + ("moves on" if number + 1 < len(starts) else "ends")
         if offloads:
             evidence.append(evidence_of(offloads[-1].line, offloads[-1].message.id, f"offloaded {offload}"))
-        runs.append(Run(number, outcome, summary, tuple(evidence), phase, offload, backends, tuple(frames)))
+        evidence += [evidence_of(h.line, h.message.id, "model buffer") for h in list(buffers.values())[:3]]
+        runs.append(Run(number, outcome, summary, tuple(evidence), phase, offload, backends, tuple(frames), placement))
     return runs, run_of
+
+
+def _crash(found: Scan, start: Hit, end: int, failures: list[Hit], ready: Hit | None) -> tuple[str, str, tuple, str]:
+    """Phase, reason, key frames and label of a failed run, from the lines kept around its failures.
+
+    The crash report follows its first line closely: the window read ends CRASH_WINDOW lines after the run's last
+    failure line, so a long run (hours of request lines) is never re-scanned by the frame parser. When the kept
+    window starts after the run's start (more than PRE_LINES before the failure), the run's ready line (a kept
+    hit) decides what the missing head would have: after it, compute; without it, load.
+    """
+    from gfxgate.sweep.crash import classify_phase, parse_crash
+
+    first = failures[0]
+    error = next((h.get("error") for h in failures if h.get("error")), "")
+    begin, lines = found.window(start.index, min(end, failures[-1].index + CRASH_WINDOW), first.index)
+    crash = parse_crash(lines, error)
+    if crash.first_line is not None:  # a crash report: the sweep's localisation (frames, start marker)
+        result = classify_phase("error", lines, crash, error, first_line_no=begin + 1)
+        phase, reason = result.phase, result.reason
+    else:
+        phase = reason = ""
+    if crash.first_line is not None:
+        if begin > start.index and phase in ("unknown", "load") and not crash.key_frames:
+            # the run's head is not in the window: its ready line (or its absence) decides
+            phase = "compute" if ready is not None and ready.index < begin + crash.first_line else "load"
+            reason = (f"runner crashed ({crash.label}) " + (
+                f"after the model loaded (log line {ready.line.number}: {ready.line.text.strip()[:120]})" if phase == "compute"
+                else f"before the runner was ready (no ready line since the run start at log line {start.line.number})"))
+    op = next((h for h in failures if h.message.id == "ggml-cuda-op-failed"), None)
+    if op is not None and (crash.first_line is None or phase == "unknown"):
+        # ggml_cuda_compute_forward runs only while a graph is computed: the op's failure dates the crash
+        phase = "compute"
+        reason = f"ggml_cuda_compute_forward reports {op.get('op')} failed (log line {op.line.number}): the GPU failed while computing"
+    elif crash.first_line is None:  # an error line without a crash report: before or after the ready line
+        phase = "compute" if ready is not None and ready.index < first.index else "load"
+        reason = (f"log line {first.line.number} reports it "
+                  + ("after the ready line" if phase == "compute" else "before the runner was ready"))
+    label = crash.label if crash.found else first.message.title
+    return phase, reason, crash.key_frames, label
 
 
 def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:

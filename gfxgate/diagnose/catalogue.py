@@ -85,7 +85,19 @@ class Catalogue:
         import re2
 
         literals = sorted({lit for m in self.messages for lit in m.literals}, key=len, reverse=True)
-        return compile_pattern("|".join(re2.escape(lit) for lit in literals))
+        return compile_pattern("|".join(re2.escape(lit) for lit in literals))  # run on bytes: no text conversion
+
+    @functools.cached_property
+    def literal_bytes(self) -> tuple[tuple[bytes, ...], ...]:
+        """Each message's literals as UTF-8 (the matcher works on bytes), in catalogue order."""
+        return tuple(tuple(lit.encode("utf-8") for lit in m.literals) for m in self.messages)
+
+    @functools.cached_property
+    def pattern_set(self):
+        """Every message's pattern in one RE2 set: one call says which messages a line holds (by catalogue index)."""
+        from gfxgate.diagnose.patterns import compile_set
+
+        return compile_set([m.pattern for m in self.messages])
 
 
 def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None,

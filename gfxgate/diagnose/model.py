@@ -73,6 +73,31 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Buffer:
+    """One device's model buffer in a run (llama.cpp's ``<device> model buffer size = N MiB``): where weights live."""
+
+    buffer: str  # CUDA0, ROCm0, Vulkan0, CPU_Mapped, CPU
+    mib: float
+
+    @property
+    def on_cpu(self) -> bool:
+        return self.buffer.upper().startswith("CPU")
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """The sentence a user needs first (the model ran on the CPU, discovery dropped the GPU, the runner crashed
+    while loading / computing), computed from the runs and findings it cites."""
+
+    kind: str  # ran-on-gpu, ran-on-cpu, dropped-by-discovery, crashed-loading, crashed-computing, failed
+    text: str
+    evidence: tuple[Evidence, ...]
+
+    def __post_init__(self) -> None:
+        need_evidence(self.evidence, f"conclusion {self.kind!r}")
+
+
+@dataclass(frozen=True)
 class Run:
     """One runner / llama-server start and how it ended."""
 
@@ -84,9 +109,14 @@ class Run:
     offload: str = ""  # "29/29"
     backends: tuple[str, ...] = ()
     frames: tuple[str, ...] = ()
+    placement: tuple[Buffer, ...] = ()  # the model buffers of the run, per device
 
     def __post_init__(self) -> None:
         need_evidence(self.evidence, f"run '{self.index}'")
+
+    @property
+    def gpu_devices(self) -> tuple[str, ...]:
+        return tuple(b.buffer for b in self.placement if not b.on_cpu)
 
 
 @dataclass(frozen=True)
@@ -107,6 +137,7 @@ class Diagnosis(JsonRecord):
     log_kind: str | None  # "ollama", "llama.cpp" or None
     lines: int = json_field(before={"version": lambda d: d.version})
     recognised: int  # lines that matched a catalogue message
+    conclusions: tuple[Conclusion, ...] = ()
     facts: tuple[Fact, ...] = ()
     gpus: tuple[Gpu, ...] = ()
     runs: tuple[Run, ...] = ()

@@ -36,3 +36,20 @@ def compile_pattern(pattern: str) -> Pattern:
     except re2.error as exc:
         detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         raise PatternError(detail) from None
+
+
+def compile_set(patterns: list[str]):
+    """An RE2 set of ``patterns`` (unanchored search); ``Match(text)`` returns the indices that match, or None."""
+    options = _options()
+    options.max_mem = 64 << 20  # one DFA for every message pattern
+    regex_set = re2.Set.SearchSet(options)
+    for pattern in patterns:
+        try:
+            regex_set.Add(pattern)
+        except re2.error as exc:
+            raise PatternError(str(exc)) from None
+    try:
+        regex_set.Compile()
+    except re2.error:
+        raise PatternError("the patterns do not compile as one RE2 set (out of memory)") from None
+    return regex_set

@@ -1,20 +1,24 @@
-"""Reading logs: files, stdin or ``journalctl``, as bounded lines with the journal / colour prefixes removed.
+"""Reading logs: files, stdin or ``journalctl``, streamed in batches of lines; prefixes removed where matched.
 
-Every line is cut to :data:`~gfxgate.diagnose.patterns.MAX_LINE` characters while it is read (a log with one
-gigabyte-long line costs one bounded buffer), and an input stops after :data:`MAX_LINES` lines, with a note.
-``journalctl`` runs with an argument list (never a shell) and a timeout.
+An input is read :data:`CHUNK` bytes at a time and handed on as :class:`Batch` texts of whole lines; nothing
+keeps every line (:mod:`gfxgate.diagnose.stream` keeps what the diagnosis needs). Every line is cut to
+:data:`~gfxgate.diagnose.patterns.MAX_LINE` characters while it is read (a log with one gigabyte-long line costs
+one bounded buffer), and an input stops after :data:`MAX_LINES` lines or :data:`MAX_BYTES`, with a note.
+The journal / ``docker logs`` / colour / llama.cpp prefixes are removed (:func:`strip_prefix`) only from the
+lines a catalogue literal points at. ``journalctl`` runs with an argument list (never a shell) and a timeout.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import IO, Iterator, NamedTuple
 
 from gfxgate.diagnose.patterns import MAX_LINE
 from gfxgate.errors import InputError
 
 MAX_LINES = 2_000_000
+MAX_BYTES = 4 << 30  # an endless line (no newline) ends too
+CHUNK = 1 << 20  # bytes read at a time: the batch the prefilter scans in one RE2 pass
 JOURNAL_TIMEOUT_S = 60.0
 
 # journalctl's prefixes: "-o short" (Dec 02 17:00:00 host ollama[123]: ), "-o short-iso", "-o short-precise".
@@ -22,16 +26,17 @@ _JOURNAL_RE = re.compile(
     r"^(?:[A-Z][a-z]{2} [ 0-3]?\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r" \S+ [^\s:\[]+(?:\[\d+\])?: "
 )
+# `docker logs -t` / `kubectl logs --timestamps`: "2025-10-05T08:00:00.123456789Z "
+_DOCKER_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) ")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # llama.cpp's common_log with --log-prefix/--log-timestamps: "0.00.035.060 I "
 _LLAMA_PREFIX_RE = re.compile(r"^\d+\.\d\d\.\d\d\d\.\d\d\d [IWED] ")
 
 
 class LogLine(NamedTuple):
-    """One line of one input: its 1-based number, the text after prefix removal, and whether it was cut.
+    """One recognised line of one input: its 1-based number, the text after prefix removal, and whether it was cut.
 
-    A NamedTuple rather than a frozen dataclass: one is built per log line, and tuples are built several
-    times faster (the benchmark reads tens of thousands of lines).
+    Built only for the lines a catalogue literal points at (and the crash windows), never for every line.
     """
 
     log: str  # the input's display name (path, "-", "journal:UNIT")
@@ -41,11 +46,39 @@ class LogLine(NamedTuple):
     journal: bool = False
 
 
-@dataclass(frozen=True)
+class Batch(NamedTuple):
+    """Consecutive whole lines of an input as the bytes read (``\\n`` between lines, none at the end).
+
+    Kept as bytes: the prefilter runs on them unconverted, and only the lines it points at are decoded
+    (:func:`decode_line`, which also cuts a line to MAX_LINE characters).
+    """
+
+    first: int  # 0-based index of the batch's first line in the input
+    text: bytes
+    count: int  # lines in the batch
+
+    def lines(self) -> list[bytes]:
+        return self.text.split(b"\n")
+
+
+def decode_line(raw: bytes) -> tuple[str, bool]:
+    """A line's text (invalid UTF-8 replaced), cut to MAX_LINE characters; and whether it was cut."""
+    text = raw[:MAX_LINE * 4].decode("utf-8", errors="replace")
+    if len(text) > MAX_LINE:
+        return text[:MAX_LINE], len(raw) < MAX_LINE * 4  # (a line of MAX_LINE*4 bytes was cut, and said, while read)
+    return text, False
+
+
 class LogInput:
-    name: str
-    lines: tuple[LogLine, ...]
-    notes: tuple[str, ...] = ()
+    """An input read as it is consumed, in batches of about :data:`CHUNK` bytes: nothing keeps every line.
+
+    ``batches`` can be iterated once; ``notes`` (lines cut, input stopped) are complete after that.
+    """
+
+    def __init__(self, name: str, batches: Iterator[Batch], notes: list[str] | None = None) -> None:
+        self.name = name
+        self.batches = batches
+        self.notes = notes if notes is not None else []
 
 
 def strip_prefix(text: str) -> tuple[str, bool]:
@@ -55,6 +88,10 @@ def strip_prefix(text: str) -> tuple[str, bool]:
     match = _JOURNAL_RE.match(text) if head.isdigit() or head.isupper() else None
     if match:
         text, journal = text[match.end():], True
+    elif head.isdigit() or head.isalpha():
+        match = _DOCKER_RE.match(text)
+        if match:
+            text = text[match.end():]
     if "\x1b" in text:
         text = _ANSI_RE.sub("", text)
     match = _LLAMA_PREFIX_RE.match(text) if text[:1].isdigit() else None
@@ -63,46 +100,67 @@ def strip_prefix(text: str) -> tuple[str, bool]:
     return text.rstrip("\r\n"), journal
 
 
+def is_separator(raw: str) -> bool:
+    """journalctl's "-- Boot … --" / "-- No entries --" separators."""
+    return raw.startswith("-- ") and raw.rstrip().endswith("--")
+
+
 def read_stream(name: str, handle: IO[bytes]) -> LogInput:
-    lines: list[LogLine] = []
     notes: list[str] = []
-    cut = 0
-    number = 0
-    for number, (data, truncated) in enumerate(_bounded_lines(handle), 1):
-        if number > MAX_LINES:
-            notes.append(f"{name}: stopped after {MAX_LINES} lines")
-            break
-        raw = data.decode("utf-8", errors="replace")
-        if raw.startswith("-- ") and raw.rstrip().endswith("--"):
-            continue  # journalctl's "-- Boot … --" / "-- No entries --" separators
-        text, journal = strip_prefix(raw)
-        cut += truncated
-        lines.append(LogLine(name, number, text, truncated, journal))
-    if cut:
-        notes.append(f"{name}: {cut} line(s) longer than {MAX_LINE} characters were cut to that length before matching")
-    return LogInput(name, tuple(lines), tuple(notes))
+    return LogInput(name, _batches(name, handle, notes), notes)
 
 
-def _bounded_lines(handle: IO[bytes]) -> Iterator[tuple[bytes, bool]]:
-    """Lines of at most MAX_LINE*4 bytes (UTF-8 worst case); the rest of a longer line is skipped unread-into-memory."""
+def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
+    """Batches of whole lines; a line over MAX_LINE*4 bytes keeps its head, the rest is skipped unread-into-memory."""
     limit = MAX_LINE * 4
-    while True:
-        data = handle.readline(limit)
-        if not data:
-            return
-        truncated = False
-        if not data.endswith(b"\n") and len(data) >= limit:
-            truncated = True
-            while True:  # drain the rest of the over-long line in bounded chunks
-                rest = handle.readline(limit)
-                if not rest or rest.endswith(b"\n"):
-                    break
-        data = data.rstrip(b"\n")
-        if len(data) > MAX_LINE:  # characters: decode cost is bounded by the byte limit above
-            text = data.decode("utf-8", errors="replace")
-            if len(text) > MAX_LINE:
-                data, truncated = text[:MAX_LINE].encode("utf-8"), True
-        yield data, truncated
+    carry = b""
+    skipping = False  # inside the unread rest of an over-long line
+    cut = 0
+    total = 0
+    read = 0
+    while total < MAX_LINES:
+        if read >= MAX_BYTES:
+            notes.append(f"{name}: stopped after {MAX_BYTES >> 20} MiB")
+            break
+        chunk = handle.read(CHUNK)
+        read += len(chunk)
+        if skipping:
+            if not chunk:
+                skipping = False
+            else:
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    continue
+                chunk, skipping = chunk[newline:], False  # the newline ends the kept head in carry
+        data = carry + chunk if carry else chunk
+        if not chunk:  # end of input: the last line has no newline
+            if not data:
+                break
+            block, carry = data, b""
+        else:
+            newline = data.rfind(b"\n")
+            if newline < 0:
+                if len(data) > limit:
+                    carry, skipping = data[:limit], True
+                    cut += 1
+                else:
+                    carry = data
+                continue
+            block, carry = data[:newline], data[newline + 1:]
+            if len(carry) > limit:
+                carry, skipping = carry[:limit], True
+                cut += 1
+        count = block.count(b"\n") + 1
+        if total + count > MAX_LINES:
+            count = MAX_LINES - total
+            block = b"\n".join(block.split(b"\n")[:count])
+            notes.append(f"{name}: stopped after {MAX_LINES} lines")
+        yield Batch(total, block, count)
+        total += count
+        if not chunk:
+            break
+    if cut:
+        notes.append(f"{name}: {cut} line(s) longer than {MAX_LINE} characters (over {limit} bytes) were cut while reading")
 
 
 def read_path(path: str) -> LogInput:
@@ -115,12 +173,18 @@ def read_path(path: str) -> LogInput:
         _check_stdin(sys.stdin)
         return read_stream("-", sys.stdin.buffer)
     try:
-        with open_input(path) as handle:
-            return read_stream(path, handle)
+        handle = open_input(path)
     except InputError as exc:
         raise InputError(exc.message, hint="save the log to a file, or pipe it: … | gfxgate diagnose -") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    notes: list[str] = []
+    return LogInput(path, _closing(handle, _batches(path, handle, notes)), notes)
+
+
+def _closing(handle: IO[bytes], batches: Iterator[Batch]) -> Iterator[Batch]:
+    with handle:
+        yield from batches
 
 
 def _check_stdin(stdin: IO[str]) -> None:
@@ -154,14 +218,26 @@ def _is_dev_null(st) -> bool:
 
 def read_journal(unit: str, *, since: str | None = None, journalctl: str = "journalctl") -> LogInput:
     """``journalctl -u UNIT -o short-iso`` (host.journal: argument list, timeout); a failure is an InputError."""
-    from gfxgate.host.journal import UNIT_RE, JournalError, open_journal
+    from gfxgate.host.journal import UNIT_RE
 
     if not UNIT_RE.fullmatch(unit):
         raise InputError(f"bad --journal-unit {unit!r}", hint="a systemd unit name such as ollama or ollama.service")
+    import shutil
+
+    if shutil.which(journalctl) is None:
+        raise InputError(f"{journalctl} is not installed (not on PATH)", hint="save the log to a file and pass its path")
+    notes: list[str] = []
+    return LogInput(f"journal:{unit}", _journal_batches(unit, since, journalctl, notes), notes)
+
+
+def _journal_batches(unit: str, since: str | None, journalctl: str, notes: list[str]) -> Iterator[Batch]:
+    """journalctl's output, streamed (host.journal: the whole read bounded by JOURNAL_TIMEOUT_S); its failure is an
+    InputError raised while the log is read."""
+    from gfxgate.host.journal import JournalError, open_journal
+
     try:
         with open_journal(unit, since=since, timeout=JOURNAL_TIMEOUT_S, journalctl=journalctl) as stream:
-            result = read_stream(f"journal:{unit}", stream)
+            yield from _batches(f"journal:{unit}", stream, notes)
     except JournalError as exc:
         hint = "save the log to a file and pass its path" if exc.missing else None
         raise InputError(exc.message, hint=hint) from None
-    return result

@@ -30,6 +30,16 @@ def _status(f: Finding) -> str:
     return f"**{f.verdict.status.value}** for {md_escape(f.target)}"
 
 
+def _offload(run) -> str:
+    """The run's offload and placement where its summary does not already say them."""
+    parts = []
+    if run.offload and f"{run.offload} layers" not in run.summary:
+        parts.append(f"offloaded {run.offload} layers")
+    if run.placement and not any(b.buffer in run.summary for b in run.placement):
+        parts.append("model buffers " + ", ".join(f"{b.buffer} {b.mib:g} MiB" for b in run.placement))
+    return ("; " + "; ".join(parts)) if parts else ""
+
+
 def _details(prefix: str, lines) -> list[str]:
     """A finding's detail lines under ``prefix``: each is present or not (a false value: an empty field)."""
     return [prefix + line for line in lines if line]
@@ -39,16 +49,22 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
     out = ["# gfxgate diagnose", ""]
     for d in diagnoses:
         version = f" {md_escape(d.version)}" if d.version else ""
+        if d.version in ("0.0.0",):
+            version += " (self-built: version unknown)"
         out += [f"## {code(d.log)}", "",
                 f"{md_escape(KIND_LABEL.get(d.log_kind, d.log_kind))}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
+        if d.conclusions:
+            out += ["### Conclusion", ""]
+            out += [f"- **{md_escape(c.text)}** ({_where(c.evidence[:2])})" for c in d.conclusions]
+            out.append("")
         out += ["### Established", "", "| What | Value | Evidence |", "|---|---|---|"]
         for fact in d.facts:
             out.append(f"| {md_escape(fact.name)} | {code(fact.value, cell=True)} | {_where(fact.evidence[:2])} |")
         for gpu in d.gpus:
-            value = f"{gpu.name} — {gpu.target or 'no gfx target in this line'} ({gpu.backend})"
+            value = f"{gpu.name} — {gpu.target or 'no gfx target in this line'} ({gpu.backend}" + (f"; {gpu.detail}" if gpu.detail else "") + ")"
             out.append(f"| GPU | {md_escape(value)} | {_where(gpu.evidence[:2])} |")
         for run in d.runs:
-            out.append(f"| run {run.index + 1} | {md_escape(run.outcome + ': ' + run.summary)} | {_where(run.evidence[:3])} |")
+            out.append(f"| run {run.index + 1} | {md_escape(run.outcome + ': ' + run.summary + _offload(run))} | {_where(run.evidence[:3])} |")
         if not (d.facts or d.gpus or d.runs):
             out.append("| — | nothing | — |")
         out += ["", "### Findings", ""]
@@ -81,6 +97,7 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
     for d in diagnoses:
         out.append(f"{d.log}: {KIND_LABEL.get(d.log_kind, d.log_kind)}" + (f" {d.version}" if d.version else "")
                    + f", {d.lines} lines, {d.recognised} recognised")
+        out += [f"  conclusion: {c.text}" for c in d.conclusions]
         for gpu in d.gpus:
             out.append(f"  gpu: {gpu.name} {gpu.target or '(no gfx target)'} [{gpu.backend}] at {gpu.evidence[0].location}")
         for fact in d.facts:
@@ -88,7 +105,7 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
                 continue
             out.append(f"  {fact.name}: {fact.value} at {fact.evidence[0].location}")
         for run in d.runs:
-            out.append(f"  run {run.index + 1}: {run.outcome} — {run.summary}")
+            out.append(f"  run {run.index + 1}: {run.outcome} — {run.summary}{_offload(run)}")
         for f in d.findings:
             status = "stale" if f.stale else (f"{f.verdict.status.value} {f.target}" if f.verdict else "no verdict")
             out.append(f"  {f.layer}: {status}: {f.title} at {f.evidence[0].location}")

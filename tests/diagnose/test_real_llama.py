@@ -74,7 +74,7 @@ def test_real_cpu_only_llama_server_says_no_usable_gpu(reallama, tmp_path, capsy
     assert finding["layer"] == "runtime" and finding["family"] == "offload-zero"
     assert finding["verdict"] is None and "no line names a gfx target" in finding["target_reason"]
     [run] = d["runs"]
-    assert run["outcome"] == "ok"
+    assert run["outcome"] == "cpu-only"  # every model buffer is CPU_Mapped (was "ok" before issue 31)
 
 
 def test_real_vulkan_llama_server_offloads_every_layer(reallama_vulkan, tmp_path, capsys):
@@ -115,3 +115,36 @@ def test_real_ggml_assert_crash_is_localised(reallama, tmp_path, capsys):
     [run] = d["runs"]
     assert run["outcome"] == "failed" and run["phase"] == "load"
     assert "llama_init_from_model" in run["frames"]
+
+
+def test_real_cpu_run_concludes_the_model_ran_on_the_cpu(reallama, tmp_path, capsys):
+    """Issue 31 item 2: the warning before the build line belongs to the run; every buffer CPU_Mapped: on the CPU."""
+    log = tmp_path / "cpu.log"
+    assert run_server(reallama, "cpu", reallama.model, log, "-ngl", "99") is None
+    d = diagnose(capsys, log)
+    [run] = d["runs"]
+    assert run["outcome"] == "cpu-only" and [b["buffer"] for b in run["placement"]] == ["CPU_Mapped"]
+    assert [c["kind"] for c in d["conclusions"]] == ["ran-on-cpu"]
+
+
+def test_real_vulkan_run_names_the_device_that_holds_the_layers(reallama_vulkan, tmp_path, capsys):
+    log = tmp_path / "vulkan.log"
+    assert run_server(reallama_vulkan, "vulkan", reallama_vulkan.model, log, "-ngl", "99") is None
+    d = diagnose(capsys, log)
+    [run] = d["runs"]
+    assert "Vulkan0" in [b["buffer"] for b in run["placement"]]
+    [conclusion] = d["conclusions"]
+    assert conclusion["kind"] == "ran-on-gpu" and "5/5 layers on the GPU (Vulkan0)" in conclusion["text"]
+
+
+def test_real_device_none_offload_is_not_on_the_gpu(reallama_vulkan, tmp_path, capsys):
+    """Issue 27 defect 3, reproduced with the real build: `--device none -ngl 2` prints 'offloaded 2/5 layers to GPU'
+    while every model buffer is CPU_Mapped; diagnose said '2/5 layers on the GPU'."""
+    log = tmp_path / "none.log"
+    assert run_server(reallama_vulkan, "vulkan", reallama_vulkan.model, log, "--device", "none", "-ngl", "2") is None
+    assert "offloaded 2/5 layers to GPU" in log.read_text()
+    d = diagnose(capsys, log)
+    [run] = d["runs"]
+    assert run["outcome"] == "cpu-only" and "on the GPU" not in run["summary"]
+    assert all(b["buffer"].startswith("CPU") for b in run["placement"])
+    assert [c["kind"] for c in d["conclusions"]] == ["ran-on-cpu"]

@@ -220,3 +220,23 @@ VENDORED_LIVE_AT = {
 def test_vendored_ggml_lines_are_live_in_every_layout(upstream_env, capsys, tag):
     found = check(capsys, tag)
     assert_live_exactly(found, VENDORED, VENDORED_LIVE_AT[tag])
+
+
+# Issue 31's discovery lines of Ollama's own code (git grep at every tag around each boundary): v0.1.29 adds the
+# "no compatible rocm library", hipMemGetInfo and override-skip lines (the skip at DEBUG, in the message, until it
+# became an attribute), v0.1.49-rc4 "no compatible GPUs were discovered", v0.12.4-rc0's new discovery drops all four
+ISSUE31 = ("ollama-override-skips-check", "ollama-no-rocm-library", "ollama-hip-meminfo-failed", "ollama-no-compatible-gpus")
+ISSUE31_LIVE_AT = {
+    "v0.1.28": set(),
+    "v0.1.29": set(ISSUE31) - {"ollama-no-compatible-gpus"},
+    "v0.1.49-rc3": set(ISSUE31) - {"ollama-no-compatible-gpus"},
+    "v0.1.49-rc4": set(ISSUE31),
+    "v0.12.3": set(ISSUE31),
+    "v0.12.4-rc0": set(),
+}
+
+
+@pytest.mark.parametrize("tag", ISSUE31_LIVE_AT)
+def test_issue31_discovery_lines_are_live_exactly_where_printed(upstream_env, capsys, tag):
+    found = check(capsys, tag)
+    assert_live_exactly(found, ISSUE31, ISSUE31_LIVE_AT[tag])

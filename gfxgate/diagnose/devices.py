@@ -1,0 +1,82 @@
+"""From the device names a log prints to a target: the one place diagnose turns a name into gfxNNN or sm_XX.
+
+* Mesa RADV names carry the chip (``RADV VEGA10``, ``RADV NAVI22``, ``RADV GFX1151``, ``RADV RAPHAEL_MENDOCINO``):
+  ``GFXnnnn`` is the target itself, other chip names are matched against the codenames of rules/targets.yaml
+  (``Vega 10`` → ``VEGA10``; a codename of letters only, ``Polaris``, also names its numbered chips ``POLARIS10``).
+* Card names and PCI ids (``AMD Radeon Graphics`` with ``pci_id=…``) go through the target catalogue's card lookup
+  (:meth:`TargetCatalog.by_card`) where the catalogue has one; without it they stay without a target, and say so.
+* NVIDIA: ggml's ``compute capability 9.0`` is ``sm_90`` (the smallest parse; the NVIDIA target model of
+  rules/targets.yaml checks it where present).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+_RADV = re.compile(r"\bRADV ([A-Z][A-Z0-9_]*)")
+_GFX = re.compile(r"^GFX([0-9]{3,4}[0-9A-F]?)$")
+
+
+def nvidia_target(major: str, minor: str) -> str:
+    """``sm_90`` for compute capability 9.0."""
+    return f"sm_{int(major)}{int(minor)}"
+
+
+@functools.cache
+def _codenames() -> dict[str, str]:
+    from gfxgate.targets import catalog
+
+    out: dict[str, str] = {}
+    for name in catalog().names():
+        processor = catalog().processor(name)
+        for part in re.split(r"[/,]", processor.codename or ""):
+            key = re.sub(r"[^A-Z0-9]", "", part.split("(")[0].upper())
+            if key and key not in out:
+                out[key] = name
+    return out
+
+
+def radv_target(name: str) -> tuple[str, str] | None:
+    """(gfx target, how) for a Mesa RADV device name, or None."""
+    match = _RADV.search(name)
+    if not match:
+        return None
+    chip = match[1]
+    gfx = _GFX.match(chip)
+    if gfx:
+        from gfxgate.targets import catalog
+
+        target = "gfx" + gfx[1].lower()
+        return (target, f"the RADV name {chip}") if target in catalog().names() else None
+    codenames = _codenames()
+    for key in (chip, chip.split("_")[0]):
+        if key in codenames:
+            return codenames[key], f"the RADV chip {chip} (codename in rules/targets.yaml)"
+    letters = re.match(r"^([A-Z]+)\d+$", chip)
+    if letters and letters[1] in codenames:  # POLARIS10 / POLARIS11 / POLARIS12: codename "Polaris"
+        return codenames[letters[1]], f"the RADV chip {chip} (codename {letters[1].title()} in rules/targets.yaml)"
+    return None
+
+
+def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
+    """The gfx target a device name (and PCI id) stands for, and how that was decided (or why not)."""
+    found = radv_target(name)
+    if found:
+        return found
+    from gfxgate.targets import catalog
+
+    lookup = getattr(catalog(), "by_card", None)  # card names / PCI ids (rules/targets.yaml names:), where present
+    for text in (pci_id, name):
+        if lookup is None or not text:
+            continue
+        try:
+            matches = lookup(text)
+        except Exception:  # noqa: BLE001 - a name the lookup refuses is simply not a card name
+            matches = []
+        targets = sorted({m[0] for m in matches})
+        if len(targets) == 1:
+            return targets[0], f"the card {'PCI id' if text == pci_id else 'name'} {text}"
+    if pci_id:
+        return None, f"the name names no chip and PCI id {pci_id} is not in the target catalogue"
+    return None, "the name names no chip (no RADV chip, no gfx target)"

@@ -1,0 +1,314 @@
+"""One pass over an input: literal prefilter, one RE2 set per candidate line, and bounded retention.
+
+Per :class:`~gfxgate.diagnose.reader.Batch` (about a megabyte of lines) one RE2 alternation of every catalogue
+literal finds the candidate lines; each candidate is matched once against the catalogue's :class:`re2.Set`, and
+only the messages the set names run their own pattern (for the named fields). A line may hold several messages
+(a log pasted as one paragraph): each non-overlapping match is a hit, the first catalogue entry winning an
+overlap (specific entries come first in rules/messages.yaml).
+
+What is kept is bounded, whatever the input: per message and run, the first hits and the latest one
+(:data:`KEEP_PER_KEY`), at most :data:`MAX_HITS` hits, :data:`MAX_RUNS` run starts and :data:`MAX_VERSIONS`
+version changes, and for runtime failures a window of the lines around them (:class:`Capture`, for the crash
+localisation), each line cut to :data:`CAPTURE_CHARS`. Everything beyond is counted and said in a note.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from gfxgate.diagnose.catalogue import Catalogue, Message
+from gfxgate.diagnose.patterns import MAX_LINE
+from gfxgate.diagnose.reader import Batch, LogInput, LogLine, decode_line, is_separator, strip_prefix
+
+KEEP_PER_KEY = 5  # hits kept per (message, run): the first four and the latest
+MAX_HITS = 20_000
+MAX_RUNS = 1_000
+MAX_VERSIONS = 100
+MAX_PER_LINE = 16
+MEMO_LINES = 4_096  # distinct line texts whose matches are remembered  # messages taken from one line (a pasted paragraph)
+KIND_LINES = 5_000  # lines read for the slog-format hint
+SLOG_HINT = (b"time=", b"level=", b"msg=")
+PRE_LINES = 200  # lines kept before a runtime failure (the run's load / start markers)
+CRASH_WINDOW = 400  # lines after a run's last failure line that the crash localisation reads
+MAX_CAPTURES = 10_000
+MAX_CAPTURE_LINES = 4_000
+MAX_CAPTURED_CHARS = 48 << 20  # all captures together
+CAPTURE_CHARS = 1_024
+RUN_START = "run-start"  # message families: a runner's start (every wording, rules/messages.yaml) …
+LLAMA_START = "llama-build-info"  # … and llama.cpp's program start (its build line)
+
+
+@dataclass(frozen=True)
+class Hit:
+    message: Message
+    line: LogLine
+    index: int  # 0-based index of the line in its input
+    fields: tuple[tuple[str, str], ...]
+    seq: int = 0  # order of the hit in the input (several on one line: by position)
+
+    def get(self, name: str, default: str = "") -> str:
+        return dict(self.fields).get(name) or default
+
+
+@dataclass
+class Capture:
+    """Consecutive lines (prefixes removed, cut to CAPTURE_CHARS) around runtime failures: lines[i] is line start+i."""
+
+    start: int
+    end: int  # exclusive: capture until this line index (extended by each further failure)
+    lines: list[str] = field(default_factory=list)
+
+    def window(self, begin: int, end: int) -> tuple[int, list[str]]:
+        """The captured lines in [begin, end): (index of the first, texts)."""
+        lo = max(begin, self.start)
+        hi = min(end, self.start + len(self.lines))
+        return lo, self.lines[lo - self.start:max(lo, hi) - self.start]
+
+
+@dataclass
+class Scan:
+    """What one pass kept of an input."""
+
+    name: str
+    hits: list[Hit]
+    lines: int
+    recognised: int  # lines with at least one catalogue message
+    slog_lines: int  # lines with slog's time= level= msg= among the first KIND_LINES
+    captures: list[Capture]
+    notes: list[str]
+
+    def window(self, begin: int, end: int, at: int) -> tuple[int, list[str]]:
+        """The kept lines in [begin, end) around line ``at`` (consecutive captures joined): (first index, texts)."""
+        for number, capture in enumerate(self.captures):
+            if not capture.start <= at < capture.start + len(capture.lines):
+                continue
+            first, lines = capture.window(begin, end)
+            while first == capture.start and number > 0:  # reaches back into the capture before
+                before = self.captures[number - 1]
+                if before.start + len(before.lines) != capture.start or before.start + len(before.lines) <= begin:
+                    break
+                extra_first, extra = before.window(begin, capture.start)
+                first, lines, capture, number = extra_first, extra + lines, before, number - 1
+            following = number
+            for later in self.captures[following + 1:]:  # and forward
+                if first + len(lines) != later.start or later.start >= end:
+                    break
+                lines = lines + later.window(later.start, end)[1]
+            return first, lines
+        return begin, []
+
+
+Match = tuple[Message, tuple[tuple[str, str], ...]]  # a message found in a line, with its named fields
+
+
+def match_text(text: str, catalogue: Catalogue) -> list[Match]:
+    """The catalogue's messages in one line: non-overlapping matches, catalogue order deciding an overlap.
+
+    Matched as UTF-8 bytes: RE2's Python wrapper converts every offset of a ``str`` match, which costs several
+    times the match itself.
+    """
+    data = text.encode("utf-8", "surrogateescape")
+    indices = catalogue.pattern_set.Match(data)
+    if not indices:
+        return []
+    messages, literals = catalogue.messages, catalogue.literal_bytes
+    if len(indices) == 1:  # the common case: one message on the line
+        i = indices[0]
+        if any(lit in data for lit in literals[i]):
+            match = messages[i].regex.search(data)
+            if match is not None and not _again(literals[i], data, match.end()):
+                return [(messages[i], _fields(match))]
+    taken: list[tuple[int, Match]] = []
+    spans: list[tuple[int, int]] = []
+    for i in sorted(indices):
+        if not any(lit in data for lit in literals[i]):
+            continue
+        at = 0
+        while len(taken) < MAX_PER_LINE:
+            match = messages[i].regex.search(data, at)
+            if match is None:
+                break
+            start, end = match.span()
+            if not any(start < e and s < end for s, e in spans):
+                spans.append((start, max(end, start + 1)))
+                taken.append((start, (messages[i], _fields(match))))
+            if not _again(literals[i], data, end):
+                break
+            at = max(end, start + 1)
+    return [m for _, m in sorted(taken, key=lambda t: t[0])]
+
+
+def _fields(match) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v.decode("utf-8", "replace")) for k, v in match.groupdict().items() if v is not None))
+
+
+def _again(literals: tuple[bytes, ...], data: bytes, end: int) -> bool:
+    """Could the message occur again after ``end`` (one of its literals does)?"""
+    return any(data.find(lit, end) >= 0 for lit in literals)
+
+
+class _Collector:
+    def __init__(self, name: str, catalogue: Catalogue) -> None:
+        self.name = name
+        self.catalogue = catalogue
+        self.kept: dict[tuple, list[Hit]] = {}
+        self.count = 0
+        self.recognised = 0
+        self.dropped = 0
+        self.starts = {RUN_START: 0, LLAMA_START: 0}
+        self.starts_dropped = 0
+        self.versions: dict[str, str] = {}  # message id → the last version value kept
+        self.version_changes = 0
+        self.captures: list[Capture] = []
+        self.captures_dropped = 0
+        self.recent: deque[Batch] = deque()
+        self._split: tuple[int, list[bytes]] = (-1, [])  # the lines of the batch last split
+        self.captured = 0  # characters kept in captures
+        self.cut = 0  # candidate lines cut to MAX_LINE
+
+    # -- hits ---------------------------------------------------------------------------------------------
+    def keep(self, hit: Hit) -> None:
+        message = hit.message
+        start_kind = RUN_START if message.family == RUN_START else LLAMA_START if message.id == LLAMA_START else None
+        if start_kind is not None:
+            if self.starts[start_kind] >= MAX_RUNS:
+                self.starts_dropped += 1
+                start_kind = None  # counted, not split: its lines belong to the last kept run
+            else:
+                self.starts[start_kind] += 1
+                self._add((message.id, "start", self.starts[start_kind]), hit, force=True)
+                return
+        if message.family == "version":
+            value = hit.get("version") or hit.get("build")
+            if self.versions.get(message.id) != value and self.version_changes < MAX_VERSIONS:
+                self.versions[message.id] = value
+                self.version_changes += 1
+                self._add((message.id, "version", self.version_changes), hit, force=True)
+                return
+        key = (message.id, self.starts[RUN_START], self.starts[LLAMA_START])
+        self._add(key, hit)
+
+    def _add(self, key: tuple, hit: Hit, force: bool = False) -> None:
+        slot = self.kept.get(key)
+        if slot is None:
+            if self.count >= MAX_HITS and not force:
+                self.dropped += 1
+                return
+            self.kept[key] = [hit]
+            self.count += 1
+        elif len(slot) < KEEP_PER_KEY:
+            slot.append(hit)
+            self.count += 1
+        else:
+            slot[-1] = hit  # the first ones and the latest
+
+    # -- crash windows ------------------------------------------------------------------------------------
+    def failure_at(self, index: int) -> None:
+        """A runtime failure at ``index``: capture the lines around it (or extend the open capture)."""
+        last = self.captures[-1] if self.captures else None
+        if last is not None and last.start <= index < last.end + PRE_LINES and index < last.start + MAX_CAPTURE_LINES:
+            last.end = min(max(last.end, index + CRASH_WINDOW), last.start + MAX_CAPTURE_LINES)
+            for batch in self.recent:  # the lines between the old end and this failure
+                self._fill(last, batch, upto=index + 1)
+            return
+        if len(self.captures) >= MAX_CAPTURES or self.captured >= MAX_CAPTURED_CHARS:
+            self.captures_dropped += 1
+            return
+        start = max(0, index - PRE_LINES)
+        if last is not None:  # the open capture ends where this one starts: consecutive windows join (Scan.window)
+            last.end = min(last.end, max(start, last.start + len(last.lines)))
+            start = max(start, last.start + len(last.lines))
+        capture = Capture(start, min(index + CRASH_WINDOW, start + MAX_CAPTURE_LINES))
+        for batch in self.recent:  # the lines before the failure (and the current batch up to it)
+            self._fill(capture, batch, upto=index + 1)
+        self.captures.append(capture)
+
+    def _fill(self, capture: Capture, batch: Batch, upto: int | None = None) -> None:
+        have = capture.start + len(capture.lines)
+        stop = min(capture.end, batch.first + batch.count, upto if upto is not None else capture.end)
+        if have >= stop or have < batch.first:  # nothing new in this batch (or lines no longer kept: never here)
+            return
+        lines = self._lines(batch)[have - batch.first:stop - batch.first]
+        capture.lines += [strip_prefix(decode_line(line[:CAPTURE_CHARS * 4])[0])[0][:CAPTURE_CHARS] for line in lines]
+        self.captured += sum(map(len, capture.lines[-len(lines):])) if lines else 0
+
+    def _lines(self, batch: Batch) -> list[bytes]:
+        if self._split[0] != batch.first:
+            self._split = (batch.first, batch.lines())
+        return self._split[1]
+
+    def batch_done(self, batch: Batch) -> None:
+        """After matching a batch: captures take the rest of its lines; the recent batches keep PRE_LINES."""
+        for capture in self.captures[-1:]:
+            self._fill(capture, batch)
+        self.recent.append(batch)
+        while len(self.recent) > 1 and sum(b.count for b in self.recent) - self.recent[0].count >= PRE_LINES:
+            self.recent.popleft()
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.cut:
+            out.append(f"{self.name}: {self.cut} recognised line(s) longer than {MAX_LINE} characters were cut to that length before matching")
+        if self.dropped:
+            out.append(f"{self.name}: {self.dropped} recognised line(s) beyond the first {MAX_HITS} kept were counted, not kept "
+                       f"(each message keeps its first {KEEP_PER_KEY - 1} lines and its latest per run)")
+        if self.starts_dropped:
+            out.append(f"{self.name}: {self.starts_dropped} run start(s) after the first {MAX_RUNS} per kind were not split into runs")
+        if self.captures_dropped:
+            out.append(f"{self.name}: {self.captures_dropped} crash window(s) after the first {len(self.captures)} were not kept "
+                       "(their failures are reported without the crash localisation)")
+        return out
+
+
+def scan(log: LogInput, catalogue: Catalogue) -> Scan:
+    """Read ``log`` once; keep the hits and crash windows the diagnosis needs (bounded, see the module)."""
+    collector = _Collector(log.name, catalogue)
+    scanner = catalogue.literal_scanner
+    slog = seq = 0
+    memo: dict[str, list[Match]] = {}  # a line's matches by its text (repeated lines are matched once)
+    lines = 0
+    name = log.name
+    runtime_failure = {m.id for m in catalogue.messages if m.is_failure and m.layer == "runtime" and m.family != "offload-zero"}
+    for batch in log.batches:
+        text = batch.text
+        lines = batch.first + batch.count
+        collector.recent.append(batch)  # visible to a capture that starts in this batch
+        if batch.first < KIND_LINES and b"level=" in text:
+            head = text.split(b"\n", KIND_LINES - batch.first)[:KIND_LINES - batch.first]
+            slog += sum(1 for line in head if all(h in line for h in SLOG_HINT))
+        position, number = 0, batch.first
+        for found in scanner.finditer(text):
+            at = found.start()
+            if at < position:  # a literal later on a line already matched
+                continue
+            number += text.count(b"\n", position, at)
+            begin = text.rfind(b"\n", 0, at) + 1
+            end = text.find(b"\n", at)
+            end = len(text) if end < 0 else end
+            position = end
+            raw, cut = decode_line(text[begin:end])
+            if is_separator(raw):
+                continue
+            line_text, journal = strip_prefix(raw)
+            matches = memo.get(line_text)
+            if matches is None:
+                matches = match_text(line_text, catalogue)
+                if len(memo) >= MEMO_LINES:
+                    memo.clear()
+                memo[line_text] = matches
+            if not matches:
+                continue
+            collector.recognised += 1
+            collector.cut += cut
+            line = LogLine(name, number + 1, line_text, cut, journal)
+            for message, fields in matches:
+                seq += 1
+                collector.keep(Hit(message, line, number, fields, seq))
+                if message.id in runtime_failure:
+                    collector.failure_at(number)
+        collector.recent.pop()
+        collector.batch_done(batch)
+    return Scan(name, sorted((h for slot in collector.kept.values() for h in slot), key=lambda h: h.seq),
+                lines, collector.recognised, slog, collector.captures, list(log.notes) + collector.notes())
+

@@ -1,0 +1,109 @@
+"""Issue 28 defect 4 / issue 31 item 3: diagnose streams its input and keeps what it needs, not every line.
+
+Each case runs the installed console script through the issue-13 harness (``replay``: its own peak RSS by
+``os.wait4``, no traceback, nothing but the named output touched). Before the streaming reader, 1,000,000
+recognised lines took 910 MB, 150,000 lines of 4,000 characters 1.8 GB and ``yes | gfxgate diagnose -`` 390 MB.
+Time: linear in the input (a tenth of the input costs about a tenth: checked on the CPU time), and under the
+harness's 5 s for the inputs of the README's bound (``yes``, 150,000 long lines of noise).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.test_issue13_reproductions import MEMORY_LIMIT_KB, replay
+
+RECOGNISED = "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected\n"
+
+
+@pytest.fixture()
+def work(tmp_path):
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+def _write(path, line: str, count: int) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        block = line * 10_000
+        for _ in range(count // 10_000):
+            handle.write(block)
+
+
+def _diagnose(exe, work, name, monkeypatch, limit_s: float):
+    import tests.test_issue13_reproductions as harness
+
+    monkeypatch.setattr(harness, "TIME_LIMIT_S", limit_s)
+    return replay(name, exe, ["diagnose", "--no-upstream", "--format", "json", name], cwd=work, code=0, timeout=300)
+
+
+@pytest.mark.slow
+def test_a_million_recognised_lines_stay_bounded_and_linear(gfxgate_exe, work, monkeypatch):
+    """1,000,000 recognised lines (78 MB): under 512 MB, and ten times the lines cost about ten times the time."""
+    _write(work / "big.log", RECOGNISED, 1_000_000)
+    _write(work / "small.log", RECOGNISED, 100_000)
+    small = _diagnose(gfxgate_exe, work, "small.log", monkeypatch, 60)
+    big = _diagnose(gfxgate_exe, work, "big.log", monkeypatch, 60)
+    assert big.max_rss_kb < MEMORY_LIMIT_KB
+    d = json.loads(big.stdout)["logs"][0]
+    assert d["lines"] == 1_000_000 and d["recognised"] == 1_000_000
+    finding = d["findings"][0]
+    assert finding["message"] == "hip-no-device" and len(finding["evidence"]) == 5  # merged, bounded evidence
+    assert finding["evidence"][-1]["location"]["line"] == 1_000_000  # the latest line is kept, not only the first
+    startup = 0.3  # interpreter and catalogue, paid once
+    assert big.cpu_seconds - startup < 20 * max(small.cpu_seconds - startup, 0.05), (small.cpu_seconds, big.cpu_seconds)
+
+
+@pytest.mark.slow
+def test_long_lines_are_read_in_bounded_memory(gfxgate_exe, work, monkeypatch):
+    """150,000 lines of 4,000 characters (600 MB), each a recognised message: under 512 MB (was 1.8 GB)."""
+    line = 'time=2025-10-05T10:00:01.200Z level=INFO source=types.go:131 msg="inference compute" id=0 library=rocm compute=gfx900 name=' + "x" * 3850 + "\n"
+    _write(work / "long.log", line, 150_000)
+    run = _diagnose(gfxgate_exe, work, "long.log", monkeypatch, 60)
+    d = json.loads(run.stdout)["logs"][0]
+    assert d["lines"] == 150_000 and d["recognised"] == 150_000
+    assert [g["target"] for g in d["gpus"]] == ["gfx900"]
+
+
+def test_long_lines_of_noise_are_fast(gfxgate_exe, work):
+    """150,000 lines of 4,000 characters that hold no catalogue literal: the prefilter reads them at C speed."""
+    _write(work / "noise.log", "level=INFO " + "y" * 3989 + "\n", 150_000)
+    run = replay("noise.log", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "noise.log"], cwd=work, code=0)
+    d = json.loads(run.stdout)["logs"][0]
+    assert d["lines"] == 150_000 and d["recognised"] == 0 and d["findings"] == []
+
+
+def test_yes_piped_in_is_stopped_and_bounded(gfxgate_exe, work):
+    """`yes | gfxgate diagnose -`: stops after MAX_LINES lines with a note, in bounded memory and time."""
+    yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        run = replay("yes", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "-"], cwd=work, code=0, stdin=yes.stdout)
+    finally:
+        yes.kill()
+        yes.wait()
+    d = json.loads(run.stdout)["logs"][0]
+    assert d["lines"] == 2_000_000 and any("stopped after 2000000 lines" in n for n in d["notes"])
+
+
+def test_a_crash_loop_keeps_every_crash_window_until_its_budget():
+    """Many crashing runs: each is localised (phase, frames) from the lines kept around it, as from the whole log."""
+    from gfxgate.diagnose.analyse import diagnose_log
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_stream
+    from tests.diagnose import logs
+    import io
+
+    block = logs.journal(logs.ollama_0_17_5_crash()) + ["[GIN] 2025/10/05 - 10:02:00 | 200 | 1.2s | 127.0.0.1 | POST \"/api/chat\""] * 3000
+    d = diagnose_log(read_stream("loop", io.BytesIO(("\n".join(block * 12) + "\n").encode())), default_catalogue())
+    failed = [r for r in d.runs if r.outcome == "failed"]
+    assert len(failed) == 12 and len({r.phase for r in failed}) == 1 and failed[0].phase == "compute"
+    assert len({r.summary.split("log line")[0] for r in failed}) == 1  # the same localisation for every repeat
+    assert all(r.frames == failed[0].frames and r.frames for r in failed)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(pytest.main([__file__]))
