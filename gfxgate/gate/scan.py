@@ -96,6 +96,11 @@ def scan_matrix(
     routes = tuple(decide(matrix, name) for name in requested)
     if use_live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
         routes = _check_steps(routes, pins, sources, refs, offline)
+    from gfxgate.gate.route import mark_unchecked
+
+    why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
+           "checks the step at this version") if not use_live else "its workaround has no check result at this version"
+    routes = tuple(mark_unchecked(r, why) for r in routes)
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes)
 

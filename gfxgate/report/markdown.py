@@ -112,7 +112,10 @@ def render(matrix: GateMatrix) -> str:
                     for s in o.steps:
                         w(f"  - step `{s.setting}` ({s.workaround}), covers {', '.join(map(str, s.covers))}: "
                           + ", ".join(f"`{e.location}`" if e.location else "" for e in s.evidence)
-                          + (f"; checked: {s.check.state} — {s.check.summary}" if s.check else "") + "\n")
+                          + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{s.check.state} — {s.check.summary}" if s.check else "") + "\n")
+                    for done in o.satisfied:
+                        w(f"  - already done: {done.workaround} — the installed tree's {done.layer} row is allowed: "
+                          + ", ".join(f"`{e.location}`" if e.location else e.source for e in done.evidence[:3]) + "\n")
                     w("  - evidence: " + ", ".join(f"`{e.location}`" if e.location else f"{e.source}"
                                                    for e in o.evidence) + "\n")
                 elif b.state == "undecided":

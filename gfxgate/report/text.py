@@ -29,7 +29,10 @@ def render(matrix: GateMatrix) -> str:
                     out.append(f"    {b.option.label}")
                     for s in b.option.steps:
                         where = str(s.evidence[0].location) if s.evidence[0].location else s.evidence[0].source
-                        out.append(f"      step {s.setting} ({s.workaround}): {where}" + (f"; checked: {s.check.state}" if s.check else ""))
+                        out.append(f"      step {s.setting} ({s.workaround}): {where}" + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{s.check.state}" if s.check else ""))
+                    for done in b.option.satisfied:
+                        where = done.evidence[0].location or done.evidence[0].source
+                        out.append(f"      already done: {done.workaround} (the installed tree's {done.layer} row is allowed): {where}")
                     first = next((e for e in b.option.evidence if e.location), b.option.evidence[0])
                     out.append(f"      evidence: {first.location or first.source}" + (f" (+{len(b.option.evidence) - 1} more)" if len(b.option.evidence) > 1 else ""))
                 elif b.state == "undecided":
