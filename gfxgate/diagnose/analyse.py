@@ -16,6 +16,7 @@ from gfxgate.diagnose.model import Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.errors import TargetError
+from gfxgate.gate.remedy import fill as fill_remedy
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -246,17 +247,19 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
             printed_at, extra = _cross_check_source(hit.line.text, printed_at)
             context += extra
+        remedy = fill_remedy(message.remedy or "", target=target, version=version_at(hit.index), log_kind=kind,
+                             phase=runs[run_index].phase if run_index is not None else None)  # gate/remedy.py
         verdict = None
         if not stale and target and message.implies is not None and message.layer:
             verdict = Verdict(
                 layer=message.layer, target=target, status=message.implies,
                 summary=f"{message.title} (log line {hit.line.number})",
-                evidence=(evidence,), remedy=message.remedy, workarounds=wk,
+                evidence=(evidence,), remedy=remedy or None, workarounds=wk,
             )
         findings.append(Finding(
             message=message.id, family=message.family, title=message.title, layer=message.layer or "",
             evidence=(evidence,), target=target, target_reason=target_reason, verdict=verdict,
-            remedy=message.remedy or "", workarounds=wk, printed_at=printed_at, printed_note=printed_note,
+            remedy=remedy, workarounds=wk, printed_at=printed_at, printed_note=printed_note,
             stale=stale, context=tuple(context), run=run_index,
         ))
         merged[key] = len(findings) - 1

@@ -192,6 +192,39 @@ def step_setting(workaround, target: str | None, *, rule: StepRule | None = None
     return fill_setting(versioned or (rule.setting if rule is not None else None) or workaround.setting, target)
 
 
+# -- what an HSA override selects: does the same release ship it? ----------------------------------------
+_CODE_LAYERS = {"cmake-filter", "cmake-presets", "installed-gpu-code"}  # not shipped: the override needs a build
+_FILE_LAYERS = {"release-packaging", "rocblas-artifacts"}  # not shipped: the override needs the posed rocBLAS files
+
+
+def override_shipped(matrix: GateMatrix, value: str, rules: RouteRules | None = None) -> tuple[str | None, tuple[Evidence, ...]]:
+    """Whether the release ships what ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load, read in the posed
+    target's column of the same matrix with the needs of the override route (``as_target: override``): ``(None,
+    evidence)`` when every needed cell passes; else the clause saying what the override also needs, with the refusing
+    cells' evidence (v0.17.5 deletes ``*gfx90[06]*``: 9.0.6 is no help by itself); "not checked" when the posed
+    target's column is not in the matrix. The route decision and every remedy that names the override read this."""
+    from gfxgate.targets import catalog
+
+    rules = rules or default_routes()
+    posed = catalog().from_hsa_override(value).name
+    needs = next((r.needs for r in rules.routes if r.as_override), ())
+    if not any((layer, posed) in matrix.cells for layer, _ in needs):
+        return f"whether this release ships {posed}'s code and rocBLAS files is not checked here", ()
+    failing = [c for layer, allowed in needs if (c := matrix.cells.get((layer, posed))) is not None
+               and c.status in RANK and c.status not in allowed]
+    if not failing:
+        return None, tuple(e for layer, _ in needs if (c := matrix.cells.get((layer, posed))) for e in c.evidence[:1])
+    needed = []
+    if any(c.layer in _FILE_LAYERS for c in failing):
+        needed.append(f"{posed}'s rocBLAS files (Kernels.so-000-{posed}*.hsaco, TensileLibrary_*{posed}*)")
+    if any(c.layer in _CODE_LAYERS for c in failing):
+        needed.append(f"a build with {posed} code")
+    where = "; ".join(f"{c.layer} {c.status.value} for {posed}" + (f" at {c.evidence[0].location}" if c.evidence and c.evidence[0].location else "")
+                      for c in failing)
+    return (f"this release does not ship {posed} either ({where}): the override also needs " + " and ".join(needed),
+            tuple(e for c in failing for e in c.evidence[:1]))
+
+
 # -- the answer ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SatisfiedStep(JsonRecord):

@@ -206,19 +206,25 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
             applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
             verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
                                           remedy=_with_override_loads(verdict.remedy, [
-                                              w for w in workarounds if w.override and processor in w.applies_to]))
+                                              w for w in workarounds if w.override and processor in w.applies_to], matrix))
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _with_override_loads(remedy: str | None, applicable: list[Workaround]) -> str | None:
+def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix) -> str | None:
     """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
-    load (whichever layer the remedy belongs to: the release-packaging remedy names the override too)."""
+    load (whichever layer the remedy belongs to: the release-packaging remedy names the override too) and whether
+    the same release ships it (``gate.route.override_shipped``, the posed target's column of the same matrix)."""
     if not remedy or "HSA_OVERRIDE_GFX_VERSION" not in remedy or "makes the runtime report" in remedy:
         return remedy
     from gfxgate.artifacts.compat import override_loads
+    from gfxgate.gate.route import override_shipped
 
-    loads = [override_loads(w.override) for w in applicable if w.override]
+    loads = []
+    for w in applicable:
+        if w.override:
+            missing, _ = override_shipped(matrix, w.override)
+            loads.append(override_loads(w.override) + (f"; but {missing}" if missing else ""))
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 

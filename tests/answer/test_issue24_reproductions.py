@@ -1,0 +1,170 @@
+"""Issue 24 reproductions 1–7 and 10 ("the answer follows from the evidence"), through the installed console script.
+
+Each test replays the reproduction's command line and asserts the answer the sources give, not the one the old
+fixed strings gave: the files a step copies are the target's, an override names shipped code or says what it also
+needs, a remedy says what the release at the log's version does, an installed tree that satisfies a step drops it
+with the file@offset, a runtime row judges only the route it ran, and a command that cannot read what it needs
+exits 5 with the --source to give instead of answering from nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_LOG = ROOT / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log"
+
+
+def run(exe: str, *args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    full = {**os.environ, **(env or {})}
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, env=full, cwd=cwd)
+
+
+def scan_json(exe: str, *args: str) -> dict:
+    result = run(exe, "scan", *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def cell(data: dict, layer: str, target: str) -> dict:
+    row = next(row for row in data["layers"] if row["id"] == layer)
+    return row["cells"][data["targets"].index(target)]
+
+
+def route_of(data: dict, target: str) -> dict:
+    return next(r for r in data["routes"] if r["target"] == target)
+
+
+def steps_of(route: dict) -> dict[str, str]:
+    return {s["workaround"]: s["setting"] for b in route["backends"] if b["option"] for s in b["option"]["steps"]}
+
+
+# -- 1: the files a step copies are the target's own ------------------------------------------------------------
+@pytest.mark.parametrize("target", ["gfx906", "gfx906:xnack+", "gfx900"])
+def test_1_copy_step_names_the_targets_own_rocblas_files(gfxgate_exe, target):
+    data = scan_json(gfxgate_exe, "-t", target)
+    steps = steps_of(route_of(data, target))
+    processor = target.split(":")[0]
+    assert f"*{processor}*" in steps["copy-rocblas-tensile"], steps
+    other = {"gfx906": "gfx900", "gfx900": "gfx906"}[processor]
+    assert other not in steps["copy-rocblas-tensile"] and other not in steps["build-amdgpu-targets"], steps
+    assert f"-DAMDGPU_TARGETS={target} " in steps["build-amdgpu-targets"], steps
+    md = run(gfxgate_exe, "scan", "-t", target).stdout
+    step_lines = [line for line in md.splitlines() if line.lstrip().startswith("- step ")]
+    assert any(f"cp /opt/rocm/lib/rocblas/library/*{processor}* " in line for line in step_lines), step_lines
+    assert not any(other in line.split("`")[1] for line in step_lines), step_lines  # no step's setting names another target
+
+
+# -- 2: an override names a target whose files the same release ships, or says what it also needs ---------------
+def test_2_override_remedy_at_v0175_says_gfx906_is_deleted_too(gfxgate_exe):
+    data = scan_json(gfxgate_exe, "-t", "gfx900")
+    assert data["sources"][0]["ref"] == "v0.17.5" or any(s["ref"] == "v0.17.5" for s in data["sources"])
+    packaging = cell(data, "release-packaging", "gfx900")
+    assert "HSA_OVERRIDE_GFX_VERSION=9.0.6" in packaging["remedy"]
+    # the same release's Dockerfile deletes *gfx90[06]*: the remedy cites gfx906's own refusing cell and what it needs
+    assert "does not ship gfx906 either" in packaging["remedy"], packaging["remedy"]
+    assert "release-packaging blocked for gfx906 at ollama@v0.17.5:Dockerfile:97" in packaging["remedy"]
+    assert "also needs gfx906's rocBLAS files" in packaging["remedy"]
+    # and the answer does not offer the override as a route of its own
+    rocm = next(b for b in route_of(data, "gfx900")["backends"] if b["backend"] == "rocm")
+    assert rocm["option"]["route"] != "rocm-override"
+
+
+def test_2_override_route_where_the_release_ships_the_posed_target(gfxgate_exe):
+    """gfx1031 → 10.3.0 (gfx1030): v0.17.5 ships gfx1030's code and files, so the override is a route by itself."""
+    data = scan_json(gfxgate_exe, "-t", "gfx1031")
+    rocm = next(b for b in route_of(data, "gfx1031")["backends"] if b["backend"] == "rocm")["option"]
+    assert rocm["route"] == "rocm-override" and rocm["override_target"] == "gfx1030"
+    assert [s["setting"] for s in rocm["steps"]] == ["HSA_OVERRIDE_GFX_VERSION=10.3.0"]
+    assert "does not ship" not in run(gfxgate_exe, "scan", "-t", "gfx1031").stdout
+
+
+# -- 3: a remedy is a template filled from the facts of the log's release ---------------------------------------
+def test_3_rocblas_remedy_says_what_v0123_does_not_a_fixed_claim(gfxgate_exe):
+    result = run(gfxgate_exe, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "rocblas-tensile-missing")
+    assert "release packages delete them" not in finding["remedy"]
+    assert "ollama v0.12.3's release deletes no rocBLAS file for gfx900" in finding["remedy"], finding["remedy"]
+    assert "{" not in finding["remedy"]
+
+
+def test_3_the_same_remedy_at_a_release_that_deletes_the_files(gfxgate_exe, tmp_path):
+    log = tmp_path / "ollama-0.17.5.log"
+    log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", "(version 0.17.5)"))
+    result = run(gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream")
+    data = json.loads(result.stdout)
+    finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "rocblas-tensile-missing")
+    assert "ollama v0.17.5's release deletes them (release-packaging blocked" in finding["remedy"], finding["remedy"]
+
+
+def test_3_a_crash_while_loading_is_not_explained_with_compute_frames(gfxgate_exe):
+    data = json.loads(run(gfxgate_exe, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream").stdout)
+    crash = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "go-signal-crash")
+    assert "phase: load" in crash["context"]
+    assert "compute frames" not in crash["remedy"] and "while loading the model" in crash["remedy"], crash["remedy"]
+
+
+def test_3_every_remedy_placeholder_is_a_known_fact():
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.gate.remedy import FIELDS, placeholders
+
+    for message in default_catalogue().messages:
+        assert set(placeholders(message.remedy or "")) <= set(FIELDS), message.id
+
+
+def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(gfxgate_exe, tmp_path):
+    text = (ROOT / "rules" / "messages.yaml").read_text()
+    bad = tmp_path / "messages.yaml"
+    bad.write_text(text.replace("{crash_phase}: switch backend", "{c_field}: switch backend", 1))
+    from gfxgate.diagnose.catalogue import load as load_catalogue
+    from gfxgate.errors import RuleError
+
+    with pytest.raises(RuleError, match=r"unknown placeholder \{c_field\}"):
+        load_catalogue(bad)
+
+
+# -- 7: `workarounds -t` and the scan's route step show the same setting ----------------------------------------
+def test_7_workarounds_and_scan_show_the_same_vulkan_setting(gfxgate_exe, tmp_path):
+    scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", "gfx900"), "gfx900"))
+    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline",
+                 "--source", f"ollama={_ollama_fixture(tmp_path)}")
+    assert result.returncode == 0, result.stderr
+    listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
+    assert scan["ollama-vulkan"] == "OLLAMA_VULKAN=1"
+    for workaround, setting in scan.items():
+        assert listed[workaround] == setting, (workaround, listed[workaround], setting)
+
+
+def _ollama_fixture(tmp_path: Path) -> Path:
+    """A real git repository tagged like the pin (v0.17.5), so `workarounds` can check its entries there."""
+    from gfxgate.sources.resolve import load_pins
+    from tests.gitrepos import commit_tree, new_repo
+
+    repo = new_repo(tmp_path / "ollama")
+    commit_tree(repo, {"envconfig/config.go": 'package envconfig\n\nvar Vulkan = Bool("OLLAMA_VULKAN")\n',
+                       "Dockerfile": "RUN rm -f dist/lib/ollama/rocm/rocblas/library/*gfx90[06]*\n"},
+                "pinned", tag=load_pins().sources["ollama"].ref)
+    return tmp_path / "ollama"
+
+
+# -- 10: never answer from nothing ------------------------------------------------------------------------------
+def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate_exe, tmp_path):
+    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--offline", env={"GFXGATE_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 5, (result.returncode, result.stdout[:300])
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) <= 2 and "--source ollama=CLONE" in lines[0], lines
+
+
+def test_10_no_placeholder_reaches_any_output(gfxgate_exe):
+    for args in (["scan", "-t", "gfx900,gfx906,gfx1031"], ["diagnose", str(SAMPLE_LOG), "--no-upstream"]):
+        out = run(gfxgate_exe, *args).stdout
+        assert not re.search(r"\{(?:target|processor|version|release_rocblas|crash_phase|c_field|json_key|go_field)\}", out), args
