@@ -50,7 +50,12 @@ class StepRule(NamedTuple):
         return dict(self.covers).get(layer, ())
 
     def lifts(self, cell: Verdict) -> bool:
-        return cell.status in self.covered(cell.layer) and (self.matches is None or rule_regex(self.matches).search(cell.summary) is not None)
+        """Whether the step lifts this cell's restriction: a covered status, and for an override-required cell (which
+        names the switch it needs) one whose summary ``matches``; a blocked or partial cell of a covered layer is
+        the step's by its layer (rocBLAS artifacts "no code for gfx900 …" is what copying rocBLAS files lifts)."""
+        if cell.status not in self.covered(cell.layer):
+            return False
+        return self.matches is None or cell.status != Status.OVERRIDE_REQUIRED or rule_regex(self.matches).search(cell.summary) is not None
 
 
 class RouteRule(NamedTuple):

@@ -131,6 +131,58 @@ def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(gfxgate_exe
         load_catalogue(bad)
 
 
+# -- 6: a step the installed tree already satisfies is dropped, citing the file@offset -------------------------
+@pytest.fixture(scope="module")
+def installed_gfx900(built, rocblas_folder, tmp_path_factory) -> Path:
+    """An installed tree as a user's own build leaves it: libggml-hip.so with gfx900 code (clang-19) and rocBLAS
+    files for gfx900 (real code objects named as rocBLAS names them)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("installed") / "lib" / "ollama"
+    shutil.copytree(rocblas_folder / "rocblas", root / "rocm" / "rocblas")
+    shutil.copy(built.hip_so("libggml-hip.so", archs=("gfx900",)), root / "libggml-hip.so")
+    return root.parent
+
+
+def test_6_installed_build_satisfies_the_build_and_copy_steps(gfxgate_exe, installed_gfx900):
+    data = scan_json(gfxgate_exe, "-t", "gfx900", "--installed", str(installed_gfx900))
+    assert cell(data, "rocblas-artifacts", "gfx900")["status"] == "allowed"
+    assert cell(data, "installed-gpu-code", "gfx900")["status"] == "allowed"
+    rocm = next(b for b in route_of(data, "gfx900")["backends"] if b["backend"] == "rocm")["option"]
+    assert rocm["route"] == "rocm-build" and rocm["label"] == "ROCm: the installed build", rocm["label"]
+    assert rocm["steps"] == []
+    done = {s["workaround"]: s for s in rocm["satisfied"]}
+    assert set(done) == {"build-amdgpu-targets", "copy-rocblas-tensile"}
+    assert done["build-amdgpu-targets"]["layer"] == "installed-gpu-code"
+    assert any("libggml-hip.so@0x" in e["where"] for e in done["build-amdgpu-targets"]["evidence"])
+    assert any("Kernels.so-000-gfx900.hsaco@0x" in e["where"] for e in done["copy-rocblas-tensile"]["evidence"])
+    md = run(gfxgate_exe, "scan", "-t", "gfx900", "--installed", str(installed_gfx900)).stdout
+    assert "build + rocBLAS files" not in md
+    assert "already done: copy-rocblas-tensile — the installed tree's rocblas-artifacts row is allowed" in md
+
+
+def test_6_a_tree_with_another_targets_rocblas_files_keeps_the_copy_step(gfxgate_exe, built, tmp_path):
+    import shutil
+
+    import msgpack
+
+    root = tmp_path / "lib" / "ollama"
+    library = root / "rocm" / "rocblas" / "library"
+    library.mkdir(parents=True)
+    shutil.copy(built.hip_so("libggml-hip.so", archs=("gfx900",)), root / "libggml-hip.so")
+    shutil.copy(built.code_object("gfx1030"), library / "Kernels.so-000-gfx1030.hsaco")
+    (library / "TensileLibrary_lazy_gfx1030.dat").write_bytes(msgpack.packb({"library": {"type": "Hardware"}}))
+    data = scan_json(gfxgate_exe, "-t", "gfx900", "--installed", str(tmp_path / "lib"))
+    assert cell(data, "rocblas-artifacts", "gfx900")["status"] != "allowed"
+    rocm = next(b for b in route_of(data, "gfx900")["backends"] if b["backend"] == "rocm")
+    option = rocm["option"]
+    assert option is not None, (rocm, cell(data, "rocblas-artifacts", "gfx900"))
+    assert [s["workaround"] for s in option["steps"]] == ["copy-rocblas-tensile"], option
+    assert "*gfx900*" in option["steps"][0]["setting"]
+    assert [s["workaround"] for s in option["satisfied"]] == ["build-amdgpu-targets"]
+    assert option["label"] == "ROCm: rocBLAS files"
+
+
 # -- 7: `workarounds -t` and the scan's route step show the same setting ----------------------------------------
 def test_7_workarounds_and_scan_show_the_same_vulkan_setting(gfxgate_exe, tmp_path):
     scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", "gfx900"), "gfx900"))
