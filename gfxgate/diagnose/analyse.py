@@ -487,3 +487,31 @@ def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:
         out[key] = Verdict(layer="runtime", target=key, status=status, summary=summary, evidence=evidence,
                            remedy=bad[0].remedy if bad else None, workarounds=workarounds)
     return out
+
+
+def runtime_backend_verdicts(diagnoses, targets) -> dict[str, dict[str, Verdict]]:
+    """Per target, the runtime verdict of each backend the logs' runs loaded (a run's ``backends``): the answer's
+    routes are judged each by its own backend's runs (``gate.route``), never by a run of another backend."""
+    from gfxgate.diagnose.model import Diagnosis
+
+    out: dict[str, dict[str, Verdict]] = {}
+    for target in targets:
+        per: dict[str, list[Diagnosis]] = {}
+        for diagnosis in diagnoses:
+            for backend in dict.fromkeys(b.lower() for run in diagnosis.runs for b in run.backends):
+                if backend == "cpu":
+                    continue
+                runs = tuple(r for r in diagnosis.runs if backend in (b.lower() for b in r.backends))
+                kept = {r.index for r in runs}
+                findings = tuple(f for f in diagnosis.findings if f.layer != "runtime" or
+                                 (f.run is not None and diagnosis.runs[f.run].index in kept))
+                per.setdefault(backend, []).append(dataclasses.replace(diagnosis, runs=runs, findings=findings))
+        out[str(target)] = {b: v for b, ds in per.items()
+                            if (v := runtime_verdicts(ds, [target])[str(target)]).status.value != "not-measured"}
+    return out
+
+
+def log_versions(diagnoses) -> list[str]:
+    """The Ollama versions the logs announce (``Listening on … (version X)``), in order."""
+    return list(dict.fromkeys(f.value for d in diagnoses for f in d.facts if f.name == "ollama-version"))
+

@@ -342,7 +342,7 @@ class Route(JsonRecord, PerBackend):
 class RuntimeCheck(JsonRecord):
     """What the runtime row says about a :class:`Route`'s answer: confirmed, refuted or partly confirmed."""
 
-    outcome: Literal["confirmed", "partly confirmed", "refuted"]
+    outcome: Literal["confirmed", "partly confirmed", "refuted", "not measured"]
     summary: str
     evidence: tuple[Evidence, ...]
 
@@ -506,18 +506,43 @@ def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, A
     return outcome
 
 
-def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None) -> RuntimeCheck | None:
+def _same_version(a: str, b: str) -> bool:
+    return a.removeprefix("v") == b.removeprefix("v")
+
+
+def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None, *, rules: RouteRules,
+             backends: Mapping[str, Verdict] | None = None, version: str = "",
+             runtime_version: str | None = None) -> RuntimeCheck | None:
+    """What the runtime row says about the answer. With the runs split by the backend they exercised
+    (``backends``), only the best route's own backend confirms or refutes it; a row that ran other backends says
+    it did not measure this route (a CPU-only endpoint or a Vulkan run is not the ROCm route). A row measured at
+    another version than the one judged says so first."""
     cell = matrix.cells.get(("runtime", target))
     if cell is None or cell.status not in RANK:
         return None
-    outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(cell.status, "refuted")
+    head = ""
+    if runtime_version and version and not _same_version(runtime_version, version):
+        head = (f"the runtime ran ollama {runtime_version}, this answer is for {version} "
+                f"(`--ref ollama=v{runtime_version.removeprefix('v')}` judges the run's own version); ")
     if best is not None and best.backend == "cpu":
         outcome = "refuted" if cell.status in (Status.ALLOWED, Status.PARTIAL) else "confirmed"
-    return RuntimeCheck(outcome, f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
+        return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
+    if backends is not None and best is not None:
+        own = backends.get(best.backend)
+        if own is None or own.status not in RANK:
+            measured = ", ".join(f"{rules.title(b) if b in dict(rules.backends) else b} ({v.status.value}: {v.summary})"
+                                 for b, v in backends.items()) or f"no GPU backend ({cell.summary})"
+            return RuntimeCheck("not measured", head + f"the runs exercised {measured}, not the "
+                                f"{rules.title(best.backend)} route of this answer", cell.evidence)
+        outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(own.status, "refuted")
+        return RuntimeCheck(outcome, head + f"{rules.title(best.backend)} runtime {own.status.value}: {own.summary}",
+                            own.evidence)
+    outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(cell.status, "refuted")
+    return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
 
 
 def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules: RouteRules | None = None,
-           workarounds=None) -> Route:
+           workarounds=None, runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None) -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's)."""
     from gfxgate.gate.workarounds import default_workarounds
 
@@ -576,7 +601,8 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     if best is None and reason is None:
         reason = "no route decided"
     return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
-                 reason=reason, runtime=_runtime(matrix, target, best))
+                 reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
+                                                 runtime_version=runtime_version))
 
 
 def extra_targets(targets, workarounds=None) -> list[str]:

@@ -27,7 +27,12 @@ def scan_matrix(
     pins: Pins | None = None,
     snapshot_path: Path | None = None,
     runtime_cells: dict | None = None,
+    runtime_backends: dict | None = None,
+    runtime_version: str | None = None,
 ) -> GateMatrix:
+    """The gate matrix of ``targets`` with their answers. ``runtime_cells`` / ``runtime_backends`` (``scan --log``:
+    the runtime row, and per target the verdicts of each backend the log's runs used) and ``runtime_version`` (the
+    Ollama version the runs were made with) let each answer be judged by its own backend's runs at a named version."""
     pins = pins or load_pins()
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
@@ -85,15 +90,19 @@ def scan_matrix(
     if runtime:
         from gfxgate.sweep.verdicts import runtime_verdicts
 
+        from gfxgate.sweep.verdicts import runtime_backend_verdicts
+
         for target_name, verdict in runtime_verdicts(runtime, targets).items():
             extra[("runtime", target_name)] = verdict
+        runtime_backends = runtime_backend_verdicts(runtime, targets)
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
     from gfxgate.gate.workarounds import default_workarounds, link
 
     matrix = link(build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes)),
                   default_workarounds())
-    routes = tuple(decide(matrix, name) for name in requested)
+    routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
+                          runtime_version=runtime_version) for name in requested)
     if use_live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
         routes = _check_steps(routes, pins, sources, refs, offline)
     from gfxgate.gate.route import mark_unchecked

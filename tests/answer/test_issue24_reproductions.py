@@ -131,6 +131,51 @@ def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(gfxgate_exe
         load_catalogue(bad)
 
 
+# -- 4: a runtime row confirms or refutes only the backend route it exercised ----------------------------------
+@pytest.mark.slow
+def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_path, gfxgate_exe):
+    """A real sweep (Debian sid llama-server, Vulkan on lavapipe) with --gpu-target gfx900: a CPU-only endpoint
+    (`--device none`) and a Vulkan endpoint, both answering every cell."""
+    import shlex
+
+    from tests.sweep.test_sweep_llamaserver import sweep
+
+    worklog = tmp_path / "w.jsonl"
+    servers = {"cpu": [*reallama_vulkan.command("vulkan"), "--device", "none"], "vulkan": reallama_vulkan.command("vulkan")}
+    sweep(worklog, servers, reallama_vulkan.model, num_gpu=(0, -1))
+    assert shlex.join(servers["cpu"]).endswith("--device none")
+    data = scan_json(gfxgate_exe, "-t", "gfx900", "--runtime", str(worklog))
+    runtime = cell(data, "runtime", "gfx900")
+    assert runtime["status"] == "allowed", runtime
+    assert "cpu fails" not in runtime["summary"] and "vulkan" in runtime["summary"]
+    route = route_of(data, "gfx900")
+    assert route["best"]["backend"] == "vulkan"
+    assert route["runtime"]["outcome"] == "confirmed", route["runtime"]  # was "partly confirmed"
+    assert route["runtime"]["summary"].startswith("Vulkan runtime allowed")
+    report = run(gfxgate_exe, "sweep", "report", str(worklog), "--format", "json")
+    assert report.returncode == 0, report.stderr
+
+
+# -- 5: a log's version is the version judged, or the mismatch is said; a log judges only its own backend -------
+def test_5_log_of_0123_says_the_version_and_leaves_the_vulkan_route_unjudged(gfxgate_exe):
+    data = scan_json(gfxgate_exe, "--target", "auto", "--log", str(SAMPLE_LOG))
+    route = route_of(data, "gfx900")
+    assert route["version"] == "v0.17.5" and route["best"]["backend"] == "vulkan"
+    runtime = route["runtime"]
+    assert runtime["outcome"] == "not measured", runtime  # was "refuted": the log never ran Vulkan
+    assert runtime["summary"].startswith("the runtime ran ollama 0.12.3, this answer is for v0.17.5")
+    assert "--ref ollama=v0.12.3" in runtime["summary"] and "exercised ROCm (blocked" in runtime["summary"]
+    md = run(gfxgate_exe, "scan", "--target", "auto", "--log", str(SAMPLE_LOG)).stdout
+    assert "run refuted" not in md and "compute frames" not in md
+
+
+def test_5_a_log_of_the_judged_version_says_no_mismatch(gfxgate_exe, tmp_path):
+    log = tmp_path / "ollama-0.17.5.log"
+    log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", "(version 0.17.5)"))
+    runtime = route_of(scan_json(gfxgate_exe, "--target", "auto", "--log", str(log)), "gfx900")["runtime"]
+    assert not runtime["summary"].startswith("the runtime ran ollama"), runtime
+
+
 # -- 6: a step the installed tree already satisfies is dropped, citing the file@offset -------------------------
 @pytest.fixture(scope="module")
 def installed_gfx900(built, rocblas_folder, tmp_path_factory) -> Path:
