@@ -65,8 +65,9 @@ def require_source(sourceset, name: str, command: str):
     try:
         return sourceset.get(name)
     except SourceError as exc:
-        error = type(exc)(f"{command}: cannot read {name}, so there is nothing to answer from ({exc.message}); "
-                          f"give --source {name}=CLONE (a local clone with its tags)")
+        source = getattr(exc, "source", None) or name  # llama.cpp at v0.30+: the llama-cpp clone, not ollama's
+        error = type(exc)(f"{command}: cannot read {source}, so there is nothing to answer from ({exc.message}); "
+                          f"give --source {source}=CLONE (a local clone with its tags)")
         raise error from None
 
 
