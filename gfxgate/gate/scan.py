@@ -46,13 +46,16 @@ def scan_matrix(
     try:
         for name in sorted(set(refs or {}) | set(sources or {})):
             sourceset.get(name)  # a source the user named explicitly must open, or the scan fails clearly
-        if use_live and offline:
-            # as with --ref: --offline with a source missing from the cache is exit 5, not a matrix of unknowns
+        if use_live:
+            # as with --ref: --offline with a source missing from the cache is exit 5, not a matrix of unknowns; so is
+            # a remote that cannot be reached (a live scan without network used to exit 0 with every row unknown).
+            # A coupled source (rocm-docs) online falls back to the embedded snapshot of its pin and says so.
             for name in sorted({rule.repo for rule in ruleset.rules} & set(pins.sources)):
                 try:
                     sourceset.get(name)
-                except NetworkError:
-                    raise
+                except NetworkError as exc:
+                    if offline or name not in pins.couplings:
+                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)") from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
         if use_live:
