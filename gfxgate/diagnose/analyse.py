@@ -16,7 +16,7 @@ from gfxgate.diagnose.model import Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.errors import TargetError
-from gfxgate.gate.remedy import fill as fill_remedy
+from gfxgate.gate.remedy import fill as fill_remedy, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -242,6 +242,10 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
         wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
+        line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
+        wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
+            hit.get("supported") or line_attrs.get("supported_types") or line_attrs.get("supported")))
+        context += left_out
         printed_at, printed_note = ((), "")
         if locator is not None:
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))

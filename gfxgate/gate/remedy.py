@@ -103,3 +103,40 @@ def release_rocblas(processor: str | None, version: str | None) -> str:
         return (f"ollama {_tag(version)}'s release deletes no rocBLAS file for {processor} (release-packaging allowed: "
                 f"{where}): the missing files are not the release's doing")
     return f"ollama {_tag(version)}'s release deletes them (release-packaging {status}: {where})"
+
+
+def listed_targets(text: str | None) -> tuple[str, ...] | None:
+    """The gfx processors a log line lists as supported / available (``[gfx1030 gfx1100]``, ``map[gfx1030:true …]``,
+    TensileLibrary file names); None when the line lists none (nothing is then known about what is there)."""
+    if not text:
+        return None
+    found = tuple(dict.fromkeys(re.findall(r"gfx[0-9a-f]{3,4}", text)))
+    return found or None
+
+
+def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | None) -> tuple[tuple[str, ...], list[str]]:
+    """The workaround ids of a finding without the HSA overrides whose posed target the line's own list (what the
+    installed library has: supported types, available TensileLibrary files) does not name — an override to a target
+    the install has no kernels for is no help by itself (9.0.6 on a list of gfx1030 and gfx1100) — and why each was
+    left out."""
+    if listed is None or workarounds is None:
+        return ids, []
+    from gfxgate.errors import TargetError
+    from gfxgate.targets import catalog
+
+    by_id = {w.id: w for w in workarounds}
+    kept, notes = [], []
+    for wid in ids:
+        w = by_id.get(wid)
+        if w is not None and w.override:
+            try:
+                posed = catalog().from_hsa_override(w.override).name
+            except TargetError:
+                posed = None
+            if posed is not None and posed not in listed:
+                notes.append(f"{w.setting} left out: it selects {posed}, which the line's list ({', '.join(listed)}) "
+                             f"does not name, so the installed library has no {posed} kernels either")
+                continue
+        kept.append(wid)
+    return tuple(kept), notes
+

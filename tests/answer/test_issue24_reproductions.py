@@ -87,6 +87,21 @@ def test_2_override_route_where_the_release_ships_the_posed_target(gfxgate_exe):
     assert "does not ship" not in run(gfxgate_exe, "scan", "-t", "gfx1031").stdout
 
 
+@pytest.mark.parametrize("listed, kept", [("[gfx1030 gfx1100]", False), ("[gfx1030 gfx1100 gfx906]", True)])
+def test_2_diagnose_offers_no_override_to_a_target_the_line_says_is_not_there(gfxgate_exe, tmp_path, listed, kept):
+    """A discovery rejection that lists what the installed library supports: 9.0.6 (gfx906) is offered only where
+    gfx906 is listed; otherwise the finding says why it was left out."""
+    log = tmp_path / "ollama.log"
+    log.write_text(
+        'time=2025-10-05T10:00:00.512+02:00 level=INFO source=routes.go:1528 msg="Listening on 127.0.0.1:11434 (version 0.12.3)"\n'
+        f'time=2025-10-05T10:00:01.100+02:00 level=WARN source=amd_linux.go:380 msg="amdgpu is not supported (supported types:{listed})" gpu_type=gfx900 gpu=0 library=/usr/lib/ollama/rocm\n')
+    data = json.loads(run(gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream").stdout)
+    finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "ollama-amdgpu-not-supported")
+    assert ("hsa-override-9.0.6" in finding["workarounds"]) is kept, finding["workarounds"]
+    assert "copy-rocblas-tensile" in finding["workarounds"]
+    assert any("9.0.6 left out: it selects gfx906" in c for c in finding["context"]) is not kept
+
+
 # -- 3: a remedy is a template filled from the facts of the log's release ---------------------------------------
 def test_3_rocblas_remedy_says_what_v0123_does_not_a_fixed_claim(gfxgate_exe):
     result = run(gfxgate_exe, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream")
