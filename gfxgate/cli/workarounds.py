@@ -51,7 +51,7 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
 
             pinned = not refs and ollama.ref == load_pins().sources["ollama"].ref  # the snapshot holds that version
             matrix = scan_matrix(parsed, offline=offline) if pinned else scan_matrix(parsed, refs=refs, sources=sources,
-                                                                                      offline=offline)
+                                                                                      offline=offline, strict_coupled=False)
             steps = step_settings(matrix.routes)
         reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps)
         absent = wk.not_applicable(items, sourceset)

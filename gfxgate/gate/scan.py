@@ -29,10 +29,13 @@ def scan_matrix(
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
+    strict_coupled: bool = True,
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers. ``runtime_cells`` / ``runtime_backends`` (``scan --log``:
     the runtime row, and per target the verdicts of each backend the log's runs used) and ``runtime_version`` (the
-    Ollama version the runs were made with) let each answer be judged by its own backend's runs at a named version."""
+    Ollama version the runs were made with) let each answer be judged by its own backend's runs at a named version.
+    ``strict_coupled=False``: a coupled source (rocm-docs) missing offline also falls back to its pin's snapshot (said
+    in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`)."""
     pins = pins or load_pins()
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
@@ -54,7 +57,7 @@ def scan_matrix(
                 try:
                     sourceset.get(name)
                 except NetworkError as exc:
-                    if offline or name not in pins.couplings:
+                    if (offline and strict_coupled) or name not in pins.couplings:
                         raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)") from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
