@@ -348,3 +348,19 @@ def test_10_diff_of_a_side_that_could_not_read_ollama_fails_closed(gfxgate_exe, 
     _one_error_line(result, "ollama")
     same = run(gfxgate_exe, "diff", str(tmp_path / "new.json"), str(tmp_path / "new.json"))
     assert same.returncode == 0, same.stderr
+
+
+def test_10_a_source_that_cannot_be_opened_is_tried_once_per_run(gfxgate_exe, tmp_path):
+    """`workarounds` checks several entries in rocm-docs and ollama-python: each unreadable source is cloned once,
+    not once per entry (the run used to spend seconds on repeated clone attempts)."""
+    trace = tmp_path / "git-trace"
+    env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GIT_TRACE": str(trace),
+           "GFXGATE_SOURCE_ROCM_DOCS": f"file://{tmp_path}/no-such-rocm.git",
+           "GFXGATE_SOURCE_OLLAMA_PYTHON": f"file://{tmp_path}/no-such-python.git"}
+    result = run(gfxgate_exe, "workarounds", "--format", "json", "--source", f"ollama={_ollama_fixture(tmp_path)}", env=env)
+    assert result.returncode == 0, result.stderr
+    states = {w["id"]: w["state"] for w in json.loads(result.stdout)["workarounds"]}
+    assert states["hsa-enable-sdma-0"] == "unknown"  # rocm-docs could not be read: said per entry, with the reason
+    clones = [line for line in trace.read_text().splitlines() if " clone " in line and "trace: built-in" in line]
+    for name in ("no-such-rocm.git", "no-such-python.git"):
+        assert sum(name in line for line in clones) == 1, [line for line in clones if name in line]
