@@ -244,7 +244,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
         line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
         wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
-            hit.get("supported") or line_attrs.get("supported_types") or line_attrs.get("supported")))
+            hit.get("supported") or hit.get("available") or line_attrs.get("supported_types") or line_attrs.get("supported")))
         context += left_out
         printed_at, printed_note = ((), "")
         if locator is not None:
