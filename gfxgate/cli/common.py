@@ -85,6 +85,20 @@ def source_options(func: Callable | None = None, *, refs: bool = True, online: b
     return func
 
 
+def require_source(sourceset, name: str, command: str):
+    """Open a source a command cannot answer without; when it cannot be read, the command fails with the error's own
+    exit code (5 offline or unreachable, 4 a broken clone) and one line naming the ``--source NAME=CLONE`` to give."""
+    from gfxgate.errors import SourceError
+
+    try:
+        return sourceset.get(name)
+    except SourceError as exc:
+        source = getattr(exc, "source", None) or name  # llama.cpp at v0.30+: the llama-cpp clone, not ollama's
+        error = type(exc)(f"{command}: cannot read {source}, so there is nothing to answer from ({exc.message}); "
+                          f"give --source {source}=CLONE (a local clone with its tags)")
+        raise error from None
+
+
 def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
     """Canonical names of the --fail-on targets; each must be in the compared reports."""
     from gfxgate.errors import UsageError

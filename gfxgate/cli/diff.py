@@ -30,11 +30,13 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
 
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 6 unreadable input.
     """
-    from gfxgate.prcheck.diff import diff_matrices, load_matrix
+    from gfxgate.prcheck.diff import diff_matrices, fail_closed, load_matrix
     from gfxgate.prcheck.pins import pins_location
     from gfxgate.prcheck.render import render
 
-    result = diff_matrices(load_matrix(old), load_matrix(new))
+    old_matrix, new_matrix = load_matrix(old), load_matrix(new)
+    fail_closed(old_matrix, new_matrix, command="diff")
+    result = diff_matrices(old_matrix, new_matrix)
     failing = fail_on_targets(fail_on, result.targets)
     pins_uri, lines = pins_location(pins) if fmt == "sarif" else ("rules/pins.toml", {})
     emit(terminal_text(render(result, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines), fmt, output), output)

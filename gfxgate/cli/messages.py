@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
+from gfxgate.cli.common import emit, format_option, output_option, require_source, source_options, terminal
 
 
 @click.command()
@@ -28,6 +28,9 @@ def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
     sourceset = SourceSet(load_pins(), sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
                           offline=offline)
     try:
+        # the messages are located in ollama's code at its version: without it nothing can be checked (exit 5/4
+        # naming the --source to give), never a catalogue of unknowns
+        require_source(sourceset, "ollama", "messages")
         checks = check_catalogue(default_catalogue(), sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:

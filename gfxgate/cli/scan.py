@@ -62,11 +62,14 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     parsed = parse_targets(tuple(names))
     if not parsed:
         raise UsageError("name at least one --target", hint="e.g. gfxgate scan --target gfx900")
-    runtime_cells = None
+    runtime_cells = runtime_backends = runtime_version = None
     if diagnoses is not None:
-        from gfxgate.diagnose.analyse import runtime_verdicts
+        from gfxgate.diagnose.analyse import log_versions, runtime_backend_verdicts, runtime_verdicts
 
         runtime_cells = runtime_verdicts(diagnoses, parsed)
+        runtime_backends = runtime_backend_verdicts(diagnoses, parsed)  # each route judged by its own backend's runs
+        versions = log_versions(diagnoses)
+        runtime_version = versions[0] if len(versions) == 1 else None
     dirs: list[Path] = []
     for value in installed:
         if value == "default" and not Path(value).exists():
@@ -88,6 +91,8 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
         rules_root=rules_root,
         snapshot_path=snapshot_path,
         runtime_cells=runtime_cells,
+        runtime_backends=runtime_backends,
+        runtime_version=runtime_version,
     )
     options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
     emit(render(matrix, fmt, **options), output)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
+from gfxgate.cli.common import emit, format_option, output_option, require_source, source_options, terminal_text
 
 
 @click.command()
@@ -41,6 +41,11 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
         # tracing with every hop of that repository missing
         for name in dict.fromkeys([*parse_assignments(refs, "--ref"), *parse_assignments(sources, "--source")]):
             sourceset.get(name)
+        # every repository the trace reads must open: without one the hops after it are missing for no reason
+        # of the code, and the answer would come from nothing (exit 5 naming the --source to give)
+        needed = rules.env.repos if env_name else (rules.traces[param].repos if param in rules.traces else [])
+        for name in needed:
+            require_source(sourceset, name, "trace")
         if env_name:
             if graph:
                 raise UsageError("--graph draws an option's hops; it does not apply to --env")

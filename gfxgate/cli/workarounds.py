@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options, terminal
+from gfxgate.cli.common import emit, format_option, output_option, parse_targets, require_source, source_options, terminal
 
 
 @click.command()
@@ -38,10 +38,22 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
 
         report = scan_paths(list(installed))
         artifacts = lambda target: artifact_verdicts(report, [target])  # noqa: E731 - one question per override
-    sourceset = SourceSet(load_pins(), sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
-                          offline=offline)
+    sources, refs = parse_assignments(sources, "--source"), parse_assignments(refs, "--ref")
+    sourceset = SourceSet(load_pins(), sources=sources, refs=refs, offline=offline)
     try:
-        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts)
+        # the entries are checked in ollama at its version: without it there is nothing to answer from (exit 5 or 4,
+        # naming the --source to give), never a table of unknowns
+        ollama = require_source(sourceset, "ollama", "workarounds")
+        steps = None
+        if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
+            from gfxgate.gate.route import step_settings
+            from gfxgate.gate.scan import scan_matrix
+
+            pinned = not refs and ollama.ref == load_pins().sources["ollama"].ref  # the snapshot holds that version
+            matrix = scan_matrix(parsed, offline=offline) if pinned else scan_matrix(parsed, refs=refs, sources=sources,
+                                                                                      offline=offline, strict_coupled=False)
+            steps = step_settings(matrix.routes)
+        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps)
         absent = wk.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:

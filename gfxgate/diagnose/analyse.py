@@ -18,6 +18,7 @@ from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
+from gfxgate.gate.remedy import fill as fill_remedy, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -221,24 +222,30 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
         wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
-        wk, remedy_notes = _remedies_from_log(wk, workarounds, target, hsa, tensile)
+        line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
+        wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
+            hit.get("supported") or hit.get("available") or line_attrs.get("supported_types") or line_attrs.get("supported")))
+        context += left_out
+        wk, remedy_notes = _remedies_from_log(wk, workarounds, target, hsa, tensile)  # the whole log's evidence
         context += remedy_notes
         printed_at, printed_note = ((), "")
         if locator is not None:
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
             printed_at, extra = _cross_check_source(hit.line.text, printed_at)
             context += extra
+        remedy = fill_remedy(message.remedy or "", target=target, version=version_at(hit.index), log_kind=kind,
+                             phase=runs[run_index].phase if run_index is not None else None)  # gate/remedy.py
         verdict = None
         if not stale and target and message.implies is not None and message.layer:
             verdict = Verdict(
                 layer=message.layer, target=target, status=message.implies,
                 summary=f"{message.title} (log line {hit.line.number})",
-                evidence=(evidence,), remedy=message.remedy, workarounds=wk,
+                evidence=(evidence,), remedy=remedy or None, workarounds=wk,
             )
         findings.append(Finding(
             message=message.id, family=message.family, title=message.title, layer=message.layer or "",
             evidence=(evidence,), target=target, target_reason=target_reason, verdict=verdict,
-            remedy=message.remedy or "", workarounds=wk, printed_at=printed_at, printed_note=printed_note,
+            remedy=remedy, workarounds=wk, printed_at=printed_at, printed_note=printed_note,
             stale=stale, context=tuple(context), run=run_index,
         ))
         merged[key] = len(findings) - 1
@@ -581,3 +588,31 @@ def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:
         out[key] = Verdict(layer="runtime", target=key, status=status, summary=summary, evidence=evidence,
                            remedy=bad[0].remedy if bad else None, workarounds=workarounds)
     return out
+
+
+def runtime_backend_verdicts(diagnoses, targets) -> dict[str, dict[str, Verdict]]:
+    """Per target, the runtime verdict of each backend the logs' runs loaded (a run's ``backends``): the answer's
+    routes are judged each by its own backend's runs (``gate.route``), never by a run of another backend."""
+    from gfxgate.diagnose.model import Diagnosis
+
+    out: dict[str, dict[str, Verdict]] = {}
+    for target in targets:
+        per: dict[str, list[Diagnosis]] = {}
+        for diagnosis in diagnoses:
+            for backend in dict.fromkeys(b.lower() for run in diagnosis.runs for b in run.backends):
+                if backend == "cpu":
+                    continue
+                runs = tuple(r for r in diagnosis.runs if backend in (b.lower() for b in r.backends))
+                kept = {r.index for r in runs}
+                findings = tuple(f for f in diagnosis.findings if f.layer != "runtime" or
+                                 (f.run is not None and diagnosis.runs[f.run].index in kept))
+                per.setdefault(backend, []).append(dataclasses.replace(diagnosis, runs=runs, findings=findings))
+        out[str(target)] = {b: v for b, ds in per.items()
+                            if (v := runtime_verdicts(ds, [target])[str(target)]).status.value != "not-measured"}
+    return out
+
+
+def log_versions(diagnoses) -> list[str]:
+    """The Ollama versions the logs announce (``Listening on … (version X)``), in order."""
+    return list(dict.fromkeys(f.value for d in diagnoses for f in d.facts if f.name == "ollama-version"))
+

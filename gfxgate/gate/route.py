@@ -39,12 +39,23 @@ class StepRule(NamedTuple):
     matches: str | None = None  # regex over the cell summary: the restriction this step lifts
     setting: str | None = None  # the value this route needs when the workaround's own setting is another one
     setting_from: str | None = None  # a layer whose covered cell's remedy is this version's command (e.g. cmake-filter)
+    satisfied_by: str | None = None  # an artifact layer whose scanned, allowed cell shows the step already done
+
+    def done(self, matrix: GateMatrix, target: str) -> Verdict | None:
+        """The scanned cell (``--installed``) that shows this step already done for the target, if any."""
+        cell = matrix.cells.get((self.satisfied_by, target)) if self.satisfied_by else None
+        return cell if cell is not None and cell.status == Status.ALLOWED and cell.evidence else None
 
     def covered(self, layer: str) -> tuple[Status, ...]:
         return dict(self.covers).get(layer, ())
 
     def lifts(self, cell: Verdict) -> bool:
-        return cell.status in self.covered(cell.layer) and (self.matches is None or rule_regex(self.matches).search(cell.summary) is not None)
+        """Whether the step lifts this cell's restriction: a covered status, and for an override-required cell (which
+        names the switch it needs) one whose summary ``matches``; a blocked or partial cell of a covered layer is
+        the step's by its layer (rocBLAS artifacts "no code for gfx900 …" is what copying rocBLAS files lifts)."""
+        if cell.status not in self.covered(cell.layer):
+            return False
+        return self.matches is None or cell.status != Status.OVERRIDE_REQUIRED or rule_regex(self.matches).search(cell.summary) is not None
 
 
 class RouteRule(NamedTuple):
@@ -61,6 +72,8 @@ class RouteRule(NamedTuple):
     fallback: bool = False
     colour: str = "#888888"
     legend: str = ""
+    done_label: str | None = None  # the label when the installed tree satisfies every step
+    done_phrase: str | None = None
 
 
 class RouteRules(NamedTuple):
@@ -98,7 +111,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             except RuleRegexError as exc:
                 raise RuleError(f"{path}: step {s['workaround']}: {exc.message}") from None
         return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"), s.get("setting"),
-                        s.get("setting_from"))
+                        s.get("setting_from"), s.get("satisfied_by"))
 
     device_steps = tuple(step_rule(s) for s in data.get("device_steps", ()))
     for step in device_steps:
@@ -113,6 +126,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             id=raw["id"], backend=raw["backend"], label=raw["label"], phrase=raw["phrase"], needs=_statuses(raw["needs"]),
             steps=steps, alone=raw.get("alone"), as_override=raw.get("as_target") == "override",
             fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
+            done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
         )
         problems = []
         if rule.id in seen:
@@ -130,6 +144,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
                 problems.append(f"step {step.workaround}: setting {step.setting!r} is not a value of {by_id[step.workaround].setting!r}")
             if step.setting_from and step.setting_from not in dict(step.covers):
                 problems.append(f"step {step.workaround}: setting_from {step.setting_from!r} is not a layer the step covers")
+            if step.satisfied_by and known_layers is not None and step.satisfied_by not in known_layers:
+                problems.append(f"step {step.workaround}: satisfied_by names unknown layer {step.satisfied_by!r}")
             for layer, statuses in step.covers:
                 needed = dict(rule.needs).get(layer)
                 if needed is None:
@@ -159,7 +175,75 @@ def default_routes() -> RouteRules:
     return load_routes(layers={layer.id for layer in default_rules().layers}, workarounds=default_workarounds())
 
 
+# -- a step's setting: computed once, shown by every command --------------------------------------------
+SETTING_FIELDS = ("target", "processor")  # the placeholders a workaround's setting may hold
+
+
+def fill_setting(template: str, target: str | None) -> str:
+    """A setting for one target: ``{target}`` is the target id as a build list takes it (``gfx906:xnack+``),
+    ``{processor}`` its processor (rocBLAS file names: ``*gfx906*``). Without a target they read ``<target>`` /
+    ``<processor>``, the way the other placeholders of a setting (``<ollama>``) are written."""
+    processor = _processor(target) if target else None
+    return (template.replace("{target}", target or "<target>").replace("{processor}", processor or "<processor>"))
+
+
+def step_setting(workaround, target: str | None, *, rule: StepRule | None = None, cells=()) -> str:
+    """The setting of ``workaround`` as a step for ``target``: the command of the scanned version where a covered
+    cell carries one (``setting_from``: the cmake-filter remedy, ``-DOLLAMA_LLAMA_BACKENDS=…`` from v0.30), else the
+    route's value (``setting``: OLLAMA_VULKAN=1 where the workaround's own is =0), else the workaround's own at the
+    scanned era — filled from the target. scan, workarounds, diagnose and timeline all take a step's setting from
+    here (``decide`` calls it for every step)."""
+    versioned = next((c.remedy for c in cells if rule is not None and c.layer == rule.setting_from and c.remedy), None)
+    return fill_setting(versioned or (rule.setting if rule is not None else None) or workaround.setting, target)
+
+
+# -- what an HSA override selects: does the same release ship it? ----------------------------------------
+_CODE_LAYERS = {"cmake-filter", "cmake-presets", "installed-gpu-code"}  # not shipped: the override needs a build
+_FILE_LAYERS = {"release-packaging", "rocblas-artifacts"}  # not shipped: the override needs the posed rocBLAS files
+
+
+def override_shipped(matrix: GateMatrix, value: str, rules: RouteRules | None = None) -> tuple[str | None, tuple[Evidence, ...]]:
+    """Whether the release ships what ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load, read in the posed
+    target's column of the same matrix with the needs of the override route (``as_target: override``): ``(None,
+    evidence)`` when every needed cell passes; else the clause saying what the override also needs, with the refusing
+    cells' evidence (v0.17.5 deletes ``*gfx90[06]*``: 9.0.6 is no help by itself); "not checked" when the posed
+    target's column is not in the matrix. The route decision and every remedy that names the override read this."""
+    from gfxgate.targets import catalog
+
+    rules = rules or default_routes()
+    posed = catalog().from_hsa_override(value).name
+    needs = next((r.needs for r in rules.routes if r.as_override), ())
+    if not any((layer, posed) in matrix.cells for layer, _ in needs):
+        return f"whether this release ships {posed}'s code and rocBLAS files is not checked here", ()
+    failing = [c for layer, allowed in needs if (c := matrix.cells.get((layer, posed))) is not None
+               and c.status in RANK and c.status not in allowed]
+    if not failing:
+        return None, tuple(e for layer, _ in needs if (c := matrix.cells.get((layer, posed))) for e in c.evidence[:1])
+    needed = []
+    if any(c.layer in _FILE_LAYERS for c in failing):
+        needed.append(f"{posed}'s rocBLAS files (Kernels.so-000-{posed}*.hsaco, TensileLibrary_*{posed}*)")
+    if any(c.layer in _CODE_LAYERS for c in failing):
+        needed.append(f"a build with {posed} code")
+    where = "; ".join(f"{c.layer} {c.status.value} for {posed}" + (f" at {c.evidence[0].location}" if c.evidence and c.evidence[0].location else "")
+                      for c in failing)
+    return (f"this release does not ship {posed} either ({where}): the override also needs " + " and ".join(needed),
+            tuple(e for c in failing for e in c.evidence[:1]))
+
+
 # -- the answer ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SatisfiedStep(JsonRecord):
+    """A step the installed tree (``--installed``) already satisfies: dropped from the route, with the cell that
+    shows it (its evidence is ``file@offset`` of the code objects / rocBLAS files found)."""
+
+    workaround: str
+    layer: str
+    evidence: tuple[Evidence, ...]
+
+    def __post_init__(self) -> None:
+        need_evidence(self.evidence, f"satisfied step {self.workaround}")
+
+
 @dataclass(frozen=True)
 class RouteStep(JsonRecord):
     """One checked workaround on a route, with the evidence of the cells it covers."""
@@ -196,6 +280,7 @@ class RouteOption(JsonRecord):
     evidence: tuple[Evidence, ...]
     steps: tuple[RouteStep, ...] = ()
     override_target: str | None = None
+    satisfied: tuple[SatisfiedStep, ...] = ()  # steps the installed tree already satisfies (dropped)
 
     def __post_init__(self) -> None:
         need_evidence(self.evidence, f"route {self.route}")
@@ -257,7 +342,7 @@ class Route(JsonRecord, PerBackend):
 class RuntimeCheck(JsonRecord):
     """What the runtime row says about a :class:`Route`'s answer: confirmed, refuted or partly confirmed."""
 
-    outcome: Literal["confirmed", "partly confirmed", "refuted"]
+    outcome: Literal["confirmed", "partly confirmed", "refuted", "not measured"]
     summary: str
     evidence: tuple[Evidence, ...]
 
@@ -344,36 +429,43 @@ def _device_steps(rule: RouteRule, matrix: GateMatrix, target: str, by_id, rules
     return used
 
 
-def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id) -> tuple[list, list]:
-    """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order."""
-    route_steps, device = [], []
+def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id, matrix: GateMatrix,
+                target: str) -> tuple[list, list, list]:
+    """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order, and the steps the installed
+    tree already satisfies (SatisfiedStep)."""
+    route_steps, device, satisfied = [], [], []
     for bucket, step_rules in ((route_steps, rule.steps), (device, rules.device_steps)):
         for step_rule in step_rules:
             cells = used.pop(step_rule.workaround, None)
+            done = step_rule.done(matrix, target) if cells else None
+            if done is not None:
+                satisfied.append(SatisfiedStep(step_rule.workaround, done.layer, done.evidence))
+                continue
             if cells:
                 w = by_id[step_rule.workaround]
                 evidence = [e for c in cells for e in c.evidence]
                 if step_rule.matches:  # the lines that show the restriction this step lifts come first
                     evidence.sort(key=lambda e: rule_regex(step_rule.matches).search(f"{e.text} {e.note}") is None)
-                # the command of this version (the covered cell's remedy: ollama >= v0.30 configures with
-                # -DOLLAMA_LLAMA_BACKENDS=…), else the route's value, else the workaround's own
-                versioned = next((c.remedy for c in cells if c.layer == step_rule.setting_from and c.remedy), None)
-                setting = versioned or step_rule.setting or w.setting
+                setting = step_setting(w, target, rule=step_rule, cells=cells)
                 bucket.append((step_rule, RouteStep(w.id, w.title, setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
                                                     tuple(evidence))))
-    return route_steps, device
+    return route_steps, device, satisfied
 
 
-def _option(rule: RouteRule, label: str, phrase: str, evidence, route_steps, device, override_target=None) -> RouteOption:
-    if "{steps}" in label or "{steps}" in phrase:
+def _option(rule: RouteRule, label: str, phrase: str, evidence, route_steps, device, override_target=None,
+            satisfied=()) -> RouteOption:
+    if satisfied and not route_steps and rule.done_label:
+        label, phrase = rule.done_label, rule.done_phrase or rule.done_label
+    elif "{steps}" in label or "{steps}" in phrase:
         label = label.replace("{steps}", " + ".join(s.short for s, _ in route_steps))
         phrase = phrase.replace("{steps}", " and ".join(s.phrase for s, _ in route_steps))
     if device:
         label += "".join(f" + {s.short}" for s, _ in device)
         phrase += " with " + " and ".join(s.phrase for s, _ in device)
     steps = tuple(s for _, s in route_steps + device)
-    evidence = tuple(evidence) + tuple(e for s in steps for e in s.evidence)
-    return RouteOption(rule.id, rule.backend, label, phrase, evidence, steps, override_target=override_target)
+    evidence = tuple(evidence) + tuple(e for s in steps for e in s.evidence) + tuple(e for s in satisfied for e in s.evidence)
+    return RouteOption(rule.id, rule.backend, label, phrase, evidence, steps, override_target=override_target,
+                       satisfied=tuple(satisfied))
 
 
 def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, Any], rules: RouteRules,
@@ -393,8 +485,8 @@ def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, A
                 own = [c for layer, allowed in rule.needs
                        if (layer, target) in matrix.cells and (c := matrix.cells[(layer, target)]).status not in allowed]
                 why = tuple(e for c in own for e in c.evidence) or tuple(outcome.evidence)
-                step = RouteStep(w.id, w.title, w.setting, w.risk, tuple(c.layer for c in own) or tuple(w.unblocks), why)
-                _, device = _make_steps(rule, rules, _device_steps(rule, matrix, target, by_id, rules), by_id)
+                step = RouteStep(w.id, w.title, step_setting(w, target), w.risk, tuple(c.layer for c in own) or tuple(w.unblocks), why)
+                _, device, _ = _make_steps(rule, rules, _device_steps(rule, matrix, target, by_id, rules), by_id, matrix, target)
                 option = _option(rule, rule.label.replace("{override}", w.override), rule.phrase.replace("{override}", w.override),
                                  outcome.evidence, [(None, step)], device, override_target=column)
                 return _Outcome(APPLIES, option=option)
@@ -409,23 +501,48 @@ def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, A
     outcome, used = _walk(rule, matrix, target, processor, by_id, rules)
     if outcome.state != APPLIES:
         return outcome
-    route_steps, device = _make_steps(rule, rules, used, by_id)
-    outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device)
+    route_steps, device, satisfied = _make_steps(rule, rules, used, by_id, matrix, target)
+    outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device, satisfied=satisfied)
     return outcome
 
 
-def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None) -> RuntimeCheck | None:
+def _same_version(a: str, b: str) -> bool:
+    return a.removeprefix("v") == b.removeprefix("v")
+
+
+def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None, *, rules: RouteRules,
+             backends: Mapping[str, Verdict] | None = None, version: str = "",
+             runtime_version: str | None = None) -> RuntimeCheck | None:
+    """What the runtime row says about the answer. With the runs split by the backend they exercised
+    (``backends``), only the best route's own backend confirms or refutes it; a row that ran other backends says
+    it did not measure this route (a CPU-only endpoint or a Vulkan run is not the ROCm route). A row measured at
+    another version than the one judged says so first."""
     cell = matrix.cells.get(("runtime", target))
     if cell is None or cell.status not in RANK:
         return None
-    outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(cell.status, "refuted")
+    head = ""
+    if runtime_version and version and not _same_version(runtime_version, version):
+        head = (f"the runtime ran ollama {runtime_version}, this answer is for {version} "
+                f"(`--ref ollama=v{runtime_version.removeprefix('v')}` judges the run's own version); ")
     if best is not None and best.backend == "cpu":
         outcome = "refuted" if cell.status in (Status.ALLOWED, Status.PARTIAL) else "confirmed"
-    return RuntimeCheck(outcome, f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
+        return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
+    if backends is not None and best is not None:
+        own = backends.get(best.backend)
+        if own is None or own.status not in RANK:
+            measured = ", ".join(f"{rules.title(b) if b in dict(rules.backends) else b} ({v.status.value}: {v.summary})"
+                                 for b, v in backends.items()) or f"no GPU backend ({cell.summary})"
+            return RuntimeCheck("not measured", head + f"the runs exercised {measured}, not the "
+                                f"{rules.title(best.backend)} route of this answer", cell.evidence)
+        outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(own.status, "refuted")
+        return RuntimeCheck(outcome, head + f"{rules.title(best.backend)} runtime {own.status.value}: {own.summary}",
+                            own.evidence)
+    outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(cell.status, "refuted")
+    return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
 
 
 def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules: RouteRules | None = None,
-           workarounds=None) -> Route:
+           workarounds=None, runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None) -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's)."""
     from gfxgate.gate.workarounds import default_workarounds
 
@@ -484,7 +601,8 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     if best is None and reason is None:
         reason = "no route decided"
     return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
-                 reason=reason, runtime=_runtime(matrix, target, best))
+                 reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
+                                                 runtime_version=runtime_version))
 
 
 def extra_targets(targets, workarounds=None) -> list[str]:
@@ -534,6 +652,37 @@ def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
         best = route.best
     reason = "; ".join(([route.reason] if route.reason else []) + stale) or None
     return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason)
+
+
+NOT_CHECKED = "not checked"
+
+
+def mark_unchecked(route: Route, why: str) -> Route:
+    """Every step without a check result says so: a snapshot answer's steps were not checked at this version."""
+    import dataclasses
+
+    def mark(option: RouteOption | None) -> RouteOption | None:
+        if option is None or not option.steps:
+            return option
+        return dataclasses.replace(option, steps=tuple(s if s.check is not None else dataclasses.replace(
+            s, check=StepCheck(NOT_CHECKED, why)) for s in option.steps))
+
+    backends = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.backends)
+    best = next((b.option for b in backends if route.best is not None and b.option is not None
+                 and b.option.route == route.best.route), route.best)
+    return dataclasses.replace(route, backends=backends, best=best)
+
+
+def step_settings(routes) -> dict[str, dict[str, str]]:
+    """Workaround id → {target: the setting its route step has}, over every backend's route of these routes (the
+    best route's step first): what `gfxgate workarounds -t` shows for an entry that is a step there."""
+    out: dict[str, dict[str, str]] = {}
+    for r in routes:
+        options = ([r.best] if r.best is not None else []) + [b.option for b in r.backends if b.option is not None]
+        for option in options:
+            for step in option.steps:
+                out.setdefault(step.workaround, {}).setdefault(r.target, step.setting)
+    return out
 
 
 def step_workarounds(routes) -> set[str]:

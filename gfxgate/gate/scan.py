@@ -27,7 +27,15 @@ def scan_matrix(
     pins: Pins | None = None,
     snapshot_path: Path | None = None,
     runtime_cells: dict | None = None,
+    runtime_backends: dict | None = None,
+    runtime_version: str | None = None,
+    strict_coupled: bool = True,
 ) -> GateMatrix:
+    """The gate matrix of ``targets`` with their answers. ``runtime_cells`` / ``runtime_backends`` (``scan --log``:
+    the runtime row, and per target the verdicts of each backend the log's runs used) and ``runtime_version`` (the
+    Ollama version the runs were made with) let each answer be judged by its own backend's runs at a named version.
+    ``strict_coupled=False``: a coupled source (rocm-docs) missing offline also falls back to its pin's snapshot (said
+    in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`)."""
     pins = pins or load_pins()
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
@@ -41,13 +49,16 @@ def scan_matrix(
     try:
         for name in sorted(set(refs or {}) | set(sources or {})):
             sourceset.get(name)  # a source the user named explicitly must open, or the scan fails clearly
-        if use_live and offline:
-            # as with --ref: --offline with a source missing from the cache is exit 5, not a matrix of unknowns
+        if use_live:
+            # as with --ref: --offline with a source missing from the cache is exit 5, not a matrix of unknowns; so is
+            # a remote that cannot be reached (a live scan without network used to exit 0 with every row unknown).
+            # A coupled source (rocm-docs) online falls back to the embedded snapshot of its pin and says so.
             for name in sorted({rule.repo for rule in ruleset.rules} & set(pins.sources)):
                 try:
                     sourceset.get(name)
-                except NetworkError:
-                    raise
+                except NetworkError as exc:
+                    if (offline and strict_coupled) or name not in pins.couplings:
+                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)") from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
         if use_live:
@@ -85,17 +96,26 @@ def scan_matrix(
     if runtime:
         from gfxgate.sweep.verdicts import runtime_verdicts
 
+        from gfxgate.sweep.verdicts import runtime_backend_verdicts
+
         for target_name, verdict in runtime_verdicts(runtime, targets).items():
             extra[("runtime", target_name)] = verdict
+        runtime_backends = runtime_backend_verdicts(runtime, targets)
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
     from gfxgate.gate.workarounds import default_workarounds, link
 
     matrix = link(build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes)),
                   default_workarounds())
-    routes = tuple(decide(matrix, name) for name in requested)
+    routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
+                          runtime_version=runtime_version) for name in requested)
     if use_live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
         routes = _check_steps(routes, pins, sources, refs, offline)
+    from gfxgate.gate.route import mark_unchecked
+
+    why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
+           "checks the step at this version") if not use_live else "its workaround has no check result at this version"
+    routes = tuple(mark_unchecked(r, why) for r in routes)
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes)
 

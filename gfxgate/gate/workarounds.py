@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
@@ -28,6 +29,7 @@ from gfxgate.serial import JsonRecord, json_field
 from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # {target}, {processor} in a setting (JSON settings' braces hold quotes)
 
 
 class EnvCheck(NamedTuple):
@@ -159,6 +161,11 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
                 cat.from_hsa_override(item.override)
             except TargetError as exc:  # reported as a rules problem here
                 problems.append(str(exc))
+        from gfxgate.gate.route import SETTING_FIELDS
+
+        for setting in (item.setting, *(era.setting for era in eras)):
+            problems += [f"setting {setting!r}: unknown placeholder {{{name}}} (a setting may name {', '.join(SETTING_FIELDS)})"
+                         for name in _PLACEHOLDER.findall(setting) if name not in SETTING_FIELDS]
         for era in eras + ((exists_in,) if exists_in else ()):
             if repos is not None and era.repo not in repos:
                 problems.append(f"era {era.versions!r}: unknown repo {era.repo!r}")
@@ -201,19 +208,25 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
             applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
             verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
                                           remedy=_with_override_loads(verdict.remedy, [
-                                              w for w in workarounds if w.override and processor in w.applies_to]))
+                                              w for w in workarounds if w.override and processor in w.applies_to], matrix))
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _with_override_loads(remedy: str | None, applicable: list[Workaround]) -> str | None:
+def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix) -> str | None:
     """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
-    load (whichever layer the remedy belongs to: the release-packaging remedy names the override too)."""
+    load (whichever layer the remedy belongs to: the release-packaging remedy names the override too) and whether
+    the same release ships it (``gate.route.override_shipped``, the posed target's column of the same matrix)."""
     if not remedy or "HSA_OVERRIDE_GFX_VERSION" not in remedy or "makes the runtime report" in remedy:
         return remedy
     from gfxgate.artifacts.compat import override_loads
+    from gfxgate.gate.route import override_shipped
 
-    loads = [override_loads(w.override) for w in applicable if w.override]
+    loads = []
+    for w in applicable:
+        if w.override:
+            missing, _ = override_shipped(matrix, w.override)
+            loads.append(override_loads(w.override) + (f"; but {missing}" if missing else ""))
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 
@@ -248,9 +261,15 @@ def not_applicable(workarounds: tuple[Workaround, ...], sourceset) -> list[Worka
     return [w for w in workarounds if not w.exists_at(ref_of)]
 
 
-def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None) -> list[WorkaroundReport]:
+def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None,
+              steps: dict[str, dict[str, str]] | None = None) -> list[WorkaroundReport]:
     """Run the checks of every entry that exists at the scanned versions (``not_applicable`` lists the others); for
-    HSA overrides, say which target they select and what code exists for it."""
+    HSA overrides, say which target they select and what code exists for it.
+
+    Each entry's setting is the one for the targets: where it is a route step of a target (``steps``, from
+    ``gate.route.step_settings`` over the same versions' answer), that step's setting, else its own filled with the
+    target (``gate.route.fill_setting``), so `workarounds -t` and `scan` never show two settings for one entry."""
+    from gfxgate.gate.route import fill_setting
     from gfxgate.targets import catalog
 
     from gfxgate.trace import search_env
@@ -265,6 +284,8 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
         if item.id in skipped:
             continue
         item = item.at(functools.partial(_ref_of, sourceset))
+        item = dataclasses.replace(item, setting=_setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}),
+                                                              fill_setting))
         results = tuple(_run_check(c, sourceset, env_search) for c in item.checks)
         missing = [r for r in results if not r.evidence and r.reason is None]
         unavailable = [r for r in results if r.reason]
@@ -286,6 +307,18 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
         out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=results,
                                     override_target=override_target, override_code=override_code))
     return out
+
+
+def _setting_for(item: Workaround, targets: list[str], steps: dict[str, str], fill) -> str:
+    """The entry's setting for these targets: the route step's where it is one, else its own filled per target;
+    several targets with different settings are listed ``target: setting; …``."""
+    per = {t: steps.get(t) or fill(item.setting, t) for t in targets}
+    values = list(dict.fromkeys(per.values()))
+    if not per:
+        return fill(item.setting, None)
+    if len(values) == 1:
+        return values[0]
+    return "; ".join(f"{t}: {v}" for t, v in per.items())
 
 
 def _override_code(artifacts, processor: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gfxgate.errors import RuleError, SourceError, UsageError
-from gfxgate.prcheck.diff import MatrixDiff, diff_matrices
+from gfxgate.prcheck.diff import MatrixDiff, diff_matrices, fail_closed
 from gfxgate.prcheck.pins import inside_repo
 from gfxgate.sources.gitrepo import run_git, work_tree_root
 
@@ -109,5 +109,6 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
                           rules_root=base_rules or rules_root)
         new = scan_matrix(targets, live=True, sources=sources, offline=offline, pins=new_pins, rules_root=rules_root)
     old_json, new_json = old.to_json(), new.to_json()
+    fail_closed(old_json, new_json, command="check")
     return CheckResult(base_ref, commit, pins_path, pins_rel, base_rules is not None, old_json, new_json,
                        diff_matrices(old_json, new_json))

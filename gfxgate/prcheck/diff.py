@@ -144,6 +144,37 @@ def diff_matrices(old: Mapping[str, Any], new: Mapping[str, Any]) -> MatrixDiff:
     return MatrixDiff(targets, _slim_sources(old), _slim_sources(new), tuple(changes), tuple(notes))
 
 
+def unreadable_sources(matrix: Mapping[str, Any]) -> dict[str, int]:
+    """The pinned sources a scan could not read (cells unknown with "source not available: NAME: …"), with how
+    many cells each left unknown; a layout or a source a release does not have (ggml before ollama vendored it)
+    is no source a user could give."""
+    import re
+
+    from gfxgate.sources.resolve import load_pins
+
+    pinned = set(load_pins().sources)
+    out: dict[str, int] = {}
+    for layer in matrix.get("layers", ()):
+        for cell in layer.get("cells", ()):
+            match = re.match(r"source not available: ([A-Za-z0-9._-]+): ", cell.get("reason") or "")
+            if cell.get("status") == "unknown" and match and match.group(1) in pinned:
+                out[match.group(1)] = out.get(match.group(1), 0) + 1
+    return out
+
+
+def fail_closed(old: Mapping[str, Any], new: Mapping[str, Any], *, command: str) -> None:
+    """A comparison where a side could not read a source is no comparison: exit 5 naming the source, never
+    "No cell changed status" (a PR check that passes because it could not look)."""
+    from gfxgate.errors import NetworkError
+
+    for side, matrix in (("old", old), ("new", new)):
+        missing = unreadable_sources(matrix)
+        if missing:
+            name, cells = next(iter(missing.items()))
+            raise NetworkError(f"{command}: the {side} side could not read {name} ({cells} cell(s) unknown: source not "
+                               f"available); give --source {name}=CLONE (a local clone with its tags) and scan again")
+
+
 def load_matrix(path: Path) -> dict[str, Any]:
     """A gate matrix JSON file, validated against the shipped schema; :class:`InputError` otherwise."""
     import jsonschema

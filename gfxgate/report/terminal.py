@@ -76,14 +76,19 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     steps.add_column(no_wrap=True)
                     steps.add_column(ratio=1)
                     for number, step in enumerate(option.steps, 1):
-                        checked = f"checked: {step.check.state}" if step.check else "not checked (snapshot)"
+                        state = step.check.state if step.check else "not checked"
+                        checked = state if state == "not checked" else f"checked: {state}"
                         what = _text((step.setting, "cyan"))
                         if verbose:
                             what.append("\n")
                             what.append_text(_text((f"{step.workaround}; {_where(step.evidence)}; {checked}", _DIM)))
                         steps.add_row(f"{number}.", what)
                     console.print(Padding(steps, (0, 0, 0, 4)))
-                if not option.steps:
+                for done in option.satisfied:  # a step the installed tree already satisfies
+                    where = _where(done.evidence)
+                    console.print(Padding(_text(("already done: ", _DIM), done.workaround, ((f" ({where})" if verbose and where else ""), _DIM)),
+                                          (0, 0, 0, 4), expand=False))
+                if not option.steps and not option.satisfied:
                     console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
             elif backend.state == "undecided":
                 console.print(Padding(_text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),

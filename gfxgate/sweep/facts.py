@@ -14,6 +14,33 @@ from typing import Any, Iterable, Sequence
 from gfxgate.sweep.worklog import Run
 
 
+_DEVICE_BACKENDS = (("vulkan", "vulkan"), ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("none", "cpu"), ("cpu", "cpu"))
+BACKEND_NAMES = ("rocm", "vulkan", "cuda", "cpu")
+
+
+def _backend_of_device(name: str) -> str | None:
+    lowered = name.strip().lower()
+    return next((backend for prefix, backend in _DEVICE_BACKENDS if lowered.startswith(prefix)), None)
+
+
+def backend_of(run: Run) -> str | None:
+    """The backend a run exercised: the llama-server command's ``--device``/``-dev`` (``none``: the CPU), else the
+    device its log used (``Vulkan0`` → vulkan, ``ROCm0`` → rocm), else the endpoint's name when it is a backend's
+    (``--endpoint vulkan=…``); None when nothing says."""
+    command = list((run.record.get("endpoint") or {}).get("command") or ())
+    for flag in ("--device", "-dev"):
+        if flag in command[:-1]:
+            return _backend_of_device(str(command[command.index(flag) + 1]).split(",")[0])
+    devices = (run.get("offload") or {}).get("devices") or ()
+    if devices:
+        return _backend_of_device(str(devices[0]))
+    name = (run.endpoint or "").strip().lower()
+    if name in BACKEND_NAMES:
+        return name
+    loaded = (run.get("offload") or {}).get("backends") or ()
+    return "cpu" if loaded and all(str(b).lower() == "cpu" for b in loaded) else None  # only the CPU backend loaded
+
+
 def is_gpu_run(run: Run) -> bool:
     """num_gpu ≠ 0 asks for GPU offload (-1: as many layers as fit)."""
     return run.num_gpu != 0

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.sweep.facts import cell_text, gpu_pass, is_gpu_run, layers, offloaded, phase_of, vram
+from gfxgate.sweep.facts import backend_of, cell_text, gpu_pass, is_gpu_run, layers, offloaded, phase_of, vram
 from gfxgate.sweep.worklog import Run, read_worklog
 
 if TYPE_CHECKING:
@@ -52,65 +52,86 @@ def _evidence(run: Run, worklog: Path) -> Evidence:
 
 
 def runtime_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, Verdict]:
-    """One ``runtime`` verdict per target, keyed by ``str(target)``; raises InputError for a bad worklog."""
-    worklog_path = Path(worklog_path)
+    """One ``runtime`` verdict per target, keyed by ``str(target)``; raises InputError for a bad worklog.
+
+    A run on a CPU-only endpoint (``llama-server --device none``) asks no GPU for anything, whatever its num_gpu: it
+    is left out of the GPU verdict, as a num_gpu=0 run is (it used to count as "cpu fails with num_gpu ≠ 0")."""
+    return {key: backends.pop(None) for key, backends in _verdicts(Path(worklog_path), targets).items()}
+
+
+def runtime_backend_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, dict[str, Verdict]]:
+    """Per target, one ``runtime`` verdict per backend its runs exercised (``facts.backend_of``): what the answer's
+    routes are confirmed or refuted by, each by its own backend's runs only."""
+    return {key: {b: v for b, v in backends.items() if b is not None} for key, backends in
+            _verdicts(Path(worklog_path), targets).items()}
+
+
+def _verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, dict[str | None, Verdict]]:
     worklog = read_worklog(worklog_path)
     effective = worklog.effective_runs()  # a retried cell counts with its latest run only
     recorded = sorted({r.gpu_target or "unknown" for r in effective})
-    out: dict[str, Verdict] = {}
+    out: dict[str, dict[str | None, Verdict]] = {}
     for target in targets:
         key = str(target)
         runs = [r for r in effective if _covers(r, target)]
-        gpu_runs = [r for r in runs if is_gpu_run(r)]
-        if not gpu_runs:
-            what = "no runs" if not runs else "only num_gpu=0 (CPU) runs"
-            out[key] = Verdict(
-                layer=LAYER,
-                target=key,
-                status=Status.NOT_MEASURED,
-                summary=f"the sweep worklog has {what} for {key}",
-                reason=(
-                    f"{worklog_path} has {what} recorded with --gpu-target {target.processor} "
-                    f"(targets recorded: {', '.join(recorded) or 'none'})"
-                ),
-            )
-            continue
-        endpoints: list[str] = []
-        for run in gpu_runs:
-            if run.endpoint not in endpoints:
-                endpoints.append(run.endpoint)
-        passing = [ep for ep in endpoints if any(gpu_pass(r) for r in gpu_runs if r.endpoint == ep)]
-        failing = [ep for ep in endpoints if ep not in passing]
-        evidence: list[Evidence] = []
-        for ep in passing:
-            good = [r for r in gpu_runs if r.endpoint == ep and gpu_pass(r)]
-            evidence.append(_evidence(good[0], worklog_path))
-        for ep in failing:
-            bad = [r for r in gpu_runs if r.endpoint == ep]
-            evidence.append(_evidence(next((r for r in bad if not r.ok), bad[0]), worklog_path))
-        if passing and not failing:
-            status = Status.ALLOWED
-            summary = f"runs on the GPU with {', '.join(passing)} (num_gpu ≠ 0 answered)"
-        elif passing:
-            status = Status.PARTIAL
-            phases = sorted({phase_of(r)[0] for r in gpu_runs if r.endpoint in failing and not r.ok})
-            summary = (
-                f"runs on the GPU with {', '.join(passing)}; {', '.join(failing)} fails with num_gpu ≠ 0 "
-                f"({'/'.join(phases) or 'answered without offload'} phase)"
-            )
-        else:
-            status = Status.BLOCKED
-            summary = f"every backend measured ({', '.join(failing)}) fails with num_gpu ≠ 0"
-        remedy = f"use the {passing[0]} backend" if status == Status.PARTIAL else None
-        out[key] = Verdict(
+        mine: dict[str | None, Verdict] = {None: _judge(runs, key, target, worklog_path, recorded)}
+        for backend in dict.fromkeys(b for r in runs if (b := backend_of(r)) not in (None, "cpu")):
+            mine[backend] = _judge([r for r in runs if backend_of(r) == backend], key, target, worklog_path, recorded)
+        out[key] = mine
+    return out
+
+
+def _judge(runs: list[Run], key: str, target: "TargetId", worklog_path: Path, recorded: list[str]) -> Verdict:
+    gpu_runs = [r for r in runs if is_gpu_run(r) and backend_of(r) != "cpu"]
+    if not gpu_runs:
+        cpu_only = any(backend_of(r) == "cpu" for r in runs)
+        what = "no runs" if not runs else ("only CPU runs (num_gpu=0 or a CPU-only endpoint)" if cpu_only
+                                           else "only num_gpu=0 (CPU) runs")
+        return Verdict(
             layer=LAYER,
             target=key,
-            status=status,
-            summary=summary,
-            evidence=tuple(evidence),
-            remedy=remedy,
-            workarounds=("num_gpu=0 (CPU only) answers",)
-            if status == Status.BLOCKED and any(r.ok and r.num_gpu == 0 for r in runs)
-            else (),
+            status=Status.NOT_MEASURED,
+            summary=f"the sweep worklog has {what} for {key}",
+            reason=(
+                f"{worklog_path} has {what} recorded with --gpu-target {target.processor} "
+                f"(targets recorded: {', '.join(recorded) or 'none'})"
+            ),
         )
-    return out
+    endpoints: list[str] = []
+    for run in gpu_runs:
+        if run.endpoint not in endpoints:
+            endpoints.append(run.endpoint)
+    passing = [ep for ep in endpoints if any(gpu_pass(r) for r in gpu_runs if r.endpoint == ep)]
+    failing = [ep for ep in endpoints if ep not in passing]
+    evidence: list[Evidence] = []
+    for ep in passing:
+        good = [r for r in gpu_runs if r.endpoint == ep and gpu_pass(r)]
+        evidence.append(_evidence(good[0], worklog_path))
+    for ep in failing:
+        bad = [r for r in gpu_runs if r.endpoint == ep]
+        evidence.append(_evidence(next((r for r in bad if not r.ok), bad[0]), worklog_path))
+    if passing and not failing:
+        status = Status.ALLOWED
+        summary = f"runs on the GPU with {', '.join(passing)} (num_gpu ≠ 0 answered)"
+    elif passing:
+        status = Status.PARTIAL
+        phases = sorted({phase_of(r)[0] for r in gpu_runs if r.endpoint in failing and not r.ok})
+        summary = (
+            f"runs on the GPU with {', '.join(passing)}; {', '.join(failing)} fails with num_gpu ≠ 0 "
+            f"({'/'.join(phases) or 'answered without offload'} phase)"
+        )
+    else:
+        status = Status.BLOCKED
+        summary = f"every backend measured ({', '.join(failing)}) fails with num_gpu ≠ 0"
+    remedy = f"use the {passing[0]} backend" if status == Status.PARTIAL else None
+    return Verdict(
+        layer=LAYER,
+        target=key,
+        status=status,
+        summary=summary,
+        evidence=tuple(evidence),
+        remedy=remedy,
+        workarounds=("num_gpu=0 (CPU only) answers",)
+        if status == Status.BLOCKED and any(r.ok and r.num_gpu == 0 for r in runs)
+        else (),
+    )

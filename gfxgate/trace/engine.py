@@ -123,7 +123,8 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
             failed = [h for h in ctx.missing if h in binder.get(exc.var, [])]
             hop = failed[-1] if failed else " or ".join(binder.get(exc.var, ["?"]))
             why = roots.get(hop) or ctx.missing.get(hop)  # the root cause, not a chain of "needs"
-            reason = f"needs {{{exc.var}}}, which hop {hop} did not find" + (f" ({why})" if why else "")
+            # the variable by its name, never as a raw {placeholder}: the reason is shown as it is
+            reason = f"needs the {exc.var} that hop {hop} finds, which it did not" + (f" ({why})" if why else "")
             ctx.missing[spec.id] = reason
             if why:
                 roots[spec.id] = why

@@ -113,7 +113,7 @@ def test_plain_records_are_their_fields_whatever_the_instance_dict_holds():
     assert list(mixed.to_json()) == ["a", "c"] and mixed.to_json() == {"a": 5, "c": [1, 2]}
 
 
-def test_no_named_tuple_reaches_the_json(monkeypatch, capsys):
+def test_no_named_tuple_reaches_the_json(monkeypatch, capsys, upstream):
     """The scan path's internal records (targets, pins, rules, matcher hits and findings, workaround checks) are named
     tuples, which are cheap to define; ``to_json`` would write one as a JSON list. So none may reach it: every class
     converted while the gate matrix (each format), the workaround matrix and a diagnosis are written is a dataclass,
@@ -134,7 +134,7 @@ def test_no_named_tuple_reaches_the_json(monkeypatch, capsys):
     monkeypatch.setattr(serial, "_converter", recording)
     log = str(Path(__file__).resolve().parents[2] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log")
     for args in ([["scan", "-t", "gfx900,gfx803,gfx1030", "--format", fmt] for fmt in ("md", "json", "text", "sarif")]
-                 + [["workarounds", "--format", "json"], ["diagnose", log, "--format", "json", "--no-upstream"]]):
+                 + [["workarounds", "--format", "json", "--offline", "--source", f"ollama={upstream / 'ollama'}"], ["diagnose", log, "--format", "json", "--no-upstream"]]):
         with pytest.raises(SystemExit) as info:
             main(args)
         assert info.value.code == 0, (args, capsys.readouterr().err)

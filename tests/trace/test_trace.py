@@ -69,7 +69,7 @@ def test_moved_file_and_removed_help_are_reported_missing_with_reasons(sources):
     cgo = next(h for h in bridge.hops if h.id == "bridge-cgo")
     assert "no file matches llama/*.go" in cgo.reason and "llama/bridge/bridge.go" in cgo.reason
     sink = result.stage("llama-cpp")
-    assert sink.status == MISSING and "needs {c_field}" in sink.hops[0].reason
+    assert sink.status == MISSING and "needs the c_field that hop" in sink.hops[0].reason and "{" not in sink.hops[0].reason
     assert result.conclusion is None and "was not reached" in result.conclusion_reason
     # nothing invented: no found hop without a location, no missing hop without a reason
     assert all((h.location is not None) == (h.status == FOUND) for h in result.hops)
@@ -147,7 +147,7 @@ def test_python_client_shapes(sources):
     client = renamed.stage("client")
     assert client.status == MISSING and "not as a field of class Options" in client.hops[0].reason
     # the JSON key cannot be derived, so the API hop says what it needs
-    assert "needs {json_key}" in renamed.stage("api").hops[0].reason
+    assert "needs the json_key that hop" in renamed.stage("api").hops[0].reason
     described = _trace(sources, "num_thread").stage("client").anchor
     assert described.meaning == "CPU threads for generation" and described.meaning_source == "Field(description=…)"
 

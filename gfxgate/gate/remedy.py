@@ -1,0 +1,142 @@
+"""Remedies as templates filled from the facts, never fixed claims about a release.
+
+A remedy in ``rules/messages.yaml`` may name ``{target}``, ``{processor}``, ``{version}`` and ``{release_rocblas}``;
+``fill`` replaces them from what the diagnosis established (the line's gfx target, the Ollama version the log
+announced) and from the matrix facts of that release (``release_facts``: the release-packaging row of the embedded
+timeline at that version, with its evidence). A fact that is not known is said to be unknown, in words — no
+placeholder ever reaches the output, and no sentence claims what a release deletes unless its row shows it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Mapping
+
+FIELDS = ("target", "processor", "version", "release_rocblas", "crash_phase")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def placeholders(template: str) -> list[str]:
+    """The ``{name}`` placeholders of a remedy template (for the catalogue's load-time check)."""
+    return _PLACEHOLDER.findall(template)
+
+
+def unknown_placeholders(template: str) -> list[str]:
+    return [name for name in placeholders(template) if name not in FIELDS]
+
+
+def fill(template: str, *, target: str | None, version: str | None, log_kind: str | None = "ollama",
+         phase: str | None = None) -> str:
+    """The remedy for one finding: every placeholder filled from the facts (or said to be unknown)."""
+    if "{" not in template:
+        return template
+    processor = target.split(":", 1)[0] if target else None
+    values: Mapping[str, str] = {
+        "target": target or "the GPU's target",
+        "processor": processor or "the GPU's target",
+        "version": version or "an unknown version",
+    }
+    values = {**values, "crash_phase": _CRASH_PHASE.get(phase or "", _CRASH_PHASE[""])}
+    if "{release_rocblas}" in template:
+        values = {**values, "release_rocblas": release_rocblas(processor, version if log_kind == "ollama" else None)}
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+_CRASH_PHASE = {  # what a crash means, by the phase of the run it ended (diagnose: before or after the ready line)
+    "load": ("The runner crashed while loading the model, before it was ready: the library or the model could not be "
+             "set up on this GPU (a rocBLAS, HIP or Vulkan error just above says which)"),
+    "compute": ("The runner crashed after it was ready, in compute: the backend's kernels fail on this GPU "
+                "(ggml_backend_sched_graph_compute_async in the frames)"),
+    "": ("Read the stack frames around this line: in compute frames the backend's kernels fail on this GPU; in load "
+         "frames the library or the model cannot be set up"),
+}
+
+
+def _tag(version: str) -> str:
+    return version if version.startswith("v") else f"v{version}"
+
+
+@functools.cache
+def _timeline():
+    from gfxgate.errors import GfxgateError
+    from gfxgate.timeline import snapshot
+
+    try:
+        return snapshot.load()
+    except GfxgateError:  # a stale or unreadable snapshot: the clause then says the release was not checked
+        return None
+
+
+def release_status(processor: str | None, version: str | None) -> tuple[str | None, str]:
+    """The release-packaging status of ``processor`` at ollama ``version`` in the embedded timeline, and where it
+    was read (the flip that set it, ``repo@tag:path:line``, or the range of releases)."""
+    if not processor or not version:
+        return None, ""
+    timeline = _timeline()
+    tag = _tag(version)
+    if timeline is None or tag not in timeline.tags or processor not in timeline.targets:
+        return None, ""
+    i = timeline.tags.index(tag)
+    status, span, flipped = None, "", ""
+    for cell in timeline.row(processor).cells:
+        if timeline.tags.index(cell.first) > i:
+            break
+        layers = dict(cell.layers)
+        if "release-packaging" in layers:
+            status, span = layers["release-packaging"], f"{cell.first} … {cell.last}"
+        flipped = next((f.evidence[0].where for f in cell.start if f.layer == "release-packaging" and f.evidence), flipped)
+    where = f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
+    return status, where
+
+
+def release_rocblas(processor: str | None, version: str | None) -> str:
+    """The clause of a rocBLAS remedy that says what the release itself does with the target's rocBLAS files."""
+    if not version:
+        return "the log names no Ollama version, so whether its release ships them is not known here"
+    if not processor:
+        return f"the log names no gfx target, so whether ollama {_tag(version)} ships its files is not known here"
+    status, where = release_status(processor, version)
+    if status is None:
+        return f"whether ollama {_tag(version)} ships {processor}'s rocBLAS files is not in gfxgate's timeline"
+    if status == "allowed":
+        return (f"ollama {_tag(version)}'s release deletes no rocBLAS file for {processor} (release-packaging allowed: "
+                f"{where}): the missing files are not the release's doing")
+    return f"ollama {_tag(version)}'s release deletes them (release-packaging {status}: {where})"
+
+
+def listed_targets(text: str | None) -> tuple[str, ...] | None:
+    """The gfx processors a log line lists as supported / available (``[gfx1030 gfx1100]``, ``map[gfx1030:true …]``,
+    TensileLibrary file names); None when the line lists none (nothing is then known about what is there)."""
+    if not text:
+        return None
+    found = tuple(dict.fromkeys(re.findall(r"gfx[0-9a-f]{3,4}", text)))
+    return found or None
+
+
+def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | None) -> tuple[tuple[str, ...], list[str]]:
+    """The workaround ids of a finding without the HSA overrides whose posed target the line's own list (what the
+    installed library has: supported types, available TensileLibrary files) does not name — an override to a target
+    the install has no kernels for is no help by itself (9.0.6 on a list of gfx1030 and gfx1100) — and why each was
+    left out."""
+    if listed is None or workarounds is None:
+        return ids, []
+    from gfxgate.errors import TargetError
+    from gfxgate.targets import catalog
+
+    by_id = {w.id: w for w in workarounds}
+    kept, notes = [], []
+    for wid in ids:
+        w = by_id.get(wid)
+        if w is not None and w.override:
+            try:
+                posed = catalog().from_hsa_override(w.override).name
+            except TargetError:
+                posed = None
+            if posed is not None and posed not in listed:
+                notes.append(f"{w.setting} left out: it selects {posed}, which the line's list ({', '.join(listed)}) "
+                             f"does not name, so the installed library has no {posed} kernels either")
+                continue
+        kept.append(wid)
+    return tuple(kept), notes
+

@@ -1,0 +1,163 @@
+"""Issue 24 item 2: invariants of the answer over every target × release.
+
+* no route step names another target's files (a step's setting names the target's own processor, or none);
+* every override route points at code the same release ships (the posed target's own rows pass there);
+* scan, workarounds and timeline give the same steps and settings for the same target at the same version;
+* no route step without a check result (live) or an explicit "not checked" (snapshot).
+
+Over the embedded timeline snapshot (every target × every release, always), the scan at the pin (every target of
+the timeline, through the console script), and — opt-in with GFXGATE_TEST_UPSTREAM — the live timeline over a real
+ollama clone, every probed release's matrix and answer (decide is observed in-process).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gfxgate.gate.route import default_routes, override_shipped, step_setting
+from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.targets import catalog
+from gfxgate.timeline import snapshot as timeline_snapshot
+
+GFX = re.compile(r"gfx[0-9a-f]{3,4}")
+PASSING = {"cmake-presets": {"allowed", "partial"}, "release-packaging": {"allowed"}, "discovery": {"allowed", "partial"}}
+
+
+@pytest.fixture(scope="module")
+def timeline():
+    return timeline_snapshot.load()
+
+
+def _named(setting: str) -> set[str]:
+    return set(GFX.findall(setting))
+
+
+def test_no_step_names_another_targets_files_at_any_release(timeline):
+    by_id = {w.id: w for w in default_workarounds()}
+    checked = 0
+    for row in timeline.rows:
+        processor = row.target.split(":")[0]
+        for cell in row.cells:
+            for tag in (cell.first, cell.last):
+                for step in cell.steps:
+                    w = by_id[step]
+                    if not w.exists_at({"ollama": tag}.get):
+                        continue
+                    setting = step_setting(w.at({"ollama": tag}.get), row.target)
+                    assert _named(setting) <= {processor}, (row.target, tag, step, setting)
+                    checked += 1
+    assert checked > 100  # the property was exercised (steps over 34 targets × 245 releases)
+
+
+def test_every_override_route_points_at_code_the_release_ships(timeline):
+    """A rocm-override cell: the posed target's own row passes the override route's needs at that release."""
+    cat = catalog()
+    overrides = [w for w in default_workarounds() if w.override]
+    seen = 0
+    for row in timeline.rows:
+        for cell in row.cells:
+            if cell.route != "rocm-override":
+                continue
+            processor = row.target.split(":")[0]
+            for tag in (cell.first, cell.last):
+                posed = [cat.from_hsa_override(w.override).name for w in overrides if processor in w.applies_to]
+                shipped = []
+                for name in posed:
+                    if name not in timeline.targets:
+                        continue
+                    layers = dict(timeline.cell_at(name, tag).layers)
+                    if all(layers.get(layer) in ok for layer, ok in PASSING.items()):
+                        shipped.append(name)
+                assert shipped, (row.target, tag, posed)
+                seen += 1
+    assert seen > 10
+
+
+def test_snapshot_steps_say_not_checked_and_settings_are_the_targets(gfxgate_exe):
+    targets = ",".join(timeline_snapshot.load().targets)
+    result = subprocess.run([gfxgate_exe, "scan", "-t", targets, "--format", "json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    steps = 0
+    for route in data["routes"]:
+        processor = route["target"].split(":")[0]
+        for backend in route["backends"]:
+            for step in (backend["option"] or {}).get("steps", ()):
+                assert step["check"] is not None and step["check"]["state"] == "not checked", (route["target"], step)
+                assert _named(step["setting"]) <= {processor}, (route["target"], step["setting"])
+                steps += 1
+    assert steps > 30
+
+
+def test_scan_and_timeline_give_the_same_answer_at_the_pin(gfxgate_exe, timeline):
+    """The timeline's cell at the pinned release and the scan at the pin: the same route and the same steps."""
+    from gfxgate.sources.resolve import load_pins
+
+    pin = load_pins().sources["ollama"].ref
+    targets = list(timeline.targets)
+    data = json.loads(subprocess.run([gfxgate_exe, "scan", "-t", ",".join(targets), "--format", "json"],
+                                     capture_output=True, text=True, timeout=120).stdout)
+    for route in data["routes"]:
+        cell = timeline.cell_at(route["target"], pin)
+        best = route["best"]
+        assert (best["route"] if best else "undecided") == cell.route, (route["target"], cell.route)
+        assert tuple(s["workaround"] for s in (best or {}).get("steps", ())) == cell.steps, route["target"]
+
+
+@pytest.mark.parametrize("target", ["gfx803", "gfx900", "gfx906", "gfx1031", "gfx1103"])
+def test_workarounds_and_scan_give_the_same_setting(gfxgate_exe, target, tmp_path):
+    from tests.answer.test_issue24_reproductions import _ollama_fixture, route_of, scan_json, steps_of
+
+    scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", target), target))
+    result = subprocess.run([gfxgate_exe, "workarounds", "-t", target, "--format", "json", "--offline", "--source",
+                             f"ollama={_ollama_fixture(tmp_path)}"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
+    for workaround, setting in scan.items():
+        assert listed[workaround] == setting, (target, workaround)
+    for workaround, setting in listed.items():  # the other entries: filled for the target, no other's name
+        assert _named(setting) <= {target.split(":")[0]} or workaround.startswith("hsa-override"), (workaround, setting)
+
+
+# -- opt-in: the live timeline over a real ollama clone, every probed release's matrix and answer -----------------
+@pytest.mark.upstream
+@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="set GFXGATE_TEST_UPSTREAM to run")
+def test_invariants_over_every_probed_release_of_a_real_clone(monkeypatch, capsys):
+    import gfxgate.gate.route as route_module
+    from gfxgate.cli import main
+
+    seen: list = []
+    real = route_module.decide
+
+    def observed(matrix, target, **kwargs):
+        route = real(matrix, target, **kwargs)
+        seen.append((matrix, target, route))
+        return route
+
+    monkeypatch.setattr(route_module, "decide", observed)
+    clone = Path(os.environ["GFXGATE_TEST_UPSTREAM"]) / "ollama"
+    with pytest.raises(SystemExit) as info:
+        main(["timeline", "--live", "--offline", "--source", f"ollama={clone}", "--format", "json"])
+    capsys.readouterr()
+    assert info.value.code == 0
+    assert len({r.version for _, _, r in seen}) > 50
+    rules = default_routes()
+    for matrix, target, route in seen:
+        processor = target.split(":")[0]
+        for backend in route.backends:
+            option = backend.option
+            if option is None:
+                continue
+            for step in option.steps:
+                assert _named(step.setting) <= {processor}, (target, route.version, step.setting)
+            if option.route == "rocm-override":
+                value = option.steps[0].setting.split("=", 1)[1]
+                missing, _ = override_shipped(matrix, value, rules)
+                assert missing is None, (target, route.version, missing)
