@@ -244,12 +244,10 @@ def render(matrix: GateMatrix) -> str:
                         w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
                           + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
                           + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
-                             f"{md_escape(s.check.summary)}" if s.check else "") + "
-")
+                             f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
                     for done in o.satisfied:
                         w(f"  - already done: {md_escape(done.workaround)} — the installed tree's {md_escape(done.layer)} row is allowed: "
-                          + ", ".join(code(str(e.location)) if e.location else md_escape(e.source) for e in done.evidence[:3]) + "
-")
+                          + ", ".join(code(str(e.location)) if e.location else md_escape(e.source) for e in done.evidence[:3]) + "\n")
                     w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
                                                    for e in o.evidence) + "\n")
                 elif b.state == "undecided":
