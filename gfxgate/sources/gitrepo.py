@@ -26,7 +26,7 @@ from pathlib import Path
 from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.resources import cache_dir
 from gfxgate.sources.base import MAX_BLOB_BYTES, FileHit, Source, blob_too_large
-from gfxgate.sources.versions import nearest_tags
+from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
 
 DEFAULT_GIT_TIMEOUT = 600
 MAX_GIT_TIMEOUT = 86400  # a day; far larger values overflow the poll timeout of subprocess.communicate
@@ -319,8 +319,17 @@ class GitRepo:
             self._fetch_tag(ref)
             sha = self._rev_parse(ref)
         if sha is None:
-            near = nearest_tags(ref, self.tags())
-            hint = ("nearest tags: " + ", ".join(near)) if near else "the repository has no tags"
+            tags = self.tags()
+            near = nearest_tags(ref, tags)
+            if near:
+                hint = "nearest tags: " + ", ".join(near)
+            elif tags:  # none spelled like it (a name without a version number): say what there is
+                ordered = sort_tags(tags)
+                newest = ([t for t in ordered if not is_prerelease(t)] or ordered)[-3:][::-1]
+                hint = (f"no tag is spelled like it; {len(tags)} tags"
+                        + (f", the newest releases: {', '.join(newest)}" if newest else ""))
+            else:
+                hint = "the repository has no tags"
             if self.offline and self.managed:
                 hint += " (--offline: only cached tags are known)"
             raise SourceError(f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint)

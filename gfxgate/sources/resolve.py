@@ -198,6 +198,7 @@ class SourceSet:
                 raise UsageError(f"unknown source name {name!r}",
                                  hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
         self._open: dict[tuple[str, str], Source] = {}
+        self._failed: dict[tuple[str, str], SourceError] = {}
         self._repos: dict[str, object] = {}
         self._coupled_refs: dict[str, tuple[str, str | None]] = {}
         self.notes: list[str] = []
@@ -314,8 +315,14 @@ class SourceSet:
             raise SourceError(f"no source named {name!r} in {self.pins.path}")
         ref = ref or self.ref(name)
         key = (name, ref)
+        if key in self._failed:  # every rule reading an unknown ref (ggml at a missing llama.cpp tag): one lookup
+            raise self._failed[key]
         if key not in self._open:
-            self._open[key] = self._open_source(name, ref)
+            try:
+                self._open[key] = self._open_source(name, ref)
+            except SourceError as exc:
+                self._failed[key] = exc
+                raise
         return self._open[key]
 
     def _open_source(self, name: str, ref: str) -> Source:
