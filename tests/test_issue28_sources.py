@@ -401,3 +401,40 @@ def test_16_many_tags_are_ordered_once_per_repository(gfxgate_exe, work, env, up
                   "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
                  cwd=work, env=live_env(env, upstream), code=0)
     assert '"probed": 40' in run.stdout
+
+
+# -- also seen: decided and documented ---------------------------------------------------------------------
+def test_also_an_output_over_an_input_is_refused(gfxgate_exe, work, env, matrix):
+    """`diagnose x.log -o x.log` replaced its log with the report. Decided: -o naming a file the command reads is a
+    usage error (exit 2) before anything is read; the same for `diff` and `sweep report`."""
+    import json
+
+    from tests.diagnose.logs import ollama_0_12_3
+
+    log = "\n".join(ollama_0_12_3()) + "\n"
+    (work / "x.log").write_text(log)
+    (work / "link.log").symlink_to("x.log")
+    for args in (["x.log", "-o", "x.log"], ["x.log", "-o", "link.log"], ["-", "x.log", "-o", "./x.log"]):
+        replay(f"also: diagnose {' '.join(args)}", gfxgate_exe, ["diagnose", *args], cwd=work, env=env, code=2,
+               error="is the input x.log: the report would replace it" if args[0] != "-" else "the report would replace it")
+    assert (work / "x.log").read_text() == log
+    (work / "m.json").write_text(json.dumps(matrix))
+    replay("also: diff A B -o B", gfxgate_exe, ["diff", "m.json", "m.json", "-o", "m.json"], cwd=work, env=env, code=2,
+           error="-o m.json is the input m.json")
+    (work / "w.jsonl").write_text("")
+    replay("also: sweep report W -o W", gfxgate_exe, ["sweep", "report", "w.jsonl", "-o", "w.jsonl"], cwd=work, env=env,
+           code=2, error="-o w.jsonl is the input w.jsonl")
+    replay("also: diagnose x.log -o y.md", gfxgate_exe, ["diagnose", "x.log", "-o", "y.md"], cwd=work, env=env, code=0,
+           outputs=("y.md",))
+
+
+def test_also_a_long_ref_or_source_is_quoted_short(gfxgate_exe, work, env):
+    """An unknown `--ref` echoed the whole 100 KB ref in its error line; a 100 KB `--source` path was exit 70
+    (ENAMETOOLONG). Decided: a ref over 255 characters (git's file-name limit) or a path over PATH_MAX is a usage
+    error whose line quotes the first 80 characters and says the length."""
+    for option, value, needle in (("--ref", "ollama=" + "a" * 100_000, "100000 characters; a tag or branch name"),
+                                  ("--ref", "ollama=" + "a b" * 80, "is not a tag or branch name"),
+                                  ("--source", "ollama=/" + "a" * 100_000, "longer than a path or URL can be")):
+        run = replay(f"also: {option} of {len(value)} characters", gfxgate_exe, [*SCAN, option, value], cwd=work,
+                     env=env, code=2, error=needle)
+        assert len(run.stderr) < 500, run.stderr

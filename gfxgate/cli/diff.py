@@ -34,6 +34,9 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     from gfxgate.prcheck.pins import pins_location
     from gfxgate.prcheck.render import render
 
+    from gfxgate.cli.io import refuse_output_over_inputs
+
+    refuse_output_over_inputs(output, (old, new))
     result = diff_matrices(load_matrix(old), load_matrix(new))
     failing = fail_on_targets(fail_on, result.targets)
     pins_uri, lines = pins_location(pins) if fmt == "sarif" else ("rules/pins.toml", {})
