@@ -438,3 +438,14 @@ def test_also_a_long_ref_or_source_is_quoted_short(gfxgate_exe, work, env):
         run = replay(f"also: {option} of {len(value)} characters", gfxgate_exe, [*SCAN, option, value], cwd=work,
                      env=env, code=2, error=needle)
         assert len(run.stderr) < 500, run.stderr
+
+
+def test_13_diff_sarif_with_a_huge_pins_file_reads_none_of_it(gfxgate_exe, work, env, matrix):
+    """`diff --format sarif --pins FILE` reads the pins file for SARIF locations only: sized first too."""
+    import json
+
+    (work / "m.json").write_text(json.dumps(matrix))
+    sparse(work / "pins.toml", 3 * GIB // 2)
+    run = replay("13 diff --format sarif --pins 1.5 GB", gfxgate_exe,
+                 ["diff", "m.json", "m.json", "--format", "sarif", "--pins", "pins.toml"], cwd=work, env=env, code=0)
+    assert json.loads(run.stdout)["version"] == "2.1.0"
