@@ -449,3 +449,34 @@ def test_13_diff_sarif_with_a_huge_pins_file_reads_none_of_it(gfxgate_exe, work,
     run = replay("13 diff --format sarif --pins 1.5 GB", gfxgate_exe,
                  ["diff", "m.json", "m.json", "--format", "sarif", "--pins", "pins.toml"], cwd=work, env=env, code=0)
     assert json.loads(run.stdout)["version"] == "2.1.0"
+
+
+def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe, work, env, tmp_path):
+    """A llama-server answering ``"predicted_per_second": 1e999`` (Python's json reads inf) made the run's
+    tokens/s infinite, written as the non-JSON ``Infinity``; `sweep report` then refused gfxgate's own worklog
+    (exit 6), or before that wrote invalid JSON. The writer records a non-finite number as null."""
+    import json
+    import shlex
+    import sys
+
+    from tests.test_issue13_reproductions import PEER
+
+    server = tmp_path / "overflowing_llama_server.py"
+    server.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(PEER.parent)!r})\n"
+        "import slow_llama_server as peer\n"
+        "peer.BODY = (b'{\"content\": \"hi\", \"tokens_predicted\": 1, \"tokens_evaluated\": 1, '\n"
+        "             b'\"stop_type\": \"limit\", \"timings\": {\"predicted_per_second\": 1e999}}')\n"
+        "peer.main(sys.argv)\n")
+    (work / "m.gguf").write_bytes(b"GGUF")
+    command = shlex.join([sys.executable, str(server), "answer"])
+    replay("14 llama-server answering 1e999 tokens/s", gfxgate_exe,
+           ["sweep", "--llama-server", f"x={command}", "--model-file", "m.gguf", "--num-gpu", "0", "--timeout", "2",
+            "--no-probe-gpu", "--progress", "none", "--worklog", "w.jsonl"],
+           cwd=work, env=env, code=0, outputs=("w.jsonl", "w.jsonl.logs/"))
+    worklog = (work / "w.jsonl").read_text()
+    assert '"tokens_per_s":null' in worklog and "Infinity" not in worklog, worklog[:2000]
+    run = replay("14 sweep report of that worklog", gfxgate_exe, ["sweep", "report", "w.jsonl", "--format", "json"],
+                 cwd=work, env=env, code=0)
+    json.loads(run.stdout, parse_constant=lambda name: pytest.fail(f"{name} in the report"))
