@@ -480,3 +480,29 @@ def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe
     run = replay("14 sweep report of that worklog", gfxgate_exe, ["sweep", "report", "w.jsonl", "--format", "json"],
                  cwd=work, env=env, code=0)
     json.loads(run.stdout, parse_constant=lambda name: pytest.fail(f"{name} in the report"))
+
+
+def test_10_git_grep_of_a_fixed_string_never_prints_a_blob_over_the_limit(tmp_path):
+    """`git grep` prints a matching line whole: a one-line blob over the per-blob limit (trace's fixed-string
+    greps) would come back whole. Its size is asked first, as for a read: an error, not a hit."""
+    from gfxgate.errors import SourceError
+    from gfxgate.sources.base import MAX_BLOB_BYTES
+    from gfxgate.sources.gitrepo import GitRepo, GitSource
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "big.txt").write_bytes(b"x" * (MAX_BLOB_BYTES + 1))
+    (repo / "small.txt").write_bytes(b"x marks the spot\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one long line")
+    git(repo, "tag", "v1")
+    source = GitSource(GitRepo("ollama", str(repo), offline=True), "v1")
+    try:
+        assert [h.path for h in source.grep("marks", ["small.txt"], fixed=True)] == ["small.txt"]
+        with pytest.raises(SourceError, match=r"big.txt at [0-9a-f]{12}: 8388609 bytes; gfxgate reads at most"):
+            source.grep("x", ["big.txt", "small.txt"], fixed=True)
+        with pytest.raises(SourceError, match="8388609 bytes"):
+            source.read("big.txt")
+    finally:
+        source.close()

@@ -200,9 +200,9 @@ class CatFileBatch:
             raise SourceError(f"{spec.split(':', 1)[1]} at {spec[:12]} is not in the local object database", hint=hint)
         return header.split()
 
-    def read(self, spec: str) -> bytes | None:
-        """Object bytes for ``<commit>:<path>``; None when missing or not a blob. A blob over
-        :data:`MAX_BLOB_BYTES` is a :class:`SourceError` (the rule reading it gets an error entry)."""
+    def blob_size(self, spec: str) -> int | None:
+        """The size of the blob ``<commit>:<path>`` (None: missing, or not a blob), from ``--batch-check``;
+        over :data:`MAX_BLOB_BYTES` a :class:`SourceError`."""
         if "\n" in spec:
             return None
         fields = self._header(self._check, spec)
@@ -210,6 +210,13 @@ class CatFileBatch:
             return None
         if int(fields[2]) > MAX_BLOB_BYTES:
             raise SourceError(blob_too_large(spec.split(":", 1)[1], int(fields[2]), f" at {spec[:12]}"))
+        return int(fields[2])
+
+    def read(self, spec: str) -> bytes | None:
+        """Object bytes for ``<commit>:<path>``; None when missing or not a blob. A blob over
+        :data:`MAX_BLOB_BYTES` is a :class:`SourceError` (the rule reading it gets an error entry)."""
+        if self.blob_size(spec) is None:
+            return None
         fields = self._header(self._proc, spec)
         if len(fields) != 3:
             return None
@@ -379,10 +386,13 @@ class GitRepo:
         return {line[1:].split()[0] for line in out.stdout.splitlines() if line.startswith("?")}
 
     # -- reading ------------------------------------------------------------------------------------
-    def read(self, commit: str, path: str) -> bytes | None:
+    def _cat_file(self) -> CatFileBatch:
         if self._batch is None:
             self._batch = CatFileBatch(self.git_dir, offline=self.offline or not self.managed)
-        return self._batch.read(f"{commit}:{path}")
+        return self._batch
+
+    def read(self, commit: str, path: str) -> bytes | None:
+        return self._cat_file().read(f"{commit}:{path}")
 
     def list_files(self, commit: str) -> list[str]:
         out = run_git(["ls-tree", "-r", "-z", "--name-only", commit], git_dir=self.git_dir, offline=True)
@@ -395,6 +405,8 @@ class GitRepo:
         rule dialect; GitSource.grep sends rule regexes through Source.grep instead)."""
         args = ["grep", "-n", "-I", "--no-color", "-F" if fixed else "-E", "-e", pattern, commit]
         if paths:
+            for path in paths:  # git grep prints a matching line whole: no blob over the limit (a SourceError)
+                self._cat_file().blob_size(f"{commit}:{path}")
             args += ["--", *paths]
         out = run_git(args, git_dir=self.git_dir, offline=self.offline or not self.managed)
         if out.returncode not in (0, 1):
