@@ -506,3 +506,9 @@ def test_10_git_grep_of_a_fixed_string_never_prints_a_blob_over_the_limit(tmp_pa
             source.read("big.txt")
     finally:
         source.close()
+
+
+def test_13_scan_with_a_huge_snapshot_file_is_refused_before_the_read(gfxgate_exe, work, env):
+    sparse(work / "snap.json", 3 * GIB // 2)
+    replay("13 scan --snapshot 1.5 GB", gfxgate_exe, [*SCAN, "--snapshot", "snap.json"], cwd=work, env=env, code=3,
+           error="snap.json: 1610612736 bytes; a snapshot file may have at most 16777216")
