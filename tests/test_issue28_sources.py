@@ -356,3 +356,159 @@ def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(gfxgate_exe, w
     assert run.stdout == clean_history
     assert run.stderr.count("gfxgate: warning: the history facts cache cannot be written") == 1, run.stderr
     assert blocker.read_text() == "not a folder\n"
+
+
+# -- 15, 16. tags ------------------------------------------------------------------------------------------
+def many_tags(repo: Path, names, commit: str = "HEAD") -> None:
+    sha = git(repo, "rev-parse", commit).strip()
+    subprocess.run(["git", "-C", str(repo), "update-ref", "--stdin"], check=True,
+                   input="".join(f"create refs/tags/{name} {sha}\n" for name in names), text=True)
+    git(repo, "pack-refs", "--all")
+
+
+def test_15_an_unknown_ref_without_a_version_number_names_the_tags_there_are(gfxgate_exe, work, env, upstream):
+    """`scan --ref ollama=foo` said "the repository has no tags" for a repository with 635."""
+    clone = work / "ollama"
+    git(work, "clone", "-q", "--bare", str(upstream / "ollama"), str(clone))
+    many_tags(clone, [f"v0.40.{i}" for i in range(631)])
+    run = replay("15 --ref ollama=foo", gfxgate_exe, [*SCAN, "--source", "ollama=ollama", "--ref", "ollama=foo"],
+                 cwd=work, env=live_env(env, upstream), code=4, error="unknown tag or ref 'foo'")
+    assert "has no tags" not in run.stderr
+    assert "hint: no tag is spelled like it; 635 tags, the newest releases: v0.40.630, v0.40.629, v0.40.628" in run.stderr
+    empty = work / "empty"
+    git(work, "init", "-q", "--bare", str(empty))
+    git(work, "clone", "-q", str(upstream / "ollama"), str(work / "src"))
+    git(work / "src", "push", "-q", str(empty), "HEAD:refs/heads/main")
+    run = replay("15 --ref in a repository without tags", gfxgate_exe,
+                 [*SCAN, "--source", "ollama=empty", "--ref", "ollama=foo"], cwd=work, env=live_env(env, upstream),
+                 code=4, outputs=("src/",), error="unknown tag or ref 'foo'")
+    assert "hint: the repository has no tags" in run.stderr
+
+
+def test_16_many_tags_are_ordered_once_per_repository(gfxgate_exe, work, env, upstream):
+    """`history` over 40 ollama tags whose LLAMA_CPP_VERSION names a tag llama.cpp does not have, against a
+    llama.cpp clone carrying 20,000 extra release-shaped tags: every rule reading ggml at every probe looked the
+    ref up and re-sorted all 20,000 tags for its hint (the issue: 10,000 tags 45 s and 539 MB, 30,000 over 120 s)."""
+    ollama, llama = work / "ollama", work / "llama.cpp.git"
+    git(work, "clone", "-q", str(upstream / "ollama"), str(ollama))
+    (ollama / "LLAMA_CPP_VERSION").write_text("b99999\n")
+    git(ollama, "commit", "-q", "-am", "names a llama.cpp tag that does not exist")
+    many_tags(ollama, [f"v0.33.{i}" for i in range(40)])
+    git(work, "clone", "-q", "--bare", str(upstream / "llama.cpp"), str(llama))
+    many_tags(llama, [f"b{20000 + i}" for i in range(20_000)])
+    run = replay("16 history, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION", gfxgate_exe,
+                 ["history", "-t", "gfx900", "--every-tag", "--from", "v0.33.0", "--format", "json", "--offline",
+                  "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
+                 cwd=work, env=live_env(env, upstream), code=0)
+    assert '"probed": 40' in run.stdout
+
+
+# -- also seen: decided and documented ---------------------------------------------------------------------
+def test_also_an_output_over_an_input_is_refused(gfxgate_exe, work, env, matrix):
+    """`diagnose x.log -o x.log` replaced its log with the report. Decided: -o naming a file the command reads is a
+    usage error (exit 2) before anything is read; the same for `diff` and `sweep report`."""
+    import json
+
+    from tests.diagnose.logs import ollama_0_12_3
+
+    log = "\n".join(ollama_0_12_3()) + "\n"
+    (work / "x.log").write_text(log)
+    (work / "link.log").symlink_to("x.log")
+    for args in (["x.log", "-o", "x.log"], ["x.log", "-o", "link.log"], ["-", "x.log", "-o", "./x.log"]):
+        replay(f"also: diagnose {' '.join(args)}", gfxgate_exe, ["diagnose", *args], cwd=work, env=env, code=2,
+               error="is the input x.log: the report would replace it" if args[0] != "-" else "the report would replace it")
+    assert (work / "x.log").read_text() == log
+    (work / "m.json").write_text(json.dumps(matrix))
+    replay("also: diff A B -o B", gfxgate_exe, ["diff", "m.json", "m.json", "-o", "m.json"], cwd=work, env=env, code=2,
+           error="-o m.json is the input m.json")
+    (work / "w.jsonl").write_text("")
+    replay("also: sweep report W -o W", gfxgate_exe, ["sweep", "report", "w.jsonl", "-o", "w.jsonl"], cwd=work, env=env,
+           code=2, error="-o w.jsonl is the input w.jsonl")
+    replay("also: diagnose x.log -o y.md", gfxgate_exe, ["diagnose", "x.log", "-o", "y.md"], cwd=work, env=env, code=0,
+           outputs=("y.md",))
+
+
+def test_also_a_long_ref_or_source_is_quoted_short(gfxgate_exe, work, env):
+    """An unknown `--ref` echoed the whole 100 KB ref in its error line; a 100 KB `--source` path was exit 70
+    (ENAMETOOLONG). Decided: a ref over 255 characters (git's file-name limit) or a path over PATH_MAX is a usage
+    error whose line quotes the first 80 characters and says the length."""
+    for option, value, needle in (("--ref", "ollama=" + "a" * 100_000, "100000 characters; a tag or branch name"),
+                                  ("--ref", "ollama=" + "a b" * 80, "is not a tag or branch name"),
+                                  ("--source", "ollama=/" + "a" * 100_000, "longer than a path or URL can be")):
+        run = replay(f"also: {option} of {len(value)} characters", gfxgate_exe, [*SCAN, option, value], cwd=work,
+                     env=env, code=2, error=needle)
+        assert len(run.stderr) < 500, run.stderr
+
+
+def test_13_diff_sarif_with_a_huge_pins_file_reads_none_of_it(gfxgate_exe, work, env, matrix):
+    """`diff --format sarif --pins FILE` reads the pins file for SARIF locations only: sized first too."""
+    import json
+
+    (work / "m.json").write_text(json.dumps(matrix))
+    sparse(work / "pins.toml", 3 * GIB // 2)
+    run = replay("13 diff --format sarif --pins 1.5 GB", gfxgate_exe,
+                 ["diff", "m.json", "m.json", "--format", "sarif", "--pins", "pins.toml"], cwd=work, env=env, code=0)
+    assert json.loads(run.stdout)["version"] == "2.1.0"
+
+
+def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe, work, env, tmp_path):
+    """A llama-server answering ``"predicted_per_second": 1e999`` (Python's json reads inf) made the run's
+    tokens/s infinite, written as the non-JSON ``Infinity``; `sweep report` then refused gfxgate's own worklog
+    (exit 6), or before that wrote invalid JSON. The writer records a non-finite number as null."""
+    import json
+    import shlex
+    import sys
+
+    from tests.test_issue13_reproductions import PEER
+
+    server = tmp_path / "overflowing_llama_server.py"
+    server.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(PEER.parent)!r})\n"
+        "import slow_llama_server as peer\n"
+        "peer.BODY = (b'{\"content\": \"hi\", \"tokens_predicted\": 1, \"tokens_evaluated\": 1, '\n"
+        "             b'\"stop_type\": \"limit\", \"timings\": {\"predicted_per_second\": 1e999}}')\n"
+        "peer.main(sys.argv)\n")
+    (work / "m.gguf").write_bytes(b"GGUF")
+    command = shlex.join([sys.executable, str(server), "answer"])
+    replay("14 llama-server answering 1e999 tokens/s", gfxgate_exe,
+           ["sweep", "--llama-server", f"x={command}", "--model-file", "m.gguf", "--num-gpu", "0", "--timeout", "2",
+            "--no-probe-gpu", "--progress", "none", "--worklog", "w.jsonl"],
+           cwd=work, env=env, code=0, outputs=("w.jsonl", "w.jsonl.logs/"))
+    worklog = (work / "w.jsonl").read_text()
+    assert '"tokens_per_s":null' in worklog and "Infinity" not in worklog, worklog[:2000]
+    run = replay("14 sweep report of that worklog", gfxgate_exe, ["sweep", "report", "w.jsonl", "--format", "json"],
+                 cwd=work, env=env, code=0)
+    json.loads(run.stdout, parse_constant=lambda name: pytest.fail(f"{name} in the report"))
+
+
+def test_10_git_grep_of_a_fixed_string_never_prints_a_blob_over_the_limit(tmp_path):
+    """`git grep` prints a matching line whole: a one-line blob over the per-blob limit (trace's fixed-string
+    greps) would come back whole. Its size is asked first, as for a read: an error, not a hit."""
+    from gfxgate.errors import SourceError
+    from gfxgate.sources.base import MAX_BLOB_BYTES
+    from gfxgate.sources.gitrepo import GitRepo, GitSource
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "big.txt").write_bytes(b"x" * (MAX_BLOB_BYTES + 1))
+    (repo / "small.txt").write_bytes(b"x marks the spot\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "one long line")
+    git(repo, "tag", "v1")
+    source = GitSource(GitRepo("ollama", str(repo), offline=True), "v1")
+    try:
+        assert [h.path for h in source.grep("marks", ["small.txt"], fixed=True)] == ["small.txt"]
+        with pytest.raises(SourceError, match=r"big.txt at [0-9a-f]{12}: 8388609 bytes; gfxgate reads at most"):
+            source.grep("x", ["big.txt", "small.txt"], fixed=True)
+        with pytest.raises(SourceError, match="8388609 bytes"):
+            source.read("big.txt")
+    finally:
+        source.close()
+
+
+def test_13_scan_with_a_huge_snapshot_file_is_refused_before_the_read(gfxgate_exe, work, env):
+    sparse(work / "snap.json", 3 * GIB // 2)
+    replay("13 scan --snapshot 1.5 GB", gfxgate_exe, [*SCAN, "--snapshot", "snap.json"], cwd=work, env=env, code=3,
+           error="snap.json: 1610612736 bytes; a snapshot file may have at most 16777216")

@@ -27,6 +27,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     Exit codes: 0 diagnosed, 1 a --fail-on layer has a finding, 2 usage, 3 bad message catalogue,
     6 unreadable input.
     """
+    from gfxgate.cli.io import refuse_output_over_inputs
     from gfxgate.diagnose import diagnose_inputs
     from gfxgate.diagnose.render import render
     from gfxgate.errors import ExitCode, UsageError
@@ -38,6 +39,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     if since and not units:
         raise UsageError("--since only applies to --journal-unit")
     layers = _check_fail_on(fail_on)
+    refuse_output_over_inputs(output, logs)
     diagnoses = diagnose_inputs(list(logs), units=list(units), since=since,
                                 sources=parse_assignments(sources, "--source"), offline=not online, locate=not no_upstream)
     emit(terminal_text(render(diagnoses, fmt), fmt, output), output)

@@ -34,6 +34,9 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     from gfxgate.prcheck.pins import pins_location
     from gfxgate.prcheck.render import render
 
+    from gfxgate.cli.io import refuse_output_over_inputs
+
+    refuse_output_over_inputs(output, (old, new))
     old_matrix, new_matrix = load_matrix(old), load_matrix(new)
     fail_closed(old_matrix, new_matrix, command="diff")
     result = diff_matrices(old_matrix, new_matrix)

@@ -214,6 +214,9 @@ def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
     from gfxgate.sweep.render import render
     from gfxgate.sweep.worklog import read_worklog
 
+    from gfxgate.cli.io import refuse_output_over_inputs
+
+    refuse_output_over_inputs(output, (worklog,))
     log = read_worklog(worklog)
     for warning in log.warnings:
         click.echo(f"gfxgate: warning: {warning}", err=True)

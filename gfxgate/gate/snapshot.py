@@ -10,16 +10,19 @@ definition changed since the snapshot was built, or a pin that moved, is reporte
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gfxgate.datafiles import load_json
+from gfxgate.datafiles import load_json, read_limited
 from gfxgate.gate.engine import RuleFacts, collect_facts
 from gfxgate.errors import InputError, RuleError
 from gfxgate.model import SourceInfo
 from gfxgate.resources import rules_dir
 from gfxgate.gate.ruleset import RuleSet
 from gfxgate.sources.resolve import Pins
+
+MAX_SNAPSHOT_BYTES = 16 << 20  # the embedded snapshot is ~45 KB
 
 SNAPSHOT_VERSION = 1
 
@@ -96,10 +99,12 @@ def dumps(data: dict[str, Any]) -> str:
 
 def load(path: Path | None = None) -> Snapshot:
     path = path or default_path()
-    try:
-        data = load_json(path, path.read_bytes(), "snapshot")
-    except FileNotFoundError as exc:
-        raise RuleError(f"{path}: no embedded snapshot", hint="run `gfxgate snapshot build`, or scan with --live") from exc
+    try:  # sized before the read (`scan --snapshot FILE`): a regular file of at most MAX_SNAPSHOT_BYTES
+        data = load_json(path, read_limited(path, MAX_SNAPSHOT_BYTES, "a snapshot file"), "snapshot")
+    except RuleError:
+        if not os.path.lexists(path):
+            raise RuleError(f"{path}: no embedded snapshot", hint="run `gfxgate snapshot build`, or scan with --live") from None
+        raise
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: unreadable snapshot: {exc}") from exc
     return Snapshot(

@@ -39,10 +39,13 @@ def pins_location(pins: Path | None) -> tuple[str, dict[str, int]]:
     """(pins file URI relative to its repository, source name → line of its ref) for SARIF locations."""
     from gfxgate.sources.gitrepo import work_tree_root
 
+    from gfxgate.datafiles import MAX_YAML_BYTES, read_limited
+    from gfxgate.errors import RuleError
+
     path = (pins or default_pins_path()).resolve()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+    try:  # sized before the read, like every pins file (`diff --pins` reads it for SARIF locations only)
+        text = read_limited(path, MAX_YAML_BYTES, "a pins file").decode("utf-8", "replace")
+    except RuleError:
         return "rules/pins.toml", {}
     top = work_tree_root(path)
     uri = (inside_repo(path, top) if top is not None else None) or "rules/pins.toml"  # outside git: the shipped name

@@ -28,7 +28,7 @@ from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.host import proc
 from gfxgate.resources import cache_dir
 from gfxgate.sources.base import MAX_BLOB_BYTES, FileHit, Source, blob_too_large
-from gfxgate.sources.versions import nearest_tags
+from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags
 
 DEFAULT_GIT_TIMEOUT = 600
 MAX_GIT_TIMEOUT = 86400  # a day; far larger values overflow the poll timeout of a selector
@@ -200,9 +200,9 @@ class CatFileBatch:
             raise SourceError(f"{spec.split(':', 1)[1]} at {spec[:12]} is not in the local object database", hint=hint)
         return header.split()
 
-    def read(self, spec: str) -> bytes | None:
-        """Object bytes for ``<commit>:<path>``; None when missing or not a blob. A blob over
-        :data:`MAX_BLOB_BYTES` is a :class:`SourceError` (the rule reading it gets an error entry)."""
+    def blob_size(self, spec: str) -> int | None:
+        """The size of the blob ``<commit>:<path>`` (None: missing, or not a blob), from ``--batch-check``;
+        over :data:`MAX_BLOB_BYTES` a :class:`SourceError`."""
         if "\n" in spec:
             return None
         fields = self._header(self._check, spec)
@@ -210,6 +210,13 @@ class CatFileBatch:
             return None
         if int(fields[2]) > MAX_BLOB_BYTES:
             raise SourceError(blob_too_large(spec.split(":", 1)[1], int(fields[2]), f" at {spec[:12]}"))
+        return int(fields[2])
+
+    def read(self, spec: str) -> bytes | None:
+        """Object bytes for ``<commit>:<path>``; None when missing or not a blob. A blob over
+        :data:`MAX_BLOB_BYTES` is a :class:`SourceError` (the rule reading it gets an error entry)."""
+        if self.blob_size(spec) is None:
+            return None
         fields = self._header(self._proc, spec)
         if len(fields) != 3:
             return None
@@ -317,8 +324,17 @@ class GitRepo:
             self._fetch_tag(ref)
             sha = self._rev_parse(ref)
         if sha is None:
-            near = nearest_tags(ref, self.tags())
-            hint = ("nearest tags: " + ", ".join(near)) if near else "the repository has no tags"
+            tags = self.tags()
+            near = nearest_tags(ref, tags)
+            if near:
+                hint = "nearest tags: " + ", ".join(near)
+            elif tags:  # none spelled like it (a name without a version number): say what there is
+                ordered = sort_tags(tags)
+                newest = ([t for t in ordered if not is_prerelease(t)] or ordered)[-3:][::-1]
+                hint = (f"no tag is spelled like it; {len(tags)} tags"
+                        + (f", the newest releases: {', '.join(newest)}" if newest else ""))
+            else:
+                hint = "the repository has no tags"
             if self.offline and self.managed:
                 hint += " (--offline: only cached tags are known)"
             raise SourceError(f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint)
@@ -368,10 +384,13 @@ class GitRepo:
         return {line[1:].split()[0] for line in out.stdout.splitlines() if line.startswith("?")}
 
     # -- reading ------------------------------------------------------------------------------------
-    def read(self, commit: str, path: str) -> bytes | None:
+    def _cat_file(self) -> CatFileBatch:
         if self._batch is None:
             self._batch = CatFileBatch(self.git_dir, offline=self.offline or not self.managed)
-        return self._batch.read(f"{commit}:{path}")
+        return self._batch
+
+    def read(self, commit: str, path: str) -> bytes | None:
+        return self._cat_file().read(f"{commit}:{path}")
 
     def list_files(self, commit: str) -> list[str]:
         out = run_git(["ls-tree", "-r", "-z", "--name-only", commit], git_dir=self.git_dir, offline=True)
@@ -384,6 +403,8 @@ class GitRepo:
         rule dialect; GitSource.grep sends rule regexes through Source.grep instead)."""
         args = ["grep", "-n", "-I", "--no-color", "-F" if fixed else "-E", "-e", pattern, commit]
         if paths:
+            for path in paths:  # git grep prints a matching line whole: no blob over the limit (a SourceError)
+                self._cat_file().blob_size(f"{commit}:{path}")
             args += ["--", *paths]
         out = run_git(args, git_dir=self.git_dir, offline=self.offline or not self.managed)
         if out.returncode not in (0, 1):

@@ -117,15 +117,29 @@ def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[st
     for value in values:
         name, sep, rest = value.partition("=")
         if not sep or not name.strip() or not rest.strip():
-            raise UsageError(f"bad {what} {value!r}", hint="the form is NAME=VALUE, e.g. ollama=v0.12.3")
+            raise UsageError(f"bad {what} {_excerpt(value)}", hint="the form is NAME=VALUE, e.g. ollama=v0.12.3")
+        if what == "--ref" and len(rest.strip()) > MAX_REF_CHARS:  # the error line quotes its start, not 100 KB
+            raise UsageError(f"bad --ref {_excerpt(value)}: {len(rest.strip())} characters; a tag or branch name "
+                             f"gfxgate reads has at most {MAX_REF_CHARS}")
+        if what == "--source" and (len(rest.strip()) > MAX_SOURCE_CHARS
+                                   or max(map(len, rest.strip().split("/"))) > MAX_REF_CHARS):
+            raise UsageError(f"bad --source {_excerpt(value)}: longer than a path or URL can be "
+                             f"({MAX_SOURCE_CHARS} characters, {MAX_REF_CHARS} per folder name)")
         if what == "--ref" and not _REF_NAME.match(rest.strip()):
-            raise UsageError(f"bad --ref {value!r}: {rest.strip()!r} is not a tag or branch name",
+            raise UsageError(f"bad --ref {_excerpt(value)}: {_excerpt(rest.strip())} is not a tag or branch name",
                              hint="a ref starts with a letter, digit or _ and has no spaces or '..', e.g. ollama=v0.12.3")
         out[name.strip()] = rest.strip()
     return out
 
 
 LATEST = "latest"  # `--ref NAME=latest`: the newest release tag
+MAX_REF_CHARS = 255  # a ref is a file name in git's refs/ (NAME_MAX); real tags are under 40
+MAX_SOURCE_CHARS = 4095  # PATH_MAX: a longer path is ENAMETOOLONG at the first stat
+
+
+def _excerpt(value: str, limit: int = 80) -> str:
+    """``repr(value)``, its start only when it is long (an error line stays one readable line)."""
+    return repr(value) if len(value) <= limit else f"{value[:limit]!r}… ({len(value)} characters)"
 
 # git check-ref-format's rules, narrowed: never an option (--output=x was passed on to git), never a range.
 _REF_NAME = re.compile(r"^(?!.*\.\.)(?!.*@\{)[A-Za-z0-9_][A-Za-z0-9._/+-]*$")

@@ -18,6 +18,8 @@ Order of one base version's tags, lowest first:
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 
 # One definition of a release tag, used by everything that orders tags or strips a pre-release suffix
@@ -30,6 +32,7 @@ _TAG_RE = re.compile(
 _OTHER_WORD, _KNOWN_WORD, _FINAL = 0, 1, 2  # the rank of a tag among the tags of its base version
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a repository's tags are keyed again at every probe (llama.cpp: ~7,000)
 def version_key(tag: str) -> tuple | None:
     """Sort key of a release-like tag; ``None`` when the tag has no version number.
 
@@ -94,18 +97,27 @@ def in_range(tag: str, spec: str | None) -> bool:
     return True
 
 
-def nearest_tags(wanted: str, tags: list[str], n: int = 5) -> list[str]:
-    """Tags closest to ``wanted``: by version distance when both parse, else by spelling."""
+@functools.lru_cache(maxsize=16)
+def _ordered(tags: tuple[str, ...], finals_only: bool) -> tuple[tuple[str, ...], tuple[tuple, ...]]:
+    """The release-like tags of one tag list in version order, with their keys (pre-releases left out when
+    ``finals_only`` and there are final releases): computed once per list, however many refs are looked up."""
+    versioned = [t for t in tags if version_key(t) is not None]
+    if finals_only:
+        versioned = [t for t in versioned if not is_prerelease(t)] or versioned
+    ordered = tuple(sorted(versioned, key=version_key))
+    return ordered, tuple(version_key(t) for t in ordered)
+
+
+def nearest_tags(wanted: str, tags: list[str] | tuple[str, ...], n: int = 5) -> list[str]:
+    """Tags closest to ``wanted``: by version distance when both parse, else by spelling.
+
+    The tag list is ordered once (``_ordered``: a repository's tags are the same list for every unresolved ref,
+    and ``history`` / ``timeline --live`` look up one per probe; 10,000 tags re-sorted each time cost minutes)."""
     key = version_key(wanted)
-    candidates = [t for t in tags if version_key(t) is not None]
-    if not is_prerelease(wanted):
-        candidates = [t for t in candidates if not is_prerelease(t)] or candidates
-    if key is not None and candidates:
-        ordered = sort_tags(candidates)
-        keys = [version_key(t) for t in ordered]
-        index = sum(1 for k in keys if k < key)
-        window = ordered[max(0, index - n // 2): index + (n - n // 2)]
-        return window
+    ordered, keys = _ordered(tuple(tags), not is_prerelease(wanted))
+    if key is not None and ordered:
+        index = bisect.bisect_left(keys, key)
+        return list(ordered[max(0, index - n // 2): index + (n - n // 2)])
     from gfxgate.suggest import close_names
 
     return close_names(wanted, tags, n=n, cutoff=0.3)

@@ -130,6 +130,17 @@ def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
     return Worklog(path, tuple(runs), tuple(warnings))
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None (a record is a few levels deep)."""
+    if isinstance(value, float):
+        return value if value - value == 0 else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def _parse_line(path: Path, number: int, raw: bytes) -> Mapping[str, Any]:
     where = f"{path}:{number}"
     from gfxgate.jsontext import loads_input
@@ -299,7 +310,11 @@ class WorklogWriter:
 
     def append(self, record: Mapping[str, Any]) -> int:
         """Write one record as one line; returns the number of bytes written."""
-        data = (json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        try:
+            text = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except ValueError:  # a server's 1e308 / 1e-300 made an infinite rate: null, never non-JSON the reader refuses
+            text = json.dumps(_finite(record), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        data = (text + "\n").encode("utf-8")
         written = 0
         try:
             before = os.fstat(self._fd).st_size
