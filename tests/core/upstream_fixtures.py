@@ -399,7 +399,7 @@ def build_fork(path: Path) -> git.Repo:
         "CMakeLists.txt": CMAKE.format(regex="^gfx(803|900|906|94[012]|101[02]|1030|110[012]|120[01])$"),
         "CMakePresets.json": presets("gfx803;gfx900;gfx906;gfx1030;gfx1100"),
         "ml/device.go": DEVICE_GO,
-        "Dockerfile": "FROM base AS rocm-6\n",
+        "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
         f"{GGML}/vendors/hip.h": HIP_H,
         f"{GGML}/common.cuh": COMMON_CUH,
     }, "fork release", tag="v0.17.5")

@@ -1,0 +1,71 @@
+"""Issue 24, reproductions 8, 9 and 11 (and item 7's gfx950/gfx1011 in the timeline), through the installed console
+script. The ollama trees are real git repositories built from the annotated excerpts of tests/rules/ (the real
+files' lines, annotations blanked); with ``GFXGATE_TEST_UPSTREAM`` the same questions go to the real clones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.core.rule_fixtures import FIXTURES, copy_case
+from tests.gitrepos import commit_tree, new_repo
+
+UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
+
+
+def _tree(tmp_path: Path, name: str, cases: dict[str, str]) -> Path:
+    """A git repository with one commit per tag, each the files of a rule case (annotations blanked)."""
+    repo = new_repo(tmp_path / name)
+    for tag, case in cases.items():
+        folder = tmp_path / f"case-{tag}"
+        copy_case(FIXTURES / case, folder)
+        files = {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+        commit_tree(repo, files, tag, tag=tag)
+    return tmp_path / name
+
+
+def _scan(exe: str, *args: str, env: dict | None = None) -> dict:
+    run = subprocess.run([exe, "scan", "--format", "json", *args], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "GFXGATE_OFFLINE": "1", **(env or {})})
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    return json.loads(run.stdout)
+
+
+def _cells(result: dict, layer: str) -> dict[str, dict]:
+    return {c["target"]: c for lay in result["layers"] if lay["id"] == layer for c in lay["cells"]}
+
+
+# -- reproduction 9: the release builds the preset its Dockerfile configures ---------------------------------------
+def _assert_rocm7_only(cells: dict[str, dict], dockerfile_line: int | None) -> None:
+    assert cells["gfx940"]["status"] == "blocked", cells["gfx940"]  # only the Windows preset 'ROCm 6' lists it
+    assert cells["gfx941"]["status"] == "blocked"
+    assert cells["gfx950"]["status"] == "allowed"  # 'ROCm 7' lists it
+    for target in ("gfx940", "gfx950"):
+        cited = [e for e in cells[target]["evidence"] if e["location"]["path"] == "Dockerfile"]
+        assert [e["text"] for e in cited] == ["cmake --preset 'ROCm 7' \\"], cells[target]["evidence"]
+        if dockerfile_line is not None:
+            assert cited[0]["location"]["line"] == dockerfile_line
+        assert "ROCm 7: the release configures it at Dockerfile:" in cells[target]["summary"]
+        assert "ROCm 6" not in cells[target]["summary"]
+
+
+def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+    ollama = _tree(tmp_path, "ollama", {"v0.18.0": "ollama-cmake-presets-rocm/v0.18.0"})
+    result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", "ollama=v0.18.0",
+                   "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}")
+    _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=None)
+
+
+@pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama and ROCm clones")
+@pytest.mark.parametrize("tag,line", [("v0.18.0", 90), ("v0.24.0", 90)])
+def test_reproduction_9_on_the_real_clone(gfxgate_exe, tag, line):
+    root = Path(UPSTREAM)
+    result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", f"ollama={tag}",
+                   "--source", f"ollama={root / 'ollama'}", "--source", f"rocm-docs={root / 'ROCm'}")
+    _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=line)
