@@ -29,6 +29,10 @@ def _tree(tmp_path: Path, name: str, cases: dict[str, str]) -> Path:
     return tmp_path / name
 
 
+def _clr(tmp_path: Path) -> Path:
+    return _tree(tmp_path, "clr", {"rocm-6.0.0": "clr-supported-isas/rocm-6.0.0", "rocm-6.2.0": "clr-supported-isas/rocm-6.2.0"})
+
+
 def _scan(exe: str, *args: str, env: dict | None = None) -> dict:
     run = subprocess.run([exe, "scan", "--format", "json", *args], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "GFXGATE_OFFLINE": "1", **(env or {})})
@@ -58,7 +62,8 @@ def _assert_rocm7_only(cells: dict[str, dict], dockerfile_line: int | None) -> N
 def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_exe, upstream, tmp_path):  # noqa: F811
     ollama = _tree(tmp_path, "ollama", {"v0.18.0": "ollama-cmake-presets-rocm/v0.18.0"})
     result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", "ollama=v0.18.0",
-                   "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}")
+                   "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
+                   "--source", f"clr={_clr(tmp_path)}", "--ref", "clr=rocm-6.2.0")  # the excerpt names no ROCm
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=None)
 
 
@@ -67,5 +72,42 @@ def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_exe, u
 def test_reproduction_9_on_the_real_clone(gfxgate_exe, tag, line):
     root = Path(UPSTREAM)
     result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", f"ollama={tag}",
-                   "--source", f"ollama={root / 'ollama'}", "--source", f"rocm-docs={root / 'ROCm'}")
+                   "--source", f"ollama={root / 'ollama'}", "--source", f"rocm-docs={root / 'ROCm'}",
+                   "--source", f"clr={root / 'clr'}")
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=line)
+
+
+# -- reproduction 8: a build route needs a ROCm that can run code for the target -----------------------------------
+V0121_DOCKERFILE = (  # ollama@v0.1.21:Dockerfile lines 43 and 112 (the ROCm 6 build stage, the runtime image)
+    "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete AS rocm-6-build-amd64\n"
+    "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete as runtime-amd64\n")
+
+
+def _rocm_runtime(exe: str, ollama: Path, clr: Path, rocm_docs: Path, *targets: str) -> dict[str, dict]:
+    args = [a for t in targets for a in ("-t", t)]
+    result = _scan(exe, *args, "--ref", "ollama=v0.1.21", "--source", f"ollama={ollama}",
+                   "--source", f"rocm-docs={rocm_docs}", "--source", f"clr={clr}")
+    return _cells(result, "rocm-runtime")
+
+
+def test_reproduction_8_rocm_6_0_cannot_run_gfx1200(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+    ollama = new_repo(tmp_path / "ollama")
+    commit_tree(ollama, {"Dockerfile": V0121_DOCKERFILE}, "v0.1.21", tag="v0.1.21")
+    cells = _rocm_runtime(gfxgate_exe, tmp_path / "ollama", _clr(tmp_path), upstream / "rocm", "gfx1200", "gfx1030")
+    gfx1200 = cells["gfx1200"]
+    assert gfx1200["status"] == "blocked", gfx1200
+    assert "ROCm 6.0.0 cannot run code built for it" in gfx1200["summary"]
+    [where] = {e["location"]["ref"] + ":" + e["text"] for e in gfx1200["evidence"]}
+    assert where == "rocm-6.0.0:static constexpr Isa supportedIsas_[] = {"  # the release's ROCm, not the pin
+    assert cells["gfx1030"]["status"] == "allowed"
+
+
+@pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
+def test_reproduction_8_on_the_real_clones(gfxgate_exe):
+    root = Path(UPSTREAM)
+    if not (root / "clr").is_dir():
+        pytest.skip("no clr clone (ROCm/clr) in GFXGATE_TEST_UPSTREAM")
+    cells = _rocm_runtime(gfxgate_exe, root / "ollama", root / "clr", root / "ROCm", "gfx1200", "gfx1201", "gfx1011")
+    assert cells["gfx1200"]["status"] == cells["gfx1201"]["status"] == "blocked"
+    assert cells["gfx1200"]["evidence"][0]["where"] == "clr@rocm-6.0.0:rocclr/device/device.cpp:95"
+    assert cells["gfx1011"]["status"] == "allowed"

@@ -1,6 +1,6 @@
 """Opt-in: the shipped rules against real upstream clones.
 
-Set GFXGATE_TEST_UPSTREAM to a folder holding clones named `ollama` (ollama/ollama) and `ROCm` (ROCm/ROCm);
+Set GFXGATE_TEST_UPSTREAM to a folder holding clones named `ollama` (ollama/ollama), `ROCm` (ROCm/ROCm) and `clr` (ROCm/clr);
 partial clones work. Without it these tests are deselected, not counted as passing.
 """
 
@@ -49,7 +49,7 @@ def test_real_tree_decides_what_each_rule_fixture_says(rule_id, case, tmp_path):
     ruleset = default_rules()
     rule = next(r for r in ruleset.rules if r.id == rule_id)
     root = Path(UPSTREAM)
-    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm")},
+    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm"), "clr": str(root / "clr")},
                         refs=dict(named), offline=True)
     try:
         facts = collect_facts(RuleSet(layers=ruleset.layers, rules=(rule,)), sources)[rule.id]
