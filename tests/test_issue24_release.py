@@ -12,25 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
-from tests.core.rule_fixtures import FIXTURES, copy_case
-from tests.gitrepos import commit_tree, new_repo
+from tests.core.upstream_fixtures import commit_tree, new_repo, repo_of_cases
 
 UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
-
-
-def _tree(tmp_path: Path, name: str, cases: dict[str, str]) -> Path:
-    """A git repository with one commit per tag, each the files of a rule case (annotations blanked)."""
-    repo = new_repo(tmp_path / name)
-    for tag, case in cases.items():
-        folder = tmp_path / f"case-{tag}"
-        copy_case(FIXTURES / case, folder)
-        files = {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
-        commit_tree(repo, files, tag, tag=tag)
-    return tmp_path / name
-
-
-def _clr(tmp_path: Path) -> Path:
-    return _tree(tmp_path, "clr", {"rocm-6.0.0": "clr-supported-isas/rocm-6.0.0", "rocm-6.2.0": "clr-supported-isas/rocm-6.2.0"})
 
 
 def _scan(exe: str, *args: str, env: dict | None = None) -> dict:
@@ -60,10 +44,11 @@ def _assert_rocm7_only(cells: dict[str, dict], dockerfile_line: int | None) -> N
 
 
 def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_exe, upstream, tmp_path):  # noqa: F811
-    ollama = _tree(tmp_path, "ollama", {"v0.18.0": "ollama-cmake-presets-rocm/v0.18.0"})
+    ollama = tmp_path / "ollama"
+    repo_of_cases(ollama, {"v0.18.0": "ollama-cmake-presets-rocm/v0.18.0"})
     result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", "ollama=v0.18.0",
                    "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
-                   "--source", f"clr={_clr(tmp_path)}", "--ref", "clr=rocm-6.2.0")  # the excerpt names no ROCm
+                   "--source", f"clr={upstream / 'clr'}")
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=None)
 
 
@@ -93,7 +78,7 @@ def _rocm_runtime(exe: str, ollama: Path, clr: Path, rocm_docs: Path, *targets: 
 def test_reproduction_8_rocm_6_0_cannot_run_gfx1200(gfxgate_exe, upstream, tmp_path):  # noqa: F811
     ollama = new_repo(tmp_path / "ollama")
     commit_tree(ollama, {"Dockerfile": V0121_DOCKERFILE}, "v0.1.21", tag="v0.1.21")
-    cells = _rocm_runtime(gfxgate_exe, tmp_path / "ollama", _clr(tmp_path), upstream / "rocm", "gfx1200", "gfx1030")
+    cells = _rocm_runtime(gfxgate_exe, tmp_path / "ollama", upstream / "clr", upstream / "rocm", "gfx1200", "gfx1030")
     gfx1200 = cells["gfx1200"]
     assert gfx1200["status"] == "blocked", gfx1200
     assert "ROCm 6.0.0 cannot run code built for it" in gfx1200["summary"]

@@ -22,6 +22,20 @@ from gfxgate.model import Status
 _ROW = re.compile(r'^\s*\{\s*"(?P<id>gfx[0-9a-f]+)(?::[^"]*)?"\s*,(?P<rest>[^}]*)\}')
 
 
+def _table(text: str, declaration) -> tuple[tuple[int, str], list[tuple[int, str]]] | None:
+    """The declaration line of the array (number, text) and its body's numbered lines up to ``};``, or None."""
+    numbered = list(enumerate(text.splitlines(), start=1))
+    start = next((i for i, (_, line) in enumerate(numbered) if declaration.search(line)), None)
+    if start is None:
+        return None
+    body = []
+    for number, line in numbered[start + 1:]:
+        if line.strip().startswith("};"):
+            break
+        body.append((number, line))
+    return numbered[start], body
+
+
 class IsaTable:
     name = "isa-table"
     params_schema = params_object(["array", "support_column"], {
@@ -32,26 +46,23 @@ class IsaTable:
         array, column = rule.params["array"], rule.params["support_column"]
         declaration = re.compile(rf"\b{re.escape(array)}\s*\[\s*\]\s*=")
         for path in paths:
-            lines = (source.read_text(path) or "").splitlines()
-            start = next((i for i, line in enumerate(lines) if declaration.search(line)), None)
-            if start is None:
+            table = _table(source.read_text(path) or "", declaration)
+            if table is None:
                 continue
-            rows = []
-            for number in range(start + 1, len(lines)):
-                if lines[number].strip().startswith("};"):
-                    break
-                m = _ROW.match(lines[number])
-                if not m:
-                    continue
-                cells = [c.strip() for c in m.group("rest").split(",")]
-                if len(cells) < column:
-                    raise NoMatch(f"{path}:{number + 1}: a {array} row with no column {column}")
-                rows.append({**hit(path, number + 1, lines[number]), "processor": m.group("id"),
-                             "rocm": cells[column - 1] == "true"})
+            (number, text), body = table
+            rows = [self._row(path, row_number, line, column, array) for row_number, line in body if _ROW.match(line)]
             if not rows:
                 raise NoMatch(f"{path}: {array}[] has no target rows")
-            return {"array": array, "ref": source.ref, "declared": hit(path, start + 1, lines[start]), "rows": rows}
+            return {"array": array, "ref": source.ref, "declared": hit(path, number, text), "rows": rows}
         raise NoMatch(f"no array {array}[] in {', '.join(paths)}")
+
+    @staticmethod
+    def _row(path: str, number: int, line: str, column: int, array: str) -> dict[str, Any]:
+        m = _ROW.match(line)
+        cells = [c.strip() for c in m.group("rest").split(",")]
+        if len(cells) < column:
+            raise NoMatch(f"{path}:{number}: a {array} row with no column {column}")
+        return {**hit(path, number, line), "processor": m.group("id"), "rocm": cells[column - 1] == "true"}
 
     def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
         rows = [r for r in facts["rows"] if r["processor"] == target.processor]

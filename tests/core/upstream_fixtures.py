@@ -392,6 +392,25 @@ def build_rocm_docs(path: Path) -> git.Repo:
     return repo
 
 
+def repo_of_cases(path: Path, cases: dict[str, str]) -> git.Repo:
+    """A repository with one commit per tag, each holding the files of a rule case of tests/rules/ (``RULE/REF``),
+    annotations blanked: the real excerpts as a tree that a scan reads at its tag."""
+    from tests.core.rule_fixtures import FIXTURES, copy_case
+
+    repo = new_repo(path)
+    for tag, case in cases.items():
+        folder = path.parent / f"{path.name}-case-{tag}"
+        copy_case(FIXTURES / case, folder)
+        files = {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+        commit_tree(repo, files, f"{path.name} {tag}", tag=tag)
+    return repo
+
+
+def build_clr(path: Path) -> git.Repo:
+    """clr (the HIP runtime) at rocm-6.0.0 and rocm-6.2.2 (the pin): the supportedIsas_ excerpts of clr-supported-isas."""
+    return repo_of_cases(path, {tag: f"clr-supported-isas/{tag}" for tag in ("rocm-6.0.0", "rocm-6.2.2")})
+
+
 def build_fork(path: Path) -> git.Repo:
     """An ollama fork (in the style of ollama-for-amd) that keeps gfx900 in filter and presets."""
     repo = new_repo(path)

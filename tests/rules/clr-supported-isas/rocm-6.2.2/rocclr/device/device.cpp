@@ -1,4 +1,4 @@
-// from: clr@rocm-6.2.0:rocclr/device/device.cpp (lines 95, 102, 111-112, 114, 224-226: the supportedIsas_ table's declaration, column header and rows)
+// from: clr@rocm-6.2.2:rocclr/device/device.cpp (lines 95, 102, 111-112, 114, 224-226: the supportedIsas_ table's declaration, column header and rows)
   // ruleid: clr-supported-isas gfx950=blocked
   static constexpr Isa supportedIsas_[] = {
   // Use the Target ID syntax. This comprises the processor name, followed by
