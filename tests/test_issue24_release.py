@@ -96,3 +96,86 @@ def test_reproduction_8_on_the_real_clones(gfxgate_exe):
     assert cells["gfx1200"]["status"] == cells["gfx1201"]["status"] == "blocked"
     assert cells["gfx1200"]["evidence"][0]["where"] == "clr@rocm-6.0.0:rocclr/device/device.cpp:95"
     assert cells["gfx1011"]["status"] == "allowed"
+
+
+# -- reproduction 11: the default answers for today's release and names it; the study is one offline flag away ------
+def _offline_env(tmp_path: Path) -> dict:
+    """No source overrides, no network, an empty cache: only the embedded snapshots can answer."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_SOURCE_")}
+    return {**env, "GFXGATE_OFFLINE": "1", "GIT_ALLOW_PROTOCOL": "none", "GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def _offline_scan(exe: str, tmp_path: Path, *args: str) -> dict:
+    run = subprocess.run([exe, "scan", "--format", "json", *args], capture_output=True, text=True, timeout=120,
+                         env=_offline_env(tmp_path))
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def _newest_release() -> str:
+    from gfxgate.timeline import snapshot
+
+    return snapshot.load().tags[-1]
+
+
+def test_the_pin_is_the_newest_release_of_the_embedded_timeline():
+    from gfxgate.sources.resolve import load_pins
+
+    assert load_pins().sources["ollama"].ref == _newest_release()
+
+
+def test_reproduction_11_the_default_scan_is_todays_release(gfxgate_exe, tmp_path):
+    import datetime
+
+    from gfxgate.gate import snapshot
+
+    newest = _newest_release()
+    result = _offline_scan(gfxgate_exe, tmp_path, "--target", "gfx900")
+    (route,) = result["routes"]
+    assert route["version"] == newest
+    made = snapshot.load().released["ollama"]
+    days = (datetime.date.today() - datetime.date.fromisoformat(made)).days
+    note = next(n for n in result["notes"] if n.startswith("answers for ollama"))
+    assert note.startswith(f"answers for ollama {newest}, the newest release in the embedded snapshot (its commit is of "
+                           f"{made}, {days} days before {datetime.date.today().isoformat()})"), note
+    assert "--ref ollama=v0.17.5 answers for pin set 'study'" in note
+    # today's release turns Vulkan on by default: no OLLAMA_VULKAN=1 step is needed any more
+    vulkan = _cells(result, "vulkan")["gfx900"]
+    assert vulkan["status"] == "allowed" and "enabled by default" in vulkan["summary"]
+    assert vulkan["evidence"][0]["where"].startswith(f"ollama@{newest}:discover/runner.go:")
+    steps = [s["setting"] for b in route["backends"] if b["option"] for s in b["option"]["steps"]]
+    assert "OLLAMA_VULKAN=1" not in steps and route["label"] == "Vulkan (default)"
+
+
+def test_reproduction_11_the_study_is_one_offline_flag_away(gfxgate_exe, tmp_path):
+    result = _offline_scan(gfxgate_exe, tmp_path, "--target", "gfx900", "--ref", "ollama=v0.17.5")
+    (route,) = result["routes"]
+    assert route["version"] == "v0.17.5" and route["label"] == "Vulkan: OLLAMA_VULKAN=1"
+    assert {s["name"]: s["ref"] for s in result["sources"]}["ollama"] == "v0.17.5"
+    assert any("from pin set 'study' of rules/pins.toml" in n for n in result["notes"])
+    assert not (tmp_path / "cache" / "repos").exists()  # nothing was cloned: the embedded study snapshot answered
+
+
+def test_the_study_snapshot_is_current():
+    from gfxgate.gate import snapshot
+    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.sources.resolve import load_pins
+
+    pins = load_pins()
+    assert pins.pin_set_for({"ollama": "v0.17.5"}) == "study"
+    study = pins.with_pin_set("study")
+    usable, notes = snapshot.load(snapshot.pin_set_path("study")).usable_facts(default_rules(), study)
+    assert notes == [] and set(usable) == {r.id for r in default_rules().rules}
+
+
+# -- issue 24 item 7: gfx950 and gfx1011 are in the timeline --------------------------------------------------------
+def test_gfx950_and_gfx1011_are_in_the_timeline(gfxgate_exe, tmp_path):
+    run = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx950", "-t", "gfx1011", "--format", "json"],
+                         capture_output=True, text=True, timeout=120, env=_offline_env(tmp_path))
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert [row["target"] for row in data["targets"]] == ["gfx950", "gfx1011"]
+    assert all(row["cells"] for row in data["targets"])
+    from gfxgate.timeline.snapshot import default_targets
+
+    assert {"gfx950", "gfx1011"} <= set(default_targets())
