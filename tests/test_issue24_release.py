@@ -179,3 +179,31 @@ def test_gfx950_and_gfx1011_are_in_the_timeline(gfxgate_exe, tmp_path):
     from gfxgate.timeline.snapshot import default_targets
 
     assert {"gfx950", "gfx1011"} <= set(default_targets())
+
+
+# -- issue 24 item 4: Ollama's own docs as a compared source --------------------------------------------------------
+def test_docs_and_the_release_disagree_in_the_notes(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+    """v0.17.5's docs/gpu.mdx lists neither gfx1151 nor gfx1200, which the release builds and ships; gfx900 is neither
+    listed nor shipped (no note); gfx1030 is both."""
+    ollama = tmp_path / "ollama"
+    repo_of_cases(ollama, {"v0.17.5": ("ollama-docs-linux-llvm-targets/v0.17.5", "ollama-cmake-presets-rocm/v0.17.5",
+                                       "ollama-dockerfile-rocblas-removal/v0.17.5")})
+    result = _scan(gfxgate_exe, *(a for t in ("gfx900", "gfx1030", "gfx1151") for a in ("-t", t)), "--ref", "ollama=v0.17.5",
+                   "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}", "--source", f"clr={upstream / 'clr'}")
+    docs = _cells(result, "ollama-docs")
+    assert (docs["gfx900"]["status"], docs["gfx1030"]["status"], docs["gfx1151"]["status"]) == ("blocked", "allowed", "blocked")
+    said = [n for n in result["notes"] if n.startswith("the docs at")]
+    assert len(said) == 1, said
+    assert said[0].startswith("the docs at v0.17.5 do not list gfx1151 (ollama@v0.17.5:docs/gpu.mdx:"), said
+    assert "but the release builds and ships it: Release build targets: built by preset(s) ROCm 6" in said[0]
+    assert "Release packaging: no removal step matches gfx1151 files (ollama@v0.17.5:Dockerfile:" in said[0]
+
+
+@pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
+def test_docs_at_v0_12_7_list_gfx900_that_the_release_deletes(gfxgate_exe):
+    root = Path(UPSTREAM)
+    result = _scan(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.12.7", "--source", f"ollama={root / 'ollama'}",
+                   "--source", f"rocm-docs={root / 'ROCm'}", "--source", f"clr={root / 'clr'}")
+    said = [n for n in result["notes"] if n.startswith("the docs at")]
+    assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
+            "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)") in said

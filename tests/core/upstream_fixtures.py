@@ -392,16 +392,19 @@ def build_rocm_docs(path: Path) -> git.Repo:
     return repo
 
 
-def repo_of_cases(path: Path, cases: dict[str, str]) -> git.Repo:
-    """A repository with one commit per tag, each holding the files of a rule case of tests/rules/ (``RULE/REF``),
-    annotations blanked: the real excerpts as a tree that a scan reads at its tag."""
+def repo_of_cases(path: Path, cases: dict[str, str | tuple[str, ...]]) -> git.Repo:
+    """A repository with one commit per tag, each holding the files of rule cases of tests/rules/ (``RULE/REF``; several
+    cases of the same ref merge, a later one's file replacing an earlier one's), annotations blanked: the real excerpts
+    as a tree that a scan reads at its tag."""
     from tests.core.rule_fixtures import FIXTURES, copy_case
 
     repo = new_repo(path)
-    for tag, case in cases.items():
-        folder = path.parent / f"{path.name}-case-{tag}"
-        copy_case(FIXTURES / case, folder)
-        files = {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+    for tag, named in cases.items():
+        files: dict[str, str] = {}
+        for number, case in enumerate((named,) if isinstance(named, str) else named):
+            folder = path.parent / f"{path.name}-case-{tag}-{number}"
+            copy_case(FIXTURES / case, folder)
+            files |= {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
         commit_tree(repo, files, f"{path.name} {tag}", tag=tag)
     return repo
 
