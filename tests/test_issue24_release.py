@@ -207,3 +207,23 @@ def test_docs_at_v0_12_7_list_gfx900_that_the_release_deletes(gfxgate_exe):
     said = [n for n in result["notes"] if n.startswith("the docs at")]
     assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
             "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)") in said
+
+
+def test_diff_says_where_the_docs_caught_up(gfxgate_exe, tmp_path):
+    """The study (v0.17.5: docs/gpu.mdx does not list gfx1151, which the release builds and ships) against today's
+    release (its docs list gfx1151): the diff's notes carry the old disagreement as one the new report no longer has."""
+    env = _offline_env(tmp_path)
+    for name, extra in (("old.json", ["--ref", "ollama=v0.17.5"]), ("new.json", [])):
+        run = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1151", *extra, "--format", "json", "-o", str(tmp_path / name)],
+                             capture_output=True, text=True, timeout=120, env=env)
+        assert run.returncode == 0, run.stderr
+    run = subprocess.run([gfxgate_exe, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "json"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode in (0, 1), run.stderr
+    notes = json.loads(run.stdout)["notes"]
+    assert [n for n in notes if "docs" in n] == [
+        n for n in notes if n.startswith("old, no longer in the new report: the docs at v0.17.5 do not list gfx1151 "
+                                         "(ollama@v0.17.5:docs/gpu.mdx:")]
+    assert len([n for n in notes if "docs" in n]) == 1
+    new = json.loads((tmp_path / "new.json").read_text())
+    assert _cells(new, "ollama-docs")["gfx1151"]["status"] == "allowed"

@@ -7,35 +7,61 @@ says so in its notes, each side with its evidence line; the sentence is built fr
 
 from __future__ import annotations
 
-from gfxgate.model import Status, Verdict
+from typing import Any, Iterable, Mapping, NamedTuple
+
+from gfxgate.model import Status
 
 DOCS_LAYER = "ollama-docs"
 RELEASE_LAYERS = ("cmake-presets", "release-packaging")  # what the release compiles and what it keeps in the package
 
 
-def _where(verdict: Verdict) -> str:
-    located = [e for e in verdict.evidence if e.location is not None]
-    return str(located[0].location) if located else ""
+class Cell(NamedTuple):
+    """What a disagreement note reads of one cell: its status, summary and first evidence location."""
+
+    status: Status
+    summary: str
+    where: str
 
 
-def disagreements(matrix, targets) -> tuple[str, ...]:
-    """One note per target and release row that contradicts the docs: docs list it and the release blocks it, or the
-    docs leave it out and the release builds and ships it."""
-    titles = {layer.id: layer.title for layer in matrix.layers}
+def cells_of_matrix(matrix) -> tuple[dict[tuple[str, str], Cell], dict[str, str]]:
+    """The cells and layer titles of a :class:`GateMatrix`."""
+    def where(verdict) -> str:
+        located = [e for e in verdict.evidence if e.location is not None]
+        return str(located[0].location) if located else ""
+
+    cells = {key: Cell(v.status, v.summary, where(v)) for key, v in matrix.cells.items()}
+    return cells, {layer.id: layer.title for layer in matrix.layers}
+
+
+def cells_of_json(matrix: Mapping[str, Any]) -> tuple[dict[tuple[str, str], Cell], dict[str, str]]:
+    """The cells and layer titles of a gate matrix's JSON (``gfxgate scan --format json``: what `diff` compares)."""
+    cells = {}
+    for layer in matrix.get("layers") or ():
+        for cell in layer.get("cells") or ():
+            located = [e.get("where") for e in cell.get("evidence") or () if e.get("where")]
+            cells[(layer["id"], cell["target"])] = Cell(Status(cell["status"]), cell.get("summary") or "",
+                                                        located[0] if located else "")
+    return cells, {layer["id"]: layer.get("title", layer["id"]) for layer in matrix.get("layers") or ()}
+
+
+def disagreements(cells: Mapping[tuple[str, str], Cell], titles: Mapping[str, str],
+                  targets: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(target, note) per target and release row that contradicts the docs: docs list it and the release blocks it,
+    or the docs leave it out and the release builds and ships it."""
     notes = []
     for target in targets:
-        docs = matrix.cells.get((DOCS_LAYER, target))
+        docs = cells.get((DOCS_LAYER, target))
         if docs is None or docs.status not in (Status.ALLOWED, Status.BLOCKED):
             continue
-        where = _where(docs)
-        ref = where.split(":", 1)[0].split("@", 1)[-1] if where else "this version"
-        release = [matrix.cells.get((layer, target)) for layer in RELEASE_LAYERS]
+        ref = docs.where.split(":", 1)[0].split("@", 1)[-1] if docs.where else "this version"
+        release = [(layer, cells.get((layer, target))) for layer in RELEASE_LAYERS]
         if docs.status is Status.ALLOWED:
-            for cell in release:
+            for layer, cell in release:
                 if cell is not None and cell.status is Status.BLOCKED:
-                    notes.append(f"the docs at {ref} list {target} ({where}), but {titles[cell.layer]} is blocked: "
-                                 f"{cell.summary} ({_where(cell)})")
-        elif all(cell is not None and cell.status is Status.ALLOWED for cell in release):
-            notes.append(f"the docs at {ref} do not list {target} ({where}), but the release builds and ships it: "
-                         + "; ".join(f"{titles[c.layer]}: {c.summary} ({_where(c)})" for c in release))
+                    notes.append((target, f"the docs at {ref} list {target} ({docs.where}), but {titles.get(layer, layer)} "
+                                          f"is blocked: {cell.summary} ({cell.where})"))
+        elif all(cell is not None and cell.status is Status.ALLOWED for _, cell in release):
+            notes.append((target, f"the docs at {ref} do not list {target} ({docs.where}), but the release builds and ships "
+                                  "it: " + "; ".join(f"{titles.get(layer, layer)}: {cell.summary} ({cell.where})"
+                                                     for layer, cell in release)))
     return tuple(notes)

@@ -111,10 +111,11 @@ def scan_matrix(
     routes = tuple(decide(matrix, name) for name in requested)
     if use_live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
         routes = _check_steps(routes, pins, sources, refs, offline)
-    from gfxgate.gate.docs import disagreements
+    from gfxgate.gate.docs import cells_of_matrix, disagreements
 
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
-    notes = matrix.notes + disagreements(matrix, requested)  # where Ollama's docs and its release disagree
+    docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
+    notes = matrix.notes + tuple(note for _, note in docs)
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes, notes=notes)
 
 
