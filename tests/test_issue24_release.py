@@ -227,3 +227,19 @@ def test_diff_says_where_the_docs_caught_up(gfxgate_exe, tmp_path):
     assert len([n for n in notes if "docs" in n]) == 1
     new = json.loads((tmp_path / "new.json").read_text())
     assert _cells(new, "ollama-docs")["gfx1151"]["status"] == "allowed"
+
+
+def test_timeline_says_where_the_docs_and_the_release_disagree(gfxgate_exe, tmp_path):
+    """v0.12.7 moved the GPU page to docs/gpu.mdx with gfx900 back in its table, three releases after the release
+    stopped building and shipping gfx900 (v0.12.4): the embedded timeline's gfx900 row says so, with both lines."""
+    env = _offline_env(tmp_path)
+    run = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx900", "--format", "json"], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    (row,) = json.loads(run.stdout)["targets"]
+    docs = [note for cell in row["cells"] for note in cell.get("docs", ())]
+    assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
+            "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)") in docs
+    assert not any("v0.12.4" in note or "v0.12.11" in note for note in docs)  # the docs there leave gfx900 out, as the release
+    md = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx900"], capture_output=True, text=True, timeout=120, env=env)
+    assert "Where Ollama's docs and the release disagree:" in md.stdout and "the docs at v0.12.7 list gfx900" in md.stdout
