@@ -104,11 +104,21 @@ def build(ruleset: RuleSet, sources, pins: Pins) -> dict[str, Any]:
 
 def _without_local_paths(data: dict[str, Any], local: dict[str, str]) -> dict[str, Any]:
     """Notes and reasons name a local clone given with --source ("unknown tag … in /path/to/clr"): they name the
-    pinned URL instead, as the sources do."""
-    text = json.dumps(data, ensure_ascii=False)
-    for path, url in sorted(local.items(), key=lambda item: -len(item[0])):  # longest first: a path inside another
-        text = text.replace(json.dumps(path)[1:-1], json.dumps(url)[1:-1])
-    return json.loads(text)
+    pinned URL instead, as the sources do. Only those texts, and only paths with a folder in them (a bare name such
+    as ``ollama`` is also a word of every note)."""
+    paths = sorted((p for p in local if "/" in p), key=len, reverse=True)  # longest first: a path inside another
+
+    def scrub(text: str | None) -> str | None:
+        for path in paths:
+            text = text.replace(path, local[path]) if text else text
+        return text
+
+    data["notes"] = sorted({scrub(n) for n in data["notes"]})
+    for rf in data["rules"].values():
+        for key in ("reason", "note"):
+            if rf.get(key):
+                rf[key] = scrub(rf[key])
+    return data
 
 
 def dumps(data: dict[str, Any]) -> str:
