@@ -1,6 +1,6 @@
 """Opt-in: the shipped rules against real upstream clones.
 
-Set GFXGATE_TEST_UPSTREAM to a folder holding clones named `ollama` (ollama/ollama) and `ROCm` (ROCm/ROCm);
+Set GFXGATE_TEST_UPSTREAM to a folder holding clones named `ollama` (ollama/ollama), `ROCm` (ROCm/ROCm) and `clr` (ROCm/clr);
 partial clones work. Without it these tests are deselected, not counted as passing.
 """
 
@@ -27,6 +27,7 @@ def _scan(capsys, monkeypatch, *args):
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
     with pytest.raises(SystemExit) as info:
         main(["scan", "--format", "json", "--offline", *args])
     out, err = capsys.readouterr()
@@ -49,7 +50,7 @@ def test_real_tree_decides_what_each_rule_fixture_says(rule_id, case, tmp_path):
     ruleset = default_rules()
     rule = next(r for r in ruleset.rules if r.id == rule_id)
     root = Path(UPSTREAM)
-    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm")},
+    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm"), "clr": str(root / "clr")},
                         refs=dict(named), offline=True)
     try:
         facts = collect_facts(RuleSet(layers=ruleset.layers, rules=(rule,)), sources)[rule.id]
@@ -67,7 +68,7 @@ def test_real_tree_decides_what_each_rule_fixture_says(rule_id, case, tmp_path):
 
 
 def test_real_v0_17_5(capsys, monkeypatch):
-    cell = _scan(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1030", "--live")
+    cell = _scan(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1030", "--ref", "ollama=v0.17.5")
     assert cell("cmake-filter", "gfx900")["status"] == "override-required"
     assert cell("cmake-filter", "gfx900")["evidence"][0]["where"].startswith("ollama@v0.17.5:CMakeLists.txt:")
     assert cell("cmake-filter", "gfx1030")["status"] == "allowed"
@@ -107,10 +108,11 @@ def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
     if (root / "ollama-python").exists():
         monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA_PYTHON", str(root / "ollama-python"))
     with pytest.raises(SystemExit) as info:
-        main(["workarounds", "--format", "json", "--offline"])
+        main(["workarounds", "--format", "json", "--offline", "--ref", "ollama=v0.17.5"])
     out, err = capsys.readouterr()
     assert info.value.code == 0, err
     items = json.loads(out)["workarounds"]
@@ -304,6 +306,7 @@ def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
     expected = {"v0.5.7": "make -j 5 HIP_ARCHS=gfx803",
                 "v0.17.5": "cmake -B build -DAMDGPU_TARGETS=gfx803 && cmake --build build",
                 "v0.32.15": "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx803 && cmake --build build"}
@@ -366,6 +369,7 @@ def test_real_build_step_before_v0_4_is_go_generate(capsys, monkeypatch):
     root = Path(UPSTREAM)
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
     with pytest.raises(SystemExit) as info:
         main(["scan", "--format", "json", "--offline", "-t", "gfx940", "--ref", "ollama=v0.1.22"])
     out, err = capsys.readouterr()

@@ -10,16 +10,20 @@ SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
 
 
 def render_samples() -> dict[str, str]:
-    """File name → content of every sample (Markdown and JSON per target), from the snapshot."""
+    """File name → content of every sample (Markdown and JSON per target), from the snapshot: today's release at the
+    top, each pin set of rules/pins.toml (the seed study's versions: ``study/``) in a folder of its name beside it."""
     from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
+    from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
 
     out = {}
-    for name in SAMPLE_TARGETS:
-        matrix = scan_matrix([catalog().parse(name)])
-        out[f"{name}.md"] = render(matrix, "md")
-        out[f"{name}.json"] = render(matrix, "json")
+    pin_sets = load_pins().pin_sets
+    for prefix, refs in [("", None), *((f"{name}/", dict(refs)) for name, refs in sorted(pin_sets.items()))]:
+        for name in SAMPLE_TARGETS:
+            matrix = scan_matrix([catalog().parse(name)], refs=refs)
+            out[f"{prefix}{name}.md"] = render(matrix, "md")
+            out[f"{prefix}{name}.json"] = render(matrix, "json")
     from gfxgate.timeline import snapshot
     from gfxgate.timeline.render import render as render_timeline
 
@@ -41,7 +45,8 @@ def render_picture() -> bytes:
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--check", is_flag=True, help="Exit 1 when a sample differs from what gfxgate generates now.")
 def samples(folder: Path | None, check: bool) -> None:
-    """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins, and the
+    """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins (today's
+    release), the same at each pin set of rules/pins.toml (samples/study/: the seed study's versions), and the
     support timeline (timeline.md, timeline.svg, timeline.png) from the embedded timeline snapshot."""
     import sys
 
@@ -55,7 +60,7 @@ def samples(folder: Path | None, check: bool) -> None:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 stale.append(name)
             continue
-        folder.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
     if not check:
         from gfxgate.fsio import write_bytes_atomic

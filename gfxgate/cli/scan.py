@@ -35,8 +35,12 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     """The gate matrix: for each layer and target, a status with its evidence and remedy.
 
     Without --live, --ref or --source the evidence comes from the embedded snapshot of the
-    pinned upstream tags, so the command works offline on a fresh machine.
+    pinned upstream tags (ollama: the newest release it knows, named in the notes with its age),
+    so the command works offline on a fresh machine. The seed study's versions are a pin set
+    with a snapshot of its own: --ref ollama=v0.17.5 answers from it, offline too.
     """
+    from datetime import date
+
     from gfxgate.errors import UsageError
     from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
@@ -93,6 +97,7 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
         runtime_cells=runtime_cells,
         runtime_backends=runtime_backends,
         runtime_version=runtime_version,
+        today=date.today(),
     )
     options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
     emit(render(matrix, fmt, **options), output)

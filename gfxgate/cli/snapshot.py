@@ -17,9 +17,11 @@ def snapshot() -> None:
 @snapshot.command("build")
 @source_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to write (default: the shipped rules/snapshots/pins.json).")
+              help="Where to write the snapshot of the pins (default: the shipped rules/snapshots/pins.json, and "
+                   "pins-NAME.json beside it for each [pin_sets.NAME] of rules/pins.toml).")
 def build_cmd(refs, sources, offline, output) -> None:
-    """Read every gate rule's files at the pins and write the snapshot. --ref is refused: the snapshot is of the pins."""
+    """Read every gate rule's files at the pins and write the snapshot, and one per named pin set (`study`: the
+    seed study's versions). --ref is refused: the snapshot is of the pins."""
     from gfxgate.gate import snapshot as snap
     from gfxgate.errors import UsageError
     from gfxgate.gate.ruleset import default_rules
@@ -28,18 +30,22 @@ def build_cmd(refs, sources, offline, output) -> None:
     if refs:
         raise UsageError("the snapshot records the pins; use `gfxgate pins bump` or edit rules/pins.toml to change a version")
     pins = load_pins()
-    sourceset = SourceSet(pins, sources=parse_assignments(sources, "--source"), offline=offline)
-    try:
-        data = snap.build(default_rules(), sourceset, pins)
-    finally:
-        sourceset.close()
-    target = output or snap.default_path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    emit(snap.dumps(data), target)
-    states: dict[str, int] = {}
-    for rf in data["rules"].values():
-        states[rf["state"]] = states.get(rf["state"], 0) + 1
-    click.echo("gfxgate: rules " + ", ".join(f"{k}: {v}" for k, v in sorted(states.items())), err=True)
+    # the pins, then (unless -o names one file) each pin set of rules/pins.toml into its own pins-NAME.json
+    jobs = [(pins, output or snap.default_path())]
+    if output is None:
+        jobs += [(pins.with_pin_set(name), snap.pin_set_path(name)) for name in sorted(pins.pin_sets)]
+    for chosen, target in jobs:
+        sourceset = SourceSet(chosen, sources=parse_assignments(sources, "--source"), offline=offline)
+        try:
+            data = snap.build(default_rules(), sourceset, chosen)
+        finally:
+            sourceset.close()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        emit(snap.dumps(data), target)
+        states: dict[str, int] = {}
+        for rf in data["rules"].values():
+            states[rf["state"]] = states.get(rf["state"], 0) + 1
+        click.echo(f"gfxgate: {target.name}: rules " + ", ".join(f"{k}: {v}" for k, v in sorted(states.items())), err=True)
 
 
 @snapshot.command("show")

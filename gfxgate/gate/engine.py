@@ -132,10 +132,15 @@ def absent_finding(rule: GateRule, facts: Mapping[str, Any], target) -> Finding:
     return Finding(Status(spec["status"]), fill(spec["summary"], target), hits, remedy=fill(spec.get("remedy"), target))
 
 
-def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target, catalog) -> Finding:
+def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target, catalog, read_instead: str | None = None) -> Finding:
+    """``read_instead``: why the source was read at another ref than the one asked (a coupling's substitution),
+    handed to a matcher that declares ``reads_substitution`` as ``facts["read_instead"]``."""
     if "absent" in facts and rule.absent is not None:
         return absent_finding(rule, facts, target)
-    return MATCHERS[rule.matcher].evaluate(rule, facts, target, catalog)
+    matcher = MATCHERS[rule.matcher]
+    if read_instead and getattr(matcher, "reads_substitution", False):
+        facts = {**facts, "read_instead": read_instead}
+    return matcher.evaluate(rule, facts, target, catalog)
 
 
 def _evidence(rule: GateRule, rf: RuleFacts, finding: Finding) -> tuple[Evidence, ...]:
@@ -210,7 +215,7 @@ def build_matrix(
     cells: dict[tuple[str, str], Verdict] = {}
     for target in targets:
         findings = {
-            rule.id: evaluate_rule(rule, facts[rule.id].facts, target, catalog)
+            rule.id: evaluate_rule(rule, facts[rule.id].facts, target, catalog, facts[rule.id].note)
             for rule in ruleset.rules
             if rule.id in facts and facts[rule.id].state == MATCHED
         }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import date
 from pathlib import Path
 
 from gfxgate.errors import NetworkError, SourceError
@@ -30,13 +31,25 @@ def scan_matrix(
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     strict_coupled: bool = True,
+    today: date | None = None,
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers. ``runtime_cells`` / ``runtime_backends`` (``scan --log``:
     the runtime row, and per target the verdicts of each backend the log's runs used) and ``runtime_version`` (the
     Ollama version the runs were made with) let each answer be judged by its own backend's runs at a named version.
     ``strict_coupled=False``: a coupled source (rocm-docs) missing offline also falls back to its pin's snapshot (said
-    in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`)."""
+    in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`).
+    ``today``: the date the answer's release age is counted to (None: the age is not said, as in samples/)."""
     pins = pins or load_pins()
+    pin_set, embedded = None, snapshot_path is None and rules_root is None  # the shipped snapshot answers
+    if refs and not live and not sources and snapshot_path is None and rules_root is None:
+        # `--ref ollama=v0.17.5` (the study's versions) is answered from the pin set's embedded snapshot, offline
+        pin_set = pins.pin_set_for(refs)
+        if pin_set is not None and not SourceSet(pins).has_overrides:
+            from gfxgate.gate import snapshot as _snapshot
+
+            pins, snapshot_path, refs = pins.with_pin_set(pin_set), _snapshot.pin_set_path(pin_set), None
+        else:
+            pin_set = None
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
     )
@@ -76,6 +89,8 @@ def scan_matrix(
             facts, stale = snap.usable_facts(ruleset, pins)
             infos = snap.sources
             notes += list(snap.notes) + stale
+            if embedded:
+                notes.append(release_note(snap, pins, pin_set, today))
             notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
             if rules_root is not None:
                 notes.append(f"rules from {rules_root}, evaluated against the embedded snapshot: a rule it holds no facts "
@@ -116,8 +131,29 @@ def scan_matrix(
     why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
            "checks the step at this version") if not use_live else "its workaround has no check result at this version"
     routes = tuple(mark_unchecked(r, why) for r in routes)
+    from gfxgate.gate.docs import cells_of_matrix, disagreements
+
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
-    return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes)
+    docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
+    notes = matrix.notes + tuple(note for _, note in docs)
+    return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes, notes=notes)
+
+
+def release_note(snap, pins: Pins, pin_set: str | None, today: date | None) -> str:
+    """Which ollama release a snapshot answer is for, when that release was made, how old it is on ``today``, and
+    the other embedded answers (the pin sets): `scan` without --ref answers for today's release."""
+    ref = next((s.ref for s in snap.sources if s.name == "ollama"), pins.sources["ollama"].ref)
+    made = snap.released.get("ollama")
+    when = f" (its commit is of {made}" if made else ""
+    if made and today is not None:
+        days = (today - date.fromisoformat(made)).days
+        when += f", {days} day{'s' if days != 1 else ''} before {today.isoformat()}"
+    when += ")" if made else ""
+    if pin_set is not None:
+        return f"answers for ollama {ref}{when}, from pin set {pin_set!r} of rules/pins.toml; without --ref, the answer is for the newest release"
+    others = "; ".join(f"--ref ollama={refs['ollama']} answers for pin set {name!r}" for name, refs in sorted(pins.pin_sets.items())
+                       if "ollama" in refs)
+    return f"answers for ollama {ref}, the newest release in the embedded snapshot{when}" + (f"; {others}, offline" if others else "")
 
 
 def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None,

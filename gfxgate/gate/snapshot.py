@@ -31,6 +31,11 @@ def default_path() -> Path:
     return rules_dir() / "snapshots" / "pins.json"
 
 
+def pin_set_path(name: str) -> Path:
+    """The snapshot of the pin set ``name`` of rules/pins.toml (``[pin_sets.study]``: pins-study.json)."""
+    return rules_dir() / "snapshots" / f"pins-{name}.json"
+
+
 class Snapshot(NamedTuple):
     """The embedded evidence: facts per rule extracted at the pinned tags, with the sources they came from."""
 
@@ -38,6 +43,7 @@ class Snapshot(NamedTuple):
     sources: tuple[SourceInfo, ...]
     facts: dict[str, RuleFacts]
     notes: tuple[str, ...]
+    released: dict[str, str] = {}  # source -> the date (YYYY-MM-DD) of the commit at its recorded ref
 
     def usable_facts(self, ruleset: RuleSet, pins: Pins) -> tuple[dict[str, RuleFacts], list[str]]:
         """Facts still valid for these rules and pins, and a note for everything left out."""
@@ -76,21 +82,46 @@ class Snapshot(NamedTuple):
 def build(ruleset: RuleSet, sources, pins: Pins) -> dict[str, Any]:
     """Collect facts at the pins; the result is what ``rules/snapshots/pins.json`` holds."""
     facts = collect_facts(ruleset, sources)
-    infos = []
+    infos, released, local = [], {}, {}
     for src in sources.opened():
         info = src.info()
         # record the pinned URL, never a local mirror path: the snapshot must be machine-independent
         pin = pins.sources.get(info.name)
+        if pin and info.url != pin.url:
+            local[info.url] = pin.url
         infos.append({**info.to_json(), "url": pin.url if pin else info.url, "origin": "git" if info.commit else info.origin})
-    notes = sorted(set(sources.notes))
-    return {
+        date = src.commit_date() if hasattr(src, "commit_date") else None
+        if date:
+            released[info.name] = date
+    data = {
         "schema_version": SNAPSHOT_VERSION,
         "kind": "gfxgate-snapshot",
         "pins": {name: {"url": pin.url, "ref": pin.ref} for name, pin in sorted(pins.sources.items())},
         "sources": sorted(infos, key=lambda s: s["name"]),
-        "notes": notes,
+        "released": dict(sorted(released.items())),
+        "notes": sorted(set(sources.notes)),
         "rules": {rule_id: rf.to_json() for rule_id, rf in sorted(facts.items())},
     }
+    return _without_local_paths(data, local) if local else data
+
+
+def _without_local_paths(data: dict[str, Any], local: dict[str, str]) -> dict[str, Any]:
+    """Notes and reasons name a local clone given with --source ("unknown tag … in /path/to/clr"): they name the
+    pinned URL instead, as the sources do. Only those texts, and only paths with a folder in them (a bare name such
+    as ``ollama`` is also a word of every note)."""
+    paths = sorted((p for p in local if "/" in p), key=len, reverse=True)  # longest first: a path inside another
+
+    def scrub(text: str | None) -> str | None:
+        for path in paths:
+            text = text.replace(path, local[path]) if text else text
+        return text
+
+    data["notes"] = sorted({scrub(n) for n in data["notes"]})
+    for rf in data["rules"].values():
+        for key in ("reason", "note"):
+            if rf.get(key):
+                rf[key] = scrub(rf[key])
+    return data
 
 
 def dumps(data: dict[str, Any]) -> str:
@@ -112,4 +143,5 @@ def load(path: Path | None = None) -> Snapshot:
         sources=tuple(SourceInfo(**{**s, "origin": "snapshot"}) for s in data["sources"]),
         facts={rule_id: RuleFacts.from_json(rf) for rule_id, rf in data["rules"].items()},
         notes=tuple(data.get("notes", ())),
+        released=dict(data.get("released") or {}),
     )

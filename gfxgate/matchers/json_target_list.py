@@ -2,6 +2,13 @@
 
 Inheritance (``inherits``) is resolved, so a preset that gets its list from a parent counts.
 A list entry such as ``gfx906:xnack-`` allows gfx906 devices running with xnack off.
+
+``built_by`` (optional: ``{path, pattern}``) names the file that says which presets the release really builds (the
+Linux release's Dockerfile: ``cmake --preset 'ROCm 7'``), and ``pattern`` finds each configured preset's name as
+``(?P<name>…)``. Only those presets count then, and the configure line is evidence beside the preset's list: from
+ollama v0.17.8-rc0 CMakePresets.json holds "ROCm 6" (the Windows build, .github/workflows/release.yaml) and "ROCm 7",
+and the Linux Dockerfile configures "ROCm 7" alone. A ``built_by`` file that names none of the presets leaves the
+rule undecided (no match), never all of them.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import re
 from typing import Any
 
 from gfxgate.errors import TargetError
-from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, check_regex, fill, hit, params_object
 from gfxgate.model import Status
 
 
@@ -33,15 +40,38 @@ def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
 class JsonTargetList:
     name = "json-target-list"
     regexes = RegexParams(presets=".*", exclude_presets=None)  # over preset names
-    params_schema = params_object(['variable'], {'variable': {'type': 'string'}, **regexes.schema})
+    params_schema = params_object(['variable'], {
+        'variable': {'type': 'string'}, **regexes.schema,
+        'built_by': params_object(['path', 'pattern'], {'path': {'type': 'string'}, 'pattern': {'type': 'string'}}),
+    })
 
     def check_params(self, rule) -> None:
         self.regexes.check(rule)
+        if "built_by" in rule.params:
+            check_regex(rule, "params.built_by.pattern", rule.params["built_by"]["pattern"])
+
+    @staticmethod
+    def _configured(rule, source) -> dict[str, dict[str, Any]] | None:
+        """The presets the ``built_by`` file configures, by name, each with its first configure line (None: no
+        ``built_by``)."""
+        spec = rule.params.get("built_by")
+        if spec is None:
+            return None
+        rx = check_regex(rule, "params.built_by.pattern", spec["pattern"])
+        text = source.read_text(spec["path"])
+        if text is None:
+            raise NoMatch(f"{spec['path']} (which says the presets the release builds) not found")
+        configured: dict[str, dict[str, Any]] = {}
+        for number, line in enumerate(text.splitlines(), start=1):
+            for m in rx.finditer(line):
+                configured.setdefault(m.group("name"), hit(spec["path"], number, line))
+        return configured
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]
         rx = self.regexes.compile(rule)
         include, exclude = rx["presets"], rx["exclude_presets"]
+        configured = self._configured(rule, source)
         lists = []
         for path in paths:
             text = source.read_text(path) or ""
@@ -69,12 +99,21 @@ class JsonTargetList:
             for name, preset in presets.items():
                 if preset.get("hidden") or not include.search(name or "") or (exclude and exclude.search(name)):
                     continue
+                if configured is not None and name not in configured:
+                    continue
                 value = resolved(name)
                 if value is None:
                     continue
                 owner = name if variable in (preset.get("cacheVariables") or {}) else self._owner(presets, name, variable)
                 line, text_line = _line_of(lines, owner, variable)
-                lists.append({**hit(path, line, text_line), "preset": name, "targets": [t for t in str(value).split(";") if t]})
+                entry = {**hit(path, line, text_line), "preset": name, "targets": [t for t in str(value).split(";") if t]}
+                if configured is not None:
+                    entry["configured"] = configured[name]
+                lists.append(entry)
+        if not lists and configured is not None:
+            spec = rule.params["built_by"]
+            said = ", ".join(repr(n) for n in configured) or "no preset"
+            raise NoMatch(f"{spec['path']} configures {said}: no matching preset of {', '.join(paths)} sets {variable}")
         if not lists:
             raise NoMatch(f"no configure preset sets {variable} in {', '.join(paths)}")
         return {"variable": variable, "lists": lists}
@@ -100,7 +139,11 @@ class JsonTargetList:
         proc = catalog.processor(target.processor)
         modes = [catalog.parse(s) for s in catalog.spellings(target) if s.count(":") == len(proc.features)]
         full, partial, missing = [], [], []
+        configures = {}  # preset name -> the line of the built_by file that configures it (evidence beside its list)
         for entry in facts["lists"]:
+            if entry.get("configured"):
+                built = entry["configured"]
+                configures[entry["preset"]] = Hit.from_json(built, f"{built['path']} configures preset {entry['preset']!r}")
             codes = []
             for listed in entry["targets"]:
                 try:
@@ -111,19 +154,26 @@ class JsonTargetList:
             covered = [m for m in modes if any(catalog.compatibility(code, m).runs for _, code in codes)]
             name = entry["preset"]
             if covered and len(covered) == len(modes):
-                full.append(Hit.from_json(entry, f"preset {name!r} lists {', '.join(sorted(covering))}"))
+                full.append((name, Hit.from_json(entry, f"preset {name!r} lists {', '.join(sorted(covering))}")))
             elif covered:
                 only = ", ".join(str(m) for m in covered)
-                partial.append(Hit.from_json(entry, f"preset {name!r} lists {', '.join(sorted(covering))}: only {only} devices"))
+                partial.append((name, Hit.from_json(entry, f"preset {name!r} lists {', '.join(sorted(covering))}: only {only} devices")))
             else:
-                missing.append(Hit.from_json(entry, f"preset {name!r} does not list {target.processor}"))
+                missing.append((name, Hit.from_json(entry, f"preset {name!r} does not list {target.processor}")))
         remedy = fill(rule.remedy, target) or f"build with -D{variable}={target}"
-        names = lambda hits: ", ".join(h.note.split("'")[1] for h in hits)  # noqa: E731 - preset names for the summary
-        if full:
-            return Finding(Status.ALLOWED, f"built by preset(s) {names(full)}", tuple(full))
-        if partial:
-            return Finding(Status.PARTIAL, partial[0].note, tuple(partial), remedy=remedy)
-        return Finding(Status.BLOCKED, f"not in {variable} of any preset ({names(missing)})", tuple(missing), remedy=remedy)
 
+        def evidence(found) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it
+            return tuple(h for name, listed in found for h in (listed, configures.get(name)) if h is not None)
+
+        def names(found) -> str:  # the presets of a summary and where the release configures them
+            text = ", ".join(dict.fromkeys(name for name, _ in found))
+            where = [f"{configures[n].path}:{configures[n].line}" for n, _ in found if n in configures]
+            return f"{text}: the release configures {'it' if len(where) == 1 else 'them'} at {', '.join(where)}" if where else text
+
+        if full:
+            return Finding(Status.ALLOWED, f"built by preset(s) {names(full)}", evidence(full))
+        if partial:
+            return Finding(Status.PARTIAL, partial[0][1].note, evidence(partial), remedy=remedy)
+        return Finding(Status.BLOCKED, f"not in {variable} of any preset ({names(missing)})", evidence(missing), remedy=remedy)
 
 MATCHER = JsonTargetList()

@@ -3,7 +3,8 @@
 Every table whose header has a cell matching ``column`` is read; a row's support cell matches ``supported``
 (✅, "Supported") or ``unsupported`` (❌, "Unsupported").
 A target is allowed when some row lists it as supported, blocked when rows list it only as unsupported
-or no row lists it at all.
+or no row lists it at all. ``listed_means_supported``: a table with no support column whose rows are the supported
+targets (Ollama's docs: "the known supported GPU types on linux are the following LLVM Targets").
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def _cells(line: str) -> list[str]:
 class MarkdownTable:
     name = "markdown-table"
     regexes = RegexParams(column=None, support_column=r"^Support$", supported="✅", unsupported="❌")
-    params_schema = params_object(['column'], regexes.schema)
+    params_schema = params_object(['column'], {**regexes.schema, "listed_means_supported": {"type": "boolean"}})
 
     def check_params(self, rule) -> None:
         self.regexes.check(rule)
@@ -29,6 +30,7 @@ class MarkdownTable:
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
         rx = self.regexes.compile(rule)
         column, support, yes, no = rx["column"], rx["support_column"], rx["supported"], rx["unsupported"]
+        listed = bool(rule.params.get("listed_means_supported"))
         rows, headers = [], []
         for path in paths:
             lines = (source.read_text(path) or "").splitlines()
@@ -47,7 +49,7 @@ class MarkdownTable:
                     row = _cells(lines[index])
                     if len(row) > target_col and row[target_col]:
                         mark = row[support_col] if support_col is not None and len(row) > support_col else ""
-                        state = "yes" if yes.search(mark) else "no" if no.search(mark) else "unknown"
+                        state = "yes" if listed or yes.search(mark) else "no" if no.search(mark) else "unknown"
                         rows.append({**hit(path, index + 1, lines[index]), "target": row[target_col], "supported": state})
                     index += 1
         if not rows:

@@ -141,6 +141,7 @@ def diff_matrices(old: Mapping[str, Any], new: Mapping[str, Any]) -> MatrixDiff:
                 kind = EVIDENCE
             if kind is not None:
                 changes.append(CellChange(layer["id"], layer["title"], target, kind, before, after))
+    notes += _docs_notes(old, new, targets)
     return MatrixDiff(targets, _slim_sources(old), _slim_sources(new), tuple(changes), tuple(notes))
 
 
@@ -173,6 +174,18 @@ def fail_closed(old: Mapping[str, Any], new: Mapping[str, Any], *, command: str)
             name, cells = next(iter(missing.items()))
             raise NetworkError(f"{command}: the {side} side could not read {name} ({cells} cell(s) unknown: source not "
                                f"available); give --source {name}=CLONE (a local clone with its tags) and scan again")
+
+
+def _docs_notes(old: Mapping[str, Any], new: Mapping[str, Any], targets: tuple[str, ...]) -> list[str]:
+    """Where Ollama's docs and the release disagree on the new side (gfxgate.gate.docs), and the old side's notes for
+    targets the new one no longer has a disagreement for: a change can make the docs stale, or right again."""
+    from gfxgate.gate.docs import cells_of_json, disagreements
+
+    before, after = (disagreements(*cells_of_json(side), targets) for side in (old, new))
+    now = {target for target, _ in after}
+    out = [f"new: {note}" for _, note in after]
+    out += [f"old, no longer in the new report: {note}" for target, note in before if target not in now]
+    return out
 
 
 def load_matrix(path: Path) -> dict[str, Any]:

@@ -340,6 +340,12 @@ class GitRepo:
             raise SourceError(f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint)
         return sha
 
+    def commit_date(self, commit: str) -> str | None:
+        """The committer date (YYYY-MM-DD) of ``commit``, else None."""
+        out = run_git(["show", "--no-patch", "--format=%cs", commit, "--"], git_dir=self.git_dir, offline=True)
+        date = out.stdout.strip() if out.returncode == 0 else ""
+        return date if re.fullmatch(r"\d{4}-\d{2}-\d{2}", date) else None
+
     def _rev_parse(self, ref: str) -> str | None:
         for candidate in (f"refs/tags/{ref}", ref):
             out = run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=self.git_dir, offline=True)
@@ -449,6 +455,10 @@ class GitSource(Source):
 
     def prefetch(self, paths: list[str]) -> None:
         self._repo.prefetch(self.commit, paths)
+
+    def commit_date(self) -> str | None:
+        """When the commit at this ref was made (YYYY-MM-DD): how old a release is."""
+        return self._repo.commit_date(self.commit)
 
     def grep(self, pattern: str, paths: list[str] | None = None, *, fixed: bool = False) -> list[FileHit]:
         if not fixed:  # git grep -E is POSIX ERE: rule regexes use RE2 on every source (Source.grep)

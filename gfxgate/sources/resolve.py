@@ -7,11 +7,12 @@ code base that lives inside another repository at some versions and in its own a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from gfxgate.datafiles import load_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
@@ -59,6 +60,20 @@ class Pins:
     layouts: dict[str, LayoutSpec] = field(default_factory=dict)
     path: Path | None = None
     couplings: dict[str, Coupling] = field(default_factory=dict)
+    pin_sets: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> {source: ref}: [pin_sets.NAME]
+
+    def pin_set_for(self, refs: Mapping[str, str]) -> str | None:
+        """The pin set whose refs include every one of ``refs`` (``--ref ollama=v0.17.5`` is the study's), else None."""
+        for name, chosen in sorted(self.pin_sets.items()):
+            if refs and all(chosen.get(source) == ref for source, ref in refs.items()):
+                return name
+        return None
+
+    def with_pin_set(self, name: str) -> "Pins":
+        """These pins with the refs of pin set ``name`` (and no pin sets of their own)."""
+        chosen = self.pin_sets[name]
+        sources = {key: pin._replace(ref=chosen.get(key, pin.ref)) for key, pin in self.sources.items()}
+        return dataclasses.replace(self, sources=sources, pin_sets={})
 
 
 def load_pins(path: Path | None = None) -> Pins:
@@ -83,7 +98,12 @@ def load_pins(path: Path | None = None) -> Pins:
                 raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")
         _check_pins_regex(path, f"couplings.{name}", "pattern", f"coupling {name}", coupling.pattern, group="version")
         couplings[name] = coupling
-    return Pins(sources=sources, layouts=layouts, path=path, couplings=couplings)
+    pin_sets = {name: dict(refs) for name, refs in data.get("pin_sets", {}).items()}
+    for name, refs in pin_sets.items():
+        for repo in refs:
+            if repo not in sources:
+                raise RuleError(f"{path}: pin set {name} names unknown source {repo!r}")
+    return Pins(sources=sources, layouts=layouts, path=path, couplings=couplings, pin_sets=pin_sets)
 
 
 def _check_pins_regex(path: Path, table: str, key: str, what: str, pattern: str, group: str | None = None) -> None:

@@ -89,6 +89,7 @@ def _backends(route, link: Linker) -> tuple[BackendState, ...]:
 def compute(prober, targets: list[str], *, first: str | None = None, last: str | None = None,
             prereleases: bool = False, every_tag: bool = False, ruleset=None, pins=None) -> Timeline:
     """The timeline of ``targets`` over ``prober.repo``'s releases (``prober.targets`` must include the override targets)."""
+    from gfxgate.gate.docs import DOCS_LAYER, RELEASE_LAYERS, cells_of_matrix, disagreements
     from gfxgate.gate.route import decide
     from gfxgate.gate.ruleset import default_rules
     from gfxgate.history.walk import change_points, signature, tag_window
@@ -137,6 +138,18 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
             out.append(Flip(tags[i], tags[i - 1], layer.id, a.status.value, b.status.value, kind, evidence, reason))
         return tuple(out)
 
+    def docs_notes(t: str, a: int, b: int) -> tuple[str, ...]:
+        """Where the docs and the release disagree over releases a..b: at a, and at each change point inside where the
+        docs row or a release row of ``t`` changes status (the bisection probed those; between them nothing changes)."""
+        out, shape = [], None
+        for i in [a] + [p for p in points if a < p <= b]:
+            cells = matrices[i].cells
+            now = tuple(cells[(layer, t)].status for layer in (DOCS_LAYER, *RELEASE_LAYERS) if (layer, t) in cells)
+            if now != shape:
+                out += [note for _, note in disagreements(*cells_of_matrix(matrices[i]), [t])]
+                shape = now
+        return tuple(out)
+
     rows = []
     for t in targets:
         starts = [i for i in bounds if i == 0 or _route_signature(routes[i][t]) != _route_signature(routes[i - 1][t])]
@@ -154,6 +167,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
                 evidence=best_evidence, reason=r.reason,
                 start=flips(t, a) if a > 0 else (),
                 end=flips(t, b + 1) if b + 1 < len(tags) else (),
+                docs=docs_notes(t, a, b),
             ))
         rows.append(Row(t, tuple(cells)))
     from gfxgate.gate.route import default_routes

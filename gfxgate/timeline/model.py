@@ -92,6 +92,7 @@ class Cell(JsonRecord, PerBackend):
     evidence: tuple[Ev, ...]  # why the best route applies at ``first`` (or why none is decided)
     start: tuple[Flip, ...] = ()  # the flips at ``first`` (none for the first release of the range)
     end: tuple[Flip, ...] = ()  # the flips at the release after ``last``
+    docs: tuple[str, ...] = ()  # where Ollama's docs and the release disagree in first..last (gfxgate.gate.docs)
     reason: str | None = json_field(None, skip=True)  # written next to ``certain``
 
     def __post_init__(self) -> None:
@@ -110,6 +111,7 @@ class Cell(JsonRecord, PerBackend):
             backends=tuple(BackendState.from_json(b) for b in data["backends"]), steps=tuple(data["steps"]),
             layers=tuple(data["layers"].items()), evidence=tuple(Ev.from_json(e) for e in data["evidence"]),
             start=tuple(Flip.from_json(f) for f in data["start"]), end=tuple(Flip.from_json(f) for f in data["end"]),
+            docs=tuple(data.get("docs") or ()),
         )
 
 

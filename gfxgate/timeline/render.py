@@ -62,6 +62,9 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
                 label += f": {_short(c.reason)}"
             out.append(f"| {span} ({c.tags}) | {_md_cell(label)} | {flips} |")
         out.append("")
+        docs = [note for c in row.cells for note in c.docs]
+        if docs:  # Ollama's docs against the release (each note names the release it was read at)
+            out += ["Where Ollama's docs and the release disagree:", ""] + [f"- {_md_cell(note)}" for note in docs] + [""]
     missing = timeline.missing_sources()
     if missing:
         out += ["## Sources that could not be read", "",

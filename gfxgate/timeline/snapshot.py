@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from gfxgate.resources import rules_dir
 from gfxgate.timeline.model import Timeline
 
 KIND = "gfxgate-timeline-snapshot"
-_PROCESSOR = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 
 
 def default_path() -> Path:
@@ -28,16 +26,13 @@ def default_path() -> Path:
 
 
 def default_targets() -> list[str]:
-    """Every processor of rules/targets.yaml that a rule names: gate rules, workarounds, routes (and their
-    `timeline_targets`), and the facts the gate rules found at the pins; in the catalog's order."""
-    from gfxgate.gate.route import default_routes
+    """Every processor of rules/targets.yaml (generic targets aside), in the catalog's order (by family).
+
+    Not only those a rule happens to name: a target no rule names (gfx950, gfx1011 before a release lists them) is
+    still a card someone asks about, and its row shows how each layer decides it."""
     from gfxgate.targets import catalog
 
-    root = rules_dir()
-    text = "\n".join(p.read_text(encoding="utf-8") for p in [*sorted((root / "gates").glob("*.yaml")), root / "workarounds.yaml",
-                                                            root / "routes.yaml", root / "snapshots" / "pins.json"] if p.is_file())
-    named = set(_PROCESSOR.findall(text)) | set(default_routes().timeline_targets)
-    return [name for name in catalog().by_name if name in named]  # targets.yaml order: by family
+    return [name for name, proc in catalog().by_name.items() if not proc.is_generic]
 
 
 def inputs(targets: list[str]) -> dict[str, Any]:

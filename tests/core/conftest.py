@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.upstream_fixtures import build_fork, build_llama_cpp, build_ollama, build_rocm_docs
+from tests.core.upstream_fixtures import build_clr, build_fork, build_llama_cpp, build_ollama, build_rocm_docs
 
 
 @pytest.fixture(scope="session")
@@ -12,6 +12,7 @@ def upstream(tmp_path_factory):
     build_ollama(root / "ollama")
     build_llama_cpp(root / "llama.cpp")
     build_rocm_docs(root / "rocm")
+    build_clr(root / "clr")
     build_fork(root / "fork")
     return root
 
@@ -22,4 +23,5 @@ def source_env(upstream, monkeypatch):
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(upstream / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(upstream / "llama.cpp"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(upstream / "rocm"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(upstream / "clr"))
     return upstream

@@ -18,6 +18,7 @@ def live_env(upstream, cache) -> dict:
     env["GFXGATE_SOURCE_OLLAMA"] = (upstream / "ollama").as_uri()
     env["GFXGATE_SOURCE_LLAMA_CPP"] = (upstream / "llama.cpp").as_uri()
     env["GFXGATE_SOURCE_ROCM_DOCS"] = (upstream / "rocm").as_uri()
+    env["GFXGATE_SOURCE_CLR"] = (upstream / "clr").as_uri()
     return env
 
 

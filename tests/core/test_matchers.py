@@ -277,7 +277,9 @@ def test_regex_params_declared_once_give_schema_check_and_defaults():
     from gfxgate.errors import RuleError
 
     table = MATCHERS["markdown-table"]
-    assert list(table.params_schema["properties"]) == list(table.regexes.defaults)
+    properties = table.params_schema["properties"]
+    assert [k for k, v in properties.items() if v == {"type": "string"}] == list(table.regexes.defaults)
+    assert properties["listed_means_supported"] == {"type": "boolean"}  # the one param that is not a regex
     rx = table.regexes.compile(rule("markdown-table", column="LLVM", supported="yes"))
     assert (rx["column"].pattern, rx["supported"].pattern, rx["unsupported"].pattern) == ("LLVM", "yes", "❌")
     presets = MATCHERS["json-target-list"].regexes.compile(rule("json-target-list", variable="V"))

@@ -51,7 +51,7 @@ def backend(route: dict, name: str) -> dict:
 
 
 def test_gfx900_at_v0_17_5_needs_a_build_and_the_rocblas_files(source_env, capsys):
-    r = scan_routes(capsys, "-t", "gfx900", "--live")["gfx900"]
+    r = scan_routes(capsys, "-t", "gfx900", "--ref", "ollama=v0.17.5")["gfx900"]
     # the shortest route is one environment variable: Vulkan is built, shipped and opt-in at this version
     assert r["label"] == "Vulkan: OLLAMA_VULKAN=1" and r["certain"]
     (vk_step,) = r["best"]["steps"]
@@ -162,8 +162,9 @@ def matrix_layers():
 
 
 def test_the_shipped_snapshot_answers_gfx900(capsys):
-    """The default (offline) scan: ROCm needs a build and the files the release deleted; Vulkan waits for its layer."""
-    r = scan_routes(capsys, "-t", "gfx900")["gfx900"]
+    """The study's versions (pin set study, its own embedded snapshot, offline): ROCm needs a build and the files the
+    release deleted; Vulkan waits for its layer."""
+    r = scan_routes(capsys, "-t", "gfx900", "--ref", "ollama=v0.17.5")["gfx900"]
     assert r["version"] == "v0.17.5"
     rocm = backend(r, "rocm")["option"]
     assert rocm["label"] == "ROCm: build + rocBLAS files"

@@ -32,7 +32,7 @@ def cell(data: dict, layer: str, target: str) -> dict:
 
 
 def test_gfx900_at_v0_17_5(source_env, capsys):
-    data = scan_json(capsys, "-t", "gfx900", "-t", "gfx1030", "--live")
+    data = scan_json(capsys, "-t", "gfx900", "-t", "gfx1030", "--ref", "ollama=v0.17.5")
     cmake = cell(data, "cmake-filter", "gfx900")
     assert cmake["status"] == "override-required"
     assert "-DAMDGPU_TARGETS=gfx900" in cmake["summary"]
@@ -72,7 +72,7 @@ def test_xnack_feature_in_preset_list(source_env, capsys):
     assert cell(data, "cmake-presets", "gfx906")["status"] == "partial"
     assert cell(data, "cmake-presets", "gfx906:xnack-")["status"] == "allowed"
     assert cell(data, "cmake-presets", "gfx906:xnack+")["status"] == "blocked"
-    data = scan_json(capsys, "-t", "gfx90a", "--live")
+    data = scan_json(capsys, "-t", "gfx90a", "--ref", "ollama=v0.17.5")
     assert cell(data, "cmake-presets", "gfx90a")["status"] == "allowed"  # xnack+ and xnack- both listed
 
 
@@ -108,7 +108,7 @@ def test_rocm_5_markdown_support_tables(source_env, capsys):
 
 
 def test_fork_as_source(source_env, capsys):
-    data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={source_env / 'fork'}")
+    data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={source_env / 'fork'}", "--ref", "ollama=v0.17.5")
     assert cell(data, "cmake-filter", "gfx900")["status"] == "allowed"
     assert cell(data, "cmake-presets", "gfx900")["status"] == "allowed"
     assert cell(data, "release-packaging", "gfx900")["status"] == "allowed"
@@ -215,7 +215,7 @@ def test_stale_snapshot_rule_becomes_unknown(source_env, capsys, tmp_path):
     snap = tmp_path / "snap.json"
     run(capsys, "snapshot", "build", "-o", str(snap))
     data = json.loads(snap.read_text())
-    data["rules"]["ollama-cmake-amdgpu-targets-filter"]["digest"] = "0" * 16  # built from another rule definition
+    data["rules"]["ollama-llama-server-user-arch"]["digest"] = "0" * 16  # built from another rule definition (the pin's)
     snap.write_text(json.dumps(data))
     out = scan_json(capsys, "-t", "gfx900", "--snapshot", str(snap))
     verdict = cell(out, "cmake-filter", "gfx900")

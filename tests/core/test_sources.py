@@ -106,7 +106,7 @@ def test_prefetch_fetches_missing_blobs_in_one_go(upstream, _isolated_cache):
 
 
 def test_local_clone_is_read_in_place_never_fetched(upstream, _isolated_cache):
-    pins = load_pins()
+    pins = load_pins().with_pin_set("study")  # the fixture repository's newest tag is the seed study's version
     sources = SourceSet(pins, sources={"ollama": str(upstream / "ollama")})
     src = sources.get("ollama")
     assert src.commit == git.Repo(upstream / "ollama").tags["v0.17.5"].commit.hexsha

@@ -392,6 +392,28 @@ def build_rocm_docs(path: Path) -> git.Repo:
     return repo
 
 
+def repo_of_cases(path: Path, cases: dict[str, str | tuple[str, ...]]) -> git.Repo:
+    """A repository with one commit per tag, each holding the files of rule cases of tests/rules/ (``RULE/REF``; several
+    cases of the same ref merge, a later one's file replacing an earlier one's), annotations blanked: the real excerpts
+    as a tree that a scan reads at its tag."""
+    from tests.core.rule_fixtures import FIXTURES, copy_case
+
+    repo = new_repo(path)
+    for tag, named in cases.items():
+        files: dict[str, str] = {}
+        for number, case in enumerate((named,) if isinstance(named, str) else named):
+            folder = path.parent / f"{path.name}-case-{tag}-{number}"
+            copy_case(FIXTURES / case, folder)
+            files |= {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+        commit_tree(repo, files, f"{path.name} {tag}", tag=tag)
+    return repo
+
+
+def build_clr(path: Path) -> git.Repo:
+    """clr (the HIP runtime) at rocm-6.0.0 and rocm-6.2.2 (the pin): the supportedIsas_ excerpts of clr-supported-isas."""
+    return repo_of_cases(path, {tag: f"clr-supported-isas/{tag}" for tag in ("rocm-6.0.0", "rocm-6.2.2")})
+
+
 def build_fork(path: Path) -> git.Repo:
     """An ollama fork (in the style of ollama-for-amd) that keeps gfx900 in filter and presets."""
     repo = new_repo(path)
@@ -399,7 +421,7 @@ def build_fork(path: Path) -> git.Repo:
         "CMakeLists.txt": CMAKE.format(regex="^gfx(803|900|906|94[012]|101[02]|1030|110[012]|120[01])$"),
         "CMakePresets.json": presets("gfx803;gfx900;gfx906;gfx1030;gfx1100"),
         "ml/device.go": DEVICE_GO,
-        "Dockerfile": "FROM base AS rocm-6\n",
+        "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
         f"{GGML}/vendors/hip.h": HIP_H,
         f"{GGML}/common.cuh": COMMON_CUH,
     }, "fork release", tag="v0.17.5")

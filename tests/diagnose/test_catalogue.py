@@ -124,7 +124,7 @@ def test_messages_check_reports_stale(ollama_repo, capsys, tmp_path):
     # the catalogue says server/routes.go prints the version line at every version; a tag without it is stale
     repo = new_repo(tmp_path / "ollama2")
     commit_tree(repo, {"server/routes.go": "package server\n"}, "gone", tag="v0.17.5")
-    code, found = check(capsys, "--source", f"ollama={tmp_path / 'ollama2'}", "--fail-on-stale")
+    code, found = check(capsys, "--source", f"ollama={tmp_path / 'ollama2'}", "--ref", "ollama=v0.17.5", "--fail-on-stale")
     assert code == 1
     assert found["ollama-listening"]["state"] == "stale"
     assert "stale at ollama@v0.17.5" in found["ollama-listening"]["summary"]

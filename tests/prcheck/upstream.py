@@ -38,6 +38,7 @@ from tests.core.upstream_fixtures import (
     MATRIX_RST,
     NEW_REGEX,
     OLD_REGEX,
+    build_clr,
     new_repo,
     presets,
 )
@@ -86,7 +87,8 @@ def build_upstream(root: Path) -> dict[str, Path]:
     """Build the fixtures under ``root``; the GFXGATE_SOURCE_<NAME> values that point gfxgate at them."""
     build_ollama_history(root / "ollama")
     build_rocm_docs_fixed(root / "rocm")
-    return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm"}
+    build_clr(root / "clr")
+    return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm", "GFXGATE_SOURCE_CLR": root / "clr"}
 
 
 PINS_TOML = r"""# Pins of a project that follows ollama (test fixture; the shape of rules/pins.toml).
@@ -110,6 +112,11 @@ release_tags = '^rocm-\d+\.\d+\.\d+$'
 url = "https://github.com/ggml-org/llama.cpp.git"
 ref = "b1234"
 release_tags = '^b\d+$'
+
+[sources.clr]
+url = "https://github.com/ROCm/clr.git"
+ref = "rocm-6.2.2"
+release_tags = '^rocm-\d+\.\d+\.\d+$'
 
 [layouts.ggml]
 vendored_in = "ollama"

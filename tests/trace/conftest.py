@@ -27,13 +27,14 @@ def trace_env(trace_upstream, monkeypatch, tmp_path):
 
 @pytest.fixture
 def sources(trace_env):
-    """A SourceSet factory: sources(ollama="v0.18.0", **{"ollama-python": "v0.5.0"})."""
+    """A SourceSet factory: sources(ollama="v0.18.0", **{"ollama-python": "v0.5.0"}); without refs, the study's
+    versions (pin set `study` of rules/pins.toml: the fixture repositories are at the seed's version)."""
     from gfxgate.sources.resolve import SourceSet, load_pins
 
     opened = []
 
     def make(**refs):
-        ss = SourceSet(load_pins(), refs={k.replace("_", "-"): v for k, v in refs.items()}, offline=True)
+        ss = SourceSet(load_pins().with_pin_set("study"), refs={k.replace("_", "-"): v for k, v in refs.items()}, offline=True)
         opened.append(ss)
         return ss
 

@@ -92,15 +92,16 @@ def test_env_renders_and_validates(sources):
 
 
 def test_cli_trace_and_env(trace_env, capsys, tmp_path):
-    code, out, err = _run(capsys, "num_gpu", "--format", "json")
+    study = ("--ref", "ollama=v0.17.5")  # the fixture repositories are at the seed study's versions (pin set study)
+    code, out, err = _run(capsys, "num_gpu", *study, "--format", "json")
     assert code == 0, err
     assert json.loads(out)["conclusion"].startswith("num_gpu is a number of model layers")
     code, out, err = _run(capsys, "num_gpu", "--ref", "ollama=v0.30.0", "--graph", "dot")
     assert code == 0 and "-ngl" in out
-    code, out, err = _run(capsys, "--env", "HSA_OVERRIDE_GFX_VERSION", "--format", "text")
+    code, out, err = _run(capsys, "--env", "HSA_OVERRIDE_GFX_VERSION", *study, "--format", "text")
     assert code == 0 and "envconfig" in out
     target = tmp_path / "trace.md"
-    code, out, err = _run(capsys, "num_ctx", "-o", str(target))
+    code, out, err = _run(capsys, "num_ctx", *study, "-o", str(target))
     assert code == 0 and target.read_text().startswith("# num_ctx")
 
 

@@ -37,7 +37,7 @@ def real(monkeypatch, tmp_path):
     made = []
 
     def make(**refs):
-        ss = SourceSet(load_pins(), refs=refs, offline=True)
+        ss = SourceSet(load_pins().with_pin_set("study"), refs=refs, offline=True)  # the seed study's versions
         made.append(ss)
         return ss
 
