@@ -177,7 +177,7 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
             reasons = [f"no rule of this layer applies at {where}"]
         evidence = tuple(e for r, f, _ in decided for e in _evidence(r, facts[r.id], f))
         # a rule that decided "unknown" says why in its summary ("listed without a support mark"): that is the cell's
-        summary = "; ".join(dict.fromkeys(f.summary for _, f, _ in decided)) or "unknown"
+        summary = "; ".join(dict.fromkeys(f.summary for _, f, _ in decided)) or _undecided_summary(undecided)
         return Verdict(layer_id, str(target), Status.UNKNOWN, summary, evidence=evidence, reason="; ".join(reasons) or "no rules")
     status = combine(s for _, _, s in known)
     evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
@@ -190,6 +190,16 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
     remedy = "; ".join(remedies) or None
     reason = "; ".join(undecided) or None
     return Verdict(layer_id, str(target), status, summary, evidence=evidence, remedy=remedy, reason=reason)
+
+
+def _undecided_summary(undecided: list[str]) -> str:
+    """A cell no rule could decide says why in a few words (the whole of it is the reason): "source not available:
+    ggml: … names llama-cpp b10488, which cannot be read", not the bare word "unknown"."""
+    if not undecided:
+        return "unknown"
+    first = undecided[0].split(": ", 1)[1] if ": " in undecided[0] else undecided[0]  # without the rule's title
+    cut = first.split("; ")[0]
+    return cut if len(cut) <= 140 else cut[:139].rsplit(" ", 1)[0] + "…"
 
 
 def not_scanned(layer, target) -> Verdict:

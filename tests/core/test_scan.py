@@ -221,3 +221,18 @@ def test_stale_snapshot_rule_becomes_unknown(source_env, capsys, tmp_path):
     verdict = cell(out, "cmake-filter", "gfx900")
     assert verdict["status"] == "unknown" and "snapshot build" in verdict["reason"]
     assert any("changed rules" in n for n in out["notes"])
+
+
+def test_an_undecided_cell_says_why_in_its_summary(gfxgate_exe):
+    """At today's release the ggml rules read llama.cpp at the tag LLAMA_CPP_VERSION names, which the embedded
+    snapshot could not read: the cell said 'unknown: unknown'; its summary now names the cause (the reason has all)."""
+    import json
+    import subprocess
+
+    data = json.loads(subprocess.run([gfxgate_exe, "scan", "-t", "gfx900", "--format", "json"], capture_output=True,
+                                     text=True, check=True, timeout=60).stdout)
+    cells = [c for layer in data["layers"] for c in layer["cells"] if c["status"] == "unknown"]
+    assert cells, "the embedded snapshot has an unknown cell at today's release"
+    for cell in cells:
+        assert cell["summary"] != "unknown" and len(cell["summary"]) <= 140
+        assert cell["summary"].rstrip("…")[:40] in cell["reason"]
