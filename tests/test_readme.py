@@ -91,3 +91,15 @@ def test_readme_lists_every_matcher():
     named = re.findall(r"`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`", paragraph)
     assert len(named) == len(set(named)), named
     assert sorted(named) == sorted(MATCHERS)
+
+
+def test_readme_terminal_sample_is_the_tools_text():
+    """The README shows what a terminal of 80 columns shows: samples/gfx900.txt, which `gfxgate samples` writes."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- terminal sample: samples/gfx900.txt")
+    block = readme[start:readme.index("<!-- end of terminal sample -->")]
+    shown = block.split("```text\n", 1)[1].rsplit("```", 1)[0]
+    assert shown == (ROOT / "samples" / "gfx900.txt").read_text(encoding="utf-8")
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    answer = next(i for i, line in enumerate(shown.splitlines()) if line.startswith("The answer for gfx900"))
+    assert answer < 15

@@ -10,7 +10,7 @@ SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
 
 
 def render_samples() -> dict[str, str]:
-    """File name → content of every sample (Markdown and JSON per target), from the snapshot: today's release at the
+    """File name → content of every sample (Markdown, JSON and 80-column text per target), from the snapshot: today's release at the
     top, each pin set of rules/pins.toml (the seed study's versions: ``study/``) in a folder of its name beside it."""
     from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
@@ -24,6 +24,7 @@ def render_samples() -> dict[str, str]:
             matrix = scan_matrix([catalog().parse(name)], refs=refs)
             out[f"{prefix}{name}.md"] = render(matrix, "md")
             out[f"{prefix}{name}.json"] = render(matrix, "json")
+            out[f"{prefix}{name}.txt"] = render(matrix, "text", width=80)  # what a terminal of 80 columns shows
     from gfxgate.timeline import snapshot
     from gfxgate.timeline.render import render as render_timeline
 

@@ -67,7 +67,8 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
         if not route.certain or route.best is None:
             console.print(Padding(_text(("uncertain: " if not route.certain else "", "yellow"), route.reason or ""),
                                   (0, 0, 0, 2), expand=False))
-        for backend in route.backends:
+        best = route.best.backend if route.best else None
+        for backend in sorted(route.backends, key=lambda b: b.backend != best):  # the best route first
             if backend.option is not None:
                 option = backend.option
                 console.print(Padding(_text((f"{option.label}", "bold")), (0, 0, 0, 2), expand=False))
@@ -162,6 +163,9 @@ def render(matrix: GateMatrix, *, width: int = 100, color: bool = False, verbose
     console = _console(max(width, 40), color)
     sources = ", ".join(f"{s.name}@{s.ref}" for s in matrix.sources)
     console.print(_text(("gfxgate", "bold"), f" · {', '.join(matrix.targets)}", (f" · {sources}" if sources else "", _DIM)))
+    release = next((note for note in matrix.notes if note.startswith("answers for ")), None)
+    if release:  # which release the answer is for and how old it is (gate/scan.py: release_note)
+        console.print(_text((release, _DIM)))
     console.print()
     _answer(console, matrix, verbose)
     console.print()
