@@ -109,10 +109,12 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
         for f in d.findings:
             status = "stale" if f.stale else (f"{f.verdict.status.value} {f.target}" if f.verdict else "no verdict")
             out.append(f"  {f.layer}: {status}: {f.title} at {f.evidence[0].location}")
-            out += _details("    ", (f.printed_at and f"printed by {f.printed_at[0]}",
+            out += _details("    ", (*f.context, f.printed_at and f"printed by {f.printed_at[0]}",
+                                    f.remedy and f"remedy: {f.remedy}",
                                     f.workarounds and f"workarounds: {', '.join(f.workarounds)}"))
         for u in d.unknowns:
             out.append(f"  unknown {u.what}: {u.reason}")
+        out += [f"  note: {n}" for n in d.notes]
     return inert_lines(out)
 
 
