@@ -151,11 +151,12 @@ def journal_window(unit: str, since: datetime, until: datetime) -> Collected:
 
 
 def gpu_probes() -> list[Collected]:
-    """One-off host facts: ROCm SMI / AMD SMI and Vulkan devices; each absent tool becomes a note."""
+    """One-off host facts: ROCm SMI / AMD SMI / NVIDIA SMI and Vulkan devices; each absent tool becomes a note."""
     probes: list[Collected] = []
     for argv in (
         ["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"],
         ["amd-smi", "static", "--asic", "--json"],
+        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,memory.used,compute_cap", "--format=csv"],
         ["vulkaninfo", "--summary"],
     ):
         code, out, problem = _run_tool(argv)
