@@ -427,11 +427,11 @@ class LlamaServerDriver:
         out: dict[str, Any] = {"command": shlex.join([*endpoint.command, "--version"])}
         if version is None:
             out["note"] = "the command printed no 'version: N (commit)' line"
-        elif "(unknown)" in version:
+        elif re.search(r"\(unknown\)|commit unknown", version):  # "0 (unknown)", "0.5.0-dev (build 0, commit unknown)"
             out["note"] = ("built without git metadata (a source tarball?): the commit is unknown; configure with "
                            "-DLLAMA_BUILD_COMMIT=<commit> to record it")
-        elif version.startswith("llama.cpp 0 "):
-            out["note"] = "build number 0: the commit in parentheses names the source, not a release tag"
+        elif re.search(r"^llama\.cpp 0 |\(build 0,", version):
+            out["note"] = "build number 0 (no git history): the commit names the source tree, the build number is not a b-tag"
         return out
 
     def listed_devices(self, endpoint: LlamaServerEndpoint) -> dict[str, Any]:

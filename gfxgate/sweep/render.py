@@ -31,6 +31,9 @@ LABELS = {
         "targets": "GPU target",
         "hosts": "Host",
         "endpoints": "Endpoints",
+        "devices": "Device each endpoint used",
+        "details": "Per cell",
+        "detail_head": "| num_gpu | endpoint | runs | eval_count | tokens/s median (min–max) | time to first token | layers on GPU | VRAM (log buffers) | VRAM (nvidia-smi max) | placement (model buffers) |",
         "table": "Results",
         "model": "model",
         "passrates": "Pass rates",
@@ -58,6 +61,9 @@ LABELS = {
         "targets": "GPU ターゲット",
         "hosts": "ホスト",
         "endpoints": "エンドポイント",
+        "devices": "各エンドポイントが使ったデバイス",
+        "details": "セルごとの計測",
+        "detail_head": "| num_gpu | エンドポイント | run 数 | eval_count | tokens/s 中央値 (最小–最大) | 最初のトークンまで | GPU 上の層 | VRAM (ログのバッファ) | VRAM (nvidia-smi 最大) | 配置 (モデルバッファ) |",
         "table": "結果",
         "model": "モデル",
         "passrates": "成功率",
@@ -107,12 +113,18 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
         f"- {t['endpoints']}: "
         + ", ".join(f"{n} = {u}" + (f" ({v})" if v.startswith("llama.cpp") else f" (ollama {v})" if v else "") for n, u, v in report.endpoints)
     )
+    if any(d != "—" for _, d in report.devices):
+        out.append(f"- {t['devices']}: " + "; ".join(f"{n} = {md_escape(d)}" for n, d in report.devices))
     out.append("")
     for model in report.models:
         out += [f"## {t['table']} — {t['model']} `{model}`", ""]
         out += _grid(report, model, lambda c: md_escape(c.text))
         out += [f"### {t['passrates']}", ""]
         out += _grid(report, model, lambda c: f"{c.passes}/{c.total} ({100 * c.passes / c.total:.0f}%)")
+        details = [d for d in report.details if d.model == model]
+        if any(d.tokens_per_s or d.vram_log_mib is not None or d.placement for d in details):
+            out += [f"### {t['details']}", "", t["detail_head"], "|---:|---|---:|---|---:|---:|---|---:|---:|---|"]
+            out += [_detail_row(d) for d in details] + [""]
     out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
     for h in report.hypotheses:
         runs = ", ".join(f"`{r}`" for r in h.run_ids) or "—"
@@ -141,6 +153,23 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     if report.warnings:
         out += [f"## {t['warnings']}", "", *(f"- {w}" for w in report.warnings), ""]
     return "\n".join(out)
+
+
+def _spread_text(spread, unit: str = "", scale: float = 1.0, digits: int = 1) -> str:
+    if spread is None:
+        return "—"
+    med, lo, hi = (v * scale for v in spread)
+    return f"{med:.{digits}f}{unit} ({lo:.{digits}f}–{hi:.{digits}f})" if lo != hi else f"{med:.{digits}f}{unit}"
+
+
+def _detail_row(d) -> str:
+    cells = [
+        str(d.num_gpu), d.endpoint, f"{d.ok}/{d.runs}", ", ".join(map(str, d.eval_count)) or "—",
+        _spread_text(d.tokens_per_s), _spread_text(d.first_token_s, " ms", 1000.0, 0), md_escape(d.layers),
+        "—" if d.vram_log_mib is None else f"{d.vram_log_mib:.1f} MiB",
+        "—" if d.vram_sampled_mib is None else f"{d.vram_sampled_mib} MiB", md_escape(d.placement) or "—",
+    ]
+    return "| " + " | ".join(cells) + " |"
 
 
 def render_json(report: SweepReport, lang: str = "en") -> str:

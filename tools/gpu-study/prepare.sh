@@ -32,7 +32,7 @@ if [ ! -s "$DEST/llama-src.tar.gz" ]; then
 fi
 
 if ! ls "$DEST"/gl/libvulkan1_*.deb >/dev/null 2>&1; then
-  (cd "$DEST/gl" && apt-get download libvulkan1)
+  (cd "$DEST/gl" && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)  # NVIDIA's Vulkan ICD is libGLX_nvidia: it needs libglvnd
 fi
 
 if [ ! -s "$DEST/vkp.tar.gz" ]; then

@@ -60,7 +60,7 @@ stop_sampler() { for p in $(cat "$W/sampler.pid" 2>/dev/null); do kill "$p" 2>/d
 
 gsweep() {  # WORKLOG SECONDS ARGS…
   local worklog=$1 seconds=$2; shift 2
-  timeout -s INT "$seconds" python3 -m gfxgate sweep \
+  timeout -s INT "$seconds" python3 -P -m gfxgate sweep \
     --llama-server cuda="$B/llama-server --device CUDA0" --llama-server vulkan="$B/llama-server --device Vulkan0" \
     --model-file "$M" --num-predict "$NUM_PREDICT" --prompt "$PROMPT" --timeout 180 --gpu-target sm_90 \
     --gpu-memory-log "$W/sw/nvidia-smi-apps.csv" --progress plain --worklog "$worklog" "$@"
@@ -68,6 +68,8 @@ gsweep() {  # WORKLOG SECONDS ARGS…
 
 sweep() {
   mkdir -p "$W/sw"; seed sweep.jsonl; sampler
+  # every cell once first (a call cut short still has each cell), then the other repeats (resumed)
+  [ "$(left)" -gt 30 ] && gsweep "$W/sw/sweep.jsonl" "$(left)" --num-gpu "$NUM_GPU" --repeat 1
   [ "$(left)" -gt 30 ] && gsweep "$W/sw/sweep.jsonl" "$(left)" --num-gpu "$NUM_GPU" --repeat "$REPEATS"
   stop_sampler; log "sweep: $(wc -l <"$W/sw/sweep.jsonl") runs in the worklog"
 }
@@ -75,7 +77,7 @@ sweep() {
 soak() {
   mkdir -p "$W/sw"; seed soak.jsonl; sampler
   local ep=${SOAK_ENDPOINT:-vulkan} ng=${SOAK_NUM_GPU:--1}
-  [ "$(left)" -gt 30 ] && timeout -s INT "$(left)" python3 -m gfxgate sweep --llama-server "$ep=$B/llama-server --device $( [ "$ep" = cuda ] && echo CUDA0 || echo Vulkan0)" \
+  [ "$(left)" -gt 30 ] && timeout -s INT "$(left)" python3 -P -m gfxgate sweep --llama-server "$ep=$B/llama-server --device $( [ "$ep" = cuda ] && echo CUDA0 || echo Vulkan0)" \
     --model-file "$M" --num-predict "$NUM_PREDICT" --prompt "$PROMPT" --timeout 180 --gpu-target sm_90 \
     --gpu-memory-log "$W/sw/nvidia-smi-apps.csv" --progress plain --worklog "$W/sw/soak.jsonl" --num-gpu "$ng" --repeat 10000
   stop_sampler; log "soak: $(wc -l <"$W/sw/soak.jsonl") runs in the worklog"
