@@ -333,6 +333,16 @@ def ordered_unique(items: Any) -> list[Any]:
     return out
 
 
+TRIM_RE = re.compile(r"ggml_cuda_init|^(?:\S+ )?(?:[A-Z] )?\s*Device \d+: |ggml_vulkan: |^(?:\S+ )?(?:[A-Z] )?build: |system_info: ")
+
+
+def trim_log(lines: Sequence[str]) -> list[str]:
+    """The lines of a llama-server log that the sweep reads (backends, devices, offload, buffers, load/compute
+    boundary, errors) and the build and GPU lines diagnose reads: a committed sample keeps these, not the whole log."""
+    keep = (BACKEND_RE, DEVICE_RE, OFFLOADED_RE, NO_GPU_RE, BUFFER_RE, ASSIGNED_RE, LOADED_RE, LOAD_ERROR_RE, TRIM_RE)
+    return [line for line in lines if any(pattern.search(line) for pattern in keep)]
+
+
 def signal_name(returncode: int | None) -> str | None:
     if returncode is None or returncode >= 0:
         return None
