@@ -31,7 +31,7 @@ if [ ! -s "$DEST/llama-src.tar.gz" ]; then
   grep -m1 -oE 'llama\.cpp@[0-9a-f]{7,40}' "$sd/CHANGELOG.md" | cut -d@ -f2 >"$DEST/llama-src.commit"
 fi
 
-if ! ls "$DEST"/gl/libvulkan1_*.deb >/dev/null 2>&1; then
+if ! ls "$DEST"/gl/libglvnd0_*.deb >/dev/null 2>&1; then
   (cd "$DEST/gl" && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)  # NVIDIA's Vulkan ICD is libGLX_nvidia: it needs libglvnd
 fi
 

@@ -10,7 +10,8 @@
 #   soak    one cell (SOAK_ENDPOINT, SOAK_NUM_GPU: vulkan, -1) repeated, resumable the same way (soak.jsonl).
 #   pack    $OUT/study.tar.gz: worklogs, server logs, nvidia-smi samples, build and device facts.
 # sweep and soak stop themselves (SIGINT: the run in flight is not recorded) END_S seconds (570) after the script
-# started, less 15 s for pack, so one call stays inside the device's 10-minute limit.
+# started, less 15 s for pack, so one call stays inside the device's 10-minute limit: make run.sh the command's
+# first step (anything before it counts against the limit, not against END_S).
 # Work goes to .devwork/ beside .devprobe/ (carry replaces .devprobe/ on every call; .devwork/ stays while the
 # machine is warm). Every step first runs `build` (a machine that came back cold rebuilds). nvidia-smi samples the GPU's
 # compute processes every 200 ms beside sweep and soak; gfxgate joins them to its runs by server pid.
@@ -69,8 +70,9 @@ gsweep() {  # WORKLOG SECONDS ARGS…
 sweep() {
   mkdir -p "$W/sw"; seed sweep.jsonl; sampler
   # every cell once first (a call cut short still has each cell), then the other repeats (resumed)
-  [ "$(left)" -gt 30 ] && gsweep "$W/sw/sweep.jsonl" "$(left)" --num-gpu "$NUM_GPU" --repeat 1
-  [ "$(left)" -gt 30 ] && gsweep "$W/sw/sweep.jsonl" "$(left)" --num-gpu "$NUM_GPU" --repeat "$REPEATS"
+  # (packed after each pass: a call cut off at the device's limit still brings back what finished)
+  [ "$(left)" -gt 30 ] && gsweep "$W/sw/sweep.jsonl" "$(left)" --num-gpu "$NUM_GPU" --repeat 1; pack >/dev/null
+  [ "$(left)" -gt 30 ] && gsweep "$W/sw/sweep.jsonl" "$(left)" --num-gpu "$NUM_GPU" --repeat "$REPEATS"; pack >/dev/null
   stop_sampler; log "sweep: $(wc -l <"$W/sw/sweep.jsonl") runs in the worklog"
 }
 
@@ -80,7 +82,7 @@ soak() {
   [ "$(left)" -gt 30 ] && timeout -s INT "$(left)" python3 -P -m gfxgate sweep --llama-server "$ep=$B/llama-server --device $( [ "$ep" = cuda ] && echo CUDA0 || echo Vulkan0)" \
     --model-file "$M" --num-predict "$NUM_PREDICT" --prompt "$PROMPT" --timeout 180 --gpu-target sm_90 \
     --gpu-memory-log "$W/sw/nvidia-smi-apps.csv" --progress plain --worklog "$W/sw/soak.jsonl" --num-gpu "$ng" --repeat 10000
-  stop_sampler; log "soak: $(wc -l <"$W/sw/soak.jsonl") runs in the worklog"
+  stop_sampler; pack >/dev/null; log "soak: $(wc -l <"$W/sw/soak.jsonl" 2>/dev/null) runs in the worklog"
 }
 
 pack() {
