@@ -188,11 +188,24 @@ def devices_used(run: Run) -> tuple[str, ...]:
     return tuple(d.split(" ", 1)[0] for d in offload.get("devices") or ())
 
 
+def device_target(run: Run, device: str) -> str | None:
+    """``sm_90`` for ``CUDA0`` (or ``gfx900`` for ``ROCm0``): ggml_cuda_init's ``Device 0:`` line names CUDA/HIP
+    device 0; a Vulkan device gets none (that line is the CUDA module's, even when it is the same GPU)."""
+    for prefix in ("CUDA", "ROCm", "HIP"):
+        if device.startswith(prefix) and device[len(prefix):].isdigit():
+            for gpu in (run.get("offload") or {}).get("gpus") or ():
+                if isinstance(gpu, dict) and gpu.get("index") == int(device[len(prefix):]) and gpu.get("target"):
+                    return str(gpu["target"])
+    return None
+
+
 def device_description(run: Run, device: str) -> str:
-    """``CUDA0 (NVIDIA H200)``: the log's ``using device`` text, else ``--list-devices``, else the bare name."""
+    """``CUDA0 (NVIDIA H200) sm_90``: the log's ``using device`` text (with the target its ``Device N:`` line gives),
+    else ``--list-devices``, else the bare name."""
+    target = device_target(run, device)
     for text in (run.get("offload") or {}).get("devices") or ():
         if text.split(" ", 1)[0] == device:
-            return text
+            return f"{text} {target}" if target else text
     for listed in (run.get("devices_listed") or {}).get("devices") or ():
         if listed.get("device") == device:
             return f"{device} ({listed.get('description')}, {listed.get('total_mib')} MiB)"

@@ -83,6 +83,9 @@ LISTED_RE = re.compile(r"^\s+(?P<dev>[A-Za-z][\w-]*\d+): (?P<desc>.*?) \((?P<tot
 # nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader: "12345, /…/llama-server, 1234 MiB"
 GPU_APP_RE = re.compile(r"^\s*(?P<pid>\d+),\s*(?P<name>[^,]*),\s*(?P<mib>\d+) MiB\s*$")
 VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity")
+# ggml_cuda_init (ggml-cuda.cu): "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB";
+# built with HIP: "  Device 0: AMD Radeon RX Vega, gfx900:xnack- (0x900), VMM: no, Wave Size: 64, VRAM: 8176 MiB"
+CUDA_DEVICE_RE = re.compile(_PREFIX + r"\s*Device (?P<index>\d+): (?P<name>[^,]+), (?:compute capability (?P<cc>\d+\.\d+)|(?P<gfx>gfx[0-9a-f]+(?::[a-z]+[+-])*) \(0x[0-9a-f]+\))")
 LOADING_RE = re.compile(r"load_model: loading model|llama_model_loader: loaded meta data|load_tensors:")
 LOADED_RE = re.compile(r"llama_server: model loaded|main: model loaded|server is listening|llama_server: listening on")
 TASK_RE = re.compile(r"launch_slot_|processing task|new prompt, n_ctx_slot")
@@ -217,6 +220,7 @@ class LogFacts:
     load_error_line: int | None = None
     buffers: dict[tuple[str, str], float] = field(default_factory=dict)  # (buffer, model|KV|compute|output) -> MiB
     assigned: dict[int, str] = field(default_factory=dict)  # layer -> device, from debug-level lines
+    gpus: list[dict[str, Any]] = field(default_factory=list)  # ggml_cuda_init's "Device N:" lines (CUDA or HIP)
 
     @property
     def on_gpu(self) -> list[str]:
@@ -274,6 +278,8 @@ class LogFacts:
             "no_usable_gpu": self.no_gpu,
             "model_loaded_line": no(self.loaded_line),
         }
+        if self.gpus:
+            out["gpus"] = list(self.gpus)
         if self.buffers:
             out["on_gpu"] = self.on_gpu  # the device(s) this run used: they hold the model's weights
             out["placement"] = self.placement(self.offloaded)
@@ -307,6 +313,9 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
         match = ASSIGNED_RE.search(line)
         if match:
             facts.assigned[int(match["layer"])] = match["dev"]
+        match = CUDA_DEVICE_RE.search(line)
+        if match and not any(g["index"] == int(match["index"]) for g in facts.gpus):
+            facts.gpus.append(_gpu_of(match, index))
         if NO_GPU_RE.search(line):
             facts.no_gpu = True
         if facts.loading_line is None and LOADING_RE.search(line):
@@ -318,6 +327,24 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
         if facts.load_error_line is None and LOAD_ERROR_RE.search(line):
             facts.load_error_line = index
     return facts
+
+
+def _gpu_of(match: re.Match, index: int) -> dict[str, Any]:
+    """One ``Device N:`` line: the GPU's name and its target (``sm_90`` from a compute capability, ``gfx900``)."""
+    from gfxgate.errors import TargetError
+    from gfxgate.targets import catalog
+
+    gpu: dict[str, Any] = {"index": int(match["index"]), "name": match["name"].strip(), "line": index + 1}
+    if match["cc"]:
+        arch = catalog().from_compute_capability(match["cc"])
+        gpu.update(compute_capability=match["cc"], target=arch.name if arch else None)
+    else:
+        try:
+            gpu["target"] = str(catalog().parse(match["gfx"]))
+        except TargetError:
+            gpu["target"] = None
+        gpu["gfx"] = match["gfx"]
+    return gpu
 
 
 def _host_model_buffer(facts: LogFacts) -> str | None:

@@ -140,3 +140,20 @@ def test_version_source_says_what_a_build_number_0_and_an_unknown_commit_mean(tm
         driver._versions[name] = f"llama.cpp {version}"
         assert words in driver.version_source(endpoint)["note"], version
     assert driver._versions["h200"] == "llama.cpp 0.5.0-dev (build 0, commit 0c1e57098)"
+
+
+def test_device_lines_give_the_gpu_target_of_a_cuda_or_hip_device():
+    """ggml_cuda_init's 'Device N:' line (ggml-cuda.cu: '  Device %d: %s, compute capability %d.%d, …' for CUDA,
+    '  Device %d: %s, %s (0x%x), …' built with HIP): sm_90 on the H200, gfx900:xnack- on a Vega."""
+    from gfxgate.sweep import facts
+    from gfxgate.sweep.worklog import Run
+
+    _, parsed = _facts("cuda-g16.log")
+    gpus = parsed.to_json()["gpus"]
+    assert gpus == [{"index": 0, "name": "NVIDIA H200", "line": 2, "compute_capability": "9.0", "target": "sm_90"}]
+    hip = parse_log(["0.00.156.170 I   Device 0: AMD Radeon RX Vega, gfx900:xnack- (0x900), VMM: no, Wave Size: 64, VRAM: 8176 MiB"])
+    assert hip.gpus[0]["target"] == "gfx900:xnack-"
+    run = Run({"offload": parsed.to_json()}, 1)
+    assert facts.device_description(run, "CUDA0") == "CUDA0 (NVIDIA H200) sm_90"
+    _, vulkan = _facts("vulkan-g16.log")  # the CUDA module's Device 0 line is there too: it names CUDA0, not Vulkan0
+    assert facts.device_description(Run({"offload": vulkan.to_json()}, 1), "Vulkan0") == "Vulkan0 (NVIDIA H200)"
