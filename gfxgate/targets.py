@@ -20,6 +20,9 @@ from gfxgate.resources import rules_dir
 FEATURES = ("sramecc", "xnack")  # alphabetical, the order of a canonical target id
 _PROCESSOR_RE = re.compile(r"^gfx(?P<major>[0-9]+)(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
 _OVERRIDE_RE = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<stepping>[0-9]+)$")
+# sm_90, sm90, compute_90, "9.0", "compute capability 9.0", "cc 9.0"
+_SM_RE = re.compile(r"^(?:sm_?|compute_)(?P<digits>[0-9]{2,3})$")
+_CC_RE = re.compile(r"^(?:(?:compute capability|cc)\s*)?(?P<major>[0-9]{1,2})\.(?P<minor>[0-9])$")
 
 
 class Processor(NamedTuple):
@@ -57,6 +60,15 @@ class Processor(NamedTuple):
         return f"{int(match['major'])}.{int(match['minor'], 16)}.{int(match['stepping'], 16)}"
 
 
+class NvidiaArch(NamedTuple):
+    """One NVIDIA architecture of ``rules/targets.yaml`` (``nvidia:``): nvcc's ``sm_XX``, its compute capability."""
+
+    name: str  # sm_90
+    capability: str  # 9.0
+    family: str
+    products: tuple[str, ...] = ()
+
+
 class TargetId(NamedTuple):
     """A processor plus explicit feature settings; ``str()`` gives the canonical LLVM target id."""
 
@@ -84,8 +96,9 @@ class Compatibility(NamedTuple):
 class TargetCatalog:
     """All known processors and generic targets, with the questions asked of them."""
 
-    def __init__(self, processors: list[Processor]) -> None:
+    def __init__(self, processors: list[Processor], nvidia: list[NvidiaArch] = ()) -> None:
         self.by_name = {p.name: p for p in processors}
+        self.nvidia = {a.name: a for a in nvidia}  # not in by_name: the gate matrix models AMD processors only
         self._generic_of: dict[str, list[str]] = {}
         for proc in processors:
             for member in proc.members:
@@ -191,6 +204,51 @@ class TargetCatalog:
         for card, source in self.processor(processor).names:
             out.setdefault(source, []).append(card)
         return out
+
+    # -- NVIDIA (sweep and diagnose: the GPU a run used) -----------------------------------------
+    def nvidia_arch(self, text: str) -> NvidiaArch:
+        """``sm_90`` / ``sm90`` / ``compute_90`` / ``9.0`` / ``compute capability 9.0`` / a product (``H200``)."""
+        raw = " ".join(text.strip().lower().split())
+        match = _SM_RE.match(raw)
+        name = f"sm_{match['digits']}" if match else None
+        if name is None:
+            match = _CC_RE.match(raw)
+            if match:
+                name = self._sm_of_capability(f"{int(match['major'])}.{match['minor']}")
+        if name is None:
+            name = self._nvidia_product(raw)
+        if name is None or name not in self.nvidia:
+            known = ", ".join(self.nvidia) or "none"
+            raise TargetError(f"unknown NVIDIA target {text!r}", hint=f"known: {known} (sm_XX or a compute capability such as 9.0)")
+        return self.nvidia[name]
+
+    def from_compute_capability(self, capability: str) -> NvidiaArch | None:
+        """The architecture of a ``compute capability X.Y`` that llama.cpp or nvidia-smi printed; None if unknown."""
+        name = self._sm_of_capability(capability.strip())
+        return self.nvidia.get(name) if name else None
+
+    def _sm_of_capability(self, capability: str) -> str | None:
+        return next((a.name for a in self.nvidia.values() if a.capability == capability), None)
+
+    def _nvidia_product(self, raw: str) -> str | None:
+        wanted = re.sub(r"[^a-z0-9]", "", raw.removeprefix("nvidia"))
+        if len(wanted) < 2:
+            return None
+        hits = {a.name for a in self.nvidia.values() for p in a.products if re.sub(r"[^a-z0-9]", "", p.lower()) == wanted}
+        return hits.pop() if len(hits) == 1 else None
+
+    def parse_gpu(self, text: str) -> str:
+        """The canonical name of the GPU a sweep ran on: an AMD target id (``gfx906:xnack-``) or ``sm_90``."""
+        raw = text.strip()
+        if re.match(r"^(?:sm_?|compute_)[0-9]|^[0-9]{1,2}\.[0-9]$", raw.lower()) or raw.lower() in self.nvidia:
+            return self.nvidia_arch(raw).name
+        try:
+            return str(self.parse(raw))
+        except TargetError as exc:
+            try:
+                return self.nvidia_arch(raw).name
+            except TargetError:
+                raise exc from None
 
     # -- HSA_OVERRIDE_GFX_VERSION ---------------------------------------------------------------
     def from_hsa_override(self, value: str) -> Processor:
@@ -299,13 +357,19 @@ def catalog() -> TargetCatalog:
         )
         for g in data["generics"]
     ]
+    nvidia = [NvidiaArch(a["name"], a["capability"], a["family"], tuple(a.get("products", ()))) for a in data.get("nvidia", ())]
     seen: dict[str, str] = {}
+    for arch in nvidia:
+        for key in (arch.name, f"cc:{arch.capability}"):
+            if key in seen:
+                raise RuleError(f"{path}: duplicate NVIDIA {key} ({arch.name} and {seen[key]})")
+            seen[key] = arch.name
     for proc in procs:
         for key, kind in ((proc.name, "name"), (f"mach:{proc.mach}", "mach")):
             if key in seen:
                 raise RuleError(f"{path}: duplicate {kind} {key} ({proc.name} and {seen[key]})")
             seen[key] = proc.name
-    return TargetCatalog(procs)
+    return TargetCatalog(procs, nvidia)
 
 
 # -- card names and PCI ids ---------------------------------------------------------------------------

@@ -103,3 +103,16 @@ def test_readme_terminal_sample_is_the_tools_text():
     assert max(len(line) for line in shown.splitlines()) <= 80
     answer = next(i for i, line in enumerate(shown.splitlines()) if line.startswith("The answer for gfx900"))
     assert answer < 15
+
+
+def test_readme_h200_excerpts_match_the_sample():
+    """The README's real-GPU tables are rows of samples/h200/sweep-report.md (generated from the committed worklog)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sample = (ROOT / "samples" / "h200" / "sweep-report.md").read_text(encoding="utf-8").splitlines()
+    for start, end, count in (("<!-- excerpt of samples/h200/sweep-report.md (Results)", "<!-- end of h200 excerpt -->", 9),
+                              ("<!-- excerpt of samples/h200/sweep-report.md (speed)", "<!-- end of h200 speed excerpt -->", 9)):
+        begin = readme.index(start)
+        rows = [line for line in readme[begin:readme.index(end, begin)].splitlines()[1:] if line.startswith("|")]
+        assert len(rows) == count  # header, separator, seven num_gpu values
+        for row in rows:
+            assert row in sample, f"README h200 row is stale: {row[:60]}"

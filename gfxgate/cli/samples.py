@@ -9,9 +9,44 @@ import click
 SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
 
 
-def render_samples() -> dict[str, str]:
-    """File name → content of every sample (Markdown, JSON and 80-column text per target), from the snapshot: today's release at the
-    top, each pin set of rules/pins.toml (the seed study's versions: ``study/``) in a folder of its name beside it."""
+H200 = "h200"  # the real-GPU sweep (issue 27): inputs sweep.jsonl and logs/ from tools/gpu-study/import.py
+H200_DIAGNOSED = ("cuda-g16-r0-1cfa6161", "vulkan-g16-r0-35b3e02d", "cuda-g0-r0-c3f4aced")
+
+
+def render_h200(folder: Path) -> dict[str, str]:
+    """samples/h200/: the sweep report (md, json) of the H200 worklog and diagnose of three of its logs.
+
+    Rendered from the committed inputs in ``folder/h200`` (none when they are absent); paths are shown relative to
+    the samples folder's parent (``samples/h200/…``), so the output does not depend on where the checkout is.
+    """
+    import dataclasses
+
+    from gfxgate.diagnose import diagnose_inputs
+    from gfxgate.diagnose.render import render as render_diagnose
+    from gfxgate.sweep.model import build_report
+    from gfxgate.sweep.render import render as render_sweep
+    from gfxgate.sweep.worklog import read_worklog
+
+    base = folder / H200
+    worklog = base / "sweep.jsonl"
+    if not worklog.is_file():
+        return {}
+    shown = f"{folder.name}/{H200}"
+    report = dataclasses.replace(build_report(read_worklog(worklog)), worklog=f"{shown}/sweep.jsonl")
+    out = {f"{H200}/sweep-report.md": render_sweep(report, "md"), f"{H200}/sweep-report.json": render_sweep(report, "json")}
+    for run_id in H200_DIAGNOSED:
+        log = base / "logs" / f"{run_id}.log"
+        if log.is_file():
+            text = render_diagnose(diagnose_inputs([str(log)], offline=True, locate=False), "md")
+            out[f"{H200}/diagnose-{run_id}.md"] = text.replace(str(base), shown)
+    return out
+
+
+def render_samples(folder: Path | None = None) -> dict[str, str]:
+    """File name → content of every sample (Markdown, JSON and 80-column text per target), from the snapshot: today's
+    release at the top, each pin set of rules/pins.toml (the seed study's versions: ``study/``) in a folder of its
+    name beside it; with ``folder``, also the H200 sweep samples rendered from the inputs committed there
+    (samples/h200/)."""
     from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
     from gfxgate.sources.resolve import load_pins
@@ -31,6 +66,8 @@ def render_samples() -> dict[str, str]:
     timeline = snapshot.load()
     out["timeline.md"] = render_timeline(timeline, "md")
     out["timeline.svg"] = render_timeline(timeline, "svg")
+    if folder is not None:
+        out.update(render_h200(folder))
     return out
 
 
@@ -46,16 +83,17 @@ def render_picture() -> bytes:
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--check", is_flag=True, help="Exit 1 when a sample differs from what gfxgate generates now.")
 def samples(folder: Path | None, check: bool) -> None:
-    """Write samples/<target>.md and .json for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins (today's
-    release), the same at each pin set of rules/pins.toml (samples/study/: the seed study's versions), and the
-    support timeline (timeline.md, timeline.svg, timeline.png) from the embedded timeline snapshot."""
+    """Write samples/<target>.md, .json and .txt for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins (today's
+    release), the same at each pin set of rules/pins.toml (samples/study/: the seed study's versions), the support
+    timeline (timeline.md, timeline.svg, timeline.png) from the embedded timeline snapshot, and the H200 sweep's report
+    and diagnose samples (samples/h200/) from the worklog and logs committed there."""
     import sys
 
     from gfxgate.fsio import write_text_atomic
 
     folder = folder or Path.cwd() / "samples"
     stale = []
-    for name, text in render_samples().items():
+    for name, text in render_samples(folder).items():
         path = folder / name
         if check:
             if not path.is_file() or path.read_text(encoding="utf-8") != text:

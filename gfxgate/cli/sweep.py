@@ -104,10 +104,11 @@ def _progress(mode: str):
 @click.option("--worklog", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_WORKLOG, show_default=True, envvar="GFXGATE_SWEEP_WORKLOG")
 @click.option("--resume/--no-resume", default=True, show_default=True, help="Skip cells the worklog already has (--no-resume re-measures every cell; the new runs supersede the old).")
 @click.option("--retry", "retry", multiple=True, type=click.Choice(("http-error", "crash", "timeout", "connection-error")), help="With --resume, run again the cells whose latest run ended so (repeatable).")
-@click.option("--gpu-target", default=None, metavar="GFX", help="The GPU the servers run on (e.g. gfx900); recorded in every run.")
+@click.option("--gpu-target", default=None, metavar="GFX", help="The GPU the servers run on (gfx900, or sm_90 for an NVIDIA GPU); recorded in every run.")
 @click.option("--journal-unit", "journal_units", multiple=True, metavar="NAME=UNIT", help="journald unit of an endpoint's server.")
 @click.option("--server-log", "server_logs", multiple=True, metavar="NAME=PATH", help="Log file an endpoint's server writes.")
-@click.option("--probe-gpu/--no-probe-gpu", default=True, show_default=True, help="Record rocm-smi / amd-smi / vulkaninfo output.")
+@click.option("--probe-gpu/--no-probe-gpu", default=True, show_default=True, help="Record rocm-smi / amd-smi / nvidia-smi / vulkaninfo output.")
+@click.option("--gpu-memory-log", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH", help="CSV a GPU sampler writes beside the sweep (nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader -lms 200): each llama-server run records the most memory its process held.")
 @click.option("--progress", type=click.Choice(("auto", "bar", "plain", "none")), default="auto", show_default=True)
 @click.pass_context
 def sweep(ctx: click.Context, **opts: Any) -> None:
@@ -141,7 +142,7 @@ def run_sweep(**opts: Any) -> None:
     if gpu_target:
         from gfxgate.targets import catalog
 
-        gpu_target = str(catalog().parse(gpu_target))
+        gpu_target = catalog().parse_gpu(gpu_target)  # an AMD target id or an NVIDIA sm_XX
     from gfxgate.sweep.llamaserver import parse_llama_server
 
     if opts["model_files"] and not opts["llama_servers"]:
@@ -173,6 +174,7 @@ def run_sweep(**opts: Any) -> None:
         server_logs={k: Path(v) for k, v in (parse_named(s, "--server-log", "NAME=PATH") for s in opts["server_logs"])},
         journal_units=dict(parse_named(s, "--journal-unit", "NAME=UNIT") for s in opts["journal_units"]),
         probe_gpu=opts["probe_gpu"],
+        gpu_memory_log=opts["gpu_memory_log"],
     )
     worklog_path: Path = opts["worklog"]
     with WorklogWriter(worklog_path, set_aside=False) as writer:  # the lock first, then read what is there

@@ -12,6 +12,8 @@ def describe(target_text: str) -> dict:
     from gfxgate.targets import catalog
 
     cat = catalog()
+    if cat.parse_gpu(target_text) in cat.nvidia:
+        return describe_nvidia(cat.parse_gpu(target_text))
     target = cat.parse(target_text)
     proc = cat.processor(target.processor)
     return {
@@ -81,14 +83,34 @@ def render_list(rows: list[dict], fmt: str) -> str:
         return dumps(document("targets", {"targets": rows}), ensure_ascii=True)
     lines = []
     for row in rows:
-        names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
-        cells = (row["processor"], row["family"], row["hsa_override_gfx_version"] or "-", names)
+        if row.get("vendor") == "nvidia":  # after the AMD processors: sweep/diagnose targets, not the gate matrix's
+            cells = (row["target"], row["family"], "cc " + row["compute_capability"], ", ".join(row["products"][:3]))
+        else:
+            names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
+            cells = (row["processor"], row["family"], row["hsa_override_gfx_version"] or "-", names)
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |" if fmt == "md" else
                      f"{cells[0]:16} {cells[1]:8} {cells[2]:8} {cells[3]}")
     if fmt == "md":
-        lines = ["# gfxgate targets", "", "| Processor | Family | HSA version | Products |", "|---|---|---|---|", *lines]
+        lines = ["# gfxgate targets", "", "| Processor | Family | HSA version / compute capability | Products |",
+                 "|---|---|---|---|", *lines]
         return "\n".join(lines) + "\n"
     return "\n".join(lines)
+
+
+def describe_nvidia(name: str) -> dict:
+    """An NVIDIA architecture: what a sweep's ``--gpu-target sm_90`` and a log's compute capability name."""
+    from gfxgate.targets import catalog
+
+    arch = catalog().nvidia[name]
+    return {
+        "target": arch.name,
+        "vendor": "nvidia",
+        "family": arch.family,
+        "compute_capability": arch.capability,
+        "products": list(arch.products),
+        "cuda_architectures": arch.name.removeprefix("sm_"),  # CMake's CMAKE_CUDA_ARCHITECTURES value
+        "gate_matrix": "not modelled (sweep and diagnose only)",
+    }
 
 
 @click.command()
@@ -96,7 +118,11 @@ def render_list(rows: list[dict], fmt: str) -> str:
 @click.option("--hsa-override", metavar="X.Y.Z", help="Which processor an HSA_OVERRIDE_GFX_VERSION value selects.")
 @format_option(("md", "json", "text"), default="text")
 def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
-    """List known GPU targets, or explain TARGET (family, products, macros, HSA version, generics)."""
+    """List known GPU targets, or explain TARGET (family, products, macros, HSA version, generics).
+
+    NVIDIA architectures (sm_90, or a compute capability such as 9.0) are listed after the AMD processors: a sweep
+    or a log names them; the gate matrix does not model them.
+    """
     from gfxgate.targets import catalog
 
     cat = catalog()
@@ -122,4 +148,5 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     if target:
         click.echo(render_one(describe(target), fmt))
         return
-    click.echo(render_list([describe(name) for name in cat.names()], fmt))
+    rows = [describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia]
+    click.echo(render_list(rows, fmt))

@@ -134,7 +134,7 @@ def journal_window(unit: str, since: datetime, until: datetime) -> Collected:
 
 
 def gpu_probes() -> list[Collected]:
-    """One-off host facts: the probes of ``host.probes`` (ROCm SMI / AMD SMI, Vulkan devices); each absent
+    """One-off host facts: the probes of ``host.probes`` (ROCm SMI / AMD SMI / NVIDIA SMI, Vulkan devices); each absent
     tool becomes a note."""
     from gfxgate.host.probes import PROBES, run_tool
 

@@ -189,3 +189,74 @@ def ordered(values: Iterable[Any]) -> tuple[Any, ...]:
         if value not in out:
             out.append(value)
     return tuple(out)
+
+
+# -- llama-server runs: speed, the device used, VRAM and per-device placement ----------------------------------
+def tokens_per_s(run: Run) -> float | None:
+    value = run.get("tokens_per_s")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def first_token_s(run: Run) -> float | None:
+    """Time to the first token: streamed (Ollama ``first_token_s``) or llama.cpp's prompt time (``prompt_ms``:
+    the first token is sampled from the prompt's logits, so it is ready when the prompt is evaluated)."""
+    value = run.get("first_token_s")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    prompt = (run.get("durations_ns") or {}).get("prompt_eval")
+    return prompt / 1e9 if isinstance(prompt, (int, float)) and not isinstance(prompt, bool) else None
+
+
+def devices_used(run: Run) -> tuple[str, ...]:
+    """The device(s) that held the run's model weights (``offload.on_gpu``); older records: the ``using device`` line."""
+    offload = run.get("offload") or {}
+    if "on_gpu" in offload:
+        return tuple(offload["on_gpu"] or ())
+    return tuple(d.split(" ", 1)[0] for d in offload.get("devices") or ())
+
+
+def device_target(run: Run, device: str) -> str | None:
+    """``sm_90`` for ``CUDA0`` (or ``gfx900`` for ``ROCm0``): ggml_cuda_init's ``Device 0:`` line names CUDA/HIP
+    device 0; a Vulkan device gets none (that line is the CUDA module's, even when it is the same GPU)."""
+    for prefix in ("CUDA", "ROCm", "HIP"):
+        if device.startswith(prefix) and device[len(prefix):].isdigit():
+            for gpu in (run.get("offload") or {}).get("gpus") or ():
+                if isinstance(gpu, dict) and gpu.get("index") == int(device[len(prefix):]) and gpu.get("target"):
+                    return str(gpu["target"])
+    return None
+
+
+def device_description(run: Run, device: str) -> str:
+    """``CUDA0 (NVIDIA H200) sm_90``: the log's ``using device`` text (with the target its ``Device N:`` line gives),
+    else ``--list-devices``, else the bare name."""
+    target = device_target(run, device)
+    for text in (run.get("offload") or {}).get("devices") or ():
+        if text.split(" ", 1)[0] == device:
+            return f"{text} {target}" if target else text
+    for listed in (run.get("devices_listed") or {}).get("devices") or ():
+        if listed.get("device") == device:
+            return f"{device} ({listed.get('description')}, {listed.get('total_mib')} MiB)"
+    return device
+
+
+def vram_log_mib(run: Run) -> float | None:
+    """MiB of the model, KV and compute buffers on GPU devices, from the server log's buffer lines."""
+    value = (run.get("offload") or {}).get("vram_mib")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def vram_sampled_mib(run: Run) -> int | None:
+    """The most GPU memory nvidia-smi saw the server process hold during the run (``--gpu-memory-log``)."""
+    value = (run.get("vram_sampled") or {}).get("max_mib")
+    return value if isinstance(value, int) else None
+
+
+def placement_text(run: Run) -> str:
+    """``CUDA0: 16 layers, 389.8 MiB weights; CPU_Mapped: 13 layers, 342.5 MiB`` (model buffers, from the log)."""
+    parts = []
+    for row in (run.get("offload") or {}).get("placement") or ():
+        if "model_mib" not in row:
+            continue
+        layers = f"{row['layers']} layers, " if isinstance(row.get("layers"), int) else ""
+        parts.append(f"{row['buffer']}: {layers}{row['model_mib']:.1f} MiB")
+    return "; ".join(parts)

@@ -4,12 +4,14 @@
 wrapper, an ``env VAR=…`` prefix, ``--device Vulkan0`` …; shell-split, never run through a shell). For every
 cell the driver
 
-1. starts ``COMMAND -m MODEL --host 127.0.0.1 --port FREE --log-verbosity 4 -np 1 -c 4096`` plus the offload
+1. starts ``COMMAND -m MODEL --host 127.0.0.1 --port FREE -np 1 -c 4096`` plus the offload
    flag mapped as Ollama ≥ v0.30 maps num_gpu when it starts its own llama-server (ollama v0.32.15
    ``llm/llama_server.go:404-410``: N > 0 → ``-ngl N``, 0 → ``-ngl 0``, -1 → no flag, llama-server decides);
-   ``--log-verbosity 4`` is what Ollama passes too (``appendLlamaServerLogArgs``), so the load lines are in
-   the log; stdout and stderr go through one pipe to one log file per run, kept next to the worklog and
-   bounded (host.proc.LogPump: the first and the last lines, each cut to MAX_LINE_BYTES);
+   ``--log-verbosity 4`` (what Ollama passes, ``appendLlamaServerLogArgs``) goes right after the llama-server
+   executable, before the command's own flags: llama.cpp loads its backends while it parses ``--device``, so a
+   verbosity given after that flag comes too late for the ``load_backend``/``ggml_cuda_init``/``Device 0:`` lines;
+   stdout and stderr go through one pipe to one log file per run, kept next to the worklog and bounded
+   (host.proc.LogPump: the first and the last lines, each cut to MAX_LINE_BYTES);
 2. waits for ``GET /health`` to answer 200 (503 while the model loads), watching the process;
 3. sends one ``POST /completion`` (n_predict, seed, temperature 0) and records llama.cpp's token counts and
    timings;
@@ -17,7 +19,9 @@ cell the driver
    end even when the server had exited, so no helper it forked outlives the cell) and reads the log.
 
 The record has the same schema as an Ollama run (``endpoint.kind`` is ``llama-server``), plus
-``offload`` (backends, device, layers offloaded N of M, read from the log) and ``overhead`` (spawn, health
+``offload`` (backends loaded, the devices that hold the model, layers offloaded N of M, the per-device placement of
+model/KV/compute buffers, read from the log), ``devices_listed`` (``COMMAND --list-devices``, once per endpoint),
+``vram_sampled`` (the server process's GPU memory in a sampler's log, ``--gpu-memory-log``) and ``overhead`` (spawn, health
 wait, stop: the sweep's own cost beside the inference time). A server that dies (signal or exit status),
 an HTTP failure or a timeout is a failed run; its phase is ``load`` when the server died before it served
 (no ``/health`` 200 and no ``model loaded`` line) and ``compute`` when it died with ``/completion`` in flight
@@ -44,7 +48,7 @@ from gfxgate.errors import UsageError
 from gfxgate.host import proc as hostproc
 from gfxgate.sweep import crash as crashmod
 from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
-from gfxgate.sweep.evidence import Collected, utcnow
+from gfxgate.sweep.evidence import Collected, LogTail, utcnow
 from gfxgate.sweep.worklog import record_fields
 
 if TYPE_CHECKING:
@@ -78,11 +82,66 @@ BACKEND_RE = re.compile(_PREFIX + r"load_backend: loaded (?P<name>.+?) backend f
 DEVICE_RE = re.compile(_PREFIX + r"\S*: using device (?P<dev>\S+) \((?P<desc>.*?)\)(?: \(|\s+-|$)")
 OFFLOADED_RE = re.compile(_PREFIX + r"load_tensors: offloaded (?P<n>\d+)/(?P<m>\d+) layers to GPU")
 NO_GPU_RE = re.compile(r"no usable GPU found")
+# "load_tensors:        CUDA0 model buffer size =   816.11 MiB", "llama_kv_cache:  Vulkan0 KV buffer size = …",
+# "llama_context:  CUDA_Host  output buffer size = …", "llama_context:        CUDA0 compute buffer size = …"
+BUFFER_RE = re.compile(_PREFIX + r"\w+:\s+(?P<buf>\S+)\s+(?P<kind>model|KV|compute|output) buffer size =\s*(?P<mib>[0-9]+(?:\.[0-9]+)?) MiB")
+# debug level (-lv 5): "load_tensors: layer  12 assigned to device CUDA0, is_swa = 0"
+ASSIGNED_RE = re.compile(_PREFIX + r"load_tensors: layer\s+(?P<layer>\d+) assigned to device (?P<dev>[^,\s]+)")
+# `llama-server --list-devices`: "  CUDA0: NVIDIA H200 (143155 MiB, 142583 MiB free)"
+LISTED_RE = re.compile(r"^\s+(?P<dev>[A-Za-z][\w-]*\d+): (?P<desc>.*?) \((?P<total>\d+) MiB, (?P<free>\d+) MiB free\)\s*$")
+# nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader: "12345, /…/llama-server, 1234 MiB"
+GPU_APP_RE = re.compile(r"^\s*(?P<pid>\d+),\s*(?P<name>[^,]*),\s*(?P<mib>\d+) MiB\s*$")
+VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity")
+# ggml_cuda_init (ggml-cuda.cu): "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB";
+# built with HIP: "  Device 0: AMD Radeon RX Vega, gfx900:xnack- (0x900), VMM: no, Wave Size: 64, VRAM: 8176 MiB"
+CUDA_DEVICE_RE = re.compile(_PREFIX + r"\s*Device (?P<index>\d+): (?P<name>[^,]+), (?:compute capability (?P<cc>\d+\.\d+)|(?P<gfx>gfx[0-9a-f]+(?::[a-z]+[+-])*) \(0x[0-9a-f]+\))")
 LOADING_RE = re.compile(r"load_model: loading model|llama_model_loader: loaded meta data|load_tensors:")
 LOADED_RE = re.compile(r"llama_server: model loaded|main: model loaded|server is listening|llama_server: listening on")
 TASK_RE = re.compile(r"launch_slot_|processing task|new prompt, n_ctx_slot")
 ERROR_LINE_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
 LOAD_ERROR_RE = re.compile(r"error loading model|failed to load model|failed to open GGUF|gguf_init_from_file|exiting due to model loading error|couldn't bind", re.IGNORECASE)
+
+
+def is_host_buffer(name: str) -> bool:
+    """A buffer in system memory: ``CPU``, ``CPU_Mapped``, ``CPU_REPACK``, ``CUDA_Host``, ``Vulkan_Host`` …"""
+    return name.startswith("CPU") or name.endswith("_Host")
+
+
+def server_argv(command: Sequence[str], model: Path, port: int, num_gpu: int) -> tuple[list[str], str]:
+    """The argv of one cell's server, and a note when gfxgate's verbosity could not go first.
+
+    ``--log-verbosity`` goes right after the llama-server executable (the first argv element whose file name starts
+    with ``llama-server``; a wrapper or ``env …`` prefix stays in front of it), before the command's own flags: a
+    ``--device`` there loads the backends while it is parsed. A command that sets a verbosity itself keeps its own.
+    """
+    argv = list(command)
+    note = ""
+    if not any(a in VERBOSITY_FLAGS for a in argv[1:]):
+        exe = next((i for i, a in enumerate(argv) if os.path.basename(a).startswith("llama-server")), None)
+        if exe is None:
+            note = (f"no llama-server executable in the endpoint command ({argv[0]!r} …): --log-verbosity "
+                    f"{LOG_VERBOSITY} follows its own flags, so a --device there hides the backend load lines")
+            argv += ["--log-verbosity", LOG_VERBOSITY]
+        else:
+            argv[exe + 1 : exe + 1] = ["--log-verbosity", LOG_VERBOSITY]
+    argv += ["-m", str(model), "--host", HOST, "--port", str(port), "-np", "1", "-c", str(CTX_SIZE), *ngl_args(num_gpu)]
+    return argv, note
+
+
+def parse_listed_devices(text: str) -> list[dict[str, Any]]:
+    """``llama-server --list-devices``: [{"device": "CUDA0", "description": "NVIDIA H200", "total_mib", "free_mib"}]."""
+    out = []
+    for line in text.splitlines():
+        match = LISTED_RE.match(line)
+        if match:
+            out.append({"device": match["dev"], "description": match["desc"], "total_mib": int(match["total"]), "free_mib": int(match["free"])})
+    return out
+
+
+def sampled_vram(lines: Sequence[str], pid: int | None) -> dict[str, Any]:
+    """The largest GPU memory nvidia-smi saw the server process ``pid`` hold, from a sampler's CSV lines."""
+    seen = [int(m["mib"]) for m in map(GPU_APP_RE.match, lines) if m and pid is not None and int(m["pid"]) == pid]
+    return {"samples": len(seen), "max_mib": max(seen) if seen else None}
 
 
 def ngl_args(num_gpu: int) -> list[str]:
@@ -168,13 +227,57 @@ class LogFacts:
     loaded_line: int | None = None  # "model loaded": the load/compute boundary
     task_line: int | None = None  # the first request started processing
     load_error_line: int | None = None
+    buffers: dict[tuple[str, str], float] = field(default_factory=dict)  # (buffer, model|KV|compute|output) -> MiB
+    assigned: dict[int, str] = field(default_factory=dict)  # layer -> device, from debug-level lines
+    gpus: list[dict[str, Any]] = field(default_factory=list)  # ggml_cuda_init's "Device N:" lines (CUDA or HIP)
+
+    @property
+    def on_gpu(self) -> list[str]:
+        """The devices that hold model weights (non-host model buffers), in the log's order."""
+        return ordered_unique(buf for (buf, kind) in self.buffers if kind == "model" and not is_host_buffer(buf))
+
+    @property
+    def all_host(self) -> bool:
+        """Model buffers were printed and every one is in system memory (``--device none``, a CPU-only set)."""
+        return any(kind == "model" for _, kind in self.buffers) and not self.on_gpu
+
+    def placement(self, n_of: tuple[int, int] | None) -> list[dict[str, Any]]:
+        """Per buffer (device or host buffer type): model/KV/compute MiB and the layers it holds, where the log shows them.
+
+        Layers per device come from the debug-level ``layer N assigned to device D`` lines when present; otherwise,
+        with one GPU device, it holds the N of ``offloaded N/M`` and the host the rest; with several, they are unknown
+        (verbosity 4 prints the buffer sizes, not the split).
+        """
+        names = ordered_unique(buf for buf, _ in self.buffers)
+        counts: dict[str, int] = {}
+        for device in self.assigned.values():
+            counts[device] = counts.get(device, 0) + 1
+        gpus = self.on_gpu
+        out = []
+        for name in names:
+            host = is_host_buffer(name)
+            if self.assigned:
+                held = counts.get(name, 0) if not host else (counts.get("CPU", 0) if name == _host_model_buffer(self) else None)
+            elif n_of is not None and len(gpus) == 1 and not self.all_host:
+                held = n_of[0] if name == gpus[0] else (n_of[1] - n_of[0] if name == _host_model_buffer(self) else None)
+            elif n_of is not None and self.all_host:
+                held = n_of[1] if name == _host_model_buffer(self) else None
+            else:
+                held = None
+            row: dict[str, Any] = {"buffer": name, "host": host}
+            for kind in ("model", "KV", "compute", "output"):
+                if (name, kind) in self.buffers:
+                    row[f"{kind.lower()}_mib"] = self.buffers[(name, kind)]
+            row["layers"] = held
+            out.append(row)
+        return out
 
     def to_json(self, first_line_no: int = 1) -> dict[str, Any]:
         def no(index: int | None) -> int | None:
             return None if index is None else index + first_line_no
 
         n, m = self.offloaded if self.offloaded else (None, None)
-        return {
+        out = {
             "source": "llama-server log",
             "backends": list(self.backends),
             "devices": list(self.devices),
@@ -184,6 +287,18 @@ class LogFacts:
             "no_usable_gpu": self.no_gpu,
             "model_loaded_line": no(self.loaded_line),
         }
+        if self.gpus:
+            out["gpus"] = list(self.gpus)
+        if self.buffers:
+            out["on_gpu"] = self.on_gpu  # the device(s) this run used: they hold the model's weights
+            out["placement"] = self.placement(self.offloaded)
+            out["vram_mib"] = round(sum(mib for (buf, _), mib in self.buffers.items() if not is_host_buffer(buf)), 2)
+            if self.all_host and n:
+                # llama.cpp prints "offloaded N/M" from -ngl even when no GPU device takes a layer (--device none)
+                out["layers"], out["log_layers"] = 0, n
+                out["no_gpu_reason"] = "every model buffer is in system memory (" + ", ".join(
+                    buf for buf, kind in self.buffers if kind == "model") + ")"
+        return out
 
 
 def parse_log(lines: Sequence[str]) -> LogFacts:
@@ -200,6 +315,16 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
         match = OFFLOADED_RE.search(line)
         if match:  # llama.cpp may load twice (fitting params, then for real): the last one counts
             facts.offloaded, facts.offloaded_line = (int(match["n"]), int(match["m"])), index
+            facts.buffers.clear()  # each load prints its offload line, then its buffers
+        match = BUFFER_RE.search(line)
+        if match:
+            facts.buffers[(match["buf"], match["kind"])] = float(match["mib"])
+        match = ASSIGNED_RE.search(line)
+        if match:
+            facts.assigned[int(match["layer"])] = match["dev"]
+        match = CUDA_DEVICE_RE.search(line)
+        if match and not any(g["index"] == int(match["index"]) for g in facts.gpus):
+            facts.gpus.append(_gpu_of(match, index))
         if NO_GPU_RE.search(line):
             facts.no_gpu = True
         if facts.loading_line is None and LOADING_RE.search(line):
@@ -211,6 +336,47 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
         if facts.load_error_line is None and LOAD_ERROR_RE.search(line):
             facts.load_error_line = index
     return facts
+
+
+def _gpu_of(match: re.Match, index: int) -> dict[str, Any]:
+    """One ``Device N:`` line: the GPU's name and its target (``sm_90`` from a compute capability, ``gfx900``)."""
+    from gfxgate.errors import TargetError
+    from gfxgate.targets import catalog
+
+    gpu: dict[str, Any] = {"index": int(match["index"]), "name": match["name"].strip(), "line": index + 1}
+    if match["cc"]:
+        arch = catalog().from_compute_capability(match["cc"])
+        gpu.update(compute_capability=match["cc"], target=arch.name if arch else None)
+    else:
+        try:
+            gpu["target"] = str(catalog().parse(match["gfx"]))
+        except TargetError:
+            gpu["target"] = None
+        gpu["gfx"] = match["gfx"]
+    return gpu
+
+
+def _host_model_buffer(facts: LogFacts) -> str | None:
+    """The host buffer that holds the CPU's layers: the first host model buffer (``CPU_Mapped``, ``CPU``)."""
+    return next((buf for (buf, kind) in facts.buffers if kind == "model" and is_host_buffer(buf)), None)
+
+
+def ordered_unique(items: Any) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+TRIM_RE = re.compile(r"ggml_cuda_init|^(?:\S+ )?(?:[A-Z] )?\s*Device \d+: |ggml_vulkan: |^(?:\S+ )?(?:[A-Z] )?build: |system_info: ")
+
+
+def trim_log(lines: Sequence[str]) -> list[str]:
+    """The lines of a llama-server log that the sweep reads (backends, devices, offload, buffers, load/compute
+    boundary, errors) and the build and GPU lines diagnose reads: a committed sample keeps these, not the whole log."""
+    keep = (BACKEND_RE, DEVICE_RE, OFFLOADED_RE, NO_GPU_RE, BUFFER_RE, ASSIGNED_RE, LOADED_RE, LOAD_ERROR_RE, TRIM_RE)
+    return [line for line in lines if any(pattern.search(line) for pattern in keep)]
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -248,6 +414,7 @@ class Exchange:
     error: str = ""
     outcome: str = "ok"
     died_during: str = ""  # "load" / "compute" when the process ended on its own
+    argv_note: str = ""
 
 
 def free_port() -> int:
@@ -263,6 +430,8 @@ class LlamaServerDriver:
         self.runner = runner
         self._digests: dict[Path, str] = {}
         self._versions: dict[str, str | None] = {}
+        self._devices: dict[str, dict[str, Any]] = {}
+        self._gpu_memory = LogTail.at_end(runner.plan.gpu_memory_log) if getattr(runner.plan, "gpu_memory_log", None) else None
 
     @classmethod
     def for_runner(cls, runner: "SweepRunner") -> "LlamaServerDriver":
@@ -298,6 +467,30 @@ class LlamaServerDriver:
             self._versions[endpoint.name] = f"llama.cpp {match[1]}" if match else None
         return self._versions[endpoint.name]
 
+    def version_source(self, endpoint: LlamaServerEndpoint) -> dict[str, Any]:
+        """Where ``server_version`` came from, and what it does not say: a build without git metadata (a source
+        tarball) prints ``version: 0 (unknown)``; ``-DLLAMA_BUILD_COMMIT=…`` at configure time names the commit."""
+        version = self.version(endpoint)
+        out: dict[str, Any] = {"command": shlex.join([*endpoint.command, "--version"])}
+        if version is None:
+            out["note"] = "the command printed no 'version: N (commit)' line"
+        elif re.search(r"\(unknown\)|commit unknown", version):  # "0 (unknown)", "0.5.0-dev (build 0, commit unknown)"
+            out["note"] = ("built without git metadata (a source tarball?): the commit is unknown; configure with "
+                           "-DLLAMA_BUILD_COMMIT=<commit> to record it")
+        elif re.search(r"^llama\.cpp 0 |\(build 0,", version):
+            out["note"] = "build number 0 (no git history): the commit names the source tree, the build number is not a b-tag"
+        return out
+
+    def listed_devices(self, endpoint: LlamaServerEndpoint) -> dict[str, Any]:
+        """``COMMAND --list-devices`` once per endpoint: the devices that command's backends can offload to."""
+        if endpoint.name not in self._devices:
+            output = _run_bounded([*endpoint.command, "--list-devices"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
+            devices = parse_listed_devices(output)
+            self._devices[endpoint.name] = {"command": shlex.join([*endpoint.command, "--list-devices"]), "devices": devices}
+            if not devices:
+                self._devices[endpoint.name]["note"] = "no device listed" if output else "the command printed nothing"
+        return self._devices[endpoint.name]
+
     # -- one cell ---------------------------------------------------------------------------------------
     def run_cell(self, endpoint: LlamaServerEndpoint, cell: "Cell") -> dict[str, Any]:
         plan = self.runner.plan
@@ -323,6 +516,8 @@ class LlamaServerDriver:
         prompt_count = _int(timings.get("prompt_n"), body.get("tokens_evaluated"))
         options = plan.options(cell.num_gpu)
         notes = [f"llama-server argv: {shlex.join(ex.argv)}"]
+        if ex.argv_note:
+            notes.append(ex.argv_note)
         if ex.stop_note:
             notes.append(ex.stop_note)
         if ex.pump is not None and ex.pump.error:
@@ -334,6 +529,9 @@ class LlamaServerDriver:
             "run_id": run_id,
             "endpoint": {"name": endpoint.name, "url": endpoint.url, "kind": KIND_NAME, "command": list(endpoint.command)},
             "server_version": self.version(endpoint),
+            "server_version_source": self.version_source(endpoint),
+            "devices_listed": self.listed_devices(endpoint),
+            "server_pid": ex.proc.pid if ex.proc is not None else None,
             "model_file": str(model_path),
             "model_digest": self.digest(model_path),
             "model_details": None,
@@ -360,6 +558,7 @@ class LlamaServerDriver:
             else None,
             "ps_after": {"ok": False, "note": "llama-server has no /api/ps; offload is read from its log (see offload)", "models": []},
             "offload": facts.to_json(),
+            "vram_sampled": self._sampled_vram(ex),
             "overhead": {
                 "spawn_s": round(ex.spawn_s, 4),
                 "health_wait_s": _round(ex.ready_s - ex.spawn_s if ex.ready_s is not None else None),
@@ -378,13 +577,23 @@ class LlamaServerDriver:
             "notes": notes,
         }
 
+    def _sampled_vram(self, ex: Exchange) -> dict[str, Any] | None:
+        """The server's GPU memory per ``--gpu-memory-log`` (nvidia-smi's compute apps, sampled beside the sweep)."""
+        if self._gpu_memory is None:
+            return None
+        collected = self._gpu_memory.read_new()  # the lines written during this run
+        pid = ex.proc.pid if ex.proc is not None else None
+        return {"source": "nvidia-smi", "where": collected.where, **sampled_vram(collected.lines, pid),
+                **({"note": collected.note} if collected.note else {})}
+
     def _exchange(self, endpoint: LlamaServerEndpoint, cell: "Cell", model: Path, log_path: Path) -> Exchange:
         import httpx
 
         plan = self.runner.plan
         port = free_port()
-        argv = [*endpoint.command, "-m", str(model), "--host", HOST, "--port", str(port), "--log-verbosity", LOG_VERBOSITY, "-np", "1", "-c", str(CTX_SIZE), *ngl_args(cell.num_gpu)]
+        argv, ex_note = server_argv(endpoint.command, model, port, cell.num_gpu)
         ex = Exchange(argv, port, log_path)
+        ex.argv_note = ex_note
         t0 = time.monotonic()
         log = open(log_path, "wb")
         try:

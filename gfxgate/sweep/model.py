@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.sweep import facts
 from gfxgate.sweep.facts import cell_text, crash_label, offload_text, ordered, phase_of
 from gfxgate.sweep.hypotheses import (
     Hypothesis,
@@ -32,6 +33,25 @@ class Cell(JsonRecord):
     passes: int
     total: int
     run_ids: tuple[str, ...] = json_field(name="runs")
+
+
+@dataclass(frozen=True)
+class CellDetail(JsonRecord):
+    """What the runs of one cell measured: medians (min–max) over its successful runs, and where the model sat."""
+
+    model: str
+    num_gpu: int
+    endpoint: str
+    runs: int
+    ok: int
+    eval_count: tuple[int, ...]  # the distinct values
+    tokens_per_s: tuple[float, float, float] | None  # median, min, max
+    first_token_s: tuple[float, float, float] | None
+    layers: str  # "16/29 layers", "no GPU device", "—"
+    devices: tuple[str, ...]  # the device(s) that held the weights
+    vram_log_mib: float | None  # GPU buffers per the log (model + KV + compute)
+    vram_sampled_mib: int | None  # the most nvidia-smi saw the server hold
+    placement: str  # per buffer: layers and MiB of weights
 
 
 @dataclass(frozen=True)
@@ -72,6 +92,9 @@ class SweepReport(JsonRecord):
     models: tuple[str, ...]
     num_gpus: tuple[int, ...] = json_field(name="num_gpu")
     cells: tuple[Cell, ...]
+    details: tuple[CellDetail, ...]
+    devices: tuple[tuple[str, str], ...] = json_field(  # (endpoint, the device(s) its runs used)
+        value=lambda devices: [{"endpoint": e, "devices": d} for e, d in devices])
     hypotheses: tuple[Hypothesis, ...]
     crashes: tuple[CrashExcerpt, ...]
     runs: tuple[RunRow, ...]
@@ -118,6 +141,14 @@ def build_report(worklog: Worklog) -> SweepReport:
                             tuple(r.run_id for r in group),
                         )
                     )
+    details = tuple(
+        _detail(model, num_gpu, endpoint, group)
+        for model in models
+        for num_gpu in num_gpus
+        for endpoint in endpoints
+        for group in [[r for r in runs if (r.model, r.num_gpu, r.endpoint) == (model, num_gpu, endpoint)]]
+        if group
+    )
     hypotheses = (
         hypothesis_gpu_unusable(runs),
         hypothesis_num_gpu_is_count(runs),
@@ -129,13 +160,64 @@ def build_report(worklog: Worklog) -> SweepReport:
         models=models,
         num_gpus=num_gpus,
         cells=tuple(cells),
+        details=details,
+        devices=tuple((name, _devices_text([r for r in runs if r.endpoint == name])) for name in endpoints),
         hypotheses=hypotheses,
         crashes=crash_excerpts(runs),
         runs=tuple(_run_row(r, r.run_id in superseded) for r in worklog.runs),
-        gpu_targets=ordered(r.gpu_target or "unknown" for r in runs),
+        gpu_targets=ordered(_target_text(r.gpu_target) for r in runs),
         hosts=ordered(r.get("host") or "unknown" for r in runs),
         warnings=worklog.warnings,
     )
+
+
+def _spread(values: Sequence[float | None]) -> tuple[float, float, float] | None:
+    import statistics
+
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return (round(statistics.median(present), 4), round(min(present), 4), round(max(present), 4))
+
+
+def _detail(model: str, num_gpu: int, endpoint: str, group: Sequence[Run]) -> CellDetail:
+    good = [r for r in group if r.ok] or list(group)
+    sampled = [v for v in (facts.vram_sampled_mib(r) for r in good) if v is not None]
+    logged = [v for v in (facts.vram_log_mib(r) for r in good) if v is not None]
+    placements = ordered(facts.placement_text(r) for r in good)
+    return CellDetail(
+        model,
+        num_gpu,
+        endpoint,
+        len(group),
+        sum(r.ok for r in group),
+        tuple(sorted({r.get("eval_count") for r in good if isinstance(r.get("eval_count"), int)})),
+        _spread([facts.tokens_per_s(r) for r in good]),
+        _spread([facts.first_token_s(r) for r in good]),
+        " / ".join(ordered(offload_text(r) for r in good)),
+        ordered(d for r in good for d in facts.devices_used(r)),
+        max(logged) if logged else None,
+        max(sampled) if sampled else None,
+        " | ".join(p for p in placements if p) if placements else "",
+    )
+
+
+def _devices_text(runs: Sequence[Run]) -> str:
+    """The device(s) an endpoint's runs put the model on, described: ``CUDA0 (NVIDIA H200)``; ``none`` if only CPU."""
+    used = ordered(d for r in runs for d in facts.devices_used(r))
+    if not used:
+        return "no GPU device (every model buffer in system memory)" if any(r.get("offload") for r in runs) else "—"
+    return ", ".join(next(facts.device_description(r, d) for r in runs if d in facts.devices_used(r)) for d in used)
+
+
+def _target_text(target: str | None) -> str:
+    """``gfx900`` as recorded; an NVIDIA ``sm_90`` with its family and compute capability (rules/targets.yaml)."""
+    if not target:
+        return "unknown"
+    from gfxgate.targets import catalog
+
+    arch = catalog().nvidia.get(target)
+    return f"{target} (NVIDIA {arch.family}, compute capability {arch.capability})" if arch else target
 
 
 def _run_row(run: Run, superseded: bool) -> RunRow:

@@ -32,6 +32,10 @@ LABELS = {
         "targets": "GPU target",
         "hosts": "Host",
         "endpoints": "Endpoints",
+        "devices": "Device each endpoint used",
+        "details": "Per cell",
+        "speed": "Generation speed (tokens/s, median of the successful runs)",
+        "detail_head": "| num_gpu | endpoint | runs | eval_count | tokens/s median (min–max) | time to first token | layers on GPU | VRAM (log buffers) | VRAM (nvidia-smi max) | placement (model buffers) |",
         "table": "Results",
         "model": "model",
         "passrates": "Pass rates",
@@ -59,6 +63,10 @@ LABELS = {
         "targets": "GPU ターゲット",
         "hosts": "ホスト",
         "endpoints": "エンドポイント",
+        "devices": "各エンドポイントが使ったデバイス",
+        "details": "セルごとの計測",
+        "speed": "生成速度 (tokens/s、成功した run の中央値)",
+        "detail_head": "| num_gpu | エンドポイント | run 数 | eval_count | tokens/s 中央値 (最小–最大) | 最初のトークンまで | GPU 上の層 | VRAM (ログのバッファ) | VRAM (nvidia-smi 最大) | 配置 (モデルバッファ) |",
         "table": "結果",
         "model": "モデル",
         "passrates": "成功率",
@@ -109,12 +117,21 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
         + ", ".join(f"{md_escape(n)} = {code(u)}" + (f" ({md_escape(v)})" if v.startswith("llama.cpp") else f" (ollama {md_escape(v)})" if v else "")
                     for n, u, v in report.endpoints)
     )
+    if any(d != "—" for _, d in report.devices):
+        out.append(f"- {t['devices']}: " + "; ".join(f"{n} = {md_escape(d)}" for n, d in report.devices))
     out.append("")
     for model in report.models:
         out += [f"## {t['table']} — {t['model']} {code(model)}", ""]
         out += _grid(report, model, lambda c: md_escape(c.text))
         out += [f"### {t['passrates']}", ""]
         out += _grid(report, model, lambda c: f"{c.passes}/{c.total} ({100 * c.passes / c.total:.0f}%)")
+        details = [d for d in report.details if d.model == model]
+        if any(d.tokens_per_s for d in details):
+            out += [f"### {t['speed']}", ""]
+            out += _grid(report, model, lambda c: _speed(report, c))
+        if any(d.tokens_per_s or d.vram_log_mib is not None or d.placement for d in details):
+            out += [f"### {t['details']}", "", t["detail_head"], "|---:|---|---:|---|---:|---:|---|---:|---:|---|"]
+            out += [_detail_row(d) for d in details] + [""]
     out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
     for h in report.hypotheses:
         runs = ", ".join(code(r, cell=True) for r in h.run_ids) or "—"
@@ -144,6 +161,31 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     if report.warnings:
         out += [f"## {t['warnings']}", "", *(f"- {md_escape(w)}" for w in report.warnings), ""]
     return "\n".join(out)
+
+
+def _spread_text(spread, unit: str = "", scale: float = 1.0, digits: int = 1) -> str:
+    if spread is None:
+        return "—"
+    med, lo, hi = (v * scale for v in spread)
+    return f"{med:.{digits}f}{unit} ({lo:.{digits}f}–{hi:.{digits}f})" if lo != hi else f"{med:.{digits}f}{unit}"
+
+
+def _speed(report: SweepReport, cell) -> str:
+    """The cell's generation speed: median tokens/s of its successful runs, and how many runs that is."""
+    detail = next((d for d in report.details if (d.model, d.num_gpu, d.endpoint) == (cell.model, cell.num_gpu, cell.endpoint)), None)
+    if detail is None or detail.tokens_per_s is None:
+        return "—"
+    return f"{detail.tokens_per_s[0]:.1f} ({detail.ok} run{'s' if detail.ok != 1 else ''})"
+
+
+def _detail_row(d) -> str:
+    cells = [
+        str(d.num_gpu), d.endpoint, f"{d.ok}/{d.runs}", ", ".join(map(str, d.eval_count)) or "—",
+        _spread_text(d.tokens_per_s), _spread_text(d.first_token_s, " ms", 1000.0, 0), md_escape(d.layers),
+        "—" if d.vram_log_mib is None else f"{d.vram_log_mib:.1f} MiB",
+        "—" if d.vram_sampled_mib is None else f"{d.vram_sampled_mib} MiB", md_escape(d.placement) or "—",
+    ]
+    return "| " + " | ".join(cells) + " |"
 
 
 def render_json(report: SweepReport, lang: str = "en") -> str:

@@ -118,6 +118,7 @@ class SweepPlan:
     server_logs: Mapping[str, Path] = field(default_factory=dict)
     journal_units: Mapping[str, str] = field(default_factory=dict)
     probe_gpu: bool = True
+    gpu_memory_log: Path | None = None  # a GPU sampler's CSV (nvidia-smi --query-compute-apps=pid,process_name,used_memory)
 
     def __post_init__(self) -> None:
         names = [e.name for e in self.endpoints]

@@ -113,6 +113,29 @@ def test_samples_are_not_stale(capsys):
         assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
 
 
+def test_h200_samples_are_not_stale_and_come_from_the_committed_worklog(tmp_path):
+    """samples/h200/ (issue 27): the sweep report and diagnose samples are generated from the H200 worklog and
+    trimmed logs committed beside them; --check sees a stale one, and one that no input explains."""
+    import shutil
+
+    from gfxgate.cli.samples import H200, H200_DIAGNOSED, render_h200
+
+    folder = rules_dir().parent / "samples"
+    expected = render_h200(folder)
+    assert set(expected) == {f"{H200}/sweep-report.md", f"{H200}/sweep-report.json"} | {f"{H200}/diagnose-{r}.md" for r in H200_DIAGNOSED}
+    for name, text in expected.items():
+        assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
+    md = expected[f"{H200}/sweep-report.md"]
+    assert "- Worklog: `samples/h200/sweep.jsonl`" in md and "sm_90 (NVIDIA Hopper, compute capability 9.0)" in md
+    assert "cuda = CUDA0 (NVIDIA H200); vulkan = Vulkan0 (NVIDIA H200)" in md
+    # a copy with one run less in the worklog: its report differs, so --check must call the committed one stale
+    copy = tmp_path / "samples"
+    shutil.copytree(folder, copy)
+    lines = (copy / H200 / "sweep.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (copy / H200 / "sweep.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")
+    assert render_h200(copy)[f"{H200}/sweep-report.md"] != (copy / H200 / "sweep-report.md").read_text(encoding="utf-8")
+
+
 def test_default_scan_works_offline_from_snapshot(capsys, monkeypatch):
     monkeypatch.setenv("GIT_ALLOW_PROTOCOL", "none")
     with pytest.raises(SystemExit) as info:

@@ -96,6 +96,8 @@ def real_sweep(reallama_vulkan, tmp_path_factory):
         "vulkan": reallama_vulkan.command("vulkan"),
         # the Vulkan set with no device selected: llama.cpp still logs "offloaded 5/5 layers" for -1
         "nodevice": [*reallama_vulkan.command("vulkan"), "--device", "none"],
+        # --device Vulkan0 loads the backends while llama.cpp parses it: gfxgate's verbosity must come before it
+        "vulkan0": [*reallama_vulkan.command("vulkan"), "--device", "Vulkan0"],
     }
     done = sweep(worklog, servers, reallama_vulkan.model)
     return worklog, servers, reallama_vulkan.model, done
@@ -107,7 +109,7 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
     log = read_worklog(worklog)
     assert not log.warnings
     runs = {(r.endpoint, r.num_gpu): r for r in log.runs}
-    assert sorted(runs) == sorted((e, n) for e in ("cpu", "vulkan", "nodevice") for n in NUM_GPU)
+    assert sorted(runs) == sorted((e, n) for e in ("cpu", "vulkan", "nodevice", "vulkan0") for n in NUM_GPU)
     for run in log.runs:
         assert run.ok, (run.run_id, run.get("error"), run.get("phase"))
         assert run.endpoint_kind == "llama-server"
@@ -126,9 +128,25 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
         offload = runs[("cpu", num_gpu)].get("offload")
         assert offload["backends"] == ["CPU"] and offload["devices"] == [] and offload["layers"] is None
         assert offload["no_usable_gpu"] is (num_gpu != -1)  # llama.cpp warns only when -ngl was given
+    # --device none: llama.cpp still prints "offloaded 5/5 layers" while every model buffer is CPU_Mapped; the
+    # worklog keeps that as log_layers and stores 0 layers on a GPU, with the reason (issue 27 defect 3)
     nodevice = runs[("nodevice", -1)].get("offload")
-    assert nodevice["devices"] == [] and (nodevice["layers"], nodevice["of"]) == (5, 5)  # what the log says …
+    assert nodevice["devices"] == [] and (nodevice["layers"], nodevice["log_layers"], nodevice["of"]) == (0, 5, 5)
+    assert nodevice["on_gpu"] == [] and "CPU_Mapped" in nodevice["no_gpu_reason"] and nodevice["vram_mib"] == 0
+    assert all(row["host"] for row in nodevice["placement"])
     assert "Vulkan" in nodevice["backends"]
+    # --device Vulkan0 in the endpoint command: the load_backend lines are there (issue 27 defect 1) …
+    for num_gpu, layers in ((1, 1), (-1, 5)):
+        run = runs[("vulkan0", num_gpu)]
+        offload = run.get("offload")
+        assert offload["backends"][0] == "Vulkan" and "CPU" in offload["backends"], offload
+        argv = run.get("notes")[0]
+        assert argv.index("--log-verbosity 4") < argv.index("--device Vulkan0"), argv
+        # … and the device it used is named, with its share of the weights (defect 5, issue 30 one-device part)
+        assert offload["on_gpu"] == ["Vulkan0"] and offload["devices"][0].startswith("Vulkan0 (llvmpipe")
+        rows = {row["buffer"]: row for row in offload["placement"]}
+        assert rows["Vulkan0"]["layers"] == layers and rows["Vulkan0"]["model_mib"] > 0
+        assert run.get("devices_listed")["devices"][0]["device"] == "Vulkan0"
     assert runs[("vulkan", 2)].get("server_args")[-2:] == ["-ngl", "2"]
     assert "-ngl" not in runs[("vulkan", -1)].get("server_args")
     overhead = runs[("cpu", 0)].get("overhead")
@@ -159,6 +177,10 @@ def test_real_sweep_report_and_hypotheses(real_sweep):
     md = render(report, "md")
     assert "| 5/5 layers |" in md and "| no GPU device |" in md
     assert "(llama.cpp " in md
+    devices = dict(report.devices)  # the device each endpoint used, named per endpoint (issue 27 defect 5)
+    assert devices["vulkan0"].startswith("Vulkan0 (llvmpipe") and devices["cpu"].startswith("no GPU device")
+    assert devices["nodevice"].startswith("no GPU device")
+    assert "- Device each endpoint used: " in md and "vulkan0 = Vulkan0 (llvmpipe" in md
 
 
 @pytest.mark.slow

@@ -208,7 +208,7 @@ def test_unavailable_collectors_become_notes_in_the_record(tmp_path, ollama_serv
     assert not evidence["journal"]["ok"] and "journalctl is not installed" in evidence["journal"]["note"]
     assert not evidence["server-log"]["ok"] and "cannot read server log" in evidence["server-log"]["note"]
     env = {e["source"]: e for e in run.record["environment"]}
-    assert set(env) == {"rocm-smi", "amd-smi", "vulkaninfo"} and not any(e["ok"] for e in env.values())
+    assert set(env) == {"rocm-smi", "amd-smi", "nvidia-smi", "vulkaninfo"} and not any(e["ok"] for e in env.values())
 
 
 def test_a_ctrl_c_that_something_swallows_still_stops_the_sweep_before_its_next_run(tmp_path, ollama_server):
