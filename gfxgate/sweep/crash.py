@@ -11,10 +11,9 @@ by *where* the crash sits relative to the "runner started" marker and by which f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 SIGNAL_RE = re.compile(r"\b(SIGSEGV|SIGABRT|SIGILL|SIGBUS|SIGFPE|SIGKILL|SIGTRAP)\b")
 EXIT_STATUS_RE = re.compile(r"exit status (\d+)")
@@ -70,7 +69,7 @@ EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 24
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CrashSignature(JsonRecord):
     """What a runner crash looks like in the log: signal, exit status, the frames and the excerpt."""
 
@@ -79,7 +78,7 @@ class CrashSignature(JsonRecord):
     terminated: bool = False
     frames: tuple[str, ...] = ()  # function names, innermost first, de-duplicated
     key_frames: tuple[str, ...] = ()  # the frames that locate the crash (compute or load functions)
-    first_line: int | None = json_field(None, skip=True)  # index into the lines given, of the first crash marker
+    first_line: int | None = json_field(default=None, skip=True)  # index into the lines given, of the first crash marker
     excerpt: tuple[str, ...] = ()
 
     @property
@@ -111,13 +110,13 @@ class CrashSignature(JsonRecord):
         )
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Phase(JsonRecord):
     """When a run failed: ``load``, ``compute``, ``timeout``, ``transport``, ``unknown`` (or ``none``)."""
 
     phase: str
     reason: str
-    log_lines: tuple[int, ...] = json_field((), skip=True)  # indices of the deciding log lines
+    log_lines: tuple[int, ...] = json_field(default=(), skip=True)  # indices of the deciding log lines
 
 
 def frame_name(line: str) -> str | None:

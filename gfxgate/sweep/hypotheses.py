@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sweep.facts import gpu_pass, is_gpu_run, layers, ordered, phase_of, vram
 from gfxgate.sweep.worklog import Run
 
 MAX_DECIDING_RUNS = 8
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Hypothesis(JsonRecord):
     """A question about the GPU, its verdict, why, and the runs that decide it."""
 

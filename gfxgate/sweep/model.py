@@ -7,10 +7,9 @@ each claim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.sweep.facts import cell_text, crash_label, offload_text, ordered, phase_of
 from gfxgate.sweep.hypotheses import (
     Hypothesis,
@@ -23,7 +22,7 @@ from gfxgate.sweep.worklog import Run, Worklog
 REPORT_SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Cell(JsonRecord):
     model: str
     num_gpu: int
@@ -34,7 +33,7 @@ class Cell(JsonRecord):
     run_ids: tuple[str, ...] = json_field(name="runs")
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CrashExcerpt(JsonRecord):
     run_id: str = json_field(name="run")
     endpoint: str
@@ -48,7 +47,7 @@ class CrashExcerpt(JsonRecord):
     lines: tuple[str, ...] = json_field(name="excerpt")
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class RunRow(JsonRecord):
     run_id: str = json_field(name="run")
     line: int = json_field(name="worklog_line")
@@ -62,7 +61,7 @@ class RunRow(JsonRecord):
     superseded: bool = False
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class SweepReport(JsonRecord):
     worklog: str
     gpu_targets: tuple[str, ...]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from gfxgate.model import PerBackend
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 
 SCHEMA_VERSION = 1
 
@@ -30,7 +30,7 @@ class Ev(JsonRecord):
         return cls(data["where"], data.get("text", ""), data.get("source", ""), data.get("url"))
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Flip(JsonRecord):
     """A layer of one target that changed between two consecutive releases."""
 
@@ -75,7 +75,7 @@ class BackendState(JsonRecord):
                    tuple(Ev.from_json(e) for e in data.get("evidence", ())))
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Cell(JsonRecord, PerBackend):
     """Releases ``first``..``last`` (``tags`` of them) over which one target's route does not change."""
 
@@ -92,7 +92,7 @@ class Cell(JsonRecord, PerBackend):
     evidence: tuple[Ev, ...]  # why the best route applies at ``first`` (or why none is decided)
     start: tuple[Flip, ...] = ()  # the flips at ``first`` (none for the first release of the range)
     end: tuple[Flip, ...] = ()  # the flips at the release after ``last``
-    reason: str | None = json_field(None, skip=True)  # written next to ``certain``
+    reason: str | None = json_field(default=None, skip=True)  # written next to ``certain``
 
     def __post_init__(self) -> None:
         if not self.evidence and not self.reason:
@@ -138,7 +138,7 @@ class Unreadable(JsonRecord):
         return cls(data["rule"], data["tag"], data["source"], data["reason"], data.get("hint"))
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class MissingSource(JsonRecord):
     """The unreadable records of one source (and hint), summarised: one line instead of one per rule and release."""
 

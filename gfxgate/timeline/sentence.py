@@ -7,14 +7,13 @@ layers that backend's routes read), or, for the first release of the range, the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.timeline.model import Cell, Clause, Ev, Timeline
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Answer(JsonRecord):
     target: str = json_field(skip=True)  # the caller writes it with the cells
     sentence: str
