@@ -243,8 +243,8 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
         groups = {n.group for n in needed if n.present and n.path in denied}
         for group in sorted(g for g in groups if g):
             gline = _line_of(fs, "/etc/group", f"{group}:")
-            ev.append(_file_ev("/etc/group", "/etc/group", gline, next((l for l in (fs.read_text("/etc/group") or "").splitlines()
-                                                                    if l.startswith(f"{group}:")), ""),
+            ev.append(_file_ev("/etc/group", "/etc/group", gline, next((g for g in (fs.read_text("/etc/group") or "").splitlines()
+                                                                    if g.startswith(f"{group}:")), ""),
                                f"{svc.user} is not a member"))
         if unit and unit.user_where:
             ev.append(_where_ev("unit", unit.user_where, f"User={unit.user}"))

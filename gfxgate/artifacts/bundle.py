@@ -199,7 +199,7 @@ class Inflater:
                         f"{self.header.uncompressed_size})", self.origin)
         except ArtifactFormatError:
             raise
-        except Exception as exc:  # zlib.error, zstd.ZstdError: corrupt stream
+        except Exception as exc:  # noqa: BLE001 - zlib.error, zstd.ZstdError: corrupt stream
             raise ArtifactFormatError(f"corrupt {self.header.method} stream: {exc}", self.origin) from None
 
     def _reserve(self, want: int) -> None:
@@ -227,7 +227,7 @@ class Inflater:
             return None
         import hashlib
 
-        digest = int.from_bytes(hashlib.md5(self.out).digest()[:8], "little")
+        digest = int.from_bytes(hashlib.md5(self.out, usedforsecurity=False).digest()[:8], "little")
         return None if digest == self.header.hash else "compressed bundle hash does not match its contents"
 
 

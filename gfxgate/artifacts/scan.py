@@ -371,7 +371,7 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
         scan.error(str(exc))
     except MemoryError:
         scan.error("out of memory while scanning this file")
-    except Exception as exc:  # a parser bug must not end the scan; the fuzz tests assert this never happens
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not end the scan; the fuzz tests assert it never happens
         scan.error(f"internal error: {type(exc).__name__}: {exc}")
     kind = scan.kind
     digest = None

@@ -53,7 +53,7 @@ class RuleFacts:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RuleFacts":
+    def from_json(cls, data: Mapping[str, Any]) -> RuleFacts:
         return cls(**{k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}, root=data.get("root") or "",
                    note=data.get("note"), unreadable=data.get("unreadable"))
 

@@ -23,7 +23,7 @@ class Hit(NamedTuple):
     note: str = ""
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], note: str = "") -> "Hit":
+    def from_json(cls, data: dict[str, Any], note: str = "") -> Hit:
         return cls(data["path"], data["line"], data["text"], note)
 
 

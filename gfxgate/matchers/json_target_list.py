@@ -54,7 +54,7 @@ class JsonTargetList:
                        if isinstance(p, dict) and isinstance(p.get("name"), str)}
 
             def resolved(name: str, seen: tuple = ()) -> str | None:
-                preset = presets.get(name) or {}
+                preset = presets.get(name) or {}  # noqa: B023 - called in this iteration only
                 value = (preset.get("cacheVariables") or {}).get(variable)
                 if isinstance(value, dict):
                     value = value.get("value")

@@ -97,7 +97,7 @@ class CrashSignature(JsonRecord):
         return "crash"
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> "CrashSignature | None":
+    def from_json(cls, data: dict[str, Any] | None) -> CrashSignature | None:
         if not data:
             return None
         return cls(

@@ -105,7 +105,7 @@ class LlamaServerEndpoint:
     def model_path(self, label: str) -> Path:
         return dict(self.model_files)[label]
 
-    def run_cell(self, runner: "SweepRunner", cell: "Cell") -> dict[str, Any]:
+    def run_cell(self, runner: SweepRunner, cell: Cell) -> dict[str, Any]:
         return LlamaServerDriver.for_runner(runner).run_cell(self, cell)
 
 
@@ -249,13 +249,13 @@ def free_port() -> int:
 class LlamaServerDriver:
     """Runs llama-server cells for one SweepRunner (model digests are computed once per sweep)."""
 
-    def __init__(self, runner: "SweepRunner") -> None:
+    def __init__(self, runner: SweepRunner) -> None:
         self.runner = runner
         self._digests: dict[Path, str] = {}
         self._versions: dict[str, str | None] = {}
 
     @classmethod
-    def for_runner(cls, runner: "SweepRunner") -> "LlamaServerDriver":
+    def for_runner(cls, runner: SweepRunner) -> LlamaServerDriver:
         driver = getattr(runner, "_llama_driver", None)
         if driver is None:
             driver = cls(runner)
@@ -289,7 +289,7 @@ class LlamaServerDriver:
         return self._versions[endpoint.name]
 
     # -- one cell ---------------------------------------------------------------------------------------
-    def run_cell(self, endpoint: LlamaServerEndpoint, cell: "Cell") -> dict[str, Any]:
+    def run_cell(self, endpoint: LlamaServerEndpoint, cell: Cell) -> dict[str, Any]:
         plan = self.runner.plan
         model_path = endpoint.model_path(cell.model)
         run_id = f"{endpoint.name}-g{cell.num_gpu}-r{cell.repeat}-{uuid.uuid4().hex[:8]}"
@@ -366,7 +366,7 @@ class LlamaServerDriver:
             "notes": notes,
         }
 
-    def _exchange(self, endpoint: LlamaServerEndpoint, cell: "Cell", model: Path, log_path: Path) -> Exchange:
+    def _exchange(self, endpoint: LlamaServerEndpoint, cell: Cell, model: Path, log_path: Path) -> Exchange:
         import httpx
 
         plan = self.runner.plan
@@ -425,7 +425,7 @@ class LlamaServerDriver:
                 ex.last_health = type(exc).__name__
             time.sleep(HEALTH_POLL_S)
 
-    def _complete(self, ex: Exchange, client: Any, base: str, t0: float, cell: "Cell") -> None:
+    def _complete(self, ex: Exchange, client: Any, base: str, t0: float, cell: Cell) -> None:
         import httpx
 
         plan = self.runner.plan

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 LAYER = "runtime"
 
 
-def _covers(run: Run, target: "TargetId") -> bool:
+def _covers(run: Run, target: TargetId) -> bool:
     recorded = run.gpu_target
     if not recorded:
         return False
@@ -51,7 +51,7 @@ def _evidence(run: Run, worklog: Path) -> Evidence:
     )
 
 
-def runtime_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, Verdict]:
+def runtime_verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, Verdict]:
     """One ``runtime`` verdict per target, keyed by ``str(target)``; raises InputError for a bad worklog."""
     worklog_path = Path(worklog_path)
     worklog = read_worklog(worklog_path)

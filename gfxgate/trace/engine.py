@@ -84,7 +84,7 @@ def trace(rule: TraceRule, sources, ctx: HopContext | None = None) -> TraceResul
     for repo in rule.repos:
         try:
             src = sources.get(repo)
-        except Exception:  # noqa: BLE001 - unavailable sources are reported on their hops
+        except Exception:  # noqa: BLE001, S112 - unavailable sources are reported on their hops
             continue
         info = src.info()
         if info not in infos:
