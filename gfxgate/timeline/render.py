@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import md_escape as _md_cell
-from gfxgate.timeline.model import Timeline
+from gfxgate.timeline.model import Ev, Timeline
 
 FORMATS = ("md", "json", "text", "svg", "png")
 
@@ -45,8 +45,10 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
         out.append(ans.sentence)
         out.append("")
         for clause in ans.clauses:
-            seen: set[str] = set()
-            shown = [e for e in clause.evidence if not (e.where in seen or seen.add(e.where))][:4]  # one link per line
+            first: dict[str, Ev] = {}  # one link per line
+            for e in clause.evidence:
+                first.setdefault(e.where, e)
+            shown = list(first.values())[:4]
             wheres = ", ".join(f"[`{e.where}`]({e.url})" if e.url else f"`{e.where}`" for e in shown) or "no evidence line"
             out.append(f"- {_md_cell(clause.text)} — {wheres}")
         out.append("")

@@ -30,7 +30,7 @@ def _runs(cells: tuple[Cell, ...], backend: str) -> list[tuple[Cell, Cell, str, 
             runs[-1][1] = c
         else:
             runs.append([c, c, key[0], key[1]])
-    return [tuple(r) for r in runs]  # type: ignore[misc]
+    return [tuple(r) for r in runs]
 
 
 def _evidence(cell: Cell, backend: str, first_of_range: bool, layers: frozenset[str]) -> tuple[Ev, ...]:
