@@ -303,8 +303,8 @@ def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHe
     if raw[:4] != ELF_MAGIC:
         raise ArtifactFormatError("no ELF magic", blob.start + offset)
     if raw[4] != 2 or raw[5] != 1 or raw[18:20] != b"\xe0\x00":
-        hdr = parse_header(blob, offset)
-        raise ArtifactFormatError(f"not an AMDGPU ELF (e_machine {hdr.machine}, class {hdr.elf_class})",
+        other = parse_header(blob, offset)
+        raise ArtifactFormatError(f"not an AMDGPU ELF (e_machine {other.machine}, class {other.elf_class})",
                                   blob.start + offset)
     (_, e_type, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum, _) = _EHDR.unpack(raw)
     hdr = ElfHeader(2, True, raw[7], raw[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize,
