@@ -268,7 +268,7 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
         missing = [r for r in results if not r.evidence and r.reason is None]
         unavailable = [r for r in results if r.reason]
         if unavailable and not missing:
-            state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable)
+            state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable if r.reason)
         elif missing:
             state = STALE
             summary = "stale at " + ", ".join(sorted({r.where for r in missing})) + ": " + "; ".join(

@@ -32,8 +32,9 @@ def _covers(run: Run, target: TargetId) -> bool:
 def _evidence(run: Run, worklog: Path) -> Evidence:
     phase, reason = phase_of(run)
     if run.ok:
-        if layers(run) is not None:
-            n, m = layers(run)
+        layer_counts = layers(run)
+        if layer_counts is not None:
+            n, m = layer_counts
             shown = f"{n}/{m} layers offloaded per the server log"
         else:
             where = {True: "layers in VRAM per /api/ps", False: "/api/ps shows size_vram=0", None: "no /api/ps data"}
