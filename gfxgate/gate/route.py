@@ -346,7 +346,8 @@ def _device_steps(rule: RouteRule, matrix: GateMatrix, target: str, by_id, rules
 
 def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id) -> tuple[list, list]:
     """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order."""
-    route_steps, device = [], []
+    route_steps: list[tuple[StepRule, RouteStep]] = []
+    device: list[tuple[StepRule, RouteStep]] = []
     for bucket, step_rules in ((route_steps, rule.steps), (device, rules.device_steps)):
         for step_rule in step_rules:
             cells = used.pop(step_rule.workaround, None)
@@ -418,7 +419,9 @@ def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None) -> Runti
     cell = matrix.cells.get(("runtime", target))
     if cell is None or cell.status not in RANK:
         return None
-    outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(cell.status, "refuted")
+    outcome: Literal["confirmed", "partly confirmed", "refuted"] = (
+        "confirmed" if cell.status == Status.ALLOWED else "partly confirmed" if cell.status == Status.PARTIAL
+        else "refuted")
     if best is not None and best.backend == "cpu":
         outcome = "refuted" if cell.status in (Status.ALLOWED, Status.PARTIAL) else "confirmed"
     return RuntimeCheck(outcome, f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
@@ -447,7 +450,9 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
         mine = [r for r in rules.routes if r.backend == backend and not r.fallback]
         if not mine:
             continue
-        option, undecided, refused = None, [], []
+        option = None
+        undecided: list[str] = []
+        refused: list[str] = []
         for rule in mine:
             o = outcomes[rule.id]
             if o.state == APPLIES:
