@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from gfxgate.history.walk import History
+from gfxgate.history.walk import History, Step
 from gfxgate.prcheck.render import KIND_LABELS, _status, dumps
 from gfxgate.report.markdown import md_escape
+
+
+def _change(step: Step) -> tuple[str, str, Mapping[str, Any]]:
+    """(kind, previous tag, verdict before) of a change: walk.py gives every step after a row's first all three."""
+    if step.kind is None or step.previous is None or step.before is None:
+        raise ValueError(f"the history step at {step.tag} is a row's first, not a change")
+    return step.kind, step.previous, step.before
 
 
 def _first_where(verdict: Mapping[str, Any]) -> str:
@@ -28,9 +35,10 @@ def history_markdown(h: History) -> str:
         first = row.first.verdict
         out.append(f"| {md_escape(row.layer.title)} | {row.target} | {row.first.tag} | first | — | {_status(first['status'])} | {_first_where(first)} |")
         for step in row.changes:
+            kind, previous, before = _change(step)
             out.append(
-                f"| {md_escape(row.layer.title)} | {row.target} | **{step.tag}** | {KIND_LABELS[step.kind]} | "
-                f"{_status(step.before['status'])} ({step.previous}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
+                f"| {md_escape(row.layer.title)} | {row.target} | **{step.tag}** | {KIND_LABELS[kind]} | "
+                f"{_status(before['status'])} ({previous}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
             )
     out.append("")
     for row in h.rows:
@@ -38,8 +46,9 @@ def history_markdown(h: History) -> str:
             continue
         out += [f"## {row.layer.title} — {row.target}", ""]
         for step in row.changes:
-            out.append(f"- **{step.tag}** ({step.kind}, after {step.previous}): {step.before['status']} → {step.verdict['status']}")
-            out.append(f"  - before: {md_escape(step.before['summary'])} — {_first_where(step.before)}")
+            kind, previous, before = _change(step)
+            out.append(f"- **{step.tag}** ({kind}, after {previous}): {before['status']} → {step.verdict['status']}")
+            out.append(f"  - before: {md_escape(before['summary'])} — {_first_where(before)}")
             out.append(f"  - after: {md_escape(step.verdict['summary'])} — {_first_where(step.verdict)}")
         out.append("")
     if h.notes:
@@ -57,7 +66,8 @@ def history_text(h: History) -> str:
         out.append(f"{row.layer.id} {row.target}: {row.first.verdict['status']} at {row.first.tag}")
         for step in row.changes:
             where = step.verdict["evidence"][0]["where"] if step.verdict["evidence"] else (step.verdict["reason"] or "")
-            out.append(f"  {step.tag:<12} {step.kind:<12} {step.before['status']} -> {step.verdict['status']}  {where}")
+            kind, _, before = _change(step)
+            out.append(f"  {step.tag:<12} {kind:<12} {before['status']} -> {step.verdict['status']}  {where}")
     return "\n".join(out) + "\n"
 
 
