@@ -146,8 +146,9 @@ def _demangled(name: str) -> str:
     rest = rest[1:] if nested else rest
     rest = rest.lstrip("KVr")
     parts: list[str] = []
-    while rest[:1].isdigit():
-        digits = _MANGLED_PART.match(rest)[1]
+    # (not rest[:1].isdigit(): "²" is a digit to str.isdigit, not to \d, and a log line may hold one)
+    while (part := _MANGLED_PART.match(rest)) is not None:
+        digits = part[1]
         size = int(digits)
         parts.append(rest[len(digits) : len(digits) + size])
         rest = rest[len(digits) + size :]
@@ -255,7 +256,7 @@ def classify_phase(
             )
         loading = _last_marker_before(lines, crash.first_line, LOADING_RES)
         if load or loading is not None:
-            what = f"in {' → '.join(load)}" if load else f"while loading (log line {loading + first_line_no}: {_short(lines[loading])})"
+            what = f"in {' → '.join(load)}" if load or loading is None else f"while loading (log line {loading + first_line_no}: {_short(lines[loading])})"
             return Phase("load", f"runner crashed ({crash.label}) {what}, before 'llama runner started'", (crash.first_line,))
         return Phase("unknown", f"runner crashed ({crash.label}) but the log shows neither load nor start markers")
     if crash.terminated or crash.exit_status is not None:
