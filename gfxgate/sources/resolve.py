@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gfxgate.datafiles import load_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
@@ -19,6 +19,9 @@ from gfxgate.model import Location
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
+
+if TYPE_CHECKING:
+    from gfxgate.sources.gitrepo import GitRepo
 
 
 class Pin(NamedTuple):
@@ -198,7 +201,7 @@ class SourceSet:
                 raise UsageError(f"unknown source name {name!r}",
                                  hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
         self._open: dict[tuple[str, str], Source] = {}
-        self._repos: dict[str, object] = {}
+        self._repos: dict[str, GitRepo] = {}
         self._coupled_refs: dict[str, tuple[str, str | None]] = {}
         self.notes: list[str] = []
 
