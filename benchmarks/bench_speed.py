@@ -137,8 +137,8 @@ READS_FLOOR = (
     "import os, sys\n"
     "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
     "pages = [int(p) for p in open(sys.argv[2]).read().split()]\n"
-    "for p in pages: os.posix_fadvise(fd, p, %d, os.POSIX_FADV_WILLNEED)\n"
-    "for p in pages: os.pread(fd, %d, p)\n" % (PAGE, PAGE)
+    f"for p in pages: os.posix_fadvise(fd, p, {PAGE}, os.POSIX_FADV_WILLNEED)\n"
+    f"for p in pages: os.pread(fd, {PAGE}, p)\n"
 )
 
 
@@ -244,7 +244,7 @@ def main() -> None:
         ours_warm, grep_warm, ours_cold, grep_cold = t["ours_warm"], t["grep_warm"], t["ours_cold"], t["grep_cold"]
         row(rows, f"`gfxgate artifacts libggml-hip.so --format json` ({size:.2f} GB), warm", ours_warm,
             f"target ≤ 120 ms: {'met' if ours_warm <= 0.12 else 'NOT met'}")
-        row(rows, f"`grep -a -o` of the bundle ids, warm", grep_warm, f"{grep_warm / ours_warm:.1f}× slower")
+        row(rows, "`grep -a -o` of the bundle ids, warm", grep_warm, f"{grep_warm / ours_warm:.1f}× slower")
         row(rows, "`gfxgate artifacts …`, cold (page cache dropped)", ours_cold, "")
         row(rows, "`grep -a -o …`, cold", grep_cold,
             f"{grep_cold / ours_cold:.1f}× slower (target ≥ 10×: {'met' if grep_cold >= 10 * ours_cold else 'NOT met'}; "

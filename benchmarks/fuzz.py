@@ -542,7 +542,6 @@ def build_workarounds():
 
 
 def build_messages():
-    import dataclasses
 
     from gfxgate.diagnose.catalogue import default_catalogue
     from gfxgate.diagnose.upstream import check_catalogue

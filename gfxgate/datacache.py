@@ -129,7 +129,7 @@ class _Store:
 
         try:
             data = msgpack.unpackb(payload, raw=False)
-        except Exception:  # any decoding problem means: not a cache we wrote
+        except Exception:  # noqa: BLE001 - any decoding problem means: not a cache we wrote
             return {}
         if not isinstance(data, dict):
             return {}
@@ -144,7 +144,7 @@ class _Store:
 
         try:  # each entry is unpacked on its own, so every caller gets fresh objects, as from a fresh parse
             return True, msgpack.unpackb(entry[1], raw=False, strict_map_key=False)
-        except Exception:
+        except Exception:  # noqa: BLE001 - an entry that does not decode is recomputed
             return False, None
 
     def put(self, slot: str, k: str, value: Any) -> None:

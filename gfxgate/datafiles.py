@@ -164,7 +164,7 @@ def _parse_yaml(path: Path, raw: bytes, schema: str | None) -> Any:
         raise RuleError(f"{path}: not UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}") from None
     check_yaml_shape(path, text)
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     except yaml.YAMLError:
         data = _yaml_error(path, text)  # the pure-Python loader words the error (and may accept the text)
     if schema is not None:

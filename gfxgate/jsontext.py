@@ -35,8 +35,8 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
         try:
             import orjson
         except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it
-            orjson = None
-        if orjson is not None:
+            pass
+        else:
             option = orjson.OPT_INDENT_2 | (orjson.OPT_SORT_KEYS if sort_keys else 0)
             try:
                 out = orjson.dumps(data, option=option)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 
 class Status(str, Enum):
@@ -86,7 +86,7 @@ class Location(JsonRecord):
         return head
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Evidence(JsonRecord):
     """One observation: where, the matched text (one line), and which rule or probe saw it."""
 

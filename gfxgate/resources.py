@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent

@@ -5,22 +5,51 @@ order, each converted by :func:`to_json`. Where the JSON differs from the field,
 with :func:`json_field` — another key (``name``), left out (``skip``), a converted value
 (``value``), computed keys written just ``before``/``after`` it (``where`` next to ``location``), or the keys of
 its own JSON written in its place (``inline``: a record that extends another, a workaround with its checks' outcome).
+A class with a ``json_field`` is decorated with :func:`json_dataclass` (``dataclass`` that type checkers read right).
 A type whose JSON is a different view of it (an aggregate with counts) keeps its own ``to_json``.
 A type that holds JSON read back (a worklog line) names the keys it reads with :func:`json_key` properties.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, field, fields
+import sys
+from dataclasses import MISSING, Field, dataclass, field, fields
 from enum import Enum
 from operator import attrgetter
 from pathlib import PurePath
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, overload
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+elif sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # at run time the decorator only marks the class for type checkers (PEP 681)
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
+        return lambda cls: cls
 
 Computed = Mapping[str, Callable[[Any], Any]]
+_T = TypeVar("_T")
 
 
-def json_field(default: Any = MISSING, *, default_factory: Any = MISSING, name: str | None = None, skip: bool = False,
+# Overloads as ``dataclasses.field``'s: the field's type is its default's. ``default`` is keyword-only because it is
+# what tells a type checker (``json_field`` is a PEP 681 field specifier of ``JsonRecord``) that the field has one.
+@overload
+def json_field(*, default: _T, name: str | None = None, skip: bool = False, value: Callable[[Any], Any] | None = None,
+               before: Computed | None = None, after: Computed | None = None, inline: bool = False) -> _T: ...
+
+
+@overload
+def json_field(*, default_factory: Callable[[], _T], name: str | None = None, skip: bool = False,
+               value: Callable[[Any], Any] | None = None, before: Computed | None = None,
+               after: Computed | None = None, inline: bool = False) -> _T: ...
+
+
+@overload
+def json_field(*, name: str | None = None, skip: bool = False, value: Callable[[Any], Any] | None = None,
+               before: Computed | None = None, after: Computed | None = None, inline: bool = False) -> Any: ...
+
+
+def json_field(*, default: Any = MISSING, default_factory: Any = MISSING, name: str | None = None, skip: bool = False,
                value: Callable[[Any], Any] | None = None, before: Computed | None = None,
                after: Computed | None = None, inline: bool = False) -> Any:
     """A dataclass field with JSON instructions (see the module docstring)."""
@@ -153,6 +182,15 @@ def document(kind: str, body: Mapping[str, Any], *, version: int = 1) -> dict[st
     from gfxgate import __version__
 
     return {"schema_version": version, "kind": kind, "generator": f"gfxgate {__version__}", **body}
+
+
+@dataclass_transform(field_specifiers=(field, Field, json_field))
+def json_dataclass(*, frozen: bool = False, kw_only: bool = False) -> Callable[[type[_T]], type[_T]]:
+    """``dataclasses.dataclass`` for a class with :func:`json_field` fields. The same decorator at run time; to a type
+    checker it names ``json_field`` a field specifier (PEP 681), so a field has a default only where its
+    ``json_field(default=…)`` gives one (under ``dataclass`` itself every field after the first ``json_field`` would
+    look like one with a default)."""
+    return dataclass(frozen=frozen, kw_only=kw_only)
 
 
 class JsonRecord:

@@ -49,7 +49,8 @@ class Processor(NamedTuple):
             family = int(self.name[3:].split("-")[0])
             return {f"__{self.name.replace('-', '_')}__": "1", f"__GFX{family}__": "1"}
         match = _PROCESSOR_RE.match(self.name)
-        return {f"__{self.name}__": "1", f"__GFX{match.group('major')}__": "1"}
+        own = {f"__{self.name}__": "1"}
+        return {**own, f"__GFX{match.group('major')}__": "1"} if match else own
 
     @property
     def hsa_override(self) -> str | None:
@@ -119,7 +120,7 @@ class TargetCatalog:
     def generics_of(self, name: str) -> list[Processor]:
         return [self.by_name[g] for g in self._generic_of.get(name, [])]
 
-    def _suggest(self, text: str) -> str:
+    def _suggest(self, text: str) -> str | None:
         from gfxgate.suggest import did_you_mean
 
         return did_you_mean(text.lower(), self.names(), n=4, cutoff=0.5, then="(`gfxgate targets` lists all)",
@@ -132,7 +133,8 @@ class TargetCatalog:
             raise TargetError("empty GPU target")
         head, *features = raw.split(":")
         name = head.lower()
-        if name not in self.by_name and pci_id(raw) is not None:
+        pci = pci_id(raw) if name not in self.by_name else None
+        if pci is not None:
             head, features = raw, []
         if name not in self.by_name:
             if features:
@@ -141,8 +143,8 @@ class TargetCatalog:
             if len(found) > 1:
                 raise TargetError(f"{text!r} names several GPU targets: " + ", ".join(f"{p} ({n})" for p, n in found),
                                   hint="name the card more precisely (e.g. the CPU model of an APU) or the gfx target")
-            if not found and pci_id(raw) is not None:
-                names = marketing_names(*pci_id(raw))
+            if not found and pci is not None:
+                names = marketing_names(*pci)
                 raise TargetError(f"PCI id {text!r}: " + (f"libdrm's amdgpu.ids names it {' / '.join(names)}, which gfxgate does not know"
                                                          if names else "no entry in libdrm's amdgpu.ids (" +
                                                          (" or ".join("/" + p for p in AMDGPU_IDS) if not _installed_ids("/") else "installed")
@@ -177,9 +179,9 @@ class TargetCatalog:
             out: list[tuple[str, str]] = []
             for marketing in marketing_names(*pci):
                 for part in marketing.split(" / "):  # "AMD Instinct MI60 / MI50"
-                    for proc, card in self.by_card(part):
-                        if proc not in [p for p, _ in out]:
-                            out.append((proc, f"{card} (amdgpu.ids: {marketing})"))
+                    for name, card in self.by_card(part):
+                        if name not in [p for p, _ in out]:
+                            out.append((name, f"{card} (amdgpu.ids: {marketing})"))
             return out
         wanted = card_words(text)
         if not wanted:

@@ -33,7 +33,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from gfxgate.resources import rules_dir
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.test_issue13_reproductions import SCAN, _rules, replay
 

@@ -15,7 +15,6 @@ outside the named outputs changed).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal

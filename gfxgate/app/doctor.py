@@ -80,7 +80,7 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
     fs = RootFS(req.root)
     gpus = sysfs.gpus(fs)
     loaded = sysfs.amdgpu_loaded(fs)
-    path_dirs = ()
+    path_dirs: tuple[str, ...] = ()
     if fs.live:
         import os
 
@@ -184,7 +184,7 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
     if tag == pin and not req.sources:
         return scan_matrix(parsed, installed=installed or None, runtime_cells=runtime_cells), f"embedded snapshot at {pin}", []
     try:
-        matrix = scan_matrix(parsed, refs={"ollama": tag}, sources=req.sources, offline=req.offline,
+        matrix = scan_matrix(parsed, refs={"ollama": tag} if tag else None, sources=req.sources, offline=req.offline,
                              installed=installed or None, runtime_cells=runtime_cells)
         return matrix, f"sources at {tag}", []
     except (SourceError, NetworkError) as exc:
@@ -243,8 +243,8 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
         groups = {n.group for n in needed if n.present and n.path in denied}
         for group in sorted(g for g in groups if g):
             gline = _line_of(fs, "/etc/group", f"{group}:")
-            ev.append(_file_ev("/etc/group", "/etc/group", gline, next((l for l in (fs.read_text("/etc/group") or "").splitlines()
-                                                                    if l.startswith(f"{group}:")), ""),
+            ev.append(_file_ev("/etc/group", "/etc/group", gline, next((g for g in (fs.read_text("/etc/group") or "").splitlines()
+                                                                    if g.startswith(f"{group}:")), ""),
                                f"{svc.user} is not a member"))
         if unit and unit.user_where:
             ev.append(_where_ev("unit", unit.user_where, f"User={unit.user}"))
@@ -261,9 +261,9 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
         rows.append(_override_row(fs, target, override, installs))
     if env:
         shown = [s for s in env.values()]
-        ev = tuple(_where_ev("unit", s.where, f"{s.name}={s.value}",
-                             ("overrides " + ", ".join(s.overridden)) if s.overridden else "") for s in shown)
-        rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets " + ", ".join(f"{s.name}={s.value}" for s in shown), ev))
+        env_ev = tuple(_where_ev("unit", s.where, f"{s.name}={s.value}",
+                                 ("overrides " + ", ".join(s.overridden)) if s.overridden else "") for s in shown)
+        rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets " + ", ".join(f"{s.name}={s.value}" for s in shown), env_ev))
     elif unit is not None:
         rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets none of the GPU variables",
                             (_file_ev("unit", unit.path or unit.name, unit.exec_where and int(unit.exec_where.rsplit(':', 1)[1]),
@@ -394,9 +394,9 @@ def label_steps(target: str, label: str, tag: str) -> list[str]:
     proc = target.split(":")[0]
     shorts = {s.short: s.workaround for r in rules.routes for s in r.steps}
     shorts.update({s.short: s.workaround for s in rules.device_steps})
-    overrides = [w for w in default_workarounds() if w.override and proc in w.applies_to]
+    overrides = [(w.id, value) for w in default_workarounds() if (value := w.override) and proc in w.applies_to]
     for rule in rules.routes:
-        heads = ([(rule.label.replace("{override}", w.override), [w.id]) for w in overrides] if rule.as_override
+        heads = ([(rule.label.replace("{override}", value), [wid]) for wid, value in overrides] if rule.as_override
                  else [(rule.label.split("{steps}")[0], [])])
         for head, ids in heads:
             if not label.startswith(head) or (not rule.as_override and "{steps}" not in rule.label and label != head

@@ -12,7 +12,7 @@ import functools
 import re
 import struct
 import zlib
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 
@@ -166,7 +166,8 @@ class Inflater:
             import zstandard
 
             self._zstd = zstandard.ZstdDecompressor().stream_reader(
-                self.source.stream(), read_size=self.CHUNK, read_across_frames=False
+                # zstandard's stubs want an IO[bytes]; it calls read() only, which the blob's stream has
+                self.source.stream(), read_size=self.CHUNK, read_across_frames=False  # type: ignore[arg-type]
             )
 
     def need(self, n: int) -> None:
@@ -199,7 +200,7 @@ class Inflater:
                         f"{self.header.uncompressed_size})", self.origin)
         except ArtifactFormatError:
             raise
-        except Exception as exc:  # zlib.error, zstd.ZstdError: corrupt stream
+        except Exception as exc:  # noqa: BLE001 - zlib.error, zstd.ZstdError: corrupt stream
             raise ArtifactFormatError(f"corrupt {self.header.method} stream: {exc}", self.origin) from None
 
     def _reserve(self, want: int) -> None:
@@ -227,11 +228,14 @@ class Inflater:
             return None
         import hashlib
 
-        digest = int.from_bytes(hashlib.md5(self.out).digest()[:8], "little")
+        digest = int.from_bytes(hashlib.md5(self.out, usedforsecurity=False).digest()[:8], "little")
         return None if digest == self.header.hash else "compressed bundle hash does not match its contents"
 
 
-def walk_fatbin(blob: Blob, sec_offset: int, sec_size: int):
+FatbinBlob = tuple[int, str, "Bundle | CompressedHeader | ArtifactFormatError"]  # (offset, kind, what was read)
+
+
+def walk_fatbin(blob: Blob, sec_offset: int, sec_size: int) -> Iterator[FatbinBlob]:
     """Yield (offset, kind) of each blob in a ``.hip_fatbin`` section, or ArtifactFormatError for a bad one.
 
     Blobs start on 4096-byte boundaries relative to the section, with zero padding between them.

@@ -177,7 +177,7 @@ class Blob:
         if type(self.data) is FileData and 0 <= offset < size:
             self.data.prefetch(self.start + offset, min(n, size - offset))
 
-    def window(self, offset: int, size: int) -> "Blob":
+    def window(self, offset: int, size: int) -> Blob:
         # one per code object: filled in directly (this window's end already lies within the data)
         lo = self.start + max(offset, 0)
         out = object.__new__(Blob)
@@ -199,7 +199,7 @@ class Blob:
         elif lo < hi:
             yield lo - self.start, memoryview(self.data)[lo:min(hi + overlap, len(self.data))], hi - lo
 
-    def stream(self) -> "BlobStream":
+    def stream(self) -> BlobStream:
         return BlobStream(self)
 
 
@@ -303,8 +303,8 @@ def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHe
     if raw[:4] != ELF_MAGIC:
         raise ArtifactFormatError("no ELF magic", blob.start + offset)
     if raw[4] != 2 or raw[5] != 1 or raw[18:20] != b"\xe0\x00":
-        hdr = parse_header(blob, offset)
-        raise ArtifactFormatError(f"not an AMDGPU ELF (e_machine {hdr.machine}, class {hdr.elf_class})",
+        other = parse_header(blob, offset)
+        raise ArtifactFormatError(f"not an AMDGPU ELF (e_machine {other.machine}, class {other.elf_class})",
                                   blob.start + offset)
     (_, e_type, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum, _) = _EHDR.unpack(raw)
     hdr = ElfHeader(2, True, raw[7], raw[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize,
@@ -426,7 +426,7 @@ def kernel_names(blob: Blob, offset: int = 0, budget=None) -> tuple[str, ...]:
         try:
             meta = msgpack.unpackb(desc, raw=False, strict_map_key=False, max_bin_len=len(desc),
                                    max_str_len=len(desc), max_array_len=1 << 16, max_map_len=1 << 16)
-        except Exception as exc:  # msgpack raises several unrelated types on crafted input
+        except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types on crafted input
             raise ArtifactFormatError(f"bad msgpack in NT_AMDGPU_METADATA: {type(exc).__name__}", off) from None
         kernels = meta.get("amdhsa.kernels", []) if isinstance(meta, dict) else None
         if not isinstance(kernels, list):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gfxgate.artifacts.rocblas import LibraryFile
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 
 # File kinds, decided by content (first bytes, ELF machine, sections), never by the name alone.
 CODE_OBJECT = "code-object"  # a standalone AMDGPU ELF (.hsaco, .co, Kernels.so-…)
@@ -68,14 +68,14 @@ class FileError(JsonRecord):
     offset: int | None = None
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class FileReport(JsonRecord):
     """What one file holds: its kind, code objects, target names as text, errors, or why it was skipped."""
 
     path: str
     kind: str
     size: int = 0
-    bytes_read: int = json_field(0, after={"targets": lambda f: f.target_counts(), "kernel_counts": lambda f: f.kernel_counts()})
+    bytes_read: int = json_field(default=0, after={"targets": lambda f: f.target_counts(), "kernel_counts": lambda f: f.kernel_counts()})
     code_objects: tuple[CodeObject, ...] = ()
     strings: tuple[TargetString, ...] = ()
     library: LibraryFile | None = None

@@ -114,13 +114,13 @@ class _FileScan:
                                        entry_id=entry.id, inner_offset=inner_offset, confirmed=False,
                                        note="target from the entry id only"))
 
-    def _prefetched(self, walk: Iterator[tuple[int, str, object]]) -> Iterator[tuple[int, str, object]]:
+    def _prefetched(self, walk: Iterator[bnd.FatbinBlob]) -> Iterator[bnd.FatbinBlob]:
         """The fatbin walk, LOOKAHEAD blobs ahead of its consumer: the code object headers of the bundles
         ahead are prefetched while the current one is decoded, so on a cold cache their reads overlap."""
         ahead: deque = deque()
         for item in walk:
             pos, what, parsed = item
-            if what == "bundle":
+            if isinstance(parsed, bnd.Bundle):
                 for entry in parsed.devices:
                     self.blob.prefetch(pos + entry.offset, elf.EHDR_SIZE)
             ahead.append(item)
@@ -202,14 +202,14 @@ class _FileScan:
                     pos = pointer - fatbin.addr + fatbin.offset
                     if fatbin.offset <= pos < fatbin.offset + fatbin.size:
                         self.blob.prefetch(pos, 4096)
-            for pos, what, item in self._prefetched(bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size)):
+            for pos, _kind, item in self._prefetched(bnd.walk_fatbin(self.blob, fatbin.offset, fatbin.size)):
                 starts.add(pos)
-                if what == "bundle":
+                if isinstance(item, bnd.Bundle):
                     self.bundle(self.blob, pos, item, prefetched=True)
-                elif what == "compressed":
-                    self.compressed(self.blob, pos)
-                else:
+                elif isinstance(item, ArtifactFormatError):
                     self.error(item)
+                else:  # a compressed bundle's header: decompressed where it starts
+                    self.compressed(self.blob, pos)
             self.follow_wrappers(info, fatbin, starts, wrappers)
         budget = MAX_SEARCH_BYTES
         data_sections = [s for s in info.sections
@@ -246,11 +246,12 @@ class _FileScan:
         if isinstance(pointers, ArtifactFormatError):
             self.error(pointers)
             return
-        segment = info.section(".hipFatBinSegment")
+        segment = info.section(".hipFatBinSegment")  # there: the pointers were read from it
+        where = segment.offset if segment is not None else None
         for pointer in pointers:
             pos = pointer - fatbin.addr + fatbin.offset
             if not fatbin.offset <= pos < fatbin.offset + fatbin.size:
-                self.error(f".hipFatBinSegment points at 0x{pointer:x}, outside .hip_fatbin", segment.offset)
+                self.error(f".hipFatBinSegment points at 0x{pointer:x}, outside .hip_fatbin", where)
             elif pos not in starts:
                 starts.add(pos)
                 head = self.blob.read(pos, 4)
@@ -371,7 +372,7 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
         scan.error(str(exc))
     except MemoryError:
         scan.error("out of memory while scanning this file")
-    except Exception as exc:  # a parser bug must not end the scan; the fuzz tests assert this never happens
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not end the scan; the fuzz tests assert it never happens
         scan.error(f"internal error: {type(exc).__name__}: {exc}")
     kind = scan.kind
     digest = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gfxgate.artifacts import compat
 from gfxgate.artifacts.model import EMBEDDED, SKIPPED, ArtifactReport, CodeObject, FileReport, target_key
+from gfxgate.artifacts.rocblas import LibraryFile
 from gfxgate.model import Evidence, Location, Status, Verdict
 from gfxgate.targets import TargetId
 
@@ -82,13 +83,13 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
     if runs:
         evidence = _code_evidence(runs)
         kinds = sorted({p[2].code_target for p in runs})
-        files = len({p[0].path for p in runs})
+        file_count = len({p[0].path for p in runs})
         if all(p[2].kind == compat.GENERIC for p in runs):
             # the HIP runtime loads a generic target's code for a member without native code
-            summary = (f"covered by a generic target: {', '.join(kinds)} code in {files} file(s), "
+            summary = (f"covered by a generic target: {', '.join(kinds)} code in {file_count} file(s), "
                        f"no native {target.processor} code")
         else:
-            summary = f"code for {name} installed: {', '.join(kinds)} in {files} file(s)"
+            summary = f"code for {name} installed: {', '.join(kinds)} in {file_count} file(s)"
             generic = sorted({p[2].code_target for p in runs if p[2].kind == compat.GENERIC})
             if generic:
                 summary += f" (of which covered by a generic target: {', '.join(generic)})"
@@ -98,8 +99,8 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
                 return Verdict(layer, name, Status.PARTIAL,
                                summary + ", but no TensileLibrary*.dat catalog for it: rocBLAS finds no solutions",
                                evidence, remedy="install the library's TensileLibrary_<gfx>.dat (or _lazy_) catalog")
-            evidence = (evidence + tuple(Evidence(SOURCE, _loc(c, None), f"catalog {c.library.kind}", "")
-                                         for c in catalogs[:2]))
+            evidence = (evidence + tuple(Evidence(SOURCE, _loc(c, None), f"catalog {lib.kind}", "")
+                                         for c, lib in catalogs[:2]))
         return Verdict(layer, name, Status.ALLOWED, summary, evidence)
 
     conditional = [p for p in pairs if p[2].kind == compat.CONDITIONAL and p[1].confirmed]
@@ -116,17 +117,20 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
                        f"a bundle entry names {name} code but its ELF could not be read", _code_evidence(unconfirmed))
 
     # Posing as another processor to reach a runtime's own embedded kernels is no answer: library code only.
-    overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[1].confirmed and p[1].container != EMBEDDED]
+    # (an OVERRIDE match carries its HSA_OVERRIDE_GFX_VERSION value)
+    overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[2].override is not None and p[1].confirmed
+                 and p[1].container != EMBEDDED]
     if overrides:
         # nearest processor first (gfx900 before gfx906 for a gfx902 device), then path order
         best = min(overrides, key=lambda p: (p[2].code_target, p[0].path))[2]
-        values = sorted({p[2].override for p in overrides})
+        best_value = best.override or ""  # not None: filtered above
+        values = sorted({v for p in overrides if (v := p[2].override) is not None})
         summary = (f"no {name} code; only reachable through HSA_OVERRIDE_GFX_VERSION="
-                   f"{best.override} (loads {best.code_target} code"
+                   f"{best_value} (loads {best.code_target} code"
                    + (f" and TensileLibrary_lazy_{best.code_target.split(':')[0]}.dat)" if rocblas else ")"))
-        alternatives = [f"HSA_OVERRIDE_GFX_VERSION={v}" for v in values if v != best.override]
+        alternatives = [f"HSA_OVERRIDE_GFX_VERSION={v}" for v in values if v != best_value]
         return Verdict(layer, name, Status.OVERRIDE_REQUIRED, summary, _code_evidence(overrides),
-                       remedy=f"{compat.override_loads(best.override)} ({best.detail})",
+                       remedy=f"{compat.override_loads(best_value)} ({best.detail})",
                        workarounds=tuple(alternatives))
 
     if runtime_only:
@@ -137,12 +141,12 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
 
     named = [(f, s) for f in scanned for s in f.strings if s.target == target.processor]
     if rocblas:
-        named_files = [f for f in scanned if f.library and f.library.target
-                       and f.library.target.split(":")[0] == target.processor]
+        named_files = [(f, lib) for f in scanned if (lib := f.library) is not None and lib.target
+                       and lib.target.split(":")[0] == target.processor]
         if named_files:
-            ev = tuple(Evidence(SOURCE, _loc(f, None), f"{f.library.kind} named for {f.library.target}",
+            ev = tuple(Evidence(SOURCE, _loc(f, None), f"{lib.kind} named for {lib.target}",
                                 "the name claims the target; no code object for it was confirmed")
-                       for f in named_files[:MAX_EVIDENCE])
+                       for f, lib in named_files[:MAX_EVIDENCE])
             return Verdict(layer, name, Status.PARTIAL,
                            f"only file names mention {name}; no confirmed code object for it", ev)
     if named:
@@ -179,10 +183,11 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
                           f"--offload-arch={target.processor}")
 
 
-def _catalogs(files: list[FileReport], processors: set[str]) -> list[FileReport]:
-    """Tensile/hipBLASLt catalogs that serve one of the processors (or name none: a shared catalog)."""
+def _catalogs(files: list[FileReport], processors: set[str]) -> list[tuple[FileReport, LibraryFile]]:
+    """Tensile/hipBLASLt catalogs that serve one of the processors (or name none: a shared catalog), with what their
+    name says."""
     return sorted(
-        (f for f in files if f.library and f.library.kind in ("catalog", "lazy-catalog")
-         and (f.library.target is None or f.library.target.split(":")[0] in processors)),
-        key=lambda f: f.path,
+        ((f, lib) for f in files if (lib := f.library) is not None and lib.kind in ("catalog", "lazy-catalog")
+         and (lib.target is None or lib.target.split(":")[0] in processors)),
+        key=lambda pair: pair[0].path,
     )

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import click
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
 from gfxgate.cli.io import emit, parse_targets  # noqa: F401 - re-exported: every command's helpers
+
+
+def stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal (``click.get_text_stream("stdout").isatty()``, deprecated in click 8.2: the same
+    stream, sys.stdout, as a command under click's test runner sees it)."""
+    return sys.stdout.isatty()
 
 
 def format_option(choices: tuple[str, ...] = ("md", "json", "text"), default: str = "md") -> Callable:
@@ -18,7 +28,7 @@ def format_option(choices: tuple[str, ...] = ("md", "json", "text"), default: st
         if value is not None:
             return value
         # click processes the options given on the command line first, so a given -o is already in ctx.params
-        to_terminal = ctx.params.get("output") is None and click.get_text_stream("stdout").isatty()
+        to_terminal = ctx.params.get("output") is None and stdout_is_terminal()
         return "text" if to_terminal and "text" in choices else default
 
     return click.option(
@@ -38,7 +48,7 @@ def terminal(output: Path | None = None) -> dict:
     import os
     import shutil
 
-    to_terminal = output is None and click.get_text_stream("stdout").isatty()
+    to_terminal = output is None and stdout_is_terminal()
     if to_terminal:
         width = shutil.get_terminal_size((100, 24)).columns
     else:
@@ -133,7 +143,9 @@ class probe_progress:  # noqa: N801 - used as a context manager, like open()
         import os
         import sys
 
-        self.label, self.progress, self.task, self.count = label, None, None, 0
+        self.label, self.count = label, 0
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
         self.enabled = sys.stderr.isatty() and os.environ.get("GFXGATE_NO_PROGRESS", "") in ("", "0")
 
     def __enter__(self):
@@ -142,16 +154,18 @@ class probe_progress:  # noqa: N801 - used as a context manager, like open()
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                 console=Console(stderr=True, highlight=False, markup=False), transient=True)
-        self.progress.start()
-        self.task = self.progress.add_task(self.label, total=None)
+        self.progress = progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                            console=Console(stderr=True, highlight=False, markup=False), transient=True)
+        progress.start()
+        self.task = progress.add_task(self.label, total=None)
         return self._step
 
     def _step(self, tag: str) -> None:
         from gfxgate.report.text import inert
 
         self.count += 1
+        if self.progress is None or self.task is None:  # only __enter__ hands this out, after setting both
+            return
         self.progress.update(self.task, description=f"{self.label}: {self.count} probed, reading {inert(tag)[:40]}")
         self.progress.refresh()
 
@@ -168,6 +182,6 @@ def terminal_text(text: str, fmt: str, output: Path | None) -> str:
     from gfxgate.report.terminal import wrap_lines
     from gfxgate.report.text import inert_text
 
-    if output is None and click.get_text_stream("stdout").isatty():
+    if output is None and stdout_is_terminal():
         return wrap_lines(text, width=terminal(output)["width"])
     return inert_text(text)

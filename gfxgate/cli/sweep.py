@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import click
 
 from gfxgate.cli.common import emit, format_option, output_option, terminal
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 DEFAULT_WORKLOG = "gfxgate-sweep.jsonl"
 
@@ -56,7 +59,7 @@ class RichProgress:
             TimeRemainingColumn(),
             console=self.console,
         )
-        self.task = None
+        self.task: TaskID | None = None  # begin() adds it
 
     def begin(self, total: int, skipped: int) -> None:
         self.console.print(f"gfxgate: sweep: {total} run(s) to do, {skipped} already in the worklog")
@@ -64,14 +67,16 @@ class RichProgress:
         self.task = self.bar.add_task("sweep", total=total)
 
     def run_started(self, cell: Any) -> None:
-        self.bar.update(self.task, description=str(cell))
+        if self.task is not None:
+            self.bar.update(self.task, description=str(cell))
 
     def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
         from gfxgate.sweep.facts import cell_text
         from gfxgate.sweep.worklog import Run
 
         self.bar.console.print(f"{cell}: {cell_text([Run(record, 0)])} ({record['run_id']})")
-        self.bar.advance(self.task)
+        if self.task is not None:
+            self.bar.advance(self.task)
 
     def end(self) -> None:
         self.bar.stop()

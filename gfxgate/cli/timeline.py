@@ -27,12 +27,12 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
     Without --live the default targets and releases come from the embedded timeline snapshot (offline);
     --live walks the ollama release tags with the same rules and facts cache as `gfxgate history`.
     """
-    from gfxgate.cli.common import parse_targets
+    from gfxgate.cli.common import parse_targets, stdout_is_terminal
     from gfxgate.errors import SourceError, UsageError
     from gfxgate.timeline import snapshot as snap
     from gfxgate.timeline.render import render
 
-    if fmt == "png" and output is None and click.get_text_stream("stdout").isatty():
+    if fmt == "png" and output is None and stdout_is_terminal():
         raise UsageError("a PNG is binary: write it with -o FILE (or redirect stdout)")
     names = [str(t) for t in parse_targets(targets)] or None
     live = live or bool(sources) or prereleases or every_tag

@@ -49,7 +49,7 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
         if env_name:
             if graph:
                 raise UsageError("--graph draws an option's hops; it does not apply to --env")
-            result = search_env(sourceset, env_name, rule=rules.env)
+            text = render(search_env(sourceset, env_name, rule=rules.env), fmt)
         else:
             if param not in rules.traces:
                 from gfxgate.suggest import did_you_mean, known_names
@@ -57,7 +57,7 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
                 known = known_names(rules.traces)
                 raise UsageError(f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known))
             result = trace_option(rules.traces[param], sourceset)
-        text = render_graph(result, graph) if graph else render(result, fmt)
+            text = render_graph(result, graph) if graph else render(result, fmt)
     finally:
         sourceset.close()
     emit(terminal_text(text, fmt, output), output)

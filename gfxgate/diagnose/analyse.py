@@ -593,7 +593,6 @@ def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:
 def runtime_backend_verdicts(diagnoses, targets) -> dict[str, dict[str, Verdict]]:
     """Per target, the runtime verdict of each backend the logs' runs loaded (a run's ``backends``): the answer's
     routes are judged each by its own backend's runs (``gate.route``), never by a run of another backend."""
-    from gfxgate.diagnose.model import Diagnosis
 
     out: dict[str, dict[str, Verdict]] = {}
     for target in targets:

@@ -151,11 +151,11 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
                 rule_regex(spec.grep)  # the dialect Source.grep uses on every source
             except RuleRegexError as exc:
                 problems.append(f"bad grep: {exc.message}")
-        for kind, spec in message.versions:
+        for kind, versions in message.versions:
             if kind not in message.logs:
                 problems.append(f"versions for {kind!r}, which is not in logs")
             try:
-                in_range("0.0.0", spec)
+                in_range("0.0.0", versions)
             except ValueError as exc:
                 problems.append(str(exc))
         for example in message.examples:

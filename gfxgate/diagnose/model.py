@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gfxgate.model import Evidence, Location, Verdict, need_evidence
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 JSON_SCHEMA_VERSION = 1
 
@@ -45,7 +45,7 @@ class Gpu:
         return self.target.split(":", 1)[0] if self.target else None
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Finding:
     """A recognised failure: the message, its gate layer, the verdict it implies, remedies and where upstream prints it."""
 
@@ -57,10 +57,10 @@ class Finding:
     target: str | None = None
     target_reason: str = ""  # how the target was decided, or why it could not be
     # None when the target is unknown or the match is stale; the JSON has its status too
-    verdict: Verdict | None = json_field(None, before={"status": lambda f: f.verdict.status.value if f.verdict else None})
+    verdict: Verdict | None = json_field(default=None, before={"status": lambda f: f.verdict.status.value if f.verdict else None})
     remedy: str = ""
     workarounds: tuple[str, ...] = ()
-    printed_at: tuple[Location, ...] = json_field((), value=lambda locations: [str(loc) for loc in locations])
+    printed_at: tuple[Location, ...] = json_field(default=(), value=lambda locations: [str(loc) for loc in locations])
     printed_note: str = ""  # where the printing code was searched, or why it was not
     stale: str | None = None  # why this match does not fit the log's version (then no verdict)
     context: tuple[str, ...] = ()  # crash frames, phase, override notes
@@ -129,7 +129,7 @@ class Unknown:
             raise ValueError(f"unknown {self.what!r} without a reason")
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Diagnosis(JsonRecord):
     """Everything one log established, recognised, and could not establish (its JSON: its fields, ``version`` too)."""
 

@@ -8,7 +8,7 @@ matched, so a single pathological line costs a bounded amount of work.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Iterator, Protocol
 
 import re2
 
@@ -17,6 +17,8 @@ MAX_LINE = 4096  # characters of one log line that are matched; the rest is drop
 
 class Pattern(Protocol):  # the subset of the compiled-pattern API the matcher uses
     def search(self, text: str): ...
+
+    def finditer(self, text: str) -> Iterator: ...
 
 
 class PatternError(ValueError):

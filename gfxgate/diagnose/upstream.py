@@ -10,11 +10,15 @@ shows. Line numbers are always found, never stored.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gfxgate.diagnose.catalogue import Catalogue, Message
 from gfxgate.errors import SourceError
 from gfxgate.model import Evidence, Location
 from gfxgate.sources.base import GrepSpec
+
+if TYPE_CHECKING:
+    from gfxgate.sources.resolve import SourceSet
 
 LIVE, STALE, RETIRED, UNKNOWN, NOT_AVAILABLE = "live", "stale", "retired", "unknown", "not-available"
 MAX_HITS = 5
@@ -98,13 +102,13 @@ def check_catalogue(catalogue: Catalogue, sourceset) -> list[MessageCheck]:
                 out.append(MessageCheck(message, LIVE, summary, results))
         elif unavailable:  # a printer that could not be read may still print it: not stale, unknown
             searched = sorted({r.where for r in results if not r.reason})
-            out.append(MessageCheck(message, UNKNOWN, "; ".join(sorted({r.reason for r in unavailable}))
+            out.append(MessageCheck(message, UNKNOWN, "; ".join(sorted({r.reason for r in unavailable if r.reason}))
                                     + (f" (not found at {', '.join(searched)})" if searched else ""), results))
         elif not expected:
             out.append(MessageCheck(message, RETIRED, f"not printed: {why}", results))
         else:
-            searched = ", ".join(sorted({r.where for r in results if not r.reason}))
-            out.append(MessageCheck(message, STALE, f"stale at {searched}: no printing code found for "
+            places = ", ".join(sorted({r.where for r in results if not r.reason}))
+            out.append(MessageCheck(message, STALE, f"stale at {places}: no printing code found for "
                                     + "; ".join(r.spec.describe() for r in results if not r.reason), results))
     return out
 
@@ -118,10 +122,10 @@ class Locator:
         self.pins = pins or load_pins()
         self.sources = dict(sources or {})
         self.offline = offline
-        self._sets: dict[tuple, object] = {}
+        self._sets: dict[tuple, SourceSet] = {}
         self._cache: dict[tuple, SpecResult] = {}
 
-    def _sourceset(self, refs: tuple[tuple[str, str], ...]):
+    def _sourceset(self, refs: tuple[tuple[str, str], ...]) -> SourceSet:
         from gfxgate.sources.resolve import SourceSet
 
         if refs not in self._sets:

@@ -50,10 +50,10 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
             tens = ", ".join(f"{t} {n}" for t, n in r.tensile)
             out.append(f"  - {c(r.path)} [{r.kind}] {', '.join(r.libraries) or '-'}"
                        + (f"; rocBLAS {c(r.rocblas)}: {tens or 'no target files'}" if r.rocblas else ""))
-    for s in report.installs.llama_server:
-        out.append(f"- llama-server {c(s)}")
-    for b in report.installs.ggml_backends:
-        out.append(f"- ggml backend {c(b)}")
+    for server in report.installs.llama_server:
+        out.append(f"- llama-server {c(server)}")
+    for backend in report.installs.ggml_backends:
+        out.append(f"- ggml backend {c(backend)}")
     for folder, version in report.installs.rocm:
         out.append(f"- ROCm {version} in {c(folder)}")
     for box in report.installs.containers:
@@ -91,14 +91,14 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
             if b.reason:
                 why = b.reason if len(b.reason) <= 300 else b.reason[:300].rsplit(" ", 1)[0] + " …"
                 out.append(f"  - why: {esc(why)}")
-            for s in b.steps:
-                mark = "done" if s.done else "do"
-                out.append(f"  - [{mark}] {esc(s.what)} ({s.workaround}; {c(_ev(s.evidence[0]))})")
-                if s.commands and not s.done:
+            for step in b.steps:
+                mark = "done" if step.done else "do"
+                out.append(f"  - [{mark}] {esc(step.what)} ({step.workaround}; {c(_ev(step.evidence[0]))})")
+                if step.commands and not step.done:
                     if md:
-                        out += ["", "    ```", *("    " + line for cmd in s.commands for line in cmd.splitlines()), "    ```", ""]
+                        out += ["", "    ```", *("    " + line for cmd in step.commands for line in cmd.splitlines()), "    ```", ""]
                     else:
-                        out += ["      " + line for cmd in s.commands for line in cmd.splitlines()]
+                        out += ["      " + line for cmd in step.commands for line in cmd.splitlines()]
         if t.pin:
             out.append(f"- pin: {esc(t.pin)}")
         for n in t.notes:

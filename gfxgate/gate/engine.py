@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Final, Literal, Mapping
 
 from gfxgate.errors import SourceError
 from gfxgate.gate.matrix import GateMatrix
@@ -17,7 +17,11 @@ from gfxgate.model import Evidence, Location, SourceInfo, Status, Verdict, combi
 from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.sources.versions import in_range, version_key
 
-MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE = "matched", "no-match", "not-applicable", "unavailable"
+FactState = Literal["matched", "no-match", "not-applicable", "unavailable"]
+MATCHED: Final = "matched"
+NO_MATCH: Final = "no-match"
+NOT_APPLICABLE: Final = "not-applicable"
+UNAVAILABLE: Final = "unavailable"
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,7 @@ class RuleFacts:
 
     rule_id: str
     digest: str
-    state: Literal["matched", "no-match", "not-applicable", "unavailable"]  # MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE
+    state: FactState  # MATCHED, NO_MATCH, NOT_APPLICABLE, UNAVAILABLE
     reason: str | None = None
     repo: str | None = None
     ref: str | None = None
@@ -53,8 +57,9 @@ class RuleFacts:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "RuleFacts":
-        return cls(**{k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}, root=data.get("root") or "",
+    def from_json(cls, data: Mapping[str, Any]) -> RuleFacts:
+        read: dict[str, Any] = {k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}
+        return cls(**read, root=data.get("root") or "",
                    note=data.get("note"), unreadable=data.get("unreadable"))
 
 
@@ -72,14 +77,14 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
     """Run every rule's matcher once against its source (a :class:`SourceSet`)."""
     out: dict[str, RuleFacts] = {}
     for rule in ruleset.rules:
-        base = {"rule_id": rule.id, "digest": rule.digest}
+        base: dict[str, Any] = {"rule_id": rule.id, "digest": rule.digest}
         try:
             source = sources.get(rule.repo)
         except SourceError as exc:
             out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}",
                                      unreadable=exc.source or rule.repo)
             continue
-        ident = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", ""),
+        ident: dict[str, Any] = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", ""),
                  "note": sources.substitution(rule.repo) if hasattr(sources, "substitution") else None}
         unversioned = rule.versions and version_key(source.ref) is None  # a folder, a branch: its version is unknown
         if rule.versions and not unversioned and not in_range(source.ref, rule.versions):
@@ -182,7 +187,7 @@ def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[
     status = combine(s for _, _, s in known)
     evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
     summary = "; ".join(f.summary if s == f.status else f"{f.summary} → {s.value}" for _, f, s in known)
-    notes = list(dict.fromkeys(facts[r.id].note for r, _, _ in known if facts[r.id].note))
+    notes = list(dict.fromkeys(note for r, _, _ in known if (note := facts[r.id].note)))
     if notes:
         summary += " [" + "; ".join(notes) + "]"  # a substituted ref is never silent
     # every rule that sets the layer's status may need its own step (Vulkan opt-in and an integrated GPU: both)

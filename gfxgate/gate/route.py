@@ -21,7 +21,7 @@ from gfxgate.gate.matrix import GateMatrix
 from gfxgate.model import RANK, Evidence, PerBackend, Status, Verdict, need_evidence
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 APPLIES, REFUSED, UNDECIDED = "applies", "refused", "undecided"
 
@@ -286,7 +286,7 @@ class RouteOption(JsonRecord):
         need_evidence(self.evidence, f"route {self.route}")
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class BackendAnswer(JsonRecord):
     """One backend's shortest route, or why there is none (refused) or no decision (undecided)."""
 
@@ -304,7 +304,7 @@ class BackendAnswer(JsonRecord):
         return UNDECIDED if self.undecided else "none"
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Route(JsonRecord, PerBackend):
     """The answer for one target at one version."""
 
@@ -314,7 +314,7 @@ class Route(JsonRecord, PerBackend):
     best: RouteOption | None
     label: str
     certain: bool
-    reason: str | None = json_field(None, after={"sentence": lambda route: route.sentence})  # why uncertain or missing
+    reason: str | None = json_field(default=None, after={"sentence": lambda route: route.sentence})  # why uncertain or missing
     runtime: RuntimeCheck | None = None
 
     def __post_init__(self) -> None:
@@ -564,7 +564,9 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
         mine = [r for r in rules.routes if r.backend == backend and not r.fallback]
         if not mine:
             continue
-        option, undecided, refused = None, [], []
+        option = None
+        undecided: list[str] = []
+        refused: list[str] = []
         for rule in mine:
             o = outcomes[rule.id]
             if o.state == APPLIES:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from dataclasses import dataclass
 from typing import Callable, NamedTuple
 
 from gfxgate.datafiles import load_yaml
@@ -25,7 +24,7 @@ from gfxgate.gate.matrix import GateMatrix
 from gfxgate.model import Evidence, Status
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
@@ -57,7 +56,7 @@ class Era(NamedTuple):
         return f"{self.repo} {self.versions}"
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Workaround(JsonRecord):
     """One entry of ``rules/workarounds.yaml``: what it sets, what it unblocks, its risk and its checks."""
 
@@ -70,11 +69,11 @@ class Workaround(JsonRecord):
     unblocks: tuple[str, ...]
     risk: str
     checks: tuple[Check, ...] = json_field(skip=True)  # their outcome is WorkaroundReport's
-    override: str | None = json_field(None, skip=True)
+    override: str | None = json_field(default=None, skip=True)
     applies_to: tuple[str, ...] = ()
-    eras: tuple[Era, ...] = json_field((), skip=True)
+    eras: tuple[Era, ...] = json_field(default=(), skip=True)
     era: str | None = None  # the era whose setting and checks these are ("ollama <0.4.0"), once resolved by ``at``
-    exists_in: Era | None = json_field(None, skip=True)  # the versions where it exists at all (setting, checks unused)
+    exists_in: Era | None = json_field(default=None, skip=True)  # the versions where it exists at all (setting, checks unused)
 
     def applies(self, layer: str, processor: str) -> bool:
         return layer in self.unblocks and (not self.applies_to or processor in self.applies_to)
@@ -102,7 +101,7 @@ class Workaround(JsonRecord):
         return self
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CheckResult(JsonRecord):
     """One check run against one source: the evidence found, or why nothing could be searched."""
 
@@ -112,7 +111,7 @@ class CheckResult(JsonRecord):
     evidence: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True, kw_only=True)
+@json_dataclass(frozen=True, kw_only=True)
 class WorkaroundReport(JsonRecord):
     """A workaround with the outcome of its checks: live, stale or unknown."""
 
@@ -290,7 +289,7 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
         missing = [r for r in results if not r.evidence and r.reason is None]
         unavailable = [r for r in results if r.reason]
         if unavailable and not missing:
-            state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable)
+            state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable if r.reason)
         elif missing:
             state = STALE
             summary = "stale at " + ", ".join(sorted({r.where for r in missing})) + ": " + "; ".join(

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from gfxgate.history.walk import History
+from gfxgate.history.walk import History, Step
 from gfxgate.prcheck.render import KIND_LABELS, _status, dumps
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.report.text import inert_lines
+
+
+def _change(step: Step) -> tuple[str, str, Mapping[str, Any]]:
+    """(kind, previous tag, verdict before) of a change: walk.py gives every step after a row's first all three."""
+    if step.kind is None or step.previous is None or step.before is None:
+        raise ValueError(f"the history step at {step.tag} is a row's first, not a change")
+    return step.kind, step.previous, step.before
 
 
 def _first_where(verdict: Mapping[str, Any]) -> str:
@@ -29,6 +36,7 @@ def history_markdown(h: History) -> str:
         first = row.first.verdict
         out.append(f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | {md_escape(row.first.tag)} | first | — | {_status(first['status'])} | {_first_where(first)} |")
         for step in row.changes:
+            kind, previous, before = _change(step)
             out.append(
                 f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | **{md_escape(step.tag)}** | {KIND_LABELS[step.kind]} | "
                 f"{_status(step.before['status'])} ({md_escape(step.previous)}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"

@@ -30,7 +30,7 @@ from gfxgate.fsio import write_bytes_atomic
 from gfxgate.gate.matrix import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.sources.gitrepo import tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet
 from gfxgate.sources.versions import base_version, is_prerelease, nearest_tags, sort_tags
@@ -359,7 +359,7 @@ def change_points(count: int, sig: Callable[[int], Any], *, every: bool = False)
 
 
 # -- the result ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Step(JsonRecord):
     """A layer's verdict for one target from ``tag`` on (``previous`` is the release before it)."""
 
@@ -367,7 +367,7 @@ class Step(JsonRecord):
     previous: str | None = json_field(name="previous_tag")
     kind: str | None
     verdict: Mapping[str, Any] = json_field(name="new")  # slim verdict JSON
-    before: Mapping[str, Any] | None = json_field(None, name="old")
+    before: Mapping[str, Any] | None = json_field(default=None, name="old")
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ def _run_version(binary: str) -> str | None:
 
 def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
     dirs = tuple(dict.fromkeys((*path_dirs, *BIN_DIRS)))
-    binaries = [f"{d}/ollama" for d in dirs if fs.host(f"{d}/ollama").is_file()]
+    binaries: list[str | None] = [f"{d}/ollama" for d in dirs if fs.host(f"{d}/ollama").is_file()]
     libs = [d for d in LIB_DIRS if fs.is_dir(d)]
     installs = []
     for binary in binaries or [None]:

@@ -165,7 +165,7 @@ class Process:
                         pass
         return self._status if self._status is not None else self._popen.returncode
 
-    def pump_output(self, sink: IO[bytes], **caps: int) -> "LogPump":
+    def pump_output(self, sink: IO[bytes], **caps: int) -> LogPump:
         """Hand stdout to a started :class:`LogPump` writing into ``sink``; the pump owns both from now on (it
         closes them once the pipe ends), so closing this process loses none of the output still in the pipe."""
         stream, self.stdout = self.stdout, None
@@ -174,7 +174,7 @@ class Process:
         pump.start()
         return pump
 
-    def __enter__(self) -> "Process":
+    def __enter__(self) -> Process:
         return self
 
     def __exit__(self, *exc: object) -> None:

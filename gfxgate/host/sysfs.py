@@ -124,11 +124,10 @@ def gpus(fs: RootFS) -> list[Gpu]:
                        props.get("simd_count", 0) // max(props.get("simd_per_cu", 4), 1)))
     for card in fs.glob("sys/class/drm/card[0-9]*/device/vendor"):
         device = card.rsplit("/", 1)[0]
-        vendor = _hex(fs, card)
-        if vendor != NVIDIA:
+        if _hex(fs, card) != NVIDIA:
             continue
         dev_id = _hex(fs, f"{device}/device") or 0
-        out.append(Gpu("nvidia", f"{vendor:04x}:{dev_id:04x}", _nvidia_name(fs) or "NVIDIA GPU",
+        out.append(Gpu("nvidia", f"{NVIDIA:04x}:{dev_id:04x}", _nvidia_name(fs) or "NVIDIA GPU",
                        "nvidia driver" if _nvidia_name(fs) else "unknown", driver=_driver(fs, device)))
     return out
 

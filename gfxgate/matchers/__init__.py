@@ -8,7 +8,7 @@ those facts. The embedded snapshot stores facts, so offline scans evaluate the v
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Protocol
+from typing import Any, Mapping, NamedTuple, Protocol, overload
 
 from gfxgate.model import Status
 from gfxgate.plugins import Plugins
@@ -23,7 +23,7 @@ class Hit(NamedTuple):
     note: str = ""
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], note: str = "") -> "Hit":
+    def from_json(cls, data: dict[str, Any], note: str = "") -> Hit:
         return cls(data["path"], data["line"], data["text"], note)
 
 
@@ -48,7 +48,7 @@ class Matcher(Protocol):
 
     def extract(self, rule, source, paths: list[str]) -> dict[str, Any]: ...
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding: ...
+    def evaluate(self, rule, facts: Mapping[str, Any], target, catalog) -> Finding: ...
 
 
 def params_object(required: list[str], properties: dict[str, Any], **more: Any) -> dict[str, Any]:
@@ -108,6 +108,18 @@ def hit(path: str, line: int, text: str) -> dict[str, Any]:
     return {"path": path, "line": line, "text": text.strip()}
 
 
+@overload
+def fill(template: str, target, **extra: str) -> str: ...
+
+
+@overload
+def fill(template: None, target, **extra: str) -> None: ...
+
+
+@overload
+def fill(template: str | None, target, **extra: str) -> str | None: ...
+
+
 def fill(template: str | None, target, **extra: str) -> str | None:
     """Fill ``{target}``/``{processor}`` (and extras) in a rule's remedy or summary text."""
     if template is None:
@@ -135,7 +147,7 @@ def gates_schema(shell: dict[str, Any]) -> dict[str, Any]:
     rule["properties"]["matcher"] = {**rule["properties"]["matcher"], "enum": list(MATCHERS)}
     rule["allOf"] = [
         {"if": {"properties": {"matcher": {"const": name}}},
-         "then": {**({"required": list(m.rule_requires)} if getattr(m, "rule_requires", ()) else {}),
+         "then": {**({"required": list(requires)} if (requires := getattr(m, "rule_requires", ())) else {}),
                   "properties": {"params": m.params_schema}}}
         for name, m in MATCHERS.items()
     ]

@@ -111,13 +111,13 @@ class BuildTargetList:
                                hits + (Hit.from_json(facts["override"], "a user list replaces the default"),), remedy=remedy)
             return Finding(Status.PARTIAL, f"in {what} as {listed}: only {only} devices", hits, remedy=remedy)
         first = facts["entries"][0]
-        hits = [Hit.from_json(first, f"the first entry of {what}; {target.processor} is not in it")]
+        first_hit = Hit.from_json(first, f"the first entry of {what}; {target.processor} is not in it")
         if facts.get("override"):
-            hits.append(Hit.from_json(facts["override"], "a user list replaces the default"))
-            return Finding(Status.OVERRIDE_REQUIRED, f"not in {what}; built only with your own list", tuple(hits),
+            return Finding(Status.OVERRIDE_REQUIRED, f"not in {what}; built only with your own list",
+                           (first_hit, Hit.from_json(facts["override"], "a user list replaces the default")),
                            remedy=remedy)
         return Finding(Status.BLOCKED, f"not in {what}" + (" (and no way to give your own list)" if "override" in rule.params else ""),
-                       tuple(hits), remedy=remedy)
+                       (first_hit,), remedy=remedy)
 
 
 MATCHER = BuildTargetList()

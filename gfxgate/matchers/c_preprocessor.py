@@ -303,7 +303,7 @@ class CPreprocessor:
         for _ in range(4):  # a few rounds reach macros derived from derived macros (GCN5 → GCN)
             for _, tree in trees:
                 wanted |= _referenced(_prune(tree, wanted))
-        files = [{"path": path, "nodes": _prune(tree, wanted)} for path, tree in trees]
+        files: list[dict[str, Any]] = [{"path": path, "nodes": _prune(tree, wanted)} for path, tree in trees]
         if params["report"] == "derived-macros":
             wanted = set(params["macros"])
             if not any(_defines(f["nodes"]) & wanted for f in files):
@@ -344,10 +344,10 @@ class CPreprocessor:
             return Finding(Status.PARTIAL, f"no branch of the chain at {anchor['text'][:60]} is compiled for {target}", (anchor_hit,))
         chosen = active[-1]
         label = "; ".join(chosen["tags"]) or chosen["first"] or "(empty branch)"
-        hits = (anchor_hit,) + tuple(Hit.from_json(b, "active") for b in active)
+        active_hits = (anchor_hit,) + tuple(Hit.from_json(b, "active") for b in active)
         if chosen["d"] == "else":
-            return Finding(Status.PARTIAL, f"falls through to the generic #else branch: {label}", hits)
-        return Finding(Status.ALLOWED, f"dedicated branch `{chosen['text']}`: {label}", hits)
+            return Finding(Status.PARTIAL, f"falls through to the generic #else branch: {label}", active_hits)
+        return Finding(Status.ALLOWED, f"dedicated branch `{chosen['text']}`: {label}", active_hits)
 
 
 def _dedupe(hits: list[Hit]) -> list[Hit]:

@@ -29,13 +29,15 @@ def parse_commands(text: str) -> list[tuple[str, list[str], int, str]]:
             continue
         start = i
         buf = lines[i][match.end():]
-        depth, args, current, quoted, j = 1, [], "", False, 0
+        depth, quoted, j = 1, False, 0
+        args: list[str | None] = []
+        current: str | None = ""  # None: just after a closing quote (an argument "" is kept, none starts)
         while True:
             while j < len(buf):
                 ch = buf[j]
                 if quoted:
                     if ch == "\\" and j + 1 < len(buf):
-                        current += buf[j : j + 2]
+                        current = (current or "") + buf[j : j + 2]
                         j += 2
                         continue
                     if ch == '"':
@@ -43,7 +45,7 @@ def parse_commands(text: str) -> list[tuple[str, list[str], int, str]]:
                         args.append(current)
                         current = None
                     else:
-                        current += ch
+                        current = (current or "") + ch
                 elif ch == '"':
                     quoted, current = True, ""
                 elif ch == "#":
@@ -70,7 +72,7 @@ def parse_commands(text: str) -> list[tuple[str, list[str], int, str]]:
                 args.append(current)
                 current = ""
             elif quoted:
-                current += "\n"
+                current = (current or "") + "\n"
             i += 1
             buf, j = lines[i], 0
         if current:

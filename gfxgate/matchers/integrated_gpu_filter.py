@@ -55,9 +55,9 @@ class IntegratedGpuFilter:
                 start = next((i for i, line in enumerate(lines) if re.match(rf"^\s*var\s+{re.escape(allowed_var)}\s*=", line)), None)
                 if start is not None:
                     targets = []
-                    for line in lines[start:]:
-                        targets += re.findall(r'"(gfx[0-9a-f]+)"\s*:', line)
-                        if line.startswith("}"):
+                    for var_line in lines[start:]:
+                        targets += re.findall(r'"(gfx[0-9a-f]+)"\s*:', var_line)
+                        if var_line.startswith("}"):
                             break
                     facts["allowed"] = hit(path, start + 1, lines[start])
                     facts["allowed_targets"] = targets

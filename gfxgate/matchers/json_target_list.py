@@ -79,10 +79,12 @@ class JsonTargetList:
                 data = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise NoMatch(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-            presets = {p.get("name"): p for p in data.get("configurePresets", []) if isinstance(p, dict)}
+            # a preset without a string name (CMake requires one) is no preset: it cannot be named, inherited or matched
+            presets = {p["name"]: p for p in data.get("configurePresets", [])
+                       if isinstance(p, dict) and isinstance(p.get("name"), str)}
 
             def resolved(name: str, seen: tuple = ()) -> str | None:
-                preset = presets.get(name) or {}
+                preset = presets.get(name) or {}  # noqa: B023 - called in this iteration only
                 value = (preset.get("cacheVariables") or {}).get(variable)
                 if isinstance(value, dict):
                     value = value.get("value")
@@ -97,7 +99,7 @@ class JsonTargetList:
 
             lines = text.splitlines()
             for name, preset in presets.items():
-                if preset.get("hidden") or not include.search(name or "") or (exclude and exclude.search(name)):
+                if preset.get("hidden") or not include.search(name) or (exclude and exclude.search(name)):
                     continue
                 if configured is not None and name not in configured:
                     continue

@@ -90,9 +90,9 @@ class VulkanArchitecture:
             for i, line in enumerate(lines):
                 if start <= i <= end or any_class is None or any_class.search(line) is None:
                     continue
-                found = {m.group(0) for m in any_class.finditer(line.split("//", 1)[0])}
+                named = {m.group(0) for m in any_class.finditer(line.split("//", 1)[0])}
                 for cls in classes:
-                    if cls in found:
+                    if cls in named:
                         entry = uses.setdefault(cls, {"count": 0, "hits": []})
                         entry["count"] += 1
                         if len(entry["hits"]) < MAX_USES:

@@ -87,6 +87,8 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
     top = toplevel(pins_path)
     commit = resolve_ref(top, base_ref)
     pins_rel = inside_repo(pins_path, top)
+    if pins_rel is None:  # top is the repository git found for the file: never outside it
+        raise UsageError(f"{pins_path}: not inside the git repository {top}")
     base_text = show_at(top, commit, pins_rel)
     if base_text is None:
         raise SourceError(f"{pins_rel} does not exist at {base_ref} ({commit[:12]})",

@@ -14,13 +14,12 @@ statuses alone:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
 from gfxgate.model import RANK, Status
-from gfxgate.serial import JsonRecord, document, json_field, json_key
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field, json_key
 
 REGRESSION, IMPROVEMENT, DRIFT, RESOLVED, EVIDENCE = "regression", "improvement", "drift", "resolved", "evidence"
 KINDS = (REGRESSION, DRIFT, IMPROVEMENT, RESOLVED, EVIDENCE)  # report order: worst first
@@ -48,7 +47,7 @@ def _evidence_key(cell: Mapping[str, Any]) -> tuple:
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CellChange(JsonRecord):
     layer: str
     layer_title: str
@@ -80,7 +79,7 @@ def slim_verdict(cell: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class MatrixDiff(JsonRecord):
     targets: tuple[str, ...]
     old_sources: tuple[Mapping[str, Any], ...]

@@ -34,7 +34,7 @@ class DirectorySource(Source):
 
     def list_files(self) -> list[str]:
         if self._files is None:
-            files = []
+            files: list[str] = []
             for folder, dirs, names in os.walk(self.folder):
                 dirs[:] = sorted(d for d in dirs if d != ".git")
                 rel = Path(folder).relative_to(self.folder)

@@ -439,7 +439,7 @@ class GitSource(Source):
         self.ref = ref
         self.origin = "git"
         self._repo = repo
-        self.commit = repo.resolve(ref)
+        self.commit: str = repo.resolve(ref)
         self._files: list[str] | None = None
         self._blobs: dict[str, bytes | None] = {}
 

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, NamedTuple
+from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from gfxgate.datafiles import load_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
@@ -20,6 +20,9 @@ from gfxgate.model import Location
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
+
+if TYPE_CHECKING:
+    from gfxgate.sources.gitrepo import GitRepo
 
 
 class Pin(NamedTuple):
@@ -69,7 +72,7 @@ class Pins:
                 return name
         return None
 
-    def with_pin_set(self, name: str) -> "Pins":
+    def with_pin_set(self, name: str) -> Pins:
         """These pins with the refs of pin set ``name`` (and no pin sets of their own)."""
         chosen = self.pin_sets[name]
         sources = {key: pin._replace(ref=chosen.get(key, pin.ref)) for key, pin in self.sources.items()}
@@ -233,7 +236,7 @@ class SourceSet:
                                  hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
         self._open: dict[tuple[str, str], Source] = {}
         self._failed: dict[tuple[str, str], SourceError] = {}  # a source that could not be opened is tried once per run
-        self._repos: dict[str, object] = {}
+        self._repos: dict[str, GitRepo] = {}
         self._coupled_refs: dict[str, tuple[str, str | None]] = {}
         self.notes: list[str] = []
 

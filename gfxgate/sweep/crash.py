@@ -11,10 +11,9 @@ by *where* the crash sits relative to the "runner started" marker and by which f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 SIGNAL_RE = re.compile(r"\b(SIGSEGV|SIGABRT|SIGILL|SIGBUS|SIGFPE|SIGKILL|SIGTRAP)\b")
 EXIT_STATUS_RE = re.compile(r"exit status (\d+)")
@@ -70,7 +69,7 @@ EXCERPT_BEFORE = 3
 EXCERPT_AFTER = 24
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CrashSignature(JsonRecord):
     """What a runner crash looks like in the log: signal, exit status, the frames and the excerpt."""
 
@@ -79,7 +78,7 @@ class CrashSignature(JsonRecord):
     terminated: bool = False
     frames: tuple[str, ...] = ()  # function names, innermost first, de-duplicated
     key_frames: tuple[str, ...] = ()  # the frames that locate the crash (compute or load functions)
-    first_line: int | None = json_field(None, skip=True)  # index into the lines given, of the first crash marker
+    first_line: int | None = json_field(default=None, skip=True)  # index into the lines given, of the first crash marker
     excerpt: tuple[str, ...] = ()
 
     @property
@@ -98,7 +97,7 @@ class CrashSignature(JsonRecord):
         return "crash"
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> "CrashSignature | None":
+    def from_json(cls, data: dict[str, Any] | None) -> CrashSignature | None:
         if not data:
             return None
         return cls(
@@ -111,13 +110,13 @@ class CrashSignature(JsonRecord):
         )
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Phase(JsonRecord):
     """When a run failed: ``load``, ``compute``, ``timeout``, ``transport``, ``unknown`` (or ``none``)."""
 
     phase: str
     reason: str
-    log_lines: tuple[int, ...] = json_field((), skip=True)  # indices of the deciding log lines
+    log_lines: tuple[int, ...] = json_field(default=(), skip=True)  # indices of the deciding log lines
 
 
 def frame_name(line: str) -> str | None:
@@ -147,8 +146,9 @@ def _demangled(name: str) -> str:
     rest = rest[1:] if nested else rest
     rest = rest.lstrip("KVr")
     parts: list[str] = []
-    while rest[:1].isdigit():
-        digits = _MANGLED_PART.match(rest)[1]
+    # (not rest[:1].isdigit(): "²" is a digit to str.isdigit, not to \d, and a log line may hold one)
+    while (part := _MANGLED_PART.match(rest)) is not None:
+        digits = part[1]
         size = int(digits)
         parts.append(rest[len(digits) : len(digits) + size])
         rest = rest[len(digits) + size :]
@@ -256,7 +256,7 @@ def classify_phase(
             )
         loading = _last_marker_before(lines, crash.first_line, LOADING_RES)
         if load or loading is not None:
-            what = f"in {' → '.join(load)}" if load else f"while loading (log line {loading + first_line_no}: {_short(lines[loading])})"
+            what = f"in {' → '.join(load)}" if load or loading is None else f"while loading (log line {loading + first_line_no}: {_short(lines[loading])})"
             return Phase("load", f"runner crashed ({crash.label}) {what}, before 'llama runner started'", (crash.first_line,))
         return Phase("unknown", f"runner crashed ({crash.label}) but the log shows neither load nor start markers")
     if crash.terminated or crash.exit_status is not None:

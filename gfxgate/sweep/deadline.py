@@ -86,7 +86,7 @@ def _classes() -> dict[str, Any]:
             self.inner.sleep(seconds)
 
     class HeadStream(httpx.SyncByteStream):
-        def __init__(self, inner: Any, owner: "Transport") -> None:
+        def __init__(self, inner: Any, owner: Transport) -> None:
             self.inner, self.owner = inner, owner
 
         def __iter__(self):

@@ -54,7 +54,7 @@ class LogTail:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def at_end(cls, path: Path) -> "LogTail":
+    def at_end(cls, path: Path) -> LogTail:
         tail = cls(Path(path))
         try:
             with _open_log(tail.path) as handle:

@@ -160,7 +160,7 @@ def ok_text(runs: Sequence[Run]) -> str:
         parts.append(f"{secs:.1f} s")
     if evals is not None:
         parts.append(f"eval_count={int(evals) if float(evals).is_integer() else evals}")
-    shown = ordered(f"{n}/{m} layers" for n, m in (layers(r) for r in runs if layers(r) is not None))
+    shown = ordered(f"{n}/{m} layers" for n, m in (pair for pair in map(layers, runs) if pair is not None))
     if len(shown) == 1:
         parts.append(f"{shown[0]} on GPU")
     return f"({', '.join(parts)})" if parts else ""

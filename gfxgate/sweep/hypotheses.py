@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sweep.facts import gpu_pass, is_gpu_run, layers, ordered, phase_of, vram
 from gfxgate.sweep.worklog import Run
 
 MAX_DECIDING_RUNS = 8
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Hypothesis(JsonRecord):
     """A question about the GPU, its verdict, why, and the runs that decide it."""
 
@@ -48,7 +47,7 @@ def hypothesis_gpu_unusable(runs: Sequence[Run]) -> Hypothesis:
     passes = [r for r in gpu_runs if gpu_pass(r)]
     if passes:
         deciding = _first_per(passes, lambda r: (r.endpoint, r.num_gpu))
-        by_endpoint = {}
+        by_endpoint: dict[str, list[Run]] = {}
         for run in deciding:
             by_endpoint.setdefault(run.endpoint, []).append(run)
         said = "; ".join(f"{ep} answered with num_gpu={_list_num_gpu(rs)}" for ep, rs in by_endpoint.items())
@@ -75,8 +74,9 @@ def hypothesis_num_gpu_is_count(runs: Sequence[Run]) -> Hypothesis:
         by_key.setdefault((run.endpoint, run.model), {}).setdefault(run.num_gpu, run)
     for (endpoint, model), per in by_key.items():
         values = sorted(per.items())
-        partial = [(n, r) for n, r in values if 0 < _amount(r)[0] < _amount(r)[1]]
-        distinct = {_amount(r)[0] for _, r in values}
+        amounts = {n: a for n, r in values if (a := _amount(r)) is not None}  # every one: measured
+        partial = [(n, r) for n, r in values if 0 < amounts[n][0] < amounts[n][1]]
+        distinct = {amounts[n][0] for n, _ in values}
         if partial and (len(distinct) > 1 or len(values) == 1):
             shown = ", ".join(f"num_gpu={n} → {_amount_text(r)}" for n, r in values)
             two = [r for n, r in values if n >= 2]
@@ -118,11 +118,12 @@ def _amount(run: Run) -> tuple[int, int] | None:
 
 
 def _amount_text(run: Run) -> str:
-    if layers(run) is not None:
-        n, m = layers(run)
+    layer_counts = layers(run)
+    if layer_counts is not None:
+        n, m = layer_counts
         return f"{n} of {m} layers offloaded (log)"
     size, size_vram = vram(run)
-    return f"{size_vram / 2**20:.0f} of {(size or 0) / 2**20:.0f} MiB in VRAM"
+    return f"{(size_vram or 0) / 2**20:.0f} of {(size or 0) / 2**20:.0f} MiB in VRAM"
 
 
 def hypothesis_backend_compute(runs: Sequence[Run]) -> Hypothesis:

@@ -173,7 +173,7 @@ class LlamaServerEndpoint:
     def model_path(self, label: str) -> Path:
         return dict(self.model_files)[label]
 
-    def run_cell(self, runner: "SweepRunner", cell: "Cell") -> dict[str, Any]:
+    def run_cell(self, runner: SweepRunner, cell: Cell) -> dict[str, Any]:
         return LlamaServerDriver.for_runner(runner).run_cell(self, cell)
 
 
@@ -426,7 +426,7 @@ def free_port() -> int:
 class LlamaServerDriver:
     """Runs llama-server cells for one SweepRunner (model digests are computed once per sweep)."""
 
-    def __init__(self, runner: "SweepRunner") -> None:
+    def __init__(self, runner: SweepRunner) -> None:
         self.runner = runner
         self._digests: dict[Path, str] = {}
         self._versions: dict[str, str | None] = {}
@@ -434,7 +434,7 @@ class LlamaServerDriver:
         self._gpu_memory = LogTail.at_end(runner.plan.gpu_memory_log) if getattr(runner.plan, "gpu_memory_log", None) else None
 
     @classmethod
-    def for_runner(cls, runner: "SweepRunner") -> "LlamaServerDriver":
+    def for_runner(cls, runner: SweepRunner) -> LlamaServerDriver:
         driver = getattr(runner, "_llama_driver", None)
         if driver is None:
             driver = cls(runner)
@@ -484,7 +484,7 @@ class LlamaServerDriver:
     def listed_devices(self, endpoint: LlamaServerEndpoint) -> dict[str, Any]:
         """``COMMAND --list-devices`` once per endpoint: the devices that command's backends can offload to."""
         if endpoint.name not in self._devices:
-            output = _run_bounded([*endpoint.command, "--list-devices"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
+            output = _version_output([*endpoint.command, "--list-devices"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
             devices = parse_listed_devices(output)
             self._devices[endpoint.name] = {"command": shlex.join([*endpoint.command, "--list-devices"]), "devices": devices}
             if not devices:
@@ -492,7 +492,7 @@ class LlamaServerDriver:
         return self._devices[endpoint.name]
 
     # -- one cell ---------------------------------------------------------------------------------------
-    def run_cell(self, endpoint: LlamaServerEndpoint, cell: "Cell") -> dict[str, Any]:
+    def run_cell(self, endpoint: LlamaServerEndpoint, cell: Cell) -> dict[str, Any]:
         plan = self.runner.plan
         model_path = endpoint.model_path(cell.model)
         run_id = f"{endpoint.name}-g{cell.num_gpu}-r{cell.repeat}-{uuid.uuid4().hex[:8]}"
@@ -586,7 +586,7 @@ class LlamaServerDriver:
         return {"source": "nvidia-smi", "where": collected.where, **sampled_vram(collected.lines, pid),
                 **({"note": collected.note} if collected.note else {})}
 
-    def _exchange(self, endpoint: LlamaServerEndpoint, cell: "Cell", model: Path, log_path: Path) -> Exchange:
+    def _exchange(self, endpoint: LlamaServerEndpoint, cell: Cell, model: Path, log_path: Path) -> Exchange:
         import httpx
 
         plan = self.runner.plan
@@ -649,7 +649,7 @@ class LlamaServerDriver:
                 ex.last_health = type(exc).__name__
             time.sleep(HEALTH_POLL_S)
 
-    def _complete(self, ex: Exchange, client: Any, base: str, t0: float, cell: "Cell") -> None:
+    def _complete(self, ex: Exchange, client: Any, base: str, t0: float, cell: Cell) -> None:
         import httpx
 
         plan = self.runner.plan

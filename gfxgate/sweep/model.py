@@ -7,10 +7,9 @@ each claim.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.sweep import facts
 from gfxgate.sweep.facts import cell_text, crash_label, offload_text, ordered, phase_of
 from gfxgate.sweep.hypotheses import (
@@ -24,7 +23,7 @@ from gfxgate.sweep.worklog import Run, Worklog
 REPORT_SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Cell(JsonRecord):
     model: str
     num_gpu: int
@@ -35,7 +34,7 @@ class Cell(JsonRecord):
     run_ids: tuple[str, ...] = json_field(name="runs")
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CellDetail(JsonRecord):
     """What the runs of one cell measured: medians (min–max) over its successful runs, and where the model sat."""
 
@@ -54,7 +53,7 @@ class CellDetail(JsonRecord):
     placement: str  # per buffer: layers and MiB of weights
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class CrashExcerpt(JsonRecord):
     run_id: str = json_field(name="run")
     endpoint: str
@@ -68,7 +67,7 @@ class CrashExcerpt(JsonRecord):
     lines: tuple[str, ...] = json_field(name="excerpt")
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class RunRow(JsonRecord):
     run_id: str = json_field(name="run")
     line: int = json_field(name="worklog_line")
@@ -82,7 +81,7 @@ class RunRow(JsonRecord):
     superseded: bool = False
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class SweepReport(JsonRecord):
     worklog: str
     gpu_targets: tuple[str, ...]

@@ -373,7 +373,8 @@ class SweepRunner:
         started = utcnow()
         t0 = time.monotonic()
         first_token_s: float | None = None
-        outcome, status, error, final, text = "ok", 200, "", None, ""
+        status: int | None = 200  # the HTTP status; None where no answer came
+        outcome, error, final, text = "ok", "", None, ""
         try:
             if plan.stream:
                 parts: list[str] = []

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 LAYER = "runtime"
 
 
-def _covers(run: Run, target: "TargetId") -> bool:
+def _covers(run: Run, target: TargetId) -> bool:
     recorded = run.gpu_target
     if not recorded:
         return False
@@ -32,8 +32,9 @@ def _covers(run: Run, target: "TargetId") -> bool:
 def _evidence(run: Run, worklog: Path) -> Evidence:
     phase, reason = phase_of(run)
     if run.ok:
-        if layers(run) is not None:
-            n, m = layers(run)
+        layer_counts = layers(run)
+        if layer_counts is not None:
+            n, m = layer_counts
             shown = f"{n}/{m} layers offloaded per the server log"
         else:
             where = {True: "layers in VRAM per /api/ps", False: "/api/ps shows size_vram=0", None: "no /api/ps data"}
@@ -51,7 +52,7 @@ def _evidence(run: Run, worklog: Path) -> Evidence:
     )
 
 
-def runtime_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, Verdict]:
+def runtime_verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, Verdict]:
     """One ``runtime`` verdict per target, keyed by ``str(target)``; raises InputError for a bad worklog.
 
     A run on a CPU-only endpoint (``llama-server --device none``) asks no GPU for anything, whatever its num_gpu: it
@@ -59,14 +60,14 @@ def runtime_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str,
     return {key: backends.pop(None) for key, backends in _verdicts(Path(worklog_path), targets).items()}
 
 
-def runtime_backend_verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, dict[str, Verdict]]:
+def runtime_backend_verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, dict[str, Verdict]]:
     """Per target, one ``runtime`` verdict per backend its runs exercised (``facts.backend_of``): what the answer's
     routes are confirmed or refuted by, each by its own backend's runs only."""
     return {key: {b: v for b, v in backends.items() if b is not None} for key, backends in
             _verdicts(Path(worklog_path), targets).items()}
 
 
-def _verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, dict[str | None, Verdict]]:
+def _verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, dict[str | None, Verdict]]:
     worklog = read_worklog(worklog_path)
     effective = worklog.effective_runs()  # a retried cell counts with its latest run only
     recorded = sorted({r.gpu_target or "unknown" for r in effective})
@@ -81,7 +82,7 @@ def _verdicts(worklog_path: Path, targets: list["TargetId"]) -> dict[str, dict[s
     return out
 
 
-def _judge(runs: list[Run], key: str, target: "TargetId", worklog_path: Path, recorded: list[str]) -> Verdict:
+def _judge(runs: list[Run], key: str, target: TargetId, worklog_path: Path, recorded: list[str]) -> Verdict:
     gpu_runs = [r for r in runs if is_gpu_run(r) and backend_of(r) != "cpu"]
     if not gpu_runs:
         cpu_only = any(backend_of(r) == "cpu" for r in runs)

@@ -341,7 +341,7 @@ class WorklogWriter:
             os.close(self._fd)
             self._fd = -1
 
-    def __enter__(self) -> "WorklogWriter":
+    def __enter__(self) -> WorklogWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

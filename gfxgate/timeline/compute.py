@@ -172,7 +172,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
         rows.append(Row(t, tuple(cells)))
     from gfxgate.gate.route import default_routes
 
-    routes = default_routes()
+    route_rules = default_routes()
     window = set(tags)
     repo_of = {r.id: r.repo for r in prober.ruleset.rules}
     unreadable = tuple(Unreadable(rule, tag, source, facts.reason or "", _supply_hint(source, prober))
@@ -182,8 +182,8 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
     notes = sorted(n for n in prober.notes if n not in said)  # the unreadable records say the rest, grouped by source
     return Timeline(
         repo=prober.repo, tags=tuple(tags), probed=len(sigs), method="every-tag" if every_tag else "bisect",
-        prereleases=prereleases, rows=tuple(rows), origin="live", key=RouteKey.of(routes), notes=tuple(notes),
-        backends=routes.backends, unreadable=unreadable,
+        prereleases=prereleases, rows=tuple(rows), origin="live", key=RouteKey.of(route_rules), notes=tuple(notes),
+        backends=route_rules.backends, unreadable=unreadable,
     )
 
 
@@ -194,7 +194,7 @@ def _supply_hint(source: str | None, prober) -> str | None:
         spec = pins.layouts[source]
         return (f"{spec.vendored_in} vendors no copy at these releases and names no {spec.upstream} tag "
                 f"({spec.version_file}): nothing to supply")
-    if source in pins.sources:
+    if source is not None and source in pins.sources:
         how = f"supply a clone with its tags: --source {source}=CLONE (or GFXGATE_SOURCE_{source.upper().replace('-', '_')})"
         return how + ("" if not prober.offline else ", or run once without --offline to clone it")
     return None

@@ -85,7 +85,8 @@ def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
         for c in row.cells:
             extras += [x for x in timeline.key.conditions(c) if x not in extras]
     band = {extra: CONDITION_COLOURS[i % len(CONDITION_COLOURS)] for i, extra in enumerate(extras)}
-    entries = [(colours[k][0], colours[k][1], False, None) for k in colours if k in used]
+    entries: list[tuple[str, str, bool, str | None]] = [(colours[k][0], colours[k][1], False, None)
+                                                        for k in colours if k in used]
     entries += [("#ffffff", f"bottom band: also needs {extra}", False, band[extra]) for extra in extras]
     if any(not c.certain and c.route != UNDECIDED for row in timeline.rows for c in row.cells):
         entries.append(("#9e9e9e", "hatched: a shorter route is undecided", True, None))
@@ -210,7 +211,7 @@ def render_png(timeline: Timeline, *, scale: int = 2) -> bytes:
                 tile = Image.new("RGBA", (w, h), (255, 255, 255, 0))
                 ImageDraw.Draw(tile).text((w if s.anchor == "end" else 0, h * 0.75), s.text, font=font, fill=s.fill,
                                           anchor="rs" if s.anchor == "end" else "ls")
-                turned = tile.rotate(-s.rotate, expand=True, resample=Image.BICUBIC)
+                turned = tile.rotate(-s.rotate, expand=True, resample=Image.Resampling.BICUBIC)
                 image.paste(turned, (int(x - turned.width), int(y - 2 * scale)), turned)
             else:
                 anchor = {"start": "ls", "middle": "ms", "end": "rs"}[s.anchor]

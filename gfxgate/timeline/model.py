@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from gfxgate.model import PerBackend
-from gfxgate.serial import JsonRecord, document, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 
 SCHEMA_VERSION = 1
 
@@ -26,11 +26,11 @@ class Ev(JsonRecord):
     url: str | None = None
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Ev":
+    def from_json(cls, data: Mapping[str, Any]) -> Ev:
         return cls(data["where"], data.get("text", ""), data.get("source", ""), data.get("url"))
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Flip(JsonRecord):
     """A layer of one target that changed between two consecutive releases."""
 
@@ -55,7 +55,7 @@ class Flip(JsonRecord):
         return f"{self.layer} {self.old} → {self.new}"
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Flip":
+    def from_json(cls, data: Mapping[str, Any]) -> Flip:
         return cls(data["tag"], data["previous_tag"], data["layer"], data["old"], data["new"], data["kind"],
                    tuple(Ev.from_json(e) for e in data["evidence"]), data.get("reason"))
 
@@ -70,12 +70,12 @@ class BackendState(JsonRecord):
     evidence: tuple[Ev, ...] = ()  # why the route applies, or the cell that refuses it
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "BackendState":
+    def from_json(cls, data: Mapping[str, Any]) -> BackendState:
         return cls(data["backend"], data["state"], data.get("label"), data.get("phrase"), data.get("reason"),
                    tuple(Ev.from_json(e) for e in data.get("evidence", ())))
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Cell(JsonRecord, PerBackend):
     """Releases ``first``..``last`` (``tags`` of them) over which one target's route does not change."""
 
@@ -93,7 +93,7 @@ class Cell(JsonRecord, PerBackend):
     start: tuple[Flip, ...] = ()  # the flips at ``first`` (none for the first release of the range)
     end: tuple[Flip, ...] = ()  # the flips at the release after ``last``
     docs: tuple[str, ...] = ()  # where Ollama's docs and the release disagree in first..last (gfxgate.gate.docs)
-    reason: str | None = json_field(None, skip=True)  # written next to ``certain``
+    reason: str | None = json_field(default=None, skip=True)  # written next to ``certain``
 
     def __post_init__(self) -> None:
         if not self.evidence and not self.reason:
@@ -104,7 +104,7 @@ class Cell(JsonRecord, PerBackend):
         return (self.route, self.label, self.certain, tuple((b.backend, b.state, b.label) for b in self.backends))
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Cell":
+    def from_json(cls, data: Mapping[str, Any]) -> Cell:
         return cls(
             target=data["target"], first=data["from"], last=data["to"], tags=data["tags"], route=data["route"],
             label=data["label"], certain=data["certain"], reason=data.get("reason"),
@@ -136,11 +136,11 @@ class Unreadable(JsonRecord):
     hint: str | None = None  # how to supply it; None when nothing can (ggml not in ollama at that release)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Unreadable":
+    def from_json(cls, data: Mapping[str, Any]) -> Unreadable:
         return cls(data["rule"], data["tag"], data["source"], data["reason"], data.get("hint"))
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class MissingSource(JsonRecord):
     """The unreadable records of one source (and hint), summarised: one line instead of one per rule and release."""
 
@@ -169,7 +169,7 @@ class RouteKey:
     device_steps: tuple[tuple[str, str], ...] = ()  # (workaround id, short setting) a route may need for the device
 
     @classmethod
-    def of(cls, rules) -> "RouteKey":
+    def of(cls, rules) -> RouteKey:
         """The key of a loaded ``RouteRules``."""
         layers: dict[str, set[str]] = {}
         for rule in rules.routes:
@@ -179,7 +179,7 @@ class RouteKey:
                    tuple((backend, frozenset(names)) for backend, names in layers.items()),
                    tuple((step.workaround, step.short) for step in rules.device_steps))
 
-    def conditions(self, cell: "Cell") -> tuple[str, ...]:
+    def conditions(self, cell: Cell) -> tuple[str, ...]:
         """The device settings ``cell``'s route needs besides its own steps ("+ OLLAMA_IGPU_ENABLE=1")."""
         return tuple(short for workaround, short in self.device_steps if workaround in cell.steps)
 
@@ -233,7 +233,7 @@ class Timeline:
         i = self.tags.index(tag)
         return next(c for c in self.row(target).cells if self.tags.index(c.first) <= i <= self.tags.index(c.last))
 
-    def select(self, targets: list[str] | None = None, first: str | None = None, last: str | None = None) -> "Timeline":
+    def select(self, targets: list[str] | None = None, first: str | None = None, last: str | None = None) -> Timeline:
         """A sub-timeline: some targets, a window of releases (cells clipped, flips outside the window dropped)."""
         lo = self.tags.index(first) if first else 0
         hi = self.tags.index(last) if last else len(self.tags) - 1
@@ -283,7 +283,7 @@ class Timeline:
         }, version=SCHEMA_VERSION)
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], key: RouteKey, *, origin: str | None = None) -> "Timeline":
+    def from_json(cls, data: Mapping[str, Any], key: RouteKey, *, origin: str | None = None) -> Timeline:
         return cls(
             repo=data["repo"], tags=tuple(data["releases"]), probed=data["range"]["probed"], method=data["method"],
             prereleases=data["prereleases"], origin=origin or data["origin"], key=key, notes=tuple(data.get("notes", ())),

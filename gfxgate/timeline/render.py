@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import code, link, md_escape as _md_cell
 from gfxgate.timeline.model import Timeline
@@ -86,6 +88,21 @@ def _short(reason: str, limit: int = 240) -> str:
 
 def render_json(timeline: Timeline) -> str:
     return dumps(timeline.to_json()) + "\n"
+
+
+@overload
+def render(timeline: Timeline, fmt: Literal["png"], *, verbose: bool = False, width: int = 100,
+           color: bool = False) -> bytes: ...
+
+
+@overload
+def render(timeline: Timeline, fmt: Literal["md", "text", "json", "svg"], *, verbose: bool = False, width: int = 100,
+           color: bool = False) -> str: ...
+
+
+@overload
+def render(timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 100,
+           color: bool = False) -> str | bytes: ...
 
 
 def render(timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 100, color: bool = False) -> str | bytes:

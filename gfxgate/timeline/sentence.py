@@ -7,14 +7,13 @@ layers that backend's routes read), or, for the first release of the range, the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.timeline.model import Cell, Clause, Ev, Timeline
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class Answer(JsonRecord):
     target: str = json_field(skip=True)  # the caller writes it with the cells
     sentence: str
@@ -31,7 +30,7 @@ def _runs(cells: tuple[Cell, ...], backend: str) -> list[tuple[Cell, Cell, str, 
             runs[-1][1] = c
         else:
             runs.append([c, c, key[0], key[1]])
-    return [tuple(r) for r in runs]  # type: ignore[misc]
+    return [tuple(r) for r in runs]
 
 
 def _evidence(cell: Cell, backend: str, first_of_range: bool, layers: frozenset[str]) -> tuple[Ev, ...]:

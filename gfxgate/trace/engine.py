@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from gfxgate.model import Location
 from gfxgate.trace.hops import HopContext, HopMissing, Match, kind_module
 from gfxgate.trace.model import FOUND, MISSING, PARTIAL, TraceHop, TraceResult, TraceStage
 from gfxgate.trace.rules import TEMPLATED, HopSpec, TraceRule
@@ -84,7 +85,7 @@ def trace(rule: TraceRule, sources, ctx: HopContext | None = None) -> TraceResul
     for repo in rule.repos:
         try:
             src = sources.get(repo)
-        except Exception:  # noqa: BLE001 - unavailable sources are reported on their hops
+        except Exception:  # noqa: BLE001, S112 - unavailable sources are reported on their hops
             continue
         info = src.info()
         if info not in infos:
@@ -137,13 +138,13 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
         first: Match = matches[0]
         local.update({var: first.outputs.get(output, "") for var, output in spec.bind.items()})
         seen = {(first.sites[0].file.path, first.sites[0].line)}
-        also = []
+        further: list[Location] = []
         for m in matches[1:]:
-            key = (m.sites[0].file.path, m.sites[0].line)
-            if key not in seen and len(also) < 5:
-                seen.add(key)
-                also.append(ctx.location(m.sites[0]))
-        also = tuple(also)
+            site_key = (m.sites[0].file.path, m.sites[0].line)
+            if site_key not in seen and len(further) < 5:
+                seen.add(site_key)
+                further.append(ctx.location(m.sites[0]))
+        also = tuple(further)
         for index, site in enumerate(first.sites):
             out.append(TraceHop(
                 id=spec.id if index == 0 else f"{spec.id}/{site.label or index}",
@@ -168,7 +169,8 @@ def _conclude(rule: TraceRule, stages: list[TraceStage], bindings: dict) -> tupl
     if documented is None:
         if sink.status == MISSING:
             return None, f"the sink ({sink.spec.title}) was not reached: {sink.reason}"
-        return None, f"the sink ({sink.spec.title}) has no documentation at {sink.anchor.location}"
+        anchor = sink.anchor  # a sink that is not missing has a found hop
+        return None, f"the sink ({sink.spec.title}) has no documentation at {anchor.location if anchor else '?'}"
     values = {**bindings, "sink_doc": documented.meaning, "sink": str(documented.location), "sink_symbol": documented.symbol}
     for conclusion in rule.conclusions:
         if conclusion.match is None or conclusion.match.search(documented.meaning):

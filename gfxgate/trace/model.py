@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gfxgate.model import Location, SourceInfo
-from gfxgate.serial import JsonRecord, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.trace.rules import StageSpec
 
 TRACE_JSON_VERSION = 1
@@ -20,7 +20,7 @@ MISSING = "missing"
 PARTIAL = "partial"
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class TraceHop(JsonRecord):
     """One step of the flow, found at the scanned version or reported missing with its reason."""
 
@@ -28,7 +28,7 @@ class TraceHop(JsonRecord):
     stage: str
     kind: str
     status: str  # found | missing
-    location: Location | None = json_field(None, before={"where": lambda h: str(h.location) if h.location else None})
+    location: Location | None = json_field(default=None, before={"where": lambda h: str(h.location) if h.location else None})
     code: str = ""
     symbol: str = ""  # what the hop found: ``Options.num_gpu``, ``assignLayers(requestedLayers)``
     meaning: str | None = None  # nearest documentation
@@ -36,7 +36,7 @@ class TraceHop(JsonRecord):
     reason: str | None = None  # why it is missing
     note: str | None = None  # the rule's note on how this hop links to the previous one
     via: str | None = None  # the route taken within the stage
-    also: tuple[Location, ...] = json_field((), value=lambda also: [str(loc) for loc in also])  # further sites
+    also: tuple[Location, ...] = json_field(default=(), value=lambda also: [str(loc) for loc in also])  # further sites
 
     def __post_init__(self) -> None:
         if self.status == FOUND and self.location is None:
@@ -105,7 +105,7 @@ def _header(kind: str) -> dict[str, Any]:
     return {key: (lambda _, value=value: value) for key, value in document(kind, {}, version=TRACE_JSON_VERSION).items()}
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class TraceResult(JsonRecord):
     option: str = json_field(before=_header("trace"))
     rule: str
@@ -117,7 +117,7 @@ class TraceResult(JsonRecord):
     conclusion_reason: str | None  # why there is no conclusion
     caution: str | None
     notes: tuple[str, ...] = ()
-    parsed_files: int = json_field(0, skip=True)
+    parsed_files: int = json_field(default=0, skip=True)
 
     @property
     def hops(self) -> tuple[TraceHop, ...]:
@@ -127,7 +127,7 @@ class TraceResult(JsonRecord):
         return next(s for s in self.stages if s.spec.id == stage_id)
 
 
-@dataclass(frozen=True, kw_only=True)
+@json_dataclass(frozen=True, kw_only=True)
 class EnvRead(JsonRecord):
     """One place where a repository reads (or passes on) an environment variable."""
 
@@ -146,7 +146,7 @@ class EnvRead(JsonRecord):
         return Location(repo=self.repo, ref=self.ref, commit=self.commit, path=self.path, line=self.line)
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class EnvSearch(JsonRecord):
     """`gfxgate trace --env NAME`: every read, plus the repositories that could not be searched."""
 
@@ -155,5 +155,5 @@ class EnvSearch(JsonRecord):
     kinds: tuple[tuple[str, str], ...] = json_field(  # (kind, description) in rule order
         value=lambda kinds: [{"kind": k, "description": d} for k, d in kinds])
     reads: tuple[EnvRead, ...]
-    unavailable: tuple[tuple[str, str], ...] = json_field((), value=lambda unavailable: [  # (repo, reason)
+    unavailable: tuple[tuple[str, str], ...] = json_field(default=(), value=lambda unavailable: [  # (repo, reason)
         {"repo": r, "reason": why} for r, why in unavailable])

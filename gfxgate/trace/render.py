@@ -70,13 +70,13 @@ def trace_markdown(result: TraceResult) -> str:
     for stage in result.stages:
         if not stage.spec.summary:
             continue
-        anchor, meaning = stage.anchor, stage.meaning
+        anchor, documented = stage.anchor, stage.meaning
         if anchor is None:
             out.append(f"| {_cell(stage.spec.title)} | **missing**: {_cell(stage.reason)} | — | — |")
             continue
         status = "" if stage.status == FOUND else " (partial)"
         out.append(f"| {_cell(stage.spec.title)}{status} | {_code(str(anchor.location))} | {_code(anchor.code)} | "
-                   f"{_cell(meaning.meaning if meaning else None)} |")
+                   f"{_cell(documented.meaning if documented else None)} |")
     out += ["", "## All hops", "", "| # | stage | hop | kind | where | found | meaning |", "|---|---|---|---|---|---|---|"]
     for number, hop in enumerate(result.hops, 1):
         if hop.status == MISSING:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Tree
 
 LANGUAGES = {
     ".go": "go",
@@ -32,17 +35,15 @@ def language_of(path: str) -> str | None:
 
 @functools.cache
 def parser(language: str):
+    import importlib
+
     from tree_sitter import Language, Parser
 
-    if language == "go":
-        import tree_sitter_go as grammar
-    elif language == "python":
-        import tree_sitter_python as grammar
-    elif language == "c":
-        import tree_sitter_c as grammar
-    else:
-        import tree_sitter_cpp as grammar
+    grammar = importlib.import_module(_GRAMMARS.get(language, "tree_sitter_cpp"))
     return Parser(Language(grammar.language()))
+
+
+_GRAMMARS = {"go": "tree_sitter_go", "python": "tree_sitter_python", "c": "tree_sitter_c"}  # else C++
 
 
 @dataclass
@@ -50,7 +51,7 @@ class ParsedFile:
     repo: str  # the source's display name (layout alias or repository)
     path: str
     src: bytes
-    tree: object
+    tree: Tree
     language: str
 
     @functools.cached_property
@@ -66,7 +67,7 @@ class ParsedFile:
     def line_text(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
 
-    def walk(self, types: set[str] | None = None) -> Iterator:
+    def walk(self, types: set[str] | None = None) -> Iterator[Node]:
         """Every node in document order (optionally only those of the given types)."""
         stack = [self.tree.root_node]
         while stack:

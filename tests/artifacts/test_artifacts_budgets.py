@@ -10,8 +10,6 @@ import json
 import subprocess
 import sys
 import textwrap
-import time
-from pathlib import Path
 
 import pytest
 

@@ -7,7 +7,6 @@ import pytest
 from gfxgate.artifacts import elf
 from gfxgate.artifacts.model import CODE_OBJECT, IN_FILE
 from gfxgate.artifacts.scan import scan_file
-from gfxgate.targets import catalog
 
 
 # rules/targets.yaml entries newer than LLVM 19 (clang-19 does not know them): checked by their mach value only

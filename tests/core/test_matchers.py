@@ -140,6 +140,16 @@ def test_json_presets_inheritance_and_hidden(tmp_path):
     assert out["gfx1100"].status is Status.BLOCKED
 
 
+def test_json_presets_without_a_string_name_are_no_presets(tmp_path):
+    """CMake requires a preset's name; one without (or with a number) was looked up as None and crashed the regex of
+    exclude_presets (TypeError: object of type 'NoneType' has no len())."""
+    presets = {"configurePresets": [{"cacheVariables": {"V": "gfx900"}}, {"name": 7, "cacheVariables": {"V": "gfx900"}},
+                                    {"name": "rocm", "cacheVariables": {"V": "gfx906"}}]}
+    out = run(tmp_path, "json-target-list", {"CMakePresets.json": json.dumps(presets, indent=2)}, ["gfx900", "gfx906"],
+              variable="V", exclude_presets="^x")
+    assert out["gfx900"].status is Status.BLOCKED and out["gfx906"].status is Status.ALLOWED
+
+
 def test_glob_removal_matches_feature_spellings(tmp_path):
     out = run(tmp_path, "glob-removal", {"Dockerfile": "RUN rm -f lib/rocblas/library/*gfx90a-xnack-* && echo done\n"},
               ["gfx90a", "gfx908"], artifacts=["Kernels.so-000-{target}.hsaco"])

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.serial import JsonRecord, document, json_field, json_key, to_json
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field, json_key, to_json
 
 
 @dataclass(frozen=True)
@@ -18,12 +18,12 @@ class _Inner:
     status: Status
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class _Outer(JsonRecord):
     name: str = json_field(name="id", before={"first": lambda o: 1})
-    hidden: int = json_field(0, skip=True)
-    inner: tuple[_Inner, ...] = json_field((), after={"count": lambda o: len(o.inner)})
-    labels: tuple[str, ...] = json_field((), value=lambda labels: [x.upper() for x in labels])
+    hidden: int = json_field(default=0, skip=True)
+    inner: tuple[_Inner, ...] = json_field(default=(), after={"count": lambda o: len(o.inner)})
+    labels: tuple[str, ...] = json_field(default=(), value=lambda labels: [x.upper() for x in labels])
 
 
 def test_fields_in_order_with_renames_skips_and_computed_keys():
@@ -32,13 +32,13 @@ def test_fields_in_order_with_renames_skips_and_computed_keys():
     assert out == {"first": 1, "id": "x", "inner": [{"path": "a/b", "status": "blocked"}], "count": 1, "labels": ["P"]}
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class _Base(JsonRecord):
     id: str
-    hidden: int = json_field(0, skip=True)
+    hidden: int = json_field(default=0, skip=True)
 
 
-@dataclass(frozen=True)
+@json_dataclass(frozen=True)
 class _Extended(JsonRecord):
     state: str = json_field(before={"first": lambda o: 1})
     base: _Base = json_field(inline=True)
@@ -143,3 +143,21 @@ def test_no_named_tuple_reaches_the_json(monkeypatch, capsys, upstream):
     assert all(issubclass(c, tuple) and hasattr(c, "_fields") for c in (TargetId, Hit, Finding))
     named = sorted(c.__qualname__ for c in seen if issubclass(c, tuple) and hasattr(c, "_fields"))
     assert named == [], f"named tuples written as JSON lists: {', '.join(named)}"
+
+
+def test_json_dataclass_names_json_field_a_field_specifier():
+    """Type checkers read a field's default from ``json_field(default=…)`` only through PEP 681: ``json_dataclass``
+    names ``json_field`` a field specifier (under plain ``dataclass`` every field after a ``json_field`` looked like
+    one with a default: 51 mypy errors), and ``default`` is keyword-only, so a positional default, which a type
+    checker would not see, cannot be written."""
+    import dataclasses
+    import sys
+
+    with pytest.raises(TypeError):
+        json_field(0, skip=True)
+    assert dataclasses.is_dataclass(_Outer) and _Outer.__dataclass_params__.frozen
+    assert [f.default for f in dataclasses.fields(_Outer)][:2] == [dataclasses.MISSING, 0]
+    if sys.version_info >= (3, 11):
+        from gfxgate.serial import json_dataclass
+
+        assert json_field in json_dataclass.__dataclass_transform__["field_specifiers"]

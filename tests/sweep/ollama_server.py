@@ -157,7 +157,7 @@ def load_crash_lines() -> list[str]:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "FakeOllama"
+    server: FakeOllama
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep pytest output clean
         pass
@@ -390,7 +390,7 @@ class FakeOllama(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def start(self) -> "FakeOllama":
+    def start(self) -> FakeOllama:
         self._thread.start()
         return self
 

@@ -64,6 +64,13 @@ def test_c_backtrace_frames_without_start_marker_are_compute():
     assert classify_phase("crash", lines, crash).phase == "compute"
 
 
+def test_frame_name_of_a_mangled_name_with_a_digit_that_is_not_ascii():
+    """str.isdigit() says yes to "²", the length regex (\\d) does not: the demangler indexed a failed match and
+    `gfxgate diagnose` on a log with such a frame ended in an internal error (TypeError)."""
+    assert frame_name("/usr/lib/ollama/libggml-hip.so(_Z\u00b2x+0x10) [0x7f00]") == "_Z\u00b2x"
+    assert frame_name("/usr/lib/libllama.so(_ZN13llama_contextC1E+0x10) [0x7f00]") == "llama_context"
+
+
 def test_frame_name_on_go_and_c_frames_and_non_frames():
     assert frame_name("github.com/ollama/ollama/runner/ollamarunner.(*Server).computeBatch(0xc0, {...})") == "computeBatch"
     assert frame_name("github.com/ollama/ollama/ml/backend/ggml._Cfunc_ggml_backend_sched_graph_compute_async(0x7f)") == (

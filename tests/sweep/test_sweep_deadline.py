@@ -8,7 +8,6 @@ SIGSTOP is tests/sweep/test_sweep_llamaserver.py::test_stopped_server_times_out_
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from gfxgate.trace.hops import doc_of
 from gfxgate.trace.syntax import ParsedFile, leading_comment
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 _JSON_TAG = re.compile(r'json:"([^",]*)')
 
@@ -72,7 +75,7 @@ def _descendants(node) -> Iterator:
         stack.extend(current.children)
 
 
-def functions(pf: ParsedFile) -> Iterator[tuple[str, object]]:
+def functions(pf: ParsedFile) -> Iterator[tuple[str, Node]]:
     for fn in pf.walk({"function_declaration", "method_declaration"}):
         name = fn.child_by_field_name("name")
         if name is not None:
