@@ -111,13 +111,18 @@ def test_scan_and_timeline_give_the_same_answer_at_the_pin(gfxgate_exe, timeline
         assert tuple(s["workaround"] for s in (best or {}).get("steps", ())) == cell.steps, route["target"]
 
 
+@pytest.mark.parametrize("study", [False, True], ids=["today", "study"])
 @pytest.mark.parametrize("target", ["gfx803", "gfx900", "gfx906", "gfx1031", "gfx1103"])
-def test_workarounds_and_scan_give_the_same_setting(gfxgate_exe, target, tmp_path):
+def test_workarounds_and_scan_give_the_same_setting(gfxgate_exe, target, study, tmp_path):
+    """At today's pin and at the study's release (its pin set): the same setting for the same workaround."""
+    from gfxgate.sources.resolve import load_pins
     from tests.answer.test_issue24_reproductions import _ollama_fixture, route_of, scan_json, steps_of
 
-    scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", target), target))
-    result = subprocess.run([gfxgate_exe, "workarounds", "-t", target, "--format", "json", "--offline", "--source",
-                             f"ollama={_ollama_fixture(tmp_path)}"], capture_output=True, text=True, timeout=120)
+    ref = ("--ref", "ollama=v0.17.5") if study else ()
+    tag = "v0.17.5" if study else load_pins().sources["ollama"].ref
+    scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", target, *ref), target))
+    result = subprocess.run([gfxgate_exe, "workarounds", "-t", target, "--format", "json", "--offline", *ref, "--source",
+                             f"ollama={_ollama_fixture(tmp_path, tag)}"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
     for workaround, setting in scan.items():
