@@ -46,7 +46,10 @@ def _run(exe, *args, env=None):
                           env={**os.environ, "COLUMNS": "80", **(env or {})})
 
 
-@pytest.mark.parametrize("args", [["workarounds", "-t", "gfx900", "--offline"], ["timeline", "-t", "gfx900"],
+SAMPLE_LOG = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log")
+
+
+@pytest.mark.parametrize("args", [["diagnose", SAMPLE_LOG, "--no-upstream"], ["timeline", "-t", "gfx900"],
                                   ["targets", "gfx1031"], ["targets"], ["scan", "-t", "gfx1031"]])
 def test_the_three_formats_of_one_result_agree(gfxgate_exe, args):
     outs = {fmt: _run(gfxgate_exe, *args, "--format", fmt) for fmt in ("md", "json", "text")}

@@ -111,7 +111,8 @@ def plant(repo: Path, bomb: tuple[str, Path], path: str) -> None:
 
 
 def live_env(env: dict, upstream: Path) -> dict:
-    return {**env, "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm")}
+    return {**env, "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
+            "GFXGATE_SOURCE_CLR": str(upstream / "clr")}
 
 
 def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, work, env, upstream, bomb):
@@ -127,7 +128,7 @@ def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, wo
     git(repo, "commit", "-q", "-m", "bomb")
     git(repo, "tag", "v0.17.5")
     run = replay("10 blob bomb (scan --source ollama=REPO)", gfxgate_exe,
-                 [*SCAN, "--live", "--source", "ollama=ollama", "--format", "json"], cwd=work,
+                 [*SCAN, "--live", "--ref", "ollama=v0.17.5", "--source", "ollama=ollama", "--format", "json"], cwd=work,
                  env=live_env(env, upstream), code=0)
     [layer] = [layer for layer in json.loads(run.stdout)["layers"] if layer["id"] == "cmake-filter"]
     reason = layer["cells"][0]["reason"]
@@ -141,7 +142,7 @@ def test_10_a_huge_file_in_a_folder_source_is_an_error_entry(gfxgate_exe, work, 
     (work / "ollama").mkdir()
     sparse(work / "ollama" / "CMakeLists.txt", GIB)
     run = replay("10 1 GiB file in a folder source", gfxgate_exe,
-                 [*SCAN, "--live", "--source", "ollama=ollama", "--format", "json"], cwd=work,
+                 [*SCAN, "--live", "--ref", "ollama=v0.17.5", "--source", "ollama=ollama", "--format", "json"], cwd=work,
                  env=live_env(env, upstream), code=0)
     reasons = [c.get("reason") or "" for layer in json.loads(run.stdout)["layers"] for c in layer["cells"]]
     assert any("CMakeLists.txt in " in r and "1073741824 bytes; gfxgate reads at most" in r for r in reasons), reasons

@@ -144,7 +144,9 @@ def _machine_path(fs: RootFS, verdict: Verdict) -> Verdict:
     evidence = tuple(dataclasses.replace(e, location=dataclasses.replace(e.location, path=e.location.path[len(base):]))
                      if e.location and e.location.repo == "file" and e.location.path.startswith(base + "/") else e
                      for e in verdict.evidence)
-    return dataclasses.replace(verdict, evidence=evidence)
+    # a remedy or summary that cites another cell's evidence (the override's posed target) names its path too
+    text = (lambda value: value.replace(base + "/", "/") if value else value)
+    return dataclasses.replace(verdict, evidence=evidence, summary=text(verdict.summary), remedy=text(verdict.remedy))
 
 
 def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
@@ -171,7 +173,8 @@ def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
 
 
 def _matrix(target: str, version: str | None, req: DoctorRequest, installed: list[Path], runtime_cells):
-    """(matrix, where from, notes): the pinned snapshot when the version is the pin, else the sources at that version;
+    """(matrix, where from, notes): the pinned snapshot when the version is the pin (or a pin set's, the study's
+    v0.17.5), else the sources at that version;
     None when they cannot be read (the timeline snapshot answers then)."""
     from gfxgate.gate import snapshot
     from gfxgate.gate.scan import scan_matrix
@@ -183,6 +186,11 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
     parsed = [catalog().parse(target)]
     if tag == pin and not req.sources:
         return scan_matrix(parsed, installed=installed or None, runtime_cells=runtime_cells), f"embedded snapshot at {pin}", []
+    from gfxgate.sources.resolve import load_pins
+
+    if tag and not req.sources and load_pins().pin_set_for({"ollama": tag}) is not None:  # a pin set's own snapshot
+        return (scan_matrix(parsed, refs={"ollama": tag}, installed=installed or None, runtime_cells=runtime_cells),
+                f"embedded snapshot at {tag}", [])
     try:
         matrix = scan_matrix(parsed, refs={"ollama": tag} if tag else None, sources=req.sources, offline=req.offline,
                              installed=installed or None, runtime_cells=runtime_cells)

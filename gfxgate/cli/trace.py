@@ -32,8 +32,15 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
 
     if bool(param) == bool(env_name):
         raise UsageError("name either an option or --env NAME", hint="e.g. gfxgate trace num_gpu, gfxgate trace --env HSA_OVERRIDE_GFX_VERSION")
+    if env_name and graph:
+        raise UsageError("--graph draws an option's hops; it does not apply to --env")
     pins = load_pins()
     rules = load_trace_rules(rules_root, known_repos=set(pins.sources) | set(pins.layouts))
+    if param and param not in rules.traces:  # a usage error, before any source is opened
+        from gfxgate.suggest import did_you_mean, known_names
+
+        known = known_names(rules.traces)
+        raise UsageError(f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known))
     sourceset = SourceSet(pins, sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
                           offline=offline)
     try:
@@ -47,15 +54,8 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
         for name in needed:
             require_source(sourceset, name, "trace")
         if env_name:
-            if graph:
-                raise UsageError("--graph draws an option's hops; it does not apply to --env")
             text = render(search_env(sourceset, env_name, rule=rules.env), fmt)
         else:
-            if param not in rules.traces:
-                from gfxgate.suggest import did_you_mean, known_names
-
-                known = known_names(rules.traces)
-                raise UsageError(f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known))
             result = trace_option(rules.traces[param], sourceset)
             text = render_graph(result, graph) if graph else render(result, fmt)
     finally:

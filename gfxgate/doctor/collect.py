@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 
@@ -31,9 +30,9 @@ def write(out: Path, report, fs) -> int:
     manifest = fs.manifest()
     omitted: list[str] = []
     count = 0
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    buffer = io.BytesIO()  # written whole through fsio (atomically, a FIFO or device in place) when complete
     try:
-        with tarfile.open(tmp, "w:gz") as tar:
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
             for path, data in fs.read.items():
                 _add(tar, path, data)
                 count += 1
@@ -64,8 +63,9 @@ def write(out: Path, report, fs) -> int:
                 count += 1
             manifest["omitted"] = omitted
             _add(tar, f"{MANIFEST}/stat.json", json.dumps(manifest, indent=1, sort_keys=True).encode())
-        os.replace(tmp, out)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise UsageError(f"--collect {out}: {exc.strerror or exc}") from None
+    from gfxgate.fsio import write_bytes_atomic
+
+    write_bytes_atomic(out, buffer.getvalue())
     return count + 1

@@ -107,7 +107,7 @@ def test_samples_are_not_stale(capsys):
 
     folder = rules_dir().parent / "samples"
     expected = render_samples()
-    matrices = {f"{prefix}{t}.{ext}" for prefix in ("", "study/") for t in SAMPLE_TARGETS for ext in ("md", "json")}
+    matrices = {f"{prefix}{t}.{ext}" for prefix in ("", "study/") for t in SAMPLE_TARGETS for ext in ("md", "json", "txt")}
     assert set(expected) == matrices | {"timeline.md", "timeline.svg"}  # today's release, and the study's beside it
     for name, text in expected.items():
         assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
