@@ -43,6 +43,8 @@ def to_ere(pattern: str) -> str:
 
 
 def build_log(path: Path, lines: int) -> int:
+    """The crash loop (adversarial): the fixture blocks over and over, each followed by 160 lines of request and
+    loader noise, so about two thirds of the runs crash."""
     from tests.diagnose import logs
 
     blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
@@ -58,6 +60,44 @@ def build_log(path: Path, lines: int) -> int:
         out += blocks[i % len(blocks)]
         out += filler * 40
         i += 1
+    out = out[:lines]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return len(out)
+
+
+def request_noise(n: int) -> list[str]:
+    """What a busy Ollama server (OLLAMA_DEBUG=1) writes per request, in journal form: the GIN access line and the
+    scheduler's debug lines (printing code of v0.12.3: server/sched.go:580, llm/server.go:1388, server/sched.go:490),
+    each request with its own time, latency, client port and prompt size."""
+    out = []
+    for i in range(n):
+        s, ms = i % 60, (i * 7919) % 1000
+        stamp = f"Oct 05 11:{(i // 60) % 60:02d}:{s:02d} vega ollama[812]: "
+        t = f"2025-10-05T11:{(i // 60) % 60:02d}:{s:02d}.{ms:03d}+02:00"
+        out += [
+            stamp + f'time={t} level=DEBUG source=sched.go:580 msg="evaluating already loaded" model=/var/lib/ollama/blobs/sha256-aa',
+            stamp + f'time={t} level=DEBUG source=server.go:1388 msg="completion request" images=0 prompt={100 + i % 3000} format=""',
+            stamp + f'time={t} level=DEBUG source=sched.go:490 msg="context for request finished"',
+            stamp + f'[GIN] 2025/10/05 - 11:{(i // 60) % 60:02d}:{s:02d} | 200 | {1 + i % 9}.{ms:03d}{i % 1000:03d}s |  192.168.1.{10 + i % 40} | POST     "/api/chat"',
+        ]
+    return out
+
+
+def build_representative(path: Path, lines: int) -> int:
+    """The representative case (issue 31: real lines among server noise): one busy server's journal of ``lines``
+    lines, four server starts with their runs (the v0.12.3 CPU fallback, the v0.17.5 Vulkan compute crash, the
+    v0.32.15 dropped devices, llama-server's HIP crash): two crashes, the rest request noise."""
+    from tests.diagnose import logs
+
+    blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
+              logs.journal(logs.ollama_0_32()), logs.journal(logs.llama_server_hip(crash=True))]
+    real = sum(map(len, blocks))
+    per = max(0, (lines - real) // len(blocks) // 4)
+    out: list[str] = []
+    for block in blocks:
+        out += block
+        out += request_noise(per)
+    out += request_noise((lines - len(out) + 3) // 4)
     out = out[:lines]
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return len(out)
