@@ -9,7 +9,9 @@ overlap (specific entries come first in rules/messages.yaml).
 What is kept is bounded, whatever the input: per message and run, the first hits and the latest one
 (:data:`KEEP_PER_KEY`), at most :data:`MAX_HITS` hits, :data:`MAX_RUNS` run starts and :data:`MAX_VERSIONS`
 version changes, and for runtime failures a window of the lines around them (:class:`Capture`, for the crash
-localisation), each line cut to :data:`CAPTURE_CHARS`. Everything beyond is counted and said in a note.
+localisation), each line cut to :data:`CAPTURE_CHARS`: per failure message and run kind the first
+:data:`FIRST_CRASHES` windows and the latest (a crash loop keeps a few windows, not one per crash). Everything
+beyond is counted and said in a note.
 """
 
 from __future__ import annotations
