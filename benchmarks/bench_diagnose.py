@@ -1,18 +1,17 @@
-"""Benchmark: `gfxgate diagnose` on a 200,000-line server log vs. `rg -c -f` and `grep -E -c -f` of the same patterns.
+"""Benchmark: `gfxgate diagnose` on 200,000-line server logs vs. `rg -c -f` of the catalogue's own patterns.
 
-The log (200 000 lines by default) interleaves the Ollama fixture logs of the tests (v0.12.3 discovery rejection,
-v0.17.5 Vulkan compute crash with a Go stack, v0.32.15 dropped devices, llama-server HIP output) with request
-and generic lines, as a busy server's journal does. Both sides read the same file in the same run:
+Two logs, each read by both tools in the same run (alternately, medians of 5, the load average printed):
 
-* gfxgate in-process: read + match + analyse (no upstream lookup), median of 5;
-* gfxgate whole process: `python -m gfxgate diagnose --no-upstream --format json LOG`, median of 5;
+* representative (issue 31: real lines among server noise): one busy server's journal, four server starts with
+  the test fixtures' runs (v0.12.3 CPU fallback, v0.17.5 Vulkan compute crash with a Go stack, v0.32.15 dropped
+  devices, llama-server's HIP crash: two crashes) and, between them, what a busy Ollama writes per request with
+  OLLAMA_DEBUG=1 (the GIN access line, the scheduler's debug lines of v0.12.3);
+* crash loop (adversarial): the fixture blocks over and over with 160 lines of noise after each: 843 runs, 562 crash.
+
+* gfxgate whole process: `python -m gfxgate diagnose --no-upstream --format json LOG`, with a bytecode cache;
 * ripgrep: `rg -c -f PATTERNS LOG` with the catalogue's own patterns (group names dropped: Rust's regex refuses
-  a name used twice in one alternation), whole process, median of 5 — the issue's yardstick;
-* baseline: `grep -E -c -f PATTERNS LOG` with the catalogue's patterns translated to POSIX ERE (named and
-  non-capturing groups dropped, \\d/\\s/\\S spelled out) — only counts matching lines, no facts or verdicts.
-
-The counting tools do no more than say how many lines match; diagnose also splits runs, localises every crash
-(this log is a crash loop: about two thirds of its runs crash), decides findings and renders JSON.
+  a name used twice in one alternation), whole process — the issue's yardstick; it only counts matching lines;
+* also: gfxgate in-process (read, match, analyse) and `grep -E -c -f` of the patterns as POSIX ERE.
 
     python benchmarks/bench_diagnose.py [LINES]
 """
@@ -28,8 +27,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import wall
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -43,6 +40,8 @@ def to_ere(pattern: str) -> str:
 
 
 def build_log(path: Path, lines: int) -> int:
+    """The crash loop (adversarial): the fixture blocks over and over, each followed by 160 lines of request and
+    loader noise, so about two thirds of the runs crash."""
     from tests.diagnose import logs
 
     blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
@@ -58,6 +57,44 @@ def build_log(path: Path, lines: int) -> int:
         out += blocks[i % len(blocks)]
         out += filler * 40
         i += 1
+    out = out[:lines]
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return len(out)
+
+
+def request_noise(n: int) -> list[str]:
+    """What a busy Ollama server (OLLAMA_DEBUG=1) writes per request, in journal form: the GIN access line and the
+    scheduler's debug lines (printing code of v0.12.3: server/sched.go:580, llm/server.go:1388, server/sched.go:490),
+    each request with its own time, latency, client port and prompt size."""
+    out = []
+    for i in range(n):
+        s, ms = i % 60, (i * 7919) % 1000
+        stamp = f"Oct 05 11:{(i // 60) % 60:02d}:{s:02d} vega ollama[812]: "
+        t = f"2025-10-05T11:{(i // 60) % 60:02d}:{s:02d}.{ms:03d}+02:00"
+        out += [
+            stamp + f'time={t} level=DEBUG source=sched.go:580 msg="evaluating already loaded" model=/var/lib/ollama/blobs/sha256-aa',
+            stamp + f'time={t} level=DEBUG source=server.go:1388 msg="completion request" images=0 prompt={100 + i % 3000} format=""',
+            stamp + f'time={t} level=DEBUG source=sched.go:490 msg="context for request finished"',
+            stamp + f'[GIN] 2025/10/05 - 11:{(i // 60) % 60:02d}:{s:02d} | 200 | {1 + i % 9}.{ms:03d}{i % 1000:03d}s |  192.168.1.{10 + i % 40} | POST     "/api/chat"',
+        ]
+    return out
+
+
+def build_representative(path: Path, lines: int) -> int:
+    """The representative case (issue 31: real lines among server noise): one busy server's journal of ``lines``
+    lines, four server starts with their runs (the v0.12.3 CPU fallback, the v0.17.5 Vulkan compute crash, the
+    v0.32.15 dropped devices, llama-server's HIP crash): two crashes, the rest request noise."""
+    from tests.diagnose import logs
+
+    blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
+              logs.journal(logs.ollama_0_32()), logs.journal(logs.llama_server_hip(crash=True))]
+    real = sum(map(len, blocks))
+    per = max(0, (lines - real) // len(blocks) // 4)
+    out: list[str] = []
+    for block in blocks:
+        out += block
+        out += request_noise(per)
+    out += request_noise((lines - len(out) + 3) // 4)
     out = out[:lines]
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
     return len(out)
@@ -95,45 +132,62 @@ def grep_baseline(path: Path, repeat: int = 5) -> tuple[float, int]:
     return statistics.median(times), count
 
 
-def rg_baseline(path: Path, repeat: int = 5) -> tuple[float, int] | None:
-    from gfxgate.diagnose.catalogue import default_catalogue
+def whole_process(path: Path, rg_patterns: str, repeat: int = 5) -> tuple[float, float, int]:
+    """Median wall time of `python -m gfxgate diagnose --no-upstream --format json LOG` and of `rg -c -f PATTERNS LOG`,
+    run alternately (the same load for both), after one warm-up run of each. gfxgate runs with a bytecode cache (in a
+    temporary PYTHONPYCACHEPREFIX, PYTHONDONTWRITEBYTECODE dropped), as a pip-installed package has one."""
+    import os
 
     rg = shutil.which("rg")
-    if rg is None:
-        return None
-    with tempfile.NamedTemporaryFile("w", suffix=".rg", delete=False) as handle:
-        handle.write("\n".join(re.sub(r"\(\?P<\w+>", "(", m.pattern) for m in default_catalogue().messages) + "\n")
-        patterns = handle.name
-    times, count = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run([rg, "-c", "-f", patterns, str(path)], capture_output=True, text=True, check=False)
-        times.append(time.perf_counter() - start)
-        count = int(proc.stdout.strip() or 0)
-    Path(patterns).unlink()
-    return statistics.median(times), count
+    with tempfile.TemporaryDirectory() as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = cache
+        ours = [sys.executable, "-m", "gfxgate", "diagnose", "--no-upstream", "--format", "json", str(path)]
+        theirs = [rg, "-c", "-f", rg_patterns, str(path)]
+        subprocess.run(ours, check=True, capture_output=True, env=env)
+        count = int(subprocess.run(theirs, capture_output=True, text=True, check=False).stdout.strip() or 0)
+        times: dict[str, list[float]] = {"gfxgate": [], "rg": []}
+        for _ in range(repeat):
+            for name, argv in (("gfxgate", ours), ("rg", theirs)):
+                start = time.perf_counter()
+                subprocess.run(argv, capture_output=True, env=env, check=name == "gfxgate")
+                times[name].append(time.perf_counter() - start)
+    return statistics.median(times["gfxgate"]), statistics.median(times["rg"]), count
+
+
+def rg_pattern_file(folder: Path) -> Path:
+    from gfxgate.diagnose.catalogue import default_catalogue
+
+    path = folder / "patterns.rg"
+    path.write_text("\n".join(re.sub(r"\(\?P<\w+>", "(", m.pattern) for m in default_catalogue().messages) + "\n")
+    return path
 
 
 def main() -> None:
+    import os
+
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "server.log"
-        n = build_log(path, lines)
-        size = path.stat().st_size
-        seconds, recognised, findings = in_process(path)
-        whole = wall(["diagnose", "--no-upstream", "--format", "json", str(path)])
-        grep_s, grep_count = grep_baseline(path)
-        rg = rg_baseline(path)
-        print(f"log: {n} lines, {size / 1e6:.2f} MB")
-        print(f"gfxgate diagnose in-process: {seconds * 1000:.0f} ms ({recognised} lines recognised, {findings} findings)")
-        print(f"gfxgate diagnose whole process: {whole * 1000:.0f} ms")
-        print(f"grep -E -c -f (same patterns as ERE): {grep_s * 1000:.0f} ms ({grep_count} matching lines, no facts or verdicts)")
-        print(f"ratio in-process / grep: {seconds / grep_s:.1f}x")
-        if rg is None:
-            print("rg -c -f: ripgrep is not installed (apt-get install ripgrep)")
-        else:
-            print(f"rg -c -f (the catalogue's patterns): {rg[0] * 1000:.0f} ms ({rg[1]} matching lines, no facts or verdicts)")
-            print(f"ratio whole process / rg: {whole / rg[0]:.1f}x")
+        folder = Path(tmp)
+        patterns = rg_pattern_file(folder)
+        cases = (("representative (4 server starts, 2 crashes, request noise)", build_representative),
+                 ("crash loop (adversarial: 843 runs, 562 crash)", build_log))
+        for title, build in cases:
+            path = folder / "server.log"
+            n = build(path, lines)
+            size = path.stat().st_size
+            seconds, recognised, findings = in_process(path)
+            if shutil.which("rg") is None:
+                print("rg -c -f: ripgrep is not installed (apt-get install ripgrep)")
+                return
+            ours, theirs, count = whole_process(path, str(patterns))
+            grep_s, grep_count = grep_baseline(path)
+            load = os.getloadavg()
+            print(f"== {title}: {n} lines, {size / 1e6:.2f} MB, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+            print(f"gfxgate diagnose whole process: {ours * 1000:.0f} ms ({recognised} lines recognised, {findings} findings)")
+            print(f"rg -c -f (the catalogue's patterns): {theirs * 1000:.0f} ms ({count} matching lines, no facts or verdicts)")
+            print(f"ratio whole process / rg: {ours / theirs:.2f}x")
+            print(f"gfxgate diagnose in-process: {seconds * 1000:.0f} ms; grep -E -c -f: {grep_s * 1000:.0f} ms ({grep_count} lines)")
 
 
 if __name__ == "__main__":

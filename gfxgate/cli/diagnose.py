@@ -51,6 +51,8 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
 
 
 def _check_fail_on(values) -> set[str]:
+    if not values:
+        return set()
     from gfxgate.errors import UsageError
     from gfxgate.gate.ruleset import default_rules
 

@@ -467,6 +467,7 @@ def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], di
     runs: list[Run] = []
     run_of: dict[int, int] = {}
     hit_at = [h.index for h in hits]
+    localised: dict[tuple, int] = {}  # (failure message, run start message) → the first run whose crash was localised
     for number, start in enumerate(starts):
         end = starts[number + 1].index if number + 1 < len(starts) else found.lines
         begin = start.index
@@ -489,6 +490,12 @@ def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], di
         phase, frames = "", ()
         if failures:
             phase, reason, frames, label = _crash(found, start, end, failures, ready)
+            key = (failures[0].message.id, start.message.id)
+            if found.localised(failures[0].index):
+                localised.setdefault(key, number)
+            elif key in localised:  # a crash loop: this window was not kept (stream.FIRST_CRASHES)
+                reason = (f"the same failure as run {localised[key] + 1} (its crash report is localised there; this "
+                          f"run's was not kept, a repeated crash); {reason}")
             outcome = "failed"
             summary = f"failed ({label}), phase {phase}: {reason}"
             evidence += [evidence_of(h.line, h.message.id) for h in failures[:3]]

@@ -13,8 +13,6 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from gfxgate.datafiles import _node_lines, load_yaml
 from gfxgate.diagnose.patterns import Pattern, PatternError, compile_pattern
 from gfxgate.errors import RuleError
@@ -108,6 +106,8 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
 
     def line_of(index: int) -> str:  # composed only when an entry is reported: a third YAML pass costs start-up time
         if not lines:
+            import yaml  # only to say where a bad entry is: yaml costs start-up time, the data comes from the cache
+
             lines.update(_node_lines(yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)))
         return f"{path}:{lines.get(('messages', index), '?')}"
 
@@ -174,13 +174,13 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
 
 @functools.cache
 def default_catalogue() -> Catalogue:
-    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.gate.ruleset import layer_ids
     from gfxgate.gate.workarounds import default_workarounds
     from gfxgate.sources.resolve import load_pins
 
     pins = load_pins()
     return load(
-        layers={layer.id for layer in default_rules().layers},
+        layers=set(layer_ids()),
         repos=set(pins.sources) | set(pins.layouts),
         workarounds={w.id for w in default_workarounds()},
     )

@@ -9,7 +9,9 @@ overlap (specific entries come first in rules/messages.yaml).
 What is kept is bounded, whatever the input: per message and run, the first hits and the latest one
 (:data:`KEEP_PER_KEY`), at most :data:`MAX_HITS` hits, :data:`MAX_RUNS` run starts and :data:`MAX_VERSIONS`
 version changes, and for runtime failures a window of the lines around them (:class:`Capture`, for the crash
-localisation), each line cut to :data:`CAPTURE_CHARS`. Everything beyond is counted and said in a note.
+localisation), each line cut to :data:`CAPTURE_CHARS`: per failure message and run kind the first
+:data:`FIRST_CRASHES` windows and the latest (a crash loop keeps a few windows, not one per crash). Everything
+beyond is counted and said in a note.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ MAX_CAPTURES = 10_000
 MAX_CAPTURE_LINES = 4_000
 MAX_CAPTURED_CHARS = 48 << 20  # all captures together
 CAPTURE_CHARS = 1_024
+FIRST_CRASHES = 3  # crash windows kept per (failure message, run kind): the first ones and the latest (a crash loop)
 RUN_START = "run-start"  # message families: a runner's start (every wording, rules/messages.yaml) …
 LLAMA_START = "llama-build-info"  # … and llama.cpp's program start (its build line)
 
@@ -53,17 +56,28 @@ class Hit:
 
 @dataclass
 class Capture:
-    """Consecutive lines (prefixes removed, cut to CAPTURE_CHARS) around runtime failures: lines[i] is line start+i."""
+    """Consecutive lines around runtime failures, as read (bytes, cut to CAPTURE_CHARS*4): lines[i] is line start+i.
+
+    Kept as bytes and decoded (prefixes removed, cut to CAPTURE_CHARS) only when a run's crash is localised: a
+    crash loop's later windows are replaced before anyone reads them.
+    """
 
     start: int
     end: int  # exclusive: capture until this line index (extended by each further failure)
-    lines: list[str] = field(default_factory=list)
+    lines: list[bytes] = field(default_factory=list)
+    key: tuple = ()  # (failure message id, run start message id) of the crash that opened it
+    run: tuple = ()  # the run starts counted when it opened
 
     def window(self, begin: int, end: int) -> tuple[int, list[str]]:
         """The captured lines in [begin, end): (index of the first, texts)."""
         lo = max(begin, self.start)
         hi = min(end, self.start + len(self.lines))
-        return lo, self.lines[lo - self.start:max(lo, hi) - self.start]
+        return lo, [capture_text(line) for line in self.lines[lo - self.start:max(lo, hi) - self.start]]
+
+
+def capture_text(raw: bytes) -> str:
+    """A captured line's text: decoded, prefixes removed, cut to CAPTURE_CHARS."""
+    return strip_prefix(decode_line(raw)[0])[0][:CAPTURE_CHARS]
 
 
 @dataclass
@@ -77,6 +91,11 @@ class Scan:
     slog_lines: int  # lines with slog's time= level= msg= among the first KIND_LINES
     captures: list[Capture]
     notes: list[str]
+    repeated: int = 0  # crash windows not kept: a failure seen FIRST_CRASHES times before in the same run kind
+
+    def localised(self, at: int) -> bool:
+        """Is line ``at`` in a kept crash window?"""
+        return any(c.start <= at < c.start + len(c.lines) for c in self.captures)
 
     def window(self, begin: int, end: int, at: int) -> tuple[int, list[str]]:
         """The kept lines in [begin, end) around line ``at`` (consecutive captures joined): (first index, texts)."""
@@ -162,6 +181,12 @@ class _Collector:
         self.version_changes = 0
         self.captures: list[Capture] = []
         self.captures_dropped = 0
+        self.current: Capture | None = None  # the capture the latest failure opened or extended
+        self.open: list[Capture] = []  # captures still taking lines
+        self.crashes: dict[tuple, int] = {}  # crash windows opened per (failure message, run kind)
+        self.latest: dict[tuple, Capture] = {}  # per key beyond FIRST_CRASHES: the latest window, replacing the one before
+        self.repeated = 0
+        self.run_kind = ""  # the message id of the latest run start
         self.recent: deque[Batch] = deque()
         self._split: tuple[int, list[bytes]] = (-1, [])  # the lines of the batch last split
         self.captured = 0  # characters kept in captures
@@ -177,6 +202,7 @@ class _Collector:
                 start_kind = None  # counted, not split: its lines belong to the last kept run
             else:
                 self.starts[start_kind] += 1
+                self.run_kind = message.id
                 self._add((message.id, "start", self.starts[start_kind]), hit, force=True)
                 return
         if message.family == "version":
@@ -204,34 +230,56 @@ class _Collector:
             slot[-1] = hit  # the first ones and the latest
 
     # -- crash windows ------------------------------------------------------------------------------------
-    def failure_at(self, index: int) -> None:
-        """A runtime failure at ``index``: capture the lines around it (or extend the open capture)."""
-        last = self.captures[-1] if self.captures else None
-        if last is not None and last.start <= index < last.end + PRE_LINES and index < last.start + MAX_CAPTURE_LINES:
+    def failure_at(self, index: int, message_id: str) -> None:
+        """A runtime failure at ``index``: capture the lines around it (or extend the open capture).
+
+        Bounded per (failure message, run kind): the first FIRST_CRASHES windows are kept, and of the later ones
+        only the latest (each replaces the one before: a crash loop keeps a few windows, not one per crash).
+        """
+        last = self.current
+        run = (self.starts[RUN_START], self.starts[LLAMA_START])
+        # a further failure of the same run extends its window; another run's crash opens its own (counted per key)
+        if last is not None and last.run == run and last.start <= index < last.end + PRE_LINES and index < last.start + MAX_CAPTURE_LINES:
             last.end = min(max(last.end, index + CRASH_WINDOW), last.start + MAX_CAPTURE_LINES)
+            if last not in self.open:
+                self.open.append(last)
             for batch in self.recent:  # the lines between the old end and this failure
                 self._fill(last, batch, upto=index + 1)
             return
+        key = (message_id, self.run_kind)
+        seen = self.crashes[key] = self.crashes.get(key, 0) + 1
         if len(self.captures) >= MAX_CAPTURES or self.captured >= MAX_CAPTURED_CHARS:
             self.captures_dropped += 1
             return
         start = max(0, index - PRE_LINES)
-        if last is not None:  # the open capture ends where this one starts: consecutive windows join (Scan.window)
+        if seen > FIRST_CRASHES:
+            replaced = self.latest.pop(key, None)
+            if replaced is not None:
+                self.repeated += 1
+                self.captures.remove(replaced)
+                self.open = [c for c in self.open if c is not replaced]
+                self.captured -= sum(map(len, replaced.lines))
+        elif last is not None and not (last.key in self.latest and self.latest[last.key] is last):
+            # after a kept window: consecutive windows join (Scan.window)
             last.end = min(last.end, max(start, last.start + len(last.lines)))
             start = max(start, last.start + len(last.lines))
-        capture = Capture(start, min(index + CRASH_WINDOW, start + MAX_CAPTURE_LINES))
+        capture = Capture(start, min(index + CRASH_WINDOW, start + MAX_CAPTURE_LINES), key=key, run=run)
         for batch in self.recent:  # the lines before the failure (and the current batch up to it)
             self._fill(capture, batch, upto=index + 1)
         self.captures.append(capture)
+        self.open.append(capture)
+        self.current = capture
+        if seen > FIRST_CRASHES:
+            self.latest[key] = capture
 
     def _fill(self, capture: Capture, batch: Batch, upto: int | None = None) -> None:
         have = capture.start + len(capture.lines)
         stop = min(capture.end, batch.first + batch.count, upto if upto is not None else capture.end)
         if have >= stop or have < batch.first:  # nothing new in this batch (or lines no longer kept: never here)
             return
-        lines = self._lines(batch)[have - batch.first:stop - batch.first]
-        capture.lines += [strip_prefix(decode_line(line[:CAPTURE_CHARS * 4])[0])[0][:CAPTURE_CHARS] for line in lines]
-        self.captured += sum(map(len, capture.lines[-len(lines):])) if lines else 0
+        lines = [line[:CAPTURE_CHARS * 4] for line in self._lines(batch)[have - batch.first:stop - batch.first]]
+        capture.lines += lines
+        self.captured += sum(map(len, lines))
 
     def _lines(self, batch: Batch) -> list[bytes]:
         if self._split[0] != batch.first:
@@ -240,8 +288,9 @@ class _Collector:
 
     def batch_done(self, batch: Batch) -> None:
         """After matching a batch: captures take the rest of its lines; the recent batches keep PRE_LINES."""
-        for capture in self.captures[-1:]:
+        for capture in self.open:
             self._fill(capture, batch)
+        self.open = [c for c in self.open if c.start + len(c.lines) < c.end]
         self.recent.append(batch)
         while len(self.recent) > 1 and sum(b.count for b in self.recent) - self.recent[0].count >= PRE_LINES:
             self.recent.popleft()
@@ -255,6 +304,10 @@ class _Collector:
                        f"(each message keeps its first {KEEP_PER_KEY - 1} lines and its latest per run)")
         if self.starts_dropped:
             out.append(f"{self.name}: {self.starts_dropped} run start(s) after the first {MAX_RUNS} per kind were not split into runs")
+        if self.repeated:
+            out.append(f"{self.name}: {self.repeated} crash window(s) of a failure already kept {FIRST_CRASHES} times in the same "
+                       "run kind were not kept (the first ones and the latest of each are): a run without its window says "
+                       "which run holds the localisation")
         if self.captures_dropped:
             out.append(f"{self.name}: {self.captures_dropped} crash window(s) after the first {len(self.captures)} were not kept "
                        "(their failures are reported without the crash localisation)")
@@ -306,9 +359,10 @@ def scan(log: LogInput, catalogue: Catalogue) -> Scan:
                 seq += 1
                 collector.keep(Hit(message, line, number, fields, seq))
                 if message.id in runtime_failure:
-                    collector.failure_at(number)
+                    collector.failure_at(number, message.id)
         collector.recent.pop()
         collector.batch_done(batch)
     return Scan(name, sorted((h for slot in collector.kept.values() for h in slot), key=lambda h: h.seq),
-                lines, collector.recognised, slog, collector.captures, list(log.notes) + collector.notes())
+                lines, collector.recognised, slog, sorted(collector.captures, key=lambda c: c.start),
+                list(log.notes) + collector.notes(), collector.repeated)
 

@@ -156,6 +156,13 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
 
 
 @functools.cache
+def layer_ids() -> frozenset[str]:
+    """The shipped layers' ids (rules/layers.yaml alone): what the message catalogue and the workarounds are checked
+    against, without loading and checking every gate rule (and importing the matchers) as default_rules does."""
+    return frozenset(entry["id"] for entry in load_yaml(rules_dir() / "layers.yaml", "layers")["layers"])
+
+
+@functools.cache
 def default_rules() -> RuleSet:
     from gfxgate.sources.resolve import load_pins
 

@@ -188,11 +188,11 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
 
 @functools.cache
 def default_workarounds() -> tuple[Workaround, ...]:
-    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.gate.ruleset import layer_ids
     from gfxgate.sources.resolve import load_pins
 
     pins = load_pins()
-    return load(layers={layer.id for layer in default_rules().layers}, repos=set(pins.sources) | set(pins.layouts))
+    return load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts))
 
 
 def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:

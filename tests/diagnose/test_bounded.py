@@ -89,20 +89,53 @@ def test_yes_piped_in_is_stopped_and_bounded(gfxgate_exe, work):
     assert d["lines"] == 2_000_000 and any("stopped after 2000000 lines" in n for n in d["notes"])
 
 
-def test_a_crash_loop_keeps_every_crash_window_until_its_budget():
-    """Many crashing runs: each is localised (phase, frames) from the lines kept around it, as from the whole log."""
+def _crash_loop(runs: int) -> str:
+    from tests.diagnose import logs
+
+    block = logs.journal(logs.ollama_0_17_5_crash()) + ["[GIN] 2025/10/05 - 10:02:00 | 200 | 1.2s | 127.0.0.1 | POST \"/api/chat\""] * 300
+    return "\n".join(block * runs) + "\n"
+
+
+def test_a_crash_loop_localises_the_first_crashes_and_the_latest():
+    """12 identical crashing runs: the first FIRST_CRASHES and the latest are localised (phase, frames); the others keep
+    their outcome and phase (from their own ready line) and say which run holds the localisation."""
+    import io
+
     from gfxgate.diagnose.analyse import diagnose_log
     from gfxgate.diagnose.catalogue import default_catalogue
     from gfxgate.diagnose.reader import read_stream
-    from tests.diagnose import logs
-    import io
+    from gfxgate.diagnose.stream import FIRST_CRASHES
 
-    block = logs.journal(logs.ollama_0_17_5_crash()) + ["[GIN] 2025/10/05 - 10:02:00 | 200 | 1.2s | 127.0.0.1 | POST \"/api/chat\""] * 3000
-    d = diagnose_log(read_stream("loop", io.BytesIO(("\n".join(block * 12) + "\n").encode())), default_catalogue())
+    d = diagnose_log(read_stream("loop", io.BytesIO(_crash_loop(12).encode())), default_catalogue())
     failed = [r for r in d.runs if r.outcome == "failed"]
-    assert len(failed) == 12 and len({r.phase for r in failed}) == 1 and failed[0].phase == "compute"
-    assert len({r.summary.split("log line")[0] for r in failed}) == 1  # the same localisation for every repeat
-    assert all(r.frames == failed[0].frames and r.frames for r in failed)
+    assert len(failed) == 12 and {r.phase for r in failed} == {"compute"}
+    localised = [r for r in failed if r.frames]
+    # the first ones and the latest; the crash right after the kept ones lies in their window's lines (read anyway)
+    assert [r.index for r in localised] == [r.index for r in failed[:FIRST_CRASHES + 1]] + [failed[-1].index]
+    assert all(r.frames == failed[0].frames for r in localised)
+    assert len({r.summary.split("log line")[0] for r in localised}) == 1  # the same localisation for every kept one
+    repeated = [r for r in failed if not r.frames]
+    assert all(f"the same failure as run {failed[0].index + 1}" in r.summary for r in repeated)
+    assert len(repeated) == 12 - FIRST_CRASHES - 2
+    assert any(f"{12 - FIRST_CRASHES - 1} crash window(s) of a failure already kept" in n for n in d.notes), d.notes
+    assert d.conclusions[0].kind == "crashed-computing" and "in ggml_backend_sched_graph_compute_async" in d.conclusions[0].text
+
+
+def test_a_thousand_identical_crashes_keep_a_bounded_number_of_windows(gfxgate_exe, work):
+    """1,000 crashing runs through the installed script: FIRST_CRASHES + 2 localisations (the first ones, the crash
+    inside their window, the latest), 996 windows not kept, in bounded memory and time (before the bound every
+    crash window was kept and localised)."""
+    from gfxgate.diagnose.stream import FIRST_CRASHES
+
+    (work / "loop.log").write_text(_crash_loop(1_000), encoding="utf-8")
+    run = replay("loop.log", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "loop.log"], cwd=work, code=0)
+    assert run.max_rss_kb < MEMORY_LIMIT_KB
+    d = json.loads(run.stdout)["logs"][0]
+    failed = [r for r in d["runs"] if r["outcome"] == "failed"]
+    assert len(failed) == 1_000 and {r["phase"] for r in failed} == {"compute"}
+    assert sum(1 for r in failed if r["frames"]) == FIRST_CRASHES + 2 and failed[-1]["frames"]
+    assert any(f"{1_000 - FIRST_CRASHES - 1} crash window(s) of a failure already kept" in n for n in d["notes"]), d["notes"]
+    assert all("the same failure as run 1 " in r["summary"] for r in failed if not r["frames"])
 
 
 if __name__ == "__main__":  # pragma: no cover
