@@ -52,7 +52,7 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
             pins = load_pins()
             # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study)
             pinned = (not refs and ollama.ref == pins.sources["ollama"].ref) or (bool(refs) and pins.pin_set_for(refs) is not None)
-            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline) if pinned else
+            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False) if pinned else
                       scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False))
             steps = step_settings(matrix.routes)
         reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps)
