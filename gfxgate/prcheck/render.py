@@ -78,7 +78,7 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
             old, new = c.to_json()["old"], c.to_json()["new"]
             out += ["| | Old | New |", "|---|---|---|"]
             out.append(f"| status | {_status(old['status'])} | {_status(new['status'])} |")
-            out.append(f"| summary | {md_escape(old['summary'])} | {md_escape(new['summary'])} |")
+            out.append(f"| summary | {md_escape(old['summary'], cell=True)} | {md_escape(new['summary'], cell=True)} |")
             out.append(f"| evidence | {_evidence_cell(old)} | {_evidence_cell(new)} |")
             if old["remedy"] or new["remedy"]:
                 out.append(f"| remedy | {md_escape(old['remedy'] or '—')} | {md_escape(new['remedy'] or '—')} |")

@@ -70,10 +70,11 @@ def _escape_inline(text: str) -> str:
 _TICKS = re.compile("`+")
 
 
-def _code_spans(text: str) -> list[tuple[bool, str]]:
+def _code_spans(text: str, cell: bool) -> list[tuple[bool, str]]:
     """``text`` cut into (is code, part): a backtick run and the next run of the same length around a code span's
-    content, as CommonMark reads them (one space stripped from both ends when both have one); a span holding a pipe
-    stays text (a code span needs ``\\|`` in a table cell and shows it elsewhere), and so does any run left open."""
+    content, as CommonMark reads them (one space stripped from both ends when both have one); outside a table cell a
+    span holding a pipe stays text (a code span needs ``\\|`` in a cell and shows it elsewhere), and so does any
+    run left open."""
     if "`" not in text:
         return [(False, text)]
     runs = list(_TICKS.finditer(text))
@@ -88,25 +89,25 @@ def _code_spans(text: str) -> list[tuple[bool, str]]:
         content = text[opening.end():runs[close].start()]
         if len(content) > 1 and content[0] == content[-1] == " " and content.strip(" "):
             content = content[1:-1]
-        if "|" not in content and content:
+        if content and (cell or "|" not in content):
             out += [(False, text[start:opening.start()]), (True, content)]
             start = runs[close].end()
         i = close + 1
     return out + [(False, text[start:])]
 
 
-def md_escape(text: str) -> str:
+def md_escape(text: str, *, cell: bool = False) -> str:
     """``text`` inert in Markdown prose, a heading or a table cell: one line (line ends become spaces), controls made
     visible (:func:`~gfxgate.report.text.inert`), markup characters backslash-escaped, no block start, no autolink
     and no trailing hard break: what it shows is the text itself. A code span the text holds (gfxgate's summaries
-    quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds. The one
-    escaper."""
+    quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds; ``cell``: the
+    text is a table cell's (a kept span's pipes escaped as GFM wants). The one escaper."""
     if not text:
         return ""
     text = inert(_LINE_ENDS.sub(" ", text)).strip()
     if not text:
         return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
-    text = "".join(code(part[1]) if part[0] else _escape_inline(part[1]) for part in _code_spans(text))
+    text = "".join(code(part, cell=cell) if is_code else _escape_inline(part) for is_code, part in _code_spans(text, cell))
     if text.endswith("#"):
         text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
     match = _BLOCK_START.match(text)
@@ -212,7 +213,7 @@ def render(matrix: GateMatrix) -> str:
     w("|---|" + "---|" * len(m.targets) + "\n")
     for layer in m.layers:
         w(f"| {md_escape(layer.title)} | "
-          + "".join(f"{LABELS[v.status]}: {md_escape(v.summary)} | " for v in m.row(layer.id)) + "\n")
+          + "".join(f"{LABELS[v.status]}: {md_escape(v.summary, cell=True)} | " for v in m.row(layer.id)) + "\n")
     if m.routes:
         w("| **The answer** | " + "".join(f"{answer_cell(m.route(t))} | " for t in m.targets) + "\n")
     w("\n" + _STATUSES + "\n")

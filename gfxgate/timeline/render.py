@@ -60,7 +60,7 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
             label = c.label + ("" if c.certain or c.route == "undecided" else " (?)")
             if c.route == "undecided" and c.reason:  # an honest unknown says which layer it could not read, and why
                 label += f": {_short(c.reason)}"
-            out.append(f"| {span} ({c.tags}) | {_md_cell(label)} | {flips} |")
+            out.append(f"| {span} ({c.tags}) | {_md_cell(label, cell=True)} | {flips} |")
         out.append("")
     missing = timeline.missing_sources()
     if missing:
