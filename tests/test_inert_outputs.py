@@ -187,3 +187,15 @@ def test_the_harness_finds_an_unescaped_field():
     assert fuzz.md_findings("p a\nb q", "p zq0q q") is not None  # a line the text added
     assert fuzz.md_findings("| a | b |\n|---|---|\n| x|y | c |", "| a | b |\n|---|---|\n| zq0q | c |") is not None
     assert fuzz.text_findings("a\x1b[31mb") is not None and fuzz.text_findings("a\tb\n") is None
+
+
+def test_pins_show_keeps_a_hostile_url_off_the_terminal(gfxgate_exe, tmp_path):
+    text = (fuzz.ROOT / "rules" / "pins.toml").read_text(encoding="utf-8")
+    hostile = text.replace('url = "https://github.com/ollama/ollama.git"',
+                           'url = "https://github.com/ollama/ollama.git\\u001b]0;owned\\u0007\\u009b2J"', 1)
+    assert hostile != text
+    (tmp_path / "pins.toml").write_text(hostile, encoding="utf-8")
+    done = run(gfxgate_exe, "pins", "show", "--pins", "pins.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ollama.git␛]0;owned␇<U+009B>2J" in done.stdout
+    assert not TERMINAL.search(done.stdout), repr(done.stdout)

@@ -6,6 +6,7 @@ import click
 
 from gfxgate.cli.common import format_option
 from gfxgate.jsontext import dumps
+from gfxgate.report.text import inert
 
 
 def describe(target_text: str) -> dict:
@@ -48,7 +49,7 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
         for key, value in info.items():
             if isinstance(value, (list, dict)):
                 value = ", ".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else ", ".join(value)
-            click.echo(f"{key:26} {value if value not in (None, '') else '-'}")
+            click.echo(inert(f"{key:26} {value if value not in (None, '') else '-'}"))
         return
     rows = [describe(name) for name in cat.names()]
     if fmt == "json":
@@ -56,4 +57,4 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
         return
     for row in rows:
         names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
-        click.echo(f"{row['processor']:16} {row['family']:8} {row['hsa_override_gfx_version'] or '-':8} {names}")
+        click.echo(inert(f"{row['processor']:16} {row['family']:8} {row['hsa_override_gfx_version'] or '-':8} {names}"))
