@@ -10,6 +10,13 @@ parser gfxgate uses on it. A *finding* is anything but the documented outcome: a
 an "internal error" entry in an artifact report, a case over the per-case time cap (SIGALRM), or MemoryError
 under the address-space cap (resource.setrlimit). Per format the script prints the count run, findings, the
 slowest case and the process's peak RSS; findings are written to --out for replay.
+
+The report formats ("md:scan", "text:diagnose", … or a result type's name for both) fuzz the formatters instead: a
+real result of each type with hostile text (backtick runs, fences, HTML, links, line ends, C0/C1/ESC/OSC, pipes,
+very long strings) in every field; the Markdown must parse (cmark-gfm) to the same nodes as with plain text, the
+text must hold no terminal control (see "report formatters" below).
+
+    nice -n 19 python benchmarks/fuzz.py --cases 100000 --format scan --format md:diagnose
 """
 
 from __future__ import annotations
@@ -715,6 +722,9 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
             (out / file).write_text(json.dumps({"format": name, "problem": problem, "replacements": table}, ensure_ascii=True))
             result.findings.append({"case": case, "problem": problem, "input": file})
         result.cases += 1
+        if result.cases % 1000 == 0:  # a long run stopped early still says how far it got
+            print(f"{name}: {result.cases} cases, {len(result.findings)} findings, slowest {result.slowest_s * 1000:.0f} ms, "
+                  f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     result.seconds = time.perf_counter() - start
     return result
 
