@@ -47,6 +47,8 @@ def _no_email(match: re.Match) -> str:
     if "." in run and (run[-1].isalpha() or run[-1] == "."):
         return run.replace("@", "@\u2060")
     return run
+
+
 # what starts a block when the text begins a line (or a list item): headings, quotes, list markers, setext and
 # thematic-break lines, ordered-list numbers
 _BLOCK_START = re.compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|>|[-=](?=[-=\s]*$)")
@@ -78,11 +80,15 @@ def _code_spans(text: str, cell: bool) -> list[tuple[bool, str]]:
     if "`" not in text:
         return [(False, text)]
     runs = list(_TICKS.finditer(text))
+    following: list[int | None] = [None] * len(runs)  # the next run of the same length: linear, however many runs
+    last: dict[int, int] = {}
+    for j in range(len(runs) - 1, -1, -1):
+        width = len(runs[j].group())
+        following[j], last[width] = last.get(width), j
     out: list[tuple[bool, str]] = []
     start = i = 0
     while i < len(runs):
-        opening = runs[i]
-        close = next((j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opening.group())), None)
+        opening, close = runs[i], following[i]
         if close is None:
             i += 1
             continue
