@@ -91,7 +91,7 @@ def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
 
     for text in ("a``b", "`", "``x``", "<b>x</b>", "[x](y)", "![i](y)", "a\rb", "a|b", "*x*", "_x_", "~~x~~", "- x",
                  "# x", "1. x", "> q", "---", "www.evil.example", "http://evil.example", "u@evil.example", "&lt;b&gt;",
-                 "   ", "x #", "[^1]: n", "- [ ] t"):
+                 "   ", "x #", "[^1]: n", "- [ ] t", "<#u@evil.example>", "<1@x.y>", "`" * 1200, "`` a`b ``"):
         for markdown in (f"p {md_escape(text)} q", md_escape(text), f"- {md_escape(text)}", f"| a |\n|---|\n| {md_escape(text)} |",
                          f"p {code(text)} q", f"| a |\n|---|\n| {code(text, cell=True)} |", "\n".join(fence([text, "```", "~~~~"]))):
             html = html_of(markdown)
@@ -99,6 +99,9 @@ def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
             for tag in ("<em>", "<strong>", "<del>", "<h1>", "<blockquote>", "<hr", "<ol", "<input", "<li><ul>", "<sup"):
                 assert tag not in html, (text, markdown, html)
             assert html.count("<td>") <= 1 and html.count("<code>") <= 1 and html.count("<pre>") <= 1, (markdown, html)
+    for run in (3, 254, 255, 300, 5000):  # cmark-gfm keeps a fence's length in a byte: a line of 255 closed it
+        html = html_of("\n".join(fence(["`" * run, "   " + "~" * run, "x"])) + "\n\n# after")
+        assert html.count("<pre>") == 1 and "<h1>after</h1>" in html, (run, html[-200:])
     assert link("`w`", "javascript:alert(1)") == "`w`"  # only http(s) is linked
     assert html_of(link("`w`", "https://x.example/a b)(<c>|")).count("<a ") == 1
 

@@ -31,7 +31,9 @@ _LINE_ENDS = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 # backslash-escaped anywhere: ASCII punctuation that opens or closes inline markup (code, emphasis, strikethrough,
 # links, images, table cells); "<" where it could open raw HTML or an autolink; ">" only where it starts a line
 _INLINE = str.maketrans({c: "\\" + c for c in "\\`*~[]|"})
-_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")  # raw HTML and autolinks start so; "<0.12" or "a < b" start nothing
+# raw HTML and URI autolinks start with "<" and a letter, "/", "!" or "?"; an e-mail autolink is "<" up to ">" with an
+# "@" and no space: "<0.12" or "a < b" start nothing (a linear scan: each lookahead stops at the next "<")
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*@[^\s<>]*>)")
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # between two alphanumerics it is never emphasis
 _ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 # GFM's extended autolinks: "scheme://" and "www." (a backslash escape stops them), e-mail addresses (found in the
@@ -160,11 +162,23 @@ def link(text: str, url: str) -> str:
     return f"[{text}]({safe})"
 
 
+_FENCE_LINE = re.compile(r" {0,3}(`{3,})[ \t]*")  # a line that could close a backtick fence
+
+
 def fence(lines, info: str = "text") -> list[str]:
-    """``lines`` as one fenced code block (a list of lines): a backtick fence longer than any backtick or tilde run
-    inside (so no line can close it), each line one line (a bare CR or another line end inside it made visible)."""
-    body = [inert(line) for line in lines]
-    width = max(3, 1 + max((max(_longest_run(line, "`"), _longest_run(line, "~")) for line in body), default=0))
+    """``lines`` as one fenced code block (a list of lines): a backtick fence longer than any line of backticks
+    inside (so no line can close it; cmark-gfm keeps a fence's length in a byte, so a line of 250 or more is shown by
+    its length), each line one line (a bare CR or another line end inside it made visible)."""
+    body, width = [], 3
+    for line in map(inert, lines):
+        match = _FENCE_LINE.fullmatch(line)
+        if match:
+            run = len(match.group(1))
+            if run >= 250:
+                line = line.replace(match.group(1), f"`×{run}")
+            else:
+                width = max(width, run + 1)
+        body.append(line)
     return ["`" * width + info, *body, "`" * width]
 
 
