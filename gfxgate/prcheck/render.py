@@ -53,7 +53,7 @@ def _counts_line(counts: Mapping[str, int]) -> str:
 
 # -- diff -----------------------------------------------------------------------------------------------
 def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tuple[str, ...] = ()) -> str:
-    out = [f"# {title}: {md_escape(', '.join(diff.targets)) or '(no common target)'}", ""]
+    out = [f"# {md_escape(title)}: {md_escape(', '.join(diff.targets)) or '(no common target)'}", ""]
     out.append(f"Old: {_sources(diff.old_sources)}  ")
     out.append(f"New: {_sources(diff.new_sources)}")
     out.append("")
