@@ -10,6 +10,13 @@ parser gfxgate uses on it. A *finding* is anything but the documented outcome: a
 an "internal error" entry in an artifact report, a case over the per-case time cap (SIGALRM), or MemoryError
 under the address-space cap (resource.setrlimit). Per format the script prints the count run, findings, the
 slowest case and the process's peak RSS; findings are written to --out for replay.
+
+The report formats ("md:scan", "text:diagnose", … or a result type's name for both) fuzz the formatters instead: a
+real result of each type with hostile text (backtick runs, fences, HTML, links, line ends, C0/C1/ESC/OSC, pipes,
+very long strings) in every field; the Markdown must parse (cmark-gfm) to the same nodes as with plain text, the
+text must hold no terminal control (see "report formatters" below).
+
+    nice -n 19 python benchmarks/fuzz.py --cases 100000 --format scan --format md:diagnose
 """
 
 from __future__ import annotations
@@ -692,20 +699,23 @@ def report_formats() -> dict[str, tuple[ReportType, str]]:
 def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: float, rng: random.Random, out: Path) -> Result:
     result = Result(name)
     start = time.perf_counter()
+    signal.signal(signal.SIGPROF, _alarm)
     for case in range(cases):
         t0 = time.perf_counter()
         problem, table = None, {}
-        signal.setitimer(signal.ITIMER_REAL, cap_s)
+        # the cap counts this process's CPU time (ITIMER_PROF): a formatter is CPU-bound, and a loaded machine (these
+        # runs are niced, several at once) must not turn into findings
+        signal.setitimer(signal.ITIMER_PROF, cap_s)
         try:
             problem, table = report_case(kind, fmt, base, rng)
         except CaseTimeout:
-            problem = f"over the {cap_s:g} s per-case cap"
+            problem = f"over the {cap_s:g} s per-case CPU cap"
         except MemoryError:
             problem = "MemoryError under the address-space cap"
         except Exception as exc:  # noqa: BLE001 - a finding
             problem = f"{type(exc).__name__}: {exc}"[:300]
         finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
         spent = time.perf_counter() - t0
         if spent > result.slowest_s:
             result.slowest_s, result.slowest_case = spent, case
@@ -714,6 +724,9 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
             (out / file).write_text(json.dumps({"format": name, "problem": problem, "replacements": table}, ensure_ascii=True))
             result.findings.append({"case": case, "problem": problem, "input": file})
         result.cases += 1
+        if result.cases % 1000 == 0:  # a long run stopped early still says how far it got
+            print(f"{name}: {result.cases} cases, {len(result.findings)} findings, slowest {result.slowest_s * 1000:.0f} ms, "
+                  f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     result.seconds = time.perf_counter() - start
     return result
 

@@ -91,7 +91,7 @@ def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
 
     for text in ("a``b", "`", "``x``", "<b>x</b>", "[x](y)", "![i](y)", "a\rb", "a|b", "*x*", "_x_", "~~x~~", "- x",
                  "# x", "1. x", "> q", "---", "www.evil.example", "http://evil.example", "u@evil.example", "&lt;b&gt;",
-                 "   ", "x #", "[^1]: n", "- [ ] t"):
+                 "   ", "x #", "[^1]: n", "- [ ] t", "<#u@evil.example>", "<1@x.y>", "`" * 1200, "`` a`b ``"):
         for markdown in (f"p {md_escape(text)} q", md_escape(text), f"- {md_escape(text)}", f"| a |\n|---|\n| {md_escape(text)} |",
                          f"p {code(text)} q", f"| a |\n|---|\n| {code(text, cell=True)} |", "\n".join(fence([text, "```", "~~~~"]))):
             html = html_of(markdown)
@@ -99,6 +99,9 @@ def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
             for tag in ("<em>", "<strong>", "<del>", "<h1>", "<blockquote>", "<hr", "<ol", "<input", "<li><ul>", "<sup"):
                 assert tag not in html, (text, markdown, html)
             assert html.count("<td>") <= 1 and html.count("<code>") <= 1 and html.count("<pre>") <= 1, (markdown, html)
+    for run in (3, 254, 255, 300, 5000):  # cmark-gfm keeps a fence's length in a byte: a line of 255 closed it
+        html = html_of("\n".join(fence(["`" * run, "   " + "~" * run, "x"])) + "\n\n# after")
+        assert html.count("<pre>") == 1 and "<h1>after</h1>" in html, (run, html[-200:])
     assert link("`w`", "javascript:alert(1)") == "`w`"  # only http(s) is linked
     assert html_of(link("`w`", "https://x.example/a b)(<c>|")).count("<a ") == 1
 
@@ -183,6 +186,19 @@ def test_every_formatter_stays_inert_under_hostile_text(name, bases):
 def test_the_harness_finds_an_unescaped_field():
     """The oracle fails on raw text: a formatter that printed a field as is would be found."""
     assert fuzz.md_findings("p <img src=x> q", "p zq0q q") is not None
-    assert fuzz.md_findings("p `a` `b` q", "p `zq0q` q") is not None
+    assert fuzz.md_findings("p `a` *b* q", "p `zq0q` q") is not None  # a span closed early: what follows is live
+    assert fuzz.md_findings("p a\nb q", "p zq0q q") is not None  # a line the text added
     assert fuzz.md_findings("| a | b |\n|---|---|\n| x|y | c |", "| a | b |\n|---|---|\n| zq0q | c |") is not None
     assert fuzz.text_findings("a\x1b[31mb") is not None and fuzz.text_findings("a\tb\n") is None
+
+
+def test_pins_show_keeps_a_hostile_url_off_the_terminal(gfxgate_exe, tmp_path):
+    text = (fuzz.ROOT / "rules" / "pins.toml").read_text(encoding="utf-8")
+    hostile = text.replace('url = "https://github.com/ollama/ollama.git"',
+                           'url = "https://github.com/ollama/ollama.git\\u001b]0;owned\\u0007\\u009b2J"', 1)
+    assert hostile != text
+    (tmp_path / "pins.toml").write_text(hostile, encoding="utf-8")
+    done = run(gfxgate_exe, "pins", "show", "--pins", "pins.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "ollama.git␛]0;owned␇<U+009B>2J" in done.stdout
+    assert not TERMINAL.search(done.stdout), repr(done.stdout)

@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-from gfxgate.cli.io import emit, parse_targets  # noqa: F401 - re-exported: every command's helpers
+from gfxgate.cli.io import echo, emit, parse_targets  # noqa: F401 - re-exported: every command's helpers
 
 
 def stdout_is_terminal() -> bool:
@@ -126,11 +126,11 @@ def report_exit(diff, failing: tuple[str, ...]) -> None:
     import sys
 
     counts = diff.counts()
-    click.echo("gfxgate: " + ", ".join(f"{k}: {v}" for k, v in counts.items()), err=True)
+    echo("gfxgate: " + ", ".join(f"{k}: {v}" for k, v in counts.items()), err=True)
     bad = diff.regressions(failing) if failing else []
     if bad:
         for c in bad:
-            click.echo(f"gfxgate: {c.target} regressed: {c.layer} {c.old_status} -> {c.new_status}", err=True)
+            echo(f"gfxgate: {c.target} regressed: {c.layer} {c.old_status} -> {c.new_status}", err=True)
         sys.exit(1)
 
 

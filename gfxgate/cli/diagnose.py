@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
+from gfxgate.cli.io import echo  # message lines: their controls made visible
 
 
 @click.command()
@@ -46,7 +47,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     if layers:
         hits = sorted({f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)})
         if hits:
-            click.echo(f"gfxgate: findings on {', '.join(hits)}", err=True)
+            echo(f"gfxgate: findings on {', '.join(hits)}", err=True)
             raise SystemExit(int(ExitCode.FINDINGS))
 
 

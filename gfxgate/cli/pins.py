@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from gfxgate.cli.common import source_options
+from gfxgate.cli.io import echo  # message lines: their controls made visible
+from gfxgate.report.text import inert
 
 
 @click.group()
@@ -36,10 +38,10 @@ def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline)
         snapshot_path = snapshot_path or pins_path.parent / "snapshots" / "pins.json"
     result = bump(pins_path, name, tag, snapshot_path=snapshot_path, sources=parse_assignments(sources, "--source"),
                   offline=offline)
-    click.echo(f"gfxgate: {name}: {result.old_ref} -> {result.new_ref} ({(result.commit or '')[:12]}) in {result.pins_path}", err=True)
+    echo(f"gfxgate: {name}: {result.old_ref} -> {result.new_ref} ({(result.commit or '')[:12]}) in {result.pins_path}", err=True)
     if result.snapshot_path is not None:
         states = ", ".join(f"{k}: {v}" for k, v in sorted(result.rule_states.items()))
-        click.echo(f"gfxgate: wrote {result.snapshot_path} (rules {states})", err=True)
+        echo(f"gfxgate: wrote {result.snapshot_path} (rules {states})", err=True)
 
 
 @pins.command("show")
@@ -51,7 +53,7 @@ def show_cmd(pins_path) -> None:
 
     data = load_pins(pins_path or default_pins_path())
     for name, pin in sorted(data.sources.items()):
-        click.echo(f"{name:14} {pin.ref:12} {pin.url}")
+        click.echo(inert(f"{name:14} {pin.ref:12} {pin.url}"))  # pins.toml is a file a pull request changes
 
 
 def _refuse_installed_copy(pins_path: Path) -> None:

@@ -6,6 +6,7 @@ import click
 
 from gfxgate.cli.common import format_option
 from gfxgate.jsontext import dumps
+from gfxgate.report.text import inert
 
 
 def describe(target_text: str) -> dict:
@@ -71,7 +72,7 @@ def render_one(info: dict, fmt: str) -> str:
     if fmt == "md":
         return "\n".join([f"# {md_escape(info['target'])}", "", "| | |", "|---|---|",
                           *(f"| {md_escape(k)} | {md_escape(v)} |" for k, v in rows)]) + "\n"
-    return "\n".join(f"{k:26} {v}" for k, v in rows)
+    return "\n".join(inert(f"{k:26} {v}") for k, v in rows)
 
 
 def render_list(rows: list[dict], fmt: str) -> str:
@@ -89,7 +90,7 @@ def render_list(rows: list[dict], fmt: str) -> str:
             names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
             cells = (row["processor"], row["family"], row["hsa_override_gfx_version"] or "-", names)
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |" if fmt == "md" else
-                     f"{cells[0]:16} {cells[1]:8} {cells[2]:8} {cells[3]}")
+                     inert(f"{cells[0]:16} {cells[1]:8} {cells[2]:8} {cells[3]}"))
     if fmt == "md":
         lines = ["# gfxgate targets", "", "| Processor | Family | HSA version / compute capability | Products |",
                  "|---|---|---|---|", *lines]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
+from gfxgate.cli.io import echo  # message lines: their controls made visible
 
 
 @click.command()
@@ -56,8 +57,8 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
         result = stored.select(names, first, last)
     emit(render(result, fmt, verbose=verbose, **(terminal(output) if fmt == "text" else {})), output)
     cells = sum(len(r.cells) for r in result.rows)
-    click.echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"
-               f" ({result.origin})", err=True)
+    echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"
+         f" ({result.origin})", err=True)
     report_unreadable(result, verbose)
 
 
@@ -65,10 +66,10 @@ def report_unreadable(result, verbose: bool) -> None:
     """One stderr line per source that could not be read (count, releases, rules, how to supply it); every
     rule and release with --verbose."""
     for missing in result.missing_sources():
-        click.echo(f"gfxgate: note: {missing.line}", err=True)
+        echo(f"gfxgate: note: {missing.line}", err=True)
     if verbose:
         for u in result.unreadable:
-            click.echo(f"gfxgate: note: {u.tag} {u.rule}: {u.reason}", err=True)
+            echo(f"gfxgate: note: {u.tag} {u.rule}: {u.reason}", err=True)
 
 
 def compute_live(names, first, last, sources, offline, prereleases, every_tag):

@@ -53,7 +53,7 @@ def _counts_line(counts: Mapping[str, int]) -> str:
 
 # -- diff -----------------------------------------------------------------------------------------------
 def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tuple[str, ...] = ()) -> str:
-    out = [f"# {title}: {md_escape(', '.join(diff.targets)) or '(no common target)'}", ""]
+    out = [f"# {md_escape(title)}: {md_escape(', '.join(diff.targets)) or '(no common target)'}", ""]
     out.append(f"Old: {_sources(diff.old_sources)}  ")
     out.append(f"New: {_sources(diff.new_sources)}")
     out.append("")
@@ -78,7 +78,7 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
             old, new = c.to_json()["old"], c.to_json()["new"]
             out += ["| | Old | New |", "|---|---|---|"]
             out.append(f"| status | {_status(old['status'])} | {_status(new['status'])} |")
-            out.append(f"| summary | {md_escape(old['summary'])} | {md_escape(new['summary'])} |")
+            out.append(f"| summary | {md_escape(old['summary'], cell=True)} | {md_escape(new['summary'], cell=True)} |")
             out.append(f"| evidence | {_evidence_cell(old)} | {_evidence_cell(new)} |")
             if old["remedy"] or new["remedy"]:
                 out.append(f"| remedy | {md_escape(old['remedy'] or '—')} | {md_escape(new['remedy'] or '—')} |")

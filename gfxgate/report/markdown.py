@@ -31,7 +31,9 @@ _LINE_ENDS = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 # backslash-escaped anywhere: ASCII punctuation that opens or closes inline markup (code, emphasis, strikethrough,
 # links, images, table cells); "<" where it could open raw HTML or an autolink; ">" only where it starts a line
 _INLINE = str.maketrans({c: "\\" + c for c in "\\`*~[]|"})
-_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")  # raw HTML and autolinks start so; "<0.12" or "a < b" start nothing
+# raw HTML and URI autolinks start with "<" and a letter, "/", "!" or "?"; an e-mail autolink is "<" up to ">" with an
+# "@" and no space: "<0.12" or "a < b" start nothing (a linear scan: each lookahead stops at the next "<")
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*@[^\s<>]*>)")
 _UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # between two alphanumerics it is never emphasis
 _ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 # GFM's extended autolinks: "scheme://" and "www." (a backslash escape stops them), e-mail addresses (found in the
@@ -47,6 +49,8 @@ def _no_email(match: re.Match) -> str:
     if "." in run and (run[-1].isalpha() or run[-1] == "."):
         return run.replace("@", "@\u2060")
     return run
+
+
 # what starts a block when the text begins a line (or a list item): headings, quotes, list markers, setext and
 # thematic-break lines, ordered-list numbers
 _BLOCK_START = re.compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|>|[-=](?=[-=\s]*$)")
@@ -70,43 +74,48 @@ def _escape_inline(text: str) -> str:
 _TICKS = re.compile("`+")
 
 
-def _code_spans(text: str) -> list[tuple[bool, str]]:
+def _code_spans(text: str, cell: bool) -> list[tuple[bool, str]]:
     """``text`` cut into (is code, part): a backtick run and the next run of the same length around a code span's
-    content, as CommonMark reads them (one space stripped from both ends when both have one); a span holding a pipe
-    stays text (a code span needs ``\\|`` in a table cell and shows it elsewhere), and so does any run left open."""
+    content, as CommonMark reads them (one space stripped from both ends when both have one); outside a table cell a
+    span holding a pipe stays text (a code span needs ``\\|`` in a cell and shows it elsewhere), and so does any
+    run left open."""
     if "`" not in text:
         return [(False, text)]
     runs = list(_TICKS.finditer(text))
+    following: list[int | None] = [None] * len(runs)  # the next run of the same length: linear, however many runs
+    last: dict[int, int] = {}
+    for j in range(len(runs) - 1, -1, -1):
+        width = len(runs[j].group())
+        following[j], last[width] = last.get(width), j
     out: list[tuple[bool, str]] = []
     start = i = 0
     while i < len(runs):
-        opening = runs[i]
-        close = next((j for j in range(i + 1, len(runs)) if len(runs[j].group()) == len(opening.group())), None)
+        opening, close = runs[i], following[i]
         if close is None:
             i += 1
             continue
         content = text[opening.end():runs[close].start()]
         if len(content) > 1 and content[0] == content[-1] == " " and content.strip(" "):
             content = content[1:-1]
-        if "|" not in content and content:
+        if content and (cell or "|" not in content):
             out += [(False, text[start:opening.start()]), (True, content)]
             start = runs[close].end()
         i = close + 1
     return out + [(False, text[start:])]
 
 
-def md_escape(text: str) -> str:
+def md_escape(text: str, *, cell: bool = False) -> str:
     """``text`` inert in Markdown prose, a heading or a table cell: one line (line ends become spaces), controls made
     visible (:func:`~gfxgate.report.text.inert`), markup characters backslash-escaped, no block start, no autolink
     and no trailing hard break: what it shows is the text itself. A code span the text holds (gfxgate's summaries
-    quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds. The one
-    escaper."""
+    quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds; ``cell``: the
+    text is a table cell's (a kept span's pipes escaped as GFM wants). The one escaper."""
     if not text:
         return ""
     text = inert(_LINE_ENDS.sub(" ", text)).strip()
     if not text:
         return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
-    text = "".join(code(part[1]) if part[0] else _escape_inline(part[1]) for part in _code_spans(text))
+    text = "".join(code(part, cell=cell) if is_code else _escape_inline(part) for is_code, part in _code_spans(text, cell))
     if text.endswith("#"):
         text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
     match = _BLOCK_START.match(text)
@@ -153,11 +162,23 @@ def link(text: str, url: str) -> str:
     return f"[{text}]({safe})"
 
 
+_FENCE_LINE = re.compile(r" {0,3}(`{3,})[ \t]*")  # a line that could close a backtick fence
+
+
 def fence(lines, info: str = "text") -> list[str]:
-    """``lines`` as one fenced code block (a list of lines): a backtick fence longer than any backtick or tilde run
-    inside (so no line can close it), each line one line (a bare CR or another line end inside it made visible)."""
-    body = [inert(line) for line in lines]
-    width = max(3, 1 + max((max(_longest_run(line, "`"), _longest_run(line, "~")) for line in body), default=0))
+    """``lines`` as one fenced code block (a list of lines): a backtick fence longer than any line of backticks
+    inside (so no line can close it; cmark-gfm keeps a fence's length in a byte, so a line of 250 or more is shown by
+    its length), each line one line (a bare CR or another line end inside it made visible)."""
+    body, width = [], 3
+    for line in map(inert, lines):
+        match = _FENCE_LINE.fullmatch(line)
+        if match:
+            run = len(match.group(1))
+            if run >= 250:
+                line = line.replace(match.group(1), f"`×{run}")
+            else:
+                width = max(width, run + 1)
+        body.append(line)
     return ["`" * width + info, *body, "`" * width]
 
 
@@ -212,7 +233,7 @@ def render(matrix: GateMatrix) -> str:
     w("|---|" + "---|" * len(m.targets) + "\n")
     for layer in m.layers:
         w(f"| {md_escape(layer.title)} | "
-          + "".join(f"{LABELS[v.status]}: {md_escape(v.summary)} | " for v in m.row(layer.id)) + "\n")
+          + "".join(f"{LABELS[v.status]}: {md_escape(v.summary, cell=True)} | " for v in m.row(layer.id)) + "\n")
     if m.routes:
         w("| **The answer** | " + "".join(f"{answer_cell(m.route(t))} | " for t in m.targets) + "\n")
     w("\n" + _STATUSES + "\n")

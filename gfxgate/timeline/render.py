@@ -62,7 +62,7 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
             label = c.label + ("" if c.certain or c.route == "undecided" else " (?)")
             if c.route == "undecided" and c.reason:  # an honest unknown says which layer it could not read, and why
                 label += f": {_short(c.reason)}"
-            out.append(f"| {span} ({c.tags}) | {_md_cell(label)} | {flips} |")
+            out.append(f"| {span} ({c.tags}) | {_md_cell(label, cell=True)} | {flips} |")
         out.append("")
         docs = [note for c in row.cells for note in c.docs]
         if docs:  # Ollama's docs against the release (each note names the release it was read at)

@@ -10,7 +10,7 @@ from enum import Enum
 
 from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import code, md_escape
-from gfxgate.report.text import inert_lines
+from gfxgate.report.text import inert, inert_lines
 from gfxgate.trace.model import FOUND, MISSING, EnvSearch, TraceHop, TraceResult
 
 
@@ -152,9 +152,10 @@ def _node_id(index: int) -> str:
 
 
 def _label(hop: TraceHop) -> str:
+    """A graph node's two lines, each :func:`inert` (a graph is printed on a terminal too)."""
     if hop.status == MISSING:
-        return f"{hop.stage}: {hop.id}\nmissing: {hop.reason}"
-    return f"{hop.stage}: {hop.symbol}\n{hop.location}"
+        return f"{inert(f'{hop.stage}: {hop.id}')}\n{inert(f'missing: {hop.reason}')}"
+    return f"{inert(f'{hop.stage}: {hop.symbol}')}\n{inert(str(hop.location))}"
 
 
 def _graph_items(result: TraceResult):
@@ -169,7 +170,7 @@ def _graph_items(result: TraceResult):
         previous = node
         for extra, loc in enumerate(hop.also):
             other = f"{node}_{extra}"
-            nodes.append((other, f"{hop.stage}: also\n{loc}", False))
+            nodes.append((other, f"{inert(hop.stage)}: also\n{inert(str(loc))}", False))
             edges.append((node, other, True))
     return nodes, edges
 
@@ -193,7 +194,7 @@ def dot(result: TraceResult) -> str:
         return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
     nodes, edges = _graph_items(result)
-    out = [f'digraph "{esc(result.option)}" {{', "    rankdir=TB;", "    node [shape=box, fontname=monospace];"]
+    out = [f'digraph "{esc(inert(result.option))}" {{', "    rankdir=TB;", "    node [shape=box, fontname=monospace];"]
     for node, label, missing in nodes:
         out.append(f'    {node} [label="{esc(label)}"' + (", style=dashed" if missing else "") + "];")
     for a, b, dotted in edges:
