@@ -118,7 +118,7 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
                     for n, u, v in report.endpoints)
     )
     if any(d != "—" for _, d in report.devices):
-        out.append(f"- {t['devices']}: " + "; ".join(f"{n} = {md_escape(d)}" for n, d in report.devices))
+        out.append(f"- {t['devices']}: " + "; ".join(f"{md_escape(n)} = {md_escape(d)}" for n, d in report.devices))
     out.append("")
     for model in report.models:
         out += [f"## {t['table']} — {t['model']} {code(model)}", ""]
@@ -180,7 +180,7 @@ def _speed(report: SweepReport, cell) -> str:
 
 def _detail_row(d) -> str:
     cells = [
-        str(d.num_gpu), d.endpoint, f"{d.ok}/{d.runs}", ", ".join(map(str, d.eval_count)) or "—",
+        str(d.num_gpu), md_escape(d.endpoint), f"{d.ok}/{d.runs}", ", ".join(map(str, d.eval_count)) or "—",
         _spread_text(d.tokens_per_s), _spread_text(d.first_token_s, " ms", 1000.0, 0), md_escape(d.layers),
         "—" if d.vram_log_mib is None else f"{d.vram_log_mib:.1f} MiB",
         "—" if d.vram_sampled_mib is None else f"{d.vram_sampled_mib} MiB", md_escape(d.placement) or "—",
