@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, terminal
+from gfxgate.cli.common import echo, emit, format_option, output_option, terminal
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
@@ -36,7 +36,7 @@ class PlainProgress:
 
         self.done += 1
         text = cell_text([Run(record, 0)])
-        click.echo(f"[{self.done}/{self.total}] {cell}: {text} ({record['run_id']})", err=True)
+        echo(f"[{self.done}/{self.total}] {cell}: {text} ({record['run_id']})", err=True)
 
     def end(self) -> None:
         pass
@@ -49,7 +49,7 @@ class RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-        self.console = Console(stderr=True)
+        self.console = Console(stderr=True, markup=False, highlight=False, emoji=False)  # server text is never markup
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -74,7 +74,10 @@ class RichProgress:
         from gfxgate.sweep.facts import cell_text
         from gfxgate.sweep.worklog import Run
 
-        self.bar.console.print(f"{cell}: {cell_text([Run(record, 0)])} ({record['run_id']})")
+        from gfxgate.report.text import inert
+
+        self.bar.console.print(inert(f"{cell}: {cell_text([Run(record, 0)])} ({record['run_id']})"), markup=False,
+                               highlight=False)
         if self.task is not None:
             self.bar.advance(self.task)
 
@@ -185,7 +188,7 @@ def run_sweep(**opts: Any) -> None:
     with WorklogWriter(worklog_path, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(worklog_path, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
-            click.echo(f"gfxgate: warning: {warning}", err=True)
+            echo(f"gfxgate: warning: {warning}", err=True)
         finished = existing.finished_cells(opts["retry"]) if opts["resume"] else set()
         todo = [c for c in plan.cells() if c.key not in finished]
         if not todo:
@@ -226,7 +229,7 @@ def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
     refuse_output_over_inputs(output, (worklog,))
     log = read_worklog(worklog)
     for warning in log.warnings:
-        click.echo(f"gfxgate: warning: {warning}", err=True)
+        echo(f"gfxgate: warning: {warning}", err=True)
     if not log.runs:
         from gfxgate.errors import InputError
 
