@@ -406,6 +406,7 @@ def _applies(workaround_id: str, target: str | None, workarounds) -> bool:
 
 def _gpus(hits: list[Hit]) -> list[Gpu]:
     out: dict[tuple, Gpu] = {}
+    key: tuple  # per kind of line, what tells one device from another
     for hit in hits:
         mid, ev = hit.message.id, evidence_of(hit.line, hit.message.id)
         if mid == "ollama-inference-compute":
