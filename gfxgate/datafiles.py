@@ -123,6 +123,11 @@ def check_yaml_shape(path: Path | str, text: str) -> None:
         raise _yaml_rule_error(path, exc) from None
 
 
+def _line(event: Any) -> int:
+    """An event's 1-based line; 0 where it has no mark (the parser marks every event)."""
+    return event.start_mark.line + 1 if event.start_mark else 0
+
+
 def _check_events(path: Path | str, events) -> None:
     import yaml
 
@@ -133,8 +138,8 @@ def _check_events(path: Path | str, events) -> None:
         if isinstance(event, yaml.AliasEvent):
             aliases += 1
             if aliases > MAX_YAML_ALIASES:
-                raise RuleError(f"{path}:{event.start_mark.line + 1}: more than {MAX_YAML_ALIASES} YAML aliases")
-            nodes += sizes.get(event.anchor, 1)
+                raise RuleError(f"{path}:{_line(event)}: more than {MAX_YAML_ALIASES} YAML aliases")
+            nodes += sizes.get(event.anchor, 1) if event.anchor else 1
         elif isinstance(event, yaml.ScalarEvent):
             nodes += 1
             if event.anchor:
@@ -142,7 +147,7 @@ def _check_events(path: Path | str, events) -> None:
         elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_YAML_DEPTH:
-                raise RuleError(f"{path}:{event.start_mark.line + 1}: nested deeper than {MAX_YAML_DEPTH} levels")
+                raise RuleError(f"{path}:{_line(event)}: nested deeper than {MAX_YAML_DEPTH} levels")
             nodes += 1
             open_anchors.append((event.anchor, nodes))
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
@@ -151,8 +156,7 @@ def _check_events(path: Path | str, events) -> None:
             if anchor:
                 sizes[anchor] = nodes - start + 1
         if nodes > MAX_YAML_NODES:
-            line = event.start_mark.line + 1 if event.start_mark else 0
-            raise RuleError(f"{path}:{line}: expands to more than {MAX_YAML_NODES} nodes (YAML aliases?)")
+            raise RuleError(f"{path}:{_line(event)}: expands to more than {MAX_YAML_NODES} nodes (YAML aliases?)")
 
 
 def _parse_yaml(path: Path, raw: bytes, schema: str | None) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, TargetError
@@ -97,7 +97,7 @@ class Compatibility(NamedTuple):
 class TargetCatalog:
     """All known processors and generic targets, with the questions asked of them."""
 
-    def __init__(self, processors: list[Processor], nvidia: list[NvidiaArch] = ()) -> None:
+    def __init__(self, processors: list[Processor], nvidia: Sequence[NvidiaArch] = ()) -> None:
         self.by_name = {p.name: p for p in processors}
         self.nvidia = {a.name: a for a in nvidia}  # not in by_name: the gate matrix models AMD processors only
         self._generic_of: dict[str, list[str]] = {}

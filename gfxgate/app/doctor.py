@@ -145,10 +145,11 @@ def _machine_path(fs: RootFS, verdict: Verdict) -> Verdict:
                      if e.location and e.location.repo == "file" and e.location.path.startswith(base + "/") else e
                      for e in verdict.evidence)
     # a remedy or summary that cites another cell's evidence (the override's posed target) names its path too
-    def text(value: str | None) -> str | None:
-        return value.replace(base + "/", "/") if value else value
+    def text(value: str) -> str:
+        return value.replace(base + "/", "/")
 
-    return dataclasses.replace(verdict, evidence=evidence, summary=text(verdict.summary), remedy=text(verdict.remedy))
+    return dataclasses.replace(verdict, evidence=evidence, summary=text(verdict.summary),
+                               remedy=text(verdict.remedy) if verdict.remedy else verdict.remedy)
 
 
 def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:

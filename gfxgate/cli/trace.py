@@ -50,7 +50,12 @@ def trace(param, env_name, fmt, graph, output, refs, sources, offline, rules_roo
             sourceset.get(name)
         # every repository the trace reads must open: without one the hops after it are missing for no reason
         # of the code, and the answer would come from nothing (exit 5 naming the --source to give)
-        needed = rules.env.repos if env_name else (rules.traces[param].repos if param in rules.traces else [])
+        if env_name:
+            if rules.env is None:  # a --rules folder without one (search_env would take the shipped rule instead)
+                raise UsageError("no environment-variable search rule (rules/traces/*.yaml with an env: section)")
+            needed = rules.env.repos
+        else:
+            needed = tuple(rules.traces[param].repos) if param in rules.traces else ()
         for name in needed:
             require_source(sourceset, name, "trace")
         if env_name:

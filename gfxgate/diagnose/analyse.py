@@ -231,8 +231,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         printed_at, printed_note = ((), "")
         if locator is not None:
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
-            printed_at, extra = _cross_check_source(hit.line.text, printed_at)
-            context += extra
+            printed_at, cross_notes = _cross_check_source(hit.line.text, printed_at)
+            context += cross_notes
         remedy = fill_remedy(message.remedy or "", target=target, version=version_at(hit.index), log_kind=kind,
                              phase=runs[run_index].phase if run_index is not None else None)  # gate/remedy.py
         verdict = None
@@ -366,7 +366,7 @@ def _remedies_from_log(wk: tuple[str, ...], workarounds, target: str | None, hsa
     for wid in wk:
         item = by_id.get(wid)
         override = getattr(item, "override", None) if item else None
-        if not override:
+        if item is None or not override:
             kept.append(wid)
             continue
         goal = _override_target(override)
@@ -406,6 +406,7 @@ def _applies(workaround_id: str, target: str | None, workarounds) -> bool:
 
 def _gpus(hits: list[Hit]) -> list[Gpu]:
     out: dict[tuple, Gpu] = {}
+    key: tuple  # per kind of line, what tells one device from another
     for hit in hits:
         mid, ev = hit.message.id, evidence_of(hit.line, hit.message.id)
         if mid == "ollama-inference-compute":

@@ -52,7 +52,7 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
         if d.version in ("0.0.0",):
             version += " (self-built: version unknown)"
         out += [f"## {code(d.log)}", "",
-                f"{md_escape(KIND_LABEL.get(d.log_kind, d.log_kind))}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
+                f"{md_escape(KIND_LABEL.get(d.log_kind, d.log_kind or ''))}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
         if d.conclusions:
             out += ["### Conclusion", ""]
             out += [f"- **{md_escape(c.text)}** ({_where(c.evidence[:2])})" for c in d.conclusions]

@@ -63,5 +63,5 @@ def disagreements(cells: Mapping[tuple[str, str], Cell], titles: Mapping[str, st
         elif all(cell is not None and cell.status is Status.ALLOWED for _, cell in release):
             notes.append((target, f"the docs at {ref} do not list {target} ({docs.where}), but the release builds and ships "
                                   "it: " + "; ".join(f"{titles.get(layer, layer)}: {cell.summary} ({cell.where})"
-                                                     for layer, cell in release)))
+                                                     for layer, cell in release if cell is not None)))
     return tuple(notes)

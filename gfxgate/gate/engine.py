@@ -229,10 +229,10 @@ def build_matrix(
     extra_cells = extra_cells or {}
     cells: dict[tuple[str, str], Verdict] = {}
     for target in targets:
-        findings = {
-            rule.id: evaluate_rule(rule, facts[rule.id].facts, target, catalog, facts[rule.id].note)
+        findings = {  # a matched rule has its facts: collect gives them, the snapshot schema requires them
+            rule.id: evaluate_rule(rule, found, target, catalog, facts[rule.id].note)
             for rule in ruleset.rules
-            if rule.id in facts and facts[rule.id].state == MATCHED
+            if rule.id in facts and facts[rule.id].state == MATCHED and (found := facts[rule.id].facts) is not None
         }
         statuses: dict[str, Status] = {}
         for layer in ruleset.layers:  # pass 1: layers decided without cross-layer conditions

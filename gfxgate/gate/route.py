@@ -338,11 +338,15 @@ class Route(JsonRecord, PerBackend):
         return text
 
 
+CheckOutcome = Literal["confirmed", "partly confirmed", "refuted", "not measured"]
+_CHECK_OUTCOME: dict[Status, CheckOutcome] = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}  # else refuted
+
+
 @dataclass(frozen=True)
 class RuntimeCheck(JsonRecord):
     """What the runtime row says about a :class:`Route`'s answer: confirmed, refuted or partly confirmed."""
 
-    outcome: Literal["confirmed", "partly confirmed", "refuted", "not measured"]
+    outcome: CheckOutcome
     summary: str
     evidence: tuple[Evidence, ...]
 
@@ -433,7 +437,9 @@ def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict
                 target: str) -> tuple[list, list, list]:
     """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order, and the steps the installed
     tree already satisfies (SatisfiedStep)."""
-    route_steps, device, satisfied = [], [], []
+    route_steps: list[tuple[StepRule, RouteStep]] = []
+    device: list[tuple[StepRule, RouteStep]] = []
+    satisfied: list[SatisfiedStep] = []
     for bucket, step_rules in ((route_steps, rule.steps), (device, rules.device_steps)):
         for step_rule in step_rules:
             cells = used.pop(step_rule.workaround, None)
@@ -525,7 +531,7 @@ def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None, *, rules
         head = (f"the runtime ran ollama {runtime_version}, this answer is for {version} "
                 f"(`--ref ollama=v{runtime_version.removeprefix('v')}` judges the run's own version); ")
     if best is not None and best.backend == "cpu":
-        outcome = "refuted" if cell.status in (Status.ALLOWED, Status.PARTIAL) else "confirmed"
+        outcome: CheckOutcome = "refuted" if cell.status in (Status.ALLOWED, Status.PARTIAL) else "confirmed"
         return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
     if backends is not None and best is not None:
         own = backends.get(best.backend)
@@ -534,10 +540,10 @@ def _runtime(matrix: GateMatrix, target: str, best: RouteOption | None, *, rules
                                  for b, v in backends.items()) or f"no GPU backend ({cell.summary})"
             return RuntimeCheck("not measured", head + f"the runs exercised {measured}, not the "
                                 f"{rules.title(best.backend)} route of this answer", cell.evidence)
-        outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(own.status, "refuted")
+        outcome = _CHECK_OUTCOME.get(own.status, "refuted")
         return RuntimeCheck(outcome, head + f"{rules.title(best.backend)} runtime {own.status.value}: {own.summary}",
                             own.evidence)
-    outcome = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}.get(cell.status, "refuted")
+    outcome = _CHECK_OUTCOME.get(cell.status, "refuted")
     return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
 
 

@@ -135,8 +135,8 @@ def scan_matrix(
 
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
     docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
-    notes = matrix.notes + tuple(note for _, note in docs)
-    return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes, notes=notes)
+    return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes,
+                               notes=matrix.notes + tuple(note for _, note in docs))
 
 
 def release_note(snap, pins: Pins, pin_set: str | None, today: date | None) -> str:

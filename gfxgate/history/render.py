@@ -38,8 +38,8 @@ def history_markdown(h: History) -> str:
         for step in row.changes:
             kind, previous, before = _change(step)
             out.append(
-                f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | **{md_escape(step.tag)}** | {KIND_LABELS[step.kind]} | "
-                f"{_status(step.before['status'])} ({md_escape(step.previous)}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
+                f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | **{md_escape(step.tag)}** | {KIND_LABELS[kind]} | "
+                f"{_status(before['status'])} ({md_escape(previous)}) | {_status(step.verdict['status'])} | {_first_where(step.verdict)} |"
             )
     out.append("")
     for row in h.rows:
@@ -47,9 +47,10 @@ def history_markdown(h: History) -> str:
             continue
         out += [f"## {md_escape(row.layer.title)} — {md_escape(row.target)}", ""]
         for step in row.changes:
-            out.append(f"- **{md_escape(step.tag)}** ({step.kind}, after {md_escape(step.previous)}): "
-                       f"{md_escape(step.before['status'])} → {md_escape(step.verdict['status'])}")
-            out.append(f"  - before: {md_escape(step.before['summary'])} — {_first_where(step.before)}")
+            kind, previous, before = _change(step)
+            out.append(f"- **{md_escape(step.tag)}** ({kind}, after {md_escape(previous)}): "
+                       f"{md_escape(before['status'])} → {md_escape(step.verdict['status'])}")
+            out.append(f"  - before: {md_escape(before['summary'])} — {_first_where(before)}")
             out.append(f"  - after: {md_escape(step.verdict['summary'])} — {_first_where(step.verdict)}")
         out.append("")
     if h.notes:
@@ -67,7 +68,8 @@ def history_text(h: History) -> str:
         out.append(f"{row.layer.id} {row.target}: {row.first.verdict['status']} at {row.first.tag}")
         for step in row.changes:
             where = step.verdict["evidence"][0]["where"] if step.verdict["evidence"] else (step.verdict["reason"] or "")
-            out.append(f"  {step.tag:<12} {step.kind:<12} {step.before['status']} -> {step.verdict['status']}  {where}")
+            kind, _, before = _change(step)
+            out.append(f"  {step.tag:<12} {kind:<12} {before['status']} -> {step.verdict['status']}  {where}")
     return inert_lines(out)
 
 

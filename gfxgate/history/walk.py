@@ -71,7 +71,7 @@ def tag_window(tags: list[str], first: str | None, last: str | None, all_tags: l
 # -- facts cache --------------------------------------------------------------------------------------
 FACTS_FORMAT = 2  # 2: a header line with the entries' checksum, then the entries (1: the bare entries object)
 MAX_FACTS_BYTES = 16 << 20  # a commit's facts are tens of KB (ollama, every rule at every tag of one commit)
-_FACT_FIELDS = {"rule_id": str, "digest": str, "state": str, "reason": (str, type(None)), "repo": (str, type(None)),
+_FACT_FIELDS: dict[str, type | tuple[type, ...]] = {"rule_id": str, "digest": str, "state": str, "reason": (str, type(None)), "repo": (str, type(None)),
                 "ref": (str, type(None)), "commit": (str, type(None)), "root": (str, type(None)),
                 "facts": (dict, type(None)), "note": (str, type(None)), "unreadable": (str, type(None))}
 
@@ -130,19 +130,20 @@ class FactsCache:
         self.dropped: list[str] = []  # commits whose cache file was there but not trusted
         self.warning: str | None = None
 
-    def _path(self, commit: str) -> Path:
-        return self.root / commit[:2] / f"{commit}.json"
+    @staticmethod
+    def _path(root: Path, commit: str) -> Path:
+        return root / commit[:2] / f"{commit}.json"
 
     def _load(self, commit: str) -> dict[str, dict[str, Any]]:
         if commit not in self._entries:
-            data = self._read(self._path(commit)) if self.root is not None else None
+            data = self._read(self.base or self.root, self._path(self.root, commit)) if self.root is not None else None
             self._entries[commit] = data if data is not None else {}
         return self._entries[commit]
 
-    def _read(self, path: Path) -> dict[str, dict[str, Any]] | None:
+    def _read(self, base: Path, path: Path) -> dict[str, dict[str, Any]] | None:
         import stat
 
-        if _unsafe_folder(self.base, path) is not None:
+        if _unsafe_folder(base, path) is not None:
             self.dropped.append(path.stem)
             return None
         try:
@@ -203,14 +204,16 @@ class FactsCache:
         """Write the new facts; best effort: the first failure stops the writing and is kept in ``warning``."""
         from gfxgate.errors import GfxgateError
 
-        if self.root is None:
+        root = self.root
+        if root is None:
             return
+        base = self.base or root  # base is None only without a root
         for commit in sorted(self._dirty):
-            path = self._path(commit)
+            path = self._path(root, commit)
             body = json.dumps(self._entries[commit], sort_keys=True).encode("utf-8")
             header = json.dumps({"format": FACTS_FORMAT, "blake2b": _checksum(body)}).encode("utf-8")
             try:
-                unsafe = _unsafe_folder(self.base, path)
+                unsafe = _unsafe_folder(base, path)
                 if unsafe is not None:
                     raise OSError(unsafe)
                 path.parent.mkdir(parents=True, exist_ok=True)

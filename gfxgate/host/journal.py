@@ -15,7 +15,7 @@ import shutil
 import signal
 import tempfile
 import threading
-from typing import BinaryIO, Iterator
+from typing import IO, Iterator
 
 from gfxgate.host import proc
 
@@ -45,7 +45,7 @@ def journal_argv(unit: str, *, since: str | None = None, until: str | None = Non
 
 @contextlib.contextmanager
 def open_journal(unit: str, *, timeout: float, since: str | None = None, until: str | None = None,
-                 journalctl: str = "journalctl") -> Iterator[BinaryIO]:
+                 journalctl: str = "journalctl") -> Iterator[IO[bytes]]:
     """journalctl's stdout as a binary stream, read within ``timeout`` seconds; raises :class:`JournalError`
     (also after the block: the limit expired, or journalctl exited with a failure status)."""
     if not UNIT_RE.fullmatch(unit):

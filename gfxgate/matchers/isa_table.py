@@ -50,15 +50,14 @@ class IsaTable:
             if table is None:
                 continue
             (number, text), body = table
-            rows = [self._row(path, row_number, line, column, array) for row_number, line in body if _ROW.match(line)]
+            rows = [self._row(path, row_number, line, m, column, array) for row_number, line in body if (m := _ROW.match(line))]
             if not rows:
                 raise NoMatch(f"{path}: {array}[] has no target rows")
             return {"array": array, "ref": source.ref, "declared": hit(path, number, text), "rows": rows}
         raise NoMatch(f"no array {array}[] in {', '.join(paths)}")
 
     @staticmethod
-    def _row(path: str, number: int, line: str, column: int, array: str) -> dict[str, Any]:
-        m = _ROW.match(line)
+    def _row(path: str, number: int, line: str, m: re.Match[str], column: int, array: str) -> dict[str, Any]:
         cells = [c.strip() for c in m.group("rest").split(",")]
         if len(cells) < column:
             raise NoMatch(f"{path}:{number}: a {array} row with no column {column}")

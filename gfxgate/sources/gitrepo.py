@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NamedTuple
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.host import proc
@@ -167,6 +167,22 @@ def _is_network_failure(stderr: str) -> bool:
     )
 
 
+class _CatFile(NamedTuple):
+    """A running ``git cat-file --batch[-check]`` and the two pipes it was started with."""
+
+    process: proc.Process
+    stdin: IO[bytes]
+    stdout: IO[bytes]
+
+
+def _cat_file(argv: list[str], env: dict[str, str]) -> _CatFile:
+    process = proc.spawn(argv, stdin=proc.PIPE, stdout=proc.PIPE, env=env, die_with_parent=False)
+    if process.stdin is None or process.stdout is None:  # both piped: never
+        process.close()
+        raise OSError(f"{argv[0]} started without its pipes")
+    return _CatFile(process, process.stdin, process.stdout)
+
+
 class CatFileBatch:
     """One persistent ``git cat-file --batch`` process: many blob reads, one process.
 
@@ -180,20 +196,19 @@ class CatFileBatch:
         self._start()
 
     def _start(self) -> None:
-        self._proc, self._check = (proc.spawn(["git", "--git-dir", str(self._git_dir), "cat-file", mode],
-                                              stdin=proc.PIPE, stdout=proc.PIPE, env=_git_env(self._offline),
-                                              die_with_parent=False)
+        self._proc, self._check = (_cat_file(["git", "--git-dir", str(self._git_dir), "cat-file", mode],
+                                             _git_env(self._offline))
                                    for mode in ("--batch", "--batch-check"))
 
     def _restart(self) -> None:
-        for process in (self._proc, self._check):
-            process.close()  # killed with its group, reaped
+        for cat in (self._proc, self._check):
+            cat.process.close()  # killed with its group, reaped
         self._start()
 
-    def _header(self, process: proc.Process, spec: str) -> list[bytes]:
-        process.stdin.write(spec.encode() + b"\n")
-        process.stdin.flush()
-        header = process.stdout.readline()
+    def _header(self, cat: _CatFile, spec: str) -> list[bytes]:
+        cat.stdin.write(spec.encode() + b"\n")
+        cat.stdin.flush()
+        header = cat.stdout.readline()
         if not header:  # git exits when a partial clone's blob is missing and may not be fetched
             self._restart()
             hint = "run once without --offline to fetch it" if self._offline else None
@@ -229,11 +244,11 @@ class CatFileBatch:
         return data if fields[1] == b"blob" else None
 
     def close(self) -> None:
-        for process in (self._proc, self._check):
-            if process.poll() is None:
-                process.stdin.close()
-                process.wait(5)
-            process.close()  # what is left of its group is killed, the process reaped
+        for cat in (self._proc, self._check):
+            if cat.process.poll() is None:
+                cat.stdin.close()
+                cat.process.wait(5)
+            cat.process.close()  # what is left of its group is killed, the process reaped
 
 
 @contextlib.contextmanager

@@ -330,7 +330,8 @@ class SourceSet:
         tags = repo.tags() if repo is not None and hasattr(repo, "tags") else []
         rx = rule_regex(pin.release_tags) if pin.release_tags else None
         limit = version_key(wanted)
-        older = [t for t in sort_tags(tags) if (rx is None or rx.search(t)) and limit is not None and version_key(t) <= limit]
+        older = [t for t in sort_tags(tags) if (rx is None or rx.search(t)) and limit is not None
+                 and (key := version_key(t)) is not None and key <= limit]
         return older[-1] if older else pin.ref  # no tags known (the repository cannot be opened): the pin
 
     def substitution(self, name: str) -> str | None:

@@ -66,7 +66,8 @@ def base_version(tag: str) -> str:
 
 
 def sort_tags(tags: list[str]) -> list[str]:
-    return sorted((t for t in tags if version_key(t) is not None), key=version_key)
+    keyed = [(key, t) for t in tags if (key := version_key(t)) is not None]
+    return [t for _, t in sorted(keyed, key=lambda kt: kt[0])]
 
 
 def in_range(tag: str, spec: str | None) -> bool:
@@ -101,11 +102,11 @@ def in_range(tag: str, spec: str | None) -> bool:
 def _ordered(tags: tuple[str, ...], finals_only: bool) -> tuple[tuple[str, ...], tuple[tuple, ...]]:
     """The release-like tags of one tag list in version order, with their keys (pre-releases left out when
     ``finals_only`` and there are final releases): computed once per list, however many refs are looked up."""
-    versioned = [t for t in tags if version_key(t) is not None]
+    versioned = [(t, key) for t in tags if (key := version_key(t)) is not None]
     if finals_only:
-        versioned = [t for t in versioned if not is_prerelease(t)] or versioned
-    ordered = tuple(sorted(versioned, key=version_key))
-    return ordered, tuple(version_key(t) for t in ordered)
+        versioned = [(t, key) for t, key in versioned if not is_prerelease(t)] or versioned
+    versioned.sort(key=lambda tk: tk[1])
+    return tuple(t for t, _ in versioned), tuple(key for _, key in versioned)
 
 
 def nearest_tags(wanted: str, tags: list[str] | tuple[str, ...], n: int = 5) -> list[str]:

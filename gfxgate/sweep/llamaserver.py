@@ -277,7 +277,7 @@ class LogFacts:
             return None if index is None else index + first_line_no
 
         n, m = self.offloaded if self.offloaded else (None, None)
-        out = {
+        out: dict[str, Any] = {
             "source": "llama-server log",
             "backends": list(self.backends),
             "devices": list(self.devices),
@@ -431,7 +431,8 @@ class LlamaServerDriver:
         self._digests: dict[Path, str] = {}
         self._versions: dict[str, str | None] = {}
         self._devices: dict[str, dict[str, Any]] = {}
-        self._gpu_memory = LogTail.at_end(runner.plan.gpu_memory_log) if getattr(runner.plan, "gpu_memory_log", None) else None
+        gpu_memory_log: Path | None = getattr(runner.plan, "gpu_memory_log", None)
+        self._gpu_memory = LogTail.at_end(gpu_memory_log) if gpu_memory_log else None
 
     @classmethod
     def for_runner(cls, runner: SweepRunner) -> LlamaServerDriver:
@@ -509,8 +510,8 @@ class LlamaServerDriver:
         signature, phase = self._classify(ex, lines, facts)
         if signature.found and ex.outcome == "http-error":
             ex.outcome = "crash"
-        body = ex.body if isinstance(ex.body, dict) else {}
-        timings = body.get("timings") if isinstance(body.get("timings"), dict) else {}
+        body: dict[str, Any] = ex.body if isinstance(ex.body, dict) else {}
+        timings: dict[str, Any] = body["timings"] if isinstance(body.get("timings"), dict) else {}
         text = body.get("content") if isinstance(body.get("content"), str) else ""
         eval_count = _int(timings.get("predicted_n"), body.get("tokens_predicted"))
         prompt_count = _int(timings.get("prompt_n"), body.get("tokens_evaluated"))
@@ -613,8 +614,8 @@ class LlamaServerDriver:
             transport = DeadlineTransport(plan.timeout)
             timeout = httpx.Timeout(plan.timeout, connect=min(plan.timeout, 10.0))
             with httpx.Client(trust_env=False, timeout=timeout, transport=transport) as client:
-                if self._wait_ready(ex, client, base, t0, plan.timeout):
-                    self._complete(ex, client, base, t0, cell)
+                if self._wait_ready(ex, ex.proc, client, base, t0, plan.timeout):
+                    self._complete(ex, ex.proc, client, base, t0, cell)
         finally:
             try:
                 self._stop(ex, t0)
@@ -622,12 +623,12 @@ class LlamaServerDriver:
                 ex.pump.join(PUMP_JOIN_S)
         return ex
 
-    def _wait_ready(self, ex: Exchange, client: Any, base: str, t0: float, timeout: float) -> bool:
+    def _wait_ready(self, ex: Exchange, proc: hostproc.Process, client: Any, base: str, t0: float, timeout: float) -> bool:
         import httpx
 
         deadline = t0 + timeout
         while True:
-            rc = ex.proc.poll()
+            rc = proc.poll()
             if rc is not None:
                 ex.returncode, ex.outcome, ex.died_during = rc, "crash", "load"
                 ex.error = _death_text(rc) + " before /health answered ok"
@@ -649,7 +650,7 @@ class LlamaServerDriver:
                 ex.last_health = type(exc).__name__
             time.sleep(HEALTH_POLL_S)
 
-    def _complete(self, ex: Exchange, client: Any, base: str, t0: float, cell: Cell) -> None:
+    def _complete(self, ex: Exchange, proc: hostproc.Process, client: Any, base: str, t0: float, cell: Cell) -> None:
         import httpx
 
         plan = self.runner.plan
@@ -663,7 +664,7 @@ class LlamaServerDriver:
             return
         except httpx.TransportError as exc:
             ex.error = f"/completion failed: {type(exc).__name__}: {exc}"
-            rc = ex.proc.wait(DEATH_GRACE_S)
+            rc = proc.wait(DEATH_GRACE_S)
             if rc is not None:
                 ex.returncode, ex.outcome, ex.died_during = rc, "crash", "compute"
                 ex.error = _death_text(rc) + f" with /completion in flight ({type(exc).__name__})"
@@ -681,7 +682,7 @@ class LlamaServerDriver:
             ex.error = _error_text(ex.body) or f"HTTP {response.status_code}"
         elif not isinstance(ex.body, dict) or "content" not in ex.body:
             ex.outcome, ex.error = "http-error", "malformed /completion answer (no content)"
-        rc = ex.proc.poll()
+        rc = proc.poll()
         if rc is not None:  # answered, then died
             ex.returncode = rc
 

@@ -16,7 +16,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlsplit
 
 from gfxgate.errors import InputError, NetworkError, UsageError
@@ -31,6 +31,24 @@ CONNECT_TIMEOUT_S = 10.0
 INFO_TIMEOUT_S = 15.0
 MAX_PROMPT_BYTES = 16 << 20
 FAILED_LOG_TAIL = 20
+
+
+class SweepEndpoint(Protocol):
+    """What a plan, its cells and their records read of an endpoint: an Ollama server (Endpoint) or a server
+    gfxgate starts per cell (llamaserver.LlamaServerEndpoint, which runs its own cells: RunsOwnCells)."""
+
+    kind: ClassVar[str]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def url(self) -> str: ...
+
+
+@runtime_checkable
+class RunsOwnCells(SweepEndpoint, Protocol):
+    def run_cell(self, runner: SweepRunner, cell: Cell) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -88,7 +106,7 @@ def parse_num_gpu(values: Sequence[str]) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Cell:
-    endpoint: Endpoint
+    endpoint: SweepEndpoint
     model: str
     num_gpu: int
     repeat: int
@@ -103,7 +121,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class SweepPlan:
-    endpoints: tuple[Endpoint, ...]
+    endpoints: tuple[SweepEndpoint, ...]
     models: tuple[str, ...]
     num_gpus: tuple[int, ...] = DEFAULT_NUM_GPU
     repeats: int = 1
@@ -195,8 +213,14 @@ def _client(url: str, timeout: float):
     # httpx's timeout is per read: a server dripping a byte a second never trips it. The transport adds a
     # wall-clock deadline per request (status line, headers and body), in stream and non-stream mode alike.
     transport = DeadlineTransport(timeout)
+
+    class DeadlineClient(ollama.Client):
+        """ollama's Client keeping its transport: _answer_problem reads the head of a 200 answer's body from it."""
+
+        gfxgate_transport: Any  # deadline.DeadlineTransport(): its class is made on first use
+
     # A proxy from HTTP(S)_PROXY must not sit between us and a server on this machine.
-    client = ollama.Client(
+    client = DeadlineClient(
         host=url,
         timeout=httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT_S)),
         trust_env=not _is_loopback(url),
@@ -363,7 +387,7 @@ class SweepRunner:
         import httpx
         import ollama
 
-        if cell.endpoint.kind != "ollama":  # a server gfxgate starts per cell (gfxgate/sweep/llamaserver.py)
+        if isinstance(cell.endpoint, RunsOwnCells):  # a server gfxgate starts per cell (gfxgate/sweep/llamaserver.py)
             return cell.endpoint.run_cell(self, cell)
         plan = self.plan
         info = self._endpoint_info(cell.endpoint, cell.model)
@@ -476,7 +500,7 @@ class SweepRunner:
         return record
 
     # -- helpers with their own timeouts ---------------------------------------------------------------
-    def _endpoint_info(self, endpoint: Endpoint, model: str) -> dict[str, Any]:
+    def _endpoint_info(self, endpoint: SweepEndpoint, model: str) -> dict[str, Any]:
         key = f"{endpoint.name}|{model}"
         cached = self._info.get(key)
         if cached is not None:  # asked once per sweep: a dead or stuck server must not cost extra timeouts

@@ -6,7 +6,7 @@ from typing import Literal, overload
 
 from gfxgate.jsontext import dumps
 from gfxgate.report.markdown import code, link, md_escape as _md_cell
-from gfxgate.timeline.model import Timeline
+from gfxgate.timeline.model import Ev, Timeline
 
 FORMATS = ("md", "json", "text", "svg", "png")
 
@@ -47,8 +47,10 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
         out.append(_md_cell(ans.sentence))
         out.append("")
         for clause in ans.clauses:
-            seen: set[str] = set()
-            shown = [e for e in clause.evidence if not (e.where in seen or seen.add(e.where))][:4]  # one link per line
+            first: dict[str, Ev] = {}  # one link per line
+            for e in clause.evidence:
+                first.setdefault(e.where, e)
+            shown = list(first.values())[:4]
             wheres = ", ".join(link(code(e.where), e.url) if e.url else code(e.where) for e in shown) or "no evidence line"
             out.append(f"- {_md_cell(clause.text)} — {wheres}")
         out.append("")

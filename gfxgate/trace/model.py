@@ -119,6 +119,10 @@ class TraceResult(JsonRecord):
     notes: tuple[str, ...] = ()
     parsed_files: int = json_field(default=0, skip=True)
 
+    def __post_init__(self) -> None:
+        if not self.conclusion and not self.conclusion_reason:
+            raise ValueError(f"trace of {self.option} has no conclusion and no reason why")
+
     @property
     def hops(self) -> tuple[TraceHop, ...]:
         return tuple(h for s in self.stages for h in s.hops)

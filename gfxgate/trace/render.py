@@ -62,7 +62,7 @@ def trace_markdown(result: TraceResult) -> str:
     if result.conclusion:
         lead = f"**{md_escape(result.question)}** " if result.question else "**Conclusion:** "
         out += [lead + md_escape(result.conclusion), ""]
-    else:
+    elif result.conclusion_reason:  # one of the two, always (TraceResult refuses neither)
         out += [f"**No conclusion:** {md_escape(result.conclusion_reason)}", ""]
     if result.caution:
         out += [f"> **Caution:** {md_escape(result.caution)}", ""]

@@ -223,6 +223,21 @@ def test_stale_snapshot_rule_becomes_unknown(source_env, capsys, tmp_path):
     assert any("changed rules" in n for n in out["notes"])
 
 
+def test_a_snapshot_rule_matched_without_facts_is_a_data_error(capsys, tmp_path):
+    """A matched rule is evaluated on its facts: a snapshot with "facts": null there ended `scan` in an internal
+    error (exit 70, TypeError in the matcher); the schema now requires them (exit 3, naming the file and the rule)."""
+    from gfxgate.gate import snapshot
+
+    data = json.loads(snapshot.default_path().read_text(encoding="utf-8"))
+    rule_id = next(k for k, v in data["rules"].items() if v["state"] == "matched")
+    data["rules"][rule_id]["facts"] = None
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps(data), encoding="utf-8")
+    code, out, err = run(capsys, "scan", "-t", "gfx900", "--format", "json", "--snapshot", str(snap))
+    assert (code, out) == (3, "")
+    assert err.startswith(f"gfxgate: error: {snap}: rules/{rule_id}/facts: None is not of type 'object'")
+
+
 def test_an_undecided_cell_says_why_in_its_summary(gfxgate_exe):
     """At today's release the ggml rules read llama.cpp at the tag LLAMA_CPP_VERSION names, which the embedded
     snapshot could not read: the cell said 'unknown: unknown'; its summary now names the cause (the reason has all)."""

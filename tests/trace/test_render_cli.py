@@ -133,3 +133,14 @@ def test_cli_unknown_tag_and_bad_rules(trace_env, capsys, tmp_path):
     (tmp_path / "bad.yaml").write_text("version: 1\nid: x\ntitle: x\noption: x\nstages: []\n", encoding="utf-8")
     code, _, err = _run(capsys, "x", "--rules", str(tmp_path))
     assert code == 3 and f"{tmp_path / 'bad.yaml'}:5:" in err
+
+
+def test_cli_env_with_rules_that_have_no_env_search(trace_env, capsys, tmp_path):
+    """--env with a --rules folder of option traces only: a usage error naming what is missing (was an
+    AttributeError traceback: the repositories to open were read from the absent env rule)."""
+    import shutil
+
+    shutil.copy(load_trace_rules().traces["num_gpu"].defined_in, tmp_path / "num_gpu.yaml")
+    code, out, err = _run(capsys, "--env", "HSA_OVERRIDE_GFX_VERSION", "--rules", str(tmp_path))
+    assert (code, out) == (2, "")
+    assert err.startswith("gfxgate: error: no environment-variable search rule (rules/traces/*.yaml with an env: section)")
