@@ -291,7 +291,8 @@ def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind
     dropped = [f for f in findings if f.layer == "discovery" and not f.stale and f.family != "no-gpu-discovered"]
     nothing_found = [f for f in findings if f.family == "no-gpu-discovered" and not f.stale]
     cpu_compute = [h for h in hits if h.message.id == "ollama-inference-compute" and attrs(h.get("attrs")).get("library", "").lower() == "cpu"]
-    why = "; ".join(dict.fromkeys(f"{f.title}" + (f" ({f.target})" if f.target else "") + f", log line {f.evidence[0].location.line}"
+    why = "; ".join(dict.fromkeys(f"{f.title}" + (f" ({f.target})" if f.target else "")
+                                  + (f", log line {f.evidence[0].location.line}" if f.evidence[0].location else "")
                                   for f in dropped[:3]))
     if dropped:
         out.append(Conclusion("dropped-by-discovery", "the GPU was dropped by discovery because: " + why,
@@ -442,13 +443,14 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
             gfx, how = device_target(f"{hit.get('name')} ({hit.get('driver')})")
             gpu = Gpu(hit.get("name"), gfx, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}"
                       + (f"; target from {how}" if gfx else ""))
-        elif hit.message.is_failure and (hit.get("gfx") or _gfx_attr(hit.line.text)) and not any(
-                g.processor == (hit.get("gfx") or _gfx_attr(hit.line.text)).split(":")[0] for g in out.values()):
-            gfx = hit.get("gfx") or _gfx_attr(hit.line.text)
+        elif hit.message.is_failure and (named := hit.get("gfx") or _gfx_attr(hit.line.text)) and not any(
+                g.processor == named.split(":")[0] for g in out.values()):
+            gfx = named
             a = attrs(hit.line.text) if "=" in hit.line.text else {}
             name = a.get("device") or a.get("description") or (f"gpu {a['gpu']}" if a.get("gpu") else gfx)
             key = ("failure", gfx)
-            gpu = Gpu(name, gfx, a.get("library") if a.get("library", "").isalpha() else "ROCm", (ev,),
+            library = a.get("library") or ""
+            gpu = Gpu(name, gfx, library if library.isalpha() else "ROCm", (ev,),
                       detail=f"named by a failure line ({hit.message.id})")
         else:
             continue
@@ -544,7 +546,8 @@ def _crash(found: Scan, start: Hit, end: int, failures: list[Hit], ready: Hit | 
             # the run's head is not in the window: its ready line (or its absence) decides
             phase = "compute" if ready is not None and ready.index < begin + crash.first_line else "load"
             reason = (f"runner crashed ({crash.label}) " + (
-                f"after the model loaded (log line {ready.line.number}: {ready.line.text.strip()[:120]})" if phase == "compute"
+                f"after the model loaded (log line {ready.line.number}: {ready.line.text.strip()[:120]})"
+                if phase == "compute" and ready is not None
                 else f"before the runner was ready (no ready line since the run start at log line {start.line.number})"))
     op = next((h for h in failures if h.message.id == "ggml-cuda-op-failed"), None)
     if op is not None and (crash.first_line is None or phase == "unknown"):

@@ -55,7 +55,7 @@ class Batch(NamedTuple):
 
     first: int  # 0-based index of the batch's first line in the input
     text: bytes
-    count: int  # lines in the batch
+    line_count: int  # lines in the batch (not `count`: a tuple has a count method)
 
     def lines(self) -> list[bytes]:
         return self.text.split(b"\n")

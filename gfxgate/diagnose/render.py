@@ -27,7 +27,7 @@ def _status(f: Finding) -> str:
         return "stale match (no verdict)"
     if f.verdict is None:
         return "no verdict (" + md_escape(f.target_reason or "no status implied") + ")" if f.target is None else "no verdict"
-    return f"**{f.verdict.status.value}** for {md_escape(f.target)}"
+    return f"**{f.verdict.status.value}** for {md_escape(f.target or '?')}"  # a verdict names its target
 
 
 def _offload(run) -> str:

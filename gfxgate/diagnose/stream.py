@@ -274,7 +274,7 @@ class _Collector:
 
     def _fill(self, capture: Capture, batch: Batch, upto: int | None = None) -> None:
         have = capture.start + len(capture.lines)
-        stop = min(capture.end, batch.first + batch.count, upto if upto is not None else capture.end)
+        stop = min(capture.end, batch.first + batch.line_count, upto if upto is not None else capture.end)
         if have >= stop or have < batch.first:  # nothing new in this batch (or lines no longer kept: never here)
             return
         lines = [line[:CAPTURE_CHARS * 4] for line in self._lines(batch)[have - batch.first:stop - batch.first]]
@@ -292,7 +292,7 @@ class _Collector:
             self._fill(capture, batch)
         self.open = [c for c in self.open if c.start + len(c.lines) < c.end]
         self.recent.append(batch)
-        while len(self.recent) > 1 and sum(b.count for b in self.recent) - self.recent[0].count >= PRE_LINES:
+        while len(self.recent) > 1 and sum(b.line_count for b in self.recent) - self.recent[0].line_count >= PRE_LINES:
             self.recent.popleft()
 
     def notes(self) -> list[str]:
@@ -325,7 +325,7 @@ def scan(log: LogInput, catalogue: Catalogue) -> Scan:
     runtime_failure = {m.id for m in catalogue.messages if m.is_failure and m.layer == "runtime" and m.family != "offload-zero"}
     for batch in log.batches:
         text = batch.text
-        lines = batch.first + batch.count
+        lines = batch.first + batch.line_count
         collector.recent.append(batch)  # visible to a capture that starts in this batch
         if batch.first < KIND_LINES and b"level=" in text:
             head = text.split(b"\n", KIND_LINES - batch.first)[:KIND_LINES - batch.first]

@@ -223,7 +223,7 @@ _NO_REASON = (Status.UNKNOWN, Status.NOT_SCANNED, Status.NOT_MEASURED)
 
 def render(matrix: GateMatrix) -> str:
     """The summary table (one row per layer, then the answer), every cell's evidence, the routes, the notes."""
-    m, out = matrix, []
+    m, out = matrix, []  # type: GateMatrix, list[str]
     w = out.append
     w(f"# gfxgate gate matrix: {md_escape(', '.join(map(str, m.targets)))}\n\n")
     if m.sources:
