@@ -705,17 +705,11 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
         problem, table = None, {}
         # the cap counts this process's CPU time (ITIMER_PROF): a formatter is CPU-bound, and a loaded machine (these
         # runs are niced, several at once) must not turn into findings
-        signal.setitimer(signal.ITIMER_PROF, cap_s)
-        try:
-            problem, table = report_case(kind, fmt, base, rng)
-        except CaseTimeout:
-            problem = f"over the {cap_s:g} s per-case CPU cap"
-        except MemoryError:
-            problem = "MemoryError under the address-space cap"
-        except Exception as exc:  # noqa: BLE001 - a finding
-            problem = f"{type(exc).__name__}: {exc}"[:300]
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
+        outcome: list = []
+        problem = _guarded(lambda out=outcome: out.extend(report_case(kind, fmt, base, rng)), cap_s, signal.ITIMER_PROF,
+                           "per-case CPU cap")
+        if outcome:
+            problem, table = problem or outcome[0], outcome[1]
         spent = time.perf_counter() - t0
         if spent > result.slowest_s:
             result.slowest_s, result.slowest_case = spent, case
@@ -731,6 +725,22 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
     return result
 
 
+def _guarded(call, cap_s: float, timer: int, cap: str) -> str | None:
+    """Run one case under a ``timer`` (ITIMER_REAL or ITIMER_PROF) of ``cap_s``; its finding, or None."""
+    signal.setitimer(timer, cap_s)
+    try:
+        call()
+        return None
+    except CaseTimeout:
+        return f"over the {cap_s:g} s {cap}"
+    except MemoryError:
+        return "MemoryError under the address-space cap"
+    except Exception as exc:  # noqa: BLE001 - a finding, recorded with the input
+        return f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        signal.setitimer(timer, 0)
+
+
 def fuzz(fmt: str, seed_list: list[bytes], target, cases: int, cap_s: float, rng: random.Random, out: Path) -> Result:
     result = Result(fmt)
     targets = [target] * len(seed_list)
@@ -742,17 +752,7 @@ def fuzz(fmt: str, seed_list: list[bytes], target, cases: int, cap_s: float, rng
         data = mutate(seed_list[index], rng, seed_list)
         t0 = time.perf_counter()
         problem = None
-        signal.setitimer(signal.ITIMER_REAL, cap_s)
-        try:
-            targets[index](data)
-        except CaseTimeout:
-            problem = f"over the {cap_s:g} s per-case cap"
-        except MemoryError:
-            problem = "MemoryError under the address-space cap"
-        except Exception as exc:  # noqa: BLE001 - a finding, recorded with the input
-            problem = f"{type(exc).__name__}: {exc}"[:300]
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+        problem = _guarded(lambda call=targets[index], data=data: call(data), cap_s, signal.ITIMER_REAL, "per-case cap")
         spent = time.perf_counter() - t0
         if spent > result.slowest_s:
             result.slowest_s, result.slowest_case = spent, case

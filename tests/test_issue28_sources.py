@@ -17,24 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
-from tests.test_issue13_reproductions import SCAN, _rules, replay
+from tests.test_issue13_reproductions import SCAN, _rules, env, replay, work  # noqa: F401 - env, work: fixtures
 
 GIB = 1 << 30
-
-
-@pytest.fixture()
-def work(tmp_path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture()
-def env(tmp_path) -> dict:
-    out = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_")}
-    out["GFXGATE_CACHE_DIR"] = str(tmp_path / "cache")  # empty: nothing cached, nothing fetched
-    out["NO_COLOR"] = "1"
-    return out
 
 
 def sparse(path: Path, size: int) -> Path:
