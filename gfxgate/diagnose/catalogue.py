@@ -22,6 +22,7 @@ from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range
 
 LOG_KINDS = ("ollama", "llama.cpp")
+DISCOVERY_PATHS = ("discover/", "gpu/")  # Ollama's GPU discovery code (gpu/ before v0.4)
 # what the shipped catalogue is cross-checked against (default_catalogue): the rules files and their schemas
 CHECKED_AGAINST = ("messages.yaml", "layers.yaml", "pins.toml", "workarounds.yaml", "targets.yaml")
 CHECKED_SCHEMAS = ("messages", "layers", "pins", "workarounds", "targets")
@@ -51,6 +52,13 @@ class Message:
     @property
     def is_failure(self) -> bool:
         return self.kind == "failure"
+
+    @property
+    def printed_by_discovery(self) -> bool:
+        """Printed only by Ollama's GPU discovery (``discover/``, before v0.4 ``gpu/``): such a failure drops the
+        device before any runner starts, whatever layer causes it (no ROCm library, Vulkan not enabled)."""
+        return bool(self.printed_by) and all(
+            spec.repo == "ollama" and all(path.startswith(DISCOVERY_PATHS) for path in spec.paths) for spec in self.printed_by)
 
     def version_range(self, log_kind: str) -> str:
         return dict(self.versions).get(log_kind, "")
