@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.targets import TargetId
@@ -93,7 +94,7 @@ def matrix(
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
-    **facts_options,
+    **facts_options: Any,
 ) -> GateMatrix:
     """The gate matrix of ``targets``: the rules' facts (``facts_options``: as ``gate.scan.gate_facts`` takes them),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or

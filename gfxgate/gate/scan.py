@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from gfxgate.errors import NetworkError, SourceError
 
@@ -37,24 +38,14 @@ class GateFacts:
 def scan_matrix(
     targets: list[TargetId],
     *,
-    live: bool = False,
-    refs: dict[str, str] | None = None,
-    sources: dict[str, str] | None = None,
-    offline: bool = False,
-    rules_root: Path | None = None,
-    pins: Pins | None = None,
-    snapshot_path: Path | None = None,
     extra_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
-    strict_coupled: bool = True,
-    today: date | None = None,
+    **facts_options: Any,
 ) -> GateMatrix:
-    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` then :func:`answer` (the use case
-    ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
-    facts = gate_facts(live=live, refs=refs, sources=sources, offline=offline, rules_root=rules_root, pins=pins,
-                       snapshot_path=snapshot_path, strict_coupled=strict_coupled, today=today)
-    return answer(facts, targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
+    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` (``facts_options``: its keywords) then
+    :func:`answer` (the use case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
+    return answer(gate_facts(**facts_options), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
                   runtime_version=runtime_version)
 
 
