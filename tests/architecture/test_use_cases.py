@@ -58,8 +58,8 @@ def _is_command(func: ast.FunctionDef) -> bool:
     return False
 
 
-def _callbacks(module: str) -> list[tuple[ast.FunctionDef, ast.Module]]:
-    path = CLI / (module.rsplit(".", 1)[1] + ".py")
+def _callbacks(module: str, path: Path | None = None) -> list[tuple[ast.FunctionDef, ast.Module]]:
+    path = path or CLI / (module.rsplit(".", 1)[1] + ".py")
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     return [(node, tree) for node in tree.body if isinstance(node, ast.FunctionDef) and _is_command(node)]
 
@@ -88,7 +88,11 @@ def _only_a_docstring(func: ast.FunctionDef) -> bool:
 
 @pytest.mark.parametrize("module", _command_modules())
 def test_every_command_calls_exactly_one_use_case(module):
-    callbacks = _callbacks(module)
+    check_one_use_case(module)
+
+
+def check_one_use_case(module: str, path: Path | None = None) -> None:
+    callbacks = _callbacks(module, path)
     assert callbacks, f"{module} defines no click command"
     for func, tree in callbacks:
         if _only_a_docstring(func):  # a group that only holds its sub-commands (`pins`, `snapshot`)
@@ -101,7 +105,11 @@ def test_every_command_calls_exactly_one_use_case(module):
 @pytest.mark.parametrize("module", _command_modules())
 def test_command_modules_import_no_pipeline(module):
     """A command module reads options and renders: gfxgate.app, formatters and the view helpers only."""
-    path = CLI / (module.rsplit(".", 1)[1] + ".py")
+    check_imports(module)
+
+
+def check_imports(module: str, path: Path | None = None) -> None:
+    path = path or CLI / (module.rsplit(".", 1)[1] + ".py")
     tree = ast.parse(path.read_text(encoding="utf-8"))
     wrong = [f"line {node.lineno}: {source}{'.' + name if name else ''}" for node, source, name, _ in _imports(tree)
              if not _allowed(module, source, name)]
