@@ -30,6 +30,35 @@ class DoctorRequest:
     offline: bool = True
     unit: str = "ollama.service"
     journal: bool = False  # read `journalctl -u UNIT` since boot (live machines only)
+    fail_on: tuple[str, ...] = ()  # backends (rocm, vulkan, cpu) or "any", comma-separated allowed: the failing ones
+    collect: Path | None = None  # also write the files read to this .tar.gz (for `doctor --root`)
+
+
+@dataclass(frozen=True)
+class DoctorResult:
+    report: MachineReport
+    collected: int | None  # files written to the request's ``collect`` archive
+    failing: tuple[str, ...]  # the --fail-on backends that do not run as the machine is
+
+
+def examine(req: DoctorRequest) -> DoctorResult:
+    """`gfxgate doctor`: the report (:func:`doctor`), the archive of what it read (``collect``), and which --fail-on
+    backends do not run."""
+    from gfxgate.errors import UsageError
+
+    wanted = {p.strip() for v in req.fail_on for p in v.split(",") if p.strip()}
+    bad = wanted - {"rocm", "vulkan", "cpu", "any"}
+    if bad:
+        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cpu, any")
+    report, fs = doctor(req)
+    collected = None
+    if req.collect is not None:
+        from gfxgate.doctor.collect import write
+
+        collected = write(req.collect, report, fs)
+    failing = sorted({b.backend for t in report.targets for b in t.backends
+                      if b.state != "runs" and ("any" in wanted or b.backend in wanted)})
+    return DoctorResult(report, collected, tuple(failing))
 
 
 def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:
@@ -180,7 +209,7 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
     v0.17.5), else the sources at that version;
     None when they cannot be read (the timeline snapshot answers then)."""
     from gfxgate.gate import snapshot
-    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.app.scan import matrix as scan_matrix
     from gfxgate.targets import catalog
 
     # the release the embedded snapshot holds facts of (the pin it was built at)
