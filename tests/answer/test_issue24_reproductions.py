@@ -368,3 +368,41 @@ def test_10_a_source_that_cannot_be_opened_is_tried_once_per_run(gfxgate_exe, tm
     clones = [line for line in trace.read_text().splitlines() if " clone " in line and "trace: built-in" in line]
     for name in ("no-such-rocm.git", "no-such-python.git"):
         assert sum(name in line for line in clones) == 1, [line for line in clones if name in line]
+
+
+# -- diagnose at the log's version: no workaround the release does not have, no backend it does not build ---------
+def _findings(exe: str, log: Path) -> dict[str, dict]:
+    result = run(exe, "diagnose", str(log), "--format", "json", "--no-upstream")
+    assert result.returncode == 0, result.stderr
+    return {f["message"]: f for d in json.loads(result.stdout)["logs"] for f in d["findings"]}
+
+
+def _log_at(tmp_path: Path, version: str) -> Path:
+    log = tmp_path / f"ollama-{version}.log"
+    log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", f"(version {version})"))
+    return log
+
+
+def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_exe):
+    """v0.12.3 builds no Vulkan backend (the timeline's vulkan row is blocked there: no ggml-vulkan sources, no preset,
+    nothing shipped; from v0.12.6 it is): the crash's remedy does not say "switch to Vulkan" of that release, and the
+    OLLAMA_VULKAN entry (the Vulkan opt-in route's step) is left out with the reason."""
+    crash = _findings(gfxgate_exe, SAMPLE_LOG)["go-signal-crash"]
+    assert "ollama-vulkan" not in crash["workarounds"], crash
+    assert "num-gpu-0" in crash["workarounds"]
+    assert "(ROCm vs Vulkan)" not in crash["remedy"], crash["remedy"]
+    assert "ollama v0.12.3 has no Vulkan backend for gfx900: vulkan blocked, ollama v0.1.18 … v0.12.3" in crash["remedy"], crash["remedy"]
+    assert "the Vulkan backend of ollama v0.12.6 or newer" in crash["remedy"], crash["remedy"]
+    assert ("ollama-vulkan left out: a step of the route 'Vulkan: OLLAMA_VULKAN=1', which ollama v0.12.3 cannot give gfx900 "
+            "whatever the steps do (vulkan blocked: ollama v0.1.18 … v0.12.3 in gfxgate's timeline") in "\n".join(crash["context"])
+
+
+@pytest.mark.parametrize("version, phrase", [
+    ("0.12.7", "the Vulkan backend (ollama v0.12.7 turns it on by default: vulkan allowed"),
+    ("0.17.5", "the Vulkan backend with OLLAMA_VULKAN=1 (ollama v0.17.5 ships it off: vulkan override-required"),
+])
+def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_exe, tmp_path, version, phrase):
+    crash = _findings(gfxgate_exe, _log_at(tmp_path, version))["go-signal-crash"]
+    assert "ollama-vulkan" in crash["workarounds"], crash
+    assert phrase in crash["remedy"], crash["remedy"]
+    assert "{" not in crash["remedy"]
