@@ -166,3 +166,44 @@ def test_invariants_over_every_probed_release_of_a_real_clone(monkeypatch, capsy
                 value = option.steps[0].setting.split("=", 1)[1]
                 missing, _ = override_shipped(matrix, value, rules)
                 assert missing is None, (target, route.version, missing)
+
+
+# -- doctor: the same steps and settings as the scan at the machine's installed version ------------------------------
+def _doctor_steps(exe: str, root: Path) -> tuple[dict, dict[str, list[str]]]:
+    result = subprocess.run([exe, "doctor", "--root", str(root), "--format", "json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)["targets"][0]
+    return report, {s["workaround"]: s["commands"] for b in report["backends"] for s in b["steps"] if s["workaround"] != "access"}
+
+
+@pytest.mark.parametrize("card, version", [("vega56", "0.17.5"), ("vega56", "0.32.15"), ("780m", "0.32.15"),
+                                           ("vega56", "0.20.0"), ("vega56", "0.12.4"), ("780m", "0.20.0")])
+def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxgate_exe, tmp_path, card, version):
+    """A captured machine (tests/doctor/machines.py) with Ollama ``version`` installed: doctor's route steps are the
+    timeline's at that release, each with the setting every other view shows (step_setting), no placeholder left;
+    at a release with no embedded matrix doctor answers from the timeline cell and must still name every step."""
+    from gfxgate.gate.route import default_routes
+    from tests.doctor.machines import machine
+
+    target = {"vega56": "gfx900", "780m": "gfx1103"}[card]
+    tag = f"v{version}"
+    report, steps = _doctor_steps(gfxgate_exe, machine(tmp_path / card, card, version=version))
+    cell = timeline_snapshot.load().cell_at(target, tag)
+    assert report["answer"] == f"{target} at {tag}: {cell.label}", report["answer"]
+    best = next(b for b in report["backends"] if b["label"] == cell.label)
+    assert [s["workaround"] for s in best["steps"] if s["workaround"] != "access"] == list(cell.steps), (best, cell.steps)
+    rules = {s.workaround: s for r in default_routes().routes for s in r.steps} | {s.workaround: s for s in default_routes().device_steps}
+    by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
+    for step in (s for b in report["backends"] for s in b["steps"] if s["workaround"] != "access" and not s["done"]):
+        assert step["check"] and step["check"].startswith("not checked — "), step  # a snapshot's answer: said so
+    for workaround, commands in steps.items():
+        text = "\n".join(commands)
+        assert not re.search(r"\{[a-z_]+\}", text), (workaround, text)
+        setting = step_setting(by_id[workaround], target, rule=rules.get(workaround))
+        if workaround == "copy-rocblas-tensile":  # the machine's own folders: the target's files, no other's
+            assert f"*{target}*" in text and _named(text) <= {target}, text
+        elif workaround == "build-amdgpu-targets" and "cmake" in text:  # the version's configure command
+            assert f"={target}" in text and _named(text) <= {target}, text
+        else:
+            assert setting in text, (workaround, setting, text)
