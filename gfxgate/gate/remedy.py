@@ -160,7 +160,34 @@ def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version
             notes.append(f"{wid} left out: {ruled_out}")
             continue
         kept.append(wid)
+        if w is not None and w.override:
+            needs = _override_needs(w.override, tag)
+            if needs:
+                notes.append(f"{w.setting}: {needs}")
     return tuple(kept), notes
+
+
+def _override_needs(value: str, tag: str) -> str | None:
+    """What ``HSA_OVERRIDE_GFX_VERSION=value`` also needs at ollama ``tag``: the posed target's row of the embedded
+    timeline read with the override route's needs (``rules/routes.yaml``, as the scan's ``override_shipped`` reads
+    the matrix), in the same words; None when the release ships the posed target's code and files (or the timeline
+    does not know it)."""
+    from gfxgate.errors import TargetError
+    from gfxgate.gate.route import default_routes, override_needs
+    from gfxgate.targets import catalog
+
+    timeline = _timeline()
+    try:
+        posed = catalog().from_hsa_override(value).name
+    except TargetError:
+        return None
+    if timeline is None or tag not in timeline.tags or posed not in timeline.targets:
+        return None
+    needs = next((r.needs for r in default_routes().routes if r.as_override), ())
+    layers = dict(timeline.cell_at(posed, tag).layers)
+    failing = [(layer, layers[layer], f"({release_status(posed, tag, layer)[1]})") for layer, ok in needs
+               if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(st) for st in ok}]
+    return override_needs(posed, failing, f"ollama {tag}") if failing else None
 
 
 def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | None:

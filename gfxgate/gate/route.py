@@ -219,15 +219,21 @@ def override_shipped(matrix: GateMatrix, value: str, rules: RouteRules | None = 
                and c.status in RANK and c.status not in allowed]
     if not failing:
         return None, tuple(e for layer, _ in needs if (c := matrix.cells.get((layer, posed))) for e in c.evidence[:1])
+    return (override_needs(posed, [(c.layer, c.status.value, f"at {c.evidence[0].location}" if c.evidence and c.evidence[0].location
+                                    else "") for c in failing]), tuple(e for c in failing for e in c.evidence[:1]))
+
+
+def override_needs(posed: str, failing: list[tuple[str, str, str]], release: str = "this release") -> str:
+    """The clause of an override whose posed target ``release`` does not ship: ``failing`` is (layer, status, where)
+    of the posed target's refusing cells; what the override also needs follows from their layers. The scan's
+    remedies (``override_shipped``, over the matrix) and diagnose (over the embedded timeline) say it in these words."""
     needed = []
-    if any(c.layer in _FILE_LAYERS for c in failing):
+    if any(layer in _FILE_LAYERS for layer, _, _ in failing):
         needed.append(f"{posed}'s rocBLAS files (Kernels.so-000-{posed}*.hsaco, TensileLibrary_*{posed}*)")
-    if any(c.layer in _CODE_LAYERS for c in failing):
+    if any(layer in _CODE_LAYERS for layer, _, _ in failing):
         needed.append(f"a build with {posed} code")
-    where = "; ".join(f"{c.layer} {c.status.value} for {posed}" + (f" at {c.evidence[0].location}" if c.evidence and c.evidence[0].location else "")
-                      for c in failing)
-    return (f"this release does not ship {posed} either ({where}): the override also needs " + " and ".join(needed),
-            tuple(e for c in failing for e in c.evidence[:1]))
+    where = "; ".join(f"{layer} {status} for {posed}" + (f" {at}" if at else "") for layer, status, at in failing)
+    return f"{release} does not ship {posed} either ({where}): the override also needs " + " and ".join(needed)
 
 
 # -- the answer ---------------------------------------------------------------------------------------

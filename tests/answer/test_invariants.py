@@ -207,3 +207,40 @@ def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxg
             assert f"={target}" in text and _named(text) <= {target}, text
         else:
             assert setting in text, (workaround, setting, text)
+
+
+# -- diagnose: at the log's release, the workarounds and settings the scan and the timeline give ----------------------
+def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_exe, timeline, tmp_path):
+    """The sample log (gfx900, a rocBLAS failure and a crash while loading) announced as each release where gfx900's
+    answer changes (the first and last tag of every timeline cell): no finding offers a route step whose every route
+    the timeline's cell rules out (OLLAMA_VULKAN only where the vulkan row is reachable), a Vulkan remedy says
+    OLLAMA_VULKAN=1 exactly where the release's answer needs that step, the 'exact value' of an override is the
+    setting `gfxgate workarounds` gives that entry, and no placeholder is left."""
+    from gfxgate.gate.workarounds import default_workarounds as workarounds
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log"
+    settings = {w.id: w.setting for w in workarounds()}
+    tags = sorted({tag for c in timeline.row("gfx900").cells for tag in (c.first, c.last)}, key=timeline.tags.index)
+    for tag in tags:
+        log = tmp_path / f"ollama-{tag}.log"
+        log.write_text(sample.read_text().replace("(version 0.12.3)", f"(version {tag[1:]})"))
+        result = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream"],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, (tag, result.stderr)
+        findings = [f for d in json.loads(result.stdout)["logs"] for f in d["findings"]]
+        cell = timeline.cell_at("gfx900", tag)
+        vulkan = dict(cell.layers).get("vulkan")
+        for f in findings:
+            assert not re.search(r"\{[a-z_]+\}", f["remedy"] or ""), (tag, f["message"], f["remedy"])
+            if "ollama-vulkan" in f["workarounds"]:
+                assert vulkan in ("allowed", "partial", "override-required"), (tag, f["message"], vulkan)
+            if "Vulkan" in (f["remedy"] or "") and "between ROCm and" in f["remedy"]:
+                assert ("OLLAMA_VULKAN=1" in f["remedy"]) == ("ollama-vulkan" in cell.steps or vulkan == "override-required"), (
+                    tag, cell.steps, f["remedy"])
+            for line in f["context"]:
+                if line.startswith("exact value: "):
+                    value = line.removeprefix("exact value: ").split(" ")[0]
+                    assert value in settings.values(), (tag, line)
+        crash = next(f for f in findings if f["message"] == "go-signal-crash")
+        assert ("ollama-vulkan" in crash["workarounds"]) == (vulkan != "blocked"), (tag, vulkan, crash["workarounds"])
+    assert len(tags) >= 8

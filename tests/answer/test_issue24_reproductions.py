@@ -406,3 +406,21 @@ def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_exe
     assert "ollama-vulkan" in crash["workarounds"], crash
     assert phrase in crash["remedy"], crash["remedy"]
     assert "{" not in crash["remedy"]
+
+
+def test_2_diagnose_at_v0175_says_the_override_needs_gfx906s_files_too(gfxgate_exe, tmp_path):
+    """The scan's remedy at v0.17.5 says 9.0.6 is no help by itself (the release deletes *gfx90[06]* and builds no
+    gfx906); diagnose on a log of the same release says the same, from the timeline's gfx906 row, in the same words."""
+    finding = _findings(gfxgate_exe, _log_at(tmp_path, "0.17.5"))["rocblas-tensile-missing"]
+    said = "\n".join(finding["context"])
+    assert ("HSA_OVERRIDE_GFX_VERSION=9.0.6: ollama v0.17.5 does not ship gfx906 either (cmake-presets blocked for gfx906 "
+            in said), finding["context"]
+    assert "release-packaging blocked for gfx906" in said and "set at ollama@v0.12.4:Dockerfile:83" in said
+    assert said.count("the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) "
+                      "and a build with gfx906 code") == 1
+    scan = scan_json(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.17.5")
+    assert "the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906\\*.hsaco" not in said  # no Markdown escapes
+    assert "also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) and a build with gfx906 code" \
+        in cell(scan, "release-packaging", "gfx900")["remedy"]
+    at_0123 = _findings(gfxgate_exe, SAMPLE_LOG)["rocblas-tensile-missing"]  # v0.12.3 ships gfx906: no such clause
+    assert not any("does not ship gfx906" in c for c in at_0123["context"]), at_0123["context"]
