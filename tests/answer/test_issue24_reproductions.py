@@ -424,3 +424,17 @@ def test_2_diagnose_at_v0175_says_the_override_needs_gfx906s_files_too(gfxgate_e
         in cell(scan, "release-packaging", "gfx900")["remedy"]
     at_0123 = _findings(gfxgate_exe, SAMPLE_LOG)["rocblas-tensile-missing"]  # v0.12.3 ships gfx906: no such clause
     assert not any("does not ship gfx906" in c for c in at_0123["context"]), at_0123["context"]
+
+
+@pytest.mark.parametrize("ref", [(), ("--ref", "ollama=v0.17.5")], ids=["today", "study"])
+def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_exe, ref):
+    """A remedy names what the release configures: `cmake --preset 'ROCm 6'` at v0.17.5 (Dockerfile:94), not
+    `<ROCm preset>`; the only <…> left in any target's answer is <ollama>, the user's own install prefix."""
+    from gfxgate.timeline import snapshot as timeline_snapshot
+
+    result = run(gfxgate_exe, "scan", "-t", ",".join(timeline_snapshot.load().targets), *ref, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert set(re.findall(r"<[A-Za-z][A-Za-z _-]*>", result.stdout)) <= {"<ollama>"}
+    if ref:
+        presets = cell(json.loads(result.stdout), "cmake-presets", "gfx900")
+        assert presets["remedy"] == "build with your own list: cmake --preset 'ROCm 6' -DAMDGPU_TARGETS=gfx900", presets
