@@ -299,7 +299,8 @@ class GitRepo:
         if self.offline:
             raise NetworkError(
                 f"{self.name}: no cached clone of {self.url}, and this run is offline (it clones nothing)",
-                hint="clone it once (a run without --offline; for diagnose, with --online), or point --source at a local clone",
+                hint=f"give --source {self.name}=CLONE (a local clone with its tags), or clone it once (a run without "
+                     "--offline; for diagnose, with --online)",
             )
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
         # One cloner per cache clone: two cold scans sharing a cache used to race to rename their temporary

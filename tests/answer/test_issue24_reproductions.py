@@ -438,3 +438,18 @@ def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_exe, ref):
     if ref:
         presets = cell(json.loads(result.stdout), "cmake-presets", "gfx900")
         assert presets["remedy"] == "build with your own list: cmake --preset 'ROCm 6' -DAMDGPU_TARGETS=gfx900", presets
+
+
+@pytest.mark.parametrize("args", [["timeline", "--live", "-t", "gfx900"], ["history", "-t", "gfx900"],
+                                  ["scan", "-t", "gfx900", "--ref", "ollama=v0.12.3"],
+                                  ["scan", "-t", "gfx900", "--ref", "ollama=v0.20.0"]],
+                         ids=["timeline-live", "history", "scan-v0.12.3", "scan-v0.20.0"])
+def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgate_exe, tmp_path, args):
+    """A release the embedded snapshots do not hold (the study's and today's do), offline with no clone: exit 5,
+    nothing on stdout, and the error says which --source to give (it used to say only "point --source at a local
+    clone", naming no source)."""
+    result = run(gfxgate_exe, *args, env=_offline_env(tmp_path))
+    assert result.returncode == 5, (result.returncode, result.stdout[:300], result.stderr)
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) <= 2 and "--source ollama=CLONE" in result.stderr, lines
