@@ -129,7 +129,7 @@ def _clone_into(name: str, url: str, dest: Path) -> None:
     """A bare partial clone (commits and trees, no blobs) of ``url`` into the empty folder ``dest``."""
     out = run_git(["clone", "--bare", "--filter=blob:none", "--quiet", "--", url, str(dest)])
     if out.returncode != 0:
-        raise _git_failure(name, f"cannot clone {url}", out.stderr)
+        raise _git_failure(name, f"cannot clone {url}", out.stderr, hint=f"give --source {name}=CLONE (a local clone with its tags)")
 
 
 def tag_commits(git_dir: Path) -> dict[str, str]:

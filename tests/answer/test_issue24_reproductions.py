@@ -453,3 +453,12 @@ def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgat
     assert result.stdout == "" and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) <= 2 and "--source ollama=CLONE" in result.stderr, lines
+
+
+def test_10_a_clone_that_fails_names_the_source_to_give(gfxgate_exe, tmp_path):
+    """Online, the clone of a release the snapshots do not hold fails (a host that never resolves): exit 5 and the
+    --source to give, not only git's "Could not resolve host"."""
+    env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GFXGATE_SOURCE_OLLAMA": "https://gfxgate-test.invalid/ollama.git"}
+    result = run(gfxgate_exe, "scan", "-t", "gfx900", "--ref", "ollama=v0.12.3", env=env)
+    assert result.returncode == 5, (result.returncode, result.stderr)
+    assert result.stdout == "" and "--source ollama=CLONE" in result.stderr, result.stderr
