@@ -392,6 +392,14 @@ def _applies(step: StepRule, by_id: Mapping[str, Any], processor: str) -> bool:
     return w is not None and (not w.applies_to or processor in w.applies_to)
 
 
+# Layers whose blocked cell refuses every route of the layer's backends (rules/layers.yaml `backends`), whatever its
+# steps: the HIP runtime of the release's ROCm has no ISA row for the target (clr's supportedIsas_ at that ROCm), so
+# no build against it runs (issue 24, reproduction 8: gfx1200 at v0.1.21, ROCm 6.0.0). Not a route's `needs`: an
+# unknown or absent row (clr unread, the timeline, which reads ollama only) decides nothing here, where a need would
+# make the route undecided.
+RUNS_ON = ("rocm-runtime",)
+
+
 def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_id: Mapping[str, Any],
           rules: RouteRules) -> tuple[_Outcome, dict[str, list[Verdict]]]:
     """Check a route's needs in one column; returns the outcome and, per used step, the cells it covers."""
@@ -400,6 +408,11 @@ def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_i
     refusals: list[str] = []
     unknowns: list[str] = []
     used: dict[str, list[Verdict]] = {}
+    for row in matrix.layers:  # a backend's runtime that cannot run the target refuses every route of that backend
+        runs = matrix.cells.get((row.id, column))
+        if row.id in RUNS_ON and rule.backend in row.backends and runs is not None and runs.status == Status.BLOCKED:
+            refusals.append(f"{rule.id}: {titles[row.id]} is {runs.status.value} ({runs.summary})")
+            evidence[:0] = runs.evidence
     for layer, allowed in rule.needs:
         if layer not in titles:
             why = "not added yet" if layer in rules.pending_layers else "not in this gate matrix"
