@@ -18,7 +18,7 @@ from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
-from gfxgate.gate.remedy import fill as fill_remedy, keep_overrides, listed_targets
+from gfxgate.gate.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -221,7 +221,9 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
                 context.append(f"phase: {run.phase}" + (f" in {' → '.join(run.frames)}" if run.frames else ""))
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
-        wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
+        wk, absent = keep_existing(tuple(w for w in message.workarounds if _applies(w, target, workarounds)), workarounds,
+                                   target, version_at(hit.index), kind)  # gate/remedy.py: only what the log's release has
+        context += absent
         line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
         wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
             hit.get("supported") or hit.get("available") or line_attrs.get("supported_types") or line_attrs.get("supported")))
