@@ -115,6 +115,70 @@ def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_tar
     assert kept["option"] is not None and kept["option"]["route"].startswith("rocm-"), kept
 
 
+def _v0121_with_rocm_targets(tmp_path: Path) -> Path:
+    """An ollama repository whose v0.1.21 builds ROCm 6.0.0 (the Dockerfile lines) with a user target list."""
+    from tests.core.rule_fixtures import FIXTURES, copy_case
+
+    files = {"Dockerfile": V0121_DOCKERFILE}
+    for case in ("ollama-gen-linux-amdgpu-targets/v0.3.0", "ollama-discovery-rocm-smi/v0.1.20"):  # a user list passes
+        folder = tmp_path / case.replace("/", "-")
+        copy_case(FIXTURES / case, folder)
+        files |= {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+    ollama = new_repo(tmp_path / "ollama")
+    commit_tree(ollama, files, "v0.1.21", tag="v0.1.21")
+    return tmp_path / "ollama"
+
+
+def test_reproduction_8_the_timeline_refuses_rocm_where_scan_does(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+    """`timeline --live` reads clr at the ROCm its release builds against, as the scan does: at v0.1.21 (ROCm 6.0.0)
+    gfx1200 has no ROCm route ("ROCm: build" before), the rocm-runtime row is blocked at rocm-6.0.0, and the scan at
+    the same release gives the same route; gfx1030 keeps its ROCm route in both."""
+    ollama = _v0121_with_rocm_targets(tmp_path)
+    sources = ["--source", f"ollama={ollama}", "--source", f"clr={upstream / 'clr'}"]
+    run = subprocess.run([gfxgate_exe, "timeline", "--live", "--offline", "--format", "json", "-t", "gfx1200", "-t", "gfx1030",
+                          *sources], capture_output=True, text=True, timeout=300, env={**os.environ, "GFXGATE_OFFLINE": "1"})
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    rows = {t["target"]: t for t in json.loads(run.stdout)["targets"]}
+    [cell] = rows["gfx1200"]["cells"]
+    assert cell["route"] != "rocm-build" and not cell["route"].startswith("rocm"), cell["route"]
+    assert cell["layers"]["rocm-runtime"] == "blocked", cell["layers"]
+    rocm = next(b for b in cell["backends"] if b["backend"] == "rocm")
+    assert rocm["state"] != "route" and "ROCm runtime of the release is blocked" in rocm["reason"], rocm
+    assert any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in rocm["evidence"]), rocm["evidence"]
+    [kept] = rows["gfx1030"]["cells"]
+    assert kept["route"].startswith("rocm-"), kept["route"]
+    assert kept["layers"]["rocm-runtime"] == "allowed"
+    scan = _scan(gfxgate_exe, "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21", *sources,
+                 "--source", f"rocm-docs={upstream / 'rocm'}")
+    for route in scan["routes"]:
+        [timeline_cell] = rows[route["target"]]["cells"]
+        assert (route["best"] or {}).get("route", "undecided") == timeline_cell["route"], route["target"]
+
+
+def test_reproduction_8_the_embedded_timeline_offers_no_rocm_build_at_v0_1_21(gfxgate_exe, tmp_path):
+    """The shipped snapshot (built with the real ollama and clr clones): gfx1200 and gfx1201 have no ROCm route while
+    the release builds against ROCm 6.0 … 6.1.2 (clr's supportedIsas_ has no gfx1200/gfx1201 row there); it said
+    "from v0.1.21 ROCm needs a source build"."""
+    run = subprocess.run([gfxgate_exe, "timeline", "--format", "json", "-t", "gfx1200", "-t", "gfx1201"],
+                         capture_output=True, text=True, timeout=120, env=_offline_env(tmp_path))
+    assert run.returncode == 0, run.stderr
+    for row in json.loads(run.stdout)["targets"]:
+        for tag in ("v0.1.21", "v0.3.0", "v0.5.12"):
+            [cell] = [c for c in row["cells"] if _within(tag, c["from"], c["to"])]
+            rocm = next(b for b in cell["backends"] if b["backend"] == "rocm")
+            assert not cell["route"].startswith("rocm") and rocm["state"] != "route", (row["target"], tag, cell["route"])
+        text = subprocess.run([gfxgate_exe, "timeline", "--format", "text", "-t", row["target"]], capture_output=True,
+                              text=True, timeout=120, env=_offline_env(tmp_path)).stdout
+        assert "from v0.1.21 ROCm needs a source build" not in text
+
+
+def _within(tag: str, first: str, last: str) -> bool:
+    from gfxgate.sources.versions import version_key
+
+    return version_key(first) <= version_key(tag) <= version_key(last)
+
+
 @pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
 def test_reproduction_8_on_the_real_clones(gfxgate_exe):
     root = Path(UPSTREAM)

@@ -92,13 +92,13 @@ def compute_live(names: list[str], first: str | None, last: str | None, sources:
     from gfxgate.history.walk import TagProber, default_facts_cache
     from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
-    from gfxgate.timeline.compute import compute
+    from gfxgate.timeline.compute import COUPLED, compute
 
     cat = catalog()
     parsed = [cat.parse(n) for n in names]
     probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed)]
     prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat, sources=sources, offline=offline,
-                       cache=default_facts_cache("ollama"), on_probe=on_probe)
+                       cache=default_facts_cache("ollama"), on_probe=on_probe, coupled=COUPLED)
     result = compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases,
                      every_tag=every_tag)
     return TimelineAnswer(result, prober.cache.warning or None)

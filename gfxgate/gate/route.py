@@ -394,9 +394,9 @@ def _applies(step: StepRule, by_id: Mapping[str, Any], processor: str) -> bool:
 
 # Layers whose blocked cell refuses every route of the layer's backends (rules/layers.yaml `backends`), whatever its
 # steps: the HIP runtime of the release's ROCm has no ISA row for the target (clr's supportedIsas_ at that ROCm), so
-# no build against it runs (issue 24, reproduction 8: gfx1200 at v0.1.21, ROCm 6.0.0). Not a route's `needs`: an
-# unknown or absent row (clr unread, the timeline, which reads ollama only) decides nothing here, where a need would
-# make the route undecided.
+# no build against it runs (issue 24, reproduction 8: gfx1200 at v0.1.21, ROCm 6.0.0). The timeline reads the row too
+# (clr at each release's coupled ROCm). Not a route's `needs`: an unknown or absent row (clr unread, a ROCm whose clr
+# tag is not there) decides nothing here, where a need would make the route undecided.
 RUNS_ON = ("rocm-runtime",)
 
 

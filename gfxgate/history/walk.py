@@ -245,9 +245,14 @@ def default_facts_cache(repo: str) -> FactsCache:
 
 
 # -- the probes ---------------------------------------------------------------------------------------
-def rules_of_repo(ruleset: RuleSet, pins: Pins, repo: str) -> RuleSet:
-    """The source layers and rules that read ``repo`` directly or through a layout vendored in it."""
-    names = {repo} | {name for name, spec in pins.layouts.items() if spec.vendored_in == repo}
+def rules_of_repo(ruleset: RuleSet, pins: Pins, repo: str, coupled: tuple[str, ...] = ()) -> RuleSet:
+    """The source layers and rules that read ``repo`` directly or through a layout vendored in it, and those that read
+    the ``coupled`` sources (each one whose ref ``repo``'s files choose, as a scan at that tag chooses it: clr at the
+    ROCm version of ollama's Dockerfile)."""
+    unknown = [name for name in coupled if name not in pins.couplings or pins.couplings[name].by != repo]
+    if unknown:
+        raise UsageError(f"{', '.join(unknown)}: no coupling of rules/pins.toml is chosen by {repo}")
+    names = {repo} | {name for name, spec in pins.layouts.items() if spec.vendored_in == repo} | set(coupled)
     rules = tuple(r for r in ruleset.rules if r.repo in names)
     layer_ids = {r.layer for r in rules}
     layers = tuple(layer for layer in ruleset.layers if layer.id in layer_ids and layer.kind == "source")
@@ -267,11 +272,11 @@ class TagProber:
 
     def __init__(self, pins: Pins, ruleset: RuleSet, repo: str, targets: list, catalog, *,
                  sources: Mapping[str, str] | None = None, offline: bool = False, cache: FactsCache | None = None,
-                 on_probe: Callable[[str], None] | None = None) -> None:
+                 on_probe: Callable[[str], None] | None = None, coupled: tuple[str, ...] = ()) -> None:
         if repo not in pins.sources:
             raise UsageError(f"unknown repository {repo!r}", hint="known: " + ", ".join(sorted(pins.sources)))
         self.pins, self.repo, self.targets, self.catalog = pins, repo, targets, catalog
-        self.ruleset = rules_of_repo(ruleset, pins, repo)
+        self.ruleset = rules_of_repo(ruleset, pins, repo, coupled)
         if not self.ruleset.rules:
             raise UsageError(f"no gate rule reads {repo}", hint="history follows repositories that gate rules read, e.g. ollama")
         self.sources = dict(sources or {})

@@ -1,8 +1,11 @@
 """Compute the support timeline from the release tags: the same prober, rules and facts cache as ``history``.
 
 At each probed release the ollama-side gate layers come from :class:`gfxgate.history.walk.TagProber`
-(files read from the object database at that tag, each once; facts cached per rule, commit and tag), the
-artifact and runtime rows are "not scanned", and every target's route is decided by
+(files read from the object database at that tag, each once; facts cached per rule, commit and tag), and so does
+the rocm-runtime row: clr read at the ROCm version that release's Dockerfile names, coupled exactly as a scan at
+that tag couples it (a ROCm whose clr tag cannot be read is read at the nearest older tag, and the row says
+"unknown", as scan says it). The other rows (artifacts, the host, the official matrix) are "not scanned", and
+every target's route is decided by
 :func:`gfxgate.gate.route.decide`. Releases are bisected on the signature of every layer and every route of
 every target at once, so a range where nothing can change is not probed (``every_tag`` probes them all).
 """
@@ -17,6 +20,9 @@ from gfxgate.model import Evidence
 from gfxgate.prcheck.diff import EVIDENCE, classify
 from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, RouteKey, Row, Timeline, Unreadable
 
+# Sources whose ref a release's own files choose (rules/pins.toml [couplings]), read at each release with it: clr at
+# the ROCm version of the Dockerfile, so the rocm-runtime row (and route.RUNS_ON's refusal) is the scan's at that tag.
+COUPLED = ("clr",)
 MAX_EVIDENCE = 3  # per backend state and per flip: the deciding lines, not every line
 
 

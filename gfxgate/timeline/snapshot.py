@@ -2,7 +2,8 @@
 
 ``gfxgate snapshot timeline`` computes the timeline of the default targets over every release of the ollama
 clone it is given and stores it with the digests of everything it was computed from (the ollama-side gate
-rules, layers, routes, workarounds and the target list). A snapshot whose inputs changed is stale: it is
+rules and the clr rule read at each release's coupled ROCm, the clr coupling, layers, routes, workarounds and the
+target list). A snapshot whose inputs changed is stale: it is
 refused with the command that rebuilds it, never rendered from old facts. The file is the timeline's JSON
 (`gfxgate timeline --format json`, plus the input digests) compressed with zstandard: 1.5 MB of JSON, ~12 kB stored.
 """
@@ -40,9 +41,10 @@ def inputs(targets: list[str]) -> dict[str, Any]:
     from gfxgate.gate.ruleset import default_rules
     from gfxgate.history.walk import rules_of_repo
     from gfxgate.sources.resolve import load_pins
+    from gfxgate.timeline.compute import COUPLED
 
     pins = load_pins()
-    rules = rules_of_repo(default_rules(), pins, "ollama")
+    rules = rules_of_repo(default_rules(), pins, "ollama", COUPLED)
     root = rules_dir()
 
     def digest(data: bytes) -> str:
@@ -53,6 +55,7 @@ def inputs(targets: list[str]) -> dict[str, Any]:
         "layers": digest((root / "layers.yaml").read_bytes()),
         "routes": digest((root / "routes.yaml").read_bytes()),
         "workarounds": digest((root / "workarounds.yaml").read_bytes()),
+        "couplings": digest(json.dumps([list(pins.couplings[name]) for name in COUPLED]).encode()),
         "targets": list(targets),
         "repo": pins.sources["ollama"].url,
     }
@@ -81,7 +84,7 @@ def _read(path: Path) -> tuple[bytes, dict[str, Any]]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:
-        raise RuleError(f"{path}: no timeline snapshot", hint="run `gfxgate snapshot timeline --source ollama=CLONE`, or use --live") from exc
+        raise RuleError(f"{path}: no timeline snapshot", hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live") from exc
     except OSError as exc:
         raise InputError(f"{path}: unreadable timeline snapshot: {exc.strerror or exc}") from exc
     try:
@@ -105,7 +108,7 @@ def load(path: Path | None = None) -> Timeline:
     stale = stale_reasons(data)
     if stale:
         raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
-                        hint="run `gfxgate snapshot timeline --source ollama=CLONE`, or use --live")
+                        hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live")
     from gfxgate import datacache
     from gfxgate.datafiles import validate
 

@@ -147,7 +147,7 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
     from gfxgate.timeline import snapshot as snap
 
     data = snap.read(snap.default_path())
-    assert snap.stale_reasons(data) == [], "run `gfxgate snapshot timeline --source ollama=CLONE`"
+    assert snap.stale_reasons(data) == [], "run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`"
     assert snap.default_path().stat().st_size < 200_000
     out = timeline_json(capsys)
     assert out["origin"] == "snapshot"
@@ -159,7 +159,10 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
         for before, after in zip(t["cells"], t["cells"][1:]):
             assert after["start"] and before["end"] == after["start"], (t["target"], after["from"])
             assert all(f["evidence"] or f["reason"] for f in after["start"])
-            assert any(e["where"].startswith(f"ollama@{after['from']}:") for f in after["start"] for e in f["evidence"]) or \
+            # read at that release: ollama's files, or clr's at the ROCm that release's Dockerfile names
+            assert any(e["where"].startswith(f"ollama@{after['from']}:")
+                       or f["layer"] == "rocm-runtime" and e["where"].startswith("clr@rocm-")
+                       for f in after["start"] for e in f["evidence"]) or \
                 any(f["reason"] for f in after["start"]), (t["target"], after["from"])
         assert t["cells"][0]["start"] == [] and t["cells"][-1]["end"] == [] and all(c["evidence"] for c in t["cells"])
     # every cell of every target is decided over the whole range (the build scripts before CMake have rules)
@@ -295,9 +298,10 @@ def test_the_readme_picture_is_the_snapshot_timeline():
     assert "](samples/timeline.png)" in readme
 
 
-def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypatch, capsys):
+def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypatch, capsys, timeline_upstream):
     """ggml from the llama.cpp tag LLAMA_CPP_VERSION names, with no llama.cpp to read: one stderr line for the source
-    (count, releases, rules, how to supply it); every rule and release with --verbose and in the JSON."""
+    (count, releases, rules, how to supply it); every rule and release with --verbose and in the JSON. (clr, read at
+    each release's coupled ROCm for the rocm-runtime row, is given.)"""
     from tests.core.upstream_fixtures import AMD_COMMON_GO, CMAKE, COMMON_CUH, GGML, HIP_H, OLD_REGEX, presets
     from tests.gitrepos import commit_tree, new_repo
 
@@ -309,6 +313,7 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
     commit_tree(repo, {"README.md": "v0.3.0\n"}, "v0.3.0", tag="v0.3.0")
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(tmp_path / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(tmp_path / "no-llama-cpp-here"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(timeline_upstream["GFXGATE_SOURCE_CLR"]))
     code, out, err = run(capsys, "timeline", "--live", "--offline", "-t", "gfx900", "--every-tag")
     assert code == 0, err
     notes = [line for line in err.splitlines() if line.startswith("gfxgate: note:")]
