@@ -244,3 +244,33 @@ def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_exe,
         crash = next(f for f in findings if f["message"] == "go-signal-crash")
         assert ("ollama-vulkan" in crash["workarounds"]) == (vulkan != "blocked"), (tag, vulkan, crash["workarounds"])
     assert len(tags) >= 8
+
+
+# -- opt-in: the scan at every route change of the embedded timeline gives the timeline's route (the real clones) ----
+@pytest.mark.upstream
+@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="set GFXGATE_TEST_UPSTREAM to run")
+def test_scan_and_timeline_give_the_same_route_at_every_route_change(gfxgate_exe, timeline, tmp_path):
+    """`scan --ref ollama=TAG` with the ollama and clr clones at the first and last release of every timeline cell: the
+    same route and steps as the embedded timeline for every target (the rocm-runtime row read at the same coupled
+    ROCm by both). rocm-docs (the official matrix, which no route needs) is the ROCm clone if there, else an empty
+    folder."""
+    root = Path(os.environ["GFXGATE_TEST_UPSTREAM"])
+    if not (root / "clr").is_dir():
+        pytest.skip("no clr clone (ROCm/clr) in GFXGATE_TEST_UPSTREAM")
+    docs = root / "ROCm" if (root / "ROCm").is_dir() else tmp_path / "no-rocm-docs"
+    docs.mkdir(exist_ok=True)
+    tags = sorted({tag for row in timeline.rows for c in row.cells for tag in (c.first, c.last)}, key=timeline.tags.index)
+    compared = 0
+    for tag in tags:
+        run = subprocess.run([gfxgate_exe, "scan", "--format", "json", "-t", ",".join(timeline.targets), "--ref",
+                              f"ollama={tag}", "--source", f"ollama={root / 'ollama'}", "--source", f"clr={root / 'clr'}",
+                              "--source", f"rocm-docs={docs}"], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "GFXGATE_OFFLINE": "1"})
+        assert run.returncode == 0, (tag, run.stderr)
+        for route in json.loads(run.stdout)["routes"]:
+            cell = timeline.cell_at(route["target"], tag)
+            best = route["best"]
+            assert (best["route"] if best else "undecided") == cell.route, (route["target"], tag, cell.route)
+            assert tuple(s["workaround"] for s in (best or {}).get("steps", ())) == cell.steps, (route["target"], tag)
+            compared += 1
+    assert compared >= len(tags) * len(timeline.targets)
