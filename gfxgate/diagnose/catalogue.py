@@ -199,6 +199,23 @@ class WorkaroundFacts(NamedTuple):
     setting: str
     override: str | None
     applies_to: tuple[str, ...]
+    exists_in: ExistsIn | None = None
+
+    def exists_at(self, ref_of) -> bool:
+        """As ``Workaround.exists_at``: whether the workaround exists at the scanned versions."""
+        from gfxgate.sources.versions import exists_at
+
+        return self.exists_in is None or exists_at(self.exists_in.repo, self.exists_in.versions, ref_of)
+
+
+class ExistsIn(NamedTuple):
+    """A workaround's ``exists_in`` (the versions of a repository where it exists at all), as ``Era.describe`` says it."""
+
+    repo: str
+    versions: str
+
+    def describe(self) -> str:
+        return f"{self.repo} {self.versions}"
 
 
 @functools.cache
@@ -217,7 +234,8 @@ def default_catalogue() -> Catalogue:
 def default_workaround_facts() -> tuple[WorkaroundFacts, ...]:
     """The shipped workarounds as a diagnosis reads them (gate.workarounds.default_workarounds, checked there), taken
     from the same cache entry as the catalogue."""
-    return tuple(WorkaroundFacts(w[0], w[1], w[2], tuple(w[3])) for w in _checked()[0]["workarounds"])
+    return tuple(WorkaroundFacts(w[0], w[1], w[2], tuple(w[3]), ExistsIn(*w[4]) if w[4] else None)
+                 for w in _checked()[0]["workarounds"])
 
 
 @functools.cache
@@ -246,7 +264,9 @@ def _checked() -> tuple[dict[str, Any], Catalogue | None]:
         loaded.append(load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts),
                            workarounds={w.id for w in workarounds}))
         return {"messages": load_yaml(root / "messages.yaml", "messages")["messages"],
-                "workarounds": [[w.id, w.setting, w.override, list(w.applies_to)] for w in workarounds]}
+                "workarounds": [[w.id, w.setting, w.override, list(w.applies_to),
+                                 [w.exists_in.repo, w.exists_in.versions] if w.exists_in else None] for w in workarounds]}
 
-    data = datacache.cached(root / "messages.yaml", b"\0\0".join(parts), "diagnose-checked", "messages", parse)
+    # "-2": the workaround facts gained exists_in (an entry of the earlier shape is another kind, never read back)
+    data = datacache.cached(root / "messages.yaml", b"\0\0".join(parts), "diagnose-checked-2", "messages", parse)
     return data, (loaded[0] if loaded else None)

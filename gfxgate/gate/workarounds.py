@@ -81,12 +81,9 @@ class Workaround(JsonRecord):
     def exists_at(self, ref_of: Callable[[str], str | None]) -> bool:
         """Whether the workaround exists at the scanned versions (``exists_in``); True when its repository's ref is
         unknown or has no version number (a folder: its checks decide)."""
-        from gfxgate.sources.versions import in_range, version_key
+        from gfxgate.sources.versions import exists_at
 
-        if self.exists_in is None:
-            return True
-        ref = ref_of(self.exists_in.repo)
-        return ref is None or version_key(ref) is None or in_range(ref, self.exists_in.versions)
+        return self.exists_in is None or exists_at(self.exists_in.repo, self.exists_in.versions, ref_of)
 
     def at(self, ref_of: Callable[[str], str | None]) -> Workaround:
         """This workaround at the scanned versions: the setting and checks of the first era whose range holds the

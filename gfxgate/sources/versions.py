@@ -70,6 +70,13 @@ def sort_tags(tags: list[str]) -> list[str]:
     return [t for _, t in sorted(keyed, key=lambda kt: kt[0])]
 
 
+def exists_at(repo: str, versions: str, ref_of) -> bool:
+    """Whether ``repo``'s scanned ref (``ref_of(repo)``) is in ``versions`` (a workaround's ``exists_in``); True when
+    the ref is unknown or has no version number (a folder: its checks decide)."""
+    ref = ref_of(repo)
+    return ref is None or version_key(ref) is None or in_range(ref, versions)
+
+
 def in_range(tag: str, spec: str | None) -> bool:
     """``spec`` is comma-separated comparisons: ``>=0.12.4,<0.30``; empty or None matches all."""
     if not spec:

@@ -170,7 +170,12 @@ def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_check
     fresh()
     first = cat.default_catalogue()
     facts = cat.default_workaround_facts()
-    assert [(w.id, w.setting, w.override, w.applies_to) for w in wk.default_workarounds()] == [tuple(f) for f in facts]
+    assert [(w.id, w.setting, w.override, w.applies_to, (w.exists_in.repo, w.exists_in.versions) if w.exists_in else None)
+            for w in wk.default_workarounds()] == [tuple(f) for f in facts]
+    # exists_in is carried (remedy.keep_existing leaves out a workaround the log's release does not have)
+    assert any(f.exists_in is not None for f in facts)
+    assert all(f.exists_at({"ollama": "v0.0.1"}.get) == w.exists_at({"ollama": "v0.0.1"}.get)
+               for f, w in zip(facts, wk.default_workarounds()))
     fresh()
     calls: list[str] = []
     with monkeypatch.context() as patch:
