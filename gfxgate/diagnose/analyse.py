@@ -541,7 +541,7 @@ def _crash(found: Scan, start: Hit, end: int, failures: list[Hit], ready: Hit | 
     window starts after the run's start (more than PRE_LINES before the failure), the run's ready line (a kept
     hit) decides what the missing head would have: after it, compute; without it, load.
     """
-    from gfxgate.sweep.crash import classify_phase, parse_crash
+    from gfxgate.logs.crash import classify_phase, parse_crash
 
     first = failures[0]
     error = next((h.get("error") for h in failures if h.get("error")), "")

@@ -4,13 +4,13 @@ An input is read :data:`CHUNK` bytes at a time and handed on as :class:`Batch` t
 keeps every line (:mod:`gfxgate.diagnose.stream` keeps what the diagnosis needs). Every line is cut to
 :data:`~gfxgate.diagnose.patterns.MAX_LINE` characters while it is read (a log with one gigabyte-long line costs
 one bounded buffer), and an input stops after :data:`MAX_LINES` lines or :data:`MAX_BYTES`, with a note.
-The journal / ``docker logs`` / colour / llama.cpp prefixes are removed (:func:`strip_prefix`) only from the
-lines a catalogue literal points at. ``journalctl`` runs with an argument list (never a shell) and a timeout.
+The journal / ``docker logs`` / colour / llama.cpp prefixes are removed (:func:`gfxgate.logs.prefix.strip_prefix`)
+only from the lines a catalogue literal points at. ``journalctl`` runs with an argument list (never a shell) and a
+timeout.
 """
 
 from __future__ import annotations
 
-import re
 from typing import IO, Iterator, NamedTuple
 
 from gfxgate.diagnose.patterns import MAX_LINE
@@ -20,17 +20,6 @@ MAX_LINES = 2_000_000
 MAX_BYTES = 4 << 30  # an endless line (no newline) ends too
 CHUNK = 1 << 20  # bytes read at a time: the batch the prefilter scans in one RE2 pass
 JOURNAL_TIMEOUT_S = 60.0
-
-# journalctl's prefixes: "-o short" (Dec 02 17:00:00 host ollama[123]: ), "-o short-iso", "-o short-precise".
-_JOURNAL_RE = re.compile(
-    r"^(?:[A-Z][a-z]{2} [ 0-3]?\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
-    r" \S+ [^\s:\[]+(?:\[\d+\])?: "
-)
-# `docker logs -t` / `kubectl logs --timestamps`: "2025-10-05T08:00:00.123456789Z "
-_DOCKER_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) ")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# llama.cpp's common_log with --log-prefix/--log-timestamps: "0.00.035.060 I "
-_LLAMA_PREFIX_RE = re.compile(r"^\d+\.\d\d\.\d\d\d\.\d\d\d [IWED] ")
 
 
 class LogLine(NamedTuple):
@@ -79,30 +68,6 @@ class LogInput:
         self.name = name
         self.batches = batches
         self.notes = notes if notes is not None else []
-
-
-def strip_prefix(text: str) -> tuple[str, bool]:
-    """The message part of a line: journal prefix, ANSI colours and llama.cpp's timestamp prefix removed."""
-    journal = False
-    head = text[:1]
-    match = _JOURNAL_RE.match(text) if head.isdigit() or head.isupper() else None
-    if match:
-        text, journal = text[match.end():], True
-    elif head.isdigit() or head.isalpha():
-        match = _DOCKER_RE.match(text)
-        if match:
-            text = text[match.end():]
-    if "\x1b" in text:
-        text = _ANSI_RE.sub("", text)
-    match = _LLAMA_PREFIX_RE.match(text) if text[:1].isdigit() else None
-    if match:
-        text = text[match.end():]
-    return text.rstrip("\r\n"), journal
-
-
-def is_separator(raw: str) -> bool:
-    """journalctl's "-- Boot … --" / "-- No entries --" separators."""
-    return raw.startswith("-- ") and raw.rstrip().endswith("--")
 
 
 def read_stream(name: str, handle: IO[bytes]) -> LogInput:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from gfxgate.errors import UsageError
 from gfxgate.host import proc as hostproc
-from gfxgate.sweep import crash as crashmod
+from gfxgate.logs import crash as crashmod
 from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, utcnow
 from gfxgate.sweep.worklog import record_fields

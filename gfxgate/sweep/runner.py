@@ -20,7 +20,7 @@ from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime
 from urllib.parse import urlsplit
 
 from gfxgate.errors import InputError, NetworkError, UsageError
-from gfxgate.sweep import crash as crashmod
+from gfxgate.logs import crash as crashmod
 from gfxgate.sweep.deadline import DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
 from gfxgate.sweep.worklog import WorklogWriter, cell_key, record_fields

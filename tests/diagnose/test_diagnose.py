@@ -12,7 +12,7 @@ from gfxgate.cli import main
 from gfxgate.sources.versions import in_range
 from gfxgate.diagnose.analyse import attrs, diagnose_log, parse_go_map
 from gfxgate.diagnose.catalogue import default_catalogue
-from gfxgate.diagnose.reader import read_stream, strip_prefix
+from gfxgate.diagnose.reader import read_stream
 from gfxgate.gate.workarounds import default_workarounds
 from gfxgate.resources import schemas_dir
 from tests.diagnose import logs
@@ -190,13 +190,6 @@ def test_nothing_the_log_establishes_exists_without_evidence():
         Fact("OLLAMA_VULKAN", "1", ())
     with pytest.raises(ValueError, match="^run '0' without evidence$"):
         Run(0, "failed", "SIGSEGV", ())
-
-
-def test_prefixes_are_stripped():
-    assert strip_prefix("Oct 05 10:00:01 vega ollama[812]: hello")[0] == "hello"
-    assert strip_prefix("2025-10-05T10:00:01+0200 vega ollama[812]: hello") == ("hello", True)
-    assert strip_prefix("\x1b[32mload_tensors: offloaded 1/2 layers to GPU\x1b[0m")[0] == "load_tensors: offloaded 1/2 layers to GPU"
-    assert strip_prefix("0.00.035.060 I build: 1 (abc)")[0] == "build: 1 (abc)"
 
 
 def test_slog_attrs_and_go_maps():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gfxgate.sweep.crash import classify_phase, frame_name, parse_crash
+from gfxgate.logs.crash import classify_phase, frame_name, parse_crash
 from tests.sweep.ollama_server import State, Behaviour, load_crash_lines, load_lines, segv_lines, started_line
 
 ERROR = "llama runner process has terminated: exit status 2"
