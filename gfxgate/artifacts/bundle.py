@@ -9,12 +9,12 @@ decompression bomb costs at most the cap. Malformed input raises ArtifactFormatE
 from __future__ import annotations
 
 import functools
-import re
 import struct
 import zlib
 from typing import Iterator, NamedTuple
 
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
+from gfxgate.targets import AMD_BUNDLE_TARGET  # the AMD offload target grammar lives with the target model
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB_MAGIC = b"CCOB"
@@ -23,7 +23,6 @@ MAX_ID_LEN = 1024
 DEFAULT_DECOMPRESS_CAP = 256 << 20  # bytes of decompressed output one compressed bundle may produce
 _CCOB_LAYOUT = {1: ("<HHIQ", 20), 2: ("<HHIIQ", 24), 3: ("<HHQQQ", 32)}
 _METHODS = {0: "zlib", 1: "zstd"}
-_TARGET_TAIL = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
 
 
 class BundleEntry(NamedTuple):
@@ -67,7 +66,7 @@ def split_entry_id(entry_id: str) -> tuple[str, str, str]:
     if "--" in rest:
         triple, _, target = rest.partition("--")
         return kind, triple, target
-    match = _TARGET_TAIL.search(rest)
+    match = AMD_BUNDLE_TARGET.search(rest)
     if match and rest.startswith("amdgcn"):
         return kind, rest[: match.start()], match.group(1)
     return kind, rest, ""

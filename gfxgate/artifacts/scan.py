@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import re
 import stat
 from collections import deque
 from pathlib import Path
@@ -26,6 +25,7 @@ from gfxgate.artifacts.model import (
     IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString, target_key,
 )
 from gfxgate.artifacts.rocblas import classify
+from gfxgate.targets import AMD_TARGET_BYTES  # the AMD target grammar lives with the target model
 
 MAX_SEARCH_BYTES = 64 << 20  # per file: data sections searched for embedded images and target names
 MAX_ERRORS = 50  # per file; a crafted file cannot flood the report
@@ -37,7 +37,6 @@ LOOKAHEAD = 16  # .hip_fatbin blobs parsed ahead of the one being decoded (their
 class _ScanLimit(Exception):
     """A per-file work limit was reached; the file's report says so and the scan moves on."""
 HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
-_TARGET_TEXT = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
 _EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
 # Allocated sections that hold linker/unwinder tables, never data a program embeds.
 _NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".eh_frame", ".gcc_except_table", ".got", ".init_array",
@@ -305,7 +304,7 @@ class _FileScan:
             end = sec.offset + span
             for pos, piece, own in self.blob.chunks(sec.offset, end, overlap=32):
                 # a match belongs to the piece it starts in; the overlap completes the ones at its end
-                for match in _TARGET_TEXT.finditer(piece, 0, min(len(piece), end - pos)):
+                for match in AMD_TARGET_BYTES.finditer(piece, 0, min(len(piece), end - pos)):
                     if match.start() >= own:
                         break
                     name = match.group().decode()

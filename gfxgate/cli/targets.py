@@ -10,12 +10,12 @@ from gfxgate.report.text import inert
 
 
 def describe(target_text: str) -> dict:
-    from gfxgate.targets import catalog
+    from gfxgate.targets import AMD, catalog
 
     cat = catalog()
-    if cat.parse_gpu(target_text) in cat.nvidia:
-        return describe_nvidia(cat.parse_gpu(target_text))
-    target = cat.parse(target_text)
+    target = cat.parse_target(target_text)  # the vendor seam: an NVIDIA name never reaches AMD's model
+    if target.vendor != AMD:
+        return describe_nvidia(target.processor)
     proc = cat.processor(target.processor)
     return {
         "target": str(target),
@@ -129,7 +129,7 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     cat = catalog()
     if hsa_override:
         target = cat.from_hsa_override(hsa_override).name
-    if target and target.split(":")[0].lower() not in cat.by_name:
+    if target and cat.vendor_of(target) is None:  # not a vendor's own name: a card name or a PCI id
         found = cat.by_card(target)
         if len(found) > 1:  # "Vega 8": every processor sold under that name, each with the name that matched
             rows = [dict(describe(proc), matched=card) for proc, card in found]
