@@ -81,22 +81,36 @@ SLOW_TESTS = {
 }
 
 
-# Tests that hold a command to a tight wall-clock bound (a second, a fraction of one): one xdist group, so under
-# pytest-xdist (pyproject's addopts, --dist loadgroup) they run one after another on one worker, never two at once.
-TIMING = (
+# Tests that hold a command to a tight wall-clock bound (a second, a fraction of one, measured against a timeout):
+# under pytest-xdist each runs alone, with no test of another worker beside it (an exclusive lock that every other
+# test shares while it runs), so a busy neighbour cannot make them flaky. Without xdist nothing runs beside anything.
+EXCLUSIVE = (
     "tests/doctor/test_doctor.py::test_under_a_second_with_a_rocblas_folder_of_1355_files",
-    "tests/test_issue13_reproductions.py",
-    "tests/sweep/test_sweep_deadline.py",
-    "tests/sweep/test_sweep_evidence.py",
-    "tests/sweep/test_sweep_runner.py",
+    "tests/test_issue13_reproductions.py::test_the_time_bound_fails_a_tool_that_waits_and_one_that_computes",
+    "tests/sweep/test_sweep_deadline.py::test_the_transport_bounds_each_request_not_each_read",
+    "tests/sweep/test_sweep_runner.py::test_hanging_backend_times_out_within_bounds",
+    "tests/sweep/test_sweep_runner.py::test_slow_streaming_drip_is_cut_at_the_timeout",
 )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    import fcntl
+    import tempfile
+
+    exclusive = item.nodeid.split("[", 1)[0] in EXCLUSIVE or item.get_closest_marker("exclusive") is not None
+    with open(Path(tempfile.gettempdir()) / f"gfxgate-tests-{run}.lock", "ab") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.nodeid.split("::", 1)[0]
-        if item.nodeid.split("[", 1)[0] in TIMING or module in TIMING:
-            item.add_marker(pytest.mark.xdist_group("timing"))
         if (INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())) or module in INTEGRATION_MODULES
                 or item.get_closest_marker("integration")):
             item.add_marker(pytest.mark.integration)
