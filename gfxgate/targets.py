@@ -13,7 +13,6 @@ import itertools
 import re
 from typing import NamedTuple, Protocol, Sequence
 
-from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, TargetError
 from gfxgate.resources import rules_dir
 
@@ -368,6 +367,8 @@ class TargetCatalog:
 @functools.cache
 def catalog() -> TargetCatalog:
     path = rules_dir() / "targets.yaml"
+    from gfxgate.datafiles import load_yaml  # here: the artifacts scanner imports this module for its patterns
+
     data = load_yaml(path, "targets")
     procs = [
         Processor(

@@ -14,7 +14,6 @@ import zlib
 from typing import Iterator, NamedTuple
 
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
-from gfxgate.targets import AMD_BUNDLE_TARGET  # the AMD offload target grammar lives with the target model
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB_MAGIC = b"CCOB"
@@ -66,6 +65,9 @@ def split_entry_id(entry_id: str) -> tuple[str, str, str]:
     if "--" in rest:
         triple, _, target = rest.partition("--")
         return kind, triple, target
+    from gfxgate.targets import AMD_BUNDLE_TARGET  # the AMD target grammar lives with the target model (imported
+    # here: a scan that meets no bundle does not load it)
+
     match = AMD_BUNDLE_TARGET.search(rest)
     if match and rest.startswith("amdgcn"):
         return kind, rest[: match.start()], match.group(1)

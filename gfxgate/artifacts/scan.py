@@ -25,7 +25,6 @@ from gfxgate.artifacts.model import (
     IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString, target_key,
 )
 from gfxgate.artifacts.rocblas import classify
-from gfxgate.targets import AMD_TARGET_BYTES  # the AMD target grammar lives with the target model
 
 MAX_SEARCH_BYTES = 64 << 20  # per file: data sections searched for embedded images and target names
 MAX_ERRORS = 50  # per file; a crafted file cannot flood the report
@@ -291,6 +290,7 @@ class _FileScan:
 
     def target_strings(self, sections) -> None:
         from gfxgate.artifacts.elf import mach_table
+        from gfxgate.targets import AMD_TARGET_BYTES  # the AMD target grammar lives with the target model
 
         known = set(mach_table().machs)
         seen: dict[str, list[int]] = {}
