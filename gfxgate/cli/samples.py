@@ -14,7 +14,8 @@ H200_DIAGNOSED = ("cuda-g16-r0-1cfa6161", "vulkan-g16-r0-35b3e02d", "cuda-g0-r0-
 
 
 def render_h200(folder: Path) -> dict[str, str]:
-    """samples/h200/: the sweep report (md, json) of the H200 worklog and diagnose of three of its logs.
+    """samples/h200/: the sweep report (md, json) of the H200 worklog, the soak's report (one cell repeated for ten
+    minutes: soak.jsonl, when committed) and diagnose of three of its logs.
 
     Rendered from the committed inputs in ``folder/h200`` (none when they are absent); paths are shown relative to
     the samples folder's parent (``samples/h200/…``), so the output does not depend on where the checkout is.
@@ -34,6 +35,11 @@ def render_h200(folder: Path) -> dict[str, str]:
     shown = f"{folder.name}/{H200}"
     report = dataclasses.replace(build_report(read_worklog(worklog)), worklog=f"{shown}/sweep.jsonl")
     out = {f"{H200}/sweep-report.md": render_sweep(report, "md"), f"{H200}/sweep-report.json": render_sweep(report, "json")}
+    soak = base / "soak.jsonl"
+    if soak.is_file():
+        report = dataclasses.replace(build_report(read_worklog(soak)), worklog=f"{shown}/soak.jsonl")
+        out[f"{H200}/soak-report.md"] = render_sweep(report, "md")
+        out[f"{H200}/soak-report.json"] = render_sweep(report, "json")
     for run_id in H200_DIAGNOSED:
         log = base / "logs" / f"{run_id}.log"
         if log.is_file():

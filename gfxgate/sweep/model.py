@@ -82,10 +82,22 @@ class RunRow(JsonRecord):
 
 
 @json_dataclass(frozen=True)
+class RunSpan(JsonRecord):
+    """When the worklog's runs ran: the first start, the last end, the seconds between, and the longest pause between
+    one run's end and the next run's start (a soak split over several processes says how long it stood still)."""
+
+    first_started_at: str
+    last_ended_at: str
+    seconds: float
+    longest_pause_s: float
+
+
+@json_dataclass(frozen=True)
 class SweepReport(JsonRecord):
     worklog: str
     gpu_targets: tuple[str, ...]
     hosts: tuple[str, ...]
+    span: RunSpan | None
     endpoints: tuple[tuple[str, str, str], ...] = json_field(  # (name, url, server version)
         value=lambda endpoints: [{"name": n, "url": u, "server_version": v} for n, u, v in endpoints])
     models: tuple[str, ...]
@@ -166,7 +178,28 @@ def build_report(worklog: Worklog) -> SweepReport:
         runs=tuple(_run_row(r, r.run_id in superseded) for r in worklog.runs),
         gpu_targets=ordered(_target_text(r.gpu_target) for r in runs),
         hosts=ordered(r.get("host") or "unknown" for r in runs),
+        span=run_span(worklog.runs),
         warnings=worklog.warnings,
+    )
+
+
+def run_span(runs: Sequence[Run]) -> RunSpan | None:
+    """The span of the runs in worklog order; None when a run's times cannot be read (a worklog from elsewhere)."""
+    from datetime import datetime
+
+    if not runs:
+        return None
+    try:  # naive and aware times mixed, or a time that is no ISO time: no span rather than a wrong one
+        times = [(datetime.fromisoformat(r.get("started_at")), datetime.fromisoformat(r.get("ended_at"))) for r in runs]
+        pauses = [(start - end).total_seconds() for (_, end), (start, _) in zip(times, times[1:])]
+        seconds = (times[-1][1] - times[0][0]).total_seconds()
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return RunSpan(
+        first_started_at=runs[0].get("started_at"),
+        last_ended_at=runs[-1].get("ended_at"),
+        seconds=round(seconds, 3),
+        longest_pause_s=round(max([0.0, *pauses]), 3),
     )
 
 

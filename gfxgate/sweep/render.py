@@ -21,6 +21,8 @@ LABELS = {
         "worklog": "Worklog",
         "targets": "GPU target",
         "hosts": "Host",
+        "span": "When",
+        "span_text": "{first} to {last} ({duration}; longest pause between two runs {pause})",
         "endpoints": "Endpoints",
         "devices": "Device each endpoint used",
         "details": "Per cell",
@@ -52,6 +54,8 @@ LABELS = {
         "worklog": "ワークログ",
         "targets": "GPU ターゲット",
         "hosts": "ホスト",
+        "span": "期間",
+        "span_text": "{first} から {last} まで ({duration}、run 間の最長の休止 {pause})",
         "endpoints": "エンドポイント",
         "devices": "各エンドポイントが使ったデバイス",
         "details": "セルごとの計測",
@@ -96,12 +100,26 @@ def _grid(report: SweepReport, model: str, text) -> list[str]:
     return out + [""]
 
 
+def _duration(seconds: float) -> str:
+    """``11 min 1 s``, ``10 s``, ``0.4 s``."""
+    if seconds < 60:
+        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (f"{hours} h " if hours else "") + f"{minutes} min {rest} s"
+
+
 def render_markdown(report: SweepReport, lang: str = "en") -> str:
     t = LABELS[lang]
     out: list[str] = [f"# {t['title']}", ""]
     out.append(f"- {t['worklog']}: {code(report.worklog)} ({len(report.runs)} {t['runcount']})")
     out.append(f"- {t['targets']}: {md_escape(', '.join(report.gpu_targets)) or '—'}")
     out.append(f"- {t['hosts']}: {md_escape(', '.join(report.hosts)) or '—'}")
+    if report.span is not None:
+        span = report.span
+        out.append(f"- {t['span']}: " + md_escape(t["span_text"].format(
+            first=span.first_started_at, last=span.last_ended_at, duration=_duration(span.seconds),
+            pause=_duration(span.longest_pause_s))))
     out.append(
         f"- {t['endpoints']}: "
         + ", ".join(f"{md_escape(n)} = {code(u)}" + (f" ({md_escape(v)})" if v.startswith("llama.cpp") else f" (ollama {md_escape(v)})" if v else "")

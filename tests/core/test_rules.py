@@ -122,12 +122,19 @@ def test_h200_samples_are_not_stale_and_come_from_the_committed_worklog(tmp_path
 
     folder = rules_dir().parent / "samples"
     expected = render_h200(folder)
-    assert set(expected) == {f"{H200}/sweep-report.md", f"{H200}/sweep-report.json"} | {f"{H200}/diagnose-{r}.md" for r in H200_DIAGNOSED}
+    assert set(expected) == ({f"{H200}/sweep-report.md", f"{H200}/sweep-report.json", f"{H200}/soak-report.md",
+                              f"{H200}/soak-report.json"} | {f"{H200}/diagnose-{r}.md" for r in H200_DIAGNOSED})
     for name, text in expected.items():
         assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
     md = expected[f"{H200}/sweep-report.md"]
     assert "- Worklog: `samples/h200/sweep.jsonl`" in md and "sm_90 (NVIDIA Hopper, compute capability 9.0)" in md
     assert "cuda = CUDA0 (NVIDIA H200); vulkan = Vulkan0 (NVIDIA H200)" in md
+    # every cell of both backends ran at least five times (issue 27), and the soak ran one cell for ten minutes
+    report = json.loads(expected[f"{H200}/sweep-report.json"])
+    assert len(report["cells"]) == 14 and all(cell["passes"] == cell["total"] >= 5 for cell in report["cells"])
+    soak = json.loads(expected[f"{H200}/soak-report.json"])
+    assert [(c["endpoint"], c["num_gpu"]) for c in soak["cells"]] == [("vulkan", -1)]
+    assert soak["span"]["seconds"] >= 600 and soak["cells"][0]["passes"] == soak["cells"][0]["total"] == 307
     # a copy with one run less in the worklog: its report differs, so --check must call the committed one stale
     copy = tmp_path / "samples"
     shutil.copytree(folder, copy)

@@ -157,3 +157,28 @@ def test_device_lines_give_the_gpu_target_of_a_cuda_or_hip_device():
     assert facts.device_description(run, "CUDA0") == "CUDA0 (NVIDIA H200) sm_90"
     _, vulkan = _facts("vulkan-g16.log")  # the CUDA module's Device 0 line is there too: it names CUDA0, not Vulkan0
     assert facts.device_description(Run({"offload": vulkan.to_json()}, 1), "Vulkan0") == "Vulkan0 (NVIDIA H200)"
+
+
+def test_the_report_says_when_its_runs_ran_and_the_longest_pause(tmp_path):
+    """A sweep split over several processes (a soak over two device calls, a worklog resumed hours later) says so: the
+    span of its runs and the longest pause between one run's end and the next one's start."""
+    from gfxgate.sweep.model import build_report, run_span
+    from gfxgate.sweep.worklog import read_worklog
+
+    soak = read_worklog(Path(__file__).parents[2] / "samples" / "h200" / "soak.jsonl")
+    span = run_span(soak.runs)
+    assert span is not None and span.first_started_at.startswith("2026-12-04T15:17:12")
+    assert 600 <= span.seconds < 700 and 5 < span.longest_pause_s < 15  # the pause between the two device calls
+    lines = (Path(__file__).parents[2] / "samples" / "h200" / "soak.jsonl").read_text(encoding="utf-8").splitlines()
+    first, second = json.loads(lines[0]), json.loads(lines[1])
+    second["started_at"] = "2026-12-04T16:17:12"  # naive beside an aware time: no span rather than a wrong one
+    worklog = tmp_path / "w.jsonl"
+    worklog.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    assert build_report(read_worklog(worklog)).span is None
+    from datetime import datetime, timedelta
+
+    for key in ("started_at", "ended_at"):  # the second run an hour later, as a resumed worklog has it
+        second[key] = (datetime.fromisoformat(json.loads(lines[1])[key]) + timedelta(hours=1)).isoformat()
+    worklog.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
+    report = gfxgate("sweep", "report", str(worklog), "--format", "md")
+    assert "(1 h 0 min 7 s; longest pause between two runs 1 h 0 min 2 s)" in report.stdout, report.stdout[:600]

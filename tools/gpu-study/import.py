@@ -3,11 +3,16 @@
     python3 tools/gpu-study/import.py SW_DIR [SAMPLES_DIR]
 
 Writes SAMPLES_DIR/h200/ (default samples/h200/):
-  sweep.jsonl   the device's worklog, byte for byte (its paths are the device's copy of the checkout)
-  logs/RUN.log  each first-repeat run's server log, trimmed to the lines the sweep and diagnose read
-                (gfxgate.sweep.llamaserver.trim_log); the other repeats' logs are not kept
+  sweep.jsonl   the device's worklog, byte for byte (run.sh with GPU_STUDY_WORK=/srv/gpu-study: its paths name no
+                machine's checkout). A later call that resumed the committed worklog (.devprobe/resume/) brings back
+                the same lines first, then its own: the committed lines must be its prefix, else nothing is written.
+  soak.jsonl    the soak's worklog (one cell repeated), byte for byte, when the device ran the soak
+  logs/RUN.log  each first-repeat run's server log, and the log of every soak run that did not end ok, trimmed to
+                the lines the sweep and diagnose read (gfxgate.sweep.llamaserver.trim_log); a committed log whose raw
+                log this call did not bring back (a run of an earlier call) is kept; other repeats' logs are not kept
   device.txt    llama-server --version and --list-devices, the build's CMake settings, the model, nvidia-smi
-Then `gfxgate samples` renders sweep-report.md/.json and the diagnose samples from them (checked by --check).
+Then `gfxgate samples` renders sweep-report.md/.json, soak-report.md/.json and the diagnose samples from them (checked
+by --check).
 """
 
 from __future__ import annotations
@@ -25,16 +30,26 @@ def main(argv: list[str]) -> int:
     out = Path(argv[1] if len(argv) > 1 else "samples") / "h200"
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(sw / "sweep.jsonl", out / "sweep.jsonl")
+    committed = out / "sweep.jsonl"
+    if committed.is_file() and not (sw / "sweep.jsonl").read_bytes().startswith(committed.read_bytes()):
+        print(f"{sw / 'sweep.jsonl'} does not continue {committed}: nothing written", file=sys.stderr)
+        return 1
     kept = 0
-    for line in (sw / "sweep.jsonl").read_text(encoding="utf-8").splitlines():
-        run = json.loads(line)
-        if run.get("repeat") != 0:
+    for name, keep in (("sweep.jsonl", lambda run: run.get("repeat") == 0),
+                       ("soak.jsonl", lambda run: run.get("repeat") == 0 or run.get("outcome") != "ok")):
+        if not (sw / name).is_file():
             continue
-        raw = sw / "sweep.jsonl.logs" / f"{run['run_id']}.log"
-        text = raw.read_text(encoding="utf-8", errors="replace").splitlines()
-        (logs / raw.name).write_text("\n".join(trim_log(text)) + "\n", encoding="utf-8")
-        kept += 1
+        shutil.copyfile(sw / name, out / name)
+        for line in (sw / name).read_text(encoding="utf-8").splitlines():
+            run = json.loads(line)
+            if not keep(run):
+                continue
+            raw = sw / f"{name}.logs" / f"{run['run_id']}.log"
+            if not raw.is_file() and (logs / raw.name).is_file():
+                continue  # a run of an earlier call: its trimmed log is committed already
+            text = raw.read_text(encoding="utf-8", errors="replace").splitlines()
+            (logs / raw.name).write_text("\n".join(trim_log(text)) + "\n", encoding="utf-8")
+            kept += 1
     parts = []
     for name, title in (("version.txt", "llama-server --version"), ("list-devices.txt", "llama-server --list-devices"),
                         ("cmake-cache.txt", "CMakeCache.txt (CUDA, Vulkan, commit)"), ("model.txt", "the model"),

@@ -12,11 +12,12 @@
 # sweep and soak stop themselves (SIGINT: the run in flight is not recorded) END_S seconds (570) after the script
 # started, less 15 s for pack, so one call stays inside the device's 10-minute limit: make run.sh the command's
 # first step (anything before it counts against the limit, not against END_S).
-# Work goes to .devwork/ beside .devprobe/ (carry replaces .devprobe/ on every call; .devwork/ stays while the
-# machine is warm). Every step first runs `build` (a machine that came back cold rebuilds). nvidia-smi samples the GPU's
+# Work goes to GPU_STUDY_WORK (default .devwork/ beside .devprobe/; carry replaces .devprobe/ on every call, the work
+# folder stays while the machine is warm). The committed samples were made with GPU_STUDY_WORK=/srv/gpu-study, so the
+# paths in their worklogs and logs name no machine's checkout. Every step first runs `build` (a machine that came back cold rebuilds). nvidia-smi samples the GPU's
 # compute processes every 200 ms beside sweep and soak; gfxgate joins them to its runs by server pid.
 set -uo pipefail
-P=$(cd "$(dirname "$0")" && pwd); W=$(dirname "$P")/.devwork; mkdir -p "$W"
+P=$(cd "$(dirname "$0")" && pwd); W=${GPU_STUDY_WORK:-$(dirname "$P")/.devwork}; mkdir -p "$W"
 S=$W/llama.cpp; B=$S/build/bin; V=$W/usr; M=$W/model.gguf
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
