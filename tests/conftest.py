@@ -71,14 +71,32 @@ INTEGRATION_MODULES = {
     "tests/prcheck/test_diff.py": "scans of real git repositories, through the installed script",
     "tests/artifacts/test_artifacts_fuzz.py": "thousands of mutated real code objects (hypothesis)",
     "tests/test_suite_setup.py": "pytest sessions with and without xdist, in subprocesses",
+    "tests/sweep/test_sweep_cli.py": "sweeps and bad options through the installed script",
 }
-# 3. single tests that take seconds (measured: `pytest -m "not slow" --durations=20`):
+# 3. single tests that run a program or take seconds (measured: `pytest -m "not slow" --durations=20`):
 SLOW_TESTS = {
     "tests/core/test_jsontext.py::test_same_text_as_json_dumps": "hypothesis, thousands of documents",
     "tests/core/test_rules.py::test_samples_are_not_stale": "regenerates every sample",
     "tests/timeline/test_timeline.py::test_the_shipped_snapshot_is_schema_checked_once_per_content": "two processes",
     "tests/timeline/test_timeline.py::test_svg_renders_in_a_real_browser": "headless chromium",
+    "tests/core/test_rules.py::test_h200_samples_are_not_stale_and_come_from_the_committed_worklog": "regenerates samples",
+    "tests/core/test_datacache.py::test_a_scan_from_the_cache_never_imports_yaml_or_jsonschema": "a python subprocess",
+    "tests/core/test_report.py::test_cli_needs_no_module_imported_by_someone_else": "python subprocesses",
+    "tests/core/test_hostile_rules.py::test_catastrophic_regex_cannot_hang_the_go_matcher": "a python subprocess",
+    "tests/sweep/test_sweep_gpu.py::test_the_report_says_when_its_runs_ran_and_the_longest_pause": "the installed script",
+    "tests/sweep/test_sweep_gpu.py::test_targets_command_explains_sm_90_and_refuses_an_unknown_one": "the installed script",
+    "tests/sweep/test_sweep_llamaserver.py::test_cli_needs_a_model_file_for_a_llama_server": "the installed script",
 }
+
+
+def pytest_xdist_auto_num_workers(config):
+    """How many workers pyproject's ``-n auto`` means: xdist's own count (one per core) for the whole suite, none for
+    the inner loop (``-m "not slow"``): its unit tests take about 35 s of CPU, and two workers that each import gfxgate
+    and collect the whole suite cost more than they save (measured on the 2-core machine at load 10-11: 81 s in one
+    process, 113 s and 146 s with two workers)."""
+    if "not slow" in (config.option.markexpr or ""):
+        return 0
+    return None  # xdist's own answer
 
 
 # Tests that hold a command to a tight wall-clock bound (a second, a fraction of one, measured against a timeout):
@@ -116,6 +134,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.integration)
             item.add_marker(pytest.mark.slow)
         elif item.nodeid.split("[", 1)[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.integration)
             item.add_marker(pytest.mark.slow)
 
 

@@ -115,3 +115,15 @@ def test_the_inner_loop_is_the_unit_tests():
     inner, integration = _collected("-m", "not slow"), _collected("-m", "integration")
     assert "test_the_three_formats_of_one_result_agree" in integration - inner  # runs gfxgate (gfxgate_exe)
     assert "test_every_result_command_offers_md_json_and_text" in inner - integration  # reads click's options
+
+
+def test_the_inner_loop_runs_in_one_process_and_the_suite_on_every_core():
+    from types import SimpleNamespace
+
+    from tests.conftest import pytest_xdist_auto_num_workers as workers
+
+    def config(markexpr):
+        return SimpleNamespace(option=SimpleNamespace(markexpr=markexpr))
+
+    assert workers(config("not slow")) == 0 and workers(config("not slow and not upstream")) == 0
+    assert workers(config("")) is None and workers(config("integration")) is None  # xdist's count: one per core
