@@ -8,9 +8,14 @@ Two logs, each read by both tools in the same run (alternately, medians of 5, th
   OLLAMA_DEBUG=1 (the GIN access line, the scheduler's debug lines of v0.12.3);
 * crash loop (adversarial): the fixture blocks over and over with 160 lines of noise after each: 843 runs, 562 crash.
 
-* gfxgate whole process: `python -m gfxgate diagnose --no-upstream --format json LOG`, with a bytecode cache;
+* gfxgate whole process: the `gfxgate` console script of a regular (non-editable) install of this checkout, as a
+  user has it (`pip install` into a fresh virtual environment, bytecode compiled by pip; the dependencies are this
+  interpreter's, through a .pth line), `gfxgate diagnose --no-upstream --format json LOG`; its rules cache is warm
+  (the first run fills it, as a user's first run does);
 * ripgrep: `rg -c -f PATTERNS LOG` with the catalogue's own patterns (group names dropped: Rust's regex refuses
   a name used twice in one alternation), whole process — the issue's yardstick; it only counts matching lines;
+* for both: the median wall time and the median CPU time (user + system, from the children's rusage) — on shared
+  cores the CPU time is the steadier figure;
 * also: gfxgate in-process (read, match, analyse) and `grep -E -c -f` of the patterns as POSIX ERE.
 
     python benchmarks/bench_diagnose.py [LINES]
@@ -102,11 +107,10 @@ def build_representative(path: Path, lines: int) -> int:
 
 def in_process(path: Path, repeat: int = 5) -> tuple[float, int, int]:
     from gfxgate.diagnose.analyse import diagnose_log
-    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.catalogue import default_catalogue, default_workaround_facts
     from gfxgate.diagnose.reader import read_path
-    from gfxgate.gate.workarounds import default_workarounds
 
-    catalogue, workarounds = default_catalogue(), default_workarounds()
+    catalogue, workarounds = default_catalogue(), default_workaround_facts()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -132,27 +136,69 @@ def grep_baseline(path: Path, repeat: int = 5) -> tuple[float, int]:
     return statistics.median(times), count
 
 
-def whole_process(path: Path, rg_patterns: str, repeat: int = 5) -> tuple[float, float, int]:
-    """Median wall time of `python -m gfxgate diagnose --no-upstream --format json LOG` and of `rg -c -f PATTERNS LOG`,
-    run alternately (the same load for both), after one warm-up run of each. gfxgate runs with a bytecode cache (in a
-    temporary PYTHONPYCACHEPREFIX, PYTHONDONTWRITEBYTECODE dropped), as a pip-installed package has one."""
+def installed_script(folder: Path) -> Path:
+    """gfxgate as a user installs it: this checkout's package (pyproject.toml, README.md, gfxgate/, rules/ copied, so
+    the build writes nothing into the checkout) installed regularly, not editable, into a new virtual environment
+    whose dependencies are this interpreter's site-packages (a .pth line); its `gfxgate` console script."""
+    import site
+    import sysconfig
+
+    source = folder / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("gfxgate", "rules"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    venv = folder / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    ours = [p for p in dict.fromkeys(site.getsitepackages() + [sysconfig.get_paths()["purelib"]]) if Path(p).is_dir()]
+    Path(purelib, "_bench_dependencies.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(source)],
+                   check=True, capture_output=True)
+    script = venv / "bin" / "gfxgate"
+    if not script.is_file():
+        raise SystemExit(f"pip installed no console script at {script}")
+    return script
+
+
+def _child_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def whole_process(script: Path, path: Path, rg_patterns: str, repeat: int = 9) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU time of the installed `gfxgate diagnose --no-upstream --format json LOG` and of
+    `rg -c -f PATTERNS LOG`, run alternately (the same load for both), after one warm-up run of each (which also
+    fills gfxgate's rules cache, in a temporary cache folder)."""
     import os
 
     rg = shutil.which("rg")
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPYCACHEPREFIX"] = cache
-        ours = [sys.executable, "-m", "gfxgate", "diagnose", "--no-upstream", "--format", "json", str(path)]
-        theirs = [rg, "-c", "-f", rg_patterns, str(path)]
-        subprocess.run(ours, check=True, capture_output=True, env=env)
-        count = int(subprocess.run(theirs, capture_output=True, text=True, check=False).stdout.strip() or 0)
-        times: dict[str, list[float]] = {"gfxgate": [], "rg": []}
+        env["GFXGATE_CACHE_DIR"] = cache
+        commands = {"gfxgate": [str(script), "diagnose", "--no-upstream", "--format", "json", str(path)],
+                    "rg": [rg, "-c", "-f", rg_patterns, str(path)]}
+        for argv in commands.values():
+            subprocess.run(argv, capture_output=True, env=env, check=False)
+        walls: dict[str, list[float]] = {name: [] for name in commands}
+        cpus: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(repeat):
-            for name, argv in (("gfxgate", ours), ("rg", theirs)):
-                start = time.perf_counter()
+            for name, argv in commands.items():
+                cpu, start = _child_cpu(), time.perf_counter()
                 subprocess.run(argv, capture_output=True, env=env, check=name == "gfxgate")
-                times[name].append(time.perf_counter() - start)
-    return statistics.median(times["gfxgate"]), statistics.median(times["rg"]), count
+                walls[name].append(time.perf_counter() - start)
+                cpus[name].append(_child_cpu() - cpu)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name])) for name in commands}
+
+
+def rg_count(path: Path, rg_patterns: str) -> int:
+    out = subprocess.run([shutil.which("rg"), "-c", "-f", rg_patterns, str(path)], capture_output=True, text=True, check=False)
+    return int(out.stdout.strip() or 0)
 
 
 def rg_pattern_file(folder: Path) -> Path:
@@ -167,9 +213,13 @@ def main() -> None:
     import os
 
     lines = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    if shutil.which("rg") is None:
+        print("rg -c -f: ripgrep is not installed (apt-get install ripgrep)")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         patterns = rg_pattern_file(folder)
+        script = installed_script(folder)
         cases = (("representative (4 server starts, 2 crashes, request noise)", build_representative),
                  ("crash loop (adversarial: 843 runs, 562 crash)", build_log))
         for title, build in cases:
@@ -177,16 +227,17 @@ def main() -> None:
             n = build(path, lines)
             size = path.stat().st_size
             seconds, recognised, findings = in_process(path)
-            if shutil.which("rg") is None:
-                print("rg -c -f: ripgrep is not installed (apt-get install ripgrep)")
-                return
-            ours, theirs, count = whole_process(path, str(patterns))
+            before = os.getloadavg()
+            times = whole_process(script, path, str(patterns))
+            after = os.getloadavg()
             grep_s, grep_count = grep_baseline(path)
-            load = os.getloadavg()
-            print(f"== {title}: {n} lines, {size / 1e6:.2f} MB, load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-            print(f"gfxgate diagnose whole process: {ours * 1000:.0f} ms ({recognised} lines recognised, {findings} findings)")
-            print(f"rg -c -f (the catalogue's patterns): {theirs * 1000:.0f} ms ({count} matching lines, no facts or verdicts)")
-            print(f"ratio whole process / rg: {ours / theirs:.2f}x")
+            (ours, ours_cpu), (theirs, theirs_cpu) = times["gfxgate"], times["rg"]
+            print(f"== {title}: {n} lines, {size / 1e6:.2f} MB, load average {before[0]:.1f} before, {after[0]:.1f} after")
+            print(f"gfxgate diagnose, installed script, whole process: {ours * 1000:.0f} ms wall, {ours_cpu * 1000:.0f} ms CPU "
+                  f"({recognised} lines recognised, {findings} findings)")
+            print(f"rg -c -f (the catalogue's patterns): {theirs * 1000:.0f} ms wall, {theirs_cpu * 1000:.0f} ms CPU "
+                  f"({rg_count(path, str(patterns))} matching lines, no facts or verdicts)")
+            print(f"ratio gfxgate / rg: {ours / theirs:.2f}x wall, {ours_cpu / max(theirs_cpu, 1e-9):.2f}x CPU")
             print(f"gfxgate diagnose in-process: {seconds * 1000:.0f} ms; grep -E -c -f: {grep_s * 1000:.0f} ms ({grep_count} lines)")
 
 

@@ -492,7 +492,7 @@ class NvidiaVendor:
 
 
 # -- card names and PCI ids ---------------------------------------------------------------------------
-_NOISE = frozenset({"amd", "ati", "radeon", "graphics", "tm", "r", "with"})
+_NOISE = frozenset({"amd", "ati", "radeon", "graphics", "with", "series"})  # "RX 580 Series" (amdgpu.ids) is the RX 580
 _WORD = re.compile(r"[a-z]+|[0-9]+")
 _PCI = re.compile(r"^(?:(?:0x)?1002:)?(?:0x)?(?P<device>[0-9a-f]{4})(?::(?:0x)?(?P<revision>[0-9a-f]{2}))?$")
 # Where libdrm installs its table: distribution packages (Debian/Ubuntu libdrm-common, Fedora libdrm), AMD's own
@@ -502,8 +502,9 @@ AMDGPU_IDS = ("usr/share/libdrm/amdgpu.ids", "opt/amdgpu/share/libdrm/amdgpu.ids
 
 def card_words(text: str) -> list[str]:
     """The words of a card name that tell cards apart: lower case, letters and digits apart ("6900XT" = "6900 XT",
-    "W7800" = "w 7800"), without the words every AMD name carries (AMD, Radeon, Graphics, (TM))."""
-    return [w for w in _WORD.findall(text.lower()) if w not in _NOISE]
+    "W7800" = "w 7800"), without the words every AMD name carries (AMD, Radeon, Graphics, Series, (TM), (R)); the R
+    of "R7 Graphics" or "R9 380" stays (a Kaveri R7 is no Vega 7)."""
+    return [w for w in _WORD.findall(text.lower().replace("(tm)", " ").replace("(r)", " ")) if w not in _NOISE]
 
 
 def pci_id(text: str) -> tuple[int, int | None] | None:

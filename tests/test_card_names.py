@@ -28,6 +28,9 @@ def _targets(exe, *args, env=None):
     ("Radeon PRO V620", "gfx1030"), ("W7800", "gfx1100"), ("MI300X", "gfx942"), ("Instinct MI50", "gfx906"),
     ("MI350X", "gfx950"), ("6900XT", "gfx1030"), ("7600", "gfx1102"), ("5700G", "gfx90c"), ("Radeon 890M", "gfx1150"),
     ("Ryzen AI Max+ 395", "gfx1151"), ("RX 6700 XT", "gfx1031"), ("Vega 56", "gfx900"), ("Radeon AI PRO R9700", "gfx1201"),
+    ("Ryzen 7 PRO 4750G", "gfx90c"), ("Athlon 3000G", "gfx902"), ("RX 6800S", "gfx1032"), ("RX 6800M", "gfx1031"),
+    ("Radeon Pro W6400", "gfx1034"), ("RX 5500M", "gfx1012"), ("Radeon Pro WX 9100", "gfx900"), ("RX 580 Series", "gfx803"),
+    ("Radeon(R) R9 380", "gfx802"),
 ])
 def test_card_names_resolve_through_the_console_script(gfxgate_exe, name, target):
     done = _targets(gfxgate_exe, name, "--format", "json")
@@ -63,6 +66,7 @@ def test_every_card_of_ollamas_docs_table_at_v0_32_15_resolves():
 
 def test_words_and_pci_ids():
     assert card_words("AMD Radeon(TM) RX 6900XT") == ["rx", "6900", "xt"]
+    assert card_words("AMD Radeon(R) R7 Graphics") == ["r", "7"] and card_words("AMD Radeon RX 580 Series") == ["rx", "580"]
     assert pci_id("0x687f") == (0x687F, None) and pci_id("1002:73DF") == (0x73DF, None) and pci_id("73df:c1") == (0x73DF, 0xC1)
     assert pci_id("7600") is None and pci_id("W7800") is None
 
@@ -87,6 +91,14 @@ def test_pci_ids_resolve_through_the_real_amdgpu_ids(gfxgate_exe, amdgpu_ids):
         assert json.loads(done.stdout)["processor"] == catalog().by_card(name)[0][0]
     mi = next(dev for (dev, _), name in table.items() if "MI50" in name)
     assert json.loads(_targets(gfxgate_exe, f"1002:{mi:04x}", "--format", "json", env=env).stdout)["processor"] == "gfx906"
+    # amdgpu.ids' "Series" names are the cards (67df:c1 "AMD Radeon RX 580 Series"); an R-series APU (Kaveri's
+    # "AMD Radeon R7 Graphics", 130c) is no Vega 7 or Vega 6: refused, naming what amdgpu.ids calls it
+    series = next(f"{dev:04x}:{rev:02x}" for (dev, rev), name in table.items() if name == "AMD Radeon RX 580 Series")
+    assert json.loads(_targets(gfxgate_exe, series, "--format", "json", env=env).stdout)["processor"] == "gfx803"
+    for name in ("AMD Radeon R7 Graphics", "AMD Radeon R6 Graphics", "AMD Radeon R2 Graphics", "AMD Radeon R3 Graphics"):
+        kaveri = next(f"{dev:04x}:{rev:02x}" for (dev, rev), n in table.items() if n == name)
+        refused = _targets(gfxgate_exe, kaveri, env=env)
+        assert refused.returncode == 2 and f"names it {name}, which gfxgate does not know" in refused.stderr, (name, refused.stderr)
     missing = _targets(gfxgate_exe, "0xffff", env=env)
     assert missing.returncode == 2 and "amdgpu.ids" in missing.stderr
 

@@ -76,7 +76,7 @@ def test_pins_bump_never_rewrites_the_installed_package(tmp_path, monkeypatch, c
     rules folder outside any git repository stands for site-packages/gfxgate/_rules.
     """
     from gfxgate.cli import main
-    from gfxgate.cli import pins as pins_cli
+    from gfxgate.app import pins as pins_app
 
     installed = tmp_path / "site-packages" / "gfxgate" / "_rules"
     installed.mkdir(parents=True)
@@ -92,4 +92,4 @@ def test_pins_bump_never_rewrites_the_installed_package(tmp_path, monkeypatch, c
     assert err.startswith("gfxgate: error: pins bump edits rules/pins.toml of a gfxgate checkout;")
     assert "installed package's copy" in err
     assert (installed / "pins.toml").read_text() == "# installed copy\n"
-    pins_cli._refuse_installed_copy(Path(__file__).resolve().parents[1] / "rules" / "pins.toml")  # a checkout: fine
+    pins_app.refuse_installed_copy(Path(__file__).resolve().parents[1] / "rules" / "pins.toml")  # a checkout: fine

@@ -87,6 +87,34 @@ def test_reproduction_8_rocm_6_0_cannot_run_gfx1200(gfxgate_exe, upstream, tmp_p
     assert cells["gfx1030"]["status"] == "allowed"
 
 
+def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_target(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+    """The answer, not only the row: at v0.1.21 (ROCm 6.0.0, whose HIP runtime has no gfx1200 row) no ROCm route is
+    offered for gfx1200 ("ROCm: build" was), the refusal cites the rocm-runtime row; gfx1030 keeps its ROCm route."""
+    import json as json_
+
+    from tests.core.rule_fixtures import FIXTURES, copy_case
+
+    files = {"Dockerfile": V0121_DOCKERFILE}
+    for case in ("ollama-gen-linux-amdgpu-targets/v0.3.0", "ollama-discovery-rocm-smi/v0.1.20"):  # a user list passes
+        folder = tmp_path / case.replace("/", "-")
+        copy_case(FIXTURES / case, folder)
+        files |= {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+    ollama = new_repo(tmp_path / "ollama")
+    commit_tree(ollama, files, "v0.1.21", tag="v0.1.21")
+    run = subprocess.run([gfxgate_exe, "scan", "--format", "json", "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21",
+                          "--source", f"ollama={tmp_path / 'ollama'}", "--source", f"rocm-docs={upstream / 'rocm'}",
+                          "--source", f"clr={upstream / 'clr'}"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "GFXGATE_OFFLINE": "1"})
+    assert run.returncode == 0, run.stderr
+    routes = {r["target"]: r for r in json_.loads(run.stdout)["routes"]}
+    rocm = next(b for b in routes["gfx1200"]["backends"] if b["backend"] == "rocm")
+    assert rocm["option"] is None, rocm["option"]
+    assert any("ROCm runtime of the release is blocked" in why for why in rocm["refused"]), rocm
+    assert (routes["gfx1200"]["best"] or {}).get("backend") != "rocm"
+    kept = next(b for b in routes["gfx1030"]["backends"] if b["backend"] == "rocm")
+    assert kept["option"] is not None and kept["option"]["route"].startswith("rocm-"), kept
+
+
 @pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
 def test_reproduction_8_on_the_real_clones(gfxgate_exe):
     root = Path(UPSTREAM)

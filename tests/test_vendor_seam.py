@@ -82,12 +82,12 @@ def test_sm_90_is_parsed_and_described_without_amd(no_amd):
 
 
 def test_gfxgate_targets_lists_and_explains_sm_90_without_amd(no_amd, capsys):
-    from gfxgate.cli.targets import describe_nvidia, render_one
+    from gfxgate.app.targets import TargetsRequest, describe_nvidia, targets
+    from gfxgate.cli.targets import render_one
 
-    from gfxgate.cli import targets as command
-    row = command.describe("sm_90")
-    assert row == describe_nvidia("sm_90") and row["vendor"] == NVIDIA
-    assert "compute_capability" in render_one(row, "text")
+    answer = targets(TargetsRequest("sm_90"))
+    assert answer.rows == (describe_nvidia("sm_90"),) and answer.rows[0]["vendor"] == NVIDIA
+    assert "compute_capability" in render_one(answer.rows[0], "text")
 
 
 def test_the_sweep_report_carries_sm_90_without_amd(no_amd):

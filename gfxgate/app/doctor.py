@@ -30,6 +30,35 @@ class DoctorRequest:
     offline: bool = True
     unit: str = "ollama.service"
     journal: bool = False  # read `journalctl -u UNIT` since boot (live machines only)
+    fail_on: tuple[str, ...] = ()  # backends (rocm, vulkan, cpu) or "any", comma-separated allowed: the failing ones
+    collect: Path | None = None  # also write the files read to this .tar.gz (for `doctor --root`)
+
+
+@dataclass(frozen=True)
+class DoctorResult:
+    report: MachineReport
+    collected: int | None  # files written to the request's ``collect`` archive
+    failing: tuple[str, ...]  # the --fail-on backends that do not run as the machine is
+
+
+def examine(req: DoctorRequest) -> DoctorResult:
+    """`gfxgate doctor`: the report (:func:`doctor`), the archive of what it read (``collect``), and which --fail-on
+    backends do not run."""
+    from gfxgate.errors import UsageError
+
+    wanted = {p.strip() for v in req.fail_on for p in v.split(",") if p.strip()}
+    bad = wanted - {"rocm", "vulkan", "cpu", "any"}
+    if bad:
+        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cpu, any")
+    report, fs = doctor(req)
+    collected = None
+    if req.collect is not None:
+        from gfxgate.doctor.collect import write
+
+        collected = write(req.collect, report, fs)
+    failing = sorted({b.backend for t in report.targets for b in t.backends
+                      if b.state != "runs" and ("any" in wanted or b.backend in wanted)})
+    return DoctorResult(report, collected, tuple(failing))
 
 
 def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:
@@ -180,7 +209,7 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
     v0.17.5), else the sources at that version;
     None when they cannot be read (the timeline snapshot answers then)."""
     from gfxgate.gate import snapshot
-    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.app.scan import matrix as scan_matrix
     from gfxgate.targets import catalog
 
     # the release the embedded snapshot holds facts of (the pin it was built at)
@@ -216,9 +245,10 @@ def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, 
 
 
 def _plan_steps(steps, target, version, env, installs, fs, gpu) -> list[FixStep]:
-    """Route steps (workaround id, setting, evidence) as this machine's steps."""
-    out = []
-    for workaround, setting, evidence in steps:
+    """Route steps (workaround id, setting, evidence, check) as this machine's steps, each with its check."""
+    out: list[FixStep] = []
+    for workaround, setting, evidence, check in steps:
+        step = len(out)
         name, eq, value = setting.partition("=")
         if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
             out.append(_env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence))
@@ -226,6 +256,7 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu) -> list[FixStep]
             out.append(_copy_step(fs, target, installs, evidence))
         else:
             out.append(FixStep(workaround, setting, (setting,), tuple(evidence)))
+        out[step] = dataclasses.replace(out[step], check=check)
     return out
 
 
@@ -336,8 +367,8 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                 backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
                                                reason="; ".join(b.undecided or b.refused) or None))
                 continue
-            steps = _plan_steps([(s.workaround, s.setting, s.evidence) for s in b.option.steps], target, version, env,
-                                installs, fs, gpu)
+            steps = _plan_steps([(s.workaround, s.setting, s.evidence, s.check and f"{s.check.state} — {s.check.summary}")
+                                 for s in b.option.steps], target, version, env, installs, fs, gpu)
             backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
     else:
         rows = ()
@@ -348,7 +379,11 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
             answer = f"{target} at {tag}: {cell.label}"
             from gfxgate.gate.workarounds import default_workarounds
 
+            from gfxgate.gate.route import default_routes, step_setting
+
             by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
+            rule_of = {st.workaround: st for r in default_routes().routes for st in r.steps}
+            rule_of.update({st.workaround: st for st in default_routes().device_steps})
             for b in cell.backends:
                 if b.state != "route":
                     backends.append(BackendVerdict(b.backend, b.backend, b.state if b.state == "undecided" else "no route", "-",
@@ -357,7 +392,10 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                 ev = tuple(Evidence("timeline", Location(repo=e.where.split("@")[0], ref=tag, path=e.where.split(":", 1)[-1]),
                                     e.text) for e in b.evidence[:2]) or (Evidence("timeline", None, cell.label),)
                 own = [s for s in label_steps(target, b.label or "", tag) if s in by_id]
-                steps = _plan_steps([(s, by_id[s].setting, ev) for s in own], target, version, env, installs, fs, gpu)
+                unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
+                             f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
+                steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
+                                    target, version, env, installs, fs, gpu)  # the one setting every view shows (gate/route.py)
                 backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
@@ -408,7 +446,7 @@ def label_steps(target: str, label: str, tag: str) -> list[str]:
     overrides = [(w.id, value) for w in default_workarounds() if (value := w.override) and proc in w.applies_to]
     for rule in rules.routes:
         heads = ([(rule.label.replace("{override}", value), [wid]) for wid, value in overrides] if rule.as_override
-                 else [(rule.label.split("{steps}")[0], [])])
+                 else [(rule.label.split("{steps}")[0], [] if "{steps}" in rule.label else [s.workaround for s in rule.steps])])
         for head, ids in heads:
             if not label.startswith(head) or (not rule.as_override and "{steps}" not in rule.label and label != head
                                                and not label[len(head):].startswith(" + ")):

@@ -1,15 +1,16 @@
 """``gfxgate artifacts``: which GPU code is really installed, read from ELF and bundle headers.
 
-The command line as click reads it; the command itself is :func:`gfxgate.artifacts.command.run`.
+The command line as click reads it; the use case is :func:`gfxgate.app.artifacts.artifacts`.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import format_option, output_option
+from gfxgate.cli.common import echo, emit, format_option, output_option, terminal_text
 
 
 @click.command("artifacts")
@@ -28,6 +29,25 @@ def artifacts(paths, target_values, kernels, sha256, jobs, fmt, output) -> None:
     Without PATHs it searches /usr/lib/ollama, /usr/local/lib/ollama, /opt/rocm/lib and the multiarch
     library folder.
     """
-    from gfxgate.artifacts.command import run
+    import contextlib
 
-    run(paths, target_values, kernels, sha256, jobs, fmt, output)
+    from gfxgate.app.artifacts import ArtifactsRequest
+    from gfxgate.app.artifacts import artifacts as run
+    from gfxgate.artifacts.render import render
+
+    request = ArtifactsRequest(tuple(paths), tuple(target_values), kernels, sha256, jobs)
+    with contextlib.ExitStack() as stack:
+        if sys.stderr.isatty():  # a spinner with the count and the file being read
+            import dataclasses
+
+            from rich.progress import Progress, SpinnerColumn, TextColumn
+
+            bar = stack.enter_context(Progress(SpinnerColumn(), TextColumn("{task.completed} files · {task.description}"),
+                                               transient=True))
+            task = bar.add_task("scanning", total=None)
+            request = dataclasses.replace(request, progress=lambda p: bar.update(task, advance=1, description=p[-60:]))
+        result = run(request)
+    emit(terminal_text(render(result, fmt), fmt, output), output)
+    report = result.report
+    errors = sum(len(f.errors) for f in report.files)
+    echo(f"gfxgate: {len(report.files)} file(s), {len(report.target_counts())} target(s), {errors} error(s)", err=True)

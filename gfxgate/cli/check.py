@@ -39,27 +39,21 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 3 invalid pins or
     rules; 4 unknown ref or tag; 5 network.
     """
-    from gfxgate.cli.common import fail_on_targets, parse_targets, report_exit
-    from gfxgate.errors import UsageError
-    from gfxgate.prcheck.check import run_check
-    from gfxgate.prcheck.pins import default_pins_path, pins_location
+    from gfxgate.app.check import CheckRequest
+    from gfxgate.app.check import check as run
+    from gfxgate.cli.common import report_exit
     from gfxgate.prcheck.render import render
     from gfxgate.sources.resolve import parse_assignments
 
-    parsed = parse_targets(targets)
-    if not parsed:
-        raise UsageError("name at least one --target", hint="e.g. gfxgate check --base-ref origin/main --target gfx900")
-    pins_path = pins or default_pins_path()
-    result = run_check(parsed, base_ref, pins_path, sources=parse_assignments(sources, "--source"), offline=offline,
-                       rules_root=rules_root)
-    failing = fail_on_targets(fail_on, result.diff.targets)
+    answer = run(CheckRequest(base_ref, tuple(targets), tuple(fail_on), pins, rules_root,
+                              parse_assignments(sources, "--source"), offline))
+    failing, pins_uri, lines = answer.failing, answer.pins_uri, answer.pins_lines
     title = f"gfxgate check against {base_ref}"
-    pins_uri, lines = pins_location(result.pins_path)
     if summary is not None:
         with summary.open("a", encoding="utf-8") as handle:
-            handle.write(render(result.diff, "md", failing=failing, title=title))
+            handle.write(render(answer.diff, "md", failing=failing, title=title))
     if sarif_output is not None:
-        emit(render(result.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
-    emit(terminal_text(render(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), fmt,
+        emit(render(answer.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
+    emit(terminal_text(render(answer.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), fmt,
                        output), output)
-    report_exit(result.diff, failing)
+    report_exit(answer.diff, failing)

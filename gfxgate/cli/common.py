@@ -1,4 +1,4 @@
-"""Options and helpers shared by several sub-commands (output format, -o, targets, sources, --fail-on)."""
+"""Options and helpers shared by several sub-commands (output format, -o, sources, a diff's exit)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-from gfxgate.cli.io import echo, emit, parse_targets  # noqa: F401 - re-exported: every command's helpers
+from gfxgate.cli.io import echo, emit  # noqa: F401 - re-exported: every command's helpers
 
 
 def stdout_is_terminal() -> bool:
@@ -93,32 +93,6 @@ def source_options(func: Callable | None = None, *, refs: bool = True, online: b
         func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
                             help="Scan another version of NAME (e.g. ollama=v0.12.3); NAME=latest is its newest release tag.")(func)
     return func
-
-
-def require_source(sourceset, name: str, command: str):
-    """Open a source a command cannot answer without; when it cannot be read, the command fails with the error's own
-    exit code (5 offline or unreachable, 4 a broken clone) and one line naming the ``--source NAME=CLONE`` to give."""
-    from gfxgate.errors import SourceError
-
-    try:
-        return sourceset.get(name)
-    except SourceError as exc:
-        source = getattr(exc, "source", None) or name  # llama.cpp at v0.30+: the llama-cpp clone, not ollama's
-        error = type(exc)(f"{command}: cannot read {source}, so there is nothing to answer from ({exc.message}); "
-                          f"give --source {source}=CLONE (a local clone with its tags)")
-        raise error from None
-
-
-def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
-    """Canonical names of the --fail-on targets; each must be in the compared reports."""
-    from gfxgate.errors import UsageError
-
-    names = tuple(str(t) for t in parse_targets(values))
-    missing = [n for n in names if n not in available]
-    if missing:
-        raise UsageError(f"--fail-on names {', '.join(missing)}, which is not in both reports",
-                         hint="compared targets: " + (", ".join(available) or "none"))
-    return names
 
 
 def report_exit(diff, failing: tuple[str, ...]) -> None:

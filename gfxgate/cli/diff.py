@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, fail_on_targets, format_option, output_option, report_exit, terminal_text
+from gfxgate.cli.common import emit, format_option, output_option, report_exit, terminal_text
 
 DIFF_FORMATS = ("md", "json", "sarif", "text")
 
@@ -30,17 +30,11 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
 
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 6 unreadable input.
     """
-    from gfxgate.prcheck.diff import diff_matrices, fail_closed, load_matrix
-    from gfxgate.prcheck.pins import pins_location
+    from gfxgate.app.diff import DiffRequest
+    from gfxgate.app.diff import diff as run
     from gfxgate.prcheck.render import render
 
-    from gfxgate.cli.io import refuse_output_over_inputs
-
-    refuse_output_over_inputs(output, (old, new))
-    old_matrix, new_matrix = load_matrix(old), load_matrix(new)
-    fail_closed(old_matrix, new_matrix, command="diff")
-    result = diff_matrices(old_matrix, new_matrix)
-    failing = fail_on_targets(fail_on, result.targets)
-    pins_uri, lines = pins_location(pins) if fmt == "sarif" else ("rules/pins.toml", {})
-    emit(terminal_text(render(result, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines), fmt, output), output)
-    report_exit(result, failing)
+    answer = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output))
+    emit(terminal_text(render(answer.diff, fmt, failing=answer.failing, pins_uri=answer.pins_uri,
+                              pins_lines=answer.pins_lines), fmt, output), output)
+    report_exit(answer.diff, answer.failing)

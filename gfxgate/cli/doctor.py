@@ -34,26 +34,18 @@ def doctor(root, logs, journal, live_url, collect, fmt, output, fail_on, sources
     """
     import sys
 
-    from gfxgate.app.doctor import DoctorRequest
-    from gfxgate.app.doctor import doctor as run
+    from gfxgate.app.doctor import DoctorRequest, examine
     from gfxgate.doctor.render import render
-    from gfxgate.errors import ExitCode, UsageError
+    from gfxgate.errors import ExitCode
     from gfxgate.sources.resolve import parse_assignments
 
-    wanted = {p.strip() for v in fail_on for p in v.split(",") if p.strip()}
-    bad = wanted - {"rocm", "vulkan", "cpu", "any"}
-    if bad:
-        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cpu, any")
-    report, fs = run(DoctorRequest(root=root, logs=tuple(logs), journal=journal, live_url=live_url,
-                                   sources=parse_assignments(sources, "--source"), offline=not online))
-    emit(render(report, fmt), output)
-    if collect is not None:
-        from gfxgate.doctor.collect import write
-
-        count = write(collect, report, fs)
-        click.echo(f"gfxgate: wrote {count} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)", err=True)
-    failing = sorted({b.backend for t in report.targets for b in t.backends
-                      if b.state != "runs" and ("any" in wanted or b.backend in wanted)})
-    if failing:
-        click.echo(f"gfxgate: does not run as the machine is: {', '.join(failing)}", err=True)
+    result = examine(DoctorRequest(root=root, logs=tuple(logs), journal=journal, live_url=live_url,
+                                   sources=parse_assignments(sources, "--source"), offline=not online,
+                                   fail_on=tuple(fail_on), collect=collect))
+    emit(render(result.report, fmt), output)
+    if result.collected is not None:
+        click.echo(f"gfxgate: wrote {result.collected} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)",
+                   err=True)
+    if result.failing:
+        click.echo(f"gfxgate: does not run as the machine is: {', '.join(result.failing)}", err=True)
         sys.exit(int(ExitCode.FINDINGS))

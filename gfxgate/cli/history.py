@@ -25,25 +25,18 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     Files are read at each probed tag from the git object database (no checkout); tags are
     bisected, and facts are cached per (rule, commit, tag) so later runs re-parse nothing.
     """
-    from gfxgate.cli.common import parse_targets
-    from gfxgate.history.walk import TagProber, default_facts_cache
-    from gfxgate.history.walk import history as walk
-    from gfxgate.history.render import render
-    from gfxgate.gate.ruleset import default_rules
-    from gfxgate.sources.resolve import load_pins, parse_assignments
-    from gfxgate.targets import catalog
-
+    from gfxgate.app.history import HistoryRequest
+    from gfxgate.app.history import history as run
     from gfxgate.cli.common import probe_progress
+    from gfxgate.history.render import render
+    from gfxgate.sources.resolve import parse_assignments
 
-    parsed = parse_targets(targets)
     with probe_progress(f"history of {repo}") as on_probe:
-        prober = TagProber(load_pins(), default_rules(), repo, parsed, catalog(),
-                           sources=parse_assignments(sources, "--source"), offline=offline,
-                           cache=default_facts_cache(repo), on_probe=on_probe)
-        result = walk(prober, first=first, last=last, layers=list(layers) or None, prereleases=prereleases,
-                      every_tag=every_tag)
+        answer = run(HistoryRequest(tuple(targets), repo, first, last, tuple(layers), prereleases, every_tag,
+                                    parse_assignments(sources, "--source"), offline, on_probe))
+    result = answer.result
     emit(terminal_text(render(result, fmt), fmt, output), output)
-    if prober.cache.warning:
-        click.echo(f"gfxgate: warning: {prober.cache.warning}", err=True)
+    if answer.cache_warning:
+        click.echo(f"gfxgate: warning: {answer.cache_warning}", err=True)
     flips = sum(len(row.changes) for row in result.rows)
     click.echo(f"gfxgate: {len(result.tags)} tags, {len(result.probed)} probed, {flips} change(s)", err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, require_source, source_options, terminal
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -19,22 +19,14 @@ def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
     code is gone (or the reverse); retired = not printed at that version, as the catalogue says; unknown =
     the source could not be read; not-available = its printer is not among gfxgate's sources.
     """
-    from gfxgate.diagnose.catalogue import default_catalogue
-    from gfxgate.report.messages import render
-    from gfxgate.diagnose.upstream import STALE, check_catalogue
+    from gfxgate.app.messages import MessagesRequest
+    from gfxgate.app.messages import messages as run
     from gfxgate.errors import ExitCode
-    from gfxgate.sources.resolve import SourceSet, load_pins, parse_assignments
+    from gfxgate.report.messages import render
+    from gfxgate.sources.resolve import parse_assignments
 
-    sourceset = SourceSet(load_pins(), sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
-                          offline=offline)
-    try:
-        # the messages are located in ollama's code at its version: without it nothing can be checked (exit 5/4
-        # naming the --source to give), never a catalogue of unknowns
-        require_source(sourceset, "ollama", "messages")
-        checks = check_catalogue(default_catalogue(), sourceset)
-        infos = tuple(s.info() for s in sourceset.opened())
-    finally:
-        sourceset.close()
-    emit(render(checks, fmt, sources=infos, **(terminal(output) if fmt == "text" else {})), output)
-    if fail_on_stale and any(c.state == STALE for c in checks):
+    answer = run(MessagesRequest(sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
+                                 offline=offline))
+    emit(render(list(answer.checks), fmt, sources=answer.sources, **(terminal(output) if fmt == "text" else {})), output)
+    if fail_on_stale and answer.stale:
         raise SystemExit(int(ExitCode.FINDINGS))

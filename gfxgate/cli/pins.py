@@ -27,17 +27,11 @@ def pins() -> None:
 @source_options(refs=False)
 def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline) -> None:
     """Set NAME's pin to TAG (comments kept) and regenerate the snapshot, as `gfxgate snapshot build` does."""
-    from gfxgate.prcheck.pins import bump, default_pins_path
+    from gfxgate.app.pins import PinsBumpRequest, bump
     from gfxgate.sources.resolve import parse_assignments
 
-    pins_path = pins_path or default_pins_path()
-    _refuse_installed_copy(pins_path)
-    if no_snapshot:
-        snapshot_path = None
-    else:
-        snapshot_path = snapshot_path or pins_path.parent / "snapshots" / "pins.json"
-    result = bump(pins_path, name, tag, snapshot_path=snapshot_path, sources=parse_assignments(sources, "--source"),
-                  offline=offline)
+    result = bump(PinsBumpRequest(name, tag, pins_path, snapshot_path, no_snapshot, parse_assignments(sources, "--source"),
+                                  offline))
     echo(f"gfxgate: {name}: {result.old_ref} -> {result.new_ref} ({(result.commit or '')[:12]}) in {result.pins_path}", err=True)
     if result.snapshot_path is not None:
         states = ", ".join(f"{k}: {v}" for k, v in sorted(result.rule_states.items()))
@@ -48,23 +42,7 @@ def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline)
 @click.option("--pins", "pins_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
 def show_cmd(pins_path) -> None:
     """The pinned repositories and tags."""
-    from gfxgate.prcheck.pins import default_pins_path
-    from gfxgate.sources.resolve import load_pins
+    from gfxgate.app.pins import show
 
-    data = load_pins(pins_path or default_pins_path())
-    for name, pin in sorted(data.sources.items()):
+    for name, pin in sorted(show(pins_path).sources.items()):
         click.echo(inert(f"{name:14} {pin.ref:12} {pin.url}"))  # pins.toml is a file a pull request changes
-
-
-def _refuse_installed_copy(pins_path: Path) -> None:
-    """Outside a checkout the default is the installed package's own pins: never rewrite those."""
-    from gfxgate.errors import UsageError
-    from gfxgate.resources import rules_dir
-    from gfxgate.sources.gitrepo import work_tree_root
-
-    shipped = (rules_dir() / "pins.toml").resolve()
-    if pins_path.resolve() == shipped and work_tree_root(shipped.parent) is None:
-        raise UsageError(
-            f"pins bump edits rules/pins.toml of a gfxgate checkout; {shipped} is the installed package's copy",
-            hint="run it inside your gfxgate checkout (git clone …), or name a pins file with --pins",
-        )

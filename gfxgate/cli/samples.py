@@ -6,84 +6,6 @@ from pathlib import Path
 
 import click
 
-SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
-
-
-H200 = "h200"  # the real-GPU sweep (issue 27): inputs sweep.jsonl and logs/ from tools/gpu-study/import.py
-H200_DIAGNOSED = ("cuda-g16-r0-1cfa6161", "vulkan-g16-r0-35b3e02d", "cuda-g0-r0-c3f4aced")
-
-
-def render_h200(folder: Path) -> dict[str, str]:
-    """samples/h200/: the sweep report (md, json) of the H200 worklog, the soak's report (one cell repeated for ten
-    minutes: soak.jsonl, when committed) and diagnose of three of its logs.
-
-    Rendered from the committed inputs in ``folder/h200`` (none when they are absent); paths are shown relative to
-    the samples folder's parent (``samples/h200/…``), so the output does not depend on where the checkout is.
-    """
-    import dataclasses
-
-    from gfxgate.diagnose import diagnose_inputs
-    from gfxgate.diagnose.render import render as render_diagnose
-    from gfxgate.sweep.model import build_report
-    from gfxgate.sweep.render import render as render_sweep
-    from gfxgate.sweep.worklog import read_worklog
-
-    base = folder / H200
-    worklog = base / "sweep.jsonl"
-    if not worklog.is_file():
-        return {}
-    shown = f"{folder.name}/{H200}"
-    report = dataclasses.replace(build_report(read_worklog(worklog)), worklog=f"{shown}/sweep.jsonl")
-    out = {f"{H200}/sweep-report.md": render_sweep(report, "md"), f"{H200}/sweep-report.json": render_sweep(report, "json")}
-    soak = base / "soak.jsonl"
-    if soak.is_file():
-        report = dataclasses.replace(build_report(read_worklog(soak)), worklog=f"{shown}/soak.jsonl")
-        out[f"{H200}/soak-report.md"] = render_sweep(report, "md")
-        out[f"{H200}/soak-report.json"] = render_sweep(report, "json")
-    for run_id in H200_DIAGNOSED:
-        log = base / "logs" / f"{run_id}.log"
-        if log.is_file():
-            text = render_diagnose(diagnose_inputs([str(log)], offline=True, locate=False), "md")
-            out[f"{H200}/diagnose-{run_id}.md"] = text.replace(str(base), shown)
-    return out
-
-
-def render_samples(folder: Path | None = None) -> dict[str, str]:
-    """File name → content of every sample (Markdown, JSON and 80-column text per target), from the snapshot: today's
-    release at the top, each pin set of rules/pins.toml (the seed study's versions: ``study/``) in a folder of its
-    name beside it; with ``folder``, also the H200 sweep samples rendered from the inputs committed there
-    (samples/h200/)."""
-    from gfxgate.gate.scan import scan_matrix
-    from gfxgate.report import render
-    from gfxgate.sources.resolve import load_pins
-    from gfxgate.targets import catalog
-
-    out = {}
-    pin_sets = load_pins().pin_sets
-    for prefix, refs in [("", None), *((f"{name}/", dict(refs)) for name, refs in sorted(pin_sets.items()))]:
-        for name in SAMPLE_TARGETS:
-            matrix = scan_matrix([catalog().parse(name)], refs=refs)
-            out[f"{prefix}{name}.md"] = render(matrix, "md")
-            out[f"{prefix}{name}.json"] = render(matrix, "json")
-            out[f"{prefix}{name}.txt"] = render(matrix, "text", width=80)  # what a terminal of 80 columns shows
-    from gfxgate.timeline import snapshot
-    from gfxgate.timeline.render import render as render_timeline
-
-    timeline = snapshot.load()
-    out["timeline.md"] = render_timeline(timeline, "md")
-    out["timeline.svg"] = render_timeline(timeline, "svg")
-    if folder is not None:
-        out.update(render_h200(folder))
-    return out
-
-
-def render_picture() -> bytes:
-    """samples/timeline.png (the README's picture). Not compared by --check: its pixels depend on the fonts installed."""
-    from gfxgate.timeline import snapshot
-    from gfxgate.timeline.render import render as render_timeline
-
-    return render_timeline(snapshot.load(), "png")
-
 
 @click.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path))
@@ -95,23 +17,11 @@ def samples(folder: Path | None, check: bool) -> None:
     and diagnose samples (samples/h200/) from the worklog and logs committed there."""
     import sys
 
-    from gfxgate.fsio import write_text_atomic
+    from gfxgate.app.samples import SamplesRequest
+    from gfxgate.app.samples import samples as run
 
-    folder = folder or Path.cwd() / "samples"
-    stale = []
-    for name, text in render_samples(folder).items():
-        path = folder / name
-        if check:
-            if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                stale.append(name)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-    if not check:
-        from gfxgate.fsio import write_bytes_atomic
-
-        write_bytes_atomic(folder / "timeline.png", render_picture())
-    if check and stale:
-        click.echo("gfxgate: stale samples: " + ", ".join(stale) + " (run `gfxgate samples`)", err=True)
+    result = run(SamplesRequest(folder, check))
+    if check and result.stale:
+        click.echo("gfxgate: stale samples: " + ", ".join(result.stale) + " (run `gfxgate samples`)", err=True)
         sys.exit(1)
-    click.echo(f"gfxgate: samples {'checked' if check else 'written'} in {folder}", err=True)
+    click.echo(f"gfxgate: samples {'checked' if check else 'written'} in {result.folder}", err=True)

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, parse_targets, source_options, terminal
-
-DEFAULT_INSTALLED = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib")
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -41,70 +39,14 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     """
     from datetime import date
 
-    from gfxgate.errors import UsageError
-    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.app.scan import ScanRequest
+    from gfxgate.app.scan import scan as run
     from gfxgate.report import render
     from gfxgate.sources.resolve import parse_assignments
 
-    names = [part.strip() for value in targets for part in value.split(",") if part.strip()]
-    auto = any(name.lower() == "auto" for name in names)
-    diagnoses = None
-    if logs:
-        if runtime:
-            raise UsageError("--runtime and --log both fill the runtime row; pass one of them")
-        from gfxgate.diagnose import diagnose_inputs
-
-        diagnoses = diagnose_inputs(list(logs), locate=False)
-    if auto:
-        if not diagnoses:
-            raise UsageError("--target auto reads the targets from a log", hint="add --log LOG")
-        detected = sorted({g.processor for d in diagnoses for g in d.gpus if g.processor})
-        if not detected:
-            raise UsageError("--target auto: the log names no gfx target",
-                             hint="name the target (--target gfx900); `gfxgate diagnose LOG` says what the log lacks")
-        names = [n for n in names if n.lower() != "auto"] + detected
-    parsed = parse_targets(tuple(names))
-    if not parsed:
-        raise UsageError("name at least one --target", hint="e.g. gfxgate scan --target gfx900")
-    runtime_cells = runtime_backends = runtime_version = None
-    if diagnoses is not None:
-        from gfxgate.diagnose.analyse import log_versions, runtime_backend_verdicts, runtime_verdicts
-
-        runtime_cells = runtime_verdicts(diagnoses, parsed)
-        runtime_backends = runtime_backend_verdicts(diagnoses, parsed)  # each route judged by its own backend's runs
-        versions = log_versions(diagnoses)
-        runtime_version = versions[0] if len(versions) == 1 else None
-    dirs: list[Path] = []
-    for value in installed:
-        if value == "default" and not Path(value).exists():
-            dirs += [Path(d) for d in DEFAULT_INSTALLED + (_multiarch_lib(),) if d and Path(d).is_dir()]
-        elif not Path(value).exists():  # as `gfxgate artifacts PATH` does: a named path must exist
-            from gfxgate.errors import InputError
-
-            raise InputError(f"--installed {value}: no such file or folder")
-        else:
-            dirs.append(Path(value))
-    matrix = scan_matrix(
-        parsed,
-        live=live,
-        refs=parse_assignments(refs, "--ref"),
-        sources=parse_assignments(sources, "--source"),
-        offline=offline,
-        installed=dirs or None,
-        runtime=runtime,
-        rules_root=rules_root,
-        snapshot_path=snapshot_path,
-        runtime_cells=runtime_cells,
-        runtime_backends=runtime_backends,
-        runtime_version=runtime_version,
-        today=date.today(),
-    )
+    matrix = run(ScanRequest(targets=tuple(targets), live=live, refs=parse_assignments(refs, "--ref"),
+                             sources=parse_assignments(sources, "--source"), offline=offline, installed=tuple(installed),
+                             runtime=runtime, logs=tuple(logs), rules_root=rules_root, snapshot_path=snapshot_path,
+                             today=date.today()))
     options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
     emit(render(matrix, fmt, **options), output)
-
-
-def _multiarch_lib() -> str:
-    import sysconfig
-
-    multiarch = sysconfig.get_config_var("MULTIARCH")
-    return f"/usr/lib/{multiarch}" if multiarch else ""

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import click
 
+from gfxgate.app.sweep import DEFAULT_WORKLOG
 from gfxgate.cli.common import echo, emit, format_option, output_option, terminal
 
 if TYPE_CHECKING:
     from rich.progress import TaskID
 
-DEFAULT_WORKLOG = "gfxgate-sweep.jsonl"
 
 
 class PlainProgress:
@@ -85,11 +85,10 @@ class RichProgress:
         self.bar.stop()
 
 
-def _progress(mode: str):
-    from gfxgate.sweep.runner import NoProgress
-
+def _progress(mode: str) -> PlainProgress | RichProgress | None:
+    """The progress view of --progress (None: none, the runner's own NoProgress)."""
     if mode == "none":
-        return NoProgress()
+        return None
     if mode == "bar" or (mode == "auto" and sys.stderr.isatty()):
         return RichProgress()
     return PlainProgress()
@@ -131,72 +130,22 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    if not (opts["endpoints"] and opts["models"]) and not (opts["llama_servers"] and opts["model_files"]):
-        from gfxgate.errors import UsageError
+    from gfxgate.app.sweep import SweepRequest
+    from gfxgate.app.sweep import sweep as run
 
-        raise UsageError(
-            "`gfxgate sweep` needs --endpoint NAME=URL and --model, or --llama-server NAME=COMMAND and --model-file "
-            "(or the `report` subcommand)",
-            hint="`gfxgate sweep --help` shows every option",
-        )
-    run_sweep(**opts)
-
-
-def run_sweep(**opts: Any) -> None:
-    from gfxgate.sweep.runner import SweepPlan, SweepRunner, parse_endpoint, parse_named, parse_num_gpu, preflight, read_prompt
-    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
-
-    gpu_target = opts["gpu_target"]
-    if gpu_target:
-        from gfxgate.targets import catalog
-
-        gpu_target = catalog().parse_gpu(gpu_target)  # an AMD target id or an NVIDIA sm_XX
-    from gfxgate.sweep.llamaserver import parse_llama_server
-
-    if opts["model_files"] and not opts["llama_servers"]:
-        from gfxgate.errors import UsageError
-
-        raise UsageError("--model-file needs a --llama-server NAME=COMMAND endpoint to load it")
-    if opts["llama_servers"] and not opts["model_files"]:
-        from gfxgate.errors import UsageError
-
-        raise UsageError("--llama-server needs --model-file PATH (the GGUF it loads)")
-    if opts["endpoints"] and not opts["models"]:
-        from gfxgate.errors import UsageError
-
-        raise UsageError("--endpoint needs --model (the Ollama model it runs)")
-    plan = SweepPlan(
-        endpoints=tuple(parse_endpoint(e) for e in opts["endpoints"])
-        + tuple(parse_llama_server(s, opts["model_files"]) for s in opts["llama_servers"]),
-        models=tuple(dict.fromkeys(opts["models"])),
-        num_gpus=parse_num_gpu(opts["num_gpu"]),
-        repeats=opts["repeat"],
-        num_predict=opts["num_predict"],
-        prompt=read_prompt(opts["prompt"]),
-        seed=opts["seed"],
-        timeout=opts["timeout"],
-        keep_alive=opts["keep_alive"],
-        unload=opts["unload"],
-        stream=opts["stream"],
-        gpu_target=gpu_target,
-        server_logs={k: Path(v) for k, v in (parse_named(s, "--server-log", "NAME=PATH") for s in opts["server_logs"])},
-        journal_units=dict(parse_named(s, "--journal-unit", "NAME=UNIT") for s in opts["journal_units"]),
-        probe_gpu=opts["probe_gpu"],
-        gpu_memory_log=opts["gpu_memory_log"],
-    )
-    worklog_path: Path = opts["worklog"]
-    with WorklogWriter(worklog_path, set_aside=False) as writer:  # the lock first, then read what is there
-        existing = read_worklog(worklog_path, missing_ok=True)  # a garbage worklog stops us before anything runs
-        for warning in existing.warnings:
-            echo(f"gfxgate: warning: {warning}", err=True)
-        finished = existing.finished_cells(opts["retry"]) if opts["resume"] else set()
-        todo = [c for c in plan.cells() if c.key not in finished]
-        if not todo:
-            click.echo(f"gfxgate: sweep: all {len(plan.cells())} cells are already in {worklog_path}; nothing to do", err=True)
-            return
-        preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
-        writer.set_aside_torn_tail()
-        summary = SweepRunner(plan, writer, _progress(opts["progress"])).run(finished)
+    o = opts
+    outcome = run(SweepRequest(
+        endpoints=o["endpoints"], llama_servers=o["llama_servers"], models=o["models"], model_files=o["model_files"],
+        num_gpu=o["num_gpu"], num_predict=o["num_predict"], repeat=o["repeat"], prompt=o["prompt"], seed=o["seed"],
+        timeout=o["timeout"], keep_alive=o["keep_alive"], unload=o["unload"], stream=o["stream"], worklog=o["worklog"],
+        resume=o["resume"], retry=o["retry"], gpu_target=o["gpu_target"], journal_units=o["journal_units"],
+        server_logs=o["server_logs"], probe_gpu=o["probe_gpu"], gpu_memory_log=o["gpu_memory_log"],
+        progress=_progress(o["progress"]), warn=_warn))
+    worklog_path = outcome.worklog
+    if outcome.summary is None:
+        click.echo(f"gfxgate: sweep: all {outcome.cells} cells are already in {worklog_path}; nothing to do", err=True)
+        return
+    summary = outcome.summary
     outcomes = ", ".join(f"{n} {k}" for k, n in sorted(summary.outcomes.items())) or "none"
     click.echo(
         f"gfxgate: sweep: recorded {summary.recorded} run(s) ({outcomes}), skipped {summary.skipped}; "
@@ -205,12 +154,8 @@ def run_sweep(**opts: Any) -> None:
     )
 
 
-def _unique(items):
-    out = []
-    for item in items:
-        if item not in out:
-            out.append(item)
-    return out
+def _warn(message: str) -> None:
+    echo(f"gfxgate: warning: {message}", err=True)
 
 
 @sweep.command("report")
@@ -220,18 +165,9 @@ def _unique(items):
 @output_option()
 def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
     """Render WORKLOG: the num_gpu x endpoint table, pass rates, crash excerpts, hypothesis verdicts."""
-    from gfxgate.sweep.model import build_report
+    from gfxgate.app.sweep import SweepReportRequest
+    from gfxgate.app.sweep import report as run
     from gfxgate.sweep.render import render
-    from gfxgate.sweep.worklog import read_worklog
 
-    from gfxgate.cli.io import refuse_output_over_inputs
-
-    refuse_output_over_inputs(output, (worklog,))
-    log = read_worklog(worklog)
-    for warning in log.warnings:
-        echo(f"gfxgate: warning: {warning}", err=True)
-    if not log.runs:
-        from gfxgate.errors import InputError
-
-        raise InputError(f"worklog {worklog} has no runs")
-    emit(render(build_report(log), fmt, lang, **(terminal(output) if fmt == "text" else {})), output)
+    result = run(SweepReportRequest(worklog, output, _warn))
+    emit(render(result, fmt, lang, **(terminal(output) if fmt == "text" else {})), output)

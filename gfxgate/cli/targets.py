@@ -9,30 +9,6 @@ from gfxgate.jsontext import dumps
 from gfxgate.report.text import inert
 
 
-def describe(target_text: str) -> dict:
-    from gfxgate.targets import AMD, catalog
-
-    cat = catalog()
-    target = cat.parse_target(target_text)  # the vendor seam: an NVIDIA name never reaches AMD's model
-    if target.vendor != AMD:
-        return describe_nvidia(target.processor)
-    proc = cat.processor(target.processor)
-    return {
-        "target": str(target),
-        "processor": proc.name,
-        "family": proc.family,
-        "codename": proc.codename,
-        "products": list(proc.products),
-        "mach": f"0x{proc.mach:02x}",
-        "features": sorted(proc.features),
-        "macros": cat.predefined_macros(target),
-        "hsa_override_gfx_version": proc.hsa_override,
-        "generic_targets": [g.name for g in cat.generics_of(proc.name)],
-        "members": list(proc.members),
-        "card_names": cat.card_sources(proc.name),
-    }
-
-
 # the text and Markdown labels of describe()'s keys; the JSON keeps the keys
 LABELS = {
     "hsa_override_gfx_version": "HSA version",  # what HSA_OVERRIDE_GFX_VERSION=X.Y.Z makes a GPU report as *this* one
@@ -98,22 +74,6 @@ def render_list(rows: list[dict], fmt: str) -> str:
     return "\n".join(lines)
 
 
-def describe_nvidia(name: str) -> dict:
-    """An NVIDIA architecture: what a sweep's ``--gpu-target sm_90`` and a log's compute capability name."""
-    from gfxgate.targets import catalog
-
-    arch = catalog().nvidia[name]
-    return {
-        "target": arch.name,
-        "vendor": "nvidia",
-        "family": arch.family,
-        "compute_capability": arch.capability,
-        "products": list(arch.products),
-        "cuda_architectures": arch.name.removeprefix("sm_"),  # CMake's CMAKE_CUDA_ARCHITECTURES value
-        "gate_matrix": "not modelled (sweep and diagnose only)",
-    }
-
-
 @click.command()
 @click.argument("target", required=False)
 @click.option("--hsa-override", metavar="X.Y.Z", help="Which processor an HSA_OVERRIDE_GFX_VERSION value selects.")
@@ -124,30 +84,27 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     NVIDIA architectures (sm_90, or a compute capability such as 9.0) are listed after the AMD processors: a sweep
     or a log names them; the gate matrix does not model them.
     """
-    from gfxgate.targets import catalog
+    from gfxgate.app.targets import TargetsRequest
+    from gfxgate.app.targets import targets as run
 
-    cat = catalog()
-    if hsa_override:
-        target = cat.from_hsa_override(hsa_override).name
-    if target and cat.vendor_of(target) is None:  # not a vendor's own name: a card name or a PCI id
-        found = cat.by_card(target)
-        if len(found) > 1:  # "Vega 8": every processor sold under that name, each with the name that matched
-            rows = [dict(describe(proc), matched=card) for proc, card in found]
-            if fmt == "json":
-                from gfxgate.serial import document
+    answer = run(TargetsRequest(target, hsa_override))
+    if answer.candidates:  # "Vega 8": every processor sold under that name, each with the name that matched
+        rows = list(answer.rows)
+        if fmt == "json":
+            from gfxgate.serial import document
 
-                click.echo(dumps(document("target-candidates", {"name": target, "targets": rows}), ensure_ascii=True))
-                return
-            from gfxgate.report.markdown import md_escape
-
-            click.echo((f"# {md_escape(target)} names {len(rows)} GPU targets\n\n| Processor | Family | Codename | Name |\n"
-                        "|---|---|---|---|\n" + "".join(f"| {row['processor']} | {row['family']} | {md_escape(row['codename'])} | "
-                                                         f"{md_escape(row['matched'])} |\n" for row in rows))
-                       if fmt == "md" else f"{target!r} names {len(rows)} GPU targets:\n" + "\n".join(
-                           f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}" for row in rows))
+            click.echo(dumps(document("target-candidates", {"name": answer.name, "targets": rows}), ensure_ascii=True))
             return
-    if target:
-        click.echo(render_one(describe(target), fmt))
+        from gfxgate.report.markdown import md_escape
+
+        target = answer.name or ""
+        click.echo((f"# {md_escape(target)} names {len(rows)} GPU targets\n\n| Processor | Family | Codename | Name |\n"
+                    "|---|---|---|---|\n" + "".join(f"| {row['processor']} | {row['family']} | {md_escape(row['codename'])} | "
+                                                     f"{md_escape(row['matched'])} |\n" for row in rows))
+                   if fmt == "md" else f"{target!r} names {len(rows)} GPU targets:\n" + "\n".join(
+                       f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}" for row in rows))
         return
-    rows = [describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia]
-    click.echo(render_list(rows, fmt))
+    if answer.name:
+        click.echo(render_one(answer.rows[0], fmt))
+        return
+    click.echo(render_list(list(answer.rows), fmt))

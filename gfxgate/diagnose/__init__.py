@@ -12,15 +12,17 @@ from __future__ import annotations
 def diagnose_inputs(paths, *, units=(), since=None, sources=None, offline=True, locate=True):
     """Diagnose each input (paths, '-', journal units); one Diagnosis per input, in order."""
     from gfxgate.diagnose.analyse import diagnose_log
-    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.catalogue import default_catalogue, default_workaround_facts
     from gfxgate.diagnose.reader import read_journal, read_path
-    from gfxgate.diagnose.upstream import Locator
-    from gfxgate.gate.workarounds import default_workarounds
 
     catalogue = default_catalogue()
-    workarounds = default_workarounds()
+    workarounds = default_workaround_facts()  # checked with the catalogue (gate.workarounds), cached with it
     inputs = [read_path(p) for p in paths] + [read_journal(u, since=since) for u in units]
-    locator = Locator(sources=sources, offline=offline) if locate else None
+    locator = None
+    if locate:
+        from gfxgate.diagnose.upstream import Locator
+
+        locator = Locator(sources=sources, offline=offline)
     try:
         return [diagnose_log(log, catalogue, locator=locator, workarounds=workarounds) for log in inputs]
     finally:

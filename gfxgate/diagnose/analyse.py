@@ -18,7 +18,7 @@ from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
-from gfxgate.gate.remedy import fill as fill_remedy, keep_overrides, listed_targets
+from gfxgate.gate.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -221,7 +221,9 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
                 context.append(f"phase: {run.phase}" + (f" in {' → '.join(run.frames)}" if run.frames else ""))
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
-        wk = tuple(w for w in message.workarounds if _applies(w, target, workarounds))
+        wk, absent = keep_existing(tuple(w for w in message.workarounds if _applies(w, target, workarounds)), workarounds,
+                                   target, version_at(hit.index), kind)  # gate/remedy.py: only what the log's release has
+        context += absent
         line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
         wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
             hit.get("supported") or hit.get("available") or line_attrs.get("supported_types") or line_attrs.get("supported")))
@@ -278,17 +280,21 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         unknowns.append(Unknown("layers offloaded", "no 'offloaded N/M layers to GPU' line"))
     if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
-    conclusions = _conclusions(runs, findings, live_hits, kind)
+    conclusions = _conclusions(runs, findings, live_hits, kind, {m.id for m in catalogue.messages if m.printed_by_discovery})
     return Diagnosis(
         log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
     )
 
 
-def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind: str | None) -> list[Conclusion]:
-    """What a user needs first, from the runs and findings already decided (nothing here decides anything new)."""
+def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind: str | None,
+                 discovery: set[str]) -> list[Conclusion]:
+    """What a user needs first, from the runs and findings already decided (nothing here decides anything new).
+
+    ``discovery``: the messages only Ollama's discovery prints (a device dropped there, whatever layer causes it)."""
     out: list[Conclusion] = []
-    dropped = [f for f in findings if f.layer == "discovery" and not f.stale and f.family != "no-gpu-discovered"]
+    dropped = [f for f in findings if (f.layer == "discovery" or f.message in discovery) and not f.stale
+               and f.family != "no-gpu-discovered"]
     nothing_found = [f for f in findings if f.family == "no-gpu-discovered" and not f.stale]
     cpu_compute = [h for h in hits if h.message.id == "ollama-inference-compute" and attrs(h.get("attrs")).get("library", "").lower() == "cpu"]
     why = "; ".join(dict.fromkeys(f"{f.title}" + (f" ({f.target})" if f.target else "")
@@ -314,6 +320,11 @@ def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind
         evidence = tuple(f.evidence[0] for f in nothing_found[:1]) + tuple(evidence_of(h.line, h.message.id) for h in cpu_compute[:1])
         out.append(Conclusion("ran-on-cpu", "models run on the CPU: discovery kept no GPU (inference compute library=cpu)"
                               + (f"; dropped because: {why}" if dropped else ""), evidence))
+    if not out and (failed := [f for f in findings if f.verdict is not None]):  # an excerpt without a run: its verdict
+        first = failed[0]
+        out.append(Conclusion("failed", f"the GPU failed at the {first.layer} layer: {first.title} ({first.target}, log line "
+                              f"{first.evidence[0].location.line if first.evidence[0].location else '?'}); the log holds no "
+                              "run around it, so when (loading or computing) is not known", (first.evidence[0],)))
     return out
 
 

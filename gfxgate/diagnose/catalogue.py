@@ -12,17 +12,20 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
-from gfxgate.datafiles import _node_lines, load_yaml
 from gfxgate.diagnose.patterns import Pattern, PatternError, compile_pattern
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
 from gfxgate.resources import rules_dir
 from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range
-from gfxgate.saferegex import RuleRegexError, rule_regex
 
 LOG_KINDS = ("ollama", "llama.cpp")
+DISCOVERY_PATHS = ("discover/", "gpu/")  # Ollama's GPU discovery code (gpu/ before v0.4)
+# what the shipped catalogue is cross-checked against (default_catalogue): the rules files and their schemas
+CHECKED_AGAINST = ("messages.yaml", "layers.yaml", "pins.toml", "workarounds.yaml", "targets.yaml")
+CHECKED_SCHEMAS = ("messages", "layers", "pins", "workarounds", "targets")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,13 @@ class Message:
     @property
     def is_failure(self) -> bool:
         return self.kind == "failure"
+
+    @property
+    def printed_by_discovery(self) -> bool:
+        """Printed only by Ollama's GPU discovery (``discover/``, before v0.4 ``gpu/``): such a failure drops the
+        device before any runner starts, whatever layer causes it (no ROCm library, Vulkan not enabled)."""
+        return bool(self.printed_by) and all(
+            spec.repo == "ollama" and all(path.startswith(DISCOVERY_PATHS) for path in spec.paths) for spec in self.printed_by)
 
     def version_range(self, log_kind: str) -> str:
         return dict(self.versions).get(log_kind, "")
@@ -98,8 +108,26 @@ class Catalogue:
         return compile_set([m.pattern for m in self.messages])
 
 
+def _message(raw: dict, regex: Pattern, where: str) -> Message:
+    """One entry of rules/messages.yaml (as its schema shapes it) as a Message, its pattern compiled."""
+    return Message(
+        id=raw["id"], family=raw["family"], kind=raw["kind"], title=raw["title"],
+        literals=(raw["literal"],) if isinstance(raw["literal"], str) else tuple(raw["literal"]),
+        pattern=raw["pattern"], logs=tuple(raw["logs"]), regex=regex,
+        versions=tuple(sorted((raw.get("versions") or {}).items())),
+        printed_by=tuple(GrepSpec(p["repo"], tuple(p["paths"]), p["grep"]) for p in raw.get("printed_by", ())),
+        not_available=raw.get("not_available"), layer=raw.get("layer"),
+        implies=Status(raw["implies"]) if raw.get("implies") else None, remedy=raw.get("remedy"),
+        workarounds=tuple(raw.get("workarounds", ())), examples=tuple(raw["examples"]),
+        counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where,
+    )
+
+
 def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None,
          workarounds: set[str] | None = None) -> Catalogue:
+    from gfxgate.datafiles import _node_lines, load_yaml
+    from gfxgate.saferegex import RuleRegexError, rule_regex
+
     path = Path(path or rules_dir() / "messages.yaml")
     data = load_yaml(path, "messages")
     lines: dict = {}
@@ -116,21 +144,12 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
     for index, raw in enumerate(data["messages"]):
         where = f"{path}:messages[{index}]"
         problems: list[str] = []
-        literals = (raw["literal"],) if isinstance(raw["literal"], str) else tuple(raw["literal"])
         try:
             regex = compile_pattern(raw["pattern"])
         except PatternError as exc:
             raise RuleError(f"{line_of(index)}: message {raw['id']}: pattern is not valid RE2: {exc}") from None
-        message = Message(
-            id=raw["id"], family=raw["family"], kind=raw["kind"], title=raw["title"], literals=literals,
-            pattern=raw["pattern"], logs=tuple(raw["logs"]), regex=regex,
-            versions=tuple(sorted((raw.get("versions") or {}).items())),
-            printed_by=tuple(GrepSpec(p["repo"], tuple(p["paths"]), p["grep"]) for p in raw.get("printed_by", ())),
-            not_available=raw.get("not_available"), layer=raw.get("layer"),
-            implies=Status(raw["implies"]) if raw.get("implies") else None, remedy=raw.get("remedy"),
-            workarounds=tuple(raw.get("workarounds", ())), examples=tuple(raw["examples"]),
-            counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where,
-        )
+        message = _message(raw, regex, where)
+        literals = message.literals
         if message.id in seen:
             problems.append("duplicate id")
         seen.add(message.id)
@@ -172,15 +191,62 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
     return Catalogue(tuple(out), str(path))
 
 
+class WorkaroundFacts(NamedTuple):
+    """What a diagnosis reads of a workaround of rules/workarounds.yaml, as :mod:`gfxgate.gate.workarounds` loads and
+    checks it (its ``Workaround`` has these attributes too: the remedy functions take either)."""
+
+    id: str
+    setting: str
+    override: str | None
+    applies_to: tuple[str, ...]
+
+
 @functools.cache
 def default_catalogue() -> Catalogue:
-    from gfxgate.gate.ruleset import layer_ids
-    from gfxgate.gate.workarounds import default_workarounds
-    from gfxgate.sources.resolve import load_pins
+    """The shipped catalogue, cross-checked against the layers, pins and workarounds (:func:`load`) once per content
+    of the files it is checked against (:func:`_checked`)."""
+    data, loaded = _checked()
+    if loaded is not None:
+        return loaded
+    path = rules_dir() / "messages.yaml"
+    return Catalogue(tuple(_message(raw, compile_pattern(raw["pattern"]), f"{path}:messages[{index}]")
+                           for index, raw in enumerate(data["messages"])), str(path))
 
-    pins = load_pins()
-    return load(
-        layers=set(layer_ids()),
-        repos=set(pins.sources) | set(pins.layouts),
-        workarounds={w.id for w in default_workarounds()},
-    )
+
+@functools.cache
+def default_workaround_facts() -> tuple[WorkaroundFacts, ...]:
+    """The shipped workarounds as a diagnosis reads them (gate.workarounds.default_workarounds, checked there), taken
+    from the same cache entry as the catalogue."""
+    return tuple(WorkaroundFacts(w[0], w[1], w[2], tuple(w[3])) for w in _checked()[0]["workarounds"])
+
+
+@functools.cache
+def _checked() -> tuple[dict[str, Any], Catalogue | None]:
+    """The catalogue's entries and the workarounds' facts, loaded and cross-checked (every check of :func:`load`, and
+    gate.workarounds') when the rules files they are checked against change, else taken from gfxgate's rules cache
+    (:mod:`gfxgate.datacache`, keyed by those files' and their schemas' bytes): a diagnosis then needs neither the
+    pins, the layers, the targets nor the workarounds' own checks at start-up. Returns the data and, when it was
+    just loaded, the catalogue."""
+    from gfxgate import datacache
+    from gfxgate.resources import schemas_dir
+
+    root = rules_dir()
+    parts = [name.encode() + b"\0" + (root / name).read_bytes() for name in CHECKED_AGAINST]
+    parts += [name.encode() + b"\0" + (schemas_dir() / f"{name}.schema.json").read_bytes() for name in CHECKED_SCHEMAS]
+    loaded: list[Catalogue] = []
+
+    def parse() -> dict[str, Any]:
+        from gfxgate.datafiles import load_yaml
+        from gfxgate.gate.ruleset import layer_ids
+        from gfxgate.gate.workarounds import default_workarounds
+        from gfxgate.sources.resolve import load_pins
+
+        pins = load_pins()
+        workarounds = default_workarounds()
+        loaded.append(load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts),
+                           workarounds={w.id for w in workarounds}))
+        return {"messages": load_yaml(root / "messages.yaml", "messages")["messages"],
+                "workarounds": [[w.id, w.setting, w.override, list(w.applies_to)] for w in workarounds]}
+
+    data = datacache.cached(root / "messages.yaml", b"\0\0".join(parts), "diagnose-checked", "messages", parse)
+    return data, (loaded[0] if loaded else None)

@@ -22,6 +22,7 @@ class FixStep(JsonRecord):
     commands: tuple[str, ...]  # exact text to run or write
     evidence: tuple[Evidence, ...]
     done: bool = False  # the machine already does it (evidence: where)
+    check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (gate/route.py)
 
     def __post_init__(self) -> None:
         need_evidence(self.evidence, f"fix step {self.workaround}")

@@ -94,6 +94,8 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
             for step in b.steps:
                 mark = "done" if step.done else "do"
                 out.append(f"  - [{mark}] {esc(step.what)} ({step.workaround}; {c(_ev(step.evidence[0]))})")
+                if step.check and not step.done:
+                    out.append(f"    - check: {esc(step.check)}")
                 if step.commands and not step.done:
                     if md:
                         out += ["", "    ```", *("    " + line for cmd in step.commands for line in cmd.splitlines()), "    ```", ""]

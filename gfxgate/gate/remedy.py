@@ -1,9 +1,10 @@
 """Remedies as templates filled from the facts, never fixed claims about a release.
 
-A remedy in ``rules/messages.yaml`` may name ``{target}``, ``{processor}``, ``{version}`` and ``{release_rocblas}``;
+A remedy in ``rules/messages.yaml`` may name ``{target}``, ``{processor}``, ``{version}``, ``{release_rocblas}``,
+``{crash_phase}`` and ``{vulkan_backend}``;
 ``fill`` replaces them from what the diagnosis established (the line's gfx target, the Ollama version the log
-announced) and from the matrix facts of that release (``release_facts``: the release-packaging row of the embedded
-timeline at that version, with its evidence). A fact that is not known is said to be unknown, in words — no
+announced) and from the matrix facts of that release (``release_status``: a layer's row of the embedded timeline at
+that version, with its evidence: release-packaging for the rocBLAS files, vulkan for the backend to switch to). A fact that is not known is said to be unknown, in words — no
 placeholder ever reaches the output, and no sentence claims what a release deletes unless its row shows it.
 """
 
@@ -13,7 +14,7 @@ import functools
 import re
 from typing import Mapping
 
-FIELDS = ("target", "processor", "version", "release_rocblas", "crash_phase")
+FIELDS = ("target", "processor", "version", "release_rocblas", "crash_phase", "vulkan_backend")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -40,6 +41,8 @@ def fill(template: str, *, target: str | None, version: str | None, log_kind: st
     values = {**values, "crash_phase": _CRASH_PHASE.get(phase or "", _CRASH_PHASE[""])}
     if "{release_rocblas}" in template:
         values = {**values, "release_rocblas": release_rocblas(processor, version if log_kind == "ollama" else None)}
+    if "{vulkan_backend}" in template:
+        values = {**values, "vulkan_backend": vulkan_backend(processor, version if log_kind == "ollama" else None)}
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
@@ -68,9 +71,9 @@ def _timeline():
         return None
 
 
-def release_status(processor: str | None, version: str | None) -> tuple[str | None, str]:
-    """The release-packaging status of ``processor`` at ollama ``version`` in the embedded timeline, and where it
-    was read (the flip that set it, ``repo@tag:path:line``, or the range of releases)."""
+def release_status(processor: str | None, version: str | None, layer: str = "release-packaging") -> tuple[str | None, str]:
+    """The status of ``layer`` (release-packaging unless said) for ``processor`` at ollama ``version`` in the embedded
+    timeline, and where it was read (the flip that set it, ``repo@tag:path:line``, or the range of releases)."""
     if not processor or not version:
         return None, ""
     timeline = _timeline()
@@ -83,9 +86,9 @@ def release_status(processor: str | None, version: str | None) -> tuple[str | No
         if timeline.tags.index(cell.first) > i:
             break
         layers = dict(cell.layers)
-        if "release-packaging" in layers:
-            status, span = layers["release-packaging"], f"{cell.first} … {cell.last}"
-        flipped = next((f.evidence[0].where for f in cell.start if f.layer == "release-packaging" and f.evidence), flipped)
+        if layer in layers:
+            status, span = layers[layer], f"{cell.first} … {cell.last}"
+        flipped = next((f.evidence[0].where for f in cell.start if f.layer == layer and f.evidence), flipped)
     where = f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
     return status, where
 
@@ -103,6 +106,114 @@ def release_rocblas(processor: str | None, version: str | None) -> str:
         return (f"ollama {_tag(version)}'s release deletes no rocBLAS file for {processor} (release-packaging allowed: "
                 f"{where}): the missing files are not the release's doing")
     return f"ollama {_tag(version)}'s release deletes them (release-packaging {status}: {where})"
+
+
+def _first_with(processor: str, after: str | None, layer: str, statuses: set[str]) -> str | None:
+    """The first release (after ``after``, else the first of all) whose ``layer`` for ``processor`` has one of
+    ``statuses`` in the embedded timeline."""
+    timeline = _timeline()
+    if timeline is None or processor not in timeline.targets:
+        return None
+    start = timeline.tags.index(after) if after in timeline.tags else -1
+    return next((cell.first for cell in timeline.row(processor).cells
+                 if timeline.tags.index(cell.first) > start and dict(cell.layers).get(layer) in statuses), None)
+
+
+def vulkan_backend(processor: str | None, version: str | None) -> str:
+    """How to reach the Vulkan backend from the release the log ran (its vulkan row in the embedded timeline): on by
+    default, opt-in with OLLAMA_VULKAN=1, or not in that release at all (then the first release that has it)."""
+    reachable = {"allowed", "partial", "override-required"}
+    status, where = release_status(processor, version, "vulkan")
+    if processor is None or status is None:
+        first = _first_with(processor or "gfx1030", None, "vulkan", reachable)
+        return ("the Vulkan backend" + (f" (Ollama has one from {first} in gfxgate's timeline)" if first else "")
+                + ("" if version is None else f"; whether ollama {_tag(version)} has it is not in gfxgate's timeline"))
+    tag = _tag(version or "")
+    if status in ("allowed", "partial"):
+        return f"the Vulkan backend (ollama {tag} turns it on by default: vulkan {status}, {where})"
+    if status == "override-required":
+        return f"the Vulkan backend with OLLAMA_VULKAN=1 (ollama {tag} ships it off: vulkan {status}, {where})"
+    first = _first_with(processor, tag, "vulkan", reachable)
+    return ((f"the Vulkan backend of ollama {first} or newer" if first else "no Vulkan backend of any release in gfxgate's timeline")
+            + f" (ollama {tag} has no Vulkan backend for {processor}: vulkan {status}, {where})")
+
+
+def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version: str | None,
+                  log_kind: str | None) -> tuple[tuple[str, ...], list[str]]:
+    """The workaround ids of a finding that the release the log ran has, and why each other one was left out: an entry
+    outside its ``exists_in`` at that version (the rule the scan's routes and ``gfxgate workarounds`` apply), and a
+    step of routes (``rules/routes.yaml``) that the embedded timeline's row of the target at that version rules out
+    whatever the steps do (OLLAMA_VULKAN at a release that builds no Vulkan backend: its vulkan cell is blocked, and
+    the step lifts only override-required)."""
+    if workarounds is None or not version or log_kind != "ollama":
+        return ids, []
+    tag = _tag(version)
+    by_id = {w.id: w for w in workarounds}
+    kept, notes = [], []
+    for wid in ids:
+        w = by_id.get(wid)
+        if w is not None and w.exists_in is not None and not w.exists_at({"ollama": tag}.get):
+            notes.append(f"{wid} left out: it exists in {w.exists_in.describe()} only, not at the log's ollama {tag}")
+            continue
+        ruled_out = _route_ruled_out(wid, target.split(":", 1)[0] if target else None, tag)
+        if ruled_out:
+            notes.append(f"{wid} left out: {ruled_out}")
+            continue
+        kept.append(wid)
+        if w is not None and w.override:
+            needs = _override_needs(w.override, tag)
+            if needs:
+                notes.append(f"{w.setting}: {needs}")
+    return tuple(kept), notes
+
+
+def _override_needs(value: str, tag: str) -> str | None:
+    """What ``HSA_OVERRIDE_GFX_VERSION=value`` also needs at ollama ``tag``: the posed target's row of the embedded
+    timeline read with the override route's needs (``rules/routes.yaml``, as the scan's ``override_shipped`` reads
+    the matrix), in the same words; None when the release ships the posed target's code and files (or the timeline
+    does not know it)."""
+    from gfxgate.errors import TargetError
+    from gfxgate.gate.route import default_routes, override_needs
+    from gfxgate.targets import catalog
+
+    timeline = _timeline()
+    try:
+        posed = catalog().from_hsa_override(value).name
+    except TargetError:
+        return None
+    if timeline is None or tag not in timeline.tags or posed not in timeline.targets:
+        return None
+    needs = next((r.needs for r in default_routes().routes if r.as_override), ())
+    layers = dict(timeline.cell_at(posed, tag).layers)
+    failing = [(layer, layers[layer], f"({release_status(posed, tag, layer)[1]})") for layer, ok in needs
+               if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(st) for st in ok}]
+    return override_needs(posed, failing, f"ollama {tag}") if failing else None
+
+
+def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | None:
+    """Why no route that has ``workaround`` as a step can exist for ``processor`` at ollama ``tag`` (a decided layer of
+    its timeline cell that neither the route accepts nor any of its steps lifts), or None when one can (or the
+    workaround is no route's step, or the timeline does not know the target or the release)."""
+    from gfxgate.gate.route import default_routes
+
+    timeline = _timeline()
+    if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
+        return None
+    routes = [r for r in default_routes().routes if any(step.workaround == workaround for step in r.steps)]
+    if not routes:
+        return None
+    layers = dict(timeline.cell_at(processor, tag).layers)
+    reasons = []
+    for route in routes:
+        blocking = [(layer, layers[layer]) for layer, ok in route.needs
+                    if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(s) for s in ok}
+                    and layers[layer] not in {str(s) for step in route.steps for s in step.covered(layer)}]
+        if not blocking:
+            return None
+        layer, status = blocking[0]
+        reasons.append(f"a step of the route '{route.label}', which ollama {tag} cannot give {processor} whatever the "
+                       f"steps do ({layer} {status}: {release_status(processor, tag, layer)[1]})")
+    return "; ".join(reasons)
 
 
 def listed_targets(text: str | None) -> tuple[str, ...] | None:

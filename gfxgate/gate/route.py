@@ -219,15 +219,21 @@ def override_shipped(matrix: GateMatrix, value: str, rules: RouteRules | None = 
                and c.status in RANK and c.status not in allowed]
     if not failing:
         return None, tuple(e for layer, _ in needs if (c := matrix.cells.get((layer, posed))) for e in c.evidence[:1])
+    return (override_needs(posed, [(c.layer, c.status.value, f"at {c.evidence[0].location}" if c.evidence and c.evidence[0].location
+                                    else "") for c in failing]), tuple(e for c in failing for e in c.evidence[:1]))
+
+
+def override_needs(posed: str, failing: list[tuple[str, str, str]], release: str = "this release") -> str:
+    """The clause of an override whose posed target ``release`` does not ship: ``failing`` is (layer, status, where)
+    of the posed target's refusing cells; what the override also needs follows from their layers. The scan's
+    remedies (``override_shipped``, over the matrix) and diagnose (over the embedded timeline) say it in these words."""
     needed = []
-    if any(c.layer in _FILE_LAYERS for c in failing):
+    if any(layer in _FILE_LAYERS for layer, _, _ in failing):
         needed.append(f"{posed}'s rocBLAS files (Kernels.so-000-{posed}*.hsaco, TensileLibrary_*{posed}*)")
-    if any(c.layer in _CODE_LAYERS for c in failing):
+    if any(layer in _CODE_LAYERS for layer, _, _ in failing):
         needed.append(f"a build with {posed} code")
-    where = "; ".join(f"{c.layer} {c.status.value} for {posed}" + (f" at {c.evidence[0].location}" if c.evidence and c.evidence[0].location else "")
-                      for c in failing)
-    return (f"this release does not ship {posed} either ({where}): the override also needs " + " and ".join(needed),
-            tuple(e for c in failing for e in c.evidence[:1]))
+    where = "; ".join(f"{layer} {status} for {posed}" + (f" {at}" if at else "") for layer, status, at in failing)
+    return f"{release} does not ship {posed} either ({where}): the override also needs " + " and ".join(needed)
 
 
 # -- the answer ---------------------------------------------------------------------------------------
@@ -386,6 +392,14 @@ def _applies(step: StepRule, by_id: Mapping[str, Any], processor: str) -> bool:
     return w is not None and (not w.applies_to or processor in w.applies_to)
 
 
+# Layers whose blocked cell refuses every route of the layer's backends (rules/layers.yaml `backends`), whatever its
+# steps: the HIP runtime of the release's ROCm has no ISA row for the target (clr's supportedIsas_ at that ROCm), so
+# no build against it runs (issue 24, reproduction 8: gfx1200 at v0.1.21, ROCm 6.0.0). Not a route's `needs`: an
+# unknown or absent row (clr unread, the timeline, which reads ollama only) decides nothing here, where a need would
+# make the route undecided.
+RUNS_ON = ("rocm-runtime",)
+
+
 def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_id: Mapping[str, Any],
           rules: RouteRules) -> tuple[_Outcome, dict[str, list[Verdict]]]:
     """Check a route's needs in one column; returns the outcome and, per used step, the cells it covers."""
@@ -394,6 +408,11 @@ def _walk(rule: RouteRule, matrix: GateMatrix, column: str, processor: str, by_i
     refusals: list[str] = []
     unknowns: list[str] = []
     used: dict[str, list[Verdict]] = {}
+    for row in matrix.layers:  # a backend's runtime that cannot run the target refuses every route of that backend
+        runs = matrix.cells.get((row.id, column))
+        if row.id in RUNS_ON and rule.backend in row.backends and runs is not None and runs.status == Status.BLOCKED:
+            refusals.append(f"{rule.id}: {titles[row.id]} is {runs.status.value} ({runs.summary})")
+            evidence[:0] = runs.evidence
     for layer, allowed in rule.needs:
         if layer not in titles:
             why = "not added yet" if layer in rules.pending_layers else "not in this gate matrix"

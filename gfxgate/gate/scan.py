@@ -1,10 +1,13 @@
-"""Assemble a gate matrix: facts (snapshot or live sources) + artifact and runtime cells."""
+"""Assemble a gate matrix: the rules' facts (snapshot or live sources), then the matrix and its answers over them
+(cells the facts do not give, such as installed files' and runs', come from the use case: ``gfxgate.app.scan``)."""
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from gfxgate.errors import NetworkError, SourceError
 
@@ -15,27 +18,51 @@ from gfxgate.sources.resolve import Pins, SourceSet, load_pins
 from gfxgate.targets import TargetId, catalog
 
 
+@dataclass(frozen=True)
+class GateFacts:
+    """What a matrix is evaluated on: the rules, each rule's facts (from the sources or a snapshot), the sources read
+    and the notes, and where they came from (``live``: read from the sources; the pins, refs and sources used, which
+    a live answer's steps are checked at)."""
+
+    ruleset: RuleSet
+    facts: dict
+    infos: tuple
+    notes: tuple[str, ...]
+    live: bool
+    pins: Pins
+    refs: dict[str, str] | None
+    sources: dict[str, str] | None
+    offline: bool
+
+
 def scan_matrix(
     targets: list[TargetId],
+    *,
+    extra_cells: dict | None = None,
+    runtime_backends: dict | None = None,
+    runtime_version: str | None = None,
+    **facts_options: Any,
+) -> GateMatrix:
+    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` (``facts_options``: its keywords) then
+    :func:`answer` (the use case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
+    return answer(gate_facts(**facts_options), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
+                  runtime_version=runtime_version)
+
+
+def gate_facts(
     *,
     live: bool = False,
     refs: dict[str, str] | None = None,
     sources: dict[str, str] | None = None,
     offline: bool = False,
-    installed: list[Path] | None = None,
-    runtime: Path | None = None,
     rules_root: Path | None = None,
     pins: Pins | None = None,
     snapshot_path: Path | None = None,
-    runtime_cells: dict | None = None,
-    runtime_backends: dict | None = None,
-    runtime_version: str | None = None,
     strict_coupled: bool = True,
     today: date | None = None,
-) -> GateMatrix:
-    """The gate matrix of ``targets`` with their answers. ``runtime_cells`` / ``runtime_backends`` (``scan --log``:
-    the runtime row, and per target the verdicts of each backend the log's runs used) and ``runtime_version`` (the
-    Ollama version the runs were made with) let each answer be judged by its own backend's runs at a named version.
+) -> GateFacts:
+    """The rules and their facts: from the embedded snapshot (of the pins, or of a pin set: ``--ref
+    ollama=v0.17.5``), another snapshot file, or read live from the sources (``live``, a ``--ref`` or ``--source``).
     ``strict_coupled=False``: a coupled source (rocm-docs) missing offline also falls back to its pin's snapshot (said
     in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`).
     ``today``: the date the answer's release age is counted to (None: the age is not said, as in samples/)."""
@@ -53,7 +80,6 @@ def scan_matrix(
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
     )
-    cat = catalog()
     notes: list[str] = []
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     # --rules alone stays on the snapshot (its facts serve every rule whose digest they match; the others
@@ -97,39 +123,44 @@ def scan_matrix(
                              "for is unknown; add --live to read the sources")
     finally:
         sourceset.close()
-    from gfxgate.gate.route import decide, extra_targets
+    return GateFacts(ruleset, facts, tuple(infos), tuple(notes), use_live, pins, refs, sources, offline)
+
+
+def columns(targets: list[TargetId]) -> list[TargetId]:
+    """The matrix's columns for ``targets``: those, then the targets their override routes read."""
+    from gfxgate.gate.route import extra_targets
+
+    return list(targets) + [catalog().parse(name) for name in extra_targets(targets)]
+
+
+def answer(
+    gate: GateFacts,
+    targets: list[TargetId],
+    *,
+    extra_cells: dict | None = None,
+    runtime_backends: dict | None = None,
+    runtime_version: str | None = None,
+) -> GateMatrix:
+    """The matrix of ``targets`` on ``gate``'s facts, with their answers. ``extra_cells``: cells the facts do not give
+    ((layer, target) -> Verdict: the installed files', the runtime row), over :func:`columns`; ``runtime_backends``
+    (per target, the verdicts of each backend the runs used) and ``runtime_version`` (the Ollama version the runs were
+    made with) let each answer be judged by its own backend's runs at a named version."""
+    from gfxgate.gate.route import decide
 
     requested = [str(t) for t in targets]
-    targets = list(targets) + [cat.parse(name) for name in extra_targets(targets)]  # override routes read these columns
-    extra = {}
-    if installed:
-        from gfxgate.artifacts.scan import scan_paths
-        from gfxgate.artifacts.verdicts import artifact_verdicts
-
-        report = scan_paths(list(installed))
-        extra.update(artifact_verdicts(report, targets))
-    if runtime:
-        from gfxgate.sweep.verdicts import runtime_verdicts
-
-        from gfxgate.sweep.verdicts import runtime_backend_verdicts
-
-        for target_name, verdict in runtime_verdicts(runtime, targets).items():
-            extra[("runtime", target_name)] = verdict
-        runtime_backends = runtime_backend_verdicts(runtime, targets)
-    for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
-        extra[("runtime", target_name)] = verdict
     from gfxgate.gate.workarounds import default_workarounds, link
 
-    matrix = link(build_matrix(ruleset, facts, targets, cat, extra_cells=extra, sources=tuple(infos), notes=tuple(notes)),
+    matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets), catalog(), extra_cells=dict(extra_cells or {}),
+                               sources=gate.infos, notes=gate.notes),
                   default_workarounds())
     routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
                           runtime_version=runtime_version) for name in requested)
-    if use_live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
-        routes = _check_steps(routes, pins, sources, refs, offline)
+    if gate.live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
+        routes = _check_steps(routes, gate.pins, gate.sources, gate.refs, gate.offline)
     from gfxgate.gate.route import mark_unchecked
 
     why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
-           "checks the step at this version") if not use_live else "its workaround has no check result at this version"
+           "checks the step at this version") if not gate.live else "its workaround has no check result at this version"
     routes = tuple(mark_unchecked(r, why) for r in routes)
     from gfxgate.gate.docs import cells_of_matrix, disagreements
 

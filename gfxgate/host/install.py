@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
@@ -147,3 +148,18 @@ def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
         rocm.append((folder, version or "unknown"))
     containers = [f"{d}/{n}" for d in dirs for n in ("docker", "podman") if fs.host(f"{d}/{n}").is_file()]
     return Installs(tuple(installs), tuple(servers), tuple(backends), tuple(rocm), tuple(dict.fromkeys(containers)))
+
+
+GPU_CODE_DIRS = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib")  # and the multiarch library folder
+
+
+def gpu_code_dirs() -> list[Path]:
+    """Where installed GPU code is searched by default (`gfxgate artifacts` without a PATH, `scan --installed
+    default`): Ollama's folders, ROCm's, and the multiarch library folder — those that exist on this machine."""
+    import sysconfig
+
+    dirs = list(GPU_CODE_DIRS)
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    if multiarch:
+        dirs.append(f"/usr/lib/{multiarch}")
+    return [Path(d) for d in dirs if Path(d).is_dir()]

@@ -163,6 +163,13 @@ class JsonTargetList:
             else:
                 missing.append((name, Hit.from_json(entry, f"preset {name!r} does not list {target.processor}")))
         remedy = fill(rule.remedy, target) or f"build with -D{variable}={target}"
+        # "<ROCm preset>" in a remedy is the preset the release builds: the one the built_by file configures (else
+        # the one preset listed), quoted as a shell takes it; with several and none configured it stays a choice
+        presets = list(configures) or list(dict.fromkeys(entry["preset"] for entry in facts["lists"]))
+        if "<ROCm preset>" in remedy and len(presets) == 1:
+            import shlex
+
+            remedy = remedy.replace("<ROCm preset>", shlex.quote(presets[0]))
 
         def evidence(found) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it
             return tuple(h for name, listed in found for h in (listed, configures.get(name)) if h is not None)

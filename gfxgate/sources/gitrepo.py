@@ -129,7 +129,7 @@ def _clone_into(name: str, url: str, dest: Path) -> None:
     """A bare partial clone (commits and trees, no blobs) of ``url`` into the empty folder ``dest``."""
     out = run_git(["clone", "--bare", "--filter=blob:none", "--quiet", "--", url, str(dest)])
     if out.returncode != 0:
-        raise _git_failure(name, f"cannot clone {url}", out.stderr)
+        raise _git_failure(name, f"cannot clone {url}", out.stderr, hint=f"give --source {name}=CLONE (a local clone with its tags)")
 
 
 def tag_commits(git_dir: Path) -> dict[str, str]:
@@ -299,7 +299,8 @@ class GitRepo:
         if self.offline:
             raise NetworkError(
                 f"{self.name}: no cached clone of {self.url}, and this run is offline (it clones nothing)",
-                hint="clone it once (a run without --offline; for diagnose, with --online), or point --source at a local clone",
+                hint=f"give --source {self.name}=CLONE (a local clone with its tags), or clone it once (a run without "
+                     "--offline; for diagnose, with --online)",
             )
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
         # One cloner per cache clone: two cold scans sharing a cache used to race to rename their temporary

@@ -166,3 +166,81 @@ def test_invariants_over_every_probed_release_of_a_real_clone(monkeypatch, capsy
                 value = option.steps[0].setting.split("=", 1)[1]
                 missing, _ = override_shipped(matrix, value, rules)
                 assert missing is None, (target, route.version, missing)
+
+
+# -- doctor: the same steps and settings as the scan at the machine's installed version ------------------------------
+def _doctor_steps(exe: str, root: Path) -> tuple[dict, dict[str, list[str]]]:
+    result = subprocess.run([exe, "doctor", "--root", str(root), "--format", "json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)["targets"][0]
+    return report, {s["workaround"]: s["commands"] for b in report["backends"] for s in b["steps"] if s["workaround"] != "access"}
+
+
+@pytest.mark.parametrize("card, version", [("vega56", "0.17.5"), ("vega56", "0.32.15"), ("780m", "0.32.15"),
+                                           ("vega56", "0.20.0"), ("vega56", "0.12.4"), ("780m", "0.20.0")])
+def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxgate_exe, tmp_path, card, version):
+    """A captured machine (tests/doctor/machines.py) with Ollama ``version`` installed: doctor's route steps are the
+    timeline's at that release, each with the setting every other view shows (step_setting), no placeholder left;
+    at a release with no embedded matrix doctor answers from the timeline cell and must still name every step."""
+    from gfxgate.gate.route import default_routes
+    from tests.doctor.machines import machine
+
+    target = {"vega56": "gfx900", "780m": "gfx1103"}[card]
+    tag = f"v{version}"
+    report, steps = _doctor_steps(gfxgate_exe, machine(tmp_path / card, card, version=version))
+    cell = timeline_snapshot.load().cell_at(target, tag)
+    assert report["answer"] == f"{target} at {tag}: {cell.label}", report["answer"]
+    best = next(b for b in report["backends"] if b["label"] == cell.label)
+    assert [s["workaround"] for s in best["steps"] if s["workaround"] != "access"] == list(cell.steps), (best, cell.steps)
+    rules = {s.workaround: s for r in default_routes().routes for s in r.steps} | {s.workaround: s for s in default_routes().device_steps}
+    by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
+    for step in (s for b in report["backends"] for s in b["steps"] if s["workaround"] != "access" and not s["done"]):
+        assert step["check"] and step["check"].startswith("not checked — "), step  # a snapshot's answer: said so
+    for workaround, commands in steps.items():
+        text = "\n".join(commands)
+        assert not re.search(r"\{[a-z_]+\}", text), (workaround, text)
+        setting = step_setting(by_id[workaround], target, rule=rules.get(workaround))
+        if workaround == "copy-rocblas-tensile":  # the machine's own folders: the target's files, no other's
+            assert f"*{target}*" in text and _named(text) <= {target}, text
+        elif workaround == "build-amdgpu-targets" and "cmake" in text:  # the version's configure command
+            assert f"={target}" in text and _named(text) <= {target}, text
+        else:
+            assert setting in text, (workaround, setting, text)
+
+
+# -- diagnose: at the log's release, the workarounds and settings the scan and the timeline give ----------------------
+def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_exe, timeline, tmp_path):
+    """The sample log (gfx900, a rocBLAS failure and a crash while loading) announced as each release where gfx900's
+    answer changes (the first and last tag of every timeline cell): no finding offers a route step whose every route
+    the timeline's cell rules out (OLLAMA_VULKAN only where the vulkan row is reachable), a Vulkan remedy says
+    OLLAMA_VULKAN=1 exactly where the release's answer needs that step, the 'exact value' of an override is the
+    setting `gfxgate workarounds` gives that entry, and no placeholder is left."""
+    from gfxgate.gate.workarounds import default_workarounds as workarounds
+
+    sample = Path(__file__).resolve().parents[2] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log"
+    settings = {w.id: w.setting for w in workarounds()}
+    tags = sorted({tag for c in timeline.row("gfx900").cells for tag in (c.first, c.last)}, key=timeline.tags.index)
+    for tag in tags:
+        log = tmp_path / f"ollama-{tag}.log"
+        log.write_text(sample.read_text().replace("(version 0.12.3)", f"(version {tag[1:]})"))
+        result = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream"],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, (tag, result.stderr)
+        findings = [f for d in json.loads(result.stdout)["logs"] for f in d["findings"]]
+        cell = timeline.cell_at("gfx900", tag)
+        vulkan = dict(cell.layers).get("vulkan")
+        for f in findings:
+            assert not re.search(r"\{[a-z_]+\}", f["remedy"] or ""), (tag, f["message"], f["remedy"])
+            if "ollama-vulkan" in f["workarounds"]:
+                assert vulkan in ("allowed", "partial", "override-required"), (tag, f["message"], vulkan)
+            if "Vulkan" in (f["remedy"] or "") and "between ROCm and" in f["remedy"]:
+                assert ("OLLAMA_VULKAN=1" in f["remedy"]) == ("ollama-vulkan" in cell.steps or vulkan == "override-required"), (
+                    tag, cell.steps, f["remedy"])
+            for line in f["context"]:
+                if line.startswith("exact value: "):
+                    value = line.removeprefix("exact value: ").split(" ")[0]
+                    assert value in settings.values(), (tag, line)
+        crash = next(f for f in findings if f["message"] == "go-signal-crash")
+        assert ("ollama-vulkan" in crash["workarounds"]) == (vulkan != "blocked"), (tag, vulkan, crash["workarounds"])
+    assert len(tags) >= 8

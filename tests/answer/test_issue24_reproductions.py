@@ -368,3 +368,97 @@ def test_10_a_source_that_cannot_be_opened_is_tried_once_per_run(gfxgate_exe, tm
     clones = [line for line in trace.read_text().splitlines() if " clone " in line and "trace: built-in" in line]
     for name in ("no-such-rocm.git", "no-such-python.git"):
         assert sum(name in line for line in clones) == 1, [line for line in clones if name in line]
+
+
+# -- diagnose at the log's version: no workaround the release does not have, no backend it does not build ---------
+def _findings(exe: str, log: Path) -> dict[str, dict]:
+    result = run(exe, "diagnose", str(log), "--format", "json", "--no-upstream")
+    assert result.returncode == 0, result.stderr
+    return {f["message"]: f for d in json.loads(result.stdout)["logs"] for f in d["findings"]}
+
+
+def _log_at(tmp_path: Path, version: str) -> Path:
+    log = tmp_path / f"ollama-{version}.log"
+    log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", f"(version {version})"))
+    return log
+
+
+def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_exe):
+    """v0.12.3 builds no Vulkan backend (the timeline's vulkan row is blocked there: no ggml-vulkan sources, no preset,
+    nothing shipped; from v0.12.6 it is): the crash's remedy does not say "switch to Vulkan" of that release, and the
+    OLLAMA_VULKAN entry (the Vulkan opt-in route's step) is left out with the reason."""
+    crash = _findings(gfxgate_exe, SAMPLE_LOG)["go-signal-crash"]
+    assert "ollama-vulkan" not in crash["workarounds"], crash
+    assert "num-gpu-0" in crash["workarounds"]
+    assert "(ROCm vs Vulkan)" not in crash["remedy"], crash["remedy"]
+    assert "ollama v0.12.3 has no Vulkan backend for gfx900: vulkan blocked, ollama v0.1.18 … v0.12.3" in crash["remedy"], crash["remedy"]
+    assert "the Vulkan backend of ollama v0.12.6 or newer" in crash["remedy"], crash["remedy"]
+    assert ("ollama-vulkan left out: a step of the route 'Vulkan: OLLAMA_VULKAN=1', which ollama v0.12.3 cannot give gfx900 "
+            "whatever the steps do (vulkan blocked: ollama v0.1.18 … v0.12.3 in gfxgate's timeline") in "\n".join(crash["context"])
+
+
+@pytest.mark.parametrize("version, phrase", [
+    ("0.12.7", "the Vulkan backend (ollama v0.12.7 turns it on by default: vulkan allowed"),
+    ("0.17.5", "the Vulkan backend with OLLAMA_VULKAN=1 (ollama v0.17.5 ships it off: vulkan override-required"),
+])
+def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_exe, tmp_path, version, phrase):
+    crash = _findings(gfxgate_exe, _log_at(tmp_path, version))["go-signal-crash"]
+    assert "ollama-vulkan" in crash["workarounds"], crash
+    assert phrase in crash["remedy"], crash["remedy"]
+    assert "{" not in crash["remedy"]
+
+
+def test_2_diagnose_at_v0175_says_the_override_needs_gfx906s_files_too(gfxgate_exe, tmp_path):
+    """The scan's remedy at v0.17.5 says 9.0.6 is no help by itself (the release deletes *gfx90[06]* and builds no
+    gfx906); diagnose on a log of the same release says the same, from the timeline's gfx906 row, in the same words."""
+    finding = _findings(gfxgate_exe, _log_at(tmp_path, "0.17.5"))["rocblas-tensile-missing"]
+    said = "\n".join(finding["context"])
+    assert ("HSA_OVERRIDE_GFX_VERSION=9.0.6: ollama v0.17.5 does not ship gfx906 either (cmake-presets blocked for gfx906 "
+            in said), finding["context"]
+    assert "release-packaging blocked for gfx906" in said and "set at ollama@v0.12.4:Dockerfile:83" in said
+    assert said.count("the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) "
+                      "and a build with gfx906 code") == 1
+    scan = scan_json(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.17.5")
+    assert "the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906\\*.hsaco" not in said  # no Markdown escapes
+    assert "also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) and a build with gfx906 code" \
+        in cell(scan, "release-packaging", "gfx900")["remedy"]
+    at_0123 = _findings(gfxgate_exe, SAMPLE_LOG)["rocblas-tensile-missing"]  # v0.12.3 ships gfx906: no such clause
+    assert not any("does not ship gfx906" in c for c in at_0123["context"]), at_0123["context"]
+
+
+@pytest.mark.parametrize("ref", [(), ("--ref", "ollama=v0.17.5")], ids=["today", "study"])
+def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_exe, ref):
+    """A remedy names what the release configures: `cmake --preset 'ROCm 6'` at v0.17.5 (Dockerfile:94), not
+    `<ROCm preset>`; the only <…> left in any target's answer is <ollama>, the user's own install prefix."""
+    from gfxgate.timeline import snapshot as timeline_snapshot
+
+    result = run(gfxgate_exe, "scan", "-t", ",".join(timeline_snapshot.load().targets), *ref, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert set(re.findall(r"<[A-Za-z][A-Za-z _-]*>", result.stdout)) <= {"<ollama>"}
+    if ref:
+        presets = cell(json.loads(result.stdout), "cmake-presets", "gfx900")
+        assert presets["remedy"] == "build with your own list: cmake --preset 'ROCm 6' -DAMDGPU_TARGETS=gfx900", presets
+
+
+@pytest.mark.parametrize("args", [["timeline", "--live", "-t", "gfx900"], ["history", "-t", "gfx900"],
+                                  ["scan", "-t", "gfx900", "--ref", "ollama=v0.12.3"],
+                                  ["scan", "-t", "gfx900", "--ref", "ollama=v0.20.0"]],
+                         ids=["timeline-live", "history", "scan-v0.12.3", "scan-v0.20.0"])
+def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgate_exe, tmp_path, args):
+    """A release the embedded snapshots do not hold (the study's and today's do), offline with no clone: exit 5,
+    nothing on stdout, and the error says which --source to give (it used to say only "point --source at a local
+    clone", naming no source)."""
+    result = run(gfxgate_exe, *args, env=_offline_env(tmp_path))
+    assert result.returncode == 5, (result.returncode, result.stdout[:300], result.stderr)
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) <= 2 and "--source ollama=CLONE" in result.stderr, lines
+
+
+def test_10_a_clone_that_fails_names_the_source_to_give(gfxgate_exe, tmp_path):
+    """Online, the clone of a release the snapshots do not hold fails (a host that never resolves): exit 5 and the
+    --source to give, not only git's "Could not resolve host"."""
+    env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GFXGATE_SOURCE_OLLAMA": "https://gfxgate-test.invalid/ollama.git"}
+    result = run(gfxgate_exe, "scan", "-t", "gfx900", "--ref", "ollama=v0.12.3", env=env)
+    assert result.returncode == 5, (result.returncode, result.stderr)
+    assert result.stdout == "" and "--source ollama=CLONE" in result.stderr, result.stderr

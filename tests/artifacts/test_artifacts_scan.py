@@ -169,11 +169,11 @@ def test_progress_is_reported_per_file(tree):
 
 
 def test_default_paths_are_the_existing_ones(tmp_path, monkeypatch):
-    from gfxgate.artifacts import command as cmd
+    from gfxgate.host import install
 
     (tmp_path / "ollama").mkdir()
-    monkeypatch.setattr(cmd, "DEFAULT_DIRS", (str(tmp_path / "ollama"), str(tmp_path / "absent")))
-    paths = cmd.default_paths()
+    monkeypatch.setattr(install, "GPU_CODE_DIRS", (str(tmp_path / "ollama"), str(tmp_path / "absent")))
+    paths = install.gpu_code_dirs()
     assert paths[0] == tmp_path / "ollama" and tmp_path / "absent" not in paths
 
 

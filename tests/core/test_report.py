@@ -57,7 +57,7 @@ def test_ctrl_c_exits_130(monkeypatch, capsys):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(gfxgate.gate.scan, "scan_matrix", interrupted)
+    monkeypatch.setattr(gfxgate.gate.scan, "gate_facts", interrupted)
     with pytest.raises(SystemExit) as info:
         main(["scan", "-t", "gfx900"])
     assert info.value.code == 130 and "interrupted" in capsys.readouterr().err

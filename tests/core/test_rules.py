@@ -103,7 +103,7 @@ def test_shipped_snapshot_is_current():
 
 
 def test_samples_are_not_stale(capsys):
-    from gfxgate.cli.samples import SAMPLE_TARGETS, render_samples
+    from gfxgate.app.samples import SAMPLE_TARGETS, render_samples
 
     folder = rules_dir().parent / "samples"
     expected = render_samples()
@@ -118,7 +118,7 @@ def test_h200_samples_are_not_stale_and_come_from_the_committed_worklog(tmp_path
     trimmed logs committed beside them; --check sees a stale one, and one that no input explains."""
     import shutil
 
-    from gfxgate.cli.samples import H200, H200_DIAGNOSED, render_h200
+    from gfxgate.app.samples import H200, H200_DIAGNOSED, render_h200
 
     folder = rules_dir().parent / "samples"
     expected = render_h200(folder)

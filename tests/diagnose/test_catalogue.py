@@ -143,3 +143,58 @@ def test_diagnose_links_the_printing_line_at_the_logs_version(ollama_repo, tmp_p
     # the log says source=amd_linux.go:380; the fixture's line is 4: the report says they differ
     assert any("differs from the located line" in c for c in finding["context"])
     textwrap.dedent("")
+
+
+def _fields(catalogue):
+    return [{k: v for k, v in vars(m).items() if k != "regex"} | {"regex": m.regex.pattern} for m in catalogue.messages]
+
+
+def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_checks_again(tmp_path, monkeypatch):
+    """default_catalogue's start-up cache (diagnose.catalogue._checked): the second process-start (caches cleared)
+    takes the entries and the workarounds' facts from the rules cache without loading the pins, layers or
+    workarounds, and gets the same catalogue as the full load; a change in a file the catalogue is checked against
+    (here: a layer removed) is a new key, so the checks run again and fail."""
+    import shutil
+    import sys
+
+    from gfxgate import datacache, resources
+    from gfxgate.diagnose import catalogue as cat
+    from gfxgate.gate import ruleset, workarounds as wk
+    from gfxgate.sources import resolve
+
+    def fresh():
+        for f in (cat.default_catalogue, cat.default_workaround_facts, cat._checked, wk.default_workarounds, ruleset.layer_ids):
+            f.cache_clear()
+        datacache.reset()
+
+    fresh()
+    first = cat.default_catalogue()
+    facts = cat.default_workaround_facts()
+    assert [(w.id, w.setting, w.override, w.applies_to) for w in wk.default_workarounds()] == [tuple(f) for f in facts]
+    fresh()
+    calls: list[str] = []
+    with monkeypatch.context() as patch:
+        for module, name in ((resolve, "load_pins"), (ruleset, "layer_ids"), (wk, "default_workarounds")):
+            patch.setattr(module, name, lambda *a, _n=name, **k: calls.append(_n))
+        again = cat.default_catalogue()
+        assert calls == [] and cat.default_workaround_facts() == facts
+    assert _fields(again) == _fields(first) and all(m.search(e) is not None for m in again.messages for e in m.examples)
+
+    rules = tmp_path / "rules"
+    shutil.copytree(resources.rules_dir(), rules)
+    layers = rules / "layers.yaml"
+    text = layers.read_text(encoding="utf-8")
+    assert "- id: discovery" in text
+    layers.write_text(text.replace("- id: discovery", "- id: discovery-renamed"), encoding="utf-8")
+    from gfxgate import targets
+
+    with monkeypatch.context() as patch:
+        for module in [m for name, m in sys.modules.items() if name.startswith("gfxgate") and hasattr(m, "rules_dir")]:
+            patch.setattr(module, "rules_dir", lambda: rules)  # every loader reads the copy
+        patch.setattr(datacache, "is_shipped", lambda path: True)  # the copy is cached like the shipped files
+        targets.catalog.cache_clear()
+        fresh()
+        with pytest.raises(RuleError, match="unknown layer 'discovery'"):
+            cat.default_catalogue()
+    targets.catalog.cache_clear()
+    fresh()

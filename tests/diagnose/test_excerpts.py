@@ -70,16 +70,34 @@ def test_old_cuda_error_wording_with_a_windows_path_is_the_missing_kernel(gfxgat
     assert conclusion(d)[0][0] == "crashed-computing"  # the op failed while computing
 
 
+def test_old_cuda_error_wording_without_its_number_is_the_missing_kernel(gfxgate_exe, tmp_path):
+    """ggml-cuda.cu's later wording: "CUDA error: invalid device function" after the failed op, then GGML_ASSERT."""
+    d = diagnose(gfxgate_exe, tmp_path, [
+        "ggml_cuda_compute_forward: MUL_MAT failed",
+        "CUDA error: invalid device function",
+        "  current device: 0, in function ggml_cuda_compute_forward at /build/ggml/src/ggml-cuda/ggml-cuda.cu:2313",
+        'GGML_ASSERT: /build/ggml/src/ggml-cuda/ggml-cuda.cu:100: !"CUDA error"',
+    ])
+    f = finding(d, "ggml-cuda-error-invalid-device-function")
+    assert f["layer"] == "installed-gpu-code" and "no kernel" in f["remedy"] and "build-amdgpu-targets" in f["workarounds"]
+    assert [k for k, _ in conclusion(d)] == ["crashed-computing"]
+
+
 def test_tensile_host_without_devices_is_a_discovery_failure(gfxgate_exe, tmp_path):
     d = diagnose(gfxgate_exe, tmp_path, ["rocBLAS error: Could not initialize Tensile host: No devices found"])
     f = finding(d, "rocblas-tensile-host-no-devices")
     assert f["layer"] == "discovery" and "/dev/kfd" in f["remedy"] and f["verdict"] is None  # no target: no verdict
+    [(kind, text)] = conclusion(d)
+    assert kind == "dropped-by-discovery" and "Tensile host" in text
 
 
 def test_no_rocm_library_is_the_install(gfxgate_exe, tmp_path):
     d = diagnose(gfxgate_exe, tmp_path, [LISTEN, slog("WARN", "amd_linux.go:447", "amdgpu detected, but no compatible rocm library found.  Either install rocm v6, or follow manual install instructions at https://github.com/ollama/ollama/blob/main/docs/linux.md#manual-install")])
     f = finding(d, "ollama-no-rocm-library")
     assert f["layer"] == "installed-gpu-code" and f["stale"] is None and "ollama-linux-amd64-rocm" in f["remedy"]
+    # printed by discovery, which then skips the GPU: the conclusion says so (the layer says why)
+    [(kind, text)] = conclusion(d)
+    assert kind == "dropped-by-discovery" and "no ROCm library" in text
 
 
 def test_windows_discovery_drops_the_gpu_and_the_model_runs_on_the_cpu(gfxgate_exe, tmp_path):
@@ -90,6 +108,8 @@ def test_windows_discovery_drops_the_gpu_and_the_model_runs_on_the_cpu(gfxgate_e
         slog("INFO", "types.go:131", "inference compute", 'id=0 library=cpu variant="" compute="" driver=0.0 name="" total="31.3 GiB" available="28.1 GiB"'),
     ], newline="\r\n")  # a Windows server's log
     assert finding(d, "ollama-hip-meminfo-failed")["layer"] == "discovery"
+    assert "HIP runtime" in finding(d, "ollama-hip-meminfo-failed")["remedy"]
+    assert "Discovery dropped every GPU" in finding(d, "ollama-no-compatible-gpus")["remedy"]
     kinds = dict(conclusion(d))
     assert "dropped-by-discovery" in kinds and "hipMemGetInfo" not in kinds["dropped-by-discovery"]
     assert "through HIP" in kinds["dropped-by-discovery"]
@@ -111,6 +131,9 @@ def test_an_override_in_effect_is_a_fact_and_never_suggested_again(gfxgate_exe, 
     f = finding(d, "rocblas-tensile-missing")
     assert "hsa-override-10.3.0" not in f["workarounds"]  # in effect, and it failed with it
     assert any("already in effect" in c for c in f["context"])
+    assert f["layer"] == "rocblas-artifacts" and "no kernels for gfx1031" in f["remedy"]
+    [(kind, text)] = conclusion(d)  # an excerpt without its run: the verdict, and that when is not known
+    assert kind == "failed" and text.startswith("the GPU failed at the rocblas-artifacts layer") and "gfx1031, log line 3" in text
 
 
 def test_an_override_is_suggested_only_toward_a_target_the_log_lists(gfxgate_exe, tmp_path):
@@ -140,6 +163,9 @@ def test_a_self_built_ollama_is_read_by_the_messages_form(gfxgate_exe, tmp_path)
     f = finding(d, "ollama-amdgpu-not-supported")
     assert f["stale"] is None and f["status"] == "blocked" and f["target"] == "gfx1031"
     assert any(u["what"] == "Ollama version" and "0.0.0" in u["reason"] for u in d["unknowns"])
+    assert f["layer"] == "discovery" and "HSA_OVERRIDE_GFX_VERSION" in f["remedy"] and f["workarounds"] == ["hsa-override-10.3.0"]
+    assert "exact value: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes the runtime report gfx1031 as gfx1030" in f["context"]
+    assert [k for k, _ in conclusion(d)] == ["dropped-by-discovery"]
     md = diagnose(gfxgate_exe, tmp_path, [self_built, rejected], fmt="md")
     assert "0.0.0 (self-built: version unknown)" in md
 
@@ -155,6 +181,8 @@ def test_ollamas_own_offload_line_is_shown_in_md_and_text(gfxgate_exe, tmp_path)
     d = diagnose(gfxgate_exe, tmp_path, lines)
     assert d["runs"][0]["offload"] == "1/29" and d["runs"][0]["outcome"] == "failed"
     assert conclusion(d)[0][0] == "crashed-loading"
+    crash = finding(d, "go-signal-crash")
+    assert crash["layer"] == "runtime" and "crashed while loading" in crash["remedy"]
     for fmt in ("md", "text"):
         assert "offloaded 1/29 layers" in diagnose(gfxgate_exe, tmp_path, lines, fmt=fmt)
 
@@ -214,12 +242,16 @@ def test_several_messages_on_one_line_are_each_found(gfxgate_exe, tmp_path):
     assert d["version"] == "0.12.3"
     assert {f["message"] for f in d["findings"]} >= {"ollama-amdgpu-not-supported", "ollama-no-compatible-gpus"}
     assert finding(d, "ollama-amdgpu-not-supported")["target"] == "gfx1031"
+    kinds = dict(conclusion(d))
+    assert "rejects the gfx target" in kinds["dropped-by-discovery"]
 
 
 def test_a_line_cut_mid_message_is_still_found(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, [slog("INFO", "routes.go:1", "Listening on 127.0.0.1:11434 (version 0.1.34)"),
+    d = diagnose(gfxgate_exe, tmp_path, [slog("INFO", "routes.go:1", "Listening on 127.0.0.1:11434 (version 0.1.32)"),
                                          'time=2024-05-01T10:00:00.000Z level=WARN source=amd_linux.go:296 msg="amdgpu [0] gfx1031 is not supported by /tmp/ollama123/rocm ['])
-    assert finding(d, "ollama-amdgpu-not-supported-v0129")["target"] == "gfx1031"
+    f = finding(d, "ollama-amdgpu-not-supported-v0129")
+    assert f["target"] == "gfx1031" and f["layer"] == "discovery" and f["status"] == "blocked" and f["remedy"]
+    assert [k for k, _ in conclusion(d)] == ["dropped-by-discovery"]
 
 
 @pytest.mark.parametrize("prefix", [

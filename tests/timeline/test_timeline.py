@@ -227,9 +227,9 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
 
 
 def _live(env, targets):
-    from gfxgate.cli.timeline import compute_live
+    from gfxgate.app.timeline import compute_live
 
-    return compute_live(targets, None, None, (), True, False, False)
+    return compute_live(targets, None, None, {}, True, False, False).result
 
 
 def test_svg_renders_in_a_real_browser(timeline_env, tmp_path, capsys):

@@ -1,0 +1,41 @@
+"""`diff(DiffRequest) -> DiffAnswer`: what flipped between two gate matrices (`gfxgate scan --format json`
+reports), and which --fail-on targets are compared."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    old: Path
+    new: Path
+    fail_on: tuple[str, ...] = ()  # targets whose regression fails the command
+    pins: Path | None = None  # the pins file SARIF locations point at (default: rules/pins.toml of this repository)
+    locate_pins: bool = False  # read the pins file's locations (SARIF only)
+    output: Path | None = None  # the report's file: refused when it is one of the inputs
+
+
+@dataclass(frozen=True)
+class DiffAnswer:
+    diff: Any  # prcheck.diff.MatrixDiff
+    failing: tuple[str, ...]  # canonical names of the --fail-on targets
+    pins_uri: str  # the pins file's URI relative to its repository (SARIF locations)
+    pins_lines: dict[str, int]  # source name -> line of its ref
+    pins_path: Path | None = None  # check: the pins file compared
+
+
+def diff(req: DiffRequest) -> DiffAnswer:
+    from gfxgate.app.common import fail_on_targets, refuse_output_over_inputs
+    from gfxgate.prcheck.diff import diff_matrices, fail_closed, load_matrix
+    from gfxgate.prcheck.pins import pins_location
+
+    refuse_output_over_inputs(req.output, (req.old, req.new))
+    old_matrix, new_matrix = load_matrix(req.old), load_matrix(req.new)
+    fail_closed(old_matrix, new_matrix, command="diff")
+    result = diff_matrices(old_matrix, new_matrix)
+    failing = fail_on_targets(req.fail_on, result.targets)
+    pins_uri, lines = pins_location(req.pins) if req.locate_pins else ("rules/pins.toml", {})
+    return DiffAnswer(result, failing, pins_uri, lines)

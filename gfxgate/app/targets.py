@@ -1,0 +1,76 @@
+"""`targets(TargetsRequest) -> TargetsAnswer`: the known GPU targets, one target explained, or every target a card
+name is sold as."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TargetsRequest:
+    target: str | None = None  # a target, a card name or an NVIDIA architecture; None: every target
+    hsa_override: str | None = None  # which processor an HSA_OVERRIDE_GFX_VERSION value selects
+
+
+@dataclass(frozen=True)
+class TargetsAnswer:
+    name: str | None  # the target asked about (None: the list)
+    rows: tuple[dict, ...]  # one description per target (the list; one; or the candidates, each with ``matched``)
+    candidates: bool = False  # ``name`` is a card name sold as several processors
+
+
+def targets(req: TargetsRequest) -> TargetsAnswer:
+    from gfxgate.targets import catalog
+
+    cat = catalog()
+    target = req.target
+    if req.hsa_override:
+        target = cat.from_hsa_override(req.hsa_override).name
+    if target and cat.vendor_of(target) is None:  # not a vendor's own name: a card name or a PCI id
+        found = cat.by_card(target)
+        if len(found) > 1:
+            return TargetsAnswer(target, tuple(dict(describe(proc), matched=card) for proc, card in found), True)
+    if target:
+        return TargetsAnswer(target, (describe(target),))
+    return TargetsAnswer(None, tuple([describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia]))
+
+
+def describe(target_text: str) -> dict:
+    from gfxgate.targets import AMD, catalog
+
+    cat = catalog()
+    target = cat.parse_target(target_text)  # the vendor seam: an NVIDIA name never reaches AMD's model
+    if target.vendor != AMD:
+        return describe_nvidia(target.processor)
+    proc = cat.processor(target.processor)
+    return {
+        "target": str(target),
+        "processor": proc.name,
+        "family": proc.family,
+        "codename": proc.codename,
+        "products": list(proc.products),
+        "mach": f"0x{proc.mach:02x}",
+        "features": sorted(proc.features),
+        "macros": cat.predefined_macros(target),
+        "hsa_override_gfx_version": proc.hsa_override,
+        "generic_targets": [g.name for g in cat.generics_of(proc.name)],
+        "members": list(proc.members),
+        "card_names": cat.card_sources(proc.name),
+    }
+
+
+
+def describe_nvidia(name: str) -> dict:
+    """An NVIDIA architecture: what a sweep's ``--gpu-target sm_90`` and a log's compute capability name."""
+    from gfxgate.targets import catalog
+
+    arch = catalog().nvidia[name]
+    return {
+        "target": arch.name,
+        "vendor": "nvidia",
+        "family": arch.family,
+        "compute_capability": arch.capability,
+        "products": list(arch.products),
+        "cuda_architectures": arch.name.removeprefix("sm_"),  # CMake's CMAKE_CUDA_ARCHITECTURES value
+        "gate_matrix": "not modelled (sweep and diagnose only)",
+    }

@@ -1,0 +1,60 @@
+"""`trace(TraceRequest)`: follow an option from the Python client through Ollama into llama.cpp (a TraceResult), or
+list where each repository reads an environment variable (--env: an env search result)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    param: str | None = None  # an option (num_gpu, num_ctx, …)
+    env_name: str | None = None  # or an environment variable
+    graph: str | None = None  # the option's hops drawn as a graph: "mermaid" or "dot" (not for --env)
+    refs: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    offline: bool = False
+    rules_root: Path | None = None  # trace rules from this folder instead of the shipped rules/traces
+
+
+def trace(req: TraceRequest):
+    from gfxgate.app.common import require_source
+    from gfxgate.errors import UsageError
+    from gfxgate.sources.resolve import SourceSet, load_pins
+    from gfxgate.trace import load_trace_rules, search_env, trace_option
+
+    param, env_name = req.param, req.env_name
+    if bool(param) == bool(env_name):
+        raise UsageError("name either an option or --env NAME", hint="e.g. gfxgate trace num_gpu, gfxgate trace --env HSA_OVERRIDE_GFX_VERSION")
+    if env_name and req.graph:
+        raise UsageError("--graph draws an option's hops; it does not apply to --env")
+    pins = load_pins()
+    rules = load_trace_rules(req.rules_root, known_repos=set(pins.sources) | set(pins.layouts))
+    if param and param not in rules.traces:  # a usage error, before any source is opened
+        from gfxgate.suggest import did_you_mean, known_names
+
+        known = known_names(rules.traces)
+        raise UsageError(f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known))
+    sourceset = SourceSet(pins, sources=req.sources, refs=req.refs, offline=req.offline)
+    try:
+        # a version or location the user named must exist: fail clearly (exit 4/5) instead of
+        # tracing with every hop of that repository missing
+        for name in dict.fromkeys([*req.refs, *req.sources]):
+            sourceset.get(name)
+        # every repository the trace reads must open: without one the hops after it are missing for no reason
+        # of the code, and the answer would come from nothing (exit 5 naming the --source to give)
+        if env_name:
+            if rules.env is None:  # a --rules folder without one (search_env would take the shipped rule instead)
+                raise UsageError("no environment-variable search rule (rules/traces/*.yaml with an env: section)")
+            needed = rules.env.repos
+        else:
+            needed = tuple(rules.traces[param].repos) if param in rules.traces else ()
+        for name in needed:
+            require_source(sourceset, name, "trace")
+        if env_name:
+            return search_env(sourceset, env_name, rule=rules.env)
+        assert param is not None  # exactly one of the two is given (checked above)
+        return trace_option(rules.traces[param], sourceset)
+    finally:
+        sourceset.close()

@@ -1,0 +1,66 @@
+"""`workarounds(WorkaroundsRequest) -> WorkaroundsAnswer`: every documented workaround (those that apply to the
+named targets), each checked at the scanned versions; with targets, each entry's setting is its route step's (the same
+answer as `scan`), and with installed files, whether code exists for the target an HSA override selects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class WorkaroundsRequest:
+    targets: tuple[str, ...] = ()
+    refs: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    offline: bool = False
+    installed: tuple[Path, ...] = ()  # scanned artifacts
+
+
+@dataclass(frozen=True)
+class WorkaroundsAnswer:
+    reports: tuple  # one check report per workaround
+    sources: tuple  # the sources read (SourceInfo)
+    not_applicable: tuple  # workarounds that do not exist at the checked version
+
+
+def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
+    from gfxgate.app.common import parse_targets, require_source
+    from gfxgate.gate import workarounds as wk
+    from gfxgate.sources.resolve import SourceSet, load_pins
+
+    parsed = parse_targets(req.targets)
+    items = wk.default_workarounds()
+    if parsed:
+        processors = {t.processor for t in parsed}
+        items = tuple(w for w in items if not w.applies_to or processors & set(w.applies_to))
+    artifacts = None
+    if req.installed:
+        from gfxgate.artifacts.scan import scan_paths
+        from gfxgate.artifacts.verdicts import artifact_verdicts
+
+        report = scan_paths(list(req.installed))
+        artifacts = lambda target: artifact_verdicts(report, [target])  # noqa: E731 - one question per override
+    sources, refs, offline = req.sources, req.refs, req.offline
+    sourceset = SourceSet(load_pins(), sources=sources, refs=refs, offline=offline)
+    try:
+        # the entries are checked in ollama at its version: without it there is nothing to answer from (exit 5 or 4,
+        # naming the --source to give), never a table of unknowns
+        ollama = require_source(sourceset, "ollama", "workarounds")
+        steps = None
+        if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
+            from gfxgate.gate.route import step_settings
+            from gfxgate.gate.scan import scan_matrix
+
+            pins = load_pins()
+            # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study)
+            pinned = (not refs and ollama.ref == pins.sources["ollama"].ref) or (bool(refs) and pins.pin_set_for(refs) is not None)
+            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False) if pinned else
+                      scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False))
+            steps = step_settings(matrix.routes)
+        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps)
+        absent = wk.not_applicable(items, sourceset)
+        infos = tuple(s.info() for s in sourceset.opened())
+    finally:
+        sourceset.close()
+    return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
