@@ -11,18 +11,27 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Protocol, Sequence
 
-from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, TargetError
 from gfxgate.resources import rules_dir
 
+AMD, NVIDIA = "amd", "nvidia"  # the vendors of the target model (a TargetId's vendor, rules/targets.yaml vendors:)
 FEATURES = ("sramecc", "xnack")  # alphabetical, the order of a canonical target id
+
+# -- AMD's grammar of target names (LLVM's AMDGPU processors), once: nothing outside this module spells a gfx name --
 _PROCESSOR_RE = re.compile(r"^gfx(?P<major>[0-9]+)(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
 _OVERRIDE_RE = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<stepping>[0-9]+)$")
-# sm_90, sm90, compute_90, "9.0", "compute capability 9.0", "cc 9.0"
+_AMD_SPELLING = re.compile(r"^gfx[0-9]", re.I)  # a name AMD's parser answers for (else: a card name or a PCI id)
+# the target id at the end of an offload bundle entry id (``hipv4-amdgcn-amd-amdhsa--gfx906:xnack-``)
+AMD_BUNDLE_TARGET = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
+# a processor or generic target named in a binary's bytes (a library's strings, a file name inside it)
+AMD_TARGET_BYTES = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
+
+# -- NVIDIA's: sm_90, sm90, compute_90, "9.0", "compute capability 9.0", "cc 9.0" ----------------------------------
 _SM_RE = re.compile(r"^(?:sm_?|compute_)(?P<digits>[0-9]{2,3})$")
 _CC_RE = re.compile(r"^(?:(?:compute capability|cc)\s*)?(?P<major>[0-9]{1,2})\.(?P<minor>[0-9])$")
+_NVIDIA_SPELLING = re.compile(r"^(?:sm_?|compute_)[0-9]|^(?:(?:compute capability|cc)\s*)?[0-9]{1,2}\.[0-9]$", re.I)
 
 
 class Processor(NamedTuple):
@@ -71,10 +80,12 @@ class NvidiaArch(NamedTuple):
 
 
 class TargetId(NamedTuple):
-    """A processor plus explicit feature settings; ``str()`` gives the canonical LLVM target id."""
+    """A processor plus explicit feature settings; ``str()`` gives the canonical target id (LLVM's for AMD,
+    ``gfx90a:sramecc+:xnack-``; nvcc's for NVIDIA, ``sm_90``, which has no features)."""
 
     processor: str
     settings: tuple[tuple[str, str], ...] = ()  # sorted (feature, "+"|"-")
+    vendor: str = AMD  # AMD or NVIDIA: which vendor's model answers for the processor
 
     def __str__(self) -> str:
         return self.processor + "".join(f":{name}{sign}" for name, sign in self.settings)
@@ -97,9 +108,12 @@ class Compatibility(NamedTuple):
 class TargetCatalog:
     """All known processors and generic targets, with the questions asked of them."""
 
-    def __init__(self, processors: list[Processor], nvidia: Sequence[NvidiaArch] = ()) -> None:
+    def __init__(self, processors: list[Processor], nvidia: Sequence[NvidiaArch] = (), *,
+                 probes: Sequence[str] = (), nvidia_probes: Sequence[str] = ()) -> None:
         self.by_name = {p.name: p for p in processors}
         self.nvidia = {a.name: a for a in nvidia}  # not in by_name: the gate matrix models AMD processors only
+        # the vendor seam: each vendor's names, parser and probes; a target of one vendor never reaches another's code
+        self.vendors: dict[str, Vendor] = {AMD: AmdVendor(self, probes), NVIDIA: NvidiaVendor(self, nvidia_probes)}
         self._generic_of: dict[str, list[str]] = {}
         for proc in processors:
             for member in proc.members:
@@ -239,18 +253,44 @@ class TargetCatalog:
         hits = {a.name for a in self.nvidia.values() for p in a.products if re.sub(r"[^a-z0-9]", "", p.lower()) == wanted}
         return hits.pop() if len(hits) == 1 else None
 
-    def parse_gpu(self, text: str) -> str:
-        """The canonical name of the GPU a sweep ran on: an AMD target id (``gfx906:xnack-``) or ``sm_90``."""
+    # -- any vendor (sweep, diagnose, `gfxgate targets`) -------------------------------------------------
+    def parse_target(self, text: str) -> TargetId:
+        """A GPU target of any vendor: ``gfx906:xnack-`` (AMD), ``sm_90`` / ``9.0`` (NVIDIA), or a card name.
+
+        The vendor whose spelling the text has parses it alone; a name no vendor spells (a card, a product, a PCI
+        id) is tried as AMD's cards, then as NVIDIA's products, and the AMD error is the one given."""
         raw = text.strip()
-        if re.match(r"^(?:sm_?|compute_)[0-9]|^[0-9]{1,2}\.[0-9]$", raw.lower()) or raw.lower() in self.nvidia:
-            return self.nvidia_arch(raw).name
+        for vendor in self.vendors.values():
+            if vendor.spelling.match(raw):
+                return vendor.parse(raw)
         try:
-            return str(self.parse(raw))
+            return self.vendors[AMD].parse(raw)
         except TargetError as exc:
             try:
-                return self.nvidia_arch(raw).name
+                return self.vendors[NVIDIA].parse(raw)
             except TargetError:
                 raise exc from None
+
+    def parse_gpu(self, text: str) -> str:
+        """The canonical name of the GPU a sweep ran on: an AMD target id (``gfx906:xnack-``) or ``sm_90``."""
+        return str(self.parse_target(text))
+
+    def vendor_of(self, name: str) -> Vendor | None:
+        """The vendor of a canonical target name as recorded (a worklog's gpu_target); None for a name no vendor
+        knows (a worklog written by hand, an older gfxgate)."""
+        processor = name.split(":", 1)[0].strip()
+        return next((v for v in self.vendors.values() if v.spelling.match(processor) and v.knows(processor)), None)
+
+    def device_vendor(self, name: str) -> Vendor | None:
+        """The vendor a device name a driver printed names by its first word (``NVIDIA H200``); None when the name
+        does not say (AMD's names often do not: ``Radeon RX Vega``, ``RADV VEGA10``, ``AMD Radeon Graphics``)."""
+        return next((v for v in self.vendors.values() if v.device_name and v.device_name.match(name.strip())), None)
+
+    def describe_gpu(self, name: str) -> str:
+        """A recorded target as a report names it: its vendor's description (``sm_90 (NVIDIA Hopper, compute
+        capability 9.0)``), the name itself when no vendor knows it."""
+        vendor = self.vendor_of(name)
+        return vendor.describe(name) if vendor else name
 
     # -- HSA_OVERRIDE_GFX_VERSION ---------------------------------------------------------------
     def from_hsa_override(self, value: str) -> Processor:
@@ -327,6 +367,8 @@ class TargetCatalog:
 @functools.cache
 def catalog() -> TargetCatalog:
     path = rules_dir() / "targets.yaml"
+    from gfxgate.datafiles import load_yaml  # here: the artifacts scanner imports this module for its patterns
+
     data = load_yaml(path, "targets")
     procs = [
         Processor(
@@ -371,7 +413,82 @@ def catalog() -> TargetCatalog:
             if key in seen:
                 raise RuleError(f"{path}: duplicate {kind} {key} ({proc.name} and {seen[key]})")
             seen[key] = proc.name
-    return TargetCatalog(procs, nvidia)
+    vendors = data.get("vendors", {})
+    return TargetCatalog(procs, nvidia, probes=tuple(vendors.get(AMD, {}).get("probes", ())),
+                         nvidia_probes=tuple(vendors.get(NVIDIA, {}).get("probes", ())))
+
+
+# -- the vendor seam ------------------------------------------------------------------------------------------------
+class Vendor(Protocol):
+    """What one GPU vendor gives the target model: how its target names are spelled, parsed, listed, described, and
+    which GPU tools describe its cards. Code that holds a target asks its vendor; no vendor's code sees another's."""
+
+    name: str  # AMD or NVIDIA
+    label: str  # "AMD", "NVIDIA"
+    spelling: re.Pattern[str]  # a text spelled as one of this vendor's target names (gfx…, sm_…): its parser answers
+    device_name: re.Pattern[str] | None  # a device name that says it is this vendor's (``NVIDIA H200``), if any does
+    probes: tuple[str, ...]  # the names of host.probes' tools that describe this vendor's GPUs
+
+    def parse(self, text: str) -> TargetId: ...
+
+    def knows(self, processor: str) -> bool: ...
+
+    def names(self) -> list[str]: ...
+
+    def describe(self, name: str) -> str: ...
+
+
+class AmdVendor:
+    """AMD: LLVM's AMDGPU processors and generic targets, with features, card names and PCI ids (the gate matrix's
+    targets)."""
+
+    name: str = AMD
+    label: str = "AMD"
+    spelling: re.Pattern[str] = _AMD_SPELLING
+    device_name: re.Pattern[str] | None = None  # "AMD Radeon Graphics" says AMD, "Radeon RX Vega" and "RADV NAVI22" do not: the card lookup decides
+
+    def __init__(self, catalog: TargetCatalog, probes: Sequence[str] = ()) -> None:
+        self._catalog = catalog
+        self.probes = tuple(probes)
+
+    def parse(self, text: str) -> TargetId:
+        return self._catalog.parse(text)
+
+    def knows(self, processor: str) -> bool:
+        return processor.lower() in self._catalog.by_name
+
+    def names(self) -> list[str]:
+        return self._catalog.names()
+
+    def describe(self, name: str) -> str:
+        return name  # the gate matrix's own name, as recorded
+
+
+class NvidiaVendor:
+    """NVIDIA: nvcc's ``sm_XX`` architectures by CUDA compute capability (a sweep's or a log's GPU; the gate matrix
+    does not model them)."""
+
+    name: str = NVIDIA
+    label: str = "NVIDIA"
+    spelling: re.Pattern[str] = _NVIDIA_SPELLING
+    device_name: re.Pattern[str] | None = re.compile(r"^NVIDIA\b", re.I)  # CUDA, Vulkan and nvidia-smi all print "NVIDIA <product>"
+
+    def __init__(self, catalog: TargetCatalog, probes: Sequence[str] = ()) -> None:
+        self._catalog = catalog
+        self.probes = tuple(probes)
+
+    def parse(self, text: str) -> TargetId:
+        return TargetId(self._catalog.nvidia_arch(text).name, (), NVIDIA)
+
+    def knows(self, processor: str) -> bool:
+        return processor.lower() in self._catalog.nvidia
+
+    def names(self) -> list[str]:
+        return list(self._catalog.nvidia)
+
+    def describe(self, name: str) -> str:
+        arch = self._catalog.nvidia.get(name.lower())
+        return f"{name} (NVIDIA {arch.family}, compute capability {arch.capability})" if arch else name
 
 
 # -- card names and PCI ids ---------------------------------------------------------------------------

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+from typing import Callable, Iterator, TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 # Files of this checkout that commands write when asked to (pins bump, snapshot build, samples, goldens): the tests
@@ -25,6 +29,8 @@ def _guarded_files() -> dict[str, tuple[int, int, int]]:
 
 
 def pytest_sessionstart(session):
+    if hasattr(session.config, "workerinput"):  # an xdist worker: the controlling session checks the whole run
+        return
     session.config.stash[_GUARD] = _guarded_files()
 
 
@@ -43,6 +49,100 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# Unit and integration tests, marked apart here once instead of by hand in each file. An integration test runs real
+# programs (the installed gfxgate script, clang-19, git, llama-server, chromium, a local HTTP server) or builds real
+# git repositories: it is marked `integration` and `slow`. `pytest -m "not slow"` is the inner loop (under a minute);
+# the whole suite, as CI runs it, is every test.
+# 1. by the fixtures a test uses:
+INTEGRATION_FIXTURES = frozenset({
+    "gfxgate_exe", "clang19", "built", "upstream", "source_env", "upstream_env", "trace_upstream", "trace_env", "sources",
+    "history_upstream", "history_env", "timeline_upstream", "reallama", "reallama_vulkan", "ollama_server",
+})
+# 2. whole modules whose tests all do (through a helper, not a fixture), each with what it runs:
+INTEGRATION_MODULES = {
+    "tests/test_import_modes.py": "collects the suite again in a pytest subprocess",
+    "tests/test_inert_outputs.py": "hostile text through every command of the installed script",
+    "tests/test_issue13_reproductions.py": "the reproductions, through the installed script under time and memory bounds",
+    "tests/sweep/test_sweep_worklog_types.py": "every field of a worklog mutated, through the installed script",
+    "tests/sweep/test_sweep_deadline.py": "a real HTTP server that drips its answer",
+    "tests/host/test_proc.py": "real process groups, timeouts and output budgets",
+    "tests/prcheck/test_golden.py": "gfxgate's outputs on real git repositories against the goldens",
+    "tests/prcheck/test_sarif.py": "scans of real git repositories, through the installed script",
+    "tests/prcheck/test_diff.py": "scans of real git repositories, through the installed script",
+    "tests/artifacts/test_artifacts_fuzz.py": "thousands of mutated real code objects (hypothesis)",
+    "tests/test_suite_setup.py": "pytest sessions with and without xdist, in subprocesses",
+    "tests/sweep/test_sweep_cli.py": "sweeps and bad options through the installed script",
+}
+# 3. single tests that run a program or take seconds (measured: `pytest -m "not slow" --durations=20`):
+SLOW_TESTS = {
+    "tests/core/test_jsontext.py::test_same_text_as_json_dumps": "hypothesis, thousands of documents",
+    "tests/core/test_rules.py::test_samples_are_not_stale": "regenerates every sample",
+    "tests/timeline/test_timeline.py::test_the_shipped_snapshot_is_schema_checked_once_per_content": "two processes",
+    "tests/timeline/test_timeline.py::test_svg_renders_in_a_real_browser": "headless chromium",
+    "tests/core/test_rules.py::test_h200_samples_are_not_stale_and_come_from_the_committed_worklog": "regenerates samples",
+    "tests/core/test_datacache.py::test_a_scan_from_the_cache_never_imports_yaml_or_jsonschema": "a python subprocess",
+    "tests/core/test_report.py::test_cli_needs_no_module_imported_by_someone_else": "python subprocesses",
+    "tests/core/test_hostile_rules.py::test_catastrophic_regex_cannot_hang_the_go_matcher": "a python subprocess",
+    "tests/sweep/test_sweep_gpu.py::test_the_report_says_when_its_runs_ran_and_the_longest_pause": "the installed script",
+    "tests/sweep/test_sweep_gpu.py::test_targets_command_explains_sm_90_and_refuses_an_unknown_one": "the installed script",
+    "tests/sweep/test_sweep_llamaserver.py::test_cli_needs_a_model_file_for_a_llama_server": "the installed script",
+}
+
+
+def pytest_xdist_auto_num_workers(config):
+    """How many workers pyproject's ``-n auto`` means: xdist's own count (one per core) for the whole suite, none for
+    the inner loop (``-m "not slow"``): its unit tests take about 35 s of CPU, and two workers that each import gfxgate
+    and collect the whole suite cost more than they save (measured on the 2-core machine at load 10-11: 81 s in one
+    process, 113 s and 146 s with two workers)."""
+    if "not slow" in (config.option.markexpr or ""):
+        return 0
+    return None  # xdist's own answer
+
+
+# Tests that hold a command to a tight wall-clock bound (a second, a fraction of one, measured against a timeout):
+# under pytest-xdist each runs alone, with no test of another worker beside it (an exclusive lock that every other
+# test shares while it runs), so a busy neighbour cannot make them flaky. Without xdist nothing runs beside anything.
+EXCLUSIVE = (
+    "tests/doctor/test_doctor.py::test_under_a_second_with_a_rocblas_folder_of_1355_files",
+    "tests/test_issue13_reproductions.py::test_the_time_bound_fails_a_tool_that_waits_and_one_that_computes",
+    "tests/sweep/test_sweep_deadline.py::test_the_transport_bounds_each_request_not_each_read",
+    "tests/sweep/test_sweep_runner.py::test_hanging_backend_times_out_within_bounds",
+    "tests/sweep/test_sweep_runner.py::test_slow_streaming_drip_is_cut_at_the_timeout",
+    # every replay of the issue-13 harness is held to 5 s of wall time (the CCOB bombs scan with -j workers of their
+    # own): under xdist at load 11 six replays took 6-26 s of wall for 0.6-2.7 s of CPU beside the other worker
+    "tests/test_issue13_reproductions.py",
+    "tests/test_issue28_sources.py",
+)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        yield
+        return
+    import fcntl
+    import tempfile
+
+    exclusive = (item.nodeid.split("[", 1)[0] in EXCLUSIVE or item.nodeid.split("::", 1)[0] in EXCLUSIVE
+                 or item.get_closest_marker("exclusive") is not None)
+    with open(Path(tempfile.gettempdir()) / f"gfxgate-tests-{run}.lock", "ab") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if (INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())) or module in INTEGRATION_MODULES
+                or item.get_closest_marker("integration")):
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.slow)
+        elif item.nodeid.split("[", 1)[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Every test gets its own cache folder; nothing touches the user's real cache or network."""
@@ -52,6 +152,44 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
         if name.startswith("GFXGATE_SOURCE_"):
             monkeypatch.delenv(name)
     yield cache
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (xdist workers, two sessions sharing the user cache): fcntl.flock on
+    ``path``, released when the file is closed, also when its process dies."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def shared_build(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:
+    """``build(folder)`` once per test run: a session fixture that builds something big (git repositories, clang-19
+    code objects, a 1 GiB blob) calls this instead of building into its own temporary folder.
+
+    Without pytest-xdist it is exactly that (a fresh temporary folder). Under xdist every worker is its own session
+    and would build it again: the first worker to ask builds it in the run's base temporary folder (shared by the
+    run's workers, never by two runs) under an exclusive lock, and keeps what ``build`` returned beside it; the
+    others wait on the lock and reuse both. A build that failed leaves no result, and the next worker builds again."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return build(tmp_path_factory.mktemp(name))
+    import pickle
+    import shutil
+
+    shared = tmp_path_factory.getbasetemp().parent / "shared"  # the run's basetemp/; each worker has popen-gwN/ in it
+    shared.mkdir(exist_ok=True)
+    folder, result = shared / name, shared / f"{name}.pickle"
+    with file_lock(shared / f"{name}.lock"):
+        if result.exists():
+            return pickle.loads(result.read_bytes())
+        shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+        folder.mkdir()
+        value = build(folder)
+        result.write_bytes(pickle.dumps(value))
+        return value
 
 
 def require_tool(name: str) -> str:

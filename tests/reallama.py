@@ -188,7 +188,11 @@ def reallama() -> RealLlama:
     """Debian sid's llama.cpp with the CPU backend set and a tiny model (downloads once, then cached)."""
     if not (shutil.which("apt-get") and shutil.which("dpkg")):
         _required("apt-get and dpkg are not installed")
-    return prepare()
+    from tests.conftest import file_lock
+
+    # one process prepares at a time (xdist workers, two sessions): the backend sets are rebuilt in place
+    with file_lock(debian_cache().parent / "reallama.lock"):
+        return prepare()
 
 
 @pytest.fixture(scope="session")

@@ -40,7 +40,7 @@ from pathlib import Path
 import pytest
 
 from tests.artifacts.artifact_builders import Built, ccob_bomb, many_note_sections, many_sections_no_nul
-from tests.conftest import require_tool
+from tests.conftest import require_tool, shared_build
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.core.test_hostile_rules import HOSTILE_YAML
 from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
@@ -207,7 +207,7 @@ def env(tmp_path) -> dict:
 
 @pytest.fixture(scope="module")
 def built(clang19, tmp_path_factory) -> Built:
-    return Built(tmp_path_factory.mktemp("issue13-built"), clang19)
+    return shared_build(tmp_path_factory, "issue13-built", lambda root: Built(root, clang19))
 
 
 def private_device(folder: Path, name: str, real: str) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import shared_build
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.test_issue13_reproductions import SCAN, _rules, env, replay, work  # noqa: F401 - env, work: fixtures
 
@@ -71,18 +72,22 @@ def test_13_a_rules_file_that_is_not_a_regular_file(gfxgate_exe, work, env, kind
 # -- 10. blob bomb ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def bomb(tmp_path_factory) -> tuple[str, Path]:
-    """A 1 GiB blob of zeros as one loose object (4.5 MB on disk): its id and its file, to copy into repositories."""
-    root = tmp_path_factory.mktemp("blob-bomb")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    proc = subprocess.Popen(["git", "-C", str(root), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    chunk = bytes(1 << 20)
-    for _ in range(1024):
-        proc.stdin.write(chunk)
-    proc.stdin.close()
-    sha = proc.stdout.read().decode().strip()
-    assert proc.wait() == 0 and len(sha) == 40
-    return sha, root / ".git" / "objects" / sha[:2] / sha[2:]
+    """A 1 GiB blob of zeros as one loose object (4.5 MB on disk): its id and its file, to copy into repositories
+    (hashed once per test run: tests/conftest.py shared_build)."""
+
+    def build(root: Path) -> tuple[str, Path]:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        proc = subprocess.Popen(["git", "-C", str(root), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
+        chunk = bytes(1 << 20)
+        for _ in range(1024):
+            proc.stdin.write(chunk)
+        proc.stdin.close()
+        sha = proc.stdout.read().decode().strip()
+        assert proc.wait() == 0 and len(sha) == 40
+        return sha, root / ".git" / "objects" / sha[:2] / sha[2:]
+
+    return shared_build(tmp_path_factory, "blob-bomb", build)
 
 
 def plant(repo: Path, bomb: tuple[str, Path], path: str) -> None:

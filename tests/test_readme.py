@@ -106,8 +106,9 @@ def test_readme_terminal_sample_is_the_tools_text():
 
 
 def test_readme_h200_excerpts_match_the_sample():
-    """The README's real-GPU tables are rows of samples/h200/sweep-report.md (generated from the committed worklog)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The real-GPU tables (benchmarks/README.md, the study's protocol on an H200) are rows of
+    samples/h200/sweep-report.md (generated from the committed worklog)."""
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
     sample = (ROOT / "samples" / "h200" / "sweep-report.md").read_text(encoding="utf-8").splitlines()
     for start, end, count in (("<!-- excerpt of samples/h200/sweep-report.md (Results)", "<!-- end of h200 excerpt -->", 9),
                               ("<!-- excerpt of samples/h200/sweep-report.md (speed)", "<!-- end of h200 speed excerpt -->", 9)):

@@ -26,7 +26,7 @@ def targets(req: TargetsRequest) -> TargetsAnswer:
     target = req.target
     if req.hsa_override:
         target = cat.from_hsa_override(req.hsa_override).name
-    if target and target.split(":")[0].lower() not in cat.by_name:
+    if target and cat.vendor_of(target) is None:  # not a vendor's own name: a card name or a PCI id
         found = cat.by_card(target)
         if len(found) > 1:
             return TargetsAnswer(target, tuple(dict(describe(proc), matched=card) for proc, card in found), True)
@@ -36,12 +36,12 @@ def targets(req: TargetsRequest) -> TargetsAnswer:
 
 
 def describe(target_text: str) -> dict:
-    from gfxgate.targets import catalog
+    from gfxgate.targets import AMD, catalog
 
     cat = catalog()
-    if cat.parse_gpu(target_text) in cat.nvidia:
-        return describe_nvidia(cat.parse_gpu(target_text))
-    target = cat.parse(target_text)
+    target = cat.parse_target(target_text)  # the vendor seam: an NVIDIA name never reaches AMD's model
+    if target.vendor != AMD:
+        return describe_nvidia(target.processor)
     proc = cat.processor(target.processor)
     return {
         "target": str(target),

@@ -9,7 +9,6 @@ decompression bomb costs at most the cap. Malformed input raises ArtifactFormatE
 from __future__ import annotations
 
 import functools
-import re
 import struct
 import zlib
 from typing import Iterator, NamedTuple
@@ -23,7 +22,6 @@ MAX_ID_LEN = 1024
 DEFAULT_DECOMPRESS_CAP = 256 << 20  # bytes of decompressed output one compressed bundle may produce
 _CCOB_LAYOUT = {1: ("<HHIQ", 20), 2: ("<HHIIQ", 24), 3: ("<HHQQQ", 32)}
 _METHODS = {0: "zlib", 1: "zstd"}
-_TARGET_TAIL = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
 
 
 class BundleEntry(NamedTuple):
@@ -67,7 +65,10 @@ def split_entry_id(entry_id: str) -> tuple[str, str, str]:
     if "--" in rest:
         triple, _, target = rest.partition("--")
         return kind, triple, target
-    match = _TARGET_TAIL.search(rest)
+    from gfxgate.targets import AMD_BUNDLE_TARGET  # the AMD target grammar lives with the target model (imported
+    # here: a scan that meets no bundle does not load it)
+
+    match = AMD_BUNDLE_TARGET.search(rest)
     if match and rest.startswith("amdgcn"):
         return kind, rest[: match.start()], match.group(1)
     return kind, rest, ""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.artifacts.model import SKIPPED, ArtifactReport, FileReport
 
 if TYPE_CHECKING:  # the JSON of a scan without --target needs neither the gate model nor the Markdown helpers
@@ -156,18 +156,13 @@ def render_text(result: ArtifactsResult) -> str:
     return inert_lines(out)
 
 
-class Format(str, Enum):
-    MD = "md"
-    JSON = "json"
-    TEXT = "text"
-
-
-FORMATTERS: dict[Format, Callable[[ArtifactsResult], str]] = {
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+FORMATTERS: dict[Format, Formatter[ArtifactsResult]] = {
     Format.MD: render_md,
     Format.JSON: render_json,
     Format.TEXT: render_text,
 }
 
 
-def render(result: ArtifactsResult, fmt: str) -> str:
-    return FORMATTERS[Format(fmt)](result)
+def render(result: ArtifactsResult, fmt: Format | str) -> str:
+    return FORMATTERS[choose(fmt, FORMATS)](result)

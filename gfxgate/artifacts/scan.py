@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import re
 import stat
 from collections import deque
 from pathlib import Path
@@ -37,7 +36,6 @@ LOOKAHEAD = 16  # .hip_fatbin blobs parsed ahead of the one being decoded (their
 class _ScanLimit(Exception):
     """A per-file work limit was reached; the file's report says so and the scan moves on."""
 HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
-_TARGET_TEXT = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
 _EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
 # Allocated sections that hold linker/unwinder tables, never data a program embeds.
 _NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".eh_frame", ".gcc_except_table", ".got", ".init_array",
@@ -292,6 +290,7 @@ class _FileScan:
 
     def target_strings(self, sections) -> None:
         from gfxgate.artifacts.elf import mach_table
+        from gfxgate.targets import AMD_TARGET_BYTES  # the AMD target grammar lives with the target model
 
         known = set(mach_table().machs)
         seen: dict[str, list[int]] = {}
@@ -305,7 +304,7 @@ class _FileScan:
             end = sec.offset + span
             for pos, piece, own in self.blob.chunks(sec.offset, end, overlap=32):
                 # a match belongs to the piece it starts in; the overlap completes the ones at its end
-                for match in _TARGET_TEXT.finditer(piece, 0, min(len(piece), end - pos)):
+                for match in AMD_TARGET_BYTES.finditer(piece, 0, min(len(piece), end - pos)):
                     if match.start() >= own:
                         break
                     name = match.group().decode()

@@ -60,11 +60,19 @@ def radv_target(name: str) -> tuple[str, str] | None:
 
 
 def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
-    """The gfx target a device name (and PCI id) stands for, and how that was decided (or why not)."""
+    """The target a device name (and PCI id) stands for, and how that was decided (or why not). A name that says its
+    vendor (``NVIDIA H200``) is that vendor's alone; the others are AMD's (RADV chips, card names, PCI ids)."""
+    from gfxgate.targets import AMD, TargetError, catalog
+
+    vendor = catalog().device_vendor(name)
+    if vendor is not None and vendor.name != AMD:
+        try:
+            return str(vendor.parse(name)), f"the {vendor.label} product name {name}"
+        except TargetError:
+            return None, f"the {vendor.label} product is not in rules/targets.yaml"
     found = radv_target(name)
     if found:
         return found
-    from gfxgate.targets import catalog
 
     lookup = getattr(catalog(), "by_card", None)  # card names / PCI ids (rules/targets.yaml names:), where present
     for text in (pci_id, name):

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from gfxgate.jsontext import dumps
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION, Diagnosis, Finding
+from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.report.text import inert_lines
 from gfxgate.serial import document
@@ -118,8 +119,10 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
     return inert_lines(out)
 
 
-FORMATTERS = {"md": render_md, "json": render_json, "text": render_text}
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+FORMATTERS: dict[Format, Formatter[Sequence[Diagnosis]]] = {Format.MD: render_md, Format.JSON: render_json,
+                                                             Format.TEXT: render_text}
 
 
-def render(diagnoses: Sequence[Diagnosis], fmt: str) -> str:
-    return FORMATTERS[fmt](diagnoses)
+def render(diagnoses: Sequence[Diagnosis], fmt: Format | str) -> str:
+    return FORMATTERS[choose(fmt, FORMATS)](diagnoses)

@@ -4,9 +4,9 @@ feature file) and prometheus (node_exporter textfile collector). No I/O: the CLI
 from __future__ import annotations
 
 import re
-from enum import Enum
 
 from gfxgate.doctor.model import MachineReport
+from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import code, md_escape
 
 NFD_PREFIX = "gfxgate.io/"
@@ -178,17 +178,11 @@ def render_prometheus(report: MachineReport) -> str:
     return "\n".join(out) + "\n"
 
 
-class Format(str, Enum):
-    MD = "md"
-    JSON = "json"
-    TEXT = "text"
-    NFD = "nfd"
-    PROMETHEUS = "prometheus"
+FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.NFD, Format.PROMETHEUS)
+FORMATTERS: dict[Format, Formatter[MachineReport]] = {
+    Format.MD: render_md, Format.JSON: render_json, Format.TEXT: render_text, Format.NFD: render_nfd,
+    Format.PROMETHEUS: render_prometheus}
 
 
-FORMATTERS = {Format.MD: render_md, Format.JSON: render_json, Format.TEXT: render_text, Format.NFD: render_nfd,
-              Format.PROMETHEUS: render_prometheus}
-
-
-def render(report: MachineReport, fmt: str) -> str:
-    return FORMATTERS[Format(fmt)](report)
+def render(report: MachineReport, fmt: Format | str) -> str:
+    return FORMATTERS[choose(fmt, FORMATS)](report)

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from gfxgate.history.walk import History, Step
 from gfxgate.prcheck.render import KIND_LABELS, _status, dumps
+from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.report.text import inert_lines
 
@@ -73,9 +74,13 @@ def history_text(h: History) -> str:
     return inert_lines(out)
 
 
-def render(h: History, fmt: str) -> str:
-    if fmt == "json":
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+
+
+def render(h: History, fmt: Format | str) -> str:
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.JSON:
         return dumps(h.to_json())
-    if fmt == "text":
+    if fmt is Format.TEXT:
         return history_text(h)
     return history_markdown(h)

@@ -6,6 +6,7 @@ from typing import Any, Mapping
 
 from gfxgate import jsontext
 from gfxgate.prcheck.diff import DRIFT, EVIDENCE, IMPROVEMENT, KINDS, REGRESSION, RESOLVED, MatrixDiff
+from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.report.text import inert_lines
 
@@ -114,14 +115,18 @@ def diff_text(diff: MatrixDiff, *, failing: tuple[str, ...] = ()) -> str:
     return inert_lines(out)
 
 
-def render(diff: MatrixDiff, fmt: str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,
+FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.SARIF)
+
+
+def render(diff: MatrixDiff, fmt: Format | str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,
            pins_uri: str = "rules/pins.toml", title: str = "gfxgate diff") -> str:
-    if fmt == "json":
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.JSON:
         return dumps({**diff.to_json(), "fail_on": list(failing), "failing": sorted({c.target for c in diff.regressions(failing)}) if failing else []})
-    if fmt == "sarif":
+    if fmt is Format.SARIF:
         from gfxgate.report.sarif import diff_sarif
 
         return dumps(diff_sarif(diff, pins_uri=pins_uri, pins_lines=pins_lines or {}))
-    if fmt == "text":
+    if fmt is Format.TEXT:
         return diff_text(diff, failing=failing)
     return diff_markdown(diff, failing=failing, title=title)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import enum
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from gfxgate.gate.matrix import GateMatrix
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, Formatter, choose
 
+if TYPE_CHECKING:
+    from gfxgate.gate.matrix import GateMatrix
 
-class OutputFormat(str, enum.Enum):
-    MARKDOWN = "md"
-    JSON = "json"
-    TEXT = "text"
-    SARIF = "sarif"
+FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.SARIF)
 
 
 def render_json(matrix: GateMatrix) -> str:
@@ -26,10 +23,10 @@ def _markdown(matrix: GateMatrix) -> str:
     return render(matrix)
 
 
-def _text(matrix: GateMatrix, **options) -> str:
+def _text(matrix: GateMatrix, *, width: int = 100, color: bool = False, verbose: bool = False) -> str:
     from gfxgate.report.terminal import render
 
-    return render(matrix, **options)
+    return render(matrix, width=width, color=color, verbose=verbose)
 
 
 def _sarif(matrix: GateMatrix) -> str:
@@ -38,18 +35,18 @@ def _sarif(matrix: GateMatrix) -> str:
     return render_scan(matrix)
 
 
-FORMATTERS: dict[OutputFormat, Callable[..., str]] = {
-    OutputFormat.MARKDOWN: _markdown,
-    OutputFormat.JSON: render_json,
-    OutputFormat.TEXT: _text,
-    OutputFormat.SARIF: _sarif,
+FORMATTERS: dict[Format, Formatter[GateMatrix]] = {
+    Format.MD: _markdown,
+    Format.JSON: render_json,
+    Format.TEXT: _text,
+    Format.SARIF: _sarif,
 }
 
 
-def render(matrix: GateMatrix, fmt: str | OutputFormat, *, width: int = 100, color: bool = False,
+def render(matrix: GateMatrix, fmt: Format | str, *, width: int = 100, color: bool = False,
            verbose: bool = False) -> str:
     """``width``, ``color`` and ``verbose`` lay out the text format; the other formats have one form."""
-    fmt = OutputFormat(fmt)
-    if fmt is OutputFormat.TEXT:
-        return FORMATTERS[fmt](matrix, width=width, color=color, verbose=verbose)
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.TEXT:
+        return _text(matrix, width=width, color=color, verbose=verbose)
     return FORMATTERS[fmt](matrix)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gfxgate.diagnose.model import JSON_SCHEMA_VERSION
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import checked_table, code, md_escape
 
 
@@ -32,9 +33,13 @@ def render_json(checks, *, sources) -> str:
     return dumps(data) + "\n"
 
 
-def render(checks, fmt: str, *, sources, width: int = 100, color: bool = False) -> str:
-    if fmt == "text":
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+
+
+def render(checks, fmt: Format | str, *, sources, width: int = 100, color: bool = False) -> str:
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.TEXT:
         from gfxgate.report.terminal import markdown_text
 
         return markdown_text(render_md(checks, sources=sources), width=width, color=color)
-    return (render_json if fmt == "json" else render_md)(checks, sources=sources)
+    return (render_json if fmt is Format.JSON else render_md)(checks, sources=sources)

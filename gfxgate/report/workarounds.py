@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import checked_table, code, md_escape
 
 SCHEMA_VERSION = 1
@@ -48,9 +49,13 @@ def render_md(reports, *, sources, not_applicable=()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(reports, fmt: str, *, sources, not_applicable=(), width: int = 100, color: bool = False) -> str:
-    if fmt == "text":
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+
+
+def render(reports, fmt: Format | str, *, sources, not_applicable=(), width: int = 100, color: bool = False) -> str:
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.TEXT:
         from gfxgate.report.terminal import markdown_text
 
         return markdown_text(render_md(reports, sources=sources, not_applicable=not_applicable), width=width, color=color)
-    return (render_json if fmt == "json" else render_md)(reports, sources=sources, not_applicable=not_applicable)
+    return (render_json if fmt is Format.JSON else render_md)(reports, sources=sources, not_applicable=not_applicable)

@@ -12,9 +12,12 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from gfxgate.errors import InputError
+
+if TYPE_CHECKING:
+    from gfxgate.host.probes import Probe
 
 MAX_LOG_BYTES = 512 * 1024  # per run; a runaway log keeps its newest part
 READ_BLOCK = 1 << 20
@@ -133,13 +136,14 @@ def journal_window(unit: str, since: datetime, until: datetime) -> Collected:
     return Collected("journal", where, kept, note)
 
 
-def gpu_probes() -> list[Collected]:
+def gpu_probes(gpu_target: str | None = None) -> list[Collected]:
     """One-off host facts: the probes of ``host.probes`` (ROCm SMI / AMD SMI / NVIDIA SMI, Vulkan devices); each absent
-    tool becomes a note."""
+    tool becomes a note. With the sweep's GPU target, only its vendor's tools (rules/targets.yaml ``vendors:``) and
+    the tools no vendor claims (vulkaninfo) run: an NVIDIA sweep does not ask rocm-smi, an AMD one not nvidia-smi."""
     from gfxgate.host.probes import PROBES, run_tool
 
     probes: list[Collected] = []
-    for probe in PROBES:
+    for probe in _probes_for(PROBES, gpu_target):
         code, out, problem = run_tool(probe.argv)
         where = " ".join(probe.argv)
         if code is None or problem:
@@ -154,6 +158,18 @@ def gpu_probes() -> list[Collected]:
         lines = tuple(text.splitlines()[:MAX_TOOL_LINES])
         probes.append(Collected(probe.name, where, lines, "" if lines else "no output"))
     return probes
+
+
+def _probes_for(probes: Sequence[Probe], gpu_target: str | None) -> list[Probe]:
+    """The probes a sweep on ``gpu_target`` asks: every probe without a target (or one no vendor knows)."""
+    from gfxgate.targets import catalog
+
+    cat = catalog()
+    vendor = cat.vendor_of(gpu_target) if gpu_target else None
+    if vendor is None:
+        return list(probes)
+    claimed = {name for v in cat.vendors.values() for name in v.probes}
+    return [p for p in probes if p.name in vendor.probes or p.name not in claimed]
 
 
 def utcnow() -> datetime:

@@ -248,8 +248,7 @@ def _target_text(target: str | None) -> str:
         return "unknown"
     from gfxgate.targets import catalog
 
-    arch = catalog().nvidia.get(target)
-    return f"{target} (NVIDIA {arch.family}, compute capability {arch.capability})" if arch else target
+    return catalog().describe_gpu(target)  # its vendor's description
 
 
 def _run_row(run: Run, superseded: bool) -> RunRow:

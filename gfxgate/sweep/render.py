@@ -8,21 +8,11 @@ the hypotheses' own (``sweep/hypotheses.py``), which the JSON carries.
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Callable
 
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import code, fence, md_escape
 from gfxgate.sweep.model import SweepReport
-
-
-class ReportFormat(str, Enum):
-    MD = "md"
-    JSON = "json"
-    TEXT = "text"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 LABELS = {
@@ -217,15 +207,16 @@ def render_text(report: SweepReport, lang: str = "en", *, width: int = 100, colo
     return markdown_text(render_markdown(report, lang), width=width, color=color)
 
 
-FORMATTERS: dict[ReportFormat, Callable[..., str]] = {
-    ReportFormat.MD: render_markdown,
-    ReportFormat.JSON: render_json,
-    ReportFormat.TEXT: render_text,
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+FORMATTERS: dict[Format, Formatter[SweepReport]] = {  # the English report; render() gives the language and layout
+    Format.MD: render_markdown,
+    Format.JSON: render_json,
+    Format.TEXT: render_text,
 }
 
 
-def render(report: SweepReport, fmt: ReportFormat | str, lang: str = "en", *, width: int = 100, color: bool = False) -> str:
-    fmt = ReportFormat(fmt)
-    if fmt is ReportFormat.TEXT:
+def render(report: SweepReport, fmt: Format | str, lang: str = "en", *, width: int = 100, color: bool = False) -> str:
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.TEXT:
         return render_text(report, lang, width=width, color=color)
-    return FORMATTERS[fmt](report, lang)
+    return render_markdown(report, lang) if fmt is Format.MD else render_json(report, lang)

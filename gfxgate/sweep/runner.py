@@ -565,7 +565,7 @@ class SweepRunner:
 
     def _environment_probes(self) -> list[dict[str, Any]]:
         if self._environment is None:
-            probes = gpu_probes() if self.plan.probe_gpu else []
+            probes = gpu_probes(self.plan.gpu_target) if self.plan.probe_gpu else []
             self._environment = [
                 {**p.to_json(), "excerpt": list(p.lines[:40])} for p in probes
             ] or [{"source": "gpu-probes", "ok": False, "note": "GPU probes disabled (--no-probe-gpu)"}]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Literal, overload
 
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, link, md_escape as _md_cell
 from gfxgate.timeline.model import Ev, Timeline
 
-FORMATS = ("md", "json", "text", "svg", "png")
+FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.SVG, Format.PNG)
 
 
 def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
@@ -107,19 +108,18 @@ def render(timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 
            color: bool = False) -> str | bytes: ...
 
 
-def render(timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 100, color: bool = False) -> str | bytes:
-    if fmt == "md":
+def render(timeline: Timeline, fmt: Format | str, *, verbose: bool = False, width: int = 100, color: bool = False) -> str | bytes:
+    fmt = choose(fmt, FORMATS)
+    if fmt is Format.MD:
         return render_md(timeline, verbose=verbose)
-    if fmt == "text":
+    if fmt is Format.TEXT:
         from gfxgate.report.terminal import markdown_text
 
         return markdown_text(render_md(timeline, verbose=verbose), width=width, color=color)
-    if fmt == "json":
+    if fmt is Format.JSON:
         return render_json(timeline)
     from gfxgate.timeline import figure
 
-    if fmt == "svg":
+    if fmt is Format.SVG:
         return figure.render_svg(timeline)
-    if fmt == "png":
-        return figure.render_png(timeline)
-    raise ValueError(f"unknown format {fmt!r}")
+    return figure.render_png(timeline)

@@ -9,15 +9,13 @@ import re
 from enum import Enum
 
 from gfxgate.jsontext import dumps
+from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.report.text import inert, inert_lines
 from gfxgate.trace.model import FOUND, MISSING, EnvSearch, TraceHop, TraceResult
 
 
-class Format(str, Enum):
-    MD = "md"
-    JSON = "json"
-    TEXT = "text"
+FORMATS = (Format.MD, Format.JSON, Format.TEXT)
 
 
 class Graph(str, Enum):
@@ -25,8 +23,8 @@ class Graph(str, Enum):
     DOT = "dot"
 
 
-def render(result: TraceResult | EnvSearch, fmt: str) -> str:
-    fmt = Format(fmt)
+def render(result: TraceResult | EnvSearch, fmt: Format | str) -> str:
+    fmt = choose(fmt, FORMATS)
     if fmt is Format.JSON:
         return dumps(result.to_json(), sort_keys=False) + "\n"
     if isinstance(result, EnvSearch):

@@ -13,6 +13,7 @@ import subprocess
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from tests.debian import debian_package  # noqa: F401 - re-exported for the conftest and the benchmarks
 
@@ -42,39 +43,48 @@ def run(cmd: list[str], cwd: Path) -> None:
 
 @dataclass
 class Built:
+    """Real GPU code compiled on first use into ``root`` and kept there. Safe when several processes share ``root``
+    (pytest-xdist workers, tests/conftest.py shared_build): each writes its own sources and renames a finished
+    output into place, so a reader never sees half a file and a second compile of the same output is harmless."""
+
     root: Path
     clang: str
 
+    def _build(self, out: Path, sources: dict[str, str], argv: Callable[[list[str], str], list[str]]) -> Path:
+        """Compile ``argv(source paths, output path)`` unless ``out`` exists; the sources are written and the output
+        compiled under names with this process's id, and the output renamed into place when finished."""
+        if out.exists():
+            return out
+        import os
+
+        tag = f".{os.getpid()}"
+        paths = []
+        for name, text in sources.items():
+            path = self.root / f"{tag}-{name}"
+            path.write_text(text)
+            paths.append(str(path))
+        partial = out.with_name(f"{tag}-{out.name}")
+        run(argv(paths, str(partial)), self.root)
+        os.replace(partial, out)
+        return out
+
     def code_object(self, mcpu: str, *extra: str, name: str | None = None) -> Path:
         out = self.root / (name or f"k-{mcpu.replace(':', '_')}{'-'.join(extra)}.hsaco")
-        if not out.exists():
-            src = self.root / "k.cl"
-            src.write_text(KERNEL_CL)
-            run([self.clang, "-x", "cl", "-target", "amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-nogpulib", "-O2",
-                 *extra, str(src), "-o", str(out)], self.root)
-        return out
+        return self._build(out, {"k.cl": KERNEL_CL}, lambda srcs, o: [
+            self.clang, "-x", "cl", "-target", "amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-nogpulib", "-O2", *extra, *srcs,
+            "-o", o])
 
     def hip_so(self, name: str, *extra: str, archs=HIP_ARCHS, units: int = 1) -> Path:
-        out = self.root / name
-        if not out.exists():
-            srcs = []
-            for n in range(units):
-                src = self.root / f"{name}-{n}.hip"
-                src.write_text(KERNEL_HIP % {"n": n})
-                srcs.append(str(src))
-            run([self.clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs), "-nogpulib", "-nogpuinc",
-                 "-no-hip-rt", "-shared", "-fPIC", *extra, *srcs, "-o", str(out)], self.root)
-        return out
+        return self._build(self.root / name, {f"{name}-{n}.hip": KERNEL_HIP % {"n": n} for n in range(units)},
+                           lambda srcs, o: [self.clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs),
+                                            "-nogpulib", "-nogpuinc", "-no-hip-rt", "-shared", "-fPIC", *extra, *srcs,
+                                            "-o", o])
 
     def device_bundle(self, name: str, *extra: str, archs=HIP_ARCHS) -> Path:
-        out = self.root / name
-        if not out.exists():
-            src = self.root / f"{name}.hip"
-            src.write_text(KERNEL_HIP % {"n": 0})
-            run([self.clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs), "--offload-device-only", "-c",
-                 "-nogpulib", "-nogpuinc", *extra, str(src), "-o", str(out)], self.root)
-        return out
-
+        return self._build(self.root / name, {f"{name}.hip": KERNEL_HIP % {"n": 0}},
+                           lambda srcs, o: [self.clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs),
+                                            "--offload-device-only", "-c", "-nogpulib", "-nogpuinc", *extra, *srcs,
+                                            "-o", o])
 
 
 def ccob(bundle: bytes, version: int, method: str) -> bytes:

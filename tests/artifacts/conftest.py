@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.artifacts.artifact_builders import Built, debian_package, shared_object
-from tests.conftest import require_tool
+from tests.conftest import require_tool, shared_build
 
 
 @pytest.fixture(scope="session")
 def built(clang19, tmp_path_factory) -> Built:
-    return Built(tmp_path_factory.mktemp("artifacts-built"), clang19)
+    return shared_build(tmp_path_factory, "artifacts-built", lambda root: Built(root, clang19))
 
 
 @pytest.fixture(scope="session")

@@ -2,19 +2,23 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import shared_build
 from tests.core.upstream_fixtures import build_clr, build_fork, build_llama_cpp, build_ollama, build_rocm_docs
 
 
 @pytest.fixture(scope="session")
 def upstream(tmp_path_factory):
-    """Paths of the fixture upstream repositories (built once per session)."""
-    root = tmp_path_factory.mktemp("upstream")
-    build_ollama(root / "ollama")
-    build_llama_cpp(root / "llama.cpp")
-    build_rocm_docs(root / "rocm")
-    build_clr(root / "clr")
-    build_fork(root / "fork")
-    return root
+    """Paths of the fixture upstream repositories (built once per test run)."""
+
+    def build(root):
+        build_ollama(root / "ollama")
+        build_llama_cpp(root / "llama.cpp")
+        build_rocm_docs(root / "rocm")
+        build_clr(root / "clr")
+        build_fork(root / "fork")
+        return root
+
+    return shared_build(tmp_path_factory, "upstream", build)
 
 
 @pytest.fixture

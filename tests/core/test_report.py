@@ -7,7 +7,7 @@ import pytest
 from gfxgate.cli import main
 from gfxgate.gate.matrix import GateMatrix, Layer
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.report import FORMATTERS, OutputFormat, render
+from gfxgate.report import FORMATS, FORMATTERS, render
 
 
 def _matrix() -> GateMatrix:
@@ -22,7 +22,7 @@ def _matrix() -> GateMatrix:
 
 
 def test_every_format_has_a_formatter():
-    assert set(FORMATTERS) == set(OutputFormat)
+    assert set(FORMATTERS) == set(FORMATS)
 
 
 def test_markdown_escapes_table_cells_and_keeps_evidence():

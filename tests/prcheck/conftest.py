@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import shared_build
 from tests.prcheck.upstream import build_upstream
 
 
 @pytest.fixture(scope="session")
 def history_upstream(tmp_path_factory):
     """Paths of the synthetic upstream repositories (built once per session)."""
-    return build_upstream(tmp_path_factory.mktemp("prcheck-upstream"))
+    return shared_build(tmp_path_factory, "prcheck-upstream", build_upstream)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from gfxgate.sweep.model import build_report
-from gfxgate.sweep.render import FORMATTERS, ReportFormat, render
+from gfxgate.sweep.render import FORMATS, FORMATTERS, render
 from gfxgate.sweep.worklog import read_worklog
 from tests.sweep.ollama_server import MODEL
 from tests.sweep.sweephelp import gfxgate, run_inprocess
@@ -124,8 +124,8 @@ def test_report_reproduces_the_seed(seed_sweep):
 def test_every_format_has_a_formatter_and_rendering_is_pure(seed_sweep):
     worklog, _ = seed_sweep
     report = build_report(read_worklog(worklog))
-    assert set(FORMATTERS) == set(ReportFormat)
-    for fmt in ReportFormat:
+    assert set(FORMATTERS) == set(FORMATS)
+    for fmt in FORMATS:
         assert render(report, fmt) == render(report, fmt.value)
     assert json.loads(render(report, "json")) == report.to_json()
 

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import shared_build
 from tests.prcheck.upstream import build_upstream
 
 
 @pytest.fixture(scope="session")
 def timeline_upstream(tmp_path_factory):
     """The synthetic ollama-shaped upstream of the history tests (release tags that flip, move and drift)."""
-    return build_upstream(tmp_path_factory.mktemp("timeline-upstream"))
+    return shared_build(tmp_path_factory, "timeline-upstream", build_upstream)
 
 
 @pytest.fixture

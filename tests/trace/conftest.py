@@ -2,17 +2,21 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import shared_build
 from tests.trace.fixtures import build_client, build_llama_cpp, build_ollama
 
 
 @pytest.fixture(scope="session")
 def trace_upstream(tmp_path_factory):
-    """The fixture repositories, built once per session."""
-    root = tmp_path_factory.mktemp("trace-upstream")
-    build_client(root / "ollama-python")
-    build_ollama(root / "ollama")
-    build_llama_cpp(root / "llama.cpp")
-    return root
+    """The fixture repositories, built once per test run."""
+
+    def build(root):
+        build_client(root / "ollama-python")
+        build_ollama(root / "ollama")
+        build_llama_cpp(root / "llama.cpp")
+        return root
+
+    return shared_build(tmp_path_factory, "trace-upstream", build)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from gfxgate.cli import main
 from gfxgate.resources import schemas_dir
 from gfxgate.trace import load_trace_rules, search_env, trace_option
-from gfxgate.trace.render import Format, Graph, dot, mermaid, render, render_graph
+from gfxgate.trace.render import FORMATS, Graph, dot, mermaid, render, render_graph
 
 
 def _schema():
@@ -30,7 +30,7 @@ def result(sources):
 
 
 def test_every_format_and_graph_has_a_renderer(result):
-    for fmt in Format:
+    for fmt in FORMATS:
         assert render(result, fmt.value).strip()
     for kind in Graph:
         assert render_graph(result, kind.value).strip()

@@ -1,0 +1,129 @@
+"""The test suite's own machinery (issue 25 item 10): under pytest-xdist a big session fixture is built once per run
+and shared by the workers (tests/conftest.py shared_build); the marks keep the inner loop to unit tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+SESSION = '''
+import os, time
+import pytest
+from tests.conftest import shared_build
+
+@pytest.fixture(scope="session")
+def thing(tmp_path_factory):
+    def build(root):
+        with open(os.environ["BUILD_LOG"], "a") as log:
+            log.write(f"{os.getpid()}\\n")
+        time.sleep(0.5)  # a slow build: the other worker asks meanwhile and must wait, not build again
+        (root / "made").write_text("once")
+        return {"root": root}
+    return shared_build(tmp_path_factory, "thing", build)
+
+@pytest.mark.parametrize("n", range(8))
+def test_uses_it(thing, n):
+    assert (thing["root"] / "made").read_text() == "once"
+    with open(os.environ["BUILD_LOG"] + ".users", "a") as log:
+        log.write(os.environ.get("PYTEST_XDIST_WORKER", "none") + "\\n")
+    time.sleep(0.1)
+'''
+
+
+def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
+    (tmp_path / "test_session.py").write_text(SESSION)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not this repository's addopts
+    log = tmp_path / "builds.log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *options,
+                           "test_session.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+                               "BUILD_LOG": str(log), "PYTHONPATH": str(REPO)})  # not this session's worker id
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "8 passed" in done.stdout, done.stdout[-1000:]
+    return log.read_text().split(), set((tmp_path / "builds.log.users").read_text().split())
+
+
+def test_under_xdist_the_workers_share_one_build(tmp_path):
+    builds, users = _session(tmp_path, "-n", "2")
+    assert len(builds) == 1, builds  # two workers, one build
+    assert users == {"gw0", "gw1"}  # both workers did use it
+
+
+def test_without_xdist_it_is_built_in_the_session(tmp_path):
+    builds, users = _session(tmp_path, "-p", "no:xdist")
+    assert len(builds) == 1 and users == {"none"}
+
+
+ALONE = '''
+import json, os, time
+import pytest
+
+def _note(kind):
+    start = time.monotonic()
+    time.sleep(0.3)
+    with open(os.environ["BUILD_LOG"], "a") as log:
+        log.write(json.dumps([kind, start, time.monotonic()]) + "\\n")
+
+@pytest.mark.exclusive
+@pytest.mark.parametrize("n", range(3))
+def test_alone(n):
+    _note("alone")
+
+@pytest.mark.parametrize("n", range(12))
+def test_beside(n):
+    _note("beside")
+'''
+
+
+def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
+    import json
+
+    (tmp_path / "test_session.py").write_text(ALONE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  exclusive: alone\n")
+    log = tmp_path / "runs.log"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "-p", "tests.conftest",
+                           "test_session.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+                               "BUILD_LOG": str(log), "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0 and "15 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+
+    def overlap(a, b):
+        return a[1] < b[2] and b[1] < a[2]
+
+    alone = [r for r in runs if r[0] == "alone"]
+    assert len(alone) == 3 and not any(overlap(a, r) for a in alone for r in runs if r is not a)
+    beside = [r for r in runs if r[0] == "beside"]
+    assert any(overlap(a, b) for a in beside for b in beside if a is not b)  # the others did run side by side
+
+
+def _collected(*options: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0",
+                           *options, "tests/test_formats_everywhere.py"], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return {line.split("::")[1].split("[")[0] for line in done.stdout.splitlines() if "::" in line}
+
+
+def test_the_inner_loop_is_the_unit_tests():
+    """A test that starts the installed script is integration and slow: `-m "not slow"` leaves it out."""
+    inner, integration = _collected("-m", "not slow"), _collected("-m", "integration")
+    assert "test_the_three_formats_of_one_result_agree" in integration - inner  # runs gfxgate (gfxgate_exe)
+    assert "test_every_result_command_offers_md_json_and_text" in inner - integration  # reads click's options
+
+
+def test_the_inner_loop_runs_in_one_process_and_the_suite_on_every_core():
+    from types import SimpleNamespace
+
+    from tests.conftest import pytest_xdist_auto_num_workers as workers
+
+    def config(markexpr):
+        return SimpleNamespace(option=SimpleNamespace(markexpr=markexpr))
+
+    assert workers(config("not slow")) == 0 and workers(config("not slow and not upstream")) == 0
+    assert workers(config("")) is None and workers(config("integration")) is None  # xdist's count: one per core
