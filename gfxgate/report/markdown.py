@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -110,6 +111,18 @@ def md_escape(text: str, *, cell: bool = False) -> str:
     and no trailing hard break: what it shows is the text itself. A code span the text holds (gfxgate's summaries
     quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds; ``cell``: the
     text is a table cell's (a kept span's pipes escaped as GFM wants). The one escaper."""
+    if len(text) <= _MEMO_CHARS:  # a report escapes the same names and summaries again and again
+        return _md_escape_memo(text, cell)
+    return _md_escape(text, cell)
+
+
+# md_escape and code remember the last few thousand short texts they made inert (pure functions; the bounds in
+# entries and in each entry's length keep each memo under ~40 MB whatever the input)
+_MEMO_CHARS = 256
+
+
+def _md_escape(text: str, cell: bool) -> str:
+    """:func:`md_escape` itself."""
     if not text:
         return ""
     text = inert(_LINE_ENDS.sub(" ", text)).strip()
@@ -125,6 +138,7 @@ def md_escape(text: str, *, cell: bool = False) -> str:
     return text
 
 
+_md_escape_memo = functools.lru_cache(maxsize=4096)(_md_escape)
 _LONG_TICKS = re.compile("`{65,}")
 
 
@@ -137,6 +151,13 @@ def code(text: str, *, cell: bool = False) -> str:
     """``text`` as one inline code span: a backtick fence longer than any backtick run in it, padded with a space
     where CommonMark would otherwise strip one or join the fence (a backtick or a space at both ends), line ends as
     spaces, controls made visible; ``cell``: inside a table row (its pipes escaped, as GFM requires even in code)."""
+    if text and len(text) <= _MEMO_CHARS:
+        return _code_memo(text, cell)
+    return _code(text, cell)
+
+
+def _code(text: str, cell: bool) -> str:
+    """:func:`code` itself."""
     text = inert(_LINE_ENDS.sub(" ", text or ""))
     if not text:
         return ""
@@ -147,6 +168,9 @@ def code(text: str, *, cell: bool = False) -> str:
     fence = "`" * (_longest_run(text, "`") + 1)
     pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip(" ")) else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_code_memo = functools.lru_cache(maxsize=4096)(_code)
 
 
 _URL_UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f<>()\\`|\[\]\"']")
