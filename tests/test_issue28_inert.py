@@ -105,3 +105,26 @@ def test_3_an_error_line_holds_no_terminal_control(gfxgate_exe, work, env):
                  code=6, error="cannot read")
     assert not TERMINAL.search(run.stderr.rstrip("\n")), repr(run.stderr)
     assert "␛]0;owned␇<U+009B>2J␍.log" in run.stderr
+
+
+def test_1_a_long_text_with_an_at_sign_is_escaped_in_linear_time(gfxgate_exe, work, env):
+    """Found by the report fuzz (md:workarounds, case 27,340: 2.1 s of CPU for one report): md_escape's e-mail pattern
+    retried every start inside a long run of address characters, so a text holding an "@" and a long word cost the
+    square of its length. `diff` reads its reports from files: a 200,000-character summary took about 35 s of CPU."""
+    import json
+
+    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.report import render
+    from gfxgate.targets import catalog
+
+    old = json.loads(render(scan_matrix([catalog().parse("gfx900")]), "json"))
+    new = json.loads(json.dumps(old))
+    cell = new["layers"][0]["cells"][0]
+    cell["status"] = "blocked" if cell["status"] != "blocked" else "allowed"
+    cell["summary"] = "mail u@evil.example about " + "a" * 200_000
+    (work / "old.json").write_text(json.dumps(old))
+    (work / "new.json").write_text(json.dumps(new))
+    run = replay("1 diff md, a 200,000-character summary with an @", gfxgate_exe, ["diff", "old.json", "new.json"],
+                 cwd=work, env=env, code=0)
+    assert "u@\u2060evil.example" in run.stdout and "a" * 200_000 in run.stdout  # the address unlinked, the text whole
+    assert "<a " not in fuzz.gfm_html(run.stdout)
