@@ -532,9 +532,11 @@ class ReportType:
     keep: frozenset = frozenset()
 
 
-def report_case(kind: ReportType, fmt: str, base, rng: random.Random) -> tuple[str | None, dict]:
-    """One case: (the problem or None, the replacements made, for replay)."""
-    table: dict[str, str] = {}
+def report_case(kind: ReportType, fmt: str, base, rng: random.Random, table: dict[str, str] | None = None
+                ) -> tuple[str | None, dict]:
+    """One case: (the problem or None, the replacements made, for replay); ``table`` (filled as the replacements are
+    made) keeps them also when the case is cut short by the time cap."""
+    table = {} if table is None else table
     used: set[str] = set()
 
     def to_hostile(s: str) -> str:  # one-to-one, as the placeholders: two tags never become one
@@ -828,14 +830,14 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
     signal.signal(signal.SIGPROF, _alarm)
     for case in range(cases):
         t0 = time.perf_counter()
-        problem, table = None, {}
+        table: dict[str, str] = {}
         # the cap counts this process's CPU time (ITIMER_PROF): a formatter is CPU-bound, and a loaded machine (these
         # runs are niced, several at once) must not turn into findings
         outcome: list = []
-        problem = _guarded(lambda out=outcome: out.extend(report_case(kind, fmt, base, rng)), cap_s, signal.ITIMER_PROF,
-                           "per-case CPU cap")
+        problem = _guarded(lambda out=outcome, table=table: out.extend(report_case(kind, fmt, base, rng, table)), cap_s,
+                           signal.ITIMER_PROF, "per-case CPU cap")
         if outcome:
-            problem, table = problem or outcome[0], outcome[1]
+            problem = problem or outcome[0]
         spent = time.perf_counter() - t0
         if spent > result.slowest_s:
             result.slowest_s, result.slowest_case = spent, case

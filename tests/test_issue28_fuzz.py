@@ -92,3 +92,19 @@ def test_the_placeholders_side_computed_once_is_the_one_computed_each_case(name)
     for _ in range(20):
         problem, _table = fuzz.report_case(kind, fmt, base, rng)
         assert problem is None, problem
+
+
+def test_a_case_cut_short_keeps_its_replacements_for_replay():
+    """A case over the CPU cap is interrupted inside the formatter: the replacements made so far are still written
+    with the finding (the first run's finding had none to replay)."""
+
+    def md(tree: Tree) -> str:
+        if not tree.title.startswith("zq"):  # the hostile side: as if the timer fired here
+            raise fuzz.CaseTimeout()
+        return "| " + tree.title + " |\n|---|\n"
+
+    kind = fuzz.ReportType("cut-short", _tree, md, None, frozenset({"kind"}))
+    table: dict[str, str] = {}
+    with pytest.raises(fuzz.CaseTimeout):
+        fuzz.report_case(kind, "md", _tree(), random.Random(1), table)
+    assert set(table) == {"a", "b", "t", "title", "u", "v", "x"} and all(table.values())
