@@ -128,3 +128,27 @@ def test_1_a_long_text_with_an_at_sign_is_escaped_in_linear_time(gfxgate_exe, wo
                  cwd=work, env=env, code=0)
     assert "u@\u2060evil.example" in run.stdout and "a" * 200_000 in run.stdout  # the address unlinked, the text whole
     assert "<a " not in fuzz.gfm_html(run.stdout)
+
+
+def test_1_a_lt_sign_before_a_kept_code_span_opens_no_autolink(gfxgate_exe, work, env):
+    """Found by the report fuzz (md:workarounds, case 99,806): a text part ending in "<" before a code span the text
+    holds made '<`ollama@v0.1>' an e-mail autolink (a backtick is an address character; CommonMark reads the
+    autolink before the span), live in `diff`'s table from a report file."""
+    import json
+
+    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.report import render
+    from gfxgate.targets import catalog
+
+    old = json.loads(render(scan_matrix([catalog().parse("gfx900")]), "json"))
+    new = json.loads(json.dumps(old))
+    cell = new["layers"][0]["cells"][0]
+    cell["status"] = "blocked" if cell["status"] != "blocked" else "allowed"
+    cell["summary"] = "## h-(, <`ollama@v0.1> , `)## h"
+    (work / "old.json").write_text(json.dumps(old))
+    (work / "new.json").write_text(json.dumps(new))
+    run = replay("1 diff md, '<' before a code span", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env,
+                 code=0)
+    html = fuzz.gfm_html(run.stdout)
+    assert "<a " not in html, html[:2000]
+    assert "&lt;<code>ollama@v0.1&gt; , </code>)## h" in html  # the text itself: a "<", then its code span

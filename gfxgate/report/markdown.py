@@ -138,7 +138,10 @@ def _md_escape(text: str, cell: bool) -> str:
     text = inert(_LINE_ENDS.sub(" ", text)).strip()
     if not text:
         return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
-    text = "".join(code(part, cell=cell) if is_code else _escape_inline(part) for is_code, part in _code_spans(text, cell))
+    parts = _code_spans(text, cell)
+    text = "".join(code(part, cell=cell) if is_code else
+                   _open_before_code(_escape_inline(part)) if i + 1 < len(parts) and parts[i + 1][0] else _escape_inline(part)
+                   for i, (is_code, part) in enumerate(parts))
     if text.endswith("#"):
         text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
     match = _BLOCK_START.match(text)
@@ -146,6 +149,21 @@ def _md_escape(text: str, cell: bool) -> str:
         end = match.end() if match.group()[0].isdigit() else 0
         text = text[:end] + "\\" + text[end:]
     return text
+
+
+# a "<" whose run (no space, "<" or ">" after it) reaches a kept code span: with the span's backtick it can open an
+# e-mail autolink ("<`a@b.c>": a backtick is an address character), which CommonMark reads before the code span
+_SPACE_OR_ANGLE = re.compile(r"[\s<>]")
+
+
+def _open_before_code(escaped: str) -> str:
+    """``escaped`` (a text part followed by a kept code span) with its last "<" escaped when nothing after it ends the
+    run: only that one can reach the span (every earlier "<" has this one after it)."""
+    at = escaped.rfind("<")
+    if at < 0 or _SPACE_OR_ANGLE.search(escaped, at + 1):
+        return escaped
+    slashes = at - len(escaped[:at].rstrip("\\"))
+    return escaped if slashes % 2 else escaped[:at] + "\\" + escaped[at:]
 
 
 _md_escape_memo = functools.lru_cache(maxsize=4096)(_md_escape)
