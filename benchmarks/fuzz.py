@@ -273,12 +273,12 @@ WORDS = ("a", "gfx900", "rocm", "x.y", "ollama@v0.1", "ok", " ", "  ", "-", "(",
 
 def hostile(rng: random.Random) -> str:
     """A hostile string: a few hostile pieces between plain words, sometimes very long."""
-    parts = []
-    for _ in range(rng.randrange(1, 7)):
-        parts.append(rng.choice(HOSTILE_PIECES) if rng.random() < 0.6 else rng.choice(WORDS))
+    pick = rng.random  # rng.choice and rng.randrange, unrolled: half of a case's time was drawing these
+    parts = [HOSTILE_PIECES[int(pick() * len(HOSTILE_PIECES))] if pick() < 0.6 else WORDS[int(pick() * len(WORDS))]
+             for _ in range(1 + int(pick() * 6))]
     text = "".join(parts)
-    if rng.random() < 0.01:
-        text = text * rng.randrange(100, 1000)  # very long
+    if pick() < 0.01:
+        text = text * (100 + int(pick() * 900))  # very long
     return text or "`"
 
 
@@ -286,31 +286,89 @@ def substitute(obj, replace: Callable[[str], str], keep: frozenset = frozenset()
     """``obj`` rebuilt with every string ``s`` replaced by ``replace(s)``, but the strings of fields (or mapping keys)
     named in ``keep`` (values the formatters compare with their own constants: statuses, kinds) and mapping keys
     that are strings (a JSON object's keys); dataclasses are rebuilt without their __post_init__ checks."""
+    return substituter(obj, keep)(replace)
+
+
+_CONST = object()  # a part of the result that holds no string to replace: shared as it is
+_STR = object()  # a string to replace
+
+
+def substituter(obj, keep: frozenset = frozenset()) -> Callable[[Callable[[str], str]], object]:
+    """:func:`substitute` compiled for ``obj``: the walk over the result's types is done once, here; what it returns
+    asks ``replace`` once per distinct string (in the order a walk meets them) and rebuilds only the parts that hold
+    one (each shared part once per call), so that a case costs its replacements, not a walk of every field of every
+    object. Same rules as :func:`substitute`."""
     import dataclasses
     from enum import Enum
 
+    compiled: dict[int, object] = {}  # id(part) -> its builder or _CONST; a part reached twice is compiled once
+    alive: list = []  # the parts compiled, kept alive so that their ids stay theirs
+    distinct: dict[str, None] = {}  # the strings to replace, in the order met
+
     def walk(value, name=None):
         if name in keep:
-            return value
+            return _CONST
         kind = type(value)
         if kind is str:
-            return replace(value)
+            distinct[value] = None
+            return _STR
         if value is None or isinstance(value, (Enum, int, float, bytes)):
-            return value
-        if kind in (tuple, list, set, frozenset):
-            return kind(walk(v) for v in value)
-        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
-            return kind(*(walk(getattr(value, f), f) for f in value._fields))
-        if isinstance(value, dict) or (hasattr(value, "items") and hasattr(value, "keys")):
-            return {(k if type(k) is str else walk(k)): walk(v, k) for k, v in value.items()}
-        if dataclasses.is_dataclass(value):
-            new = object.__new__(kind)
-            for f in dataclasses.fields(value):
-                object.__setattr__(new, f.name, walk(getattr(value, f.name), f.name))
-            return new
-        return value  # rules, specs and other objects the formatters only read a few names of
+            return _CONST
+        key = id(value)
+        if key in compiled:
+            return compiled[key]
+        alive.append(value)
+        compiled[key] = _CONST  # a cycle (none in a result) reads as constant instead of recursing forever
+        builder = _compile(value, kind)
+        if builder is not _CONST:
+            inner = builder
 
-    return walk(obj)
+            def builder(memo, new, inner=inner, key=key):  # one rebuild per part and call, as a walk shares it
+                if key not in memo:
+                    memo[key] = inner(memo, new)
+                return memo[key]
+        compiled[key] = builder
+        return builder
+
+    def part(v, b, memo, new):
+        return v if b is _CONST else new[v] if b is _STR else b(memo, new)
+
+    def _compile(value, kind):
+        if kind in (tuple, list, set, frozenset):
+            parts = [(v, walk(v)) for v in value]
+            if kind in (tuple, frozenset) and all(b is _CONST for _, b in parts):
+                return _CONST
+            return lambda memo, new: kind(part(v, b, memo, new) for v, b in parts)
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a NamedTuple
+            parts = [(getattr(value, f), walk(getattr(value, f), f)) for f in value._fields]
+            if all(b is _CONST for _, b in parts):
+                return _CONST
+            return lambda memo, new: kind(*(part(v, b, memo, new) for v, b in parts))
+        if isinstance(value, dict) or (hasattr(value, "items") and hasattr(value, "keys")):
+            items = [(k, _CONST if type(k) is str else walk(k), v, walk(v, k)) for k, v in value.items()]
+            return lambda memo, new: {part(k, kb, memo, new): part(v, vb, memo, new) for k, kb, v, vb in items}
+        if dataclasses.is_dataclass(value):
+            fields = [(f.name, getattr(value, f.name), walk(getattr(value, f.name), f.name))
+                      for f in dataclasses.fields(value)]
+            if all(b is _CONST for _, _, b in fields):
+                return _CONST
+
+            def build(memo, new):
+                made = object.__new__(kind)
+                for name, v, b in fields:
+                    object.__setattr__(made, name, v if b is _CONST else new[v] if b is _STR else b(memo, new))
+                return made
+
+            return build
+        return _CONST  # rules, specs and other objects the formatters only read a few names of
+
+    root = walk(obj)
+    strings = list(distinct)
+    if root is _CONST:
+        return lambda replace: obj
+    if root is _STR:
+        return lambda replace: replace(obj)
+    return lambda replace: root({}, {s: replace(s) for s in strings})
 
 
 GFM_EXTENSIONS = ("table", "strikethrough", "autolink", "tagfilter", "tasklist")
@@ -368,6 +426,16 @@ def md_skeleton(markdown: str) -> list[str]:
 _TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+# an inline code span's tags (a fenced block's are "<pre><code" and "</code></pre>")
+_INLINE_CODE = re.compile(r"<code>(?<!<pre><code>)|</code>(?!</pre>)")
+
+
+def _skeleton(markdown: str) -> list[str]:
+    """:func:`_spans_dropped` of :func:`md_skeleton`, the inline code tags taken out of the HTML before the nodes are
+    listed (one regex pass in C instead of a Python loop over every node)."""
+    return _NODE.findall(_INLINE_CODE.sub("", gfm_html(markdown)))
+
+
 def _spans_dropped(nodes: list[str]) -> list[str]:
     """The skeleton without inline code spans: a text may hold a code span of its own (md_escape keeps it, rebuilt
     inert), so spans are not counted; a span that text closed early still shows by what follows it (a live tag,
@@ -384,19 +452,42 @@ def _spans_dropped(nodes: list[str]) -> list[str]:
 
 def md_findings(hostile_md: str, plain_md: str) -> str | None:
     """Why the hostile Markdown is not inert (its skeleton differs from the placeholders' one), or None."""
-    bad, good = _spans_dropped(md_skeleton(hostile_md)), _spans_dropped(md_skeleton(plain_md))
-    if bad != good:
-        at = next((i for i, (a, b) in enumerate(zip(bad, good)) if a != b), min(len(bad), len(good)))
-        return f"Markdown skeleton differs at node {at}: {bad[max(0, at - 3):at + 3]} instead of {good[max(0, at - 3):at + 3]}"
+    return _md_findings(hostile_md, _Plain.of(plain_md))
+
+
+@dataclass(frozen=True)
+class _Plain:
+    """What the oracle compares with, from the placeholders' Markdown: computed once per result type (the
+    placeholders are the same in every case), not once per case."""
+
+    skeleton: list[str]
+    lines: list[str]
+    rows: dict[int, int]  # line index -> the cells of a table row there
+
+    @classmethod
+    def of(cls, plain_md: str) -> _Plain:
+        lines = plain_md.split("\n")
+        rows = {i: _cells(line) for i, line in enumerate(lines) if line.startswith("|")}
+        return cls(_skeleton(plain_md), lines, rows)
+
+
+def _md_findings(hostile_md: str, good: _Plain) -> str | None:
+    bad = _skeleton(hostile_md)
+    if bad != good.skeleton:
+        at = next((i for i, (a, b) in enumerate(zip(bad, good.skeleton)) if a != b), min(len(bad), len(good.skeleton)))
+        return (f"Markdown skeleton differs at node {at}: {bad[max(0, at - 3):at + 3]} instead of "
+                f"{good.skeleton[max(0, at - 3):at + 3]}")
     control = _TERMINAL.search(hostile_md)
     if control:
         return f"Markdown holds control U+{ord(control.group()):04X}"
-    bad_lines, good_lines = hostile_md.split("\n"), plain_md.split("\n")
-    if len(bad_lines) != len(good_lines):
-        return f"{len(bad_lines)} lines instead of {len(good_lines)}"
-    for number, (bad_line, good_line) in enumerate(zip(bad_lines, good_lines), 1):
-        if good_line.startswith("|") and not _row_has_cells(bad_line, _cells(good_line)):
-            return f"line {number}: a table row whose cells changed: {bad_line[:200]!r}"
+    bad_lines = hostile_md.split("\n")
+    if len(bad_lines) != len(good.lines):
+        return f"{len(bad_lines)} lines instead of {len(good.lines)}"
+    rows = [(i, bad_lines[i], cells) for i, cells in good.rows.items()]
+    if not _rows_have_cells([(row, cells) for _, row, cells in rows]):
+        for i, row, cells in rows:  # which one: each alone, as below
+            if not _row_has_cells(row, cells):
+                return f"line {i + 1}: a table row whose cells changed: {row[:200]!r}"
     return None
 
 
@@ -409,6 +500,20 @@ def _row_has_cells(row: str, cells: int) -> bool:
     """Whether cmark-gfm reads ``row`` as a header of ``cells`` cells (a table exists only when the header row and
     the delimiter row have as many): pads and drops of cells in body rows do not hide a split this way."""
     return gfm_html(row + "\n" + "|---" * cells + "|\n", ("table",)).startswith("<table>")
+
+
+def _rows_have_cells(rows: list[tuple[str, int]]) -> bool:
+    """:func:`_row_has_cells` of every row at once, one parse: each row with its delimiter row, a blank line between
+    them. Each is read as it is alone: after a table and a blank line nothing is open (a row starts with "|", so it
+    continues no list or indented block; a bare CR is a finding before this), and each table needs its own row
+    and its own delimiter's cells; a row that opened a block (a fence, raw HTML) would swallow the rows after it
+    and show as fewer tables: then :func:`_md_findings` asks each row alone."""
+    if not rows:
+        return True
+    if not all(row.startswith("|") for row, _ in rows):
+        return False
+    doc = "".join(row + "\n" + "|---" * cells + "|\n\n" for row, cells in rows)
+    return gfm_html(doc, ("table",)).count("<table>") == len(rows)
 
 
 def text_findings(text: str) -> str | None:
@@ -427,11 +532,11 @@ class ReportType:
     keep: frozenset = frozenset()
 
 
-def report_case(kind: ReportType, fmt: str, base, rng: random.Random) -> tuple[str | None, dict]:
-    """One case: (the problem or None, the replacements made, for replay)."""
-    table: dict[str, str] = {}
-    plain: dict[str, str] = {}
-
+def report_case(kind: ReportType, fmt: str, base, rng: random.Random, table: dict[str, str] | None = None
+                ) -> tuple[str | None, dict]:
+    """One case: (the problem or None, the replacements made, for replay); ``table`` (filled as the replacements are
+    made) keeps them also when the case is cut short by the time cap."""
+    table = {} if table is None else table
     used: set[str] = set()
 
     def to_hostile(s: str) -> str:  # one-to-one, as the placeholders: two tags never become one
@@ -443,16 +548,39 @@ def report_case(kind: ReportType, fmt: str, base, rng: random.Random) -> tuple[s
             used.add(new)
         return table[s]
 
-    def to_plain(s: str) -> str:
-        if s not in plain:
-            plain[s] = f"zq{len(plain)}q" if s else s
-        return plain[s]
-
-    bad = substitute(base, to_hostile, kind.keep)
+    plan = _plan(kind, fmt, base)
+    bad = plan.hostile(to_hostile)
     if fmt == "md":
-        good = substitute(base, to_plain, kind.keep)
-        return md_findings(kind.md(bad), kind.md(good)), table
+        return _md_findings(kind.md(bad), plan.plain), table
     return text_findings(kind.text(bad)), table
+
+
+@dataclass(frozen=True)
+class _Plan:
+    base: object
+    hostile: Callable[[Callable[[str], str]], object]  # the compiled substitution
+    plain: _Plain | None  # md: the placeholders' side of the comparison
+
+
+_PLANS: dict[tuple[str, str], _Plan] = {}
+
+
+def _plan(kind: ReportType, fmt: str, base) -> _Plan:
+    """The part of a case that is the same in every case of (``kind``, ``fmt``) on ``base``, made once."""
+    plan = _PLANS.get((kind.name, fmt))
+    if plan is None or plan.base is not base:
+        plain = None
+        if fmt == "md":
+            names: dict[str, str] = {}
+
+            def to_plain(s: str) -> str:
+                if s not in names:
+                    names[s] = f"zq{len(names)}q" if s else s
+                return names[s]
+
+            plain = _Plain.of(kind.md(substitute(base, to_plain, kind.keep)))
+        plan = _PLANS[(kind.name, fmt)] = _Plan(base, substituter(base, kind.keep), plain)
+    return plan
 
 
 def _matrix(targets=("gfx900", "gfx1030")):
@@ -702,14 +830,14 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
     signal.signal(signal.SIGPROF, _alarm)
     for case in range(cases):
         t0 = time.perf_counter()
-        problem, table = None, {}
+        table: dict[str, str] = {}
         # the cap counts this process's CPU time (ITIMER_PROF): a formatter is CPU-bound, and a loaded machine (these
         # runs are niced, several at once) must not turn into findings
         outcome: list = []
-        problem = _guarded(lambda out=outcome: out.extend(report_case(kind, fmt, base, rng)), cap_s, signal.ITIMER_PROF,
-                           "per-case CPU cap")
+        problem = _guarded(lambda out=outcome, table=table: out.extend(report_case(kind, fmt, base, rng, table)), cap_s,
+                           signal.ITIMER_PROF, "per-case CPU cap")
         if outcome:
-            problem, table = problem or outcome[0], outcome[1]
+            problem = problem or outcome[0]
         spent = time.perf_counter() - t0
         if spent > result.slowest_s:
             result.slowest_s, result.slowest_case = spent, case

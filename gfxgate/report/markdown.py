@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -30,23 +31,28 @@ LABELS = {
 _LINE_ENDS = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 # backslash-escaped anywhere: ASCII punctuation that opens or closes inline markup (code, emphasis, strikethrough,
 # links, images, table cells); "<" where it could open raw HTML or an autolink; ">" only where it starts a line
-_INLINE = str.maketrans({c: "\\" + c for c in "\\`*~[]|"})
+_INLINE = "`*~[]|"  # and the backslash itself, first (str.replace: a tenth of str.translate's time on long text)
 # raw HTML and URI autolinks start with "<" and a letter, "/", "!" or "?"; an e-mail autolink is "<" up to ">" with an
 # "@" and no space: "<0.12" or "a < b" start nothing (a linear scan: each lookahead stops at the next "<")
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*@[^\s<>]*>)")
-_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")  # between two alphanumerics it is never emphasis
+# between two alphanumerics "_" is never emphasis. Each pattern that a long text is scanned with starts with a literal
+# (its lookbehind after it), so the scan skips to that character instead of trying a lookbehind at every position
+_UNDERSCORE = re.compile(r"_(?:(?<![A-Za-z0-9]_)|(?![A-Za-z0-9]))")
 _ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 # GFM's extended autolinks: "scheme://" and "www." (a backslash escape stops them), e-mail addresses (found in the
 # text after escapes are undone: a WORD JOINER after the "@", which shows nothing, stops them)
-_URL = re.compile(r"(?<=[A-Za-z0-9])://|(?<![A-Za-z0-9])(?i:www)\.")
-_EMAIL_RUN = re.compile(r"[A-Za-z0-9._-]*@[A-Za-z0-9._@-]*")
+_SCHEME = re.compile(r":(?<=[A-Za-z0-9]:)//")
+_WWW = re.compile(r"([wW][wW][wW])(?<![A-Za-z0-9][wW][wW][wW])\.")
+# Each whole run of address characters is matched once (a pattern "[…]*@[…]*" retried every start inside a long run
+# without an "@" and backtracked through it: quadratic, 3 s for a 60,000-character summary in `diff`)
+_EMAIL_RUN = re.compile(r"[A-Za-z0-9._@-]+")
 
 
 def _no_email(match: re.Match) -> str:
     """A run of address characters holding an "@": cmark-gfm links it when it has a dot and ends with a letter or a
     dot; then a WORD JOINER goes after each "@" (linear: one pass per run, whatever its length)."""
     run = match.group()
-    if "." in run and (run[-1].isalpha() or run[-1] == "."):
+    if "@" in run and "." in run and (run[-1].isalpha() or run[-1] == "."):
         return run.replace("@", "@\u2060")
     return run
 
@@ -59,15 +65,20 @@ _BLOCK_START = re.compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|
 def _escape_inline(text: str) -> str:
     if "@" in text:
         text = _EMAIL_RUN.sub(_no_email, text)
-    text = text.translate(_INLINE)
+    text = text.replace("\\", "\\\\")
+    for c in _INLINE:
+        if c in text:
+            text = text.replace(c, "\\" + c)
     if "<" in text:
         text = _TAG_OPEN.sub(r"\\<", text)
     if "_" in text:
         text = _UNDERSCORE.sub(r"\\_", text)
     if "&" in text:
         text = _ENTITY.sub(r"\\&", text)
-    if "/" in text or "." in text:
-        text = _URL.sub(lambda m: "\\" + m.group() if m.group()[0] == ":" else m.group()[:-1] + "\\.", text)
+    if "://" in text:
+        text = _SCHEME.sub(r"\\://", text)
+    if "." in text:
+        text = _WWW.sub(r"\1\\.", text)
     return text
 
 
@@ -110,12 +121,27 @@ def md_escape(text: str, *, cell: bool = False) -> str:
     and no trailing hard break: what it shows is the text itself. A code span the text holds (gfxgate's summaries
     quote upstream values so) is kept as a code span, rebuilt by :func:`code`: inert whatever it holds; ``cell``: the
     text is a table cell's (a kept span's pipes escaped as GFM wants). The one escaper."""
+    if len(text) <= _MEMO_CHARS:  # a report escapes the same names and summaries again and again
+        return _md_escape_memo(text, cell)
+    return _md_escape(text, cell)
+
+
+# md_escape and code remember the last few thousand short texts they made inert (pure functions; the bounds in
+# entries and in each entry's length keep each memo under ~40 MB whatever the input)
+_MEMO_CHARS = 256
+
+
+def _md_escape(text: str, cell: bool) -> str:
+    """:func:`md_escape` itself."""
     if not text:
         return ""
     text = inert(_LINE_ENDS.sub(" ", text)).strip()
     if not text:
         return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
-    text = "".join(code(part, cell=cell) if is_code else _escape_inline(part) for is_code, part in _code_spans(text, cell))
+    parts = _code_spans(text, cell)
+    text = "".join(code(part, cell=cell) if is_code else
+                   _open_before_code(_escape_inline(part)) if i + 1 < len(parts) and parts[i + 1][0] else _escape_inline(part)
+                   for i, (is_code, part) in enumerate(parts))
     if text.endswith("#"):
         text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
     match = _BLOCK_START.match(text)
@@ -125,6 +151,22 @@ def md_escape(text: str, *, cell: bool = False) -> str:
     return text
 
 
+# a "<" whose run (no space, "<" or ">" after it) reaches a kept code span: with the span's backtick it can open an
+# e-mail autolink ("<`a@b.c>": a backtick is an address character), which CommonMark reads before the code span
+_SPACE_OR_ANGLE = re.compile(r"[\s<>]")
+
+
+def _open_before_code(escaped: str) -> str:
+    """``escaped`` (a text part followed by a kept code span) with its last "<" escaped when nothing after it ends the
+    run: only that one can reach the span (every earlier "<" has this one after it)."""
+    at = escaped.rfind("<")
+    if at < 0 or _SPACE_OR_ANGLE.search(escaped, at + 1):
+        return escaped
+    slashes = at - len(escaped[:at].rstrip("\\"))
+    return escaped if slashes % 2 else escaped[:at] + "\\" + escaped[at:]
+
+
+_md_escape_memo = functools.lru_cache(maxsize=4096)(_md_escape)
 _LONG_TICKS = re.compile("`{65,}")
 
 
@@ -137,6 +179,13 @@ def code(text: str, *, cell: bool = False) -> str:
     """``text`` as one inline code span: a backtick fence longer than any backtick run in it, padded with a space
     where CommonMark would otherwise strip one or join the fence (a backtick or a space at both ends), line ends as
     spaces, controls made visible; ``cell``: inside a table row (its pipes escaped, as GFM requires even in code)."""
+    if text and len(text) <= _MEMO_CHARS:
+        return _code_memo(text, cell)
+    return _code(text, cell)
+
+
+def _code(text: str, cell: bool) -> str:
+    """:func:`code` itself."""
     text = inert(_LINE_ENDS.sub(" ", text or ""))
     if not text:
         return ""
@@ -147,6 +196,9 @@ def code(text: str, *, cell: bool = False) -> str:
     fence = "`" * (_longest_run(text, "`") + 1)
     pad = " " if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " " and text.strip(" ")) else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_code_memo = functools.lru_cache(maxsize=4096)(_code)
 
 
 _URL_UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f<>()\\`|\[\]\"']")

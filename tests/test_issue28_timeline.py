@@ -1,0 +1,29 @@
+"""Issue 28, defect 16 for ``timeline --live`` (tests/test_issue28_sources.py replays it for ``history``): a
+llama.cpp clone carrying 20,000 extra release-shaped tags, an ollama release naming a llama.cpp tag that does not
+exist. Every rule reading ggml at every probed release looked the ref up and re-sorted every tag for its hint
+(the issue: 10,000 tags 45 s and 539 MB, 30,000 over 120 s). Replayed with the issue-13 harness (< 5 s of CPU,
+< 512 MB, nothing but the named output written)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.test_issue13_reproductions import env, replay, work  # noqa: F401 - env, work: fixtures
+from tests.test_issue28_sources import git, live_env, many_tags
+
+
+def test_16_timeline_live_over_many_tags_orders_them_once(gfxgate_exe, work, env, upstream):
+    ollama, llama = work / "ollama", work / "llama.cpp.git"
+    git(work, "clone", "-q", str(upstream / "ollama"), str(ollama))
+    (ollama / "LLAMA_CPP_VERSION").write_text("b99999\n")
+    git(ollama, "commit", "-q", "-am", "names a llama.cpp tag that does not exist")
+    many_tags(ollama, [f"v0.33.{i}" for i in range(40)])
+    git(work, "clone", "-q", "--bare", str(upstream / "llama.cpp"), str(llama))
+    many_tags(llama, [f"b{20000 + i}" for i in range(20_000)])
+    run = replay("16 timeline --live, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION", gfxgate_exe,
+                 ["timeline", "--live", "-t", "gfx900", "--every-tag", "--from", "v0.33.0", "--format", "json",
+                  "--offline", "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
+                 cwd=work, env=live_env(env, upstream), code=0)
+    timeline = json.loads(run.stdout)
+    assert len(timeline["tags"]) == 40, timeline["tags"][:3]
