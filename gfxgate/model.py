@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any, ClassVar, Iterable
 
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
@@ -49,6 +49,19 @@ def need_evidence(evidence: tuple, what: str) -> None:
     """The one check that a record which must carry evidence has some: ``ValueError`` "<what> without evidence"."""
     if not evidence:
         raise ValueError(f"{what} without evidence")
+
+
+class NeedsEvidence:
+    """Mixin for a frozen dataclass that refuses to exist without ``evidence``: its ``__post_init__`` is
+    :func:`need_evidence`, naming the record by the class's one-line ``evidence_for`` (a ``str.format`` template
+    over ``self``, e.g. ``"fact {self.name!r}"``). A ``ClassVar``, so it is no field and never reaches the JSON."""
+
+    __slots__ = ()
+    evidence: tuple
+    evidence_for: ClassVar[str]
+
+    def __post_init__(self) -> None:
+        need_evidence(self.evidence, self.evidence_for.format(self=self))
 
 
 class PerBackend:

@@ -1,34 +1,34 @@
 """What a diagnosis is made of (frozen dataclasses): facts, GPUs, runs, findings and what stayed unknown.
 
 Like :class:`gfxgate.model.Verdict`, nothing here exists without its evidence: a :class:`Finding`, a
-:class:`Gpu`, a :class:`Fact` or a :class:`Run` refuses to be built without at least one ``log:line``
-:class:`~gfxgate.model.Evidence`, and an :class:`Unknown` without a reason.
+:class:`Gpu`, a :class:`Fact`, a :class:`Run` or a :class:`Conclusion` refuses to be built without at least one
+``log:line`` :class:`~gfxgate.model.Evidence` (:class:`~gfxgate.model.NeedsEvidence`), and an :class:`Unknown` without
+a reason.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gfxgate.model import Evidence, Location, Verdict, need_evidence
+from gfxgate.model import Evidence, Location, NeedsEvidence, Verdict
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 JSON_SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Fact:
+class Fact(NeedsEvidence):
     """Something the log establishes (a version, an override in effect, a backend loaded)."""
 
     name: str
     value: str
     evidence: tuple[Evidence, ...]
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"fact {self.name!r}")
+    evidence_for = "fact {self.name!r}"
 
 
 @dataclass(frozen=True)
-class Gpu:
+class Gpu(NeedsEvidence):
     """A device the log names: its gfx target when the line gives one, the backend/library that saw it."""
 
     name: str
@@ -37,8 +37,7 @@ class Gpu:
     evidence: tuple[Evidence, ...]
     detail: str = ""
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"gpu {self.name!r}")
+    evidence_for = "gpu {self.name!r}"
 
     @property
     def processor(self) -> str | None:
@@ -46,7 +45,7 @@ class Gpu:
 
 
 @json_dataclass(frozen=True)
-class Finding:
+class Finding(NeedsEvidence):
     """A recognised failure: the message, its gate layer, the verdict it implies, remedies and where upstream prints it."""
 
     message: str  # catalogue id
@@ -66,8 +65,10 @@ class Finding:
     context: tuple[str, ...] = ()  # crash frames, phase, override notes
     run: int | None = None  # index into Diagnosis.runs
 
+    evidence_for = "finding {self.message!r}"
+
     def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"finding {self.message!r}")
+        super().__post_init__()
         if self.stale and self.verdict is not None:
             raise ValueError(f"finding {self.message!r} is stale and cannot carry a verdict")
 
@@ -85,20 +86,7 @@ class Buffer:
 
 
 @dataclass(frozen=True)
-class Conclusion:
-    """The sentence a user needs first (the model ran on the CPU, discovery dropped the GPU, the runner crashed
-    while loading / computing), computed from the runs and findings it cites."""
-
-    kind: str  # ran-on-gpu, ran-on-cpu, dropped-by-discovery, crashed-loading, crashed-computing, failed
-    text: str
-    evidence: tuple[Evidence, ...]
-
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"conclusion {self.kind!r}")
-
-
-@dataclass(frozen=True)
-class Run:
+class Run(NeedsEvidence):
     """One runner / llama-server start and how it ended."""
 
     index: int
@@ -111,12 +99,23 @@ class Run:
     frames: tuple[str, ...] = ()
     placement: tuple[Buffer, ...] = ()  # the model buffers of the run, per device
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"run '{self.index}'")
+    evidence_for = "run '{self.index}'"
 
     @property
     def gpu_devices(self) -> tuple[str, ...]:
         return tuple(b.buffer for b in self.placement if not b.on_cpu)
+
+
+@dataclass(frozen=True)
+class Conclusion(NeedsEvidence):
+    """The sentence a user needs first (the model ran on the CPU, discovery dropped the GPU, the runner crashed
+    while loading / computing), computed from the runs and findings it cites."""
+
+    kind: str  # ran-on-gpu, ran-on-cpu, dropped-by-discovery, crashed-loading, crashed-computing, failed
+    text: str
+    evidence: tuple[Evidence, ...]
+
+    evidence_for = "conclusion {self.kind!r}"
 
 
 @dataclass(frozen=True)

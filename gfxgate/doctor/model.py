@@ -9,12 +9,12 @@ from gfxgate.host.access import Node, UserAccess
 from gfxgate.host.install import Installs
 from gfxgate.host.sysfs import Gpu
 from gfxgate.host.units import Unit
-from gfxgate.model import Evidence, Verdict, need_evidence
+from gfxgate.model import Evidence, NeedsEvidence, Verdict
 from gfxgate.serial import JsonRecord
 
 
 @dataclass(frozen=True)
-class FixStep(JsonRecord):
+class FixStep(NeedsEvidence, JsonRecord):
     """One thing to do on this machine, from a route step (``workaround``) or a machine row (access)."""
 
     workaround: str  # the workaround id of the route step, or "access"
@@ -24,8 +24,7 @@ class FixStep(JsonRecord):
     done: bool = False  # the machine already does it (evidence: where)
     check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (gate/route.py)
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"fix step {self.workaround}")
+    evidence_for = "fix step {self.workaround}"
 
 
 @dataclass(frozen=True)

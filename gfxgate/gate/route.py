@@ -18,7 +18,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
 from gfxgate.gate.matrix import GateMatrix
-from gfxgate.model import RANK, Evidence, PerBackend, Status, Verdict, need_evidence
+from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
@@ -238,7 +238,7 @@ def override_needs(posed: str, failing: list[tuple[str, str, str]], release: str
 
 # -- the answer ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SatisfiedStep(JsonRecord):
+class SatisfiedStep(NeedsEvidence, JsonRecord):
     """A step the installed tree (``--installed``) already satisfies: dropped from the route, with the cell that
     shows it (its evidence is ``file@offset`` of the code objects / rocBLAS files found)."""
 
@@ -246,12 +246,11 @@ class SatisfiedStep(JsonRecord):
     layer: str
     evidence: tuple[Evidence, ...]
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"satisfied step {self.workaround}")
+    evidence_for = "satisfied step {self.workaround}"
 
 
 @dataclass(frozen=True)
-class RouteStep(JsonRecord):
+class RouteStep(NeedsEvidence, JsonRecord):
     """One checked workaround on a route, with the evidence of the cells it covers."""
 
     workaround: str
@@ -262,8 +261,7 @@ class RouteStep(JsonRecord):
     evidence: tuple[Evidence, ...]
     check: StepCheck | None = None  # the workaround's own checks at this version (live scans only)
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"route step {self.workaround}")
+    evidence_for = "route step {self.workaround}"
 
 
 @dataclass(frozen=True)
@@ -276,7 +274,7 @@ class StepCheck(JsonRecord):
 
 
 @dataclass(frozen=True)
-class RouteOption(JsonRecord):
+class RouteOption(NeedsEvidence, JsonRecord):
     """A way to run the target on one backend: the route rule, its steps, and the evidence that it applies."""
 
     route: str
@@ -288,8 +286,7 @@ class RouteOption(JsonRecord):
     override_target: str | None = None
     satisfied: tuple[SatisfiedStep, ...] = ()  # steps the installed tree already satisfies (dropped)
 
-    def __post_init__(self) -> None:
-        need_evidence(self.evidence, f"route {self.route}")
+    evidence_for = "route {self.route}"
 
 
 @json_dataclass(frozen=True)
