@@ -173,6 +173,34 @@ def test_reproduction_8_the_embedded_timeline_offers_no_rocm_build_at_v0_1_21(gf
         assert "from v0.1.21 ROCm needs a source build" not in text
 
 
+@pytest.mark.parametrize("target", ["gfx1200", "gfx1201", "gfx950", "gfx1153"])
+def test_reproduction_8_the_answer_cites_clr_for_the_releases_clr_refuses(gfxgate_exe, tmp_path, target):
+    """The answer sentence cites each refusal with the releases it covers: up to v0.1.20 no build script compiles AMD
+    code (gen_linux.sh), from v0.1.21 the release's ROCm 6.0.0 clr has no row for the target. It said "ROCm has no
+    route up to v0.5.12" citing only ollama@v0.0.1:llm/generate/gen_linux.sh for all 115 releases."""
+    env = _offline_env(tmp_path)
+    run = subprocess.run([gfxgate_exe, "timeline", "--format", "json", "-t", target],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    [row] = json.loads(run.stdout)["targets"]
+    assert "up to v0.1.20 (ollama@v0.0.1:llm/generate/gen_linux.sh)" in row["sentence"], row["sentence"]
+    assert "v0.1.21–v0.5.12 (clr@rocm-6.0.0:rocclr/device/device.cpp:" in row["sentence"], row["sentence"]
+    rocm = [c for c in row["clauses"] if c["backend"] == "rocm"]
+    [early] = [c for c in rocm if c["tag"] == "v0.0.1"]
+    [late] = [c for c in rocm if c["tag"] == "v0.1.21"]
+    assert not any(e["where"].startswith("clr@") for e in early["evidence"]), early
+    assert late["evidence"][0]["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:"), late
+    assert late["text"] == "ROCm has no route v0.1.21–v0.5.12", late
+    md = subprocess.run([gfxgate_exe, "timeline", "--format", "md", "-t", target],
+                        capture_output=True, text=True, timeout=120, env=env)
+    assert md.returncode == 0, md.stderr
+    [bullet] = [line for line in md.stdout.splitlines() if line.startswith("- ROCm has no route v0.1.21")]
+    assert "`clr@rocm-6.0.0:rocclr/device/device.cpp:" in bullet.split(" — ")[1].split(",")[0], bullet
+    text = subprocess.run([gfxgate_exe, "timeline", "--format", "text", "-t", target],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert text.returncode == 0 and "clr@rocm-6.0.0:rocclr/device/device.cpp:" in text.stdout, text.stderr
+
+
 def _within(tag: str, first: str, last: str) -> bool:
     from gfxgate.sources.versions import version_key
 

@@ -18,7 +18,7 @@ from gfxgate.gate.engine import not_scanned
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.model import Evidence
 from gfxgate.prcheck.diff import EVIDENCE, classify
-from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, RouteKey, Row, Timeline, Unreadable
+from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Refusal, RouteKey, Row, Timeline, Unreadable
 
 # Sources whose ref a release's own files choose (rules/pins.toml [couplings]), read at each release with it: clr at
 # the ROCm version of the Dockerfile, so the rocm-runtime row (and route.RUNS_ON's refusal) is the scan's at that tag.
@@ -81,14 +81,32 @@ def _route_signature(route) -> tuple:
             tuple((b.backend, b.state, b.option.label if b.option else None) for b in route.backends))
 
 
-def _backends(route, link: Linker) -> tuple[BackendState, ...]:
+def _refusals(b, layer_of: dict[str, str], link: Linker) -> tuple[Refusal, ...]:
+    """Each layer that refuses backend answer ``b`` (state none) once, with its first line, in evidence order."""
+    if b.option is not None or b.state != "none":
+        return ()
+    first: dict[str, Evidence] = {}
+    for e in b.evidence:
+        first.setdefault(layer_of.get(e.source, e.source), e)
+    return tuple(Refusal(layer, link(e)) for layer, e in first.items())
+
+
+def _refusal_key(route, layer_of: dict[str, str]) -> tuple:
+    """The layers refusing each backend without a route: a run of releases whose refusal moves to another layer
+    (the build list up to v0.1.20, then clr's missing row) is two cells, each with its own evidence."""
+    return tuple((b.backend, tuple(dict.fromkeys(layer_of.get(e.source, e.source) for e in b.evidence)))
+                 for b in route.backends if b.option is None and b.state == "none")
+
+
+def _backends(route, link: Linker, layer_of: dict[str, str]) -> tuple[BackendState, ...]:
     out = []
     for b in route.backends:
         if b.option is not None:
             out.append(BackendState(b.backend, "route", b.option.label, b.option.phrase, None, link.many(b.option.evidence)))
         else:
             reasons = b.undecided if b.state == "undecided" else b.refused
-            out.append(BackendState(b.backend, b.state, None, None, reasons[0] if reasons else None, link.many(b.evidence)))
+            out.append(BackendState(b.backend, b.state, None, None, reasons[0] if reasons else None, link.many(b.evidence),
+                                    _refusals(b, layer_of, link)))
     return tuple(out)
 
 
@@ -103,6 +121,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
 
     ruleset = ruleset or default_rules()
     link = Linker(pins or load_pins())
+    layer_of = {r.id: r.layer for r in ruleset.rules}
     tags = tag_window(prober.release_tags(prereleases=prereleases), first, last, sorted(prober.commits))
     matrices: dict[int, GateMatrix] = {}
     routes: dict[int, dict[str, Any]] = {}
@@ -158,7 +177,8 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
 
     rows = []
     for t in targets:
-        starts = [i for i in bounds if i == 0 or _route_signature(routes[i][t]) != _route_signature(routes[i - 1][t])]
+        starts = [i for i in bounds if i == 0 or _route_signature(routes[i][t]) != _route_signature(routes[i - 1][t])
+                  or _refusal_key(routes[i][t], layer_of) != _refusal_key(routes[i - 1][t], layer_of)]
         cells = []
         for n, a in enumerate(starts):
             b = (starts[n + 1] - 1) if n + 1 < len(starts) else len(tags) - 1
@@ -168,7 +188,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
             cells.append(Cell(
                 target=t, first=tags[a], last=tags[b], tags=b - a + 1,
                 route=r.best.route if r.best else "undecided", label=r.label, certain=r.certain,
-                backends=_backends(r, link), steps=tuple(s.workaround for s in r.best.steps) if r.best else (),
+                backends=_backends(r, link, layer_of), steps=tuple(s.workaround for s in r.best.steps) if r.best else (),
                 layers=tuple((layer.id, m.cells[(layer.id, t)].status.value) for layer in m.layers),
                 evidence=best_evidence, reason=r.reason,
                 start=flips(t, a) if a > 0 else (),

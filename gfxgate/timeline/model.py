@@ -61,6 +61,18 @@ class Flip(JsonRecord):
 
 
 @dataclass(frozen=True)
+class Refusal(JsonRecord):
+    """A layer whose cell refuses a backend's routes, with the first line that says so."""
+
+    layer: str
+    evidence: Ev
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Refusal:
+        return cls(data["layer"], Ev.from_json(data["evidence"]))
+
+
+@dataclass(frozen=True)
 class BackendState(JsonRecord):
     backend: str
     state: str  # route, none, undecided
@@ -68,11 +80,13 @@ class BackendState(JsonRecord):
     phrase: str | None = None
     reason: str | None = None  # the first reason for none / undecided
     evidence: tuple[Ev, ...] = ()  # why the route applies, or the cell that refuses it
+    refused_by: tuple[Refusal, ...] = ()  # state none: each refusing layer once, in the order its evidence comes
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BackendState:
         return cls(data["backend"], data["state"], data.get("label"), data.get("phrase"), data.get("reason"),
-                   tuple(Ev.from_json(e) for e in data.get("evidence", ())))
+                   tuple(Ev.from_json(e) for e in data.get("evidence", ())),
+                   tuple(Refusal.from_json(r) for r in data.get("refused_by", ())))
 
 
 @json_dataclass(frozen=True)

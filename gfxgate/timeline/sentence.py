@@ -3,6 +3,9 @@
 Computed from the timeline's cells, never written: per backend, the runs of releases over which that backend's
 state and route phrase stay the same; each clause carries the evidence of the flips that start its run (the
 layers that backend's routes read), or, for the first release of the range, the evidence of the route itself.
+A run with no route whose refusing layers change inside it (``BackendState.refused_by``; compute splits cells
+there) cites each refusal with the releases it covers: "ROCm has no route up to v0.1.20 (gen_linux.sh), v0.1.21–v0.5.12
+(clr@rocm-6.0.0:…)", each a clause with its own evidence, never the first refusal for the whole run.
 """
 
 from __future__ import annotations
@@ -20,17 +23,42 @@ class Answer(JsonRecord):
     clauses: tuple[Clause, ...]
 
 
-def _runs(cells: tuple[Cell, ...], backend: str) -> list[tuple[Cell, Cell, str, str | None]]:
-    """(first cell, last cell, state, phrase) for each run of cells with the same state of ``backend``."""
+def _runs(cells: tuple[Cell, ...], backend: str) -> list[tuple[Cell, Cell, str, str | None, list[Cell]]]:
+    """(first cell, last cell, state, phrase, the cells) for each run of cells with the same state of ``backend``."""
     runs: list[list[Any]] = []
     for c in cells:
         b = c.backend(backend)
         key = (b.state, b.phrase) if b else ("undecided", None)
         if runs and (runs[-1][2], runs[-1][3]) == key:
             runs[-1][1] = c
+            runs[-1][4].append(c)
         else:
-            runs.append([c, c, key[0], key[1]])
+            runs.append([c, c, key[0], key[1], [c]])
     return [tuple(r) for r in runs]
+
+
+def _refusals(run: list[Cell], backend: str) -> list[tuple[Cell, Cell, tuple[Ev, ...]]]:
+    """The run's cells grouped by the layers that refuse ``backend``: (first, last, evidence) per refusal.
+
+    One "has no route" over many releases can have several reasons (no ROCm build up to v0.1.20, then clr's missing
+    row at the release's ROCm): each is said with the releases it covers, citing first the layer that starts it."""
+    parts: list[list[Any]] = []
+    for c in run:
+        state = c.backend(backend)
+        refusals = state.refused_by if state else ()
+        layers = tuple(r.layer for r in refusals)
+        if parts and parts[-1][3] == layers:
+            parts[-1][1] = c
+            continue
+        before = set(parts[-1][3]) if parts else set()
+        new = [r.evidence for r in refusals if r.layer not in before]
+        evidence = tuple(dict.fromkeys(new + [r.evidence for r in refusals] + list(state.evidence if state else ())))
+        parts.append([c, c, evidence, layers])
+    return [(a, b, ev) for a, b, ev, _ in parts]
+
+
+def _span(first: Cell, last: Cell) -> str:
+    return first.first if first.first == last.last else f"{first.first}–{last.last}"
 
 
 def _evidence(cell: Cell, backend: str, first_of_range: bool, layers: frozenset[str]) -> tuple[Ev, ...]:
@@ -53,7 +81,7 @@ def _describe(state: str, phrase: str | None) -> str:
 def answer(timeline: Timeline, target: str) -> Answer:
     cells = timeline.row(target).cells
     first_tag = timeline.tags[0]
-    groups: list[list[Clause]] = []
+    groups: list[tuple[str, list[str], list[Clause]]] = []
     for backend, title in timeline.backends:
         if backend == "cpu":
             continue
@@ -66,7 +94,8 @@ def answer(timeline: Timeline, target: str) -> Answer:
             while len(runs) > 1 and runs[0][2] == "none":
                 runs = runs[1:]
         group: list[Clause] = []
-        for i, (start, end, state, phrase) in enumerate(runs):
+        pieces: list[str] = []  # the sentence's text of each run (a run with several refusals cites each)
+        for i, (start, end, state, phrase, run) in enumerate(runs):
             desc = _describe(state, phrase)
             at_start = start.first == first_tag
             more = len(runs) > 1
@@ -81,14 +110,23 @@ def answer(timeline: Timeline, target: str) -> Answer:
                 text = f"from {start.first} {title} {desc}"
             else:
                 text = f"{desc.removeprefix('has ')} from {start.first}"
+            parts = _refusals(run, backend) if state == "none" else []
+            if len(parts) > 1:  # each refusal with the releases it covers, and its own evidence
+                head = text.removesuffix(f" up to {end.last}") if text.endswith(f" up to {end.last}") and i == 0 else None
+                spans = []
+                for n, (a, b, evidence) in enumerate(parts):
+                    where = evidence[0].where if evidence else "no evidence line"
+                    span = f"up to {b.last}" if n == 0 and head is not None else _span(a, b)
+                    spans.append(f"{span} ({where})")
+                    group.append(Clause(backend, a.first, f"{title} {desc} {span}", evidence))
+                pieces.append(f"{head} " + ", ".join(spans) if head is not None else f"{text}: " + ", ".join(spans))
+                continue
             group.append(Clause(backend, start.first, text, _evidence(start, backend, at_start, timeline.key.backend_layers(backend))))
+            pieces.append(text)
         if group:
-            groups.append(group)
+            groups.append((backend, pieces, group))
     joined = []
-    for g in groups:
-        if g[0].backend == "rocm":
-            joined.append("; ".join(c.text for c in g))
-        else:
-            joined.append(", ".join(c.text for c in g))
+    for backend, pieces, _ in groups:
+        joined.append(("; " if backend == "rocm" else ", ").join(pieces))
     sentence = f"{target}: " + "; ".join(joined)
-    return Answer(target, sentence, tuple(c for g in groups for c in g))
+    return Answer(target, sentence, tuple(c for _, _, g in groups for c in g))

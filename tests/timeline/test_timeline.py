@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import struct
 import zlib
+from dataclasses import replace
 
 import jsonschema
 import pytest
@@ -388,3 +389,36 @@ def test_formatters_read_no_rules(monkeypatch):
     for fmt in FORMATS:
         assert render(timeline, fmt) == expected[fmt], fmt
     assert "gfx900: " in render(timeline, "md") and "#" in render(timeline, "svg")
+
+
+def test_a_run_without_a_route_cites_each_refusal_with_its_releases():
+    """One "has no route" run whose refusing layers change (a build list, then a runtime row) cites each, with the
+    releases it covers; a run later in the range says them after its "from"."""
+    from gfxgate.timeline.model import BackendState, Cell, Ev, Refusal, RouteKey, Row, Timeline
+    from gfxgate.timeline.sentence import answer
+
+    tags = ("v1", "v2", "v3", "v4", "v5", "v6")
+    build, runtime, ok = Ev("app@v1:build.sh:3", "list"), Ev("rt@6.0:table.cpp:9", "table"), Ev("app@v1:ok.txt:1")
+
+    def cell(first, last, state, refused=()):
+        rocm = BackendState("rocm", state, "ROCm", "out of the box" if state == "route" else None, None,
+                            tuple(r.evidence for r in refused) or (ok,), tuple(refused))
+        return Cell("gfx1", first, last, tags.index(last) - tags.index(first) + 1, "r", "L", True, (rocm,), (),
+                    (), (ok,))
+
+    first_none = [cell("v1", "v1", "none", (Refusal("build", build),)),
+                  cell("v2", "v3", "none", (Refusal("build", build), Refusal("runtime", runtime)))]
+    key = RouteKey((), "#cccccc", ())
+    timeline = Timeline("app", tags, 6, "every-tag", False, (Row("gfx1", (*first_none, cell("v4", "v6", "route"))),),
+                        "live", key, backends=(("rocm", "ROCm"),))
+    ans = answer(timeline, "gfx1")
+    assert ans.sentence == ("gfx1: ROCm has no route up to v1 (app@v1:build.sh:3), v2–v3 (rt@6.0:table.cpp:9); "
+                            "from v4 ROCm out of the box")
+    assert [(c.tag, c.text, c.evidence[0].where) for c in ans.clauses[:2]] == [
+        ("v1", "ROCm has no route up to v1", "app@v1:build.sh:3"), ("v2", "ROCm has no route v2–v3", "rt@6.0:table.cpp:9")]
+    later = Timeline("app", tags, 6, "every-tag", False,
+                     (Row("gfx1", (cell("v1", "v1", "route"), *[replace(c, first=f, last=l, tags=n) for c, (f, l, n)
+                                    in zip(first_none, [("v2", "v2", 1), ("v3", "v6", 4)])])),),
+                     "live", key, backends=(("rocm", "ROCm"),))
+    assert answer(later, "gfx1").sentence == (
+        "gfx1: ROCm out of the box up to v1; from v2 ROCm has no route: v2 (app@v1:build.sh:3), v3–v6 (rt@6.0:table.cpp:9)")
