@@ -103,7 +103,7 @@ def test_pci_ids_resolve_through_the_real_amdgpu_ids(gfxgate_exe, amdgpu_ids):
     assert missing.returncode == 2 and "amdgpu.ids" in missing.stderr
 
 
-@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=/work/upstream")
+@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=FOLDER of upstream clones")
 def test_the_rocm_spec_table_list_is_the_table():
     root = os.environ["GFXGATE_TEST_UPSTREAM"]
     text = subprocess.run(["git", "-C", f"{root}/ROCm", "show", "rocm-6.3.3:docs/reference/gpu-arch-specs.rst"],

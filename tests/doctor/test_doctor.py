@@ -232,7 +232,7 @@ def test_live_server_that_does_not_answer_is_a_fact(gfxgate_exe, vega56):
     assert data["live"]["error"] and data["targets"]
 
 
-@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=/work/upstream")
+@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=FOLDER of upstream clones")
 def test_the_unit_fixture_is_install_sh_s_and_the_v0_32_15_matrix_is_read_live(gfxgate_exe, tmp_path, built):
     up = os.environ["GFXGATE_TEST_UPSTREAM"]
     script = subprocess.run(["git", "-C", f"{up}/ollama", "show", "v0.17.5:scripts/install.sh"], capture_output=True,
