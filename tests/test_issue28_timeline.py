@@ -26,4 +26,4 @@ def test_16_timeline_live_over_many_tags_orders_them_once(gfxgate_exe, work, env
                   "--offline", "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
                  cwd=work, env=live_env(env, upstream), code=0)
     timeline = json.loads(run.stdout)
-    assert len(timeline["tags"]) == 40, timeline["tags"][:3]
+    assert len(timeline["releases"]) == 40, timeline["releases"][:3]
