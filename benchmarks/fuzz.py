@@ -229,21 +229,29 @@ def _v2_code_object() -> bytes | None:
     return None
 
 
+def sweep_record(n: int, outcome: str, endpoint: str, **extra) -> dict:
+    """Run ``n`` of a worklog as the sweep writes it (model ``m``, num_gpu ``n``, gfx900), with ``extra`` fields; the
+    seed of the worklog fuzz and the hostile worklogs of the inert-output tests."""
+    from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, cell_key
+
+    return {
+        "schema_version": SCHEMA_VERSION, "kind": KIND, "run_id": f"r{n}",
+        "cell": cell_key(endpoint, "m", n, 0), "endpoint": {"name": endpoint, "url": "http://127.0.0.1:1"},
+        "model": "m", "options": {"num_gpu": n, "num_predict": 8}, "outcome": outcome,
+        "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
+        "error": "" if outcome == "ok" else "llama runner process has terminated: signal: segmentation fault",
+        "gpu_target": "gfx900", "eval_count": 8, "eval_duration": 1000000, **extra,
+    }
+
+
 def _worklog_seed(work: Path) -> bytes:
-    from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
+    from gfxgate.sweep.worklog import WorklogWriter
 
     path = work / "seed.jsonl"
     path.unlink(missing_ok=True)
     with WorklogWriter(path) as writer:
         for n, outcome in enumerate(("ok", "crash", "timeout")):
-            writer.append({
-                "schema_version": SCHEMA_VERSION, "kind": KIND, "run_id": f"r{n}",
-                "cell": cell_key("vulkan", "m", n, 0), "endpoint": {"name": "vulkan", "url": "http://127.0.0.1:1"},
-                "model": "m", "options": {"num_gpu": n, "num_predict": 8}, "outcome": outcome,
-                "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
-                "error": "" if outcome == "ok" else "llama runner process has terminated: signal: segmentation fault",
-                "gpu_target": "gfx900", "eval_count": 8, "eval_duration": 1000000,
-            })
+            writer.append(sweep_record(n, outcome, "vulkan"))
     return path.read_bytes()
 
 

@@ -110,22 +110,15 @@ def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
 
 
 def test_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxgate_exe, tmp_path):
-    from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
+    from gfxgate.sweep.worklog import WorklogWriter
 
     worklog = tmp_path / "w.jsonl"
     with WorklogWriter(worklog) as writer:
         for n, outcome in enumerate(("ok", "crash")):
-            writer.append({
-                "schema_version": SCHEMA_VERSION, "kind": KIND, "run_id": f"r{n}",
-                "cell": cell_key("server", "m", n, 0), "endpoint": {"name": "server", "url": "http://127.0.0.1:1"},
-                "model": "m", "options": {"num_gpu": n, "num_predict": 8}, "outcome": outcome,
-                "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
-                "error": "" if outcome == "ok" else "llama runner process has terminated: signal: segmentation fault",
-                "server_version": "llama.cpp ``` " + HTML,
-                "crash": {"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "~~~"],
-                          "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None,
-                "gpu_target": "gfx900", "eval_count": 8, "eval_duration": 1000000,
-            })
+            writer.append(fuzz.sweep_record(
+                n, outcome, "server", server_version="llama.cpp ``` " + HTML,
+                crash={"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "~~~"],
+                       "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None))
     done = run(gfxgate_exe, "sweep", "report", str(worklog), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "```" + HTML not in done.stdout

@@ -92,17 +92,9 @@ def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_tar
     offered for gfx1200 ("ROCm: build" was), the refusal cites the rocm-runtime row; gfx1030 keeps its ROCm route."""
     import json as json_
 
-    from tests.core.rule_fixtures import FIXTURES, copy_case
-
-    files = {"Dockerfile": V0121_DOCKERFILE}
-    for case in ("ollama-gen-linux-amdgpu-targets/v0.3.0", "ollama-discovery-rocm-smi/v0.1.20"):  # a user list passes
-        folder = tmp_path / case.replace("/", "-")
-        copy_case(FIXTURES / case, folder)
-        files |= {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
-    ollama = new_repo(tmp_path / "ollama")
-    commit_tree(ollama, files, "v0.1.21", tag="v0.1.21")
+    ollama = _v0121_with_rocm_targets(tmp_path)
     run = subprocess.run([gfxgate_exe, "scan", "--format", "json", "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21",
-                          "--source", f"ollama={tmp_path / 'ollama'}", "--source", f"rocm-docs={upstream / 'rocm'}",
+                          "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
                           "--source", f"clr={upstream / 'clr'}"], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "GFXGATE_OFFLINE": "1"})
     assert run.returncode == 0, run.stderr

@@ -65,21 +65,14 @@ def test_1_scan_md_keeps_the_evidence_of_a_log_inert(gfxgate_exe, work, env):
 
 def test_2_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxgate_exe, work, env):
     """A crash excerpt line of three backticks closed the excerpt's fence; the --version answer was printed raw."""
-    from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, WorklogWriter, cell_key
+    from gfxgate.sweep.worklog import WorklogWriter
 
     with WorklogWriter(work / "w.jsonl") as writer:
         for n, outcome in enumerate(("ok", "crash")):
-            writer.append({
-                "schema_version": SCHEMA_VERSION, "kind": KIND, "run_id": f"r{n}",
-                "cell": cell_key("server", "m", n, 0), "endpoint": {"name": "server", "url": "http://127.0.0.1:1"},
-                "model": "m", "options": {"num_gpu": n, "num_predict": 8}, "outcome": outcome,
-                "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
-                "error": "" if outcome == "ok" else "llama runner process has terminated: signal: segmentation fault",
-                "server_version": "llama.cpp ``` " + HTML,
-                "crash": {"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "`" * 300],
-                          "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None,
-                "gpu_target": "gfx900", "eval_count": 8, "eval_duration": 1000000,
-            })
+            writer.append(fuzz.sweep_record(
+                n, outcome, "server", server_version="llama.cpp ``` " + HTML,
+                crash={"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "`" * 300],
+                       "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None))
     run = replay("2 sweep report", gfxgate_exe, ["sweep", "report", "w.jsonl"], cwd=work, env=env, code=0)
     html = fuzz.gfm_html(run.stdout)
     assert _live(html) == [], _live(html)

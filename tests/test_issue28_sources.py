@@ -375,10 +375,9 @@ def test_15_an_unknown_ref_without_a_version_number_names_the_tags_there_are(gfx
     assert "hint: the repository has no tags" in run.stderr
 
 
-def test_16_many_tags_are_ordered_once_per_repository(gfxgate_exe, work, env, upstream):
-    """`history` over 40 ollama tags whose LLAMA_CPP_VERSION names a tag llama.cpp does not have, against a
-    llama.cpp clone carrying 20,000 extra release-shaped tags: every rule reading ggml at every probe looked the
-    ref up and re-sorted all 20,000 tags for its hint (the issue: 10,000 tags 45 s and 539 MB, 30,000 over 120 s)."""
+def ollama_with_many_llama_tags(work, upstream) -> None:
+    """work/ollama: 40 tags v0.33.N whose LLAMA_CPP_VERSION names a llama.cpp tag that does not exist;
+    work/llama.cpp.git: a bare llama.cpp clone with 20,000 extra release-shaped tags."""
     ollama, llama = work / "ollama", work / "llama.cpp.git"
     git(work, "clone", "-q", str(upstream / "ollama"), str(ollama))
     (ollama / "LLAMA_CPP_VERSION").write_text("b99999\n")
@@ -386,6 +385,13 @@ def test_16_many_tags_are_ordered_once_per_repository(gfxgate_exe, work, env, up
     many_tags(ollama, [f"v0.33.{i}" for i in range(40)])
     git(work, "clone", "-q", "--bare", str(upstream / "llama.cpp"), str(llama))
     many_tags(llama, [f"b{20000 + i}" for i in range(20_000)])
+
+
+def test_16_many_tags_are_ordered_once_per_repository(gfxgate_exe, work, env, upstream):
+    """`history` over 40 ollama tags whose LLAMA_CPP_VERSION names a tag llama.cpp does not have, against a
+    llama.cpp clone carrying 20,000 extra release-shaped tags: every rule reading ggml at every probe looked the
+    ref up and re-sorted all 20,000 tags for its hint (the issue: 10,000 tags 45 s and 539 MB, 30,000 over 120 s)."""
+    ollama_with_many_llama_tags(work, upstream)
     run = replay("16 history, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION", gfxgate_exe,
                  ["history", "-t", "gfx900", "--every-tag", "--from", "v0.33.0", "--format", "json", "--offline",
                   "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],

@@ -10,17 +10,11 @@ import json
 
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.test_issue13_reproductions import env, replay, work  # noqa: F401 - env, work: fixtures
-from tests.test_issue28_sources import git, live_env, many_tags
+from tests.test_issue28_sources import live_env, ollama_with_many_llama_tags
 
 
 def test_16_timeline_live_over_many_tags_orders_them_once(gfxgate_exe, work, env, upstream):
-    ollama, llama = work / "ollama", work / "llama.cpp.git"
-    git(work, "clone", "-q", str(upstream / "ollama"), str(ollama))
-    (ollama / "LLAMA_CPP_VERSION").write_text("b99999\n")
-    git(ollama, "commit", "-q", "-am", "names a llama.cpp tag that does not exist")
-    many_tags(ollama, [f"v0.33.{i}" for i in range(40)])
-    git(work, "clone", "-q", "--bare", str(upstream / "llama.cpp"), str(llama))
-    many_tags(llama, [f"b{20000 + i}" for i in range(20_000)])
+    ollama_with_many_llama_tags(work, upstream)
     run = replay("16 timeline --live, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION", gfxgate_exe,
                  ["timeline", "--live", "-t", "gfx900", "--every-tag", "--from", "v0.33.0", "--format", "json",
                   "--offline", "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
