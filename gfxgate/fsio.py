@@ -22,7 +22,6 @@ import errno
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 
 from gfxgate.errors import InputError, UsageError
@@ -180,6 +179,8 @@ def _replace_regular(path: Path, st: os.stat_result | None, data: bytes) -> None
     if not folder.is_dir():
         raise OutputError(f"{path}: the folder {folder} does not exist", hint="create it first, or name another file")
     try:
+        import tempfile  # here: only a write needs it (with shutil, a start-up cost for every read)
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise OutputError(f"{path}: cannot create a file in {folder}: {exc.strerror}") from None

@@ -413,13 +413,11 @@ def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerd
 
 @functools.cache
 def _timeline():
-    """The embedded timeline, once per run (None when stale or missing: the answer then says so)."""
-    from gfxgate.timeline import snapshot
+    """The embedded timeline's cells, once per run, as the remedies read them (None when stale or missing: the
+    answer then says so)."""
+    from gfxgate.gate.remedy import _timeline as cells
 
-    try:
-        return snapshot.load()
-    except Exception:  # noqa: BLE001 - a stale or missing snapshot leaves the answer to the note
-        return None
+    return cells()
 
 
 def _timeline_cell(target: str, version: str | None):

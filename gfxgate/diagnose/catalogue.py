@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gfxgate.diagnose.patterns import Pattern, PatternError, compile_pattern
+from gfxgate.diagnose.patterns import LiteralScanner, Pattern, PatternError, compile_pattern
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
 from gfxgate.resources import rules_dir
@@ -88,12 +88,9 @@ class Catalogue:
         return next(m for m in self.messages if m.id == message_id)
 
     @functools.cached_property
-    def literal_scanner(self) -> Pattern:
-        """One RE2 alternation of every literal: a single linear pass over a whole log finds the candidate lines."""
-        import re2
-
-        literals = sorted({lit for m in self.messages for lit in m.literals}, key=len, reverse=True)
-        return compile_pattern("|".join(re2.escape(lit) for lit in literals))  # run on bytes: no text conversion
+    def literal_scanner(self) -> LiteralScanner:
+        """Every literal in one prefilter: a single linear pass over a batch of lines finds the candidate lines."""
+        return LiteralScanner([lit.encode("utf-8") for m in self.messages for lit in m.literals])
 
     @functools.cached_property
     def literal_bytes(self) -> tuple[tuple[bytes, ...], ...]:

@@ -31,7 +31,7 @@ MAX_VERSIONS = 100
 MAX_PER_LINE = 16
 MEMO_LINES = 4_096  # distinct line texts whose matches are remembered  # messages taken from one line (a pasted paragraph)
 KIND_LINES = 5_000  # lines read for the slog-format hint
-SLOG_HINT = (b"time=", b"level=", b"msg=")
+# a slog line holds time=, level= and msg= (counted among the first KIND_LINES lines for the format hint)
 PRE_LINES = 200  # lines kept before a runtime failure (the run's load / start markers)
 CRASH_WINDOW = 400  # lines after a run's last failure line that the crash localisation reads
 MAX_CAPTURES = 10_000
@@ -89,7 +89,7 @@ class Scan:
     hits: list[Hit]
     lines: int
     recognised: int  # lines with at least one catalogue message
-    slog_lines: int  # lines with slog's time= level= msg= among the first KIND_LINES
+    slog_lines: int  # 1 when one of the first KIND_LINES lines has slog's time=, level= and msg= (the format hint)
     captures: list[Capture]
     notes: list[str]
     repeated: int = 0  # crash windows not kept: a failure seen FIRST_CRASHES times before in the same run kind
@@ -189,7 +189,7 @@ class _Collector:
         self.repeated = 0
         self.run_kind = ""  # the message id of the latest run start
         self.recent: deque[Batch] = deque()
-        self._split: tuple[int, list[bytes]] = (-1, [])  # the lines of the batch last split
+        self._split: tuple[int, list[bytes] | list[bytearray]] = (-1, [])  # the lines of the batch last split
         self.captured = 0  # characters kept in captures
         self.cut = 0  # candidate lines cut to MAX_LINE
 
@@ -278,11 +278,11 @@ class _Collector:
         stop = min(capture.end, batch.first + batch.line_count, upto if upto is not None else capture.end)
         if have >= stop or have < batch.first:  # nothing new in this batch (or lines no longer kept: never here)
             return
-        lines = [line[:CAPTURE_CHARS * 4] for line in self._lines(batch)[have - batch.first:stop - batch.first]]
+        lines = [bytes(line[:CAPTURE_CHARS * 4]) for line in self._lines(batch)[have - batch.first:stop - batch.first]]
         capture.lines += lines
         self.captured += sum(map(len, lines))
 
-    def _lines(self, batch: Batch) -> list[bytes]:
+    def _lines(self, batch: Batch) -> list[bytes] | list[bytearray]:
         if self._split[0] != batch.first:
             self._split = (batch.first, batch.lines())
         return self._split[1]
@@ -292,7 +292,7 @@ class _Collector:
         for capture in self.open:
             self._fill(capture, batch)
         self.open = [c for c in self.open if c.start + len(c.lines) < c.end]
-        self.recent.append(batch)
+        self.recent.append(_tail(batch, PRE_LINES))  # a copy: the reader reuses the batch's buffer for the next one
         while len(self.recent) > 1 and sum(b.line_count for b in self.recent) - self.recent[0].line_count >= PRE_LINES:
             self.recent.popleft()
 
@@ -315,6 +315,35 @@ class _Collector:
         return out
 
 
+def _slog_line(text: bytes | bytearray, lines: int) -> int:
+    """1 when one of the first ``lines`` lines of ``text`` holds slog's ``time=``, ``level=`` and ``msg=``, else 0
+    (only the lines with ``level=`` are looked at)."""
+    at, begin, number = text.find(b"level="), 0, 0
+    while at >= 0:
+        start = text.rfind(b"\n", 0, at) + 1
+        number += text.count(b"\n", begin, start)
+        if number >= lines:
+            return 0
+        end = text.find(b"\n", at)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if b"msg=" in line and b"time=" in line:
+            return 1
+        begin, at = start, text.find(b"level=", end)
+    return 0
+
+
+def _tail(batch: Batch, lines: int) -> Batch:
+    """The last ``lines`` lines of ``batch``, copied (what a crash window opened in a later batch reaches back to)."""
+    text = batch.text
+    if batch.line_count <= lines:
+        return Batch(batch.first, bytes(text), batch.line_count)
+    at = len(text)
+    for _ in range(lines):
+        at = text.rfind(b"\n", 0, at)
+    return Batch(batch.first + batch.line_count - lines, bytes(text[at + 1:]), lines)
+
+
 def scan(log: LogInput, catalogue: Catalogue) -> Scan:
     """Read ``log`` once; keep the hits and crash windows the diagnosis needs (bounded, see the module)."""
     collector = _Collector(log.name, catalogue)
@@ -328,12 +357,10 @@ def scan(log: LogInput, catalogue: Catalogue) -> Scan:
         text = batch.text
         lines = batch.first + batch.line_count
         collector.recent.append(batch)  # visible to a capture that starts in this batch
-        if batch.first < KIND_LINES and b"level=" in text:
-            head = text.split(b"\n", KIND_LINES - batch.first)[:KIND_LINES - batch.first]
-            slog += sum(1 for line in head if all(h in line for h in SLOG_HINT))
+        if not slog and batch.first < KIND_LINES:
+            slog = _slog_line(text, KIND_LINES - batch.first)
         position, number = 0, batch.first
-        for found in scanner.finditer(text):
-            at = found.start()
+        for at in scanner.candidates(text):
             if at < position:  # a literal later on a line already matched
                 continue
             number += text.count(b"\n", position, at)

@@ -66,7 +66,7 @@ def _timeline():
     from gfxgate.timeline import snapshot
 
     try:
-        return snapshot.load()
+        return snapshot.load_cells()  # the rows the remedies read, decoded when asked for
     except GfxgateError:  # a stale or unreadable snapshot: the clause then says the release was not checked
         return None
 

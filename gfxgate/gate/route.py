@@ -169,10 +169,11 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
 
 @functools.cache
 def default_routes() -> RouteRules:
-    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.gate.ruleset import layer_ids
     from gfxgate.gate.workarounds import default_workarounds
 
-    return load_routes(layers={layer.id for layer in default_rules().layers}, workarounds=default_workarounds())
+    # the layers' ids from rules/layers.yaml alone: checking routes needs no gate rule loaded (and no matcher imported)
+    return load_routes(layers=set(layer_ids()), workarounds=default_workarounds())
 
 
 # -- a step's setting: computed once, shown by every command --------------------------------------------

@@ -2,9 +2,26 @@
 
 ``Source`` is the one interface the matchers see; ``SourceError`` (and ``NetworkError``) the one
 error family the CLI turns into a message and an exit code.
+
+The names below are imported when first asked for: a module that needs one submodule (the log catalogue reads
+``sources.base`` and ``sources.versions``) does not load the pins and git machinery of ``sources.resolve``.
 """
 
-from gfxgate.sources.base import FileHit, Source
-from gfxgate.sources.resolve import SourceSet
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gfxgate.sources.base import FileHit, Source
+    from gfxgate.sources.resolve import SourceSet
 
 __all__ = ["FileHit", "Source", "SourceSet"]
+_WHERE = {"FileHit": "gfxgate.sources.base", "Source": "gfxgate.sources.base", "SourceSet": "gfxgate.sources.resolve"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'gfxgate.sources' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_WHERE[name]), name)

@@ -10,14 +10,13 @@ refused with the command that rebuilds it, never rendered from old facts. The fi
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from gfxgate.errors import InputError, RuleError
 from gfxgate.resources import rules_dir
-from gfxgate.timeline.model import Timeline
+from gfxgate.timeline.model import Cell, Row, Timeline
 
 KIND = "gfxgate-timeline-snapshot"
 
@@ -46,6 +45,8 @@ def inputs(targets: list[str]) -> dict[str, Any]:
     pins = load_pins()
     rules = rules_of_repo(default_rules(), pins, "ollama", COUPLED)
     root = rules_dir()
+
+    import hashlib  # here: OpenSSL's libcrypto costs start-up time, and the digests are cached (_stale_reasons_cached)
 
     def digest(data: bytes) -> str:
         return hashlib.sha256(data).hexdigest()[:16]
@@ -102,10 +103,36 @@ def stale_reasons(data: dict[str, Any]) -> list[str]:
     return [f"{key} changed since the snapshot was built" for key in now if stored.get(key) != now[key]]
 
 
-def load(path: Path | None = None) -> Timeline:
+# the rules files a snapshot's inputs are computed from (``inputs``: the gate rules, pins and couplings, layers,
+# routes, workarounds, targets): the staleness verdict is a function of their bytes and the snapshot's
+STALENESS_INPUTS = ("gates", "pins.toml", "layers.yaml", "routes.yaml", "workarounds.yaml", "targets.yaml")
+
+
+def _input_bytes(raw: bytes) -> bytes:
+    """The snapshot's bytes and those of every rules file its staleness is judged from, each named."""
+    root = rules_dir()
+    parts = [b"snapshot\0" + raw]
+    for name in STALENESS_INPUTS:
+        entry = root / name
+        files = sorted(entry.glob("*.yaml")) if entry.is_dir() else [entry]
+        parts += [str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() for f in files]
+    return b"\0\0".join(parts)
+
+
+def _stale_reasons_cached(path: Path, raw: bytes, data: dict[str, Any]) -> list[str]:
+    """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
+    from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
+    rules or pins to re-derive the digests. A snapshot outside the shipped rules is judged every time."""
+    from gfxgate import datacache
+
+    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data)))
+
+
+def _checked(path: Path | None) -> tuple[Path, dict[str, Any]]:
+    """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
     path = path or default_path()
     raw, data = _read(path)
-    stale = stale_reasons(data)
+    stale = _stale_reasons_cached(path, raw, data)
     if stale:
         raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
                         hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live")
@@ -119,6 +146,39 @@ def load(path: Path | None = None) -> Timeline:
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
     datacache.cached(path, raw, "schema-checked", "timeline", validated)
+    return path, data
+
+
+class Cells:
+    """The snapshot's cells as the remedies and doctor read them (``tags``, ``targets``, ``row``, ``cell_at``, as on
+    :class:`Timeline`): the same checked snapshot, each target's row decoded (:meth:`Cell.from_json`) when it is first
+    asked for, not the 38 rows and the routes' key a rendered timeline needs."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.tags: tuple[str, ...] = tuple(data["releases"])
+        self._raw = {t["target"]: t["cells"] for t in data["targets"]}
+        self.targets: tuple[str, ...] = tuple(self._raw)
+        self._rows: dict[str, Row] = {}
+        self._index = {tag: i for i, tag in enumerate(self.tags)}
+
+    def row(self, target: str) -> Row:
+        row = self._rows.get(target)
+        if row is None:
+            row = self._rows[target] = Row(target, tuple(Cell.from_json(c) for c in self._raw[target]))
+        return row
+
+    def cell_at(self, target: str, tag: str) -> Cell:
+        i = self._index[tag]
+        return next(c for c in self.row(target).cells if self._index[c.first] <= i <= self._index[c.last])
+
+
+def load_cells(path: Path | None = None) -> Cells:
+    """The snapshot's cells (:class:`Cells`), refused when stale like :func:`load`."""
+    return Cells(_checked(path)[1]["timeline"])
+
+
+def load(path: Path | None = None) -> Timeline:
+    _, data = _checked(path)
     from gfxgate.gate.route import default_routes
     from gfxgate.timeline.model import RouteKey
 
