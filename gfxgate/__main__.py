@@ -1,4 +1,4 @@
-from gfxgate.cli import main
+from gfxgate.cli import run
 
 if __name__ == "__main__":  # pragma: no cover - exercised through `python -m gfxgate`
-    main()
+    run()
