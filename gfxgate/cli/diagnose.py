@@ -32,9 +32,12 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     from gfxgate.app.diagnose import diagnose as run
     from gfxgate.diagnose.render import render
     from gfxgate.errors import ExitCode
-    from gfxgate.sources.resolve import parse_assignments
 
-    answer = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), parse_assignments(sources, "--source"),
+    if sources:  # the sources' module (pins, git) only when a --source is given
+        from gfxgate.sources.resolve import parse_assignments
+
+        sources = parse_assignments(sources, "--source")
+    answer = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), sources or {},
                                  offline=not online, locate=not no_upstream, output=output))
     emit(terminal_text(render(answer.diagnoses, fmt), fmt, output), output)
     if answer.failing:

@@ -167,13 +167,35 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
                       undecided_colour=data["undecided_colour"], timeline_targets=tuple(data.get("timeline_targets", ())))
 
 
+# what the shipped routes are cross-checked against (the layers' ids, the workarounds as default_workarounds checks
+# them: against the layers, the pins' repositories and the targets), with the schemas those files are checked with
+ROUTES_CHECKED_AGAINST = ("routes.yaml", "layers.yaml", "workarounds.yaml", "pins.toml", "targets.yaml")
+ROUTES_CHECKED_SCHEMAS = ("routes", "layers", "workarounds", "pins", "targets")
+
+
 @functools.cache
 def default_routes() -> RouteRules:
-    from gfxgate.gate.ruleset import layer_ids
-    from gfxgate.gate.workarounds import default_workarounds
+    """The shipped routes, cross-checked against the layers and the workarounds once per content of the files those
+    checks read (gfxgate's rules cache, keyed by their bytes and their schemas', as the log catalogue is): a later
+    start reads routes.yaml alone, without the pins, the workarounds' own checks or the gate rules' module."""
+    from gfxgate import datacache
+    from gfxgate.resources import schemas_dir
 
-    # the layers' ids from rules/layers.yaml alone: checking routes needs no gate rule loaded (and no matcher imported)
-    return load_routes(layers=set(layer_ids()), workarounds=default_workarounds())
+    root = rules_dir()
+    parts = [name.encode() + b"\0" + (root / name).read_bytes() for name in ROUTES_CHECKED_AGAINST]
+    parts += [name.encode() + b"\0" + (schemas_dir() / f"{name}.schema.json").read_bytes() for name in ROUTES_CHECKED_SCHEMAS]
+    checked: list[RouteRules] = []
+
+    def check() -> bool:
+        from gfxgate.gate.ruleset import layer_ids
+        from gfxgate.gate.workarounds import default_workarounds
+
+        # the layers' ids from rules/layers.yaml alone: no gate rule loaded (and no matcher imported)
+        checked.append(load_routes(layers=set(layer_ids()), workarounds=default_workarounds()))
+        return True
+
+    datacache.cached(root / "routes.yaml", b"\0\0".join(parts), "routes-checked", None, check)
+    return checked[0] if checked else load_routes()
 
 
 # -- a step's setting: computed once, shown by every command --------------------------------------------

@@ -1,0 +1,97 @@
+"""What a diagnosis start takes from gfxgate's rules cache (issue 31's start-up work): the routes' cross-checks and
+the embedded timeline's staleness verdict are computed once per content of the files they read; the cached answer is
+the computed one, and a change to any of those files computes (and refuses) again."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+
+import pytest
+
+from gfxgate import datacache, resources
+from gfxgate.errors import RuleError
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("GFXGATE_CACHE_DIR", str(tmp_path / "cache"))
+    datacache.reset()
+    yield
+    datacache.reset()
+
+
+def _copy_rules(tmp_path, monkeypatch):
+    """Every loader reads a copy of the shipped rules, cached as the shipped files are."""
+    rules = tmp_path / "rules"
+    shutil.copytree(resources.rules_dir(), rules)
+    for module in [m for name, m in sys.modules.items() if name.startswith("gfxgate") and hasattr(m, "rules_dir")]:
+        monkeypatch.setattr(module, "rules_dir", lambda: rules)
+    monkeypatch.setattr(datacache, "is_shipped", lambda path: True)
+    return rules
+
+
+def _fresh():
+    from gfxgate import targets
+    from gfxgate.gate import remedy, route, ruleset, workarounds
+    from gfxgate.sources import resolve
+
+    for f in (route.default_routes, workarounds.default_workarounds, ruleset.layer_ids, ruleset.default_rules,
+              resolve.load_pins, targets.catalog, remedy._timeline):
+        if hasattr(f, "cache_clear"):
+            f.cache_clear()
+    datacache.reset()
+
+
+def test_routes_are_checked_once_per_content_and_a_changed_workaround_checks_again(own_cache, tmp_path, monkeypatch):
+    from gfxgate.gate import route, ruleset, workarounds
+    from gfxgate.sources import resolve
+
+    rules = _copy_rules(tmp_path, monkeypatch)
+    _fresh()
+    first = route.default_routes()
+    _fresh()
+    calls: list[str] = []
+    with monkeypatch.context() as patch:
+        for module, name in ((resolve, "load_pins"), (ruleset, "layer_ids"), (workarounds, "default_workarounds")):
+            patch.setattr(module, name, lambda *a, _n=name, **k: calls.append(_n))
+        again = route.default_routes()
+    assert calls == [], "the second start checks nothing again"
+    assert again == first
+
+    # a workaround a route step names is renamed: a new key, the cross-check runs and refuses the routes
+    step = first.routes[0].steps[0].workaround if first.routes[0].steps else next(
+        s.workaround for r in first.routes for s in r.steps)
+    path = rules / "workarounds.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert f"id: {step}\n" in text
+    path.write_text(text.replace(f"id: {step}\n", f"id: {step}-renamed\n"), encoding="utf-8")
+    _fresh()
+    with pytest.raises(RuleError, match=f"unknown workaround '{step}'"):
+        route.default_routes()
+    _fresh()
+
+
+def test_the_snapshot_staleness_is_judged_once_per_content_and_a_changed_input_is_stale(own_cache, tmp_path, monkeypatch):
+    from gfxgate.timeline import snapshot
+
+    rules = _copy_rules(tmp_path, monkeypatch)
+    _fresh()
+    judged: list[int] = []
+    real = snapshot.stale_reasons
+    monkeypatch.setattr(snapshot, "stale_reasons", lambda data: judged.append(1) or real(data))
+    full = snapshot.load()
+    cells = snapshot.load_cells()
+    assert len(judged) == 1, "the second load takes the verdict from the cache"
+    assert cells.tags == full.tags and cells.targets == full.targets
+    for target in ("gfx900", "gfx906", "gfx1030"):
+        assert cells.row(target) == full.row(target)
+        assert cells.cell_at(target, full.tags[-1]) == full.cell_at(target, full.tags[-1])
+
+    routes = rules / "routes.yaml"
+    routes.write_text(routes.read_text(encoding="utf-8") + "\n# changed\n", encoding="utf-8")
+    _fresh()
+    with pytest.raises(RuleError, match="stale .*routes changed"):
+        snapshot.load_cells()
+    assert len(judged) == 2
+    _fresh()
