@@ -64,6 +64,9 @@ def _floats_as_repr(out: bytes) -> bool:
     for start in lines:
         end = out.find(b"\n", start)
         end = len(out) if end < 0 else end
+        last = end - 2 if end > start and out[end - 1] == 44 else end - 1  # before a "," ending the value
+        if last < start or not 48 <= out[last] <= 57:  # a value line ends in a digit (a string's ends in a quote): nothing to read
+            continue
         line = _VALUE_LINE.fullmatch(out, start, end)
         if line is not None:
             text = line.group(1).decode("ascii")

@@ -76,7 +76,13 @@ def release_status(processor: str | None, version: str | None, layer: str = "rel
     timeline, and where it was read (the flip that set it, ``repo@tag:path:line``, or the range of releases)."""
     if not processor or not version:
         return None, ""
-    timeline = _timeline()
+    return _release_status(_timeline(), processor, version, layer)
+
+
+# Per timeline (its identity: a new one is new answers) and arguments: a crash loop asks the same question for each of
+# its thousands of findings.
+@functools.lru_cache(maxsize=4096)
+def _release_status(timeline, processor: str, version: str, layer: str) -> tuple[str | None, str]:
     tag = _tag(version)
     if timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None, ""
@@ -194,9 +200,13 @@ def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | 
     """Why no route that has ``workaround`` as a step can exist for ``processor`` at ollama ``tag`` (a decided layer of
     its timeline cell that neither the route accepts nor any of its steps lifts), or None when one can (or the
     workaround is no route's step, or the timeline does not know the target or the release)."""
+    return _ruled_out(_timeline(), workaround, processor, tag)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> str | None:
     from gfxgate.gate.route import default_routes
 
-    timeline = _timeline()
     if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None
     routes = [r for r in default_routes().routes if any(step.workaround == workaround for step in r.steps)]
