@@ -18,7 +18,10 @@ Two logs, each read by both tools in the same run (alternately, medians of 5, th
   cores the CPU time is the steadier figure;
 * also: gfxgate in-process (read, match, analyse) and `grep -E -c -f` of the patterns as POSIX ERE.
 
-    python benchmarks/bench_diagnose.py [LINES]
+    python benchmarks/bench_diagnose.py [LINES] [--sizes 50000,500000,1000000]
+
+Also, first: what the console script costs before it reads a log (the interpreter, `import re, click`, a diagnosis
+of an empty log), and with --sizes the representative log at other lengths.
 """
 
 from __future__ import annotations
@@ -209,10 +212,43 @@ def rg_pattern_file(folder: Path) -> Path:
     return path
 
 
-def main() -> None:
+def floor(script: Path, folder: Path, repeat: int = 11) -> dict[str, float]:
+    """What every run of the console script pays before it reads a log, measured with the same interpreter: the
+    interpreter alone, the interpreter with what the console script (pip's wrapper: ``import re``) and the command
+    line (click) import, and ``gfxgate diagnose`` of an empty log (every import and start-up cache of a diagnosis,
+    nothing read). Median wall times."""
     import os
 
-    lines = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    python = script.parent / "python"
+    empty = folder / "empty.log"
+    empty.write_bytes(b"")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["GFXGATE_CACHE_DIR"] = cache
+        commands = {"python -c pass": [str(python), "-c", "pass"],
+                    "python -c 'import re, click'": [str(python), "-c", "import re, click"],
+                    "gfxgate diagnose EMPTY": [str(script), "diagnose", "--no-upstream", "--format", "json", str(empty)]}
+        for argv in commands.values():
+            subprocess.run(argv, capture_output=True, env=env, check=False)
+        walls: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(repeat):
+            for name, argv in commands.items():
+                start = time.perf_counter()
+                subprocess.run(argv, capture_output=True, env=env, check=False)
+                walls[name].append(time.perf_counter() - start)
+    return {name: statistics.median(w) for name, w in walls.items()}
+
+
+def main() -> None:
+    import argparse
+    import os
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("lines", nargs="?", type=int, default=200_000)
+    parser.add_argument("--sizes", default="", help="also the representative log at these line counts (comma-separated): "
+                                                    "where gfxgate's fixed start-up stops mattering")
+    args = parser.parse_args()
+    lines = args.lines
     if shutil.which("rg") is None:
         print("rg -c -f: ripgrep is not installed (apt-get install ripgrep)")
         return
@@ -220,11 +256,14 @@ def main() -> None:
         folder = Path(tmp)
         patterns = rg_pattern_file(folder)
         script = installed_script(folder)
-        cases = (("representative (4 server starts, 2 crashes, request noise)", build_representative),
-                 ("crash loop (adversarial: 843 runs, 562 crash)", build_log))
-        for title, build in cases:
+        fixed = floor(script, folder)
+        print("== before a log is read (median wall): " + "; ".join(f"{name} {t * 1000:.0f} ms" for name, t in fixed.items()))
+        cases = [("representative (4 server starts, 2 crashes, request noise)", build_representative, lines),
+                 ("crash loop (adversarial: 843 runs, 562 crash)", build_log, lines)]
+        cases += [(f"representative at {n:,} lines", build_representative, n) for n in map(int, filter(None, args.sizes.split(",")))]
+        for title, build, count in cases:
             path = folder / "server.log"
-            n = build(path, lines)
+            n = build(path, count)
             size = path.stat().st_size
             seconds, recognised, findings = in_process(path)
             before = os.getloadavg()

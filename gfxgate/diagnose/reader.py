@@ -141,13 +141,15 @@ def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
             carry = bytes(buffer[newline + 1:newline + 1 + rest])
             del buffer[newline:]
             have = rest
-        block: bytes | bytearray = buffer
-        count = block.count(b"\n") + 1
-        if total + count > MAX_LINES:
+        count = buffer.count(b"\n") + 1
+        if total + count > MAX_LINES:  # the input stops at MAX_LINES: the batch ends before that line's newline
             count = MAX_LINES - total
-            block = b"\n".join(block.split(b"\n")[:count])
+            end = -1
+            for _ in range(count):
+                end = buffer.find(b"\n", end + 1)
+            del buffer[end:]
             notes.append(f"{name}: stopped after {MAX_LINES} lines")
-        yield Batch(total, block, count)
+        yield Batch(total, buffer, count)
         total += count
         if not got:
             break
