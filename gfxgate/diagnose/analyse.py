@@ -416,6 +416,13 @@ def _applies(workaround_id: str, target: str | None, workarounds) -> bool:
     return item is None or not item.applies_to or target.split(":", 1)[0] in item.applies_to
 
 
+def _target_note(gfx: str | None, how: str) -> str:
+    """How a device name became its target, or why it did not (devices.device_target's words)."""
+    if not how:
+        return ""
+    return f"; target from {how}" if gfx else f"; no gfx target: {how}"
+
+
 def _gpus(hits: list[Hit]) -> list[Gpu]:
     out: dict[tuple, Gpu] = {}
     key: tuple  # per kind of line, what tells one device from another
@@ -432,7 +439,7 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
             gfx, how = (compute, "") if compute.startswith("gfx") else device_target(name, a.get("pci_id", ""))
             gpu = Gpu(name, gfx, library or "?", (ev,),
                       detail=", ".join(f"{k}={a[k]}" for k in ("id", "type", "total", "driver") if a.get(k))
-                      + (f"; target from {how}" if gfx and how else ""))
+                      + _target_note(gfx, how))
         elif mid == "ggml-hip-device":
             key = ("ggml", "ROCm", hit.get("index"), hit.get("arch"))
             gpu = Gpu(hit.get("name"), hit.get("arch") + hit.get("features"), "ROCm", (ev,), detail=f"ggml device {hit.get('index')}, 0x{hit.get('cc')}")
@@ -448,12 +455,12 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
                 continue
             key = ("llama", hit.get("device"), hit.get("name"))
             gfx, how = (hit.get("gfx"), "") if hit.get("gfx") else device_target(hit.get("name"))
-            gpu = Gpu(hit.get("name"), gfx, backend, (ev,), detail=f"{hit.get('device')}, {hit.get('total')} MiB" + (f"; target from {how}" if gfx and how else ""))
+            gpu = Gpu(hit.get("name"), gfx, backend, (ev,), detail=f"{hit.get('device')}, {hit.get('total')} MiB" + _target_note(gfx, how))
         elif mid == "ggml-vulkan-device":
             key = ("ggml", "Vulkan", hit.get("index"), hit.get("name"))
             gfx, how = device_target(f"{hit.get('name')} ({hit.get('driver')})")
             gpu = Gpu(hit.get("name"), gfx, "Vulkan", (ev,), detail=f"ggml_vulkan device {hit.get('index')}, driver {hit.get('driver')}"
-                      + (f"; target from {how}" if gfx else ""))
+                      + _target_note(gfx, how))
         elif hit.message.is_failure and (named := hit.get("gfx") or _gfx_attr(hit.line.text)) and not any(
                 g.processor == named.split(":")[0] for g in out.values()):
             gfx = named

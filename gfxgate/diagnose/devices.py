@@ -62,7 +62,7 @@ def radv_target(name: str) -> tuple[str, str] | None:
 def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
     """The target a device name (and PCI id) stands for, and how that was decided (or why not). A name that says its
     vendor (``NVIDIA H200``) is that vendor's alone; the others are AMD's (RADV chips, card names, PCI ids)."""
-    from gfxgate.targets import AMD, TargetError, catalog
+    from gfxgate.targets import AMD, TargetError, catalog, pci_id as pci_id_of
 
     vendor = catalog().device_vendor(name)
     if vendor is not None and vendor.name != AMD:
@@ -75,7 +75,8 @@ def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
         return found
 
     lookup = getattr(catalog(), "by_card", None)  # card names / PCI ids (rules/targets.yaml names:), where present
-    for text in (pci_id, name):
+    device_id = "" if _BUS_ADDRESS.match(pci_id) else pci_id  # Ollama's pci_id is where the card sits (0000:c5:00.0)
+    for text in (device_id, name):
         if lookup is None or not text:
             continue
         try:
@@ -84,7 +85,20 @@ def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
             matches = []
         targets = sorted({m[0] for m in matches})
         if len(targets) == 1:
-            return targets[0], f"the card {'PCI id' if text == pci_id else 'name'} {text}"
+            if pci_id_of(text) is not None:  # "1002:15bf" as pci_id or as the name: say what amdgpu.ids calls it
+                return targets[0], f"the PCI id {text}: {matches[0][1]}"
+            return targets[0], f"the card name {text}"
+    for text in (device_id, name):  # a PCI device id that did not resolve: libdrm's table says why
+        if text and pci_id_of(text) is not None:
+            try:
+                catalog().parse(text)
+            except TargetError as exc:
+                return None, f"the name names no chip, and {exc.message}"
+    if pci_id and not device_id:
+        return None, f"the name names no chip, and pci_id {pci_id} is the card's bus address, not its PCI device id"
     if pci_id:
         return None, f"the name names no chip and PCI id {pci_id} is not in the target catalogue"
     return None, "the name names no chip (no RADV chip, no gfx target)"
+
+
+_BUS_ADDRESS = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")  # PCI domain:bus:device.function

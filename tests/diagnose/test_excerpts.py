@@ -279,3 +279,46 @@ def test_an_excerpts_unknown_lines_never_produce_a_verdict(gfxgate_exe, tmp_path
         "thanks!",
     ])
     assert d["findings"] == [] and d["conclusions"] == [] and d["log_kind"] is None
+
+
+# -- "AMD Radeon Graphics" with a PCI id ----------------------------------------------------------------------
+def _compute_line(**attrs: str) -> str:
+    """Ollama's ``inference compute`` line (ml/device.go, v0.12+: one per device, name / description / pci_id)."""
+    return slog("INFO", "types.go:60", "inference compute", " ".join(f"{k}={v}" for k, v in attrs.items()))
+
+
+def _diagnose_with_ids(gfxgate_exe, tmp_path, lines: list[str], ids: str) -> dict:
+    """A diagnosis where libdrm's amdgpu.ids is ``ids`` (the file's own format: version line, DEVICE, REVISION, NAME)."""
+    table = tmp_path / "amdgpu.ids"
+    table.write_text("# List of AMDGPU IDs\n#\n1.0.0\n" + ids, encoding="utf-8")
+    log = tmp_path / "excerpt.log"
+    log.write_text("\n".join([LISTEN, *lines]) + "\n", encoding="utf-8")
+    import os
+
+    proc = subprocess.run([gfxgate_exe, "diagnose", "--no-upstream", "--format", "json", str(log)], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "GFXGATE_AMDGPU_IDS": str(table)})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)["logs"][0]
+
+
+def test_a_pci_device_id_names_the_target_through_amdgpu_ids(gfxgate_exe, tmp_path):
+    """``name=1002:15bf`` (a Vulkan device without a gfx compute string): amdgpu.ids says Radeon 780M, gfx1103."""
+    line = _compute_line(id="0", library="Vulkan", compute="0.0", name="1002:15bf", driver="0.0", total='"16.0 GiB"')
+    d = _diagnose_with_ids(gfxgate_exe, tmp_path, [line], "15BF,\tC1,\tAMD Radeon 780M Graphics\n")
+    [gpu] = d["gpus"]
+    assert gpu["target"] == "gfx1103" and "PCI id 1002:15bf" in gpu["detail"] and "780M" in gpu["detail"]
+    # the same line where this libdrm has no entry: no target, and the report says why
+    d = _diagnose_with_ids(gfxgate_exe, tmp_path, [line], "687F,\tC1,\tAMD Radeon RX Vega\n")
+    [gpu] = d["gpus"]
+    assert gpu["target"] is None and "no entry in libdrm's amdgpu.ids" in gpu["detail"]
+
+
+def test_radeon_graphics_with_a_bus_address_says_it_names_no_chip(gfxgate_exe, tmp_path):
+    """Ollama's ``pci_id`` is where the card sits (0000:c5:00.0), not the device id: no target, said in those words
+    (it was "PCI id 0000:c5:00.0 is not in the target catalogue", as if an id could be)."""
+    line = _compute_line(id="0", library="Vulkan", compute="0.0", name="Vulkan0", description='"AMD Radeon Graphics"',
+                         pci_id="0000:c5:00.0", type="iGPU", total='"16.0 GiB"')
+    d = _diagnose_with_ids(gfxgate_exe, tmp_path, [line], "15BF,\tC1,\tAMD Radeon 780M Graphics\n")
+    [gpu] = d["gpus"]
+    assert gpu["name"] == "AMD Radeon Graphics" and gpu["target"] is None
+    assert "bus address" in gpu["detail"] and "0000:c5:00.0" in gpu["detail"]
