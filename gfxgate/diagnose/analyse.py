@@ -12,7 +12,7 @@ import functools
 import dataclasses
 
 from gfxgate.diagnose.catalogue import Catalogue
-from gfxgate.diagnose.devices import device_target, nvidia_target
+from gfxgate.diagnose.devices import NO_CHIP, device_target, nvidia_target
 from gfxgate.diagnose.model import Buffer, Conclusion, Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
@@ -417,8 +417,9 @@ def _applies(workaround_id: str, target: str | None, workarounds) -> bool:
 
 
 def _target_note(gfx: str | None, how: str) -> str:
-    """How a device name became its target, or why it did not (devices.device_target's words)."""
-    if not how:
+    """How a device name became its target, or why it did not (devices.device_target's words) where there is more to
+    say than "no gfx target" (a PCI id that did not resolve, a bus address)."""
+    if not how or (not gfx and how == NO_CHIP):
         return ""
     return f"; target from {how}" if gfx else f"; no gfx target: {how}"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
+NO_CHIP = "the name names no chip (no RADV chip, no gfx target)"  # the plain case: reports say "no gfx target"
 _RADV = re.compile(r"\bRADV ([A-Z][A-Z0-9_]*)")
 _GFX = re.compile(r"^GFX([0-9]{3,4}[0-9A-F]?)$")
 
@@ -98,7 +99,7 @@ def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
         return None, f"the name names no chip, and pci_id {pci_id} is the card's bus address, not its PCI device id"
     if pci_id:
         return None, f"the name names no chip and PCI id {pci_id} is not in the target catalogue"
-    return None, "the name names no chip (no RADV chip, no gfx target)"
+    return None, NO_CHIP
 
 
 _BUS_ADDRESS = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")  # PCI domain:bus:device.function
