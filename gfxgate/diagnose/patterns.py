@@ -79,11 +79,15 @@ class LiteralScanner:
             import hyperscan
 
             self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            # each byte escaped: a literal is matched as the bytes it is, whatever they are
-            self._db.compile(expressions=[b"".join(b"\\x%02x" % byte for byte in lit) for lit in self.literals],
-                             ids=list(range(len(self.literals))), flags=[0] * len(self.literals))
+            try:  # each byte escaped: a literal is matched as the bytes it is, whatever they are
+                self._db.compile(expressions=[b"".join(b"\\x%02x" % byte for byte in lit) for lit in self.literals],
+                                 ids=list(range(len(self.literals))), flags=[0] * len(self.literals))
+            except hyperscan.error:  # e.g. a processor without the SIMD instructions Hyperscan needs (ArchitectureError)
+                if engine is not None:
+                    raise
+                self.engine = "re2"
             self._stopped = hyperscan.ScanTerminated
-        else:
+        if self.engine != "hyperscan":
             self._re2 = compile_pattern("|".join(re2.escape(lit.decode("utf-8", "surrogateescape")) for lit in self.literals)
                                         if all(_is_utf8(lit) for lit in self.literals) else
                                         "|".join(_bytes_escape(lit) for lit in self.literals))

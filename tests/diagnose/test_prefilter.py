@@ -166,3 +166,22 @@ def test_diagnose_reports_the_same_with_either_engine(gfxgate_exe, tmp_path):
         out[engine] = json.loads(proc.stdout)
     assert out["hyperscan"] == out["re2"]
     assert out["re2"]["logs"][0]["findings"], "the fixture's failures are found"
+
+
+def test_a_processor_hyperscan_cannot_use_falls_back_to_re2(monkeypatch):
+    """Hyperscan refuses to compile on a processor without the SIMD it needs (ArchitectureError): the default scanner
+    is then the RE2 one, with the same lines; asked for Hyperscan by name, the error is not hidden."""
+    class Refusing:  # what hyperscan.Database does on such a processor (which cannot run here)
+        def __init__(self, **kwargs) -> None:
+            pass
+
+        def compile(self, **kwargs) -> None:
+            raise hyperscan.ArchitectureError("no SSSE3")
+
+    monkeypatch.setattr(hyperscan, "Database", Refusing)
+    scanner = LiteralScanner(_literals())
+    assert scanner.engine == "re2"
+    text = _fixture_text()
+    assert _lines_named(text, scanner.candidates(text)) == _lines_named(text, LiteralScanner(_literals(), engine="re2").candidates(text))
+    with pytest.raises(hyperscan.error):
+        LiteralScanner(_literals(), engine="hyperscan")
