@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from tests.diagnose import checks_called
+
 from gfxgate.cli import main
 from gfxgate.diagnose.catalogue import default_catalogue, load
 from gfxgate.errors import RuleError
@@ -160,7 +162,6 @@ def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_check
     from gfxgate import datacache, resources
     from gfxgate.diagnose import catalogue as cat
     from gfxgate.gate import ruleset, workarounds as wk
-    from gfxgate.sources import resolve
 
     def fresh():
         for f in (cat.default_catalogue, cat.default_workaround_facts, cat._checked, wk.default_workarounds, ruleset.layer_ids):
@@ -177,12 +178,8 @@ def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_check
     assert all(f.exists_at({"ollama": "v0.0.1"}.get) == w.exists_at({"ollama": "v0.0.1"}.get)
                for f, w in zip(facts, wk.default_workarounds()))
     fresh()
-    calls: list[str] = []
-    with monkeypatch.context() as patch:
-        for module, name in ((resolve, "load_pins"), (ruleset, "layer_ids"), (wk, "default_workarounds")):
-            patch.setattr(module, name, lambda *a, _n=name, **k: calls.append(_n))
-        again = cat.default_catalogue()
-        assert calls == [] and cat.default_workaround_facts() == facts
+    (again, again_facts), calls = checks_called(monkeypatch, lambda: (cat.default_catalogue(), cat.default_workaround_facts()))
+    assert calls == [] and again_facts == facts
     assert _fields(again) == _fields(first) and all(m.search(e) is not None for m in again.messages for e in m.examples)
 
     rules = tmp_path / "rules"

@@ -11,6 +11,7 @@ import pytest
 
 from gfxgate import datacache, resources
 from gfxgate.errors import RuleError
+from tests.diagnose import checks_called
 
 
 @pytest.fixture
@@ -44,18 +45,13 @@ def _fresh():
 
 
 def test_routes_are_checked_once_per_content_and_a_changed_workaround_checks_again(own_cache, tmp_path, monkeypatch):
-    from gfxgate.gate import route, ruleset, workarounds
-    from gfxgate.sources import resolve
+    from gfxgate.gate import route
 
     rules = _copy_rules(tmp_path, monkeypatch)
     _fresh()
     first = route.default_routes()
     _fresh()
-    calls: list[str] = []
-    with monkeypatch.context() as patch:
-        for module, name in ((resolve, "load_pins"), (ruleset, "layer_ids"), (workarounds, "default_workarounds")):
-            patch.setattr(module, name, lambda *a, _n=name, **k: calls.append(_n))
-        again = route.default_routes()
+    again, calls = checks_called(monkeypatch, route.default_routes)
     assert calls == [], "the second start checks nothing again"
     assert again == first
 
