@@ -38,6 +38,11 @@ class SweepRequest:
     server_logs: tuple[str, ...] = ()  # NAME=PATH
     probe_gpu: bool = True
     gpu_memory_log: Path | None = None
+    contexts: tuple[str, ...] = ()  # "2048,8192,32K" values: num_ctx / llama-server -c
+    prompt_tokens: tuple[str, ...] = ()  # "512,50%" values
+    flash_attn: tuple[str, ...] = ()  # "on,off"
+    kv_types: tuple[str, ...] = ()  # "f16,q8_0"
+    warmup: int | None = None  # warm-up runs per configuration; None: 1 with --ctx, else 0
     progress: Any = None  # the runner's progress (sweep.runner.NoProgress's methods); None: none
     warn: Callable[[str], None] = _ignore  # a worklog's warning, before anything runs
 
@@ -47,11 +52,25 @@ class SweepOutcome:
     worklog: Path
     cells: int  # cells in the plan
     summary: Any = None  # the runner's summary (recorded, skipped, outcomes); None: every cell was already done
+    report: Any = None  # sweep.model.SweepReport of the whole worklog after the run (its verdict, its plot)
 
 
 def sweep(req: SweepRequest) -> SweepOutcome:
     from gfxgate.errors import UsageError
-    from gfxgate.sweep.runner import NoProgress, SweepPlan, SweepRunner, parse_endpoint, parse_named, parse_num_gpu, preflight, read_prompt
+    from gfxgate.sweep.runner import (
+        KV_TYPES,
+        NoProgress,
+        SweepPlan,
+        SweepRunner,
+        parse_choices,
+        parse_contexts,
+        parse_endpoint,
+        parse_named,
+        parse_num_gpu,
+        parse_prompt_tokens,
+        preflight,
+        read_prompt,
+    )
     from gfxgate.sweep.worklog import WorklogWriter, read_worklog
 
     if not (req.endpoints and req.models) and not (req.llama_servers and req.model_files):
@@ -91,6 +110,11 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         journal_units=dict(parse_named(s, "--journal-unit", "NAME=UNIT") for s in req.journal_units),
         probe_gpu=req.probe_gpu,
         gpu_memory_log=req.gpu_memory_log,
+        contexts=(contexts := parse_contexts(req.contexts)),
+        prompt_tokens=parse_prompt_tokens(req.prompt_tokens),
+        flash_attn=parse_choices(req.flash_attn, "--flash-attn", ("on", "off", "auto")),
+        kv_types=parse_choices(req.kv_types, "--kv-type", KV_TYPES),
+        warmup=req.warmup if req.warmup is not None else (1 if contexts != (None,) else 0),
     )
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
@@ -99,11 +123,20 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         finished = existing.finished_cells(req.retry) if req.resume else set()
         todo = [c for c in plan.cells() if c.key not in finished]
         if not todo:
-            return SweepOutcome(req.worklog, len(plan.cells()))
+            return SweepOutcome(req.worklog, len(plan.cells()), None, _report_of(req.worklog))
         preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
         writer.set_aside_torn_tail()
         summary = SweepRunner(plan, writer, req.progress if req.progress is not None else NoProgress()).run(finished)
-    return SweepOutcome(req.worklog, len(plan.cells()), summary)
+    return SweepOutcome(req.worklog, len(plan.cells()), summary, _report_of(req.worklog))
+
+
+def _report_of(path: Path):
+    """The report of the worklog as it now stands (None when it has no runs)."""
+    from gfxgate.sweep.model import build_report
+    from gfxgate.sweep.worklog import read_worklog
+
+    log = read_worklog(path, missing_ok=True)
+    return build_report(log) if log.runs else None
 
 
 def _unique(items) -> list:

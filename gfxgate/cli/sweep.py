@@ -116,6 +116,12 @@ def _progress(mode: str) -> PlainProgress | RichProgress | None:
 @click.option("--server-log", "server_logs", multiple=True, metavar="NAME=PATH", help="Log file an endpoint's server writes.")
 @click.option("--probe-gpu/--no-probe-gpu", default=True, show_default=True, help="Record rocm-smi / amd-smi / nvidia-smi / vulkaninfo output.")
 @click.option("--gpu-memory-log", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH", help="CSV a GPU sampler writes beside the sweep (nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader -lms 200): each llama-server run records the most memory its process held.")
+@click.option("--ctx", "contexts", multiple=True, metavar="N,N,…", help="Context sizes to sweep (num_ctx for Ollama, -c for llama-server), e.g. 2048,8192,32K; the report then says, per context, which backend is faster and the largest context each fits.")
+@click.option("--prompt-tokens", "prompt_tokens", multiple=True, metavar="N|P%,…", help="Prompt lengths in tokens, or shares of each context (50%); the server's own prompt-token count is recorded.")
+@click.option("--flash-attn", "flash_attn", multiple=True, metavar="on,off", help="llama-server -fa values to sweep (Ollama: start one server per OLLAMA_FLASH_ATTENTION setting).")
+@click.option("--kv-type", "kv_types", multiple=True, metavar="TYPE,…", help="llama-server -ctk/-ctv KV cache types to sweep, e.g. f16,q8_0 (Ollama: OLLAMA_KV_CACHE_TYPE per server).")
+@click.option("--warmup", type=int, default=None, metavar="N", help="Warm-up runs per backend and configuration, recorded and left out of the statistics. [default: 1 with --ctx, else 0]")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.svg|FILE.png", help="After the sweep, write the context sweep's plot (tokens/s against context, with intervals).")
 @click.option("--progress", type=click.Choice(("auto", "bar", "plain", "none")), default="auto", show_default=True)
 @click.pass_context
 def sweep(ctx: click.Context, **opts: Any) -> None:
@@ -140,8 +146,10 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
         timeout=o["timeout"], keep_alive=o["keep_alive"], unload=o["unload"], stream=o["stream"], worklog=o["worklog"],
         resume=o["resume"], retry=o["retry"], gpu_target=o["gpu_target"], journal_units=o["journal_units"],
         server_logs=o["server_logs"], probe_gpu=o["probe_gpu"], gpu_memory_log=o["gpu_memory_log"],
-        progress=_progress(o["progress"]), warn=_warn))
+        contexts=o["contexts"], prompt_tokens=o["prompt_tokens"], flash_attn=o["flash_attn"], kv_types=o["kv_types"],
+        warmup=o["warmup"], progress=_progress(o["progress"]), warn=_warn))
     worklog_path = outcome.worklog
+    _verdict(outcome.report, o["plot"])
     if outcome.summary is None:
         click.echo(f"gfxgate: sweep: all {outcome.cells} cells are already in {worklog_path}; nothing to do", err=True)
         return
@@ -154,20 +162,47 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
     )
 
 
+def _verdict(report: Any, plot: Path | None) -> None:
+    """The context sweep's one-sentence verdict on stderr, and its plot where --plot asks for it."""
+    contexts = getattr(report, "contexts", None)
+    if contexts is not None:
+        echo(f"gfxgate: sweep: {contexts.sentence}", err=True)
+    if plot is not None:
+        if contexts is None:
+            _warn(f"no plot written to {plot}: no run names a context (--ctx)")
+            return
+        from gfxgate.sweep.render import render
+
+        emit(render(report, "png" if plot.suffix.lower() == ".png" else "svg"), plot)
+
+
 def _warn(message: str) -> None:
     echo(f"gfxgate: warning: {message}", err=True)
 
 
 @sweep.command("report")
 @click.argument("worklog", type=click.Path(path_type=Path))
-@format_option(("md", "json", "text"))
+@format_option(("md", "json", "text", "svg", "png"))
 @click.option("--lang", type=click.Choice(("en", "ja")), default="en", show_default=True, help="Language of headings and questions (cells stay the same).")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.svg|FILE.png", help="Also write the context sweep's plot there (the Markdown report links it).")
 @output_option()
-def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
-    """Render WORKLOG: the num_gpu x endpoint table, pass rates, crash excerpts, hypothesis verdicts."""
+def report(worklog: Path, fmt: str, lang: str, plot: Path | None, output: Path | None) -> None:
+    """Render WORKLOG: the context sweep's verdict, table and plot (svg/png) where the runs name contexts; the num_gpu
+    x endpoint table, pass rates, crash excerpts, hypothesis verdicts."""
     from gfxgate.app.sweep import SweepReportRequest
     from gfxgate.app.sweep import report as run
+    from gfxgate.cli.common import stdout_is_terminal
+    from gfxgate.errors import UsageError
     from gfxgate.sweep.render import render
 
+    if fmt == "png" and output is None and stdout_is_terminal():
+        raise UsageError("a PNG is binary: write it with -o FILE (or redirect stdout)")
     result = run(SweepReportRequest(worklog, output, _warn))
-    emit(render(result, fmt, lang, **(terminal(output) if fmt == "text" else {})), output)
+    if fmt in ("svg", "png") and result.contexts is None:
+        raise UsageError(f"--format {fmt} plots a context sweep; no run in {worklog} names a context (--ctx)")
+    if plot is not None:
+        _verdict(result, plot)
+    options: dict[str, Any] = terminal(output) if fmt == "text" else {}
+    if fmt == "md" and plot is not None:
+        options["plot"] = plot.name if output is not None and plot.parent == output.parent else str(plot)
+    emit(render(result, fmt, lang, **options), output)

@@ -260,3 +260,43 @@ def placement_text(run: Run) -> str:
         layers = f"{row['layers']} layers, " if isinstance(row.get("layers"), int) else ""
         parts.append(f"{row['buffer']}: {layers}{row['model_mib']:.1f} MiB")
     return "; ".join(parts)
+
+
+# -- the context sweep: prefill speed, memory, and whether a failure was the device running out of memory -------------
+def prefill_tokens_per_s(run: Run) -> float | None:
+    """Prompt tokens per second: the record's ``prefill_tokens_per_s``, else prompt_eval_count over its duration."""
+    value = run.get("prefill_tokens_per_s")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    count, duration = run.get("prompt_eval_count"), (run.get("durations_ns") or {}).get("prompt_eval")
+    if isinstance(count, int) and isinstance(duration, (int, float)) and count > 0 and duration > 0:
+        return count / (duration / 1e9)
+    return None
+
+
+def kv_mib(run: Run) -> float | None:
+    """MiB of KV cache the server allocated (its buffer lines, every device and the host)."""
+    value = ((run.get("offload") or {}).get("buffers_mib") or {}).get("KV")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def tool_used_mib(run: Run) -> int | None:
+    """The most memory nvidia-smi / rocm-smi / sysfs said one GPU held while the server held the model."""
+    used = [int(d["used_mib"]) for d in ((run.get("device_memory") or {}).get("devices") or ())
+            if isinstance(d, dict) and isinstance(d.get("used_mib"), int)]
+    return max(used) if used else None
+
+
+_OOM_WORDS = ("out of memory", "failed to allocate", "insufficient memory", "requires more system memory",
+              "cannot be allocated", "outofdevicememory", "cudamalloc failed", "hipmalloc failed")
+
+
+def out_of_memory(run: Run) -> str | None:
+    """The line or error that says the run did not fit in memory (the log's first allocation failure), or None."""
+    if run.ok:
+        return None
+    logged = (run.get("offload") or {}).get("out_of_memory") or {}
+    if isinstance(logged, dict) and logged.get("text"):
+        return str(logged["text"])
+    error = str(run.get("error") or "")
+    return error if any(word in error.lower() for word in _OOM_WORDS) else None

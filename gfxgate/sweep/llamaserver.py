@@ -39,7 +39,6 @@ import shutil
 import signal
 import socket
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
@@ -99,6 +98,8 @@ LOADING_RE = re.compile(r"load_model: loading model|llama_model_loader: loaded m
 LOADED_RE = re.compile(r"llama_server: model loaded|main: model loaded|server is listening|llama_server: listening on")
 TASK_RE = re.compile(r"launch_slot_|processing task|new prompt, n_ctx_slot")
 ERROR_LINE_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
+# the device (or, on the CPU, the process) had no room: the run does not fit at this context
+OOM_RE = re.compile(r"failed to allocate|insufficient memory|out of memory|ErrorOutOfDeviceMemory|OutOfDeviceMemory|cudaMalloc failed|hipMalloc failed", re.IGNORECASE)
 LOAD_ERROR_RE = re.compile(r"error loading model|failed to load model|failed to open GGUF|gguf_init_from_file|exiting due to model loading error|couldn't bind", re.IGNORECASE)
 
 
@@ -107,7 +108,8 @@ def is_host_buffer(name: str) -> bool:
     return name.startswith("CPU") or name.endswith("_Host")
 
 
-def server_argv(command: Sequence[str], model: Path, port: int, num_gpu: int) -> tuple[list[str], str]:
+def server_argv(command: Sequence[str], model: Path, port: int, num_gpu: int, *, ctx: int | None = None,
+                flash_attn: str | None = None, kv_type: str | None = None) -> tuple[list[str], str]:
     """The argv of one cell's server, and a note when gfxgate's verbosity could not go first.
 
     ``--log-verbosity`` goes right after the llama-server executable (the first argv element whose file name starts
@@ -124,7 +126,11 @@ def server_argv(command: Sequence[str], model: Path, port: int, num_gpu: int) ->
             argv += ["--log-verbosity", LOG_VERBOSITY]
         else:
             argv[exe + 1 : exe + 1] = ["--log-verbosity", LOG_VERBOSITY]
-    argv += ["-m", str(model), "--host", HOST, "--port", str(port), "-np", "1", "-c", str(CTX_SIZE), *ngl_args(num_gpu)]
+    argv += ["-m", str(model), "--host", HOST, "--port", str(port), "-np", "1", "-c", str(ctx or CTX_SIZE), *ngl_args(num_gpu)]
+    if flash_attn is not None:
+        argv += ["-fa", flash_attn]
+    if kv_type is not None:
+        argv += ["-ctk", kv_type, "-ctv", kv_type]
     return argv, note
 
 
@@ -227,6 +233,8 @@ class LogFacts:
     loaded_line: int | None = None  # "model loaded": the load/compute boundary
     task_line: int | None = None  # the first request started processing
     load_error_line: int | None = None
+    oom_line: int | None = None  # the first "failed to allocate" / "out of memory" line
+    oom_text: str = ""
     buffers: dict[tuple[str, str], float] = field(default_factory=dict)  # (buffer, model|KV|compute|output) -> MiB
     assigned: dict[int, str] = field(default_factory=dict)  # layer -> device, from debug-level lines
     gpus: list[dict[str, Any]] = field(default_factory=list)  # ggml_cuda_init's "Device N:" lines (CUDA or HIP)
@@ -289,10 +297,14 @@ class LogFacts:
         }
         if self.gpus:
             out["gpus"] = list(self.gpus)
+        if self.oom_line is not None:
+            out["out_of_memory"] = {"line": no(self.oom_line), "text": self.oom_text}
         if self.buffers:
             out["on_gpu"] = self.on_gpu  # the device(s) this run used: they hold the model's weights
             out["placement"] = self.placement(self.offloaded)
             out["vram_mib"] = round(sum(mib for (buf, _), mib in self.buffers.items() if not is_host_buffer(buf)), 2)
+            out["buffers_mib"] = {kind: round(sum(mib for (_, k), mib in self.buffers.items() if k == kind), 2)
+                                  for kind in ("model", "KV", "compute", "output") if any(k == kind for _, k in self.buffers)}
             if self.all_host and n:
                 # llama.cpp prints "offloaded N/M" from -ngl even when no GPU device takes a layer (--device none)
                 out["layers"], out["log_layers"] = 0, n
@@ -335,6 +347,8 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
             facts.task_line = index
         if facts.load_error_line is None and LOAD_ERROR_RE.search(line):
             facts.load_error_line = index
+        if facts.oom_line is None and OOM_RE.search(line):
+            facts.oom_line, facts.oom_text = index, " ".join(line.split())[:200]
     return facts
 
 
@@ -375,7 +389,7 @@ TRIM_RE = re.compile(r"ggml_cuda_init|^(?:\S+ )?(?:[A-Z] )?\s*Device \d+: |ggml_
 def trim_log(lines: Sequence[str]) -> list[str]:
     """The lines of a llama-server log that the sweep reads (backends, devices, offload, buffers, load/compute
     boundary, errors) and the build and GPU lines diagnose reads: a committed sample keeps these, not the whole log."""
-    keep = (BACKEND_RE, DEVICE_RE, OFFLOADED_RE, NO_GPU_RE, BUFFER_RE, ASSIGNED_RE, LOADED_RE, LOAD_ERROR_RE, TRIM_RE)
+    keep = (BACKEND_RE, DEVICE_RE, OFFLOADED_RE, NO_GPU_RE, BUFFER_RE, ASSIGNED_RE, LOADED_RE, LOAD_ERROR_RE, OOM_RE, TRIM_RE)
     return [line for line in lines if any(pattern.search(line) for pattern in keep)]
 
 
@@ -415,6 +429,9 @@ class Exchange:
     outcome: str = "ok"
     died_during: str = ""  # "load" / "compute" when the process ended on its own
     argv_note: str = ""
+    prompt_text: str | None = None  # the prompt sent where it is not the plan's (--prompt-tokens)
+    prompt_note: str = ""
+    device_memory: dict[str, Any] | None = None  # host.devmem while the server held the model
 
 
 def free_port() -> int:
@@ -496,7 +513,9 @@ class LlamaServerDriver:
     def run_cell(self, endpoint: LlamaServerEndpoint, cell: Cell) -> dict[str, Any]:
         plan = self.runner.plan
         model_path = endpoint.model_path(cell.model)
-        run_id = f"{endpoint.name}-g{cell.num_gpu}-r{cell.repeat}-{uuid.uuid4().hex[:8]}"
+        from gfxgate.sweep.runner import run_id as make_run_id
+
+        run_id = make_run_id(cell)
         log_path = self.logs_dir() / f"{run_id}.log"
         started = utcnow()
         t0 = time.monotonic()
@@ -515,8 +534,10 @@ class LlamaServerDriver:
         text = body.get("content") if isinstance(body.get("content"), str) else ""
         eval_count = _int(timings.get("predicted_n"), body.get("tokens_predicted"))
         prompt_count = _int(timings.get("prompt_n"), body.get("tokens_evaluated"))
-        options = plan.options(cell.num_gpu)
+        options = plan.options(cell.num_gpu, cell.ctx)
         notes = [f"llama-server argv: {shlex.join(ex.argv)}"]
+        if ex.prompt_note:
+            notes.append(ex.prompt_note)
         if ex.argv_note:
             notes.append(ex.argv_note)
         if ex.stop_note:
@@ -526,7 +547,7 @@ class LlamaServerDriver:
         if facts.no_gpu:
             notes.append("llama-server: no usable GPU found, -ngl ignored (CPU-only backend set)")
         return {
-            **record_fields(cell, plan, host=self.runner.host, started=started, ended=ended, wall=wall),
+            **record_fields(cell, plan, host=self.runner.host, started=started, ended=ended, wall=wall, prompt=ex.prompt_text),
             "run_id": run_id,
             "endpoint": {"name": endpoint.name, "url": endpoint.url, "kind": KIND_NAME, "command": list(endpoint.command)},
             "server_version": self.version(endpoint),
@@ -557,6 +578,10 @@ class LlamaServerDriver:
             "tokens_per_s": round(float(timings["predicted_per_second"]), 2)
             if isinstance(timings.get("predicted_per_second"), (int, float))
             else None,
+            "prefill_tokens_per_s": round(float(timings["prompt_per_second"]), 2)
+            if isinstance(timings.get("prompt_per_second"), (int, float))
+            else None,
+            "device_memory": ex.device_memory,
             "ps_after": {"ok": False, "note": "llama-server has no /api/ps; offload is read from its log (see offload)", "models": []},
             "offload": facts.to_json(),
             "vram_sampled": self._sampled_vram(ex),
@@ -592,7 +617,8 @@ class LlamaServerDriver:
 
         plan = self.runner.plan
         port = free_port()
-        argv, ex_note = server_argv(endpoint.command, model, port, cell.num_gpu)
+        argv, ex_note = server_argv(endpoint.command, model, port, cell.num_gpu, ctx=cell.ctx,
+                                    flash_attn=cell.flash_attn, kv_type=cell.kv_type)
         ex = Exchange(argv, port, log_path)
         ex.argv_note = ex_note
         t0 = time.monotonic()
@@ -616,6 +642,8 @@ class LlamaServerDriver:
             with httpx.Client(trust_env=False, timeout=timeout, transport=transport) as client:
                 if self._wait_ready(ex, ex.proc, client, base, t0, plan.timeout):
                     self._complete(ex, ex.proc, client, base, t0, cell)
+                    if ex.returncode is None:  # the server still holds the model: what the devices hold now
+                        ex.device_memory = self.runner.device_memory()
         finally:
             try:
                 self._stop(ex, t0)
@@ -654,7 +682,10 @@ class LlamaServerDriver:
         import httpx
 
         plan = self.runner.plan
-        payload = {"prompt": plan.prompt, "n_predict": plan.num_predict, "seed": plan.seed, "temperature": 0, "cache_prompt": False}
+        prompt: Any = plan.prompt
+        if cell.prompt_tokens is not None:
+            prompt = self._prompt_ids(ex, client, base, cell.prompt_tokens)
+        payload = {"prompt": prompt, "n_predict": plan.num_predict, "seed": plan.seed, "temperature": 0, "cache_prompt": False}
         ex.request_s = time.monotonic() - t0
         try:
             response = client.post(f"{base}/completion", json=payload)
@@ -685,6 +716,32 @@ class LlamaServerDriver:
         rc = proc.poll()
         if rc is not None:  # answered, then died
             ex.returncode = rc
+
+    def _prompt_ids(self, ex: Exchange, client: Any, base: str, tokens: int) -> Any:
+        """A prompt of exactly ``tokens`` token ids, cut from the filler text as this server's model tokenizes it
+        (``POST /tokenize``); the filler text itself when the server cannot tokenize (the server's own
+        ``prompt_n`` says how long it was)."""
+        import httpx
+
+        from gfxgate.sweep.runner import filler
+
+        words = tokens
+        ex.prompt_text = filler(words)
+        try:
+            for _ in range(4):  # a word is one token or more: a few words too many at most
+                response = client.post(f"{base}/tokenize", json={"content": ex.prompt_text, "add_special": False})
+                ids = response.json().get("tokens") if response.status_code == 200 else None
+                if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+                    break
+                if len(ids) >= tokens:
+                    ex.prompt_note = f"prompt: {tokens} token ids of the filler text, tokenized by the server (/tokenize)"
+                    return ids[:tokens]
+                words = words * 2 + 1
+                ex.prompt_text = filler(words)
+        except (httpx.HTTPError, ValueError, AttributeError):
+            pass
+        ex.prompt_note = "prompt: filler text (the server did not tokenize it); its length is the server's prompt_n"
+        return ex.prompt_text
 
     def _stop(self, ex: Exchange, t0: float) -> None:
         """End the server: its whole process group, also when the leader already exited (a helper it forked

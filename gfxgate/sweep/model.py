@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.sweep import facts
+from gfxgate.sweep.contexts import ContextSweep, build_contexts
 from gfxgate.sweep.facts import cell_text, crash_label, offload_text, ordered, phase_of
 from gfxgate.sweep.hypotheses import (
     Hypothesis,
@@ -110,6 +111,7 @@ class SweepReport(JsonRecord):
     crashes: tuple[CrashExcerpt, ...]
     runs: tuple[RunRow, ...]
     warnings: tuple[str, ...]
+    contexts: ContextSweep | None = None  # the context sweep's answer, where the runs name a context (--ctx)
 
     def cell(self, model: str, num_gpu: int, endpoint: str) -> Cell | None:
         for cell in self.cells:
@@ -180,6 +182,7 @@ def build_report(worklog: Worklog) -> SweepReport:
         hosts=ordered(r.get("host") or "unknown" for r in runs),
         span=run_span(worklog.runs),
         warnings=worklog.warnings,
+        contexts=build_contexts(runs),
     )
 
 

@@ -9,6 +9,8 @@ the hypotheses' own (``sweep/hypotheses.py``), which the JSON carries.
 from __future__ import annotations
 
 
+from typing import Literal, overload
+
 from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import code, fence, md_escape
@@ -109,9 +111,11 @@ def _duration(seconds: float) -> str:
     return (f"{hours} h " if hours else "") + f"{minutes} min {rest} s"
 
 
-def render_markdown(report: SweepReport, lang: str = "en") -> str:
+def render_markdown(report: SweepReport, lang: str = "en", *, plot: str | None = None) -> str:
     t = LABELS[lang]
     out: list[str] = [f"# {t['title']}", ""]
+    if report.contexts is not None:  # the answer first: the sentence, the table, the plot
+        out += context_markdown(report.contexts, plot)
     out.append(f"- {t['worklog']}: {code(report.worklog)} ({len(report.runs)} {t['runcount']})")
     out.append(f"- {t['targets']}: {md_escape(', '.join(report.gpu_targets)) or '—'}")
     out.append(f"- {t['hosts']}: {md_escape(', '.join(report.hosts)) or '—'}")
@@ -171,6 +175,60 @@ def render_markdown(report: SweepReport, lang: str = "en") -> str:
     return "\n".join(out)
 
 
+def _interval_text(iv, digits: int = 1) -> str:
+    """``41.2 [39.8–43.0] n=5`` (median [interval] and how many runs)."""
+    if iv is None:
+        return "—"
+    return f"{iv.median:.{digits}f} [{iv.low:.{digits}f}–{iv.high:.{digits}f}] n={iv.n}"
+
+
+def _mib(value) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def context_markdown(sweep, plot: str | None = None) -> list[str]:
+    """The context sweep: its one-sentence verdict, the table per context and backend, the comparisons, the plot."""
+    from gfxgate.sweep.contexts import ctx_label
+
+    coverages = sorted({iv.coverage for r in sweep.rows for iv in (r.prefill, r.decode) if iv is not None})
+    cover = (f"; the intervals' exact coverage here: {', '.join(f'{c:.1%}' for c in coverages)}" if coverages else "")
+    out = ["## Context sweep", "", f"**{md_escape(sweep.sentence)}**", "",
+           f"Medians with a {sweep.level:.0%} interval: {md_escape(sweep.method)} (below 6 runs the whole range, "
+           f"whose coverage is less than {sweep.level:.0%}){md_escape(cover)}. Warm-up runs: {sweep.warmups}, recorded "
+           f"and left out. Two backends differ only where their intervals separate with at least {sweep.min_runs} "
+           "successful runs each; otherwise: no measurable difference.", ""]
+    for config in sweep.configs:
+        if len(sweep.configs) > 1:
+            out += [f"### {md_escape(config)}", ""]
+        out += ["| context | backend | runs ok (warm-up) | prefill tok/s | decode tok/s | first token ms | prompt tokens "
+                "(server) | KV MiB | GPU buffers MiB | GPU used MiB (tool) | fits |",
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for row in (r for r in sweep.rows if r.config == config):
+            fits = "yes" if row.fits else f"no: {row.failure}" if row.failure else "no"
+            if row.failure_line:
+                fits += f" ({row.failure_line})"
+            out.append(
+                f"| {ctx_label(row.ctx)} | {md_escape(row.endpoint)} | {row.ok}/{row.counted} ({row.warmups}) | "
+                f"{_interval_text(row.prefill)} | {_interval_text(row.decode)} | {_interval_text(row.first_token_ms, 0)} | "
+                f"{', '.join(map(str, row.prompt_tokens)) or '—'} | {_mib(row.kv_mib)} | {_mib(row.device_mib)} | "
+                f"{'—' if row.tool_mib is None else row.tool_mib} | {md_escape(fits)} |")
+        out += ["", "| context | prefill | decode |", "|---:|---|---|"]
+        for ctx in sweep.contexts:
+            cells = [sweep.comparison(config, ctx, stage) for stage in ("prefill", "decode")]
+            if any(cells):
+                out.append(f"| {ctx_label(ctx)} | " + " | ".join(md_escape(c.text) if c else "—" for c in cells) + " |")
+        out.append("")
+        fits_text = "; ".join(
+            f"{md_escape(f.endpoint)}: {ctx_label(f.largest) if f.largest else 'none'}"
+            + (f" (fails at {ctx_label(f.fails_at)}: {md_escape(f.failure)})" if f.fails_at else "")
+            for f in sweep.fits if f.config == config)
+        out += [f"Largest context that fits: {fits_text}.", ""]
+    if plot:
+        target = "".join(c if c.isalnum() or c in "-_./" else f"%{ord(c):02X}" for c in plot)  # no ')' or space ends it
+        out += [f"![tokens/s against context size, with intervals]({target})", ""]
+    return out
+
+
 def _spread_text(spread, unit: str = "", scale: float = 1.0, digits: int = 1) -> str:
     if spread is None:
         return "—"
@@ -207,16 +265,53 @@ def render_text(report: SweepReport, lang: str = "en", *, width: int = 100, colo
     return markdown_text(render_markdown(report, lang), width=width, color=color)
 
 
-FORMATS = (Format.MD, Format.JSON, Format.TEXT)
+def render_svg(report: SweepReport, lang: str = "en") -> str:
+    """The context sweep's plot (tokens/s against context, with intervals); a ValueError without a context sweep."""
+    from gfxgate.sweep import figure
+
+    return figure.render_svg(_context_sweep(report))
+
+
+def render_png(report: SweepReport, lang: str = "en") -> bytes:
+    from gfxgate.sweep import figure
+
+    return figure.render_png(_context_sweep(report))
+
+
+def _context_sweep(report: SweepReport):
+    if report.contexts is None:
+        raise ValueError("the plot needs a context sweep: no run in the worklog names a context (--ctx)")
+    return report.contexts
+
+
+FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.SVG, Format.PNG)
 FORMATTERS: dict[Format, Formatter[SweepReport]] = {  # the English report; render() gives the language and layout
     Format.MD: render_markdown,
     Format.JSON: render_json,
     Format.TEXT: render_text,
+    Format.SVG: render_svg,
+    Format.PNG: render_png,  # type: ignore[dict-item]  # bytes: the CLI writes it with -o
 }
 
 
-def render(report: SweepReport, fmt: Format | str, lang: str = "en", *, width: int = 100, color: bool = False) -> str:
+@overload
+def render(report: SweepReport, fmt: Literal["md", "json", "text", "svg"], lang: str = "en", *, width: int = 100,
+           color: bool = False, plot: str | None = None) -> str: ...
+
+
+@overload
+def render(report: SweepReport, fmt: Format | str, lang: str = "en", *, width: int = 100, color: bool = False,
+           plot: str | None = None) -> str | bytes: ...
+
+
+def render(report: SweepReport, fmt: Format | str, lang: str = "en", *, width: int = 100, color: bool = False,
+           plot: str | None = None) -> str | bytes:
+    """``plot``: where the plot is written beside a Markdown report (linked under the context table)."""
     fmt = choose(fmt, FORMATS)
     if fmt is Format.TEXT:
         return render_text(report, lang, width=width, color=color)
-    return render_markdown(report, lang) if fmt is Format.MD else render_json(report, lang)
+    if fmt is Format.SVG:
+        return render_svg(report, lang)
+    if fmt is Format.PNG:
+        return render_png(report, lang)
+    return render_markdown(report, lang, plot=plot) if fmt is Format.MD else render_json(report, lang)

@@ -31,6 +31,7 @@ CONNECT_TIMEOUT_S = 10.0
 INFO_TIMEOUT_S = 15.0
 MAX_PROMPT_BYTES = 16 << 20
 FAILED_LOG_TAIL = 20
+KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")  # llama-server -ctk/-ctv
 
 
 class SweepEndpoint(Protocol):
@@ -110,13 +111,25 @@ class Cell:
     model: str
     num_gpu: int
     repeat: int
+    ctx: int | None = None  # num_ctx / llama-server -c; None: the server's default
+    prompt_tokens: int | None = None  # a prompt of this many tokens; None: the plan's prompt
+    flash_attn: str | None = None  # llama-server -fa on|off; None: the server's default
+    kv_type: str | None = None  # llama-server -ctk/-ctv; None: the server's default (f16)
+    warmup: bool = False  # recorded and counted, left out of the statistics
+    prompt_spec: str | None = None  # --prompt-tokens as given ("512", "50%"): what stays fixed across contexts
 
     @property
     def key(self) -> str:
-        return cell_key(self.endpoint.name, self.model, self.num_gpu, self.repeat)
+        return cell_key(self.endpoint.name, self.model, self.num_gpu, self.repeat, ctx=self.ctx,
+                        prompt_tokens=self.prompt_tokens, flash_attn=self.flash_attn, kv_type=self.kv_type,
+                        warmup=self.warmup)
 
     def __str__(self) -> str:
-        return f"{self.endpoint.name} {self.model} num_gpu={self.num_gpu} #{self.repeat + 1}"
+        axes = "".join(f" {name}={value}" for name, value in (("ctx", self.ctx), ("prompt", self.prompt_tokens),
+                                                               ("fa", self.flash_attn), ("kv", self.kv_type))
+                       if value is not None)
+        run = f"warm-up #{self.repeat + 1}" if self.warmup else f"#{self.repeat + 1}"
+        return f"{self.endpoint.name} {self.model} num_gpu={self.num_gpu}{axes} {run}"
 
 
 @dataclass(frozen=True)
@@ -137,6 +150,11 @@ class SweepPlan:
     journal_units: Mapping[str, str] = field(default_factory=dict)
     probe_gpu: bool = True
     gpu_memory_log: Path | None = None  # a GPU sampler's CSV (nvidia-smi --query-compute-apps=pid,process_name,used_memory)
+    contexts: tuple[int | None, ...] = (None,)  # --ctx
+    prompt_tokens: tuple[str | None, ...] = (None,)  # --prompt-tokens: "512" or "50%" (of the context)
+    flash_attn: tuple[str | None, ...] = (None,)  # --flash-attn on,off
+    kv_types: tuple[str | None, ...] = (None,)  # --kv-type f16,q8_0
+    warmup: int = 0  # warm-up runs per endpoint and configuration, before its repeats
 
     def __post_init__(self) -> None:
         names = [e.name for e in self.endpoints]
@@ -154,19 +172,129 @@ class SweepPlan:
             _check_log_file(name, Path(path))
         if self.repeats < 1 or self.num_predict < 1 or self.timeout <= 0:
             raise UsageError("--repeat and --num-predict must be ≥ 1 and --timeout > 0")
+        if self.warmup < 0:
+            raise UsageError("--warmup must be ≥ 0")
+        ollama = [e.name for e in self.endpoints if e.kind == "ollama"]
+        if ollama and (self.flash_attn != (None,) or self.kv_types != (None,)):
+            raise UsageError(
+                f"--flash-attn and --kv-type start llama-servers with -fa / -ctk -ctv; the Ollama endpoint(s) "
+                f"{', '.join(ollama)} were started with their own OLLAMA_FLASH_ATTENTION / OLLAMA_KV_CACHE_TYPE",
+                hint="start one Ollama server per setting and give each its own --endpoint (rocm-fa=…, rocm-q8=…)")
+        for ctx in self.contexts:
+            for text in self.prompt_tokens:
+                tokens = prompt_length(text, ctx, self.num_predict)
+                if tokens is not None and ctx is not None and tokens + self.num_predict > ctx:
+                    raise UsageError(f"--prompt-tokens {text} and --num-predict {self.num_predict} do not fit --ctx {ctx}",
+                                     hint="give a share of the context instead (--prompt-tokens 50%), or a shorter prompt")
 
-    def cells(self) -> list[Cell]:
-        """Endpoint-major order: a dead server's remaining cells fail fast, one after another."""
+    def configurations(self) -> list[tuple[int | None, int | None, str | None, str | None, str | None]]:
+        """(ctx, prompt tokens, flash attention, KV type, prompt spec) of every configuration, small contexts first."""
         return [
-            Cell(endpoint, model, num_gpu, repeat)
-            for endpoint in self.endpoints
-            for model in (getattr(endpoint, "models", None) or self.models)
-            for num_gpu in self.num_gpus
-            for repeat in range(self.repeats)
+            (ctx, prompt_length(text, ctx, self.num_predict), fa, kv, text)
+            for ctx in self.contexts for text in self.prompt_tokens for fa in self.flash_attn for kv in self.kv_types
         ]
 
-    def options(self, num_gpu: int) -> dict[str, Any]:
-        return {"num_gpu": num_gpu, "num_predict": self.num_predict, "seed": self.seed, "temperature": 0}
+    def cells(self) -> list[Cell]:
+        """Runs alternate between endpoints (A B, then B A: ABBA), configuration by configuration, so a machine that
+        drifts (heat, another job) does not favour one backend; each configuration's warm-up runs come first."""
+        out: list[Cell] = []
+        models = ordered_unique(m for e in self.endpoints for m in (getattr(e, "models", None) or self.models))
+        for model in models:
+            serving = [e for e in self.endpoints if model in (getattr(e, "models", None) or self.models)]
+            for num_gpu in self.num_gpus:
+                for ctx, tokens, fa, kv, spec in self.configurations():
+                    rounds = [(i, True) for i in range(self.warmup)] + [(i, False) for i in range(self.repeats)]
+                    for turn, (index, warm) in enumerate(rounds):
+                        for endpoint in (serving if turn % 4 in (0, 3) else serving[::-1]):
+                            out.append(Cell(endpoint, model, num_gpu, index, ctx, tokens, fa, kv, warm, spec))
+        return out
+
+    def options(self, num_gpu: int, ctx: int | None = None) -> dict[str, Any]:
+        options = {"num_gpu": num_gpu, "num_predict": self.num_predict, "seed": self.seed, "temperature": 0}
+        if ctx is not None:
+            options["num_ctx"] = ctx
+        return options
+
+    def prompt_for(self, cell: Cell) -> str:
+        """The prompt of a cell: the plan's, or filler words of about ``cell.prompt_tokens`` tokens (the server's
+        own ``prompt_eval_count`` says how many it really was; llama-server cells send exact token ids instead)."""
+        return self.prompt if cell.prompt_tokens is None else filler(cell.prompt_tokens)
+
+
+FILLER = ("the quick brown fox jumps over the lazy dog while a small cat sleeps on a warm mat near the door and "
+          "the rain falls on the old red roof of the house by the river ").split()
+
+
+def filler(tokens: int) -> str:
+    """About ``tokens`` tokens of plain English (common words are one token each in the usual vocabularies)."""
+    return " ".join(FILLER[i % len(FILLER)] for i in range(max(0, tokens)))
+
+
+def prompt_length(text: str | None, ctx: int | None, num_predict: int) -> int | None:
+    """``--prompt-tokens`` for one context: ``512``, or ``50%`` of the context (less the tokens to generate)."""
+    if text is None:
+        return None
+    if text.endswith("%"):
+        if ctx is None:
+            raise UsageError(f"--prompt-tokens {text}: a share of the context needs --ctx")
+        return max(1, int(ctx * float(text[:-1]) / 100) - num_predict)
+    return int(text)
+
+
+def parse_contexts(values: Sequence[str]) -> tuple[int | None, ...]:
+    """``--ctx 2048,8192,32K``: context sizes in tokens (``K`` = 1024), smallest first."""
+    out: set[int] = set()
+    for part in (p.strip() for value in values for p in value.split(",")):
+        if not part:
+            continue
+        scale = 1024 if part[-1] in "kK" else 1
+        try:
+            number = int(part[:-1] if scale > 1 else part) * scale
+        except ValueError:
+            raise UsageError(f"--ctx {part!r}: not a number of tokens (2048, 32K)") from None
+        if not 16 <= number <= 1 << 24:
+            raise UsageError(f"--ctx {part!r}: a context is 16 to 16M tokens")
+        out.add(number)
+    return tuple(sorted(out)) or (None,)
+
+
+def parse_prompt_tokens(values: Sequence[str]) -> tuple[str | None, ...]:
+    """``--prompt-tokens 128,50%``: prompt lengths in tokens, or shares of each context."""
+    out: list[str] = []
+    for part in (p.strip() for value in values for p in value.split(",")):
+        if not part:
+            continue
+        number = part[:-1] if part.endswith("%") else part
+        try:
+            ok = 0 < float(number) <= 100 if part.endswith("%") else int(number) >= 1
+        except ValueError:
+            ok = False
+        if not ok:
+            raise UsageError(f"--prompt-tokens {part!r}: a number of tokens (≥ 1) or a share of the context (50%)")
+        if part not in out:
+            out.append(part)
+    return tuple(out) or (None,)
+
+
+def parse_choices(values: Sequence[str], option: str, allowed: Sequence[str]) -> tuple[str | None, ...]:
+    """``--flash-attn on,off`` / ``--kv-type f16,q8_0``: each part one of ``allowed``."""
+    out: list[str] = []
+    for part in (p.strip().lower() for value in values for p in value.split(",")):
+        if not part:
+            continue
+        if part not in allowed:
+            raise UsageError(f"{option} {part!r}: one of {', '.join(allowed)}")
+        if part not in out:
+            out.append(part)
+    return tuple(out) or (None,)
+
+
+def ordered_unique(items: Any) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
 
 
 class Progress(Protocol):
@@ -394,6 +522,7 @@ class SweepRunner:
         log_path = plan.server_logs.get(cell.endpoint.name)
         tail = LogTail.at_end(log_path) if log_path else None
         client = self.client_factory(cell.endpoint.url, plan.timeout)
+        prompt = plan.prompt_for(cell)
         started = utcnow()
         t0 = time.monotonic()
         first_token_s: float | None = None
@@ -404,8 +533,8 @@ class SweepRunner:
                 parts: list[str] = []
                 for chunk in client.generate(
                     model=cell.model,
-                    prompt=plan.prompt,
-                    options=plan.options(cell.num_gpu),
+                    prompt=prompt,
+                    options=plan.options(cell.num_gpu, cell.ctx),
                     keep_alive=plan.keep_alive,
                     stream=True,
                 ):
@@ -422,8 +551,8 @@ class SweepRunner:
             else:
                 final = client.generate(
                     model=cell.model,
-                    prompt=plan.prompt,
-                    options=plan.options(cell.num_gpu),
+                    prompt=prompt,
+                    options=plan.options(cell.num_gpu, cell.ctx),
                     keep_alive=plan.keep_alive,
                     stream=False,
                 )
@@ -449,6 +578,7 @@ class SweepRunner:
         _close(client)
         aux = self.client_factory(cell.endpoint.url, min(plan.timeout, INFO_TIMEOUT_S))
         ps_after = self._ps(aux)
+        memory = self.device_memory()  # the model is still loaded (keep_alive): what the device holds now
         collected: list[Collected] = []
         if tail is not None:
             collected.append(tail.read_new())
@@ -466,13 +596,13 @@ class SweepRunner:
         _close(aux)
 
         record: dict[str, Any] = {
-            **record_fields(cell, plan, host=self.host, started=started, ended=ended, wall=wall),
-            "run_id": f"{cell.endpoint.name}-g{cell.num_gpu}-r{cell.repeat}-{uuid.uuid4().hex[:8]}",
+            **record_fields(cell, plan, host=self.host, started=started, ended=ended, wall=wall, prompt=prompt),
+            "run_id": run_id(cell),
             "endpoint": {"name": cell.endpoint.name, "url": cell.endpoint.url, "kind": cell.endpoint.kind},
             "server_version": info.get("version"),
             "model_digest": info.get("digest"),
             "model_details": info.get("details"),
-            "options": plan.options(cell.num_gpu),
+            "options": plan.options(cell.num_gpu, cell.ctx),
             "keep_alive": plan.keep_alive,
             "stream": plan.stream,
             "first_token_s": first_token_s,
@@ -488,6 +618,8 @@ class SweepRunner:
                 for key in ("total", "load", "prompt_eval", "eval")
             },
             "tokens_per_s": _tokens_per_s(final),
+            "prefill_tokens_per_s": _tokens_per_s(final, "prompt_eval"),
+            "device_memory": memory,
             "ps_after": ps_after,
             "evidence": [c.to_json() for c in collected],
             "crash_log_source": line_source,
@@ -563,6 +695,14 @@ class SweepRunner:
             return f"unload request failed: {_describe_transport(exc)}"
         return ""
 
+    def device_memory(self) -> dict[str, Any] | None:
+        """What nvidia-smi, rocm-smi and amdgpu's sysfs say the GPUs hold now (host.devmem); None with --no-probe-gpu."""
+        if not self.plan.probe_gpu:
+            return None
+        from gfxgate.host.devmem import device_memory
+
+        return device_memory()
+
     def _environment_probes(self) -> list[dict[str, Any]]:
         if self._environment is None:
             probes = gpu_probes(self.plan.gpu_target) if self.plan.probe_gpu else []
@@ -570,6 +710,12 @@ class SweepRunner:
                 {**p.to_json(), "excerpt": list(p.lines[:40])} for p in probes
             ] or [{"source": "gpu-probes", "ok": False, "note": "GPU probes disabled (--no-probe-gpu)"}]
         return self._environment
+
+
+def run_id(cell: Cell) -> str:
+    """``vulkan-g-1-c8192-r0-1a2b3c4d``: endpoint, num_gpu, context (where set), repeat (``w``: a warm-up run)."""
+    ctx = f"-c{cell.ctx}" if cell.ctx is not None else ""
+    return f"{cell.endpoint.name}-g{cell.num_gpu}{ctx}-{'w' if cell.warmup else 'r'}{cell.repeat}-{uuid.uuid4().hex[:8]}"
 
 
 def _crash_source(collected: Sequence[Collected]) -> Collected | None:
@@ -581,10 +727,11 @@ def _crash_source(collected: Sequence[Collected]) -> Collected | None:
     return with_lines[0] if with_lines else None
 
 
-def _tokens_per_s(final: Any) -> float | None:
+def _tokens_per_s(final: Any, stage: str = "eval") -> float | None:
+    """Tokens per second of Ollama's decode (``eval``) or prefill (``prompt_eval``) stage."""
     if final is None:
         return None
-    count, duration = final.get("eval_count"), final.get("eval_duration")
+    count, duration = final.get(f"{stage}_count"), final.get(f"{stage}_duration")
     if not count or not duration:
         return None
     return round(count / (duration / 1e9), 2)

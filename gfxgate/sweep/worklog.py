@@ -28,9 +28,18 @@ REQUIRED = ("run_id", "cell", "endpoint", "model", "options", "outcome", "starte
 MAX_WORKLOG_BYTES = 64 << 20  # ~10,000 runs; more is not a worklog gfxgate wrote
 
 
-def cell_key(endpoint: str, model: str, num_gpu: int, repeat: int) -> str:
-    """The identity of one planned run; a rerun skips cells whose key is already in the worklog."""
-    return f"{endpoint}|{model}|num_gpu={num_gpu}|repeat={repeat}"
+def cell_key(endpoint: str, model: str, num_gpu: int, repeat: int, *, ctx: int | None = None,
+             prompt_tokens: int | None = None, flash_attn: str | None = None, kv_type: str | None = None,
+             warmup: bool = False) -> str:
+    """The identity of one planned run; a rerun skips cells whose key is already in the worklog.
+
+    The context axes are appended only where they are set, so a sweep without them keeps the keys (and the resume)
+    of worklogs written before they existed."""
+    key = f"{endpoint}|{model}|num_gpu={num_gpu}|repeat={repeat}"
+    for name, value in (("ctx", ctx), ("prompt", prompt_tokens), ("fa", flash_attn), ("kv", kv_type)):
+        if value is not None:
+            key += f"|{name}={value}"
+    return key + ("|warmup=yes" if warmup else "")
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,31 @@ class Run:
     @property
     def ok(self) -> bool:
         return self.outcome == "ok"
+
+    @property
+    def ctx(self) -> int | None:
+        """The context size the run asked for (``num_ctx``; llama-server's ``-c``); None: the server's default."""
+        value = self.record["options"].get("num_ctx")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        """The prompt length the run asked for (``--prompt-tokens``); the server's own count is ``prompt_eval_count``."""
+        value = self.record.get("prompt_tokens")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
+    def flash_attn(self) -> str | None:
+        return self.record.get("flash_attn")
+
+    @property
+    def kv_type(self) -> str | None:
+        return self.record.get("kv_cache_type")
+
+    @property
+    def warmup(self) -> bool:
+        """A warm-up run: recorded, counted, and left out of every statistic."""
+        return self.record.get("warmup") is True
 
     @property
     def gpu_target(self) -> str | None:
@@ -206,14 +240,16 @@ def _line_validator():
     return _VALIDATOR[0]
 
 
-def record_fields(cell, plan, *, host: str, started, ended, wall: float) -> dict[str, Any]:
+def record_fields(cell, plan, *, host: str, started, ended, wall: float, prompt: str | None = None) -> dict[str, Any]:
     """The fields of a run record that do not depend on the endpoint (Ollama or llama-server): who wrote it,
-    the cell, the request and its timing. The runner of each endpoint adds what it measured."""
+    the cell (with its context axes), the request and its timing. The runner of each endpoint adds what it
+    measured; ``prompt`` is the text sent where it is not the plan's (a prompt of ``--prompt-tokens``)."""
     import hashlib
     import platform
 
     from gfxgate import __version__
 
+    prompt = plan.prompt if prompt is None else prompt
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
@@ -225,8 +261,13 @@ def record_fields(cell, plan, *, host: str, started, ended, wall: float) -> dict
         "gpu_target": plan.gpu_target,
         "model": cell.model,
         "timeout_s": plan.timeout,
-        "prompt_sha256": hashlib.sha256(plan.prompt.encode("utf-8")).hexdigest(),
-        "prompt_preview": plan.prompt[:80],
+        "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+        "prompt_preview": prompt[:80],
+        "warmup": cell.warmup,
+        "prompt_tokens": cell.prompt_tokens,
+        "prompt_length": cell.prompt_spec,
+        "flash_attn": cell.flash_attn,
+        "kv_cache_type": cell.kv_type,
         "started_at": started.isoformat(timespec="milliseconds"),
         "ended_at": ended.isoformat(timespec="milliseconds"),
         "wall_s": round(wall, 3),
