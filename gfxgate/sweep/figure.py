@@ -65,8 +65,12 @@ def _nice_top(value: float) -> float:
     return 10 * step
 
 
-def layout(sweep: ContextSweep, config: str | None = None) -> Figure:
-    """The figure of one configuration (the first by default): prefill left, decode right."""
+def layout(sweep: ContextSweep | None, config: str | None = None) -> Figure:
+    """The figure of one configuration (the first by default): prefill left, decode right; without a context sweep,
+    a figure that says so."""
+    if sweep is None:
+        return Figure(520, 60, (Label(260, 35, "no run in this worklog names a context (--ctx): nothing to plot", 13,
+                                      "middle"),))
     config = config or sweep.configs[0]
     rows = [r for r in sweep.rows if r.config == config]
     contexts = [c for c in sweep.contexts if any(r.ctx == c for r in rows)]
@@ -132,7 +136,7 @@ def layout(sweep: ContextSweep, config: str | None = None) -> Figure:
     return Figure(width, height, tuple(shapes))
 
 
-def render_svg(sweep: ContextSweep) -> str:
+def render_svg(sweep: ContextSweep | None) -> str:
     fig = layout(sweep)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{fig.width}" height="{fig.height}" '
            f'viewBox="0 0 {fig.width} {fig.height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">',
@@ -151,7 +155,7 @@ def render_svg(sweep: ContextSweep) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_png(sweep: ContextSweep, *, scale: int = 2) -> bytes:
+def render_png(sweep: ContextSweep | None, *, scale: int = 2) -> bytes:
     """The same layout rasterised with Pillow."""
     import io
 

@@ -195,8 +195,17 @@ class SweepPlan:
         ]
 
     def cells(self) -> list[Cell]:
-        """Runs alternate between endpoints (A B, then B A: ABBA), configuration by configuration, so a machine that
-        drifts (heat, another job) does not favour one backend; each configuration's warm-up runs come first."""
+        """A sweep that measures (repeats, or a context axis): runs alternate between endpoints (A B, then B A:
+        ABBA), configuration by configuration, so a machine that drifts (heat, another job) does not favour one
+        backend; each configuration's warm-up runs come first. A one-shot pass/fail sweep keeps endpoint-major order
+        (a dead server's remaining cells fail fast, one after another)."""
+        if self.repeats == 1 and self.warmup == 0 and self.configurations() == [(None, None, None, None, None)]:
+            return [
+                Cell(endpoint, model, num_gpu, 0)
+                for endpoint in self.endpoints
+                for model in (getattr(endpoint, "models", None) or self.models)
+                for num_gpu in self.num_gpus
+            ]
         out: list[Cell] = []
         models = ordered_unique(m for e in self.endpoints for m in (getattr(e, "models", None) or self.models))
         for model in models:
