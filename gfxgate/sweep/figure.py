@@ -13,7 +13,7 @@ from gfxgate.sweep.contexts import ContextSweep, ctx_label
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 PANEL_W, PANEL_H = 420, 260
-LEFT, TOP, GAP, BOTTOM = 64, 64, 90, 84
+LEFT, TOP, GAP, BOTTOM = 64, 84, 90, 84
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def render_png(sweep: ContextSweep | None, *, scale: int = 2) -> bytes:
     """The same layout rasterised with Pillow."""
     import io
 
-    from PIL import Image, ImageDraw, ImageFont
+    from PIL import Image, ImageDraw
 
     fig = layout(sweep)
     image = Image.new("RGB", (fig.width * scale, fig.height * scale), "#ffffff")
@@ -172,7 +172,19 @@ def render_png(sweep: ContextSweep | None, *, scale: int = 2) -> bytes:
             draw.ellipse([(s.x - s.r) * scale, (s.y - s.r) * scale, (s.x + s.r) * scale, (s.y + s.r) * scale], fill=s.color)
         else:
             anchor = {"start": "ls", "middle": "ms", "end": "rs"}[s.anchor]
-            draw.text((s.x * scale, s.y * scale), s.text, font=ImageFont.load_default(size=s.size * scale), fill=s.color, anchor=anchor)
+            draw.text((s.x * scale, s.y * scale), s.text, font=_font(s.size * scale, s.bold), fill=s.color, anchor=anchor)
     buf = io.BytesIO()
     image.save(buf, format="PNG", optimize=True)
     return buf.getvalue()
+
+
+def _font(size: int, bold: bool = False):
+    """DejaVu where installed (it has the dash and the ×), else Pillow's own font."""
+    from PIL import ImageFont
+
+    for name in (("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"), "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
+        try:
+            return ImageFont.truetype(name, size)
+        except OSError:
+            continue
+    return ImageFont.load_default(size=size)

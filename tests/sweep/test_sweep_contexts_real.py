@@ -1,0 +1,103 @@
+"""The context sweep on the real llama-server here (Debian sid's llama.cpp: the CPU set and lavapipe Vulkan), through
+the installed ``gfxgate`` script: a model whose KV cache grows 8 KiB per token of context, the CPU server capped by a
+real memory limit (``prlimit --data``: 2K fits, 32K's 256 MiB KV cache cannot be allocated), the Vulkan one not."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from gfxgate.sweep.stats import compare
+from tests.reallama import reallama, reallama_vulkan, tiny_llama  # noqa: F401 - session fixtures
+from tests.sweep.sweephelp import gfxgate_env
+
+pytestmark = pytest.mark.slow
+CPU_DATA_LIMIT = 300 << 20  # the CPU server holds ~190 MB of data at 8K here, ~410 MB at 32K
+SCRIPT = Path(sys.executable).parent / "gfxgate"
+
+
+def installed(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, env=gfxgate_env(),
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def context_sweep(reallama_vulkan, tmp_path_factory):
+    if shutil.which("prlimit") is None:
+        pytest.skip("prlimit (util-linux) is not installed")
+    folder = tmp_path_factory.mktemp("ctx")
+    # 4 blocks of width 512: KV = 2 (K, V) x 4 layers x 512 x 2 bytes = 8 KiB per token of context
+    model = tiny_llama(folder / "wide.gguf", n_layer=4, n_embd=512, n_ff=128, n_head=8)
+    cpu = ["prlimit", f"--data={CPU_DATA_LIMIT}", *reallama_vulkan.command("cpu")]
+    worklog, plot = folder / "ctx.jsonl", folder / "ctx.svg"
+    args = ["sweep", "--llama-server", f"cpu={shlex.join(cpu)}",
+            "--llama-server", f"vulkan={shlex.join(reallama_vulkan.command('vulkan'))}",
+            "--model-file", str(model), "--num-gpu", "-1", "--ctx", "2048,32K", "--prompt-tokens", "64",
+            "--num-predict", "8", "--repeat", "4", "--timeout", "300", "--gpu-target", "gfx900", "--no-probe-gpu",
+            "--worklog", str(worklog), "--plot", str(plot), "--progress", "plain"]  # fmt: skip
+    done = installed(*args)
+    assert done.returncode == 0, done.stderr
+    return worklog, plot, done, args
+
+
+def test_the_sweep_says_its_verdict_and_writes_the_plot(context_sweep):
+    worklog, plot, done, _ = context_sweep
+    sentence = next(line for line in done.stderr.splitlines() if " fits " in line)
+    assert "cpu fits 2K (fails at 32K: load phase, exit status 1, out of memory)" in sentence, done.stderr
+    assert "vulkan fits 32K" in sentence, done.stderr
+    svg = ET.parse(plot).getroot()
+    assert {"cpu", "vulkan", "2K", "32K"} <= {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
+    assert "warm-up #1" in done.stderr  # the plain progress names the warm-up runs
+
+
+def test_the_report_has_medians_intervals_and_the_largest_fit(context_sweep):
+    worklog, _, _, _ = context_sweep
+    done = installed("sweep", "report", str(worklog), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    contexts = json.loads(done.stdout)["contexts"]
+    assert contexts["contexts"] == [2048, 32768] and contexts["warmups"] == 4
+    rows = {(r["ctx"], r["endpoint"]): r for r in contexts["rows"]}
+    for backend in ("cpu", "vulkan"):
+        row = rows[(2048, backend)]
+        assert (row["counted"], row["ok"], row["warmups"]) == (4, 4, 1), row
+        for stage in ("prefill", "decode"):
+            iv = row[stage]
+            assert iv["n"] == 4 and iv["low"] <= iv["median"] <= iv["high"] and iv["coverage"] == 0.875, row
+        assert row["prompt_tokens"] and all(64 <= n <= 65 for n in row["prompt_tokens"]), row  # the server's count
+        assert row["kv_mib"] == 16.0, row  # 2048 x 8 KiB, the server's own buffer line
+    assert rows[(32768, "vulkan")]["fits"] and rows[(32768, "vulkan")]["kv_mib"] == 256.0
+    failed = rows[(32768, "cpu")]
+    assert not failed["fits"] and failed["ok"] == 0 and "out of memory" in failed["failure"], failed
+    assert "insufficient memory (attempted to allocate 256.00 MB)" in failed["failure_line"], failed
+    assert {f["endpoint"]: (f["largest"], f["fails_at"]) for f in contexts["fits"]} == {
+        "cpu": (2048, 32768), "vulkan": (32768, None)}
+    # a claim only where the intervals separate, "no measurable difference" where they overlap
+    from gfxgate.sweep.stats import Interval
+
+    for c in contexts["comparisons"]:
+        if c["ctx"] != 2048:
+            continue
+        cpu, vulkan = (Interval(**rows[(2048, b)][c["stage"]]) for b in ("cpu", "vulkan"))
+        decided = compare(cpu, vulkan)
+        if decided is None:
+            assert c["text"] == "no measurable difference", c
+        else:
+            assert c["faster"] == ("cpu" if decided[0] > 0 else "vulkan") and c["ratio"] == decided[1], c
+            assert f"{c['faster']} faster at 2K" in contexts["sentence"]
+
+
+def test_the_sweep_resumes_and_feeds_the_runtime_row(context_sweep):
+    worklog, _, _, args = context_sweep
+    again = installed(*args)
+    assert again.returncode == 0 and "nothing to do" in again.stderr, again.stderr
+    done = installed("scan", "-t", "gfx900", "--runtime", str(worklog), "--format", "json", "--offline")
+    assert done.returncode == 0, done.stderr
+    cell = next(layer for layer in json.loads(done.stdout)["layers"] if layer["id"] == "runtime")["cells"][0]
+    assert cell["status"] == "allowed" and "vulkan" in cell["summary"], cell
