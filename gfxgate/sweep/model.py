@@ -123,7 +123,10 @@ class SweepReport(JsonRecord):
         return next(h for h in self.hypotheses if h.id == hid)
 
     def to_json(self) -> dict[str, Any]:
-        return document("sweep-report", super().to_json(), version=REPORT_SCHEMA_VERSION)
+        body = super().to_json()
+        if body.get("contexts") is None:  # a sweep without --ctx: the report it always had
+            body.pop("contexts", None)
+        return document("sweep-report", body, version=REPORT_SCHEMA_VERSION)
 
 
 def build_report(worklog: Worklog) -> SweepReport:

@@ -122,6 +122,11 @@ def test_the_report_says_the_sentence_first_then_the_table_then_the_plot(known):
            "(llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache) |" in markdown
     assert "93.8%" in markdown  # the real coverage of min–max at 5 runs is stated
     data = json.loads(render(report, "json"))
+    import jsonschema
+
+    from gfxgate.datafiles import load_schema
+
+    jsonschema.validate(data, load_schema("sweep-report"))
     assert data["contexts"]["sentence"] == report.contexts.sentence
     assert data["contexts"]["rows"][0]["decode"] == {"median": 52.0, "low": 50.0, "high": 54.0, "n": 5, "coverage": 0.9375}
 
