@@ -176,3 +176,22 @@ def test_a_prompt_that_does_not_fit_its_context_is_refused():
         _plan(contexts=(2048, 8192), prompt_tokens=("4096",))
     with pytest.raises(UsageError, match="OLLAMA_FLASH_ATTENTION"):
         _plan(contexts=(2048,), flash_attn=("on",))
+
+
+def test_an_ollama_context_sweep_sends_num_ctx_and_a_prompt_of_that_length(tmp_path, ollama_server):
+    """Against an Ollama-API server: num_ctx in every generate's options, the filler prompt's length, the warm-up
+    run recorded first and marked, and the report's context rows from the server's own counts."""
+    from tests.sweep.sweephelp import run_inprocess
+
+    server = ollama_server()
+    _, log = run_inprocess(tmp_path / "w.jsonl", {"rocm": server.url}, num_gpus=(-1,), contexts=(2048, 4096),
+                           prompt_tokens=("100",), repeats=2, warmup=1)
+    generates = [r for r in server.state.requests if r.get("prompt")]
+    assert [r["options"]["num_ctx"] for r in generates] == [2048] * 3 + [4096] * 3
+    assert all(len(r["prompt"].split()) == 100 for r in generates)
+    assert [(r.ctx, r.warmup, r.prompt_tokens) for r in log.runs][:3] == [(2048, True, 100), (2048, False, 100),
+                                                                          (2048, False, 100)]
+    sweep = build_report(log).contexts
+    row = sweep.row(sweep.configs[0], 2048, "rocm")
+    assert (row.counted, row.warmups) == (2, 1) and row.prompt_tokens == (109,)  # the fake's count: words + 9
+    assert row.prefill is not None and row.decode is not None
