@@ -8,6 +8,9 @@
 #   sweep   gfxgate sweep, cuda and vulkan endpoints, num_gpu 0,1,2,8,16,24,-1, REPEATS (5) per cell,
 #           NUM_PREDICT (512); resumes the worklog (or .devprobe/resume/sweep.jsonl on a cold machine).
 #   soak    one cell (SOAK_ENDPOINT, SOAK_NUM_GPU: vulkan, -1) repeated, resumable the same way (soak.jsonl).
+#   ctx     the context sweep (issue 42): cuda and vulkan, num_gpu -1, contexts CTX (2K to 64K), a prompt filling
+#           PROMPT_SHARE (25%) of each, CTX_PREDICT (128) tokens, REPEATS per cell after one warm-up, resumable the
+#           same way (ctx.jsonl; .devprobe/resume/ctx.jsonl); the verdict and plot in ctx.md, ctx.svg, ctx.png.
 #   pack    $OUT/study.tar.gz: worklogs, server logs, nvidia-smi samples, build and device facts.
 # sweep and soak stop themselves (SIGINT: the run in flight is not recorded) END_S seconds (570) after the script
 # started, less 15 s for pack, so one call stays inside the device's 10-minute limit: make run.sh the command's
@@ -86,6 +89,19 @@ soak() {
   stop_sampler; pack >/dev/null; log "soak: $(wc -l <"$W/sw/soak.jsonl" 2>/dev/null) runs in the worklog"
 }
 
+ctx() {
+  mkdir -p "$W/sw"; seed ctx.jsonl; sampler
+  local axes=(--num-gpu -1 --ctx "${CTX:-2048,4096,8192,16384,32768,65536}" --prompt-tokens "${PROMPT_SHARE:-25%}")
+  # every context once (after its warm-up) first, so a call cut short has the whole curve; then the repeats (resumed)
+  [ "$(left)" -gt 30 ] && NUM_PREDICT=${CTX_PREDICT:-128} gsweep "$W/sw/ctx.jsonl" "$(left)" "${axes[@]}" --repeat 1
+  pack >/dev/null
+  [ "$(left)" -gt 30 ] && NUM_PREDICT=${CTX_PREDICT:-128} gsweep "$W/sw/ctx.jsonl" "$(left)" "${axes[@]}" --repeat "$REPEATS"
+  stop_sampler
+  python3 -P -m gfxgate sweep report "$W/sw/ctx.jsonl" -o "$W/sw/ctx.md" --plot "$W/sw/ctx.svg"
+  python3 -P -m gfxgate sweep report "$W/sw/ctx.jsonl" --format png -o "$W/sw/ctx.png"
+  pack >/dev/null; log "ctx: $(wc -l <"$W/sw/ctx.jsonl") runs in the worklog"; head -5 "$W/sw/ctx.md"
+}
+
 pack() {
   nvidia-smi >"$W/sw/nvidia-smi.txt" 2>&1
   cp "$W/version.txt" "$W/list-devices.txt" "$W/model.txt" "$W/sw/" 2>/dev/null
@@ -96,7 +112,7 @@ pack() {
 for step in "$@"; do
   case $step in
     build) build || exit 1 ;;
-    sweep|soak) build && site || exit 1; $step ;;
+    sweep|soak|ctx) build && site || exit 1; $step ;;
     pack) pack ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
