@@ -200,6 +200,9 @@ def parse_llama_server(text: str, model_files: Sequence[Path] = ()) -> LlamaServ
     for flag in ("-m", "--model", "--port", "--host", "-ngl", "--gpu-layers", "--n-gpu-layers"):
         if flag in argv[1:]:
             raise UsageError(f"--llama-server {text!r}: leave {flag} out; gfxgate sets it for every cell")
+    for flag in ("-c", "--ctx-size"):  # gfxgate's own -c (4096, or --ctx) follows the command's and would win
+        if flag in argv[1:]:
+            raise UsageError(f"--llama-server {text!r}: leave {flag} out; give the context with --ctx N")
     return LlamaServerEndpoint(name, argv, model_labels(model_files))
 
 

@@ -195,3 +195,10 @@ def test_an_ollama_context_sweep_sends_num_ctx_and_a_prompt_of_that_length(tmp_p
     row = sweep.row(sweep.configs[0], 2048, "rocm")
     assert (row.counted, row.warmups) == (2, 1) and row.prompt_tokens == (109,)  # the fake's count: words + 9
     assert row.prefill is not None and row.decode is not None
+
+
+def test_a_context_in_the_llama_server_command_is_refused():
+    from gfxgate.sweep.llamaserver import parse_llama_server
+
+    with pytest.raises(UsageError, match="give the context with --ctx"):
+        parse_llama_server("cpu=env -c 8192")
