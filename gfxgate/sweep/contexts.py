@@ -291,6 +291,8 @@ def _sentence(config: str, named: bool, contexts: Sequence[int], endpoints: Sequ
             text = f"{f.endpoint} fits {ctx_label(f.largest)}"
             if f.fails_at is not None:
                 text += f" (fails at {ctx_label(f.fails_at)}: {f.failure})"
+            elif f.largest == contexts[-1]:
+                text += " (the largest measured)"
         fit_texts.append(text)
     head = f"{config}: " if named else ""
     return head + "; ".join(parts + [", ".join(fit_texts)])

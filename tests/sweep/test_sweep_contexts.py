@@ -105,7 +105,7 @@ def test_the_known_worklogs_verdict(known):
     assert fits == {"a": (32768, None), "b": (8192, 32768)}
     assert sweep.sentence == (
         "Decode a faster at 2K (1.24×), no measurable difference at 8K; prefill a faster at 2K (1.50×), no measurable "
-        "difference at 8K; a fits 32K, b fits 8K (fails at 32K: load phase, exit status 1, out of memory)."
+        "difference at 8K; a fits 32K (the largest measured), b fits 8K (fails at 32K: load phase, exit status 1, out of memory)."
     )
 
 
