@@ -125,7 +125,7 @@ def build_contexts(runs: Sequence[Run]) -> ContextSweep | None:
     sentence = "; ".join(_sentence(config, len(configs) > 1, contexts, endpoints, comparisons, fits)
                          for config in configs) + "."
     return ContextSweep(
-        sentence=sentence[0].upper() + sentence[1:],
+        sentence=sentence if len(configs) > 1 else sentence[0].upper() + sentence[1:],  # a model's name keeps its case
         method=METHOD,
         level=LEVEL,
         min_runs=MIN_RUNS,
@@ -167,7 +167,7 @@ def _row(config: str, ctx: int, endpoint: str, group: Sequence[Run]) -> ContextR
         tool_mib=max(tool) if tool else None,
         fits=bool(counted) and not bad,
         failure=_failure(bad),
-        failure_line=_short(facts.out_of_memory(bad[0]) or str(bad[0].get("error") or "")) if bad else "",
+        failure_line=_short(facts.failure_line(bad[0]) or "") if bad else "",
         run_ids=tuple(r.run_id for r in group),
     )
 

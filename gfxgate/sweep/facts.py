@@ -300,3 +300,13 @@ def out_of_memory(run: Run) -> str | None:
         return str(logged["text"])
     error = str(run.get("error") or "")
     return error if any(word in error.lower() for word in _OOM_WORDS) else None
+
+
+def failure_line(run: Run) -> str | None:
+    """What says why a failed run failed: its allocation failure, else the first line the server logged at error
+    level, else the run's error; None for a run that answered."""
+    if run.ok:
+        return None
+    logged = (run.get("offload") or {}).get("first_error") or {}
+    return out_of_memory(run) or (str(logged["text"]) if isinstance(logged, dict) and logged.get("text") else None) \
+        or (str(run.get("error")) if run.get("error") else None)

@@ -98,6 +98,7 @@ LOADING_RE = re.compile(r"load_model: loading model|llama_model_loader: loaded m
 LOADED_RE = re.compile(r"llama_server: model loaded|main: model loaded|server is listening|llama_server: listening on")
 TASK_RE = re.compile(r"launch_slot_|processing task|new prompt, n_ctx_slot")
 ERROR_LINE_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
+LOGGED_ERROR_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E ")  # llama.cpp's own error level
 # the device (or, on the CPU, the process) had no room: the run does not fit at this context
 OOM_RE = re.compile(r"failed to allocate|insufficient memory|out of memory|ErrorOutOfDeviceMemory|OutOfDeviceMemory|cudaMalloc failed|hipMalloc failed", re.IGNORECASE)
 LOAD_ERROR_RE = re.compile(r"error loading model|failed to load model|failed to open GGUF|gguf_init_from_file|exiting due to model loading error|couldn't bind", re.IGNORECASE)
@@ -238,6 +239,8 @@ class LogFacts:
     load_error_line: int | None = None
     oom_line: int | None = None  # the first "failed to allocate" / "out of memory" line
     oom_text: str = ""
+    error_line: int | None = None  # the first line llama.cpp logged at its error level
+    error_text: str = ""
     buffers: dict[tuple[str, str], float] = field(default_factory=dict)  # (buffer, model|KV|compute|output) -> MiB
     assigned: dict[int, str] = field(default_factory=dict)  # layer -> device, from debug-level lines
     gpus: list[dict[str, Any]] = field(default_factory=list)  # ggml_cuda_init's "Device N:" lines (CUDA or HIP)
@@ -302,6 +305,8 @@ class LogFacts:
             out["gpus"] = list(self.gpus)
         if self.oom_line is not None:
             out["out_of_memory"] = {"line": no(self.oom_line), "text": self.oom_text}
+        if self.error_line is not None:
+            out["first_error"] = {"line": no(self.error_line), "text": self.error_text}
         if self.buffers:
             out["on_gpu"] = self.on_gpu  # the device(s) this run used: they hold the model's weights
             out["placement"] = self.placement(self.offloaded)
@@ -350,6 +355,8 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
             facts.task_line = index
         if facts.load_error_line is None and LOAD_ERROR_RE.search(line):
             facts.load_error_line = index
+        if facts.error_line is None and LOGGED_ERROR_RE.search(line):
+            facts.error_line, facts.error_text = index, " ".join(line.split())[:200]
         if facts.oom_line is None and OOM_RE.search(line):
             facts.oom_line, facts.oom_text = index, " ".join(line.split())[:200]
     return facts

@@ -101,3 +101,25 @@ def test_the_sweep_resumes_and_feeds_the_runtime_row(context_sweep):
     assert done.returncode == 0, done.stderr
     cell = next(layer for layer in json.loads(done.stdout)["layers"] if layer["id"] == "runtime")["cells"][0]
     assert cell["status"] == "allowed" and "vulkan" in cell["summary"], cell
+
+
+def test_flash_attention_and_kv_type_axes_reach_the_real_server(reallama, tmp_path):
+    """-fa on/off and -ctk/-ctv f16/q8_0 on the CPU server: f16 answers either way; q8_0 cannot hold the tiny model's
+    16-wide heads (llama.cpp's own refusal, read back as the failure's line)."""
+    worklog = tmp_path / "fa.jsonl"
+    done = installed("sweep", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}", "--model-file",
+                     str(reallama.model), "--num-gpu", "0", "--ctx", "2048", "--flash-attn", "on,off", "--kv-type",
+                     "f16,q8_0", "--prompt-tokens", "16", "--num-predict", "4", "--repeat", "1", "--warmup", "0",
+                     "--timeout", "120", "--no-probe-gpu", "--worklog", str(worklog), "--progress", "none")
+    assert done.returncode == 0, done.stderr
+    runs = [json.loads(line) for line in worklog.read_text().splitlines()]
+    seen = {(r["flash_attn"], r["kv_cache_type"]): r for r in runs}
+    assert set(seen) == {("on", "f16"), ("on", "q8_0"), ("off", "f16"), ("off", "q8_0")}
+    for (fa, kv), run in seen.items():
+        args = run["server_args"]
+        assert args[args.index("-fa") + 1] == fa and args[args.index("-ctk") + 1] == kv == args[args.index("-ctv") + 1]
+        assert run["outcome"] == ("ok" if kv == "f16" else "crash"), run["error"]
+    report = installed("sweep", "report", str(worklog), "--format", "json")
+    rows = {r["config"]: r for r in json.loads(report.stdout)["contexts"]["rows"]}
+    failed = rows[f"{reallama.model.name} num_gpu=0 prompt=16 fa=on kv=q8_0"]
+    assert "K cache type q8_0 with block size 32 does not divide n_embd_head_k=16" in failed["failure_line"], failed
