@@ -132,6 +132,8 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
         --model qwen3.5:2b --num-gpu 0,1,2,-1 --gpu-target gfx900 --server-log vulkan=ollama-vulkan.log
     gfxgate sweep --llama-server vulkan='llama-server --device Vulkan0' --llama-server cpu='llama-server --device none' \\
         --model-file qwen2.5-0.5b-q8_0.gguf --num-gpu 0,1,2,-1 --gpu-target gfx900
+    gfxgate sweep --llama-server rocm='llama-server --device ROCm0' --llama-server vulkan='llama-server --device Vulkan0' \\
+        --model-file qwen2.5-1.5b-q4_k_m.gguf --num-gpu -1 --ctx 2048,8192,32768 --prompt-tokens 25% --repeat 5 --plot ctx.svg
     gfxgate sweep report gfxgate-sweep.jsonl
     """
     if ctx.invoked_subcommand is not None:
