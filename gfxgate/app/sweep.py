@@ -38,6 +38,7 @@ class SweepRequest:
     server_logs: tuple[str, ...] = ()  # NAME=PATH
     probe_gpu: bool = True
     gpu_memory_log: Path | None = None
+    cells: tuple[int, ...] = ()  # only these cells of the plan (0-based, plan order: a Slurm array task's index); () all
     progress: Any = None  # the runner's progress (sweep.runner.NoProgress's methods); None: none
     warn: Callable[[str], None] = _ignore  # a worklog's warning, before anything runs
 
@@ -49,10 +50,10 @@ class SweepOutcome:
     summary: Any = None  # the runner's summary (recorded, skipped, outcomes); None: every cell was already done
 
 
-def sweep(req: SweepRequest) -> SweepOutcome:
+def sweep_plan(req: SweepRequest):
+    """The sweep plan of the request's options (sweep.runner.SweepPlan); ``sweep_plan(req).cells()`` in order."""
     from gfxgate.errors import UsageError
-    from gfxgate.sweep.runner import NoProgress, SweepPlan, SweepRunner, parse_endpoint, parse_named, parse_num_gpu, preflight, read_prompt
-    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
+    from gfxgate.sweep.runner import SweepPlan, parse_endpoint, parse_named, parse_num_gpu, read_prompt
 
     if not (req.endpoints and req.models) and not (req.llama_servers and req.model_files):
         raise UsageError(
@@ -92,11 +93,21 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         probe_gpu=req.probe_gpu,
         gpu_memory_log=req.gpu_memory_log,
     )
+    return plan
+
+
+def sweep(req: SweepRequest) -> SweepOutcome:
+    from gfxgate.sweep.runner import NoProgress, SweepRunner, preflight
+    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
+
+    plan = sweep_plan(req)
+    chosen = _chosen_cells(plan.cells(), req.cells)
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
             req.warn(warning)
         finished = existing.finished_cells(req.retry) if req.resume else set()
+        finished |= {c.key for c in plan.cells() if c.key not in chosen}  # --cell: the others are not this run's
         todo = [c for c in plan.cells() if c.key not in finished]
         if not todo:
             return SweepOutcome(req.worklog, len(plan.cells()))
@@ -104,6 +115,18 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         writer.set_aside_torn_tail()
         summary = SweepRunner(plan, writer, req.progress if req.progress is not None else NoProgress()).run(finished)
     return SweepOutcome(req.worklog, len(plan.cells()), summary)
+
+
+def _chosen_cells(cells, indices: tuple[int, ...]) -> set[str]:
+    """The keys of the cells ``--cell`` picks (every cell without it); an index outside the plan is a usage error."""
+    if not indices:
+        return {c.key for c in cells}
+    wrong = [i for i in indices if not 0 <= i < len(cells)]
+    if wrong:
+        from gfxgate.errors import UsageError
+
+        raise UsageError(f"--cell {wrong[0]}: the plan has {len(cells)} cell(s), numbered 0 to {len(cells) - 1}")
+    return {cells[i].key for i in indices}
 
 
 def _unique(items) -> list:
@@ -116,7 +139,7 @@ def _unique(items) -> list:
 
 @dataclass(frozen=True)
 class SweepReportRequest:
-    worklog: Path
+    worklog: Path  # a worklog, or a folder of them (a job array's: every *.jsonl in it, merged)
     output: Path | None = None  # the report's file: refused when it is the worklog
     warn: Callable[[str], None] = _ignore  # a worklog's warning, before its report
 
@@ -128,7 +151,12 @@ def report(req: SweepReportRequest):
     from gfxgate.sweep.worklog import read_worklog
 
     refuse_output_over_inputs(req.output, (req.worklog,))
-    log = read_worklog(req.worklog)
+    if req.worklog.is_dir():  # a job array's worklogs (gfxgate fleet sweep): one report over all of them
+        from gfxgate.fleet.worklogs import read_worklog_set
+
+        log = read_worklog_set(req.worklog)
+    else:
+        log = read_worklog(req.worklog)
     for warning in log.warnings:
         req.warn(warning)
     if not log.runs:

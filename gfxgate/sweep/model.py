@@ -79,6 +79,7 @@ class RunRow(JsonRecord):
     phase: str
     vram: str
     superseded: bool = False
+    node: str | None = None  # the Slurm node of a job array's run (gfxgate fleet sweep)
 
 
 @json_dataclass(frozen=True)
@@ -254,7 +255,8 @@ def _target_text(target: str | None) -> str:
 def _run_row(run: Run, superseded: bool) -> RunRow:
     where = offload_text(run)
     return RunRow(
-        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded
+        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded,
+        (run.get("slurm") or {}).get("node"),
     )
 
 
