@@ -81,6 +81,12 @@ class RunRow(JsonRecord):
     superseded: bool = False
     node: str | None = None  # the Slurm node of a job array's run (gfxgate fleet sweep)
 
+    def to_json(self) -> dict[str, Any]:
+        out = JsonRecord.to_json(self)
+        if out.get("node") is None:
+            del out["node"]  # a run outside Slurm: the report is the one it was before the fleet
+        return out
+
 
 @json_dataclass(frozen=True)
 class RunSpan(JsonRecord):
