@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gfxgate.fleet.jobs import array_spec
 from gfxgate.fleet.model import doctor_rows
 from tests.conftest import installed_gfxgate
 from tests.doctor.machines import machine
@@ -58,12 +59,15 @@ def test_each_nodes_rows_equal_doctor_run_on_that_node_alone(cluster, fleet_doct
     rep = gfxgate(cluster, "fleet", "report", str(folder), "--format", "json")
     assert rep.returncode == 1, rep.stderr  # n3 failed
     report = json.loads(rep.stdout)
+    _valid("fleet-report", report)
     assert report["jobs"] == [job]
     assert [n["node"] for n in report["nodes"]] == ["n1", "n2", "n3"]
     for name in ("n1", "n2"):
         alone = gfxgate(cluster, "doctor", "--root", str(trees / name), "--format", "json")
         assert alone.returncode == 0, alone.stderr
         envelope = json.loads((folder / "nodes" / f"{name}.json").read_text())
+        _valid("fleet-node", envelope)
+        _valid("doctor", envelope["doctor"])
         assert envelope["doctor"] == json.loads(alone.stdout)  # doctor's JSON contract, unchanged
         assert envelope["node"] == name and envelope["slurm"]["job_id"] == job and envelope["slurm"]["step_id"] == "0"
         rows = [r for r in report["rows"] if r["node"] == name]
@@ -81,6 +85,14 @@ def test_each_nodes_rows_equal_doctor_run_on_that_node_alone(cluster, fleet_doct
     assert [r["state"] for r in n3] == ["error"]
     assert n3[0]["fix"] == alone.stderr.strip().removeprefix("gfxgate: error: ")
     assert report["nodes"][2] == {**report["nodes"][2], "answered": True, "exit_code": 6, "error": n3[0]["fix"]}
+
+
+def _valid(name: str, document) -> None:
+    import jsonschema
+
+    from gfxgate.datafiles import load_schema
+
+    jsonschema.Draft202012Validator(load_schema(name)).validate(document)
 
 
 def test_a_node_that_did_not_answer_is_listed_as_such(cluster, fleet_doctor):
@@ -193,6 +205,11 @@ def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama,
     again = gfxgate(cluster, *submit, "--wait", "--", *args, timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"{8 - len(before)} of 8 cell(s) to run" in again.stderr
+    ran = {int(p.stem.split("-")[1]) for p in (folder / "runs").glob("cell-*.jsonl") if p.read_text() and
+           json.loads(p.read_text().splitlines()[0])["cell"] in before}
+    assert len(ran) == len(before)
+    missing = sorted(set(range(8)) - ran)
+    assert f"#SBATCH --array={array_spec(missing, 2)}\n" in (folder / "fleet-sweep.sbatch").read_text()
     after = _runs(folder / "runs")
     assert len(after) == 8
     assert all(len(runs) == 1 for runs in after.values()), {k: len(v) for k, v in after.items()}  # no cell ran twice
