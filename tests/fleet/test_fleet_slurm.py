@@ -192,6 +192,9 @@ def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama,
     done = gfxgate(cluster, *submit, "--", *args)
     assert done.returncode == 0, done.stderr
     job = re.search(r"submitted job (\d+)", done.stderr).group(1)
+    # while the array has tasks queued or running, a resubmission would run their cells twice: refused (squeue)
+    twice = gfxgate(cluster, *submit, "--", *args)
+    assert twice.returncode == 2 and f"array job {job} still has" in twice.stderr
     # cancel once two cells are in (8 cells, 2 at a time: most are still to come)
     deadline = time.monotonic() + 240
     while sum(map(len, _runs(folder / "runs").values())) < 2:
