@@ -101,13 +101,13 @@ def sweep(req: SweepRequest) -> SweepOutcome:
     from gfxgate.sweep.worklog import WorklogWriter, read_worklog
 
     plan = sweep_plan(req)
-    chosen = _chosen_cells(plan.cells(), req.cells)
+    if req.cells:  # --cell: a plan of those cells only (counts, progress and the summary say what this run does)
+        plan = _only_cells(plan, _chosen_cells(plan.cells(), req.cells))
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
             req.warn(warning)
         finished = existing.finished_cells(req.retry) if req.resume else set()
-        finished |= {c.key for c in plan.cells() if c.key not in chosen}  # --cell: the others are not this run's
         todo = [c for c in plan.cells() if c.key not in finished]
         if not todo:
             return SweepOutcome(req.worklog, len(plan.cells()))
@@ -127,6 +127,22 @@ def _chosen_cells(cells, indices: tuple[int, ...]) -> set[str]:
 
         raise UsageError(f"--cell {wrong[0]}: the plan has {len(cells)} cell(s), numbered 0 to {len(cells) - 1}")
     return {cells[i].key for i in indices}
+
+
+def _only_cells(plan, keys: set[str]):
+    """``plan`` whose cells() are only those with these keys (the plan's order kept)."""
+    from dataclasses import dataclass, fields
+
+    from gfxgate.sweep.runner import SweepPlan
+
+    @dataclass(frozen=True)
+    class OnlyCells(SweepPlan):
+        only: frozenset[str] = frozenset()
+
+        def cells(self):
+            return [c for c in super().cells() if c.key in self.only]
+
+    return OnlyCells(**{f.name: getattr(plan, f.name) for f in fields(plan)}, only=frozenset(keys))
 
 
 def _unique(items) -> list:

@@ -217,6 +217,11 @@ def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama,
     assert len(after) == 8
     assert all(len(runs) == 1 for runs in after.values()), {k: len(v) for k, v in after.items()}  # no cell ran twice
     assert {k: v[0]["run_id"] for k, v in before.items()} == {k: after[k][0]["run_id"] for k in before}
+    keys = json.loads((folder / "plan.json").read_text())["cells"]
+    for path in (folder / "runs").glob("cell-*.jsonl"):  # task INDEX ran cell INDEX of the plan (gfxgate sweep --cell)
+        index = path.stem.split("-")[1]
+        record = json.loads(path.read_text().splitlines()[0])
+        assert record["cell"] == keys[int(index)] and record["slurm"]["array_task_id"] == index
     nodes = {r[0]["slurm"]["node"] for r in after.values()}
     assert len(nodes) >= 2 and nodes <= set(cluster.nodes)
     # a third time: nothing left to submit
