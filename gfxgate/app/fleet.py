@@ -65,10 +65,19 @@ def _submit(folder: Path, name: str, script: str, print_only: bool, wait: bool, 
     from gfxgate.fsio import write_text_atomic
     from gfxgate.host.slurm import sbatch
 
-    folder.mkdir(parents=True, exist_ok=True)
+    _make(folder)
     path = write_text_atomic(folder / name, script)
     done = sbatch(path, wait=wait, timeout=timeout if wait else SUBMIT_TIMEOUT_S)
     return Submission(script, path, done.job_id, done.returncode if wait else None)
+
+
+def _make(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from gfxgate.fsio import OutputError
+
+        raise OutputError(f"cannot create {folder}: {exc.strerror or exc}", hint="--dir must be a folder every node can write") from None
 
 
 # -- doctor on every node ---------------------------------------------------------------------------------------------
@@ -137,7 +146,7 @@ def node(req: NodeRequest) -> NodeOutcome:
     except GfxgateError as exc:
         error, code = " ".join(str(exc).split()), int(exc.exit_code)
     folder = req.folder / NODES_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    _make(folder)
     path = write_text_atomic(folder / f"{name}.json",
                              envelope(name, environment(), doctor_json, exit_code=code, error=error, failing=failing))
     return NodeOutcome(name, path, code, failing, error)

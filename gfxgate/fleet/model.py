@@ -142,10 +142,13 @@ def read_node(path: Path) -> Mapping[str, Any]:
     return data
 
 
-def expected_nodes(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(job ids, node names) of the doctor jobs that ran on this folder (DIR/jobs/JOBID.nodes)."""
-    jobs, nodes = [], []
-    for path in sorted((folder / JOBS_DIR).glob("*.nodes")) if (folder / JOBS_DIR).is_dir() else ():
+def expected_nodes(folder: Path) -> tuple[tuple[str, ...], dict[str, str]]:
+    """(job ids, node name -> the latest job given that node) of the doctor jobs that ran on this folder
+    (DIR/jobs/JOBID.nodes)."""
+    jobs: list[str] = []
+    nodes: dict[str, str] = {}
+    listed = [p for p in (folder / JOBS_DIR).glob("*.nodes") if p.stem.isdigit()] if (folder / JOBS_DIR).is_dir() else []
+    for path in sorted(listed, key=lambda p: int(p.stem)):
         jobs.append(path.stem)
         from gfxgate.fsio import read_input
 
@@ -154,13 +157,14 @@ def expected_nodes(folder: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
         for line in text.split():
-            nodes.append(check_node_name(line.strip()))
-    return tuple(jobs), tuple(dict.fromkeys(nodes))
+            nodes[check_node_name(line.strip())] = path.stem
+    return tuple(jobs), nodes
 
 
 def build_report(folder: Path, expect: Iterable[str] = ()) -> FleetReport:
     """The table over DIR/nodes/*.json; the nodes in DIR/jobs/*.nodes and ``expect`` that wrote nothing are listed
-    as not answering. A folder with neither answers nor node lists is an InputError."""
+    as not answering, and so is a node whose answer is older than the latest job that was given it (a second
+    `fleet doctor` into the same folder). A folder with neither answers nor node lists is an InputError."""
     if not folder.is_dir():
         raise InputError(f"{folder} is not a folder", hint="the --dir of `gfxgate fleet doctor`")
     jobs, listed = expected_nodes(folder)
@@ -179,12 +183,16 @@ def build_report(folder: Path, expect: Iterable[str] = ()) -> FleetReport:
     nodes: list[NodeStatus] = []
     rows: list[Row] = []
     for node in sorted(wanted, key=_natural):
-        if node not in answers:
-            nodes.append(NodeStatus(node, False))
-            rows.append(Row(node, "-", "-", "did not answer", (), "no answer in the folder: the task did not run or did not finish"))
-            continue
-        path, data = answers[node]
+        path, data = answers.get(node, (folder, {}))
         slurm = data.get("slurm") or {}
+        latest = listed.get(node)
+        stale = bool(data) and latest is not None and str(slurm.get("job_id")) != latest
+        if not data or stale:
+            nodes.append(NodeStatus(node, False, latest))
+            rows.append(Row(node, "-", "-", "did not answer", (),
+                            f"no answer from job {latest}; the folder holds an older one (job {slurm.get('job_id')})" if stale
+                            else "no answer in the folder: the task did not run or did not finish"))
+            continue
         status = NodeStatus(node, True, _str(slurm.get("job_id")), _str(slurm.get("step_id")),
                             data.get("exit_code") if isinstance(data.get("exit_code"), int) else None,
                             _str(data.get("error")), str(path))

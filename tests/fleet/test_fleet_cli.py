@@ -135,3 +135,27 @@ def test_node_outside_a_job_and_report_of_an_empty_folder(tmp_path):
     (tmp_path / "nodes" / "n1.json").write_text('{"kind": "something else"}')
     done = gfxgate("fleet", "report", str(tmp_path))
     assert done.returncode == 6 and "not a gfxgate fleet node answer" in done.stderr
+
+
+def _answer(folder: Path, node: str, job: str) -> None:
+    from gfxgate.fleet.model import envelope
+
+    (folder / "nodes").mkdir(parents=True, exist_ok=True)
+    (folder / "nodes" / f"{node}.json").write_text(envelope(node, {"node": node, "job_id": job, "step_id": "0"}, None,
+                                                            exit_code=6, error="--root /x: not a folder"))
+
+
+def test_an_answer_older_than_the_latest_job_given_that_node_is_no_answer(tmp_path):
+    """A second `fleet doctor` into the same folder: n1 was in job 7 too but its file is job 5's."""
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "5.nodes").write_text("n1\nn2\n")
+    (tmp_path / "jobs" / "7.nodes").write_text("n1\n")
+    _answer(tmp_path, "n1", "5")
+    _answer(tmp_path, "n2", "5")
+    done = gfxgate("fleet", "report", str(tmp_path), "--format", "json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["jobs"] == ["5", "7"] and report["missing"] == ["n1"]
+    rows = {r["node"]: r for r in report["rows"]}
+    assert rows["n1"]["state"] == "did not answer" and "no answer from job 7" in rows["n1"]["fix"] and "(job 5)" in rows["n1"]["fix"]
+    assert rows["n2"]["state"] == "error" and rows["n2"]["fix"] == "--root /x: not a folder"
