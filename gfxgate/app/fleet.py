@@ -182,15 +182,18 @@ class FleetSweepRequest:
     timeout: float = 24 * 3600.0
 
 
-def _sweep_request(options: Mapping[str, Any]):
+def _plan_keys(options: Mapping[str, Any]) -> list[str]:
+    """The cell keys of the plan `gfxgate sweep` makes of these options (its own checks and errors), in plan order."""
     from gfxgate.app.sweep import SweepRequest
+    from gfxgate.app.sweep import sweep as plan_sweep
 
-    names = {f.name for f in fields(SweepRequest)} - {"progress", "warn", "cells", "worklog"}
-    return SweepRequest(**{k: v for k, v in options.items() if k in names})
+    names = {f.name for f in fields(SweepRequest)} - {"progress", "warn", "cells", "worklog", "planned"}
+    plans: list[Any] = []
+    plan_sweep(SweepRequest(**{k: v for k, v in options.items() if k in names}, planned=plans.append))
+    return [c.key for c in plans[0].cells()]
 
 
 def sweep(req: FleetSweepRequest) -> Submission:
-    from gfxgate.app.sweep import sweep_plan
     from gfxgate.fleet.jobs import PLAN_FILE, RUNS_DIR, sweep_script
     from gfxgate.fleet.worklogs import missing_cells, read_worklog_set
 
@@ -199,7 +202,7 @@ def sweep(req: FleetSweepRequest) -> Submission:
             raise UsageError(f"{arg.split('=', 1)[0]} is set by the array (each task: its own cell and worklog under DIR/{RUNS_DIR})")
     if req.parallel is not None and req.parallel < 1:
         raise UsageError("--parallel must be at least 1")
-    keys = [c.key for c in sweep_plan(_sweep_request(req.sweep_options)).cells()]
+    keys = _plan_keys(req.sweep_options)
     plan_path = req.folder / PLAN_FILE
     saved = _read_plan(plan_path)
     if saved is not None and saved.get("cells") != keys:

@@ -33,12 +33,13 @@ class SweepRequest:
     worklog: Path = Path(DEFAULT_WORKLOG)
     resume: bool = True
     retry: tuple[str, ...] = ()
+    cells: tuple[int, ...] = ()  # only these cells of the plan (0-based, plan order: a Slurm array task's index); () all
+    planned: Callable[[Any], None] | None = None  # given: the plan (sweep.runner.SweepPlan) goes to it, nothing runs
     gpu_target: str | None = None
     journal_units: tuple[str, ...] = ()  # NAME=UNIT
     server_logs: tuple[str, ...] = ()  # NAME=PATH
     probe_gpu: bool = True
     gpu_memory_log: Path | None = None
-    cells: tuple[int, ...] = ()  # only these cells of the plan (0-based, plan order: a Slurm array task's index); () all
     progress: Any = None  # the runner's progress (sweep.runner.NoProgress's methods); None: none
     warn: Callable[[str], None] = _ignore  # a worklog's warning, before anything runs
 
@@ -50,10 +51,10 @@ class SweepOutcome:
     summary: Any = None  # the runner's summary (recorded, skipped, outcomes); None: every cell was already done
 
 
-def sweep_plan(req: SweepRequest):
-    """The sweep plan of the request's options (sweep.runner.SweepPlan); ``sweep_plan(req).cells()`` in order."""
+def sweep(req: SweepRequest) -> SweepOutcome:
     from gfxgate.errors import UsageError
-    from gfxgate.sweep.runner import SweepPlan, parse_endpoint, parse_named, parse_num_gpu, read_prompt
+    from gfxgate.sweep.runner import NoProgress, SweepPlan, SweepRunner, parse_endpoint, parse_named, parse_num_gpu, preflight, read_prompt
+    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
 
     if not (req.endpoints and req.models) and not (req.llama_servers and req.model_files):
         raise UsageError(
@@ -93,16 +94,11 @@ def sweep_plan(req: SweepRequest):
         probe_gpu=req.probe_gpu,
         gpu_memory_log=req.gpu_memory_log,
     )
-    return plan
-
-
-def sweep(req: SweepRequest) -> SweepOutcome:
-    from gfxgate.sweep.runner import NoProgress, SweepRunner, preflight
-    from gfxgate.sweep.worklog import WorklogWriter, read_worklog
-
-    plan = sweep_plan(req)
     if req.cells:  # --cell: a plan of those cells only (counts, progress and the summary say what this run does)
         plan = _only_cells(plan, _chosen_cells(plan.cells(), req.cells))
+    if req.planned is not None:  # gfxgate fleet sweep: the cells of the plan, for a job array
+        req.planned(plan)
+        return SweepOutcome(req.worklog, len(plan.cells()))
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
@@ -118,9 +114,7 @@ def sweep(req: SweepRequest) -> SweepOutcome:
 
 
 def _chosen_cells(cells, indices: tuple[int, ...]) -> set[str]:
-    """The keys of the cells ``--cell`` picks (every cell without it); an index outside the plan is a usage error."""
-    if not indices:
-        return {c.key for c in cells}
+    """The keys of the cells ``--cell`` picks; an index outside the plan is a usage error."""
     wrong = [i for i in indices if not 0 <= i < len(cells)]
     if wrong:
         from gfxgate.errors import UsageError

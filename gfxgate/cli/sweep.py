@@ -117,7 +117,7 @@ def _progress(mode: str) -> PlainProgress | RichProgress | None:
 @click.option("--probe-gpu/--no-probe-gpu", default=True, show_default=True, help="Record rocm-smi / amd-smi / nvidia-smi / vulkaninfo output.")
 @click.option("--gpu-memory-log", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PATH", help="CSV a GPU sampler writes beside the sweep (nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader -lms 200): each llama-server run records the most memory its process held.")
 @click.option("--progress", type=click.Choice(("auto", "bar", "plain", "none")), default="auto", show_default=True)
-@click.option("--cell", "cells", multiple=True, type=click.IntRange(min=0), metavar="INDEX", help="Run only cell INDEX of the plan (0-based, endpoint x model x num_gpu x repeat order; repeatable): a Slurm array task's SLURM_ARRAY_TASK_ID (gfxgate fleet sweep).")
+@click.option("--cell", "cells", multiple=True, type=click.IntRange(min=0), metavar="INDEX", help="Run only cell INDEX of the plan (0-based, endpoint x model x num_gpu x repeat order; repeatable): a Slurm array task's SLURM_ARRAY_TASK_ID (gfxgate fleet sweep; `gfxgate sweep report FOLDER` then merges the array's worklogs).")
 @click.pass_context
 def sweep(ctx: click.Context, **opts: Any) -> None:
     """Backend x num_gpu runtime sweep against Ollama servers or llama-servers; every run is one worklog line.
@@ -137,10 +137,11 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
     o = opts
     outcome = run(SweepRequest(
         endpoints=o["endpoints"], llama_servers=o["llama_servers"], models=o["models"], model_files=o["model_files"],
+        cells=o["cells"],
         num_gpu=o["num_gpu"], num_predict=o["num_predict"], repeat=o["repeat"], prompt=o["prompt"], seed=o["seed"],
         timeout=o["timeout"], keep_alive=o["keep_alive"], unload=o["unload"], stream=o["stream"], worklog=o["worklog"],
         resume=o["resume"], retry=o["retry"], gpu_target=o["gpu_target"], journal_units=o["journal_units"],
-        server_logs=o["server_logs"], probe_gpu=o["probe_gpu"], gpu_memory_log=o["gpu_memory_log"], cells=o["cells"],
+        server_logs=o["server_logs"], probe_gpu=o["probe_gpu"], gpu_memory_log=o["gpu_memory_log"],
         progress=_progress(o["progress"]), warn=_warn))
     worklog_path = outcome.worklog
     if outcome.summary is None:
@@ -165,8 +166,7 @@ def _warn(message: str) -> None:
 @click.option("--lang", type=click.Choice(("en", "ja")), default="en", show_default=True, help="Language of headings and questions (cells stay the same).")
 @output_option()
 def report(worklog: Path, fmt: str, lang: str, output: Path | None) -> None:
-    """Render WORKLOG: the num_gpu x endpoint table, pass rates, crash excerpts, hypothesis verdicts. WORKLOG may be a
-    folder of worklogs (a job array's, `gfxgate fleet sweep`): one report over all of them, each run with its node."""
+    """Render WORKLOG: the num_gpu x endpoint table, pass rates, crash excerpts, hypothesis verdicts."""
     from gfxgate.app.sweep import SweepReportRequest
     from gfxgate.app.sweep import report as run
     from gfxgate.sweep.render import render
