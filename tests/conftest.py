@@ -57,6 +57,7 @@ def pytest_sessionfinish(session, exitstatus):
 INTEGRATION_FIXTURES = frozenset({
     "gfxgate_exe", "clang19", "built", "upstream", "source_env", "upstream_env", "trace_upstream", "trace_env", "sources",
     "history_upstream", "history_env", "timeline_upstream", "reallama", "reallama_vulkan", "ollama_server",
+    "cluster",  # a real Slurm cluster on this host (tests/fleet/conftest.py)
 })
 # 2. whole modules whose tests all do (through a helper, not a fixture), each with what it runs:
 INTEGRATION_MODULES = {
@@ -72,6 +73,7 @@ INTEGRATION_MODULES = {
     "tests/artifacts/test_artifacts_fuzz.py": "thousands of mutated real code objects (hypothesis)",
     "tests/test_suite_setup.py": "pytest sessions with and without xdist, in subprocesses",
     "tests/sweep/test_sweep_cli.py": "sweeps and bad options through the installed script",
+    "tests/fleet/test_fleet_cli.py": "fleet's scripts, refusals and exit codes through the installed script",
 }
 # 3. single tests that run a program or take seconds (measured: `pytest -m "not slow" --durations=20`):
 SLOW_TESTS = {

@@ -15,7 +15,7 @@ from gfxgate.cli import COMMANDS
 
 # every command that prints a result, as its words after `gfxgate`; the others build or print fixed data
 RESULT_COMMANDS = ["scan", "doctor", "artifacts", "trace", "diff", "history", "check", "workarounds", "timeline", "diagnose",
-                   "messages", "targets", "sweep report"]
+                   "messages", "targets", "sweep report", "fleet report"]
 NOT_RESULTS = {"snapshot", "schema", "samples", "pins", "sweep"}  # builders, a schema printer, a group
 
 

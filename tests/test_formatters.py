@@ -45,7 +45,7 @@ COMMAND_OF = {"gfxgate.report": ["scan"], "gfxgate.report.workarounds": ["workar
               "gfxgate.diagnose.render": ["diagnose"], "gfxgate.doctor.render": ["doctor"],
               "gfxgate.history.render": ["history"], "gfxgate.prcheck.render": ["diff", "check"],
               "gfxgate.sweep.render": ["sweep report"], "gfxgate.timeline.render": ["timeline"],
-              "gfxgate.trace.render": ["trace"]}
+              "gfxgate.trace.render": ["trace"], "gfxgate.fleet.render": ["fleet report"]}
 
 
 def test_every_formatter_module_names_its_command():

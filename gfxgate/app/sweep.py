@@ -33,6 +33,8 @@ class SweepRequest:
     worklog: Path = Path(DEFAULT_WORKLOG)
     resume: bool = True
     retry: tuple[str, ...] = ()
+    cells: tuple[int, ...] = ()  # only these cells of the plan (0-based, plan order: a Slurm array task's index); () all
+    planned: Callable[[Any], None] | None = None  # given: the plan (sweep.runner.SweepPlan) goes to it, nothing runs
     gpu_target: str | None = None
     journal_units: tuple[str, ...] = ()  # NAME=UNIT
     server_logs: tuple[str, ...] = ()  # NAME=PATH
@@ -116,6 +118,11 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         kv_types=parse_choices(req.kv_types, "--kv-type", KV_TYPES),
         warmup=req.warmup if req.warmup is not None else (1 if contexts != (None,) else 0),
     )
+    if req.cells:  # --cell: a plan of those cells only (counts, progress and the summary say what this run does)
+        plan = _only_cells(plan, _chosen_cells(plan.cells(), req.cells))
+    if req.planned is not None:  # gfxgate fleet sweep: the cells of the plan, for a job array
+        req.planned(plan)
+        return SweepOutcome(req.worklog, len(plan.cells()))
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
@@ -139,6 +146,32 @@ def _report_of(path: Path):
     return build_report(log) if log.runs else None
 
 
+def _chosen_cells(cells, indices: tuple[int, ...]) -> set[str]:
+    """The keys of the cells ``--cell`` picks; an index outside the plan is a usage error."""
+    wrong = [i for i in indices if not 0 <= i < len(cells)]
+    if wrong:
+        from gfxgate.errors import UsageError
+
+        raise UsageError(f"--cell {wrong[0]}: the plan has {len(cells)} cell(s), numbered 0 to {len(cells) - 1}")
+    return {cells[i].key for i in indices}
+
+
+def _only_cells(plan, keys: set[str]):
+    """``plan`` whose cells() are only those with these keys (the plan's order kept)."""
+    from dataclasses import dataclass, fields
+
+    from gfxgate.sweep.runner import SweepPlan
+
+    @dataclass(frozen=True)
+    class OnlyCells(SweepPlan):
+        only: frozenset[str] = frozenset()
+
+        def cells(self):
+            return [c for c in super().cells() if c.key in self.only]
+
+    return OnlyCells(**{f.name: getattr(plan, f.name) for f in fields(plan)}, only=frozenset(keys))
+
+
 def _unique(items) -> list:
     out: list = []
     for item in items:
@@ -149,7 +182,7 @@ def _unique(items) -> list:
 
 @dataclass(frozen=True)
 class SweepReportRequest:
-    worklog: Path
+    worklog: Path  # a worklog, or a folder of them (a job array's: every *.jsonl in it, merged)
     output: Path | None = None  # the report's file: refused when it is the worklog
     warn: Callable[[str], None] = _ignore  # a worklog's warning, before its report
 
@@ -161,7 +194,12 @@ def report(req: SweepReportRequest):
     from gfxgate.sweep.worklog import read_worklog
 
     refuse_output_over_inputs(req.output, (req.worklog,))
-    log = read_worklog(req.worklog)
+    if req.worklog.is_dir():  # a job array's worklogs (gfxgate fleet sweep): one report over all of them
+        from gfxgate.fleet.worklogs import read_worklog_set
+
+        log = read_worklog_set(req.worklog)
+    else:
+        log = read_worklog(req.worklog)
     for warning in log.warnings:
         req.warn(warning)
     if not log.runs:

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "timeline": ("gfxgate.cli.timeline", "timeline", "Every target × every release: the route at each (table, JSON, SVG, PNG)."),
     "diagnose": ("gfxgate.cli.diagnose", "diagnose", "Which layer stopped this GPU, from your Ollama / llama.cpp log."),
     "doctor": ("gfxgate.cli.doctor", "doctor", "This machine: GPUs, installs, the service's environment, access, and the fix."),
+    "fleet": ("gfxgate.cli.fleet", "fleet", "A Slurm cluster: doctor on every node in one table; the sweep as a job array."),
     "messages": ("gfxgate.cli.messages", "messages", "The log messages diagnose knows, each checked against the pinned sources."),
 }
 

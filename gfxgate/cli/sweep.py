@@ -123,6 +123,7 @@ def _progress(mode: str) -> PlainProgress | RichProgress | None:
 @click.option("--warmup", type=int, default=None, metavar="N", help="Warm-up runs per backend and configuration, recorded and left out of the statistics. [default: 1 with --ctx, else 0]")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE.svg|FILE.png", help="After the sweep, write the context sweep's plot (tokens/s against context, with intervals).")
 @click.option("--progress", type=click.Choice(("auto", "bar", "plain", "none")), default="auto", show_default=True)
+@click.option("--cell", "cells", multiple=True, type=click.IntRange(min=0), metavar="INDEX", help="Run only cell INDEX of the plan (0-based, endpoint x model x num_gpu x repeat order; repeatable): a Slurm array task's SLURM_ARRAY_TASK_ID (gfxgate fleet sweep; `gfxgate sweep report FOLDER` then merges the array's worklogs).")
 @click.pass_context
 def sweep(ctx: click.Context, **opts: Any) -> None:
     """Backend x num_gpu runtime sweep against Ollama servers or llama-servers; every run is one worklog line.
@@ -144,6 +145,7 @@ def sweep(ctx: click.Context, **opts: Any) -> None:
     o = opts
     outcome = run(SweepRequest(
         endpoints=o["endpoints"], llama_servers=o["llama_servers"], models=o["models"], model_files=o["model_files"],
+        cells=o["cells"],
         num_gpu=o["num_gpu"], num_predict=o["num_predict"], repeat=o["repeat"], prompt=o["prompt"], seed=o["seed"],
         timeout=o["timeout"], keep_alive=o["keep_alive"], unload=o["unload"], stream=o["stream"], worklog=o["worklog"],
         resume=o["resume"], retry=o["retry"], gpu_target=o["gpu_target"], journal_units=o["journal_units"],

@@ -80,6 +80,13 @@ class RunRow(JsonRecord):
     phase: str
     vram: str
     superseded: bool = False
+    node: str | None = None  # the Slurm node of a job array's run (gfxgate fleet sweep)
+
+    def to_json(self) -> dict[str, Any]:
+        out = JsonRecord.to_json(self)
+        if out.get("node") is None:
+            del out["node"]  # a run outside Slurm: the report is the one it was before the fleet
+        return out
 
 
 @json_dataclass(frozen=True)
@@ -260,7 +267,8 @@ def _target_text(target: str | None) -> str:
 def _run_row(run: Run, superseded: bool) -> RunRow:
     where = offload_text(run)
     return RunRow(
-        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded
+        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded,
+        (run.get("slurm") or {}).get("node"),
     )
 
 

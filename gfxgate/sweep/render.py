@@ -162,12 +162,14 @@ def render_markdown(report: SweepReport, lang: str = "en", *, plot: str | None =
         if c.source:
             out.append(f"- {t['log']}: {code(c.source)}")
         out += ["", *fence(c.lines), ""]
-    out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |", "|---|---:|---|---|---:|---|---|---|"]
+    nodes = any(r.node for r in report.runs)  # a job array's runs (gfxgate fleet sweep): the Slurm node of each
+    out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |"
+            + (" node |" if nodes else ""), "|---|---:|---|---|---:|---|---|---|" + ("---|" if nodes else "")]
     for r in report.runs:
         run = f"~~{code(r.run_id, cell=True)}~~ ({t['superseded']})" if r.superseded else code(r.run_id, cell=True)
         out.append(
             f"| {run} | {r.line} | {md_escape(r.endpoint)} | {md_escape(r.model)} | {r.num_gpu} | {md_escape(r.text)} | "
-            f"{md_escape(r.phase)} | {md_escape(r.vram)} |"
+            f"{md_escape(r.phase)} | {md_escape(r.vram)} |" + (f" {md_escape(r.node or '—', cell=True)} |" if nodes else "")
         )
     out.append("")
     if report.warnings:

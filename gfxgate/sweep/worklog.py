@@ -271,7 +271,21 @@ def record_fields(cell, plan, *, host: str, started, ended, wall: float, prompt:
         "started_at": started.isoformat(timespec="milliseconds"),
         "ended_at": ended.isoformat(timespec="milliseconds"),
         "wall_s": round(wall, 3),
+        **slurm_fields(),
     }
+
+
+def slurm_fields() -> dict[str, Any]:
+    """``{"slurm": {node, job_id, array_job_id, array_task_id, …}}`` when the run is a Slurm task (a `gfxgate fleet
+    sweep` array task), else nothing: the report keeps each run's node."""
+    env = {key: os.environ[var] for key, var in SLURM_ENV.items() if os.environ.get(var)}
+    return {"slurm": env} if env else {}
+
+
+# what Slurm tells a task about itself (the same names as host/slurm.py's, read here: the reader and the report's
+# formatters stay clear of host/)
+SLURM_ENV = {"node": "SLURMD_NODENAME", "job_id": "SLURM_JOB_ID", "array_job_id": "SLURM_ARRAY_JOB_ID",
+             "array_task_id": "SLURM_ARRAY_TASK_ID", "cluster": "SLURM_CLUSTER_NAME"}
 
 
 class WorklogWriter:
