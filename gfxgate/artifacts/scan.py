@@ -327,6 +327,10 @@ class _FileScan:
         segment = info.section(".hipFatBinSegment")
         if segment is None or segment.type == "SHT_NOBITS":
             return None
+        if 0 < segment.size <= 24 * bnd.MAX_WRAPPERS and not segment.size % 24:
+            hipk, hipf, _ = kp.wrapper_magics(self.blob.read(segment.offset, segment.size))
+            if hipk and not hipf:  # kpack'd: the records point at .rocm_kpack_ref (kpack_reference reads it)
+                return None
         try:
             return bnd.fatbin_wrappers(self.blob, segment.offset, segment.size)
         except ArtifactFormatError as exc:

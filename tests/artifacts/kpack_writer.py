@@ -48,7 +48,7 @@ def kpack(kernels: dict[str, dict[str, bytes]], *, scheme: str = "none", group: 
 
 
 def kpacked_host(hip_so: Path, out: Path, kernel_name: str, search_paths: list[str], objcopy: str = "llvm-objcopy-19",
-                 marker: bytes | None = None) -> Path:
+                 marker: bytes | None = None, keep_fatbin: bool = False) -> Path:
     """A HIP shared object turned into a kpack'd one as the spec's steps 3.1-3.5 leave it: ``.hip_fatbin`` no
     longer in the file (SHT_NOBITS), a ``.rocm_kpack_ref`` msgpack marker added, every ``.hipFatBinSegment``
     record's magic rewritten HIPF → HIPK. (The pointer redirection of step 3.4 is left out: no reader of files
@@ -56,8 +56,9 @@ def kpacked_host(hip_so: Path, out: Path, kernel_name: str, search_paths: list[s
     marker_file = out.with_suffix(".marker")
     marker_file.write_bytes(marker if marker is not None else
                             msgpack.packb({"kernel_name": kernel_name, "kpack_search_paths": search_paths}))
+    nobits = [] if keep_fatbin else ["--set-section-type=.hip_fatbin=8"]
     subprocess.run([objcopy, f"--add-section=.rocm_kpack_ref={marker_file}",
-                    "--set-section-flags=.rocm_kpack_ref=readonly", "--set-section-type=.hip_fatbin=8",
+                    "--set-section-flags=.rocm_kpack_ref=readonly", *nobits,
                     str(hip_so), str(out)], check=True, capture_output=True)
     from elftools.elf.elffile import ELFFile
 

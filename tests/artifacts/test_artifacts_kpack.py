@@ -56,6 +56,12 @@ def test_reference_zstd_archive_inflates_each_frame():
         "bin/hiptest": ("gfx1100",), "lib/libhip.so": ("gfx1100", "gfx1101")}
     # the frames inflated to the sizes the TOC declares (no size error), then were found not to be ELF
     assert all(m.endswith(": no ELF magic") for m in _errors(report)) and len(_errors(report)) == 3
+    from gfxgate.artifacts.verdicts import INSTALLED_LAYER, artifact_verdicts
+    from gfxgate.targets import catalog
+
+    report_all = scan_paths([DATA / "test_zstd.kpack"])
+    cell = artifact_verdicts(report_all, [catalog().parse("gfx1100")])[(INSTALLED_LAYER, "gfx1100")]
+    assert cell.summary == "a kpack TOC entry names gfx1100 code but its ELF could not be read"
     assert report.bytes_read <= report.size
 
 
@@ -110,9 +116,38 @@ def test_kpacked_library_and_its_archive_give_arches_per_library(built, objects,
     data = json.loads(render(ArtifactsResult(report, (), ()), "json"))
     jsonschema.validate(data, load_schema("artifacts"))
     assert data["kpack"]["lib/libvadd.so"]["archs"] == ["gfx1030", "gfx1100"]
+    from gfxgate.artifacts.verdicts import INSTALLED_LAYER, artifact_verdicts
+    from gfxgate.model import Status
+    from gfxgate.targets import catalog
+
+    cells = artifact_verdicts(report, [catalog().parse("gfx1030"), catalog().parse("gfx900")])
+    assert cells[(INSTALLED_LAYER, "gfx1030")].status is Status.ALLOWED  # the kpack'd code counts as installed code
+    assert cells[(INSTALLED_LAYER, "gfx900")].status is not Status.ALLOWED
     text = render(ArtifactsResult(report, (), ()), "text")
     assert "  kpack lib/libvadd.so: gfx1030, gfx1100" in text
     assert "  kpack reference lib/libvadd.so: 1 HIPK wrapper(s), archives at ../.kpack/vadd-gfx110X.kpack" in text
+
+
+def test_kpacked_library_that_kept_its_fatbin_bytes(built, tmp_path):
+    """A .hip_fatbin not zero-paged: its bundles are still read, and the HIPK records are no error."""
+    out = kpacked_host(built.hip_so("libvadd.so"), tmp_path / "libvadd.so", "lib/libvadd.so", [".kpack"],
+                       objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19", keep_fatbin=True)
+    report = scan_paths([out]).files[0]
+    assert _errors(report) == []
+    assert report.kpack.hipk_wrappers == 1 and report.target_counts() == {"gfx900": 1, "gfx906:xnack-": 1}
+
+
+def test_hipk_records_without_a_marker_are_an_error(built, tmp_path):
+    out = kpacked_host(built.hip_so("libvadd.so"), tmp_path / "libvadd.so", "x", [],
+                       objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19")
+    stripped = tmp_path / "stripped.so"
+    import subprocess
+
+    subprocess.run([shutil.which("llvm-objcopy-19") or "llvm-objcopy-19", "--remove-section=.rocm_kpack_ref",
+                    str(out), str(stripped)], check=True)
+    report = scan_paths([stripped]).files[0]
+    assert report.kind == KPACK_HOST
+    assert _errors(report) == ["1 HIPK wrapper record(s) but no .rocm_kpack_ref section"]
 
 
 def test_text_path_list_marker_and_garbage_marker():
