@@ -255,3 +255,46 @@ def test_zstd_bomb_stops_at_what_the_toc_declares(objects):
     _no_internal(report)
     assert any("budget exhausted: inflated bytes" in m for m in _errors(report)), _errors(report)
     assert small.used["inflated bytes"] <= 8 << 20
+
+
+# -- fuzz: mutated archives and kpack'd libraries ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def kpack_seeds(built, objects, tmp_path_factory) -> list[bytes]:
+    host = kpacked_host(built.hip_so("libvadd.so"), tmp_path_factory.mktemp("kp") / "libvadd.so", "lib/libvadd.so",
+                        ["../.kpack/a.kpack"], objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19")
+    kernels = {"lib/a.so#0": {"gfx1100": objects["gfx1100"], "gfx1030": objects["gfx1030"]}}
+    return [kpack(kernels), kpack(kernels, scheme="zstd-per-kernel"), (DATA / "test_noop.kpack").read_bytes(),
+            (DATA / "test_zstd.kpack").read_bytes(), host.read_bytes()]
+
+
+def _fuzz_settings():
+    from hypothesis import HealthCheck, settings
+
+    return settings(max_examples=1500, derandomize=True, deadline=None, database=None,
+                    suppress_health_check=list(HealthCheck))
+
+
+def test_mutated_kpack_inputs_give_reports_not_tracebacks(kpack_seeds):
+    from hypothesis import given, seed
+    from hypothesis import strategies as st
+
+    from gfxgate.artifacts.elf import Blob
+    from tests.artifacts.test_artifacts_fuzz import mutate, mutation
+
+    @seed(44)
+    @_fuzz_settings()
+    @given(which=st.integers(0, len(kpack_seeds) - 1), steps=st.lists(mutation, min_size=1, max_size=6))
+    def run(which, steps):
+        data = mutate(kpack_seeds[which], steps)
+        budget = Budget()
+        report = scan_bytes(data, "fuzz.kpack", kernels=True, cap=16 << 20, budget=budget)
+        _no_internal(report)
+        assert len(report.errors) <= 51
+        assert report.bytes_read <= len(data)
+        assert budget.used["inflated bytes"] <= 2 * (16 << 20)
+        try:  # the parser itself raises only format errors
+            kp.parse_archive(Blob(data))
+        except kp.ArtifactFormatError:
+            pass
+
+    run()
