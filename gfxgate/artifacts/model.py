@@ -16,11 +16,14 @@ COMPRESSED_BUNDLE = "compressed-bundle"  # a file that is a CCOB blob
 HIP_HOST = "hip-host-elf"  # a host ELF with a .hip_fatbin section
 HOST_WITH_IMAGES = "host-elf-with-images"  # a host ELF carrying raw AMDGPU ELF images (libhsa-runtime64)
 HOST = "host-elf"  # any other ELF
+KPACK = "kpack-archive"  # a ROCm kpack archive (.kpack): code objects listed by a msgpack TOC
+KPACK_HOST = "hip-host-kpack"  # a host ELF whose device code lives in kpack archives (HIPK wrappers, .rocm_kpack_ref)
 OTHER = "other"  # not an ELF nor a bundle (e.g. a Tensile .dat catalog)
 SKIPPED = "skipped"  # not scanned; ``skipped`` says why
 
 # Containers a code object was found in.
 IN_FILE, IN_BUNDLE, IN_COMPRESSED, EMBEDDED = "file", "bundle", "compressed-bundle", "embedded"
+IN_KPACK = "kpack"  # in a kpack archive; ``entry_id`` is the library the TOC files it under
 
 
 def target_key(target: str) -> tuple:
@@ -61,6 +64,31 @@ class TargetString(JsonRecord):
 
 
 @dataclass(frozen=True)
+class KpackLibrary(JsonRecord):
+    """The architectures a kpack archive's TOC holds for one library (its path relative to the install)."""
+
+    binary: str
+    archs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KpackInfo(JsonRecord):
+    """kpack facts of one file: an archive's header and TOC, or a host binary's reference to archives."""
+
+    role: str  # "archive" or "reference"
+    version: int | None = None  # archive: format version
+    group_name: str = ""
+    arch_family: str = ""
+    gfx_arches: tuple[str, ...] = ()  # archive: what the TOC header says it covers
+    compression: str = ""  # archive: "none" or "zstd-per-kernel"
+    libraries: tuple[KpackLibrary, ...] = ()  # archive: per library in its TOC
+    kernel_name: str | None = None  # reference: the name the archives' TOC files this binary under
+    search_paths: tuple[str, ...] = ()  # reference: where the runtime looks for the archives
+    hipk_wrappers: int = 0  # reference: .hipFatBinSegment records with the HIPK magic
+    hipf_wrappers: int = 0
+
+
+@dataclass(frozen=True)
 class FileError(JsonRecord):
     """A problem met in a file, with its offset when known."""
 
@@ -82,11 +110,12 @@ class FileReport(JsonRecord):
     errors: tuple[FileError, ...] = ()
     sha256: str | None = None
     skipped: str | None = None  # reason, when kind is SKIPPED
+    kpack: KpackInfo | None = None  # kpack archives and the host binaries that point at them
 
     @property
     def interesting(self) -> bool:
         """Worth listing in a report: GPU code, target names, a library name, an error or a skip."""
-        return bool(self.code_objects or self.strings or self.library or self.errors or self.skipped
+        return bool(self.code_objects or self.strings or self.library or self.errors or self.skipped or self.kpack
                     or self.kind not in (HOST, OTHER))
 
     def target_counts(self) -> dict[str, int]:
@@ -127,6 +156,25 @@ class ArtifactReport:
                 row["kernels"] += len(c.kernels or ())
         return dict(sorted(out.items(), key=lambda kv: target_key(kv[0])))
 
+    def kpack_libraries(self) -> dict[str, dict[str, list[str]]]:
+        """library → its architectures over every kpack archive scanned, the archives, and the host files whose
+        ``.rocm_kpack_ref`` names it (a reference to a library no scanned archive holds is listed with no arches)."""
+        out: dict[str, dict[str, set[str]]] = {}
+
+        def row(name: str) -> dict[str, set[str]]:
+            return out.setdefault(name, {"archs": set(), "archives": set(), "referenced_by": set()})
+
+        for f in self.files:
+            if f.kpack is None:
+                continue
+            for lib in f.kpack.libraries:
+                row(lib.binary)["archs"].update(lib.archs)
+                row(lib.binary)["archives"].add(f.path)
+            if f.kpack.role == "reference" and f.kpack.kernel_name:
+                row(f.kpack.kernel_name)["referenced_by"].add(f.path)
+        return {name: {"archs": sorted(r["archs"], key=target_key), "archives": sorted(r["archives"]),
+                       "referenced_by": sorted(r["referenced_by"])} for name, r in sorted(out.items())}
+
     def to_json(self) -> dict[str, Any]:
         kinds = Counter(f.kind for f in self.files)
         return document("artifacts", {
@@ -140,6 +188,7 @@ class ArtifactReport:
                 "size": sum(f.size for f in self.files),
             },
             "targets": self.target_counts(),
+            "kpack": self.kpack_libraries(),
             "files": [f.to_json() for f in self.files if f.interesting],
             "notes": list(self.notes),
         })

@@ -38,6 +38,19 @@ def _co_line(f: FileReport) -> str:
     return ", ".join(f"{t} ×{n}" if n > 1 else t for t, n in f.target_counts().items()) or "-"
 
 
+def _kpack_lines(f: FileReport) -> list[str]:
+    """What a file says about kpack, as plain phrases (each renderer escapes them its own way)."""
+    k = f.kpack
+    if k is None:
+        return []
+    if k.role == "archive":
+        head = [f"kpack archive v{k.version}, {k.compression}, group {k.group_name or '-'}, "
+                f"covers {', '.join(k.gfx_arches) or '-'}"]
+        return head + [f"kpack {lib.binary}: {', '.join(lib.archs)}" for lib in k.libraries]
+    return [f"kpack reference {k.kernel_name or '(no kernel name)'}: {k.hipk_wrappers} HIPK wrapper(s), archives at "
+            f"{', '.join(k.search_paths) or '-'}"]
+
+
 def render_json(result: ArtifactsResult) -> str:
     return dumps(result.to_json()) + "\n"
 
@@ -93,6 +106,8 @@ def render_md(result: ArtifactsResult) -> str:
             if len(f.code_objects) > 200:
                 out.append(f"| … {len(f.code_objects) - 200} more | | | | |")
             out.append("")
+        if f.kpack is not None:
+            out += [md_escape(line) + "  " for line in _kpack_lines(f)] + [""]
         if f.strings:
             out.append("Target names as text (weaker evidence): "
                        + ", ".join(f"{md_escape(s.target)} ×{s.count} @0x{s.offset:x}" for s in f.strings))
@@ -135,6 +150,7 @@ def render_text(result: ArtifactsResult) -> str:
             out.append(f"{f.path}: skipped: {f.skipped}")
             continue
         out.append(f"{f.path}: {f.kind}: {_co_line(f)}")
+        out += [f"  {line}" for line in _kpack_lines(f)]
         for s in f.strings:
             out.append(f"  text {s.target} x{s.count} @0x{s.offset:x}")
         for e in f.errors:

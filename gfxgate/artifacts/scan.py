@@ -8,6 +8,7 @@ loops; special and unreadable files are reported as skipped with a reason.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
@@ -18,11 +19,13 @@ from typing import Callable, Iterable, Iterator
 
 from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts import elf
-from gfxgate.artifacts.budget import Budget
+from gfxgate.artifacts import kpack as kp
+from gfxgate.artifacts.budget import SMALL_INFLATE, Budget
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 from gfxgate.artifacts.model import (
     BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE, IN_COMPRESSED,
-    IN_FILE, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString, target_key,
+    IN_FILE, IN_KPACK, KPACK, KPACK_HOST, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, KpackInfo,
+    KpackLibrary, TargetString, target_key,
 )
 from gfxgate.artifacts.rocblas import classify
 
@@ -55,6 +58,7 @@ class _FileScan:
         self.decoded = 0
         self.kind = OTHER
         self.inflate_left = MAX_INFLATE_TOTAL
+        self.kpack: KpackInfo | None = None
 
     def touch(self, start: int, end: int) -> None:
         """Count a searched range once in bytes_read (a search touches every byte of it)."""
@@ -179,6 +183,97 @@ class _FileScan:
         if problem:
             self.error(problem, origin)
 
+    # -- kpack -----------------------------------------------------------------------------------------
+    def kpack_archive(self) -> None:
+        """A ``.kpack`` archive: its TOC names library × architecture; each code object's own header confirms it."""
+        try:
+            archive = kp.parse_archive(self.blob, self.budget)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            return
+        libraries: dict[str, list[str]] = {}
+        for k in archive.kernels:
+            libraries.setdefault(kp.library_of(k.binary), []).append(k.arch)
+        self.kpack = KpackInfo("archive", archive.version, archive.group_name, archive.arch_family,
+                               archive.gfx_arches, archive.compression,
+                               tuple(KpackLibrary(b, tuple(sorted(set(a), key=target_key)))
+                                     for b, a in sorted(libraries.items())))
+        for k in sorted(archive.kernels, key=lambda k: (k.ordinal, k.binary, k.arch)):
+            offset, stored = archive.locations[k.ordinal]
+            inner: int | None = None
+            if archive.compression == "none":
+                image, size = self.blob.window(offset, stored), stored
+            else:
+                inflated = self.kpack_inflated(k, offset, stored)
+                if inflated is None:
+                    continue
+                image, size, inner = inflated, inflated.size, 0
+            before, errors = len(self.objects), len(self.errors)
+            self.code_object(image, IN_KPACK, origin=offset, size=size, inner_offset=inner)
+            # name the TOC entry and its place in the archive (an inflated frame's offsets are its own)
+            self.errors[errors:] = [e if e.message.startswith("more than") else
+                                    FileError(f"kpack {k.binary} {k.arch}: {e.message}", self.blob.start + offset)
+                                    for e in self.errors[errors:]]
+            if len(self.objects) > before:
+                found = self.objects[-1]
+                note = (f"the kpack TOC says {k.arch}, e_flags say {found.target}"
+                        if found.processor != k.arch.split(":")[0] else "")
+                self.objects[-1] = dataclasses.replace(found, entry_id=k.binary, note=note)
+            else:
+                self.kpack_unconfirmed(k, offset, stored)
+
+    def kpack_inflated(self, k: kp.KpackKernel, offset: int, stored: int) -> Blob | None:
+        """The zstd frame of one TOC entry inflated (at most what the TOC declares and the scan's cap), or None."""
+        if self.inflate_left <= 0:
+            raise _ScanLimit(f"stopped after inflating {MAX_INFLATE_TOTAL} bytes (a per-file limit)")
+        limit = min(self.cap, self.inflate_left, k.original_size if k.original_size is not None else self.cap)
+        try:
+            if limit > SMALL_INFLATE:  # one large buffer in flight per scan, whatever -j is
+                with self.budget.large_inflation:
+                    data = kp.inflate(self.blob, offset, stored, limit, self.budget)
+            else:
+                data = kp.inflate(self.blob, offset, stored, limit, self.budget)
+        except ArtifactFormatError as exc:
+            self.error(exc)
+            self.kpack_unconfirmed(k, offset, stored)
+            return None
+        self.inflate_left -= len(data)
+        if k.original_size is not None and len(data) != k.original_size:
+            self.error(f"kpack code object {k.binary} {k.arch} inflates to {len(data)} bytes, "
+                       f"the TOC says {k.original_size}", self.blob.start + offset)
+        return Blob(data)
+
+    def kpack_unconfirmed(self, k: kp.KpackKernel, offset: int, stored: int) -> None:
+        self.objects.append(CodeObject(k.arch, k.arch.split(":")[0], IN_KPACK, offset, stored, entry_id=k.binary,
+                                       confirmed=False, note="target from the kpack TOC only"))
+
+    def kpack_reference(self, info: elf.HostElf) -> None:
+        """A host ELF pointing at kpack archives: ``HIPK`` wrapper records and its ``.rocm_kpack_ref`` marker."""
+        segment = info.section(".hipFatBinSegment")
+        hipk = hipf = 0
+        if segment is not None and segment.type != "SHT_NOBITS" and 0 < segment.size <= 24 * bnd.MAX_WRAPPERS:
+            hipk, hipf, _ = kp.wrapper_magics(self.blob.read(segment.offset, segment.size))
+        ref = info.section(kp.REF_SECTION)
+        if ref is None and not hipk:
+            return
+        if self.kind == HOST:
+            self.kind = KPACK_HOST
+        name: str | None = None
+        paths: tuple[str, ...] = ()
+        if ref is None:
+            self.error(f"{hipk} HIPK wrapper record(s) but no {kp.REF_SECTION} section",
+                       segment.offset if segment else None)
+        elif ref.type == "SHT_NOBITS" or ref.size > kp.MAX_REF_BYTES:
+            self.error(f"{kp.REF_SECTION} of {ref.size} bytes is empty or over {kp.MAX_REF_BYTES}", ref.offset)
+        else:
+            try:
+                name, paths = kp.parse_ref(self.blob.exact(ref.offset, ref.size, kp.REF_SECTION),
+                                           self.blob.start + ref.offset)
+            except ArtifactFormatError as exc:
+                self.error(exc)
+        self.kpack = KpackInfo("reference", kernel_name=name, search_paths=paths, hipk_wrappers=hipk,
+                               hipf_wrappers=hipf)
+
     # -- host ELF ------------------------------------------------------------------------------------
     def host(self, size: int) -> None:
         """A host ELF: ``.hip_fatbin`` bundles, AMDGPU images embedded in data sections, target names."""
@@ -209,6 +304,7 @@ class _FileScan:
                 else:  # a compressed bundle's header: decompressed where it starts
                     self.compressed(self.blob, pos)
             self.follow_wrappers(info, fatbin, starts, wrappers)
+        self.kpack_reference(info)
         budget = MAX_SEARCH_BYTES
         data_sections = [s for s in info.sections
                          if s.type == "SHT_PROGBITS" and s.allocated and not s.executable
@@ -231,6 +327,10 @@ class _FileScan:
         segment = info.section(".hipFatBinSegment")
         if segment is None or segment.type == "SHT_NOBITS":
             return None
+        if 0 < segment.size <= 24 * bnd.MAX_WRAPPERS and not segment.size % 24:
+            hipk, hipf, _ = kp.wrapper_magics(self.blob.read(segment.offset, segment.size))
+            if hipk and not hipf:  # kpack'd: the records point at .rocm_kpack_ref (kpack_reference reads it)
+                return None
         try:
             return bnd.fatbin_wrappers(self.blob, segment.offset, segment.size)
         except ArtifactFormatError as exc:
@@ -367,6 +467,9 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
         elif head[:4] == bnd.CCOB_MAGIC:
             scan.kind = COMPRESSED_BUNDLE
             scan.compressed(blob, 0)
+        elif head[:4] == kp.KPAK_MAGIC:
+            scan.kind = KPACK
+            scan.kpack_archive()
     except _ScanLimit as exc:
         scan.error(str(exc))
     except MemoryError:
@@ -395,7 +498,7 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
             scan.error(f"the name claims {library.target}, the code objects are for {', '.join(held)}")
     # Overlapping reads (a header read twice) are counted twice; no file is read more than whole.
     return FileReport(name, kind, size, min(blob.bytes_read, size), tuple(objects), tuple(scan.strings), library,
-                      tuple(scan.errors), digest)
+                      tuple(scan.errors), digest, kpack=scan.kpack)
 
 
 # -- walking ---------------------------------------------------------------------------------------------

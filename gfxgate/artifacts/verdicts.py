@@ -113,8 +113,9 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
 
     unconfirmed = [p for p in pairs if p[2].kind in compat.RUNS and not p[1].confirmed]
     if unconfirmed:
+        where = "a kpack TOC entry" if all(p[1].container == "kpack" for p in unconfirmed) else "a bundle entry"
         return Verdict(layer, name, Status.PARTIAL,
-                       f"a bundle entry names {name} code but its ELF could not be read", _code_evidence(unconfirmed))
+                       f"{where} names {name} code but its ELF could not be read", _code_evidence(unconfirmed))
 
     # Posing as another processor to reach a runtime's own embedded kernels is no answer: library code only.
     # (an OVERRIDE match carries its HSA_OVERRIDE_GFX_VERSION value)

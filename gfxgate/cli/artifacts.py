@@ -24,10 +24,10 @@ from gfxgate.cli.common import echo, emit, format_option, output_option, termina
 @output_option()
 def artifacts(paths, target_values, kernels, sha256, jobs, fmt, output) -> None:
     """Which AMD GPU code is on disk: code objects, offload bundles (also compressed), images embedded in
-    host libraries, rocBLAS/Tensile/hipBLASLt files — by content, from headers.
+    host libraries, rocBLAS/Tensile/hipBLASLt files, ROCm kpack archives — by content, from headers.
 
-    Without PATHs it searches /usr/lib/ollama, /usr/local/lib/ollama, /opt/rocm/lib and the multiarch
-    library folder.
+    Without PATHs it searches /usr/lib/ollama, /usr/local/lib/ollama, /opt/rocm/lib, /opt/rocm/.kpack and the
+    multiarch library folder.
     """
     import contextlib
 

@@ -150,7 +150,9 @@ def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
     return Installs(tuple(installs), tuple(servers), tuple(backends), tuple(rocm), tuple(dict.fromkeys(containers)))
 
 
-GPU_CODE_DIRS = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib")  # and the multiarch library folder
+# and the multiarch library folder; /opt/rocm/.kpack: TheRock's kpack archives beside lib/ (docs/kpack.md), where
+# the host libraries' .rocm_kpack_ref markers point (``../.kpack/<group>-<family>.kpack``)
+GPU_CODE_DIRS = ("/usr/lib/ollama", "/usr/local/lib/ollama", "/opt/rocm/lib", "/opt/rocm/.kpack")
 
 
 def gpu_code_dirs() -> list[Path]:
