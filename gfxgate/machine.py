@@ -89,6 +89,10 @@ class MachineFacts(JsonRecord):
     layouts: tuple[str, ...] = ()
     runners: tuple[RunnerFact, ...] = ()
     runs: tuple[RunFact, ...] = ()
+    distro: tuple[str, ...] = ()  # /etc/os-release ID then ID_LIKE words: ("endeavouros", "arch")
+    vulkan_driver: str | None = None  # the command that installs the distribution's Mesa RADV driver
+    pin_install: str | None = None  # install one Ollama release: {version} to fill
+    pin_before: str | None = None  # what to remove first on this layout (Arch's packages), or None
 
     def runner(self, backend: str) -> tuple[RunnerFact, ...]:
         return tuple(r for r in self.runners if r.backend == backend)
@@ -122,7 +126,8 @@ def judge(facts: MachineFacts | None, backend: str) -> BackendJudgement | None:
                                 f"no {backend} runner in the {first.layout} layout: install {first.package}",
                                 first.install, (first.evidence,))
     if backend != "cpu" and runs and all(r.outcome == "cpu" for r in runs):
-        return BackendJudgement(backend, "ran on the CPU", runs[0].summary, (), tuple(r.where for r in runs[:3]))
+        commands = (facts.vulkan_driver, "sudo systemctl restart ollama") if backend == "vulkan" and facts.vulkan_driver else ()
+        return BackendJudgement(backend, "ran on the CPU", runs[0].summary, commands, tuple(r.where for r in runs[:3]))
     return None
 
 

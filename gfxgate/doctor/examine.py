@@ -116,12 +116,15 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
         diagnoses = diagnose_inputs(logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
                                     locate=False)
     version, notes = _version(installs, live, diagnoses)
+    from gfxgate.doctor.facts import runs_of
+
+    facts = dataclasses.replace(install.machine_facts(fs), runs=runs_of(diagnoses))
     env = {s.name: s for s in unit.environment} if unit else {}
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
     for index, gpu in enumerate(amd):
         reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
-                                      matrix_of))
+                                      matrix_of, facts))
     if not gpus:
         notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
                      if not loaded else "amdgpu is loaded but KFD lists no GPU node")
@@ -129,7 +132,7 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
         root=str(req.root), gpus=tuple(gpus), amdgpu_loaded=loaded, installs=installs, unit=unit,
         process_env=tuple(sorted(proc[1].items())) if proc else (), process_env_from=proc[0] if proc else None,
         nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(logs), targets=tuple(reports),
-        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes),
+        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes), facts=facts,
     ), fs
 
 
@@ -322,7 +325,7 @@ def _override_row(fs, target, override, installs) -> Verdict:
 
 
 def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0,
-                   matrix_of=None) -> TargetReport:
+                   matrix_of=None, facts=None) -> TargetReport:
     from gfxgate.gate.route import decide
 
     target = gpu.target
@@ -378,8 +381,14 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                                     target, version, env, installs, fs, gpu)  # the one setting every view shows (gate/route.py)
                 backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
+    from gfxgate.doctor import facts as machine_facts
+
+    backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts)
+    answer = machine_facts.answer(answer, backends, facts, pin, target, version)
+    pin_commands, gives_up = machine_facts.pin_route(pin, facts)
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
-                        tuple(backends), answer, pin, tuple(notes), layer_backends)
+                        tuple(backends), answer, pin, tuple(notes), layer_backends, pin_commands, gives_up,
+                        machine_facts.runtime_lines(target, version))
 
 
 def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerdict:

@@ -102,7 +102,12 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
                     else:
                         out += ["      " + line for cmd in step.commands for line in cmd.splitlines()]
         if t.pin:
-            out.append(f"- pin: {esc(t.pin)}")
+            out.append(f"- pin: {esc(t.pin)}" + (f"; gives up {esc(t.pin_gives_up)}" if t.pin_gives_up else ""))
+            if t.pin_commands:
+                out += (["", "    ```", *(f"    {cmd}" for cmd in t.pin_commands), "    ```", ""] if md
+                        else [f"      {cmd}" for cmd in t.pin_commands])
+        for line in t.runtime:
+            out.append(f"- recorded run: {esc(line)}")
         for n in t.notes:
             out.append(f"- note: {esc(n)}")
     if report.unreadable:

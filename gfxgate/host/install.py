@@ -215,7 +215,26 @@ def machine_facts(fs: RootFS):
             installed = bool(found) or (layout["id"] == "docker")
             runners.append(RunnerFact(backend, layout["id"], installed, tuple(found), spec["package"],
                                       tuple(spec["install"]), layout["evidence"]))
-    return MachineFacts(tuple(layouts), tuple(runners))
+    distro = os_release(fs)
+    driver = next((data.get("vulkan_drivers", {})[d] for d in distro if d in data.get("vulkan_drivers", {})), None)
+    pin = data.get("pin", {})
+    before = next((pin.get("before", {})[lay] for lay in layouts if lay in pin.get("before", {})), None)
+    if before is not None:
+        packages = [r.package for r in runners if r.installed and r.layout in layouts and r.package.startswith("ollama")]
+        before = before.replace("{packages}", " ".join(sorted(set(packages), key=lambda p: (p == "ollama", p)))) if packages else None
+    return MachineFacts(tuple(layouts), tuple(runners), (), distro, driver, pin.get("install"), before)
+
+
+def os_release(fs: RootFS) -> tuple[str, ...]:
+    """``ID`` then the ``ID_LIKE`` words of /etc/os-release (else /usr/lib/os-release), lower case."""
+    text = fs.read_text("/etc/os-release") or fs.read_text("/usr/lib/os-release") or ""
+    values = {}
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        if eq:
+            values[key.strip()] = value.strip().strip("\"'").lower()
+    return tuple(
+        w for w in dict.fromkeys([values.get("ID", ""), *values.get("ID_LIKE", "").split()]) if w)
 
 
 def _matching(fs: RootFS, lib: str, pattern: str) -> list[str]:
