@@ -226,8 +226,10 @@ def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, 
                                       "sudo systemctl daemon-reload && sudo systemctl restart ollama"), tuple(ev))
 
 
-def _plan_steps(steps, target, version, env, installs, fs, gpu) -> list[FixStep]:
+def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec_start=None) -> list[FixStep]:
     """Route steps (workaround id, setting, evidence, check) as this machine's steps, each with its check."""
+    from gfxgate.doctor.facts import build_recipe
+
     out: list[FixStep] = []
     for workaround, setting, evidence, check in steps:
         step = len(out)
@@ -236,6 +238,9 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu) -> list[FixStep]
             out.append(_env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence))
         elif workaround == "copy-rocblas-tensile":
             out.append(_copy_step(fs, target, installs, evidence))
+        elif workaround.startswith("build-") and setting.startswith("cmake "):
+            out.append(FixStep(workaround, f"build the ROCm runner for {target.split(':')[0]} at v{version} and install it: "
+                               f"{setting}", build_recipe(setting, version, facts, exec_start), tuple(evidence)))
         else:
             out.append(FixStep(workaround, setting, (setting,), tuple(evidence)))
         out[step] = dataclasses.replace(out[step], check=check)
@@ -251,8 +256,32 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
     commands = tuple(f"sudo cp {shlex.quote(src)}/*{proc}* {shlex.quote(d)}/" for d in dests) or (
         f"sudo cp {src}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
     why = "" if have else f" ({src} has no {proc} files here: install a rocBLAS of the same ROCm version that has them)"
-    return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}", commands,
-                   tuple(evidence))
+    match = _rocblas_versions(fs, src, dests)
+    return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
+                   commands, tuple(evidence))
+
+
+def _rocblas_versions(fs: RootFS, src: str, dests: list[str]) -> str:
+    """Whether the source rocBLAS is the version Ollama bundles: the ``librocblas.so.<version>`` beside each library
+    folder (rocBLAS reads Tensile files of its own version only)."""
+    import re
+
+    def version(library: str) -> str | None:
+        parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
+        for folder in (parent, parent.rsplit("/", 1)[0]):
+            names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]
+            if names:
+                return max(names, key=len).removeprefix("librocblas.so.")
+        return None
+
+    have, want = version(src), [version(d) for d in dests]
+    if have is None or not want or None in want:
+        missing = [f for f, v in [(src, have), *zip(dests, want)] if v is None]
+        return f"the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside {', '.join(missing) or 'Ollama’s rocBLAS'})"
+    if all(w == have for w in want):
+        return f"versions match: librocblas {have} in both"
+    return (f"versions differ: the source is librocblas {have}, Ollama bundles {', '.join(sorted(set(w for w in want if w)))}: "
+            f"take the files from a rocBLAS of Ollama's version")
 
 
 def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int = 0) -> list[Verdict]:
@@ -351,7 +380,8 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                                                reason="; ".join(b.undecided or b.refused) or None))
                 continue
             steps = _plan_steps([(s.workaround, s.setting, s.evidence, s.check and f"{s.check.state} — {s.check.summary}")
-                                 for s in b.option.steps], target, version, env, installs, fs, gpu)
+                                 for s in b.option.steps], target, version, env, installs, fs, gpu, facts,
+                                unit and unit.exec_start)
             backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
     else:
         rows = ()
@@ -378,17 +408,52 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                 unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
                              f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
                 steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
-                                    target, version, env, installs, fs, gpu)  # the one setting every view shows (gate/route.py)
+                                    target, version, env, installs, fs, gpu, facts, unit and unit.exec_start)  # the one setting every view shows (gate/route.py)
                 backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
     from gfxgate.doctor import facts as machine_facts
 
+    for number, before in enumerate(backends):
+        if before.backend == "rocm":
+            backends[number] = _installed_rocblas(before, target, env, installs, fs)
+            if backends[number].label != before.label and before.label in answer:
+                answer = answer.replace(before.label, backends[number].label, 1)
     backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts)
     answer = machine_facts.answer(answer, backends, facts, pin, target, version)
-    pin_commands, gives_up = machine_facts.pin_route(pin, facts)
+    pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
                         tuple(backends), answer, pin, tuple(notes), layer_backends, pin_commands, gives_up,
                         machine_facts.runtime_lines(target, version))
+
+
+def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) -> BackendVerdict:
+    """The installed rocBLAS decides ROCm's steps at any version, offline: a route that needs no override and no copy
+    while no installed rocBLAS folder has ``TensileLibrary_lazy_<target>.dat`` gets the override whose target the
+    folder has (a documented HSA_OVERRIDE_GFX_VERSION of rules/workarounds.yaml), else the copy step."""
+    from gfxgate.gate.workarounds import default_workarounds
+    from gfxgate.targets import catalog
+
+    if verdict.state not in ("runs", "needs steps") or any(
+            s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands) for s in verdict.steps):
+        return verdict
+    proc = target.split(":")[0]
+    folders = [(r.rocblas, r.lazy_catalogs) for i in installs.ollama for r in i.runners if r.rocblas]
+    folders = folders or [(f, install.rocblas_lazy_targets(fs, f)) for f in installs.system_rocblas]
+    if not folders or any(proc in lazy for _, lazy in folders):
+        return verdict
+    folder, lazy = folders[0]
+    ev = _file_ev("rocblas", folder, None, ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
+                  f"TensileLibrary_lazy_{proc}.dat missing")
+    for w in default_workarounds():
+        if w.override and proc in w.applies_to and catalog().from_hsa_override(w.override).name in lazy:
+            step = _env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
+                             f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no {proc} catalog, "
+                             f"but has {catalog().from_hsa_override(w.override).name}'s", (ev,))
+            return dataclasses.replace(verdict, state="needs steps", steps=(step, *verdict.steps),
+                                       label=f"{verdict.label.replace(' out of the box', '')} + override {w.override} (installed rocBLAS)")
+    step = _copy_step(fs, target, installs, (ev,))
+    return dataclasses.replace(verdict, state="needs steps", steps=(*verdict.steps, step),
+                               label=f"{verdict.label} + rocBLAS files (installed rocBLAS)")
 
 
 def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerdict:

@@ -160,7 +160,7 @@ def _caution(sentence: str, target: str, version: str | None) -> str:
     return "".join(f". Caution: {r.sentence(version)}" for r in crashed[:1])
 
 
-def pin_route(pin: str | None, facts: MachineFacts | None) -> tuple[tuple[str, ...], str | None]:
+def pin_route(pin: str | None, facts: MachineFacts | None, installed: str | None = None) -> tuple[tuple[str, ...], str | None]:
     """The pin as steps: remove the distribution's packages first where they would shadow it (Arch), install the
     release with Ollama's install script, and what the pin gives up."""
     if not pin or facts is None or not facts.pin_install:
@@ -169,8 +169,40 @@ def pin_route(pin: str | None, facts: MachineFacts | None) -> tuple[tuple[str, .
     if not version:
         return (), None
     commands = ((facts.pin_before,) if facts.pin_before else ()) + (facts.pin_install.replace("{version}", version),)
-    lost = "every later release's model support and fixes: a model that needs a newer Ollama will not load"
     parts = tuple(int(p) for p in version.split(".") if p.isdigit())
+    have = tuple(int(p) for p in (installed or "").split(".") if p.isdigit())
+    if have and parts >= have:
+        return commands, f"nothing: v{version} is not older than the installed v{installed}"
+    lost = "every later release's model support and fixes: a model that needs a newer Ollama will not load"
     if parts < (0, 12, 6):
         lost += "; the Vulkan runner (Ollama's Vulkan CMake preset arrives in v0.12.6)"
     return commands, lost
+
+
+def _installs_rules() -> dict:
+    from gfxgate.datafiles import load_yaml
+    from gfxgate.resources import rules_dir
+
+    return load_yaml(rules_dir() / "installs.yaml", "installs")
+
+
+def build_recipe(setting: str, version: str | None, facts: MachineFacts | None, exec_start: str | None) -> tuple[str, ...]:
+    """The build route as commands at ``version``: the HIP SDK of the release's ROCm, the clone at the tag, the
+    route's configure line (``setting``), the build, the install under /usr/local, and the service pointed at it."""
+    build = _installs_rules()["build"]
+    v = version or "<version>"
+    rocm = build["rocm"].get(version or "")
+    distro = facts.distro if facts else ()
+    family = next((d for d in distro if d in build["sdk"]), "other")
+    sdk = build["sdk"][family].replace("{rocm}", rocm or f"of v{v}'s Dockerfile")
+    out = [sdk]
+    if rocm is None:
+        out.append("# the ROCm version v" + v + " builds with: " + build["lookup"].replace("{version}", v) + " (in the clone)")
+    out += [build["clone"].replace("{version}", v)]
+    configure = setting if "cmake --build" in setting else f"{setting} && {build['build']}"
+    out += [configure, build["go"], build["install"]]
+    if exec_start and not exec_start.startswith("/usr/local/bin/ollama"):
+        out += ["sudo systemctl edit ollama", "# add, in the editor (saved as /etc/systemd/system/ollama.service.d/override.conf):",
+                build["service"]]
+    out.append("sudo systemctl daemon-reload && sudo systemctl restart ollama")
+    return tuple(out)
