@@ -423,7 +423,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
                         tuple(backends), answer, pin, tuple(notes), layer_backends, pin_commands, gives_up,
-                        machine_facts.runtime_lines(target, version))
+                        machine_facts.packaged_lines(target), machine_facts.runtime_lines(target, version))
 
 
 def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) -> BackendVerdict:
@@ -449,7 +449,8 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
             step = _env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
                              f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no {proc} catalog, "
                              f"but has {catalog().from_hsa_override(w.override).name}'s", (ev,))
-            return dataclasses.replace(verdict, state="needs steps", steps=(step, *verdict.steps),
+            steps = (step, *verdict.steps)
+            return dataclasses.replace(verdict, state="needs steps" if any(not s.done for s in steps) else "runs", steps=steps,
                                        label=f"{verdict.label.replace(' out of the box', '')} + override {w.override} (installed rocBLAS)")
     step = _copy_step(fs, target, installs, (ev,))
     return dataclasses.replace(verdict, state="needs steps", steps=(*verdict.steps, step),

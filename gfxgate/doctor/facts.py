@@ -206,3 +206,14 @@ def build_recipe(setting: str, version: str | None, facts: MachineFacts | None, 
                 build["service"]]
     out.append("sudo systemctl daemon-reload && sudo systemctl restart ollama")
     return tuple(out)
+
+
+def packaged_lines(target: str) -> tuple[str, ...]:
+    """Distribution packages whose real contents carry code for ``target`` (rules/installs.yaml ``packaged``): a
+    route without a build, named with its evidence."""
+    proc = target.split(":")[0]
+    found = [p for p in _installs_rules().get("packaged", ()) if proc in p["targets"]]
+    if not found:
+        return ()
+    what = "; ".join(f"{p['package']} {p['version']} ({p['suite']}): {p['what']} has {proc}" for p in found)
+    return (f"packaged route: {what} — `{found[0]['install']}` (llama.cpp's llama-server with --device ROCm0, without Ollama)",)

@@ -52,6 +52,7 @@ class TargetReport(JsonRecord):
     layer_backends: tuple[tuple[str, tuple[str, ...]], ...] = ()  # which backends each gate layer gates
     pin_commands: tuple[str, ...] = ()  # the pin as commands for this machine's layout
     pin_gives_up: str | None = None  # what the pinned release does not have
+    packaged: tuple[str, ...] = ()  # distribution packages that carry this target's code (rules/installs.yaml)
     runtime: tuple[str, ...] = ()  # recorded runs on this target (rules/runtime.yaml), with their conditions
 
 

@@ -106,6 +106,8 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
             if t.pin_commands:
                 out += (["", "    ```", *(f"    {cmd}" for cmd in t.pin_commands), "    ```", ""] if md
                         else [f"      {cmd}" for cmd in t.pin_commands])
+        for line in t.packaged:
+            out.append(f"- {esc(line)}")
         for line in t.runtime:
             out.append(f"- recorded run: {esc(line)}")
         for n in t.notes:
