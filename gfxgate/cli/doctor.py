@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -42,7 +42,7 @@ def doctor(root, logs, journal, live_url, collect, fmt, output, fail_on, sources
     result = examine(DoctorRequest(root=root, logs=tuple(logs), journal=journal, live_url=live_url,
                                    sources=parse_assignments(sources, "--source"), offline=not online,
                                    fail_on=tuple(fail_on), collect=collect))
-    emit(render(result.report, fmt), output)
+    emit(render(result.report, fmt, **(terminal(output) if fmt == "text" else {})), output)
     if result.collected is not None:
         click.echo(f"gfxgate: wrote {result.collected} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)",
                    err=True)

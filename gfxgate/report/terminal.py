@@ -213,3 +213,27 @@ def wrap_lines(text: str, *, width: int = 100) -> str:
         out += textwrap.wrap(line, width=width, subsequent_indent=indent + "    ", break_on_hyphens=False,
                              replace_whitespace=False) or [""]
     return "\n".join(out)
+
+
+class Lines:
+    """Terminal text built line by line, as a formatter of another result lays it out (doctor): parts are (text,
+    style) pairs or plain text, made inert; a line wraps at the width with its indent; ``text()`` is the result."""
+
+    def __init__(self, *, width: int = 100, color: bool = False) -> None:
+        self.color = color
+        self.console = _console(max(width, 40), color)
+
+    def line(self, *parts: tuple[str, str] | str, indent: int = 0) -> None:
+        from rich.padding import Padding
+
+        self.console.print(Padding(_text(*parts), (0, 0, 0, indent), expand=False))
+
+    def blank(self) -> None:
+        self.console.print()
+
+    def put(self, renderable) -> None:
+        self.console.print(renderable)
+
+    def text(self) -> str:
+        text = self.console.file.getvalue()
+        return "\n".join(row.rstrip(" ") for row in text.split("\n")) if not self.color else text

@@ -230,3 +230,36 @@ def test_runtime_evidence_is_valid_and_carried_by_the_gfx900_answer(gfxgate_exe,
         cells = [c for c in report["cells"] if c["endpoint"] == run.backend]
         assert sorted(c["num_gpu"] for c in cells) == sorted(run.num_gpu)
         assert sum(c["passes"] for c in cells) == run.passed
+
+
+def test_doctor_text_fits_80_columns_with_the_answer_first(gfxgate_exe, tmp_path):
+    import os
+
+    root = machine(tmp_path / "m", "vega56", version="0.17.5", dropin=VEGA_DROPIN)
+    done = subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--format", "text"], capture_output=True,
+                          text=True, env={**os.environ, "COLUMNS": "80"})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    answer = next(i for i, line in enumerate(lines) if line.startswith("The answer for Radeon RX Vega 56: gfx900 at v0.17.5"))
+    assert answer < lines.index("GPUs") and all(not line.startswith("- ") for line in lines[:answer])
+    assert any(line.endswith("…") for line in lines)  # the layers' "why", cut where it does not fit
+    assert "\x1b[" not in done.stdout  # not a terminal: no colour
+    # a command is wrapped, never cut: every word of it is there
+    text = " ".join(done.stdout.split())
+    assert "sudo sed -i '2d' /etc/systemd/system/ollama.service.d/override.conf" in text
+
+
+def test_doctor_text_is_coloured_on_request():
+    from gfxgate.doctor.model import BackendVerdict, MachineReport, TargetReport
+    from gfxgate.doctor.render import render
+    from gfxgate.host.install import Installs
+
+    report = MachineReport(root="/", gpus=(), amdgpu_loaded=True, installs=Installs((), (), (), (), ()), unit=None,
+                           targets=(TargetReport("gfx900", "Radeon RX Vega 56", "0.32.15", "embedded timeline", (),
+                                                 (BackendVerdict("vulkan", "Vulkan", "not installed", "Vulkan (default)"),),
+                                                 "On this machine: Vulkan not installed \x1b[31m"),))
+    coloured = render(report, "text", width=80, color=True)
+    plain = render(report, "text", width=80, color=False)
+    assert "\x1b[" in coloured and "\x1b[" not in plain
+    assert "Vulkan not installed ␛[31m" in plain and "Vulkan not installed ␛[31m" in coloured  # the report's text is inert
