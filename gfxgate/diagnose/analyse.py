@@ -281,10 +281,24 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
     conclusions = _conclusions(runs, findings, live_hits, kind, {m.id for m in catalogue.messages if m.printed_by_discovery})
+    notes += _vulkan_offered_nothing(facts, gpus, runs)
     return Diagnosis(
         log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _vulkan_offered_nothing(facts: list[Fact], gpus: list[Gpu], runs: list[Run]) -> list[str]:
+    """Vulkan was switched on, yet no Vulkan device was listed and every run ran on the CPU: the Vulkan driver (Mesa
+    RADV) or Ollama's Vulkan runner is missing on that machine (issue 37)."""
+    vulkan = next((f for f in facts if f.name == "env:OLLAMA_VULKAN"), None)
+    if (vulkan is None or vulkan.value.lower() not in ("1", "true") or not runs
+            or any(r.outcome != "cpu-only" for r in runs) or any(g.backend.lower() == "vulkan" for g in gpus)):
+        return []
+    where = str(vulkan.evidence[0].location) if vulkan.evidence and vulkan.evidence[0].location else "the server config"
+    return [f"OLLAMA_VULKAN was on ({where}), yet discovery listed no Vulkan GPU and every run ran on the CPU: the "
+            "Vulkan driver (vulkan-radeon on Arch, mesa-vulkan-drivers on Debian/Ubuntu) or Ollama's Vulkan runner is "
+            "missing (`gfxgate doctor` says which)"]
 
 
 def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind: str | None,

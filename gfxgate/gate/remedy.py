@@ -155,7 +155,7 @@ def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version
         return ids, []
     tag = _tag(version)
     by_id = {w.id: w for w in workarounds}
-    kept, notes = [], []
+    kept, notes, last = [], [], []
     for wid in ids:
         w = by_id.get(wid)
         if w is not None and w.exists_in is not None and not w.exists_at({"ollama": tag}.get):
@@ -165,12 +165,14 @@ def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version
         if ruled_out:
             notes.append(f"{wid} left out: {ruled_out}")
             continue
-        kept.append(wid)
         if w is not None and w.override:
             needs = _override_needs(w.override, tag)
-            if needs:
+            if needs:  # an override to code the release does not ship is offered last, with what it also needs
                 notes.append(f"{w.setting}: {needs}")
-    return tuple(kept), notes
+                last.append(wid)
+                continue
+        kept.append(wid)
+    return tuple(kept + last), notes
 
 
 def _override_needs(value: str, tag: str) -> str | None:

@@ -263,3 +263,16 @@ def test_doctor_text_is_coloured_on_request():
     plain = render(report, "text", width=80, color=False)
     assert "\x1b[" in coloured and "\x1b[" not in plain
     assert "Vulkan not installed ␛[31m" in plain and "Vulkan not installed ␛[31m" in coloured  # the report's text is inert
+
+
+def test_diagnose_on_a_v0_32_15_vega_log(gfxgate_exe, tmp_path):
+    """The override to gfx906 comes after the copy step (v0.32.15 ships no gfx906), and the log's Vulkan that was on
+    and offered no GPU is said."""
+    log = tmp_path / "ollama.log"
+    log.write_text("\n".join(logs.ollama_0_32()) + "\n")
+    done = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "json"], capture_output=True, text=True)
+    data = json.loads(done.stdout)["logs"][0]
+    rocblas = next(f for f in data["findings"] if f["layer"] == "discovery" and f["target"] == "gfx900")
+    assert rocblas["workarounds"] == ["copy-rocblas-tensile", "hsa-override-9.0.6"]
+    assert any("ollama v0.32.15 does not ship gfx906 either" in c for c in rocblas["context"])
+    assert any(n.startswith(f"OLLAMA_VULKAN was on ({log}:1), yet discovery listed no Vulkan GPU") for n in data["notes"])
