@@ -295,12 +295,12 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
 def _override_row(fs, target, override, installs) -> Verdict:
     """What the service's HSA_OVERRIDE_GFX_VERSION does with this machine's files: the runtime reports another
     target, whose Tensile catalog Ollama's discovery and rocBLAS then need in the bundled rocBLAS."""
+    from gfxgate.answer.override import posed_target
     from gfxgate.errors import TargetError
-    from gfxgate.targets import catalog
 
     ev = [_where_ev("unit", override.where, f"HSA_OVERRIDE_GFX_VERSION={override.value}")]
     try:
-        as_target = catalog().from_hsa_override(override.value).name
+        as_target = posed_target(override.value)
     except TargetError as exc:
         return Verdict("override", target, Status.BLOCKED, f"HSA_OVERRIDE_GFX_VERSION={override.value}: {exc.message}", tuple(ev))
     folders = [r for i in installs.ollama for r in i.runners if r.rocblas]
