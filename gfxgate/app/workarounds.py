@@ -1,6 +1,10 @@
 """`workarounds(WorkaroundsRequest) -> WorkaroundsAnswer`: every documented workaround (those that apply to the
 named targets), each checked at the scanned versions; with targets, each entry's setting is its route step's (the same
-answer as `scan`), and with installed files, whether code exists for the target an HSA override selects."""
+answer as `scan`), an HSA override whose posed target the release does not ship is "not shipped" (the override check
+of scan and doctor), and with installed files, whether code exists for the target an HSA override selects.
+
+Without ollama (offline, no clone) at a version an embedded snapshot holds (the pins', a pin set's), the answer is
+the embedded evidence's, as `scan` gives it: each entry not checked, with its route setting and override check."""
 
 from __future__ import annotations
 
@@ -26,7 +30,10 @@ class WorkaroundsAnswer:
 
 def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.app.common import parse_targets, require_source
+    from gfxgate.errors import SourceError
     from gfxgate.gate import workarounds as wk
+    from gfxgate.gate.route import override_rule, step_settings
+    from gfxgate.gate.scan import scan_matrix
     from gfxgate.sources.resolve import SourceSet, load_pins
 
     parsed = parse_targets(req.targets)
@@ -42,23 +49,37 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         report = scan_paths(list(req.installed))
         artifacts = lambda target: artifact_verdicts(report, [target])  # noqa: E731 - one question per override
     sources, refs, offline = req.sources, req.refs, req.offline
-    sourceset = SourceSet(load_pins(), sources=sources, refs=refs, offline=offline)
+    pins = load_pins()
+    # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study)
+    pin_set = bool(refs) and pins.pin_set_for(refs) is not None
+    embedded = not sources and (not refs or pin_set)
+    sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     try:
-        # the entries are checked in ollama at its version: without it there is nothing to answer from (exit 5 or 4,
-        # naming the --source to give), never a table of unknowns
-        ollama = require_source(sourceset, "ollama", "workarounds")
-        steps = None
+        # the entries are checked in ollama at its version: without it, the embedded evidence answers where a
+        # snapshot holds the version, else there is nothing to answer from (exit 5 or 4, naming the --source to give)
+        try:
+            ollama = require_source(sourceset, "ollama", "workarounds")
+        except SourceError:
+            if not embedded:
+                raise
+            ollama = None
+        matrix = steps = None
         if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
-            from gfxgate.gate.route import step_settings
-            from gfxgate.gate.scan import scan_matrix
-
-            pins = load_pins()
-            # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study)
-            pinned = (not refs and ollama.ref == pins.sources["ollama"].ref) or (bool(refs) and pins.pin_set_for(refs) is not None)
-            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False) if pinned else
-                      scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False))
+            pinned = pin_set or (not refs and (ollama is None or ollama.ref == pins.sources["ollama"].ref))
+            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False, trim=False) if pinned
+                      else scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False, trim=False))
             steps = step_settings(matrix.routes)
-        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps)
+        if ollama is None:
+            version = refs.get("ollama") or pins.sources["ollama"].ref
+            ref_of = (refs or {"ollama": version}).get
+            reports = wk.unchecked(items, ref_of, "ollama cannot be read here, so the workarounds' own checks did not "
+                                   "run; the route settings and override checks are the embedded snapshot's (give "
+                                   "--source ollama=CLONE to check them)", targets=parsed, steps=steps, view=matrix,
+                                   override=override_rule(), release=f"ollama {version}")
+            return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
+                                     tuple(w for w in items if not w.exists_at(ref_of)))
+        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=matrix,
+                               override=override_rule(), release=f"ollama {ollama.ref}")
         absent = wk.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:

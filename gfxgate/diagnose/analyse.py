@@ -415,10 +415,10 @@ def _target_order(name: str) -> tuple:
 
 
 def _override_target(hsa: str) -> str | None:
-    from gfxgate.targets import catalog
+    from gfxgate.answer.override import posed_target
 
     try:
-        return catalog().from_hsa_override(hsa).name
+        return posed_target(hsa)
     except TargetError:  # an override that names no known target: say nothing rather than guess
         return None
 

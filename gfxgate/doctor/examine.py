@@ -206,12 +206,14 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
         return (scan_matrix(parsed, refs={"ollama": tag}, installed=installed or None, runtime_cells=runtime_cells),
                 f"embedded snapshot at {tag}", [])
     try:
+        # a coupled source (clr, rocm-docs) that cannot be read falls back to its embedded copy, as scan's does
         matrix = scan_matrix(parsed, refs={"ollama": tag} if tag else None, sources=req.sources, offline=req.offline,
-                             installed=installed or None, runtime_cells=runtime_cells)
+                             installed=installed or None, runtime_cells=runtime_cells, strict_coupled=False)
         return matrix, f"sources at {tag}", []
     except (SourceError, NetworkError) as exc:
+        missing = exc.source or "ollama"  # the source that could not be read, not always ollama
         return None, "", [f"the sources at {tag} cannot be read here ({exc.message}); the answer is the embedded "
-                          f"timeline's at {tag} (give --source ollama=CLONE for the full matrix)"]
+                          f"timeline's at {tag} (give --source {missing}=CLONE for the full matrix)"]
 
 
 def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, evidence) -> FixStep:
@@ -327,12 +329,12 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
 def _override_row(fs, target, override, installs) -> Verdict:
     """What the service's HSA_OVERRIDE_GFX_VERSION does with this machine's files: the runtime reports another
     target, whose Tensile catalog Ollama's discovery and rocBLAS then need in the bundled rocBLAS."""
+    from gfxgate.answer.override import posed_target
     from gfxgate.errors import TargetError
-    from gfxgate.targets import catalog
 
     ev = [_where_ev("unit", override.where, f"HSA_OVERRIDE_GFX_VERSION={override.value}")]
     try:
-        as_target = catalog().from_hsa_override(override.value).name
+        as_target = posed_target(override.value)
     except TargetError as exc:
         return Verdict("override", target, Status.BLOCKED, f"HSA_OVERRIDE_GFX_VERSION={override.value}: {exc.message}", tuple(ev))
     folders = [r for i in installs.ollama for r in i.runners if r.rocblas]
@@ -404,7 +406,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                     continue
                 ev = tuple(Evidence("timeline", Location(repo=e.where.split("@")[0], ref=tag, path=e.where.split(":", 1)[-1]),
                                     e.text) for e in b.evidence[:2]) or (Evidence("timeline", None, cell.label),)
-                own = [s for s in label_steps(target, b.label or "", tag) if s in by_id]
+                own = [s for s in b.steps if s in by_id]  # the stored Route's step ids (timeline.model.BackendState)
                 unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
                              f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
                 steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
@@ -485,31 +487,6 @@ def _timeline_cell(target: str, version: str | None):
     return timeline.cell_at(target, tag), tag
 
 
-def label_steps(target: str, label: str, tag: str) -> list[str]:
-    """The workaround ids of a route option from its label in the timeline ("ROCm: override 10.3.0", "ROCm: build +
-    rocBLAS files + OLLAMA_IGPU_ENABLE=1"): the labels are built by gate.route from routes.yaml, so this reads them
-    back with the same rules (the override a label names, the step shorts it joins)."""
-    from gfxgate.gate.route import default_routes
-    from gfxgate.gate.workarounds import default_workarounds
-
-    rules = default_routes()
-    proc = target.split(":")[0]
-    shorts = {s.short: s.workaround for r in rules.routes for s in r.steps}
-    shorts.update({s.short: s.workaround for s in rules.device_steps})
-    overrides = [(w.id, value) for w in default_workarounds() if (value := w.override) and proc in w.applies_to]
-    for rule in rules.routes:
-        heads = ([(rule.label.replace("{override}", value), [wid]) for wid, value in overrides] if rule.as_override
-                 else [(rule.label.split("{steps}")[0], [] if "{steps}" in rule.label else [s.workaround for s in rule.steps])])
-        for head, ids in heads:
-            if not label.startswith(head) or (not rule.as_override and "{steps}" not in rule.label and label != head
-                                               and not label[len(head):].startswith(" + ")):
-                continue
-            rest = [part.strip() for part in label[len(head):].split(" + ") if part.strip()]
-            if all(part in shorts for part in rest):
-                return ids + [shorts[part] for part in rest]
-    return []
-
-
 def _pin(target: str, version: str | None) -> str | None:
     """The newest release whose ROCm route needs no build and no file copy, from the embedded timeline."""
     timeline = _timeline()
@@ -519,7 +496,7 @@ def _pin(target: str, version: str | None) -> str | None:
     for cell in timeline.row(target).cells:
         rocm = next((b for b in cell.backends if b.backend == "rocm"), None)
         if rocm is not None and rocm.state == "route" and not any(
-                s.startswith(("build-", "copy-")) for s in label_steps(target, rocm.label or "", cell.last)):
+                s.startswith(("build-", "copy-")) for s in rocm.steps):
             good = cell
     if good is None:
         return None

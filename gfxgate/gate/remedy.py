@@ -83,20 +83,9 @@ def release_status(processor: str | None, version: str | None, layer: str = "rel
 # its thousands of findings.
 @functools.lru_cache(maxsize=4096)
 def _release_status(timeline, processor: str, version: str, layer: str) -> tuple[str | None, str]:
-    tag = _tag(version)
-    if timeline is None or tag not in timeline.tags or processor not in timeline.targets:
+    if timeline is None:
         return None, ""
-    i = timeline.tags.index(tag)
-    status, span, flipped = None, "", ""
-    for cell in timeline.row(processor).cells:
-        if timeline.tags.index(cell.first) > i:
-            break
-        layers = dict(cell.layers)
-        if layer in layers:
-            status, span = layers[layer], f"{cell.first} … {cell.last}"
-        flipped = next((f.evidence[0].where for f in cell.start if f.layer == layer and f.evidence), flipped)
-    where = f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
-    return status, where
+    return timeline.status_where(processor, _tag(version), layer)
 
 
 def release_rocblas(processor: str | None, version: str | None) -> str:
@@ -181,21 +170,16 @@ def _override_needs(value: str, tag: str) -> str | None:
     the matrix), in the same words; None when the release ships the posed target's code and files (or the timeline
     does not know it)."""
     from gfxgate.errors import TargetError
-    from gfxgate.gate.route import default_routes, override_needs
-    from gfxgate.targets import catalog
+    from gfxgate.gate.route import override_check
 
     timeline = _timeline()
+    if timeline is None or tag not in timeline.tags:
+        return None
     try:
-        posed = catalog().from_hsa_override(value).name
+        check = override_check(timeline.at(tag), value)  # the same check as the scan's, over the stored release
     except TargetError:
         return None
-    if timeline is None or tag not in timeline.tags or posed not in timeline.targets:
-        return None
-    needs = next((r.needs for r in default_routes().routes if r.as_override), ())
-    layers = dict(timeline.cell_at(posed, tag).layers)
-    failing = [(layer, layers[layer], f"({release_status(posed, tag, layer)[1]})") for layer, ok in needs
-               if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(st) for st in ok}]
-    return override_needs(posed, failing, f"ollama {tag}") if failing else None
+    return check.clause(f"ollama {tag}") if check.checked else None
 
 
 def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | None:
@@ -244,8 +228,8 @@ def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | 
     left out."""
     if listed is None or workarounds is None:
         return ids, []
+    from gfxgate.answer.override import posed_target
     from gfxgate.errors import TargetError
-    from gfxgate.targets import catalog
 
     by_id = {w.id: w for w in workarounds}
     kept, notes = [], []
@@ -253,7 +237,7 @@ def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | 
         w = by_id.get(wid)
         if w is not None and w.override:
             try:
-                posed = catalog().from_hsa_override(w.override).name
+                posed: str | None = posed_target(w.override)
             except TargetError:
                 posed = None
             if posed is not None and posed not in listed:

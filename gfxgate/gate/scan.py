@@ -41,12 +41,13 @@ def scan_matrix(
     extra_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
+    trim: bool = True,
     **facts_options: Any,
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` (``facts_options``: its keywords) then
     :func:`answer` (the use case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
     return answer(gate_facts(**facts_options), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version)
+                  runtime_version=runtime_version, trim=trim)
 
 
 def gate_facts(
@@ -97,7 +98,8 @@ def gate_facts(
                     sourceset.get(name)
                 except NetworkError as exc:
                     if (offline and strict_coupled) or name not in pins.couplings:
-                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)") from None
+                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)",
+                                        source=name) from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
         if use_live:
@@ -140,19 +142,21 @@ def answer(
     extra_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
+    trim: bool = True,
 ) -> GateMatrix:
-    """The matrix of ``targets`` on ``gate``'s facts, with their answers. ``extra_cells``: cells the facts do not give
+    """The matrix of ``targets`` on ``gate``'s facts, with their answers (``trim=False``: with the columns of the
+    targets' override routes too, for a view that checks an override over the same release). ``extra_cells``: cells the facts do not give
     ((layer, target) -> Verdict: the installed files', the runtime row), over :func:`columns`; ``runtime_backends``
     (per target, the verdicts of each backend the runs used) and ``runtime_version`` (the Ollama version the runs were
     made with) let each answer be judged by its own backend's runs at a named version."""
-    from gfxgate.gate.route import decide
+    from gfxgate.gate.route import decide, override_rule
 
     requested = [str(t) for t in targets]
     from gfxgate.gate.workarounds import default_workarounds, link
 
     matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets), catalog(), extra_cells=dict(extra_cells or {}),
                                sources=gate.infos, notes=gate.notes),
-                  default_workarounds())
+                  default_workarounds(), override_rule())
     routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
                           runtime_version=runtime_version) for name in requested)
     if gate.live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
@@ -164,7 +168,7 @@ def answer(
     routes = tuple(mark_unchecked(r, why) for r in routes)
     from gfxgate.gate.docs import cells_of_matrix, disagreements
 
-    cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
+    cells = {key: v for key, v in matrix.cells.items() if key[1] in requested or not trim}
     docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes,
                                notes=matrix.notes + tuple(note for _, note in docs))

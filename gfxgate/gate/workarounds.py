@@ -18,6 +18,8 @@ import functools
 import re
 from typing import Callable, NamedTuple
 
+from gfxgate.answer.override import check_override, posed_target
+from gfxgate.answer.steps import SETTING_FIELDS, fill_setting
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, SourceError, TargetError
 from gfxgate.gate.matrix import GateMatrix
@@ -28,6 +30,9 @@ from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
+# an override whose posed target the release does not ship (gfxgate.answer.override): the variable may still be read,
+# but the override is no help by itself there — the same check as the scan's override route and doctor's
+NOT_SHIPPED = "not shipped"
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # {target}, {processor} in a setting (JSON settings' braces hold quotes)
 
 
@@ -154,10 +159,9 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
         problems += [f"unknown target {t!r}" for t in item.applies_to if t not in cat.by_name]
         if item.override:
             try:
-                cat.from_hsa_override(item.override)
+                posed_target(item.override)
             except TargetError as exc:  # reported as a rules problem here
                 problems.append(str(exc))
-        from gfxgate.gate.route import SETTING_FIELDS
 
         for setting in (item.setting, *(era.setting for era in eras)):
             problems += [f"setting {setting!r}: unknown placeholder {{{name}}} (a setting may name {', '.join(SETTING_FIELDS)})"
@@ -192,9 +196,10 @@ def default_workarounds() -> tuple[Workaround, ...]:
     return load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts))
 
 
-def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
+def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...], override=None) -> GateMatrix:
     """Point every blocked / override-required / partial cell at the workarounds that address its layer (those that
-    exist at the matrix's versions)."""
+    exist at the matrix's versions). ``override``: the override route rule (``gate.route.override_rule``), whose needs
+    say whether the release ships what an override a remedy names poses."""
     refs = {s.name: s.ref for s in matrix.sources}
     workarounds = tuple(w for w in workarounds if w.exists_at(refs.get))
     cells = {}
@@ -204,24 +209,24 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
             applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
             verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
                                           remedy=_with_override_loads(verdict.remedy, [
-                                              w for w in workarounds if w.override and processor in w.applies_to], matrix))
+                                              w for w in workarounds if w.override and processor in w.applies_to], matrix,
+                                              override))
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix) -> str | None:
+def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix, override=None) -> str | None:
     """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
     load (whichever layer the remedy belongs to: the release-packaging remedy names the override too) and whether
-    the same release ships it (``gate.route.override_shipped``, the posed target's column of the same matrix)."""
+    the same release ships it (``gfxgate.answer.override``, the posed target's column of the same matrix)."""
     if not remedy or "HSA_OVERRIDE_GFX_VERSION" not in remedy or "makes the runtime report" in remedy:
         return remedy
     from gfxgate.artifacts.compat import override_loads
-    from gfxgate.gate.route import override_shipped
 
     loads = []
     for w in applicable:
         if w.override:
-            missing, _ = override_shipped(matrix, w.override)
+            missing = check_override(matrix, w.override, override.needs, override.also_needs).clause() if override else None
             loads.append(override_loads(w.override) + (f"; but {missing}" if missing else ""))
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
@@ -258,20 +263,21 @@ def not_applicable(workarounds: tuple[Workaround, ...], sourceset) -> list[Worka
 
 
 def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None,
-              steps: dict[str, dict[str, str]] | None = None) -> list[WorkaroundReport]:
+              steps: dict[str, dict[str, str]] | None = None, view=None, override=None,
+              release: str = "this release") -> list[WorkaroundReport]:
     """Run the checks of every entry that exists at the scanned versions (``not_applicable`` lists the others); for
     HSA overrides, say which target they select and what code exists for it.
 
     Each entry's setting is the one for the targets: where it is a route step of a target (``steps``, from
     ``gate.route.step_settings`` over the same versions' answer), that step's setting, else its own filled with the
-    target (``gate.route.fill_setting``), so `workarounds -t` and `scan` never show two settings for one entry."""
-    from gfxgate.gate.route import fill_setting
-    from gfxgate.targets import catalog
+    target (``gfxgate.answer.steps.fill_setting``), so `workarounds -t` and `scan` never show two settings for one entry.
 
+    With ``view`` (the release's statuses: the same versions' matrix, with the posed targets' columns) and
+    ``override`` (the override route rule), an HSA override whose posed target the release does not ship is
+    "not shipped" (the override check of scan and doctor, :func:`gfxgate.answer.override.check_override`)."""
     from gfxgate.trace import search_env
     from gfxgate.trace.hops import HopContext
 
-    cat = catalog()
     ctx = HopContext(sourceset)  # one parse cache: every file is parsed once across all searches
     env_search = functools.cache(lambda name: search_env(sourceset, name, ctx=ctx))
     out = []
@@ -295,13 +301,44 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
             state = LIVE
             first = results[0].evidence[0]
             summary = f"evidence at {first.location}" + (f" (+{sum(len(r.evidence) for r in results) - 1} more)" if sum(len(r.evidence) for r in results) > 1 else "")
+        state, summary = _shipped(item, state, summary, view, override, release)
         override_target = override_code = None
         if item.override:
-            override_target = cat.from_hsa_override(item.override).name
+            override_target = posed_target(item.override)
             if artifacts is not None:
                 override_code = _override_code(artifacts, override_target)
         out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=results,
                                     override_target=override_target, override_code=override_code))
+    return out
+
+
+def _shipped(item: Workaround, state: str, summary: str, view, override, release: str) -> tuple[str, str]:
+    """An override entry whose posed target the release does not ship is "not shipped", whatever its variable's check
+    says (the check's words follow); any other entry keeps its state."""
+    if not item.override or view is None or override is None:
+        return state, summary
+    check = check_override(view, item.override, override.needs, override.also_needs)
+    if not check.checked or check.ships:
+        return state, summary
+    return NOT_SHIPPED, f"{check.clause(release)}; the variable: {state} ({summary})"
+
+
+def unchecked(workarounds: tuple[Workaround, ...], ref_of, why: str, *, targets=(),
+              steps: dict[str, dict[str, str]] | None = None, view=None, override=None,
+              release: str = "this release") -> list[WorkaroundReport]:
+    """The entries that exist at the versions ``ref_of`` names, each not checked (``why``: no source to search), with
+    the setting of the targets' routes and the override check over ``view`` as :func:`check_all` gives them: what
+    `workarounds` answers from the embedded evidence when the sources cannot be read."""
+    out = []
+    for item in workarounds:
+        if not item.exists_at(ref_of):
+            continue
+        item = item.at(ref_of)
+        item = dataclasses.replace(item, setting=_setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}),
+                                                              fill_setting))
+        state, summary = _shipped(item, UNKNOWN, f"not checked — {why}", view, override, release)
+        out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=(),
+                                    override_target=posed_target(item.override) if item.override else None))
     return out
 
 
