@@ -90,7 +90,13 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     console.print(Padding(_text(("already done: ", _DIM), done.workaround, ((f" ({where})" if verbose and where else ""), _DIM)),
                                           (0, 0, 0, 4), expand=False))
                 if not option.steps and not option.satisfied:
-                    console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
+                    runtime = matrix.cells.get(("runtime", route.target))
+                    if runtime is not None and runtime.status.value == "blocked":  # the log's runs used no GPU
+                        console.print(Padding(_text(("no release setting to change, but the runs used no GPU: ", "yellow"),
+                                                    runtime.summary, " — `gfxgate doctor --log LOG` says what this "
+                                                    "machine lacks (the runner, the driver)"), (0, 0, 0, 4), expand=False))
+                    else:
+                        console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
             elif backend.state == "undecided":
                 console.print(Padding(_text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),
                                       (0, 0, 0, 2), expand=False))

@@ -276,3 +276,15 @@ def test_diagnose_on_a_v0_32_15_vega_log(gfxgate_exe, tmp_path):
     assert rocblas["workarounds"] == ["copy-rocblas-tensile", "hsa-override-9.0.6"]
     assert any("ollama v0.32.15 does not ship gfx906 either" in c for c in rocblas["context"])
     assert any(n.startswith(f"OLLAMA_VULKAN was on ({log}:1), yet discovery listed no Vulkan GPU") for n in data["notes"])
+
+
+def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_exe, tmp_path):
+    import os
+
+    log = tmp_path / "ollama.log"
+    log.write_text("\n".join(logs.ollama_0_32()) + "\n")
+    done = subprocess.run([gfxgate_exe, "scan", "--target", "auto", "--log", str(log), "--format", "text"],
+                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+    assert done.returncode in (0, 1), done.stderr
+    assert "nothing to change" not in done.stdout
+    assert "no release setting to change, but the runs used no GPU" in done.stdout
