@@ -155,10 +155,7 @@ def render_text(report: MachineReport, *, width: int = 100, color: bool = False)
     """The report laid out for a terminal as scan's is: per GPU the answer first, each backend's state coloured with
     its steps (commands wrapped, never cut), the pin, the recorded runs; then the machine and the layers, whose "why"
     is cut with "…" at the width. Every machine or log string goes in as text, inert, never as markup."""
-    from rich import box
-    from rich.table import Table
-
-    from gfxgate.report.terminal import STYLES, Lines, _text
+    from gfxgate.report.terminal import STYLES, Lines
 
     out = Lines(width=width, color=color)
     line = out.line
@@ -201,15 +198,8 @@ def render_text(report: MachineReport, *, width: int = 100, color: bool = False)
     for t in report.targets:
         out.blank()
         line((f"Layers of {t.target}", "bold"), (f" · {t.matrix_from}", "dim"))
-        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
-        table.add_column("Layer", no_wrap=True, overflow="ellipsis", min_width=max((len(v.layer) for v in t.rows), default=5))
-        table.add_column("status", no_wrap=True)
-        table.add_column("why", overflow="ellipsis", no_wrap=True, ratio=1)
-        for v in t.rows:
-            why = _text(v.summary)
-            why.overflow, why.no_wrap = "ellipsis", True
-            table.add_row(_text(v.layer), _text((v.status.value, STYLES.get(v.status.value, ""))), why)
-        out.put(table)
+        out.table(("Layer", "status", "why"), [((v.layer, ""), (v.status.value, STYLES.get(v.status.value, "")), (v.summary, ""))
+                                              for v in t.rows])
     if report.unreadable:
         line(("Could not read (run as root to see them): ", "dim"), ", ".join(report.unreadable))
     for note in report.notes:
