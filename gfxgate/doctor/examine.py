@@ -36,6 +36,7 @@ class DoctorRequest:
     journal: bool = False  # read `journalctl -u UNIT` since boot (live machines only)
     fail_on: tuple[str, ...] = ()  # backends (rocm, vulkan, cpu) or "any", comma-separated allowed: the failing ones
     collect: Path | None = None  # also write the files read to this .tar.gz (for `doctor --root`)
+    runtime: Path | None = None  # a `gfxgate sweep` worklog of this machine: its runs judge the backends too
 
 
 def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:
@@ -118,7 +119,13 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     version, notes = _version(installs, live, diagnoses)
     from gfxgate.doctor.facts import runs_of
 
-    facts = dataclasses.replace(install.machine_facts(fs), runs=runs_of(diagnoses))
+    runs = runs_of(diagnoses)
+    if req.runtime is not None:
+        from gfxgate.doctor.facts import runs_of_worklog
+        from gfxgate.sweep.worklog import read_worklog
+
+        runs += runs_of_worklog(read_worklog(req.runtime))
+    facts = dataclasses.replace(install.machine_facts(fs), runs=runs)
     env = {s.name: s for s in unit.environment} if unit else {}
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]

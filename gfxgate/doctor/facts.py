@@ -57,6 +57,26 @@ def runs_of(diagnoses) -> tuple[RunFact, ...]:
     return tuple(out)
 
 
+def runs_of_worklog(worklog) -> tuple[RunFact, ...]:
+    """A sweep's runs (the last of each cell) with layers asked on the GPU, per backend (the endpoint's name:
+    rocm, vulkan, cuda): "ok", or "failed" with the outcome, the error and the crash's phase."""
+    out = []
+    for run in worklog.effective_runs():
+        backend = _backend(run.endpoint or "")
+        if backend is None or run.num_gpu == 0:
+            continue
+        where = f"{worklog.path}:{run.line} (run {run.run_id})"
+        if run.ok:
+            out.append(RunFact(backend, "ok", f"sweep run {run.run_id}: ok at num_gpu {run.num_gpu} ({run.model})", where))
+            continue
+        phase = run.get("phase") or {}
+        said = (f", {phase.get('phase')}: {phase.get('reason')}" if isinstance(phase, dict) and phase.get("phase") else "")
+        error = " ".join(str(run.get("error") or "").split())[:160]
+        out.append(RunFact(backend, "failed", f"sweep run {run.run_id}: {run.outcome} at num_gpu {run.num_gpu} ({run.model})"
+                           + said + (f"; {error}" if error else ""), where))
+    return tuple(out)
+
+
 def shows_cpu(facts: MachineFacts | None) -> bool:
     """The runs ran on the CPU and no GPU backend ran: "nothing to change" would be no answer."""
     if facts is None:

@@ -292,3 +292,28 @@ def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_exe, tmp_
     assert done.returncode in (0, 1), done.stderr
     assert "nothing to change" not in done.stdout
     assert "no release setting to change, but the runs used no GPU" in done.stdout
+
+
+def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_exe, tmp_path):
+    """The study's shape as a sweep worklog: Vulkan crashed at every num_gpu ≥ 1, ROCm ran."""
+    from benchmarks.fuzz import sweep_record
+    from gfxgate.sweep.worklog import WorklogWriter
+
+    root = machine(tmp_path / "m", "vega56", version="0.17.5", render_members="ollama",
+                   dropin="[Service]\nEnvironment=\"OLLAMA_VULKAN=1\"\n")
+    worklog = tmp_path / "gfxgate-sweep.jsonl"
+    with WorklogWriter(worklog) as writer:
+        for n in (0, 1, 2):
+            extra = {"phase": {"phase": "compute", "reason": "SIGSEGV in ggml_backend_sched_graph_compute_async"}} if n else {}
+            writer.append(sweep_record(n, "ok" if n == 0 else "crash", "vulkan", **extra))
+            writer.append(sweep_record(n, "ok", "rocm"))
+    data = doctor_json(gfxgate_exe, root, "--runtime", str(worklog))
+    backends = _backends(data)
+    vulkan = backends["vulkan"]
+    assert vulkan["state"] == "failed on this machine"
+    assert ("sweep run r1: crash at num_gpu 1 (m), compute: SIGSEGV in ggml_backend_sched_graph_compute_async; "
+            "llama runner process has terminated") in vulkan["reason"]
+    assert f"{worklog}:3 (run r1)" in vulkan["reason"]
+    assert backends["rocm"]["state"] != "failed on this machine"
+    assert subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--runtime", str(worklog), "--fail-on", "vulkan"],
+                          capture_output=True).returncode == 1
