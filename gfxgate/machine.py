@@ -108,6 +108,7 @@ class BackendJudgement(JsonRecord):
     reason: str
     commands: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()  # where: file:line, run id, installed path
+    package: str | None = None  # "not installed": the package, archive or image that provides the runner
 
 
 def judge(facts: MachineFacts | None, backend: str) -> BackendJudgement | None:
@@ -124,7 +125,7 @@ def judge(facts: MachineFacts | None, backend: str) -> BackendJudgement | None:
         first = runners[0]
         return BackendJudgement(backend, "not installed",
                                 f"no {backend} runner in the {first.layout} layout: install {first.package}",
-                                first.install, (first.evidence,))
+                                first.install, (first.evidence,), first.package)
     if backend != "cpu" and runs and all(r.outcome == "cpu" for r in runs):
         commands = (facts.vulkan_driver, "sudo systemctl restart ollama") if backend == "vulkan" and facts.vulkan_driver else ()
         return BackendJudgement(backend, "ran on the CPU", runs[0].summary, commands, tuple(r.where for r in runs[:3]))

@@ -259,6 +259,16 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec
 def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
     proc = target.split(":")[0]
     dests = [r.rocblas for i in installs.ollama for r in i.runners if r.rocblas]
+    if not dests and installs.system_rocblas:  # no bundled rocBLAS (Arch's ollama-rocm, Debian): the system's is loaded
+        has = [f for f in installs.system_rocblas if proc in install.rocblas_lazy_targets(fs, f)]
+        if has:
+            return FixStep("copy-rocblas-tensile", f"nothing to copy: the runner loads the system rocBLAS, which has "
+                           f"TensileLibrary_lazy_{proc}.dat ({has[0]})", (),
+                           (_file_ev("rocblas", has[0], None, f"TensileLibrary_lazy_{proc}.dat"),), done=True)
+        return FixStep("copy-rocblas-tensile", f"the runner loads the system rocBLAS ({installs.system_rocblas[0]}), which "
+                       f"has no TensileLibrary_lazy_{proc}.dat: install a rocBLAS built for {proc}",
+                       (f"# a rocBLAS of the same version built for {proc} (its TensileLibrary_lazy_{proc}.dat and "
+                        f"*{proc}* files in {installs.system_rocblas[0]})",), tuple(evidence))
     sources = [f"{folder}/lib/rocblas/library" for folder, _ in installs.rocm if fs.is_dir(f"{folder}/lib/rocblas/library")]
     have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
     src = have[0] if have else "/opt/rocm/lib/rocblas/library"

@@ -94,7 +94,7 @@ def apply(backends: list[BackendVerdict], facts: MachineFacts | None) -> list[Ba
             out.append(verdict)
             continue
         if said.state == "not installed":
-            step = FixStep("install-runner", f"install the {verdict.backend} runner: {said.reason.split(': install ')[-1]}",
+            step = FixStep("install-runner", f"install the {verdict.backend} runner: {said.package}",
                            said.commands, (Evidence("installs", None, said.reason, said.evidence[0] if said.evidence else ""),))
             steps = (step,) + tuple(verdict.steps)
         elif said.commands:  # ran on the CPU with Vulkan on: the driver
