@@ -208,8 +208,10 @@ def machine_facts(fs: RootFS):
             continue  # docker beside a native install: the native runners decide
         if layout["id"] == "official" and "arch" in layouts:
             continue  # Arch's /usr/lib/ollama is not the archive's /usr/local/lib/ollama
-        layouts.append(layout["id"])
         libs = [lib for pattern in layout["lib"] for lib in fs.glob(pattern.lstrip("/")) if fs.is_dir(lib)]
+        if not libs and layout["lib"]:
+            continue  # no library folder (a release that unpacks its runners at run time, a moved prefix): not judged
+        layouts.append(layout["id"])
         for backend, spec in layout["backends"].items():
             found = sorted({f"{lib}/{name}" for lib in libs for glob in spec["runner"] for name in _matching(fs, lib, glob)})
             installed = bool(found) or (layout["id"] == "docker")
