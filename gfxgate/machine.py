@@ -154,3 +154,19 @@ def runtime_evidence(target: str, backend: str | None = None) -> tuple[RuntimeRu
     """The recorded runs on ``target`` (its processor), of ``backend`` when given."""
     proc = target.split(":")[0]
     return tuple(r for r in runtime_runs() if r.target == proc and (backend is None or r.backend == backend))
+
+
+def cautions(target: str, version: str | None = None) -> tuple[tuple[str, str], ...]:
+    """(sentence, source) per recorded failure on ``target``, each with the contrast the same card and backend gave
+    with another model ("tinyllama passed 20/20 on Vulkan: model dependent") and where it may not apply."""
+    runs = runtime_evidence(target)
+    out = []
+    for bad in (r for r in runs if r.outcome != "ok"):
+        text = bad.sentence(version)
+        contrast = [r for r in runs if r.outcome == "ok" and r.card == bad.card and r.backend == bad.backend
+                    and r.model != bad.model]
+        for ok in contrast[:1]:
+            count = f" {ok.passed}/{ok.runs}" if ok.runs else ""
+            text += f" (the same card ran {ok.model}{count} on it: model dependent)"
+        out.append((text, bad.source))
+    return tuple(out)

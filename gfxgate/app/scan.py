@@ -69,8 +69,24 @@ def scan(req: ScanRequest) -> GateMatrix:
 
     facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
                          snapshot_path=req.snapshot_path, today=req.today)
-    return matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
-                  runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
+    result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
+                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
+    return recorded_runs(result)
+
+
+RECORDED = "recorded on {target}: "  # the note prefix the terminal shows under the target's answer
+
+
+def recorded_runs(result: GateMatrix) -> GateMatrix:
+    """The matrix with a note per recorded failure on each target (rules/runtime.yaml: the study's Vega 56), with its
+    conditions, the contrast, and at another version that it was not measured there (issue 37)."""
+    import dataclasses
+
+    from gfxgate.machine import cautions
+
+    notes = [RECORDED.format(target=route.target) + text + f" [{source}]" for route in result.routes
+             for text, source in cautions(route.target, route.version.removeprefix("v") if route.version else None)]
+    return dataclasses.replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
 
 
 def installed_paths(values: tuple[str, ...]) -> list[Path]:

@@ -12,7 +12,7 @@ import dataclasses
 import shlex
 
 from gfxgate.doctor.model import BackendVerdict, FixStep
-from gfxgate.machine import MachineFacts, RunFact, judge, runtime_evidence
+from gfxgate.machine import MachineFacts, RunFact, cautions, judge, runtime_evidence
 from gfxgate.model import Evidence, Location, Status, Verdict
 
 _BACKEND_OF = {"rocm": "rocm", "hip": "rocm", "vulkan": "vulkan", "cuda": "cuda"}
@@ -174,10 +174,9 @@ def _caution(sentence: str, target: str, version: str | None) -> str:
     """A recorded crash of the backend the sentence leads with (rules/runtime.yaml), with its conditions."""
     if not target:
         return ""
-    names = {"rocm": "ROCm", "vulkan": "Vulkan", "cuda": "CUDA"}
     head = sentence.split(";")[0].split(". The release's route: ")[-1]
-    crashed = [r for r in runtime_evidence(target) if r.outcome != "ok" and names.get(r.backend, "?") in head]
-    return "".join(f". Caution: {r.sentence(version)}" for r in crashed[:1])
+    said = [text for text, _ in cautions(target, version) if any(n in head and n in text for n in ("ROCm", "Vulkan", "CUDA"))]
+    return "".join(f". Caution: {text}" for text in said[:1])
 
 
 def pin_route(pin: str | None, facts: MachineFacts | None, installed: str | None = None) -> tuple[tuple[str, ...], str | None]:

@@ -106,6 +106,10 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
         if route.runtime:
             console.print(Padding(_text(("runtime: ", "bold"), f"{route.runtime.outcome} — {route.runtime.summary}"),
                                   (0, 0, 0, 2), expand=False))
+        recorded = f"recorded on {route.target}: "  # app/scan.py recorded_runs: rules/runtime.yaml's runs
+        for note in (n for n in matrix.notes if n.startswith(recorded)):
+            console.print(Padding(_text(("recorded: ", "bold"), note.removeprefix(recorded).rsplit(" [", 1)[0]),
+                                  (0, 0, 0, 2), expand=False))
 
 
 def _layers(console, matrix: GateMatrix, verbose: bool) -> None:
