@@ -317,3 +317,15 @@ def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_e
     assert backends["rocm"]["state"] != "failed on this machine"
     assert subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--runtime", str(worklog), "--fail-on", "vulkan"],
                           capture_output=True).returncode == 1
+
+
+def test_scan_of_gfx900_carries_the_studys_run(gfxgate_exe):
+    import os
+
+    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx900", "--format", "text"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "250"})
+    line = next(x for x in done.stdout.splitlines() if x.startswith("  recorded: "))
+    assert line == ("  recorded: on a Radeon RX Vega 56 at ollama 0.17.4, Vulkan crashed at num_gpu ≥ 1 with qwen3.5:2b; "
+                    "not measured at v0.32.15: `gfxgate sweep` checks yours (the same card ran tinyllama 20/20 on it: "
+                    "model dependent)")
+    assert done.stdout.index("The answer for gfx900") < done.stdout.index(line) < done.stdout.index("Layer ")
