@@ -121,7 +121,8 @@ def judge(facts: MachineFacts | None, backend: str) -> BackendJudgement | None:
         return BackendJudgement(backend, "failed on this machine", failed[0].summary, (),
                                 tuple(r.where for r in failed[:3]))
     runners = facts.runner(backend)
-    if runners and not any(r.installed for r in runners):
+    # the CPU runner comes with every layout's base package (a captured tree may leave its files out): never missing
+    if backend != "cpu" and runners and not any(r.installed for r in runners):
         first = runners[0]
         return BackendJudgement(backend, "not installed",
                                 f"no {backend} runner in the {first.layout} layout: install {first.package}",

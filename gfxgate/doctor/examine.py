@@ -448,22 +448,26 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
             s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands) for s in verdict.steps):
         return verdict
     proc = target.split(":")[0]
-    folders = [(r.rocblas, r.lazy_catalogs) for i in installs.ollama for r in i.runners if r.rocblas]
-    folders = folders or [(f, install.rocblas_lazy_targets(fs, f)) for f in installs.system_rocblas]
-    if not folders or any(proc in lazy for _, lazy in folders):
+    # (folder, targets with a lazy catalog, targets any Tensile/Kernels file names): rocBLAS before the lazy catalogs
+    # (ROCm 5) has none, so a target is missing only when no file of the folder names it
+    folders = [(r.rocblas, r.lazy_catalogs, {t for t, _ in r.tensile}) for i in installs.ollama for r in i.runners if r.rocblas]
+    folders = folders or [(f, install.rocblas_lazy_targets(fs, f), set(install.rocblas_lazy_targets(fs, f)))
+                          for f in installs.system_rocblas]
+    if not folders or any(proc in lazy or proc in named for _, lazy, named in folders):
         return verdict
-    folder, lazy = folders[0]
+    folder, lazy, _ = folders[0]
     ev = _file_ev("rocblas", folder, None, ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
                   f"TensileLibrary_lazy_{proc}.dat missing")
     for w in default_workarounds():
         if w.override and proc in w.applies_to and catalog().from_hsa_override(w.override).name in lazy:
-            step = _env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
-                             f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no {proc} catalog, "
-                             f"but has {catalog().from_hsa_override(w.override).name}'s", (ev,))
+            step = dataclasses.replace(_env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
+                                                 f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no "
+                                                 f"{proc} catalog, but has {catalog().from_hsa_override(w.override).name}'s",
+                                                 (ev,)), origin="machine")
             steps = (step, *verdict.steps)
             return dataclasses.replace(verdict, state="needs steps" if any(not s.done for s in steps) else "runs", steps=steps,
                                        label=f"{verdict.label.replace(' out of the box', '')} + override {w.override} (installed rocBLAS)")
-    step = _copy_step(fs, target, installs, (ev,))
+    step = dataclasses.replace(_copy_step(fs, target, installs, (ev,)), origin="machine")
     return dataclasses.replace(verdict, state="needs steps", steps=(*verdict.steps, step),
                                label=f"{verdict.label} + rocBLAS files (installed rocBLAS)")
 

@@ -95,11 +95,12 @@ def apply(backends: list[BackendVerdict], facts: MachineFacts | None) -> list[Ba
             continue
         if said.state == "not installed":
             step = FixStep("install-runner", f"install the {verdict.backend} runner: {said.package}",
-                           said.commands, (Evidence("installs", None, said.reason, said.evidence[0] if said.evidence else ""),))
+                           said.commands, (Evidence("installs", None, said.reason, said.evidence[0] if said.evidence else ""),),
+                           origin="machine")
             steps = (step,) + tuple(verdict.steps)
         elif said.commands:  # ran on the CPU with Vulkan on: the driver
             step = FixStep("install-vulkan-driver", "install the Vulkan driver (Mesa RADV) so Ollama's Vulkan runner finds the GPU",
-                           said.commands, (Evidence("log", None, said.reason[:300], ", ".join(said.evidence)),))
+                           said.commands, (Evidence("log", None, said.reason[:300], ", ".join(said.evidence)),), origin="machine")
             steps = (step,) + tuple(verdict.steps)
         else:
             steps = tuple(verdict.steps)
@@ -130,7 +131,7 @@ def remove_override(backends: list[BackendVerdict], rows: list[Verdict]) -> list
         step = FixStep("remove-override", f"remove {text} ({path}:{line}): it blocks ROCm ({row.summary})",
                        (f"sudo sed -i '{line}d' {shlex.quote(path)}",
                         "sudo systemctl daemon-reload && sudo systemctl restart ollama"),
-                       (Evidence("unit", Location(repo="file", path=path, line=line), text, "blocking"),))
+                       (Evidence("unit", Location(repo="file", path=path, line=line), text, "blocking"),), origin="machine")
         state = verdict.state if verdict.state not in ("runs",) else "needs steps"
         out.append(dataclasses.replace(verdict, state=state, steps=(step,) + tuple(verdict.steps)))
     return out

@@ -24,6 +24,7 @@ class FixStep(NeedsEvidence, JsonRecord):
     evidence: tuple[Evidence, ...]
     done: bool = False  # the machine already does it (evidence: where)
     check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (answer/route.py)
+    origin: str = "route"  # "route": a step of the release's route; "machine": what this machine's files or runs add
 
     evidence_for = "fix step {self.workaround}"
 
