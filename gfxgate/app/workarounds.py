@@ -60,7 +60,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         try:
             ollama = require_source(sourceset, "ollama", "workarounds")
         except SourceError:
-            if not embedded or sourceset.has_overrides:
+            if not embedded:
                 raise
             ollama = None
         matrix = steps = None

@@ -203,12 +203,14 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
         return (scan_matrix(parsed, refs={"ollama": tag}, installed=installed or None, runtime_cells=runtime_cells),
                 f"embedded snapshot at {tag}", [])
     try:
+        # a coupled source (clr, rocm-docs) that cannot be read falls back to its embedded copy, as scan's does
         matrix = scan_matrix(parsed, refs={"ollama": tag} if tag else None, sources=req.sources, offline=req.offline,
-                             installed=installed or None, runtime_cells=runtime_cells)
+                             installed=installed or None, runtime_cells=runtime_cells, strict_coupled=False)
         return matrix, f"sources at {tag}", []
     except (SourceError, NetworkError) as exc:
+        missing = exc.source or "ollama"  # the source that could not be read, not always ollama
         return None, "", [f"the sources at {tag} cannot be read here ({exc.message}); the answer is the embedded "
-                          f"timeline's at {tag} (give --source ollama=CLONE for the full matrix)"]
+                          f"timeline's at {tag} (give --source {missing}=CLONE for the full matrix)"]
 
 
 def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, evidence) -> FixStep:

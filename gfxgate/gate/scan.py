@@ -98,7 +98,8 @@ def gate_facts(
                     sourceset.get(name)
                 except NetworkError as exc:
                     if (offline and strict_coupled) or name not in pins.couplings:
-                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)") from None
+                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)",
+                                        source=name) from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
         if use_live:
