@@ -100,6 +100,7 @@ def matrix(
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
     from diagnosed logs (``runtime_cells`` and, per target, each backend's ``runtime_backends``), then the answer."""
     from gfxgate.gate.scan import answer, columns, gate_facts
+    from gfxgate.trace.workarounds import check_steps
 
     gate = gate_facts(**facts_options)
     columns_ = columns(targets)  # the override routes read these columns too
@@ -118,4 +119,5 @@ def matrix(
         runtime_backends = worklog_backends(runtime, columns_)
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
-    return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version)
+    return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version,
+                  check_steps=check_steps)

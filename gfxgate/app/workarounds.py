@@ -34,6 +34,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.gate import workarounds as wk
     from gfxgate.gate.route import override_rule, step_settings
     from gfxgate.gate.scan import scan_matrix
+    from gfxgate.trace import workarounds as tw
     from gfxgate.sources.resolve import SourceSet, load_pins
 
     parsed = parse_targets(req.targets)
@@ -67,7 +68,8 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
             pinned = pin_set or (not refs and (ollama is None or ollama.ref == pins.sources["ollama"].ref))
             matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False, trim=False) if pinned
-                      else scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False, trim=False))
+                      else scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False, trim=False,
+                                       check_steps=tw.check_steps))
             steps = step_settings(matrix.routes)
         if ollama is None:
             version = refs.get("ollama") or pins.sources["ollama"].ref
@@ -78,9 +80,9 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
                                    override=override_rule(), release=f"ollama {version}")
             return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
                                      tuple(w for w in items if not w.exists_at(ref_of)))
-        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=matrix,
+        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=matrix,
                                override=override_rule(), release=f"ollama {ollama.ref}")
-        absent = wk.not_applicable(items, sourceset)
+        absent = tw.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()

@@ -18,7 +18,7 @@ from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
-from gfxgate.gate.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
+from gfxgate.diagnose.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -222,10 +222,10 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
         wk, absent = keep_existing(tuple(w for w in message.workarounds if _applies(w, target, workarounds)), workarounds,
-                                   target, version_at(hit.index), kind)  # gate/remedy.py: only what the log's release has
+                                   target, version_at(hit.index), kind)  # diagnose/remedy.py: only what the log's release has
         context += absent
         line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
-        wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
+        wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # diagnose/remedy.py: only overrides to listed code
             hit.get("supported") or hit.get("available") or line_attrs.get("supported_types") or line_attrs.get("supported")))
         context += left_out
         wk, remedy_notes = _remedies_from_log(wk, workarounds, target, hsa, tensile)  # the whole log's evidence
@@ -236,7 +236,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             printed_at, cross_notes = _cross_check_source(hit.line.text, printed_at)
             context += cross_notes
         remedy = fill_remedy(message.remedy or "", target=target, version=version_at(hit.index), log_kind=kind,
-                             phase=runs[run_index].phase if run_index is not None else None)  # gate/remedy.py
+                             phase=runs[run_index].phase if run_index is not None else None)  # diagnose/remedy.py
         verdict = None
         if not stale and target and message.implies is not None and message.layer:
             verdict = Verdict(

@@ -156,7 +156,7 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             problems.append("a fact has no layer or implied status")
         if workarounds is not None:
             problems += [f"unknown workaround {w!r}" for w in message.workarounds if w not in workarounds]
-        from gfxgate.gate.remedy import FIELDS, unknown_placeholders  # remedies are templates (gate/remedy.py)
+        from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 
         problems += [f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
                      for name in unknown_placeholders(message.remedy or "")]

@@ -397,7 +397,7 @@ def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerd
 def _timeline():
     """The embedded timeline's cells, once per run, as the remedies read them (None when stale or missing: the
     answer then says so)."""
-    from gfxgate.gate.remedy import _timeline as cells
+    from gfxgate.diagnose.remedy import _timeline as cells
 
     return cells()
 

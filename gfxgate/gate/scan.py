@@ -42,12 +42,13 @@ def scan_matrix(
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     trim: bool = True,
+    check_steps=None,
     **facts_options: Any,
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` (``facts_options``: its keywords) then
     :func:`answer` (the use case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
     return answer(gate_facts(**facts_options), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, trim=trim)
+                  runtime_version=runtime_version, trim=trim, check_steps=check_steps)
 
 
 def gate_facts(
@@ -143,12 +144,15 @@ def answer(
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     trim: bool = True,
+    check_steps=None,
 ) -> GateMatrix:
     """The matrix of ``targets`` on ``gate``'s facts, with their answers (``trim=False``: with the columns of the
     targets' override routes too, for a view that checks an override over the same release). ``extra_cells``: cells the facts do not give
     ((layer, target) -> Verdict: the installed files', the runtime row), over :func:`columns`; ``runtime_backends``
     (per target, the verdicts of each backend the runs used) and ``runtime_version`` (the Ollama version the runs were
-    made with) let each answer be judged by its own backend's runs at a named version."""
+    made with) let each answer be judged by its own backend's runs at a named version. ``check_steps``
+    (``trace/workarounds.py: check_steps``, passed in by the use case): how a live answer's steps are checked; without
+    it they are marked as not checked."""
     from gfxgate.gate.route import decide, override_rule
 
     requested = [str(t) for t in targets]
@@ -159,8 +163,8 @@ def answer(
                   default_workarounds(), override_rule())
     routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
                           runtime_version=runtime_version) for name in requested)
-    if gate.live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
-        routes = _check_steps(routes, gate.pins, gate.sources, gate.refs, gate.offline)
+    if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
+        routes = check_steps(routes, gate)      # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
     from gfxgate.gate.route import mark_unchecked
 
     why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
@@ -218,19 +222,3 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
         out[rule.id] = dataclasses.replace(old, note=note)
         used.add(rule.repo)
     return out, tuple(s for s in snap.sources if s.name in used)
-
-
-def _check_steps(routes, pins, sources, refs, offline):
-    from gfxgate.gate.route import attach_checks, step_workarounds
-    from gfxgate.gate.workarounds import check_all, default_workarounds
-
-    wanted = step_workarounds(routes)
-    items = tuple(w for w in default_workarounds() if w.id in wanted)
-    if not items:
-        return routes
-    sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
-    try:
-        reports = {r.workaround.id: r for r in check_all(items, sourceset)}
-    finally:
-        sourceset.close()
-    return tuple(attach_checks(r, reports) for r in routes)

@@ -131,7 +131,7 @@ def test_3_a_crash_while_loading_is_not_explained_with_compute_frames(gfxgate_ex
 
 def test_3_every_remedy_placeholder_is_a_known_fact():
     from gfxgate.diagnose.catalogue import default_catalogue
-    from gfxgate.gate.remedy import FIELDS, placeholders
+    from gfxgate.diagnose.remedy import FIELDS, placeholders
 
     for message in default_catalogue().messages:
         assert set(placeholders(message.remedy or "")) <= set(FIELDS), message.id

@@ -3,7 +3,7 @@
 Over the embedded timeline (rules/snapshots/timeline.json.zst), for every (target, release) of it:
 
 * the stored Route is whole: each backend's route stores its step ids, the best route's are the cell's steps;
-* the refusals diagnose cites (gate/remedy.py: a step "left out" because no route that takes it can exist at that
+* the refusals diagnose cites (diagnose/remedy.py: a step "left out" because no route that takes it can exist at that
   release) never name a step the stored route takes;
 * the override check (gfxgate.answer.override, over the stored release) says "ships" wherever the stored ROCm route
   is that override, and never where it is refused — the check `workarounds` and diagnose read.
@@ -63,7 +63,7 @@ def test_the_stored_route_holds_each_backends_steps(timeline):
 
 
 def test_diagnose_never_rules_out_a_step_the_stored_route_takes(timeline, cells):
-    from gfxgate.gate.remedy import _ruled_out
+    from gfxgate.diagnose.remedy import _ruled_out
 
     checked = 0
     for row in timeline.rows:

@@ -28,7 +28,8 @@ import pytest
 from gfxgate.gate.engine import build_matrix, collect_facts
 from gfxgate.gate.route import override_rule
 from gfxgate.gate.ruleset import RuleSet, default_rules
-from gfxgate.gate.workarounds import LIVE, STALE, check_all, default_workarounds, link, not_applicable
+from gfxgate.gate.workarounds import LIVE, STALE, default_workarounds, link
+from gfxgate.trace.workarounds import check_all, not_applicable
 from gfxgate.model import Status
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
