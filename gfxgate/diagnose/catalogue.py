@@ -209,7 +209,8 @@ def default_workaround_records() -> tuple:
     from gfxgate.gate.workarounds import Era, Workaround
 
     return tuple(Workaround(**{**fields, "unblocks": tuple(fields["unblocks"]), "applies_to": tuple(fields["applies_to"]),
-                               "checks": (), "exists_in": Era(*fields["exists_in"], "", ()) if fields["exists_in"] else None})
+                               "checks": (), "exists_in": Era(fields["exists_in"][0], fields["exists_in"][1], "", ())
+                                                                                  if fields["exists_in"] else None})
                  for fields in _checked()[0]["workarounds"])
 
 
