@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.targets import TargetId
+
+if TYPE_CHECKING:
+    from gfxgate.gate.scan import FactsRequest
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,12 @@ def scan(req: ScanRequest) -> GateMatrix:
         runtime_backends = runtime_backend_verdicts(diagnoses, parsed)  # each route judged by its own backend's runs
         versions = log_versions(diagnoses)
         runtime_version = versions[0] if len(versions) == 1 else None
-    return matrix(parsed, live=req.live, refs=req.refs, sources=req.sources, offline=req.offline,
-                  installed=installed_paths(req.installed) or None, runtime=req.runtime, rules_root=req.rules_root,
-                  snapshot_path=req.snapshot_path, runtime_cells=runtime_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, today=req.today)
+    from gfxgate.gate.scan import FactsRequest
+
+    facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
+                         snapshot_path=req.snapshot_path, today=req.today)
+    return matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
+                  runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
 
 
 def installed_paths(values: tuple[str, ...]) -> list[Path]:
@@ -88,21 +93,21 @@ def installed_paths(values: tuple[str, ...]) -> list[Path]:
 
 def matrix(
     targets: list[TargetId],
+    facts: FactsRequest | None = None,
     *,
     installed: list[Path] | None = None,
     runtime: Path | None = None,
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
-    **facts_options: Any,
 ) -> GateMatrix:
-    """The gate matrix of ``targets``: the rules' facts (``facts_options``: as ``gate.scan.gate_facts`` takes them),
+    """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
     from diagnosed logs (``runtime_cells`` and, per target, each backend's ``runtime_backends``), then the answer."""
-    from gfxgate.gate.scan import answer, columns, gate_facts
+    from gfxgate.gate.scan import FactsRequest, answer, columns, gate_facts
     from gfxgate.trace.workarounds import check_steps
 
-    gate = gate_facts(**facts_options)
+    gate = gate_facts(facts or FactsRequest())
     columns_ = columns(targets)  # the override routes read these columns too
     extra = {}
     if installed:

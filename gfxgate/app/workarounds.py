@@ -33,7 +33,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.errors import SourceError
     from gfxgate.gate import workarounds as wk
     from gfxgate.gate.route import override_rule, step_settings
-    from gfxgate.gate.scan import scan_matrix
+    from gfxgate.gate.scan import FactsRequest, scan_matrix
     from gfxgate.trace import workarounds as tw
     from gfxgate.sources.resolve import SourceSet, load_pins
 
@@ -51,9 +51,10 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         artifacts = lambda target: artifact_verdicts(report, [target])  # noqa: E731 - one question per override
     sources, refs, offline = req.sources, req.refs, req.offline
     pins = load_pins()
-    # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study)
-    pin_set = bool(refs) and pins.pin_set_for(refs) is not None
-    embedded = not sources and (not refs or pin_set)
+    # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study); the
+    # route settings are that snapshot's even with --source (the same answer as `scan --ref` without it)
+    facts = FactsRequest(refs=refs or None, offline=offline, strict_coupled=False)
+    embedded = facts.embedded  # FactsRequest.origin: the one place that decides snapshot, pin set or live
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     try:
         # the entries are checked in ollama at its version: without it, the embedded evidence answers where a
@@ -61,15 +62,14 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         try:
             ollama = require_source(sourceset, "ollama", "workarounds")
         except SourceError:
-            if not embedded:
+            if not embedded or sources:
                 raise
             ollama = None
         matrix = steps = None
         if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
-            pinned = pin_set or (not refs and (ollama is None or ollama.ref == pins.sources["ollama"].ref))
-            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False, trim=False) if pinned
-                      else scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False, trim=False,
-                                       check_steps=tw.check_steps))
+            if not embedded or (not refs and ollama is not None and ollama.ref != pins.sources["ollama"].ref):
+                facts = FactsRequest(refs=refs, sources=sources, offline=offline, strict_coupled=False)
+            matrix = scan_matrix(parsed, facts, trim=False, check_steps=tw.check_steps)
             steps = step_settings(matrix.routes)
         if ollama is None:
             version = refs.get("ollama") or pins.sources["ollama"].ref

@@ -185,32 +185,24 @@ def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
 
 def _matrix(target: str, version: str | None, req: DoctorRequest, installed: list[Path], runtime_cells,
             scan_matrix: Callable[..., Any]):
-    """(matrix, where from, notes): the pinned snapshot when the version is the pin (or a pin set's, the study's
-    v0.17.5), else the sources at that version;
-    None when they cannot be read (the timeline snapshot answers then)."""
-    from gfxgate.gate import snapshot
+    """(matrix, where from, notes): the facts at the installed version (``gate.scan.FactsRequest.at_release``: the
+    pins' snapshot at the pin, a pin set's at its release, else the sources there, a coupled source that cannot be
+    read falling back to its embedded copy as scan's does); None when the sources cannot be read (the timeline
+    snapshot answers then, and the note names the source to give)."""
+    from gfxgate.gate.scan import FactsRequest
+    from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
 
-    # the release the embedded snapshot holds facts of (the pin it was built at)
-    pin = next((s.ref for s in snapshot.load().sources if s.name == "ollama"), None)
-    tag = f"v{version}" if version else pin
+    tag = f"v{version}" if version else load_pins().sources["ollama"].ref
+    facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False)
     parsed = [catalog().parse(target)]
-    if tag == pin and not req.sources:
-        return scan_matrix(parsed, installed=installed or None, runtime_cells=runtime_cells), f"embedded snapshot at {pin}", []
-    from gfxgate.sources.resolve import load_pins
-
-    if tag and not req.sources and load_pins().pin_set_for({"ollama": tag}) is not None:  # a pin set's own snapshot
-        return (scan_matrix(parsed, refs={"ollama": tag}, installed=installed or None, runtime_cells=runtime_cells),
-                f"embedded snapshot at {tag}", [])
     try:
-        # a coupled source (clr, rocm-docs) that cannot be read falls back to its embedded copy, as scan's does
-        matrix = scan_matrix(parsed, refs={"ollama": tag} if tag else None, sources=req.sources, offline=req.offline,
-                             installed=installed or None, runtime_cells=runtime_cells, strict_coupled=False)
-        return matrix, f"sources at {tag}", []
+        matrix = scan_matrix(parsed, facts, installed=installed or None, runtime_cells=runtime_cells)
     except (SourceError, NetworkError) as exc:
         missing = exc.source or "ollama"  # the source that could not be read, not always ollama
         return None, "", [f"the sources at {tag} cannot be read here ({exc.message}); the answer is the embedded "
                           f"timeline's at {tag} (give --source {missing}=CLONE for the full matrix)"]
+    return matrix, (f"embedded snapshot at {tag}" if facts.embedded else f"sources at {tag}"), []
 
 
 def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, evidence) -> FixStep:

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Mapping
 
 from gfxgate.errors import NetworkError, SourceError
 
@@ -35,50 +35,93 @@ class GateFacts:
     offline: bool
 
 
+@dataclass(frozen=True)
+class FactsRequest:
+    """What a matrix's facts are read from — the one typed request both matrix builders take (``scan_matrix`` here,
+    ``app/scan.py: matrix`` with the installed files and runs): the embedded snapshot of the pins, a pin set's
+    (``--ref ollama=v0.17.5``), another snapshot file, or the sources read live (``live``, a ``--ref`` or
+    ``--source``). :meth:`origin` is the one place that decides between them; :meth:`at_release` is the request for
+    one ollama release (doctor's installed version, workarounds' ``--ref``).
+
+    ``strict_coupled=False``: a coupled source (rocm-docs, clr) missing offline also falls back to its pin's snapshot
+    (said in the cell), for a caller that needs the answer's routes, which no coupled layer decides. ``today``: the
+    date the answer's release age is counted to (None: the age is not said, as in samples/)."""
+
+    live: bool = False
+    refs: Mapping[str, str] | None = None
+    sources: Mapping[str, str] | None = None
+    offline: bool = False
+    rules_root: Path | None = None
+    pins: Pins | None = None
+    snapshot_path: Path | None = None
+    strict_coupled: bool = True
+    today: date | None = None
+
+    @classmethod
+    def at_release(cls, tag: str | None, *, sources: Mapping[str, str] | None = None, offline: bool = False,
+                   strict_coupled: bool = True) -> FactsRequest:
+        """The facts of ollama ``tag``: the pins' snapshot at the pinned release (without --source), a pin set's at
+        its own (:meth:`origin`), else the sources at the tag."""
+        if not sources and (tag is None or tag == load_pins().sources["ollama"].ref):
+            return cls(offline=offline, strict_coupled=strict_coupled)
+        return cls(refs={"ollama": tag} if tag else None, sources=sources or None, offline=offline,
+                   strict_coupled=strict_coupled)
+
+    def origin(self) -> FactsOrigin:
+        """Where the facts come from: "snapshot" (the pins', or ``snapshot_path``), "pin-set" (the pin set's own
+        snapshot, with its pins) or "live" (the sources)."""
+        pins = self.pins or load_pins()
+        if self.snapshot_path is not None:
+            return FactsOrigin("snapshot", pins, None, self.snapshot_path)
+        env_overrides = SourceSet(pins).has_overrides
+        if self.refs and not self.live and not self.sources and self.rules_root is None and not env_overrides:
+            name = pins.pin_set_for(dict(self.refs))  # `--ref ollama=v0.17.5`: the study's versions, offline
+            if name is not None:
+                from gfxgate.gate import snapshot as _snapshot
+
+                return FactsOrigin("pin-set", pins.with_pin_set(name), name, _snapshot.pin_set_path(name))
+        live = self.live or bool(self.refs) or bool(self.sources) or env_overrides
+        return FactsOrigin("live" if live else "snapshot", pins, None, None)
+
+    @property
+    def embedded(self) -> bool:
+        """Whether an embedded snapshot answers (the pins' or a pin set's), not the sources."""
+        return self.origin().kind != "live"
+
+
+@dataclass(frozen=True)
+class FactsOrigin:
+    kind: str  # "snapshot", "pin-set" or "live"
+    pins: Pins  # the pins the facts are read with (a pin set's versions for "pin-set")
+    pin_set: str | None
+    snapshot_path: Path | None  # the snapshot file (None: the shipped one of the pins)
+
+
 def scan_matrix(
     targets: list[TargetId],
+    facts: FactsRequest | None = None,
     *,
     extra_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     trim: bool = True,
     check_steps=None,
-    **facts_options: Any,
 ) -> GateMatrix:
-    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` (``facts_options``: its keywords) then
-    :func:`answer` (the use case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
-    return answer(gate_facts(**facts_options), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
+    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
+    case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
+    return answer(gate_facts(facts or FactsRequest()), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
                   runtime_version=runtime_version, trim=trim, check_steps=check_steps)
 
 
-def gate_facts(
-    *,
-    live: bool = False,
-    refs: dict[str, str] | None = None,
-    sources: dict[str, str] | None = None,
-    offline: bool = False,
-    rules_root: Path | None = None,
-    pins: Pins | None = None,
-    snapshot_path: Path | None = None,
-    strict_coupled: bool = True,
-    today: date | None = None,
-) -> GateFacts:
-    """The rules and their facts: from the embedded snapshot (of the pins, or of a pin set: ``--ref
-    ollama=v0.17.5``), another snapshot file, or read live from the sources (``live``, a ``--ref`` or ``--source``).
-    ``strict_coupled=False``: a coupled source (rocm-docs) missing offline also falls back to its pin's snapshot (said
-    in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`).
-    ``today``: the date the answer's release age is counted to (None: the age is not said, as in samples/)."""
-    pins = pins or load_pins()
-    pin_set, embedded = None, snapshot_path is None and rules_root is None  # the shipped snapshot answers
-    if refs and not live and not sources and snapshot_path is None and rules_root is None:
-        # `--ref ollama=v0.17.5` (the study's versions) is answered from the pin set's embedded snapshot, offline
-        pin_set = pins.pin_set_for(refs)
-        if pin_set is not None and not SourceSet(pins).has_overrides:
-            from gfxgate.gate import snapshot as _snapshot
-
-            pins, snapshot_path, refs = pins.with_pin_set(pin_set), _snapshot.pin_set_path(pin_set), None
-        else:
-            pin_set = None
+def gate_facts(request: FactsRequest) -> GateFacts:
+    """The rules and their facts, from where ``request.origin()`` says."""
+    origin = request.origin()
+    pins, pin_set, snapshot_path = origin.pins, origin.pin_set, origin.snapshot_path
+    refs = None if origin.kind == "pin-set" else (dict(request.refs) if request.refs else None)
+    sources = dict(request.sources) if request.sources else None
+    rules_root, offline, today = request.rules_root, request.offline, request.today
+    strict_coupled = request.strict_coupled
+    embedded = request.snapshot_path is None and rules_root is None  # the shipped snapshot answers
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
     )
@@ -86,7 +129,7 @@ def gate_facts(
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     # --rules alone stays on the snapshot (its facts serve every rule whose digest they match; the others
     # are unknown with a note): it used to switch to live mode silently and reach for the network.
-    use_live = snapshot_path is None and (live or bool(refs) or bool(sources) or sourceset.has_overrides)
+    use_live = origin.kind == "live"
     try:
         for name in sorted(set(refs or {}) | set(sources or {})):
             sourceset.get(name)  # a source the user named explicitly must open, or the scan fails clearly
