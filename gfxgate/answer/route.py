@@ -16,7 +16,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 
 from gfxgate.answer.override import posed_target
 from gfxgate.answer.steps import step_setting
-from gfxgate.answer.view import MatrixView
+from gfxgate.answer.view import MatrixView, StatusView
 from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
 from gfxgate.saferegex import rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
@@ -552,3 +552,23 @@ def step_settings(routes) -> dict[str, dict[str, str]]:
 def step_workarounds(routes) -> set[str]:
     """The workaround ids used as steps by these routes (what a live scan checks)."""
     return {s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
+
+
+def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteRules) -> list[tuple[str, str, str]] | None:
+    """Whether no route that takes ``workaround`` as a step can exist for ``target`` at the release ``view`` holds:
+    for each such route, (its label, the first needed layer whose decided status neither the route accepts nor any of
+    its steps lifts, that status); None when one of them can (or the workaround is no route's step, or the view does
+    not decide it). What diagnose leaves a finding's step out by, over the stored release."""
+    routes = [r for r in rules.routes if any(step.workaround == workaround for step in r.steps)]
+    if not routes:
+        return None
+    out = []
+    for route in routes:
+        blocking = [(layer, status) for layer, ok in route.needs
+                    if (status := view.status_of(layer, target)) is not None and status in RANK and status not in ok
+                    and status not in {s for step in route.steps for s in step.covered(layer)}]
+        if not blocking:
+            return None
+        layer, status = blocking[0]
+        out.append((route.label, layer, status.value))
+    return out

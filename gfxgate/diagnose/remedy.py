@@ -189,25 +189,16 @@ def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | 
 
 @functools.lru_cache(maxsize=4096)
 def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> str | None:
+    from gfxgate.answer.route import step_ruled_out
     from gfxgate.gate.route import default_routes
 
     if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None
-    routes = [r for r in default_routes().routes if any(step.workaround == workaround for step in r.steps)]
-    if not routes:
+    blocked = step_ruled_out(timeline.at(tag), processor, workaround, default_routes())  # the answer's own check
+    if blocked is None:
         return None
-    layers = dict(timeline.cell_at(processor, tag).layers)
-    reasons = []
-    for route in routes:
-        blocking = [(layer, layers[layer]) for layer, ok in route.needs
-                    if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(s) for s in ok}
-                    and layers[layer] not in {str(s) for step in route.steps for s in step.covered(layer)}]
-        if not blocking:
-            return None
-        layer, status = blocking[0]
-        reasons.append(f"a step of the route '{route.label}', which ollama {tag} cannot give {processor} whatever the "
-                       f"steps do ({layer} {status}: {release_status(processor, tag, layer)[1]})")
-    return "; ".join(reasons)
+    return "; ".join(f"a step of the route '{label}', which ollama {tag} cannot give {processor} whatever the steps do "
+                     f"({layer} {status}: {release_status(processor, tag, layer)[1]})" for label, layer, status in blocked)
 
 
 def listed_targets(text: str | None) -> tuple[str, ...] | None:
