@@ -73,6 +73,7 @@ class RouteRule(NamedTuple):
     done_label: str | None = None  # the label when the installed tree satisfies every step
     done_phrase: str | None = None
     also_needs: tuple[tuple[tuple[str, ...], str], ...] = ()  # as_target: what the override also needs, by layers
+    none_applies: str = "no override applies to {processor}"  # as_target: the refusal when no override applies
 
 
 class RouteRules(NamedTuple):
@@ -341,7 +342,7 @@ def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, A
     processor = _processor(target)
     if rule.as_override:
         if not overrides:
-            return _Outcome(REFUSED, [f"{rule.id}: no HSA_OVERRIDE_GFX_VERSION workaround applies to {processor}"])
+            return _Outcome(REFUSED, [f"{rule.id}: " + rule.none_applies.replace("{processor}", processor)])
         first_fail: _Outcome | None = None
         undecided: list[str] = []
         for w, column in overrides:

@@ -81,6 +81,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
             done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
+            **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
         )
         problems = []
         if rule.id in seen:
