@@ -369,7 +369,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                 unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
                              f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
                 steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
-                                    target, version, env, installs, fs, gpu)  # the one setting every view shows (gate/route.py)
+                                    target, version, env, installs, fs, gpu)  # the one setting every view shows (answer/steps.py)
                 backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),

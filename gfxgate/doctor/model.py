@@ -22,7 +22,7 @@ class FixStep(NeedsEvidence, JsonRecord):
     commands: tuple[str, ...]  # exact text to run or write
     evidence: tuple[Evidence, ...]
     done: bool = False  # the machine already does it (evidence: where)
-    check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (gate/route.py)
+    check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (answer/route.py)
 
     evidence_for = "fix step {self.workaround}"
 
