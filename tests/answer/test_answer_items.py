@@ -101,6 +101,19 @@ def test_8_workarounds_offline_without_a_clone_answers_from_the_embedded_evidenc
         assert entries[workaround]["setting"] == setting, workaround
 
 
+def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxgate_exe, tmp_path):
+    """v0.20.0: no snapshot holds it, the timeline does: exit 0, every entry not checked, the override checked over the
+    stored release (9.0.6 poses gfx906, which v0.20.0 does not ship), the build step's setting the stored route's."""
+    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.20.0",
+                 cache=tmp_path / "cache")
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    entries = _entries(result.stdout)
+    assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
+    assert "ollama v0.20.0 does not ship gfx906 either" in entries["hsa-override-9.0.6"]["summary"]
+    assert "embedded timeline's at v0.20.0" in entries["copy-rocblas-tensile"]["summary"]
+    assert entries["copy-rocblas-tensile"]["setting"].startswith("cp /opt/rocm/lib/rocblas/library/*gfx900* ")
+
+
 def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_exe, tmp_path):
     """A machine at v0.12.3 with an ollama clone and no clr: the matrix is the sources' (clr from its embedded copy,
     as scan does), not the timeline's; without the ollama clone, the note asks for ollama."""
