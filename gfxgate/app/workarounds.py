@@ -85,13 +85,27 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
                                    override=override_rule(), release=f"ollama {version}")
             return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
                                      tuple(w for w in items if not w.exists_at(ref_of)))
-        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=matrix,
+        view = matrix if matrix is not None else _stored_release(ollama.ref)  # without targets: the stored release's
+        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=view,
                                override=override_rule(), release=f"ollama {ollama.ref}")
         absent = tw.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
     return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
+
+
+def _stored_release(tag: str):
+    """The embedded timeline at ollama ``tag`` as a status view (the posed targets' columns an override check reads
+    when no targets were named), or None when it does not hold that release."""
+    from gfxgate.errors import GfxgateError
+    from gfxgate.timeline import snapshot
+
+    try:
+        cells = snapshot.load_cells()
+    except GfxgateError:
+        return None
+    return cells.at(tag) if tag in cells.tags else None
 
 
 def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:

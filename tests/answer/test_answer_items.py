@@ -73,6 +73,17 @@ def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gf
     assert _rocm_override(_route(gfxgate_exe, "gfx900", tmp_path / "cache", *ref)) != "hsa-override-9.0.6"
 
 
+def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxgate_exe, tmp_path):
+    """No -t: the posed targets' statuses come from the embedded timeline at the release read."""
+    clone = _ollama(tmp_path, "v0.32.15")
+    result = run(gfxgate_exe, "workarounds", "--format", "json", "--offline", "--source", f"ollama={clone}",
+                 cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    entries = _entries(result.stdout)
+    assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
+    assert entries["hsa-override-10.3.0"]["state"] == "live"  # gfx1030 is built and shipped at v0.32.15
+
+
 def test_1_an_override_the_release_ships_stays_live(gfxgate_exe, tmp_path):
     """gfx1031's 10.3.0 poses gfx1030, which v0.32.15 ships: live, and scan's ROCm route is that override."""
     clone = _ollama(tmp_path, "v0.32.15")
