@@ -62,8 +62,13 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         try:
             ollama = require_source(sourceset, "ollama", "workarounds")
         except SourceError:
-            if not embedded or sources:
+            if sources:
                 raise
+            if not embedded:  # a release of the embedded timeline: its stored statuses and Routes answer
+                stored = _from_timeline(items, parsed, refs)
+                if stored is None:
+                    raise
+                return stored
             ollama = None
         matrix = steps = None
         if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
@@ -80,10 +85,63 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
                                    override=override_rule(), release=f"ollama {version}")
             return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
                                      tuple(w for w in items if not w.exists_at(ref_of)))
-        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=matrix,
+        view = matrix if matrix is not None else _stored_release(ollama.ref)  # without targets: the stored release's
+        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=view,
                                override=override_rule(), release=f"ollama {ollama.ref}")
         absent = tw.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
     return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
+
+
+def _stored_release(tag: str):
+    """The embedded timeline at ollama ``tag`` as a status view (the posed targets' columns an override check reads
+    when no targets were named), or None when it does not hold that release."""
+    from gfxgate.errors import GfxgateError
+    from gfxgate.timeline import snapshot
+
+    try:
+        cells = snapshot.load_cells()
+    except GfxgateError:
+        return None
+    return cells.at(tag) if tag in cells.tags else None
+
+
+def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
+    """The answer at a release of the embedded timeline (``--ref ollama=TAG``, offline, no clone): each entry not
+    checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
+    a cell's versioned command), and the override check over the stored release; None when the timeline does not
+    hold that release."""
+    from gfxgate.errors import GfxgateError
+    from gfxgate.gate import workarounds as wk
+    from gfxgate.gate.route import default_routes, override_rule, step_setting
+    from gfxgate.timeline import snapshot
+
+    tag = refs.get("ollama")
+    if set(refs) != {"ollama"} or not tag:
+        return None
+    try:
+        cells = snapshot.load_cells()
+    except GfxgateError:
+        return None
+    if tag not in cells.tags:
+        return None
+    ref_of = {"ollama": tag}.get
+    rules = default_routes()
+    by_id = {w.id: w.at(ref_of) for w in items}
+    steps: dict[str, dict[str, str]] = {}
+    for target in (str(t) for t in parsed):
+        if target not in cells.targets:
+            continue
+        for b in cells.cell_at(target, tag).backends:
+            rule_of = {s.workaround: s for r in rules.routes if r.backend == b.backend for s in r.steps}
+            rule_of.update({s.workaround: s for s in rules.device_steps})
+            for step in b.steps:
+                if step in by_id:
+                    steps.setdefault(step, {}).setdefault(target, step_setting(by_id[step], target, rule=rule_of.get(step)))
+    reports = wk.unchecked(items, ref_of, f"ollama cannot be read here, so the workarounds' own checks did not run; the "
+                           f"route settings and override checks are the embedded timeline's at {tag} (give --source "
+                           "ollama=CLONE to check them)", targets=parsed, steps=steps, view=cells.at(tag),
+                           override=override_rule(), release=f"ollama {tag}")
+    return WorkaroundsAnswer(tuple(reports), (), tuple(w for w in items if not w.exists_at(ref_of)))

@@ -73,6 +73,17 @@ def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gf
     assert _rocm_override(_route(gfxgate_exe, "gfx900", tmp_path / "cache", *ref)) != "hsa-override-9.0.6"
 
 
+def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxgate_exe, tmp_path):
+    """No -t: the posed targets' statuses come from the embedded timeline at the release read."""
+    clone = _ollama(tmp_path, "v0.32.15")
+    result = run(gfxgate_exe, "workarounds", "--format", "json", "--offline", "--source", f"ollama={clone}",
+                 cache=tmp_path / "cache")
+    assert result.returncode == 0, result.stderr
+    entries = _entries(result.stdout)
+    assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
+    assert entries["hsa-override-10.3.0"]["state"] == "live"  # gfx1030 is built and shipped at v0.32.15
+
+
 def test_1_an_override_the_release_ships_stays_live(gfxgate_exe, tmp_path):
     """gfx1031's 10.3.0 poses gfx1030, which v0.32.15 ships: live, and scan's ROCm route is that override."""
     clone = _ollama(tmp_path, "v0.32.15")
@@ -99,6 +110,19 @@ def test_8_workarounds_offline_without_a_clone_answers_from_the_embedded_evidenc
     assert steps
     for workaround, setting in steps.items():
         assert entries[workaround]["setting"] == setting, workaround
+
+
+def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxgate_exe, tmp_path):
+    """v0.20.0: no snapshot holds it, the timeline does: exit 0, every entry not checked, the override checked over the
+    stored release (9.0.6 poses gfx906, which v0.20.0 does not ship), the build step's setting the stored route's."""
+    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.20.0",
+                 cache=tmp_path / "cache")
+    assert result.returncode == 0, (result.returncode, result.stderr)
+    entries = _entries(result.stdout)
+    assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
+    assert "ollama v0.20.0 does not ship gfx906 either" in entries["hsa-override-9.0.6"]["summary"]
+    assert "embedded timeline's at v0.20.0" in entries["copy-rocblas-tensile"]["summary"]
+    assert entries["copy-rocblas-tensile"]["setting"].startswith("cp /opt/rocm/lib/rocblas/library/*gfx900* ")
 
 
 def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_exe, tmp_path):

@@ -272,9 +272,9 @@ def _ollama_fixture(tmp_path: Path, tag: str = "v0.17.5") -> Path:
 
 # -- 10: never answer from nothing ------------------------------------------------------------------------------
 def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate_exe, tmp_path):
-    """At a version no embedded snapshot holds (issue 36 item 8: at the pins' and a pin set's, the embedded evidence
-    answers, as `scan` does: tests/answer/test_answer_items.py)."""
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--offline", "--ref", "ollama=v0.20.0",
+    """At a version nothing embedded holds (issue 36 item 8: at the pins', a pin set's and every release of the
+    embedded timeline, the embedded evidence answers: tests/answer/test_answer_items.py)."""
+    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--offline", "--ref", "ollama=v0.99.0",
                  env={"GFXGATE_CACHE_DIR": str(tmp_path / "cache")})
     assert result.returncode == 5, (result.returncode, result.stdout[:300])
     assert result.stdout == ""

@@ -196,3 +196,34 @@ def _scan_steps(target: str, tag: str, root: Path) -> dict[str, tuple[str, ...]]
     route = scan(ScanRequest(targets=(target,), refs=refs, offline=True,
                              installed=(str(root / "usr/local/lib/ollama"),))).routes[0]
     return {b.backend: tuple(s.workaround for s in b.option.steps) for b in route.backends if b.option is not None}
+
+
+@pytest.mark.parametrize("target", ["gfx900", "gfx1031"])
+def test_workarounds_offline_gives_the_stored_override_status_where_the_route_changes(gfxgate_exe, target, timeline, cells,
+                                                                                        tmp_path):
+    """Through the installed script, offline without a clone, at the first release of each of the target's cells (a
+    release no snapshot holds is answered from the stored timeline): each override entry is "not shipped" exactly
+    where the check over the stored release refuses it, and never where the stored ROCm route is that override."""
+    from gfxgate.sources.resolve import load_pins
+
+    embedded = {load_pins().sources["ollama"].ref, "v0.17.5"}
+    overrides = [w for w in default_workarounds() if w.override and target in w.applies_to]
+    checked = 0
+    for cell in timeline.row(target).cells:
+        tag = cell.first
+        if tag in embedded:
+            continue
+        result = _run(gfxgate_exe, "workarounds", "-t", target, "--format", "json", "--offline", "--ref", f"ollama={tag}",
+                      cache=tmp_path)
+        assert result.returncode == 0, (tag, result.stderr)
+        entries = {w["id"]: w for w in json.loads(result.stdout)["workarounds"]}
+        rocm = _rocm(cell)
+        for w in overrides:
+            if w.id not in entries:  # not at this release (exists_in)
+                continue
+            check = override_check(cells.at(tag), w.override)
+            assert (entries[w.id]["state"] == "not shipped") == (check.checked and not check.ships), (target, tag, w.id)
+            if rocm is not None and rocm.state == "route" and rocm.steps[:1] == (w.id,):
+                assert entries[w.id]["state"] != "not shipped", (target, tag, w.id)
+            checked += 1
+    assert checked >= 5
