@@ -55,6 +55,8 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
     name beside it; with ``folder``, also the H200 sweep samples rendered from the inputs committed there
     (samples/h200/)."""
     from gfxgate.app.scan import matrix as scan_matrix
+    from gfxgate.app.scan import recorded_runs
+    from gfxgate.gate.scan import FactsRequest
     from gfxgate.report import render
     from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
@@ -63,7 +65,7 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
     pin_sets = load_pins().pin_sets
     for prefix, refs in [("", None), *((f"{name}/", dict(refs)) for name, refs in sorted(pin_sets.items()))]:
         for name in SAMPLE_TARGETS:
-            matrix = scan_matrix([catalog().parse(name)], refs=refs)
+            matrix = recorded_runs(scan_matrix([catalog().parse(name)], FactsRequest(refs=refs)))  # what scan prints
             out[f"{prefix}{name}.md"] = render(matrix, "md")
             out[f"{prefix}{name}.json"] = render(matrix, "json")
             out[f"{prefix}{name}.txt"] = render(matrix, "text", width=80)  # what a terminal of 80 columns shows

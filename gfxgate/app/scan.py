@@ -9,10 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.targets import TargetId
+
+if TYPE_CHECKING:
+    from gfxgate.gate.scan import FactsRequest
 
 
 @dataclass(frozen=True)
@@ -62,10 +65,28 @@ def scan(req: ScanRequest) -> GateMatrix:
         runtime_backends = runtime_backend_verdicts(diagnoses, parsed)  # each route judged by its own backend's runs
         versions = log_versions(diagnoses)
         runtime_version = versions[0] if len(versions) == 1 else None
-    return matrix(parsed, live=req.live, refs=req.refs, sources=req.sources, offline=req.offline,
-                  installed=installed_paths(req.installed) or None, runtime=req.runtime, rules_root=req.rules_root,
-                  snapshot_path=req.snapshot_path, runtime_cells=runtime_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, today=req.today)
+    from gfxgate.gate.scan import FactsRequest
+
+    facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
+                         snapshot_path=req.snapshot_path, today=req.today)
+    result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
+                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
+    return recorded_runs(result)
+
+
+RECORDED = "recorded on {target}: "  # the note prefix the terminal shows under the target's answer
+
+
+def recorded_runs(result: GateMatrix) -> GateMatrix:
+    """The matrix with a note per recorded failure on each target (rules/runtime.yaml: the study's Vega 56), with its
+    conditions, the contrast, and at another version that it was not measured there (issue 37)."""
+    import dataclasses
+
+    from gfxgate.machine import cautions
+
+    notes = [RECORDED.format(target=route.target) + text + f" [{source}]" for route in result.routes
+             for text, source in cautions(route.target, route.version.removeprefix("v") if route.version else None)]
+    return dataclasses.replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
 
 
 def installed_paths(values: tuple[str, ...]) -> list[Path]:
@@ -88,20 +109,21 @@ def installed_paths(values: tuple[str, ...]) -> list[Path]:
 
 def matrix(
     targets: list[TargetId],
+    facts: FactsRequest | None = None,
     *,
     installed: list[Path] | None = None,
     runtime: Path | None = None,
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
-    **facts_options: Any,
 ) -> GateMatrix:
-    """The gate matrix of ``targets``: the rules' facts (``facts_options``: as ``gate.scan.gate_facts`` takes them),
+    """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
     from diagnosed logs (``runtime_cells`` and, per target, each backend's ``runtime_backends``), then the answer."""
-    from gfxgate.gate.scan import answer, columns, gate_facts
+    from gfxgate.gate.scan import FactsRequest, answer, columns, gate_facts
+    from gfxgate.trace.workarounds import check_steps
 
-    gate = gate_facts(**facts_options)
+    gate = gate_facts(facts or FactsRequest())
     columns_ = columns(targets)  # the override routes read these columns too
     extra = {}
     if installed:
@@ -118,4 +140,5 @@ def matrix(
         runtime_backends = worklog_backends(runtime, columns_)
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
-    return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version)
+    return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version,
+                  check_steps=check_steps)

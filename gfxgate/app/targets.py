@@ -25,7 +25,9 @@ def targets(req: TargetsRequest) -> TargetsAnswer:
     cat = catalog()
     target = req.target
     if req.hsa_override:
-        target = cat.from_hsa_override(req.hsa_override).name
+        from gfxgate.answer.override import posed_target
+
+        target = posed_target(req.hsa_override)
     if target and cat.vendor_of(target) is None:  # not a vendor's own name: a card name or a PCI id
         found = cat.by_card(target)
         if len(found) > 1:

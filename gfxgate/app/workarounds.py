@@ -1,6 +1,10 @@
 """`workarounds(WorkaroundsRequest) -> WorkaroundsAnswer`: every documented workaround (those that apply to the
 named targets), each checked at the scanned versions; with targets, each entry's setting is its route step's (the same
-answer as `scan`), and with installed files, whether code exists for the target an HSA override selects."""
+answer as `scan`), an HSA override whose posed target the release does not ship is "not shipped" (the override check
+of scan and doctor), and with installed files, whether code exists for the target an HSA override selects.
+
+Without ollama (offline, no clone) at a version an embedded snapshot holds (the pins', a pin set's), the answer is
+the embedded evidence's, as `scan` gives it: each entry not checked, with its route setting and override check."""
 
 from __future__ import annotations
 
@@ -26,7 +30,11 @@ class WorkaroundsAnswer:
 
 def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.app.common import parse_targets, require_source
+    from gfxgate.errors import SourceError
     from gfxgate.gate import workarounds as wk
+    from gfxgate.gate.route import override_rule, step_settings
+    from gfxgate.gate.scan import FactsRequest, scan_matrix
+    from gfxgate.trace import workarounds as tw
     from gfxgate.sources.resolve import SourceSet, load_pins
 
     parsed = parse_targets(req.targets)
@@ -42,25 +50,98 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         report = scan_paths(list(req.installed))
         artifacts = lambda target: artifact_verdicts(report, [target])  # noqa: E731 - one question per override
     sources, refs, offline = req.sources, req.refs, req.offline
-    sourceset = SourceSet(load_pins(), sources=sources, refs=refs, offline=offline)
+    pins = load_pins()
+    # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study); the
+    # route settings are that snapshot's even with --source (the same answer as `scan --ref` without it)
+    facts = FactsRequest(refs=refs or None, offline=offline, strict_coupled=False)
+    embedded = facts.embedded  # FactsRequest.origin: the one place that decides snapshot, pin set or live
+    sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     try:
-        # the entries are checked in ollama at its version: without it there is nothing to answer from (exit 5 or 4,
-        # naming the --source to give), never a table of unknowns
-        ollama = require_source(sourceset, "ollama", "workarounds")
-        steps = None
+        # the entries are checked in ollama at its version: without it, the embedded evidence answers where a
+        # snapshot holds the version, else there is nothing to answer from (exit 5 or 4, naming the --source to give)
+        try:
+            ollama = require_source(sourceset, "ollama", "workarounds")
+        except SourceError:
+            if sources:
+                raise
+            if not embedded:  # a release of the embedded timeline: its stored statuses and Routes answer
+                stored = _from_timeline(items, parsed, refs)
+                if stored is None:
+                    raise
+                return stored
+            ollama = None
+        matrix = steps = None
         if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
-            from gfxgate.gate.route import step_settings
-            from gfxgate.gate.scan import scan_matrix
-
-            pins = load_pins()
-            # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study)
-            pinned = (not refs and ollama.ref == pins.sources["ollama"].ref) or (bool(refs) and pins.pin_set_for(refs) is not None)
-            matrix = (scan_matrix(parsed, refs=refs or None, offline=offline, strict_coupled=False) if pinned else
-                      scan_matrix(parsed, refs=refs, sources=sources, offline=offline, strict_coupled=False))
+            if not embedded or (not refs and ollama is not None and ollama.ref != pins.sources["ollama"].ref):
+                facts = FactsRequest(refs=refs, sources=sources, offline=offline, strict_coupled=False)
+            matrix = scan_matrix(parsed, facts, trim=False, check_steps=tw.check_steps)
             steps = step_settings(matrix.routes)
-        reports = wk.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps)
-        absent = wk.not_applicable(items, sourceset)
+        if ollama is None:
+            version = refs.get("ollama") or pins.sources["ollama"].ref
+            ref_of = (refs or {"ollama": version}).get
+            reports = wk.unchecked(items, ref_of, "ollama cannot be read here, so the workarounds' own checks did not "
+                                   "run; the route settings and override checks are the embedded snapshot's (give "
+                                   "--source ollama=CLONE to check them)", targets=parsed, steps=steps, view=matrix,
+                                   override=override_rule(), release=f"ollama {version}")
+            return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
+                                     tuple(w for w in items if not w.exists_at(ref_of)))
+        view = matrix if matrix is not None else _stored_release(ollama.ref)  # without targets: the stored release's
+        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=view,
+                               override=override_rule(), release=f"ollama {ollama.ref}")
+        absent = tw.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
     return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
+
+
+def _stored_release(tag: str):
+    """The embedded timeline at ollama ``tag`` as a status view (the posed targets' columns an override check reads
+    when no targets were named), or None when it does not hold that release."""
+    from gfxgate.errors import GfxgateError
+    from gfxgate.timeline import snapshot
+
+    try:
+        cells = snapshot.load_cells()
+    except GfxgateError:
+        return None
+    return cells.at(tag) if tag in cells.tags else None
+
+
+def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
+    """The answer at a release of the embedded timeline (``--ref ollama=TAG``, offline, no clone): each entry not
+    checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
+    a cell's versioned command), and the override check over the stored release; None when the timeline does not
+    hold that release."""
+    from gfxgate.errors import GfxgateError
+    from gfxgate.gate import workarounds as wk
+    from gfxgate.gate.route import default_routes, override_rule, step_setting
+    from gfxgate.timeline import snapshot
+
+    tag = refs.get("ollama")
+    if set(refs) != {"ollama"} or not tag:
+        return None
+    try:
+        cells = snapshot.load_cells()
+    except GfxgateError:
+        return None
+    if tag not in cells.tags:
+        return None
+    ref_of = {"ollama": tag}.get
+    rules = default_routes()
+    by_id = {w.id: w.at(ref_of) for w in items}
+    steps: dict[str, dict[str, str]] = {}
+    for target in (str(t) for t in parsed):
+        if target not in cells.targets:
+            continue
+        for b in cells.cell_at(target, tag).backends:
+            rule_of = {s.workaround: s for r in rules.routes if r.backend == b.backend for s in r.steps}
+            rule_of.update({s.workaround: s for s in rules.device_steps})
+            for step in b.steps:
+                if step in by_id:
+                    steps.setdefault(step, {}).setdefault(target, step_setting(by_id[step], target, rule=rule_of.get(step)))
+    reports = wk.unchecked(items, ref_of, f"ollama cannot be read here, so the workarounds' own checks did not run; the "
+                           f"route settings and override checks are the embedded timeline's at {tag} (give --source "
+                           "ollama=CLONE to check them)", targets=parsed, steps=steps, view=cells.at(tag),
+                           override=override_rule(), release=f"ollama {tag}")
+    return WorkaroundsAnswer(tuple(reports), (), tuple(w for w in items if not w.exists_at(ref_of)))

@@ -88,7 +88,9 @@ def override_match(code: str, device: TargetId) -> Match | None:
 
 def override_loads(value: str) -> str:
     """What ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load: the posed processor's code and Tensile files."""
-    posed = catalog().from_hsa_override(value).name
+    from gfxgate.answer.override import posed_target
+
+    posed = posed_target(value)
     generics = [g.name for g in catalog().generics_of(posed)]
     code = f"{posed} code objects" + (f" (or {' / '.join(generics)} code)" if generics else "")
     return (f"HSA_OVERRIDE_GFX_VERSION={value} makes the runtime report {posed}: HIP loads {code}, rocBLAS reads "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options
+from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -14,6 +14,8 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
               help="Read this folder as / (a captured tree: sysfs under DIR/sys, units under DIR/etc …).")
 @click.option("--log", "logs", multiple=True, metavar="LOG", type=click.Path(allow_dash=True),
               help="An Ollama / llama.cpp log (as `gfxgate diagnose` reads it) for the runtime row.")
+@click.option("--runtime", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="WORKLOG",
+              help="A `gfxgate sweep` worklog of this machine: a backend whose runs failed is 'failed on this machine'.")
 @click.option("--journal", is_flag=True, help="Also diagnose the service's journal since boot (journalctl -u ollama; this machine only).")
 @click.option("--live", "live_url", metavar="URL", default=None,
               help="Ask this Ollama server /api/version and /api/ps (e.g. http://127.0.0.1:11434).")
@@ -24,7 +26,7 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any",
               help="Exit 1 when BACKEND (rocm, vulkan, cpu) or any backend does not run on this machine as it is; repeatable.")
 @source_options(refs=False, online=True, note="for the matrix at the installed version")
-def doctor(root, logs, journal, live_url, collect, fmt, output, fail_on, sources, online) -> None:
+def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on, sources, online) -> None:
     """The whole chain on this machine: GPUs (KFD/DRM sysfs, no ROCm needed), installed runtimes, the ollama
     service's real environment (unit + drop-ins, file:line), device access, the gate matrix at the installed
     version, a verdict per backend and the fix as this machine's steps. Read-only; never needs root.
@@ -39,10 +41,10 @@ def doctor(root, logs, journal, live_url, collect, fmt, output, fail_on, sources
     from gfxgate.errors import ExitCode
     from gfxgate.sources.resolve import parse_assignments
 
-    result = examine(DoctorRequest(root=root, logs=tuple(logs), journal=journal, live_url=live_url,
+    result = examine(DoctorRequest(root=root, logs=tuple(logs), runtime=runtime, journal=journal, live_url=live_url,
                                    sources=parse_assignments(sources, "--source"), offline=not online,
                                    fail_on=tuple(fail_on), collect=collect))
-    emit(render(result.report, fmt), output)
+    emit(render(result.report, fmt, **(terminal(output) if fmt == "text" else {})), output)
     if result.collected is not None:
         click.echo(f"gfxgate: wrote {result.collected} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)",
                    err=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,13 +30,11 @@ class PlainProgress:
     def run_started(self, cell: Any) -> None:
         pass
 
-    def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
+    def run_finished(self, cell: Any, run: Any) -> None:  # a sweep.worklog.RunRecord, as the worklog reads it
         from gfxgate.sweep.facts import cell_text
-        from gfxgate.sweep.worklog import Run
 
         self.done += 1
-        text = cell_text([Run(record, 0)])
-        echo(f"[{self.done}/{self.total}] {cell}: {text} ({record['run_id']})", err=True)
+        echo(f"[{self.done}/{self.total}] {cell}: {cell_text([run])} ({run.run_id})", err=True)
 
     def end(self) -> None:
         pass
@@ -70,14 +68,12 @@ class RichProgress:
         if self.task is not None:
             self.bar.update(self.task, description=str(cell))
 
-    def run_finished(self, cell: Any, record: Mapping[str, Any]) -> None:
+    def run_finished(self, cell: Any, run: Any) -> None:  # a sweep.worklog.RunRecord, as the worklog reads it
         from gfxgate.sweep.facts import cell_text
-        from gfxgate.sweep.worklog import Run
 
         from gfxgate.report.text import inert
 
-        self.bar.console.print(inert(f"{cell}: {cell_text([Run(record, 0)])} ({record['run_id']})"), markup=False,
-                               highlight=False)
+        self.bar.console.print(inert(f"{cell}: {cell_text([run])} ({run.run_id})"), markup=False, highlight=False)
         if self.task is not None:
             self.bar.advance(self.task)
 

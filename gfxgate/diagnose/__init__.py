@@ -12,11 +12,11 @@ from __future__ import annotations
 def diagnose_inputs(paths, *, units=(), since=None, sources=None, offline=True, locate=True):
     """Diagnose each input (paths, '-', journal units); one Diagnosis per input, in order."""
     from gfxgate.diagnose.analyse import diagnose_log
-    from gfxgate.diagnose.catalogue import default_catalogue, default_workaround_facts
+    from gfxgate.diagnose.catalogue import WorkaroundRecords, default_catalogue
     from gfxgate.diagnose.reader import read_journal, read_path
 
     catalogue = default_catalogue()
-    workarounds = default_workaround_facts()  # checked with the catalogue (gate.workarounds), cached with it
+    workarounds = WorkaroundRecords()  # gate.workarounds' records, checked with the catalogue, cached with it
     inputs = [read_path(p) for p in paths] + [read_journal(u, since=since) for u in units]
     locator = None
     if locate:

@@ -18,7 +18,7 @@ from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.errors import TargetError
-from gfxgate.gate.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
+from gfxgate.diagnose.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
 
 OVERRIDE_VARS = (
@@ -222,10 +222,10 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
         wk, absent = keep_existing(tuple(w for w in message.workarounds if _applies(w, target, workarounds)), workarounds,
-                                   target, version_at(hit.index), kind)  # gate/remedy.py: only what the log's release has
+                                   target, version_at(hit.index), kind)  # diagnose/remedy.py: only what the log's release has
         context += absent
         line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
-        wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # gate/remedy.py: only overrides to listed code
+        wk, left_out = keep_overrides(wk, workarounds, listed_targets(  # diagnose/remedy.py: only overrides to listed code
             hit.get("supported") or hit.get("available") or line_attrs.get("supported_types") or line_attrs.get("supported")))
         context += left_out
         wk, remedy_notes = _remedies_from_log(wk, workarounds, target, hsa, tensile)  # the whole log's evidence
@@ -236,7 +236,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             printed_at, cross_notes = _cross_check_source(hit.line.text, printed_at)
             context += cross_notes
         remedy = fill_remedy(message.remedy or "", target=target, version=version_at(hit.index), log_kind=kind,
-                             phase=runs[run_index].phase if run_index is not None else None)  # gate/remedy.py
+                             phase=runs[run_index].phase if run_index is not None else None)  # diagnose/remedy.py
         verdict = None
         if not stale and target and message.implies is not None and message.layer:
             verdict = Verdict(
@@ -281,10 +281,24 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
     conclusions = _conclusions(runs, findings, live_hits, kind, {m.id for m in catalogue.messages if m.printed_by_discovery})
+    notes += _vulkan_offered_nothing(facts, gpus, runs)
     return Diagnosis(
         log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _vulkan_offered_nothing(facts: list[Fact], gpus: list[Gpu], runs: list[Run]) -> list[str]:
+    """Vulkan was switched on, yet no Vulkan device was listed and every run ran on the CPU: the Vulkan driver (Mesa
+    RADV) or Ollama's Vulkan runner is missing on that machine (issue 37)."""
+    vulkan = next((f for f in facts if f.name == "env:OLLAMA_VULKAN"), None)
+    if (vulkan is None or vulkan.value.lower() not in ("1", "true") or not runs
+            or any(r.outcome != "cpu-only" for r in runs) or any(g.backend.lower() == "vulkan" for g in gpus)):
+        return []
+    where = str(vulkan.evidence[0].location) if vulkan.evidence and vulkan.evidence[0].location else "the server config"
+    return [f"OLLAMA_VULKAN was on ({where}), yet discovery listed no Vulkan GPU and every run ran on the CPU: the "
+            "Vulkan driver (vulkan-radeon on Arch, mesa-vulkan-drivers on Debian/Ubuntu) or Ollama's Vulkan runner is "
+            "missing (`gfxgate doctor` says which)"]
 
 
 def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind: str | None,
@@ -401,10 +415,10 @@ def _target_order(name: str) -> tuple:
 
 
 def _override_target(hsa: str) -> str | None:
-    from gfxgate.targets import catalog
+    from gfxgate.answer.override import posed_target
 
     try:
-        return catalog().from_hsa_override(hsa).name
+        return posed_target(hsa)
     except TargetError:  # an override that names no known target: say nothing rather than guess
         return None
 

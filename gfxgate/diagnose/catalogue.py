@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from gfxgate.diagnose.patterns import LiteralScanner, Pattern, PatternError, compile_pattern
 from gfxgate.errors import RuleError
@@ -156,7 +156,7 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             problems.append("a fact has no layer or implied status")
         if workarounds is not None:
             problems += [f"unknown workaround {w!r}" for w in message.workarounds if w not in workarounds]
-        from gfxgate.gate.remedy import FIELDS, unknown_placeholders  # remedies are templates (gate/remedy.py)
+        from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 
         problems += [f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
                      for name in unknown_placeholders(message.remedy or "")]
@@ -188,33 +188,6 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
     return Catalogue(tuple(out), str(path))
 
 
-class WorkaroundFacts(NamedTuple):
-    """What a diagnosis reads of a workaround of rules/workarounds.yaml, as :mod:`gfxgate.gate.workarounds` loads and
-    checks it (its ``Workaround`` has these attributes too: the remedy functions take either)."""
-
-    id: str
-    setting: str
-    override: str | None
-    applies_to: tuple[str, ...]
-    exists_in: ExistsIn | None = None
-
-    def exists_at(self, ref_of) -> bool:
-        """As ``Workaround.exists_at``: whether the workaround exists at the scanned versions."""
-        from gfxgate.sources.versions import exists_at
-
-        return self.exists_in is None or exists_at(self.exists_in.repo, self.exists_in.versions, ref_of)
-
-
-class ExistsIn(NamedTuple):
-    """A workaround's ``exists_in`` (the versions of a repository where it exists at all), as ``Era.describe`` says it."""
-
-    repo: str
-    versions: str
-
-    def describe(self) -> str:
-        return f"{self.repo} {self.versions}"
-
-
 @functools.cache
 def default_catalogue() -> Catalogue:
     """The shipped catalogue, cross-checked against the layers, pins and workarounds (:func:`load`) once per content
@@ -228,11 +201,25 @@ def default_catalogue() -> Catalogue:
 
 
 @functools.cache
-def default_workaround_facts() -> tuple[WorkaroundFacts, ...]:
-    """The shipped workarounds as a diagnosis reads them (gate.workarounds.default_workarounds, checked there), taken
-    from the same cache entry as the catalogue."""
-    return tuple(WorkaroundFacts(w[0], w[1], w[2], tuple(w[3]), ExistsIn(*w[4]) if w[4] else None)
-                 for w in _checked()[0]["workarounds"])
+def default_workaround_records() -> tuple:
+    """The shipped workarounds as a diagnosis reads them: gate.workarounds' own ``Workaround`` records (loaded and
+    checked there, once per content of the rules, with the catalogue), rebuilt from the same cache entry without
+    their checks and eras (a diagnosis runs no check; it reads each entry's id, setting, override, targets and
+    ``exists_in``)."""
+    from gfxgate.gate.workarounds import Era, Workaround
+
+    return tuple(Workaround(**{**fields, "unblocks": tuple(fields["unblocks"]), "applies_to": tuple(fields["applies_to"]),
+                               "checks": (), "exists_in": Era(fields["exists_in"][0], fields["exists_in"][1], "", ())
+                                                                                  if fields["exists_in"] else None})
+                 for fields in _checked()[0]["workarounds"])
+
+
+class WorkaroundRecords:
+    """:func:`default_workaround_records`, loaded when a finding first asks for them (a log without findings does not
+    pay for the records' module)."""
+
+    def __iter__(self):
+        return iter(default_workaround_records())
 
 
 @functools.cache
@@ -261,9 +248,12 @@ def _checked() -> tuple[dict[str, Any], Catalogue | None]:
         loaded.append(load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts),
                            workarounds={w.id for w in workarounds}))
         return {"messages": load_yaml(root / "messages.yaml", "messages")["messages"],
-                "workarounds": [[w.id, w.setting, w.override, list(w.applies_to),
-                                 [w.exists_in.repo, w.exists_in.versions] if w.exists_in else None] for w in workarounds]}
+                "workarounds": [{"id": w.id, "title": w.title, "kind": w.kind, "setting": w.setting, "what": w.what,
+                                 "addresses": w.addresses, "unblocks": list(w.unblocks), "risk": w.risk,
+                                 "override": w.override, "applies_to": list(w.applies_to),
+                                 "exists_in": [w.exists_in.repo, w.exists_in.versions] if w.exists_in else None}
+                                for w in workarounds]}
 
-    # "-2": the workaround facts gained exists_in (an entry of the earlier shape is another kind, never read back)
-    data = datacache.cached(root / "messages.yaml", b"\0\0".join(parts), "diagnose-checked-2", "messages", parse)
+    # "-3": the workarounds are gate.workarounds' records' fields (an entry of an earlier shape is another kind)
+    data = datacache.cached(root / "messages.yaml", b"\0\0".join(parts), "diagnose-checked-3", "messages", parse)
     return data, (loaded[0] if loaded else None)

@@ -9,6 +9,7 @@ from gfxgate.host.access import Node, UserAccess
 from gfxgate.host.install import Installs
 from gfxgate.host.sysfs import Gpu
 from gfxgate.host.units import Unit
+from gfxgate.machine import MachineFacts
 from gfxgate.model import Evidence, NeedsEvidence, Verdict
 from gfxgate.serial import JsonRecord
 
@@ -22,7 +23,8 @@ class FixStep(NeedsEvidence, JsonRecord):
     commands: tuple[str, ...]  # exact text to run or write
     evidence: tuple[Evidence, ...]
     done: bool = False  # the machine already does it (evidence: where)
-    check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (gate/route.py)
+    check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (answer/route.py)
+    origin: str = "route"  # "route": a step of the release's route; "machine": what this machine's files or runs add
 
     evidence_for = "fix step {self.workaround}"
 
@@ -49,6 +51,10 @@ class TargetReport(JsonRecord):
     pin: str | None = None  # the release to pin, with why
     notes: tuple[str, ...] = ()
     layer_backends: tuple[tuple[str, tuple[str, ...]], ...] = ()  # which backends each gate layer gates
+    pin_commands: tuple[str, ...] = ()  # the pin as commands for this machine's layout
+    pin_gives_up: str | None = None  # what the pinned release does not have
+    packaged: tuple[str, ...] = ()  # distribution packages that carry this target's code (rules/installs.yaml)
+    runtime: tuple[str, ...] = ()  # recorded runs on this target (rules/runtime.yaml), with their conditions
 
 
 @dataclass(frozen=True)
@@ -76,3 +82,4 @@ class MachineReport(JsonRecord):
     targets: tuple[TargetReport, ...] = ()
     unreadable: tuple[str, ...] = ()  # what could not be read (without root)
     notes: tuple[str, ...] = ()
+    facts: MachineFacts | None = None  # the installed runners and the runs, as the answer reads them

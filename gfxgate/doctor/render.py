@@ -29,11 +29,19 @@ def render_json(report: MachineReport) -> str:
 
 
 def _lines(report: MachineReport, md: bool) -> list[str]:
+    h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
+    out = [h(2, "gfxgate doctor" + (f" (root {report.root})" if report.root != "/" else "")), ""]
+    out += _machine_lines(report, md)
+    out += _target_lines(report, md)
+    return out
+
+
+def _machine_lines(report: MachineReport, md: bool) -> list[str]:
+    """GPUs, installs, the service and access: what the machine is."""
     esc = md_escape if md else (lambda s: s)
     c = code if md else (lambda s: s)
     h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
-    out = [h(2, "gfxgate doctor" + (f" (root {report.root})" if report.root != "/" else "")), ""]
-    out.append(h(3, "GPUs"))
+    out = [h(3, "GPUs")]
     for g in report.gpus:
         kind = "iGPU" if g.integrated else "dGPU" if g.integrated is False else ""
         mem = f"VRAM {_gib(g.vram_bytes)}" + (f", GTT {_gib(g.gtt_bytes)} (what an iGPU can use)" if g.gtt_bytes else "")
@@ -77,6 +85,14 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
         lv = report.live
         out.append(f"- live {lv.kind} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
                    + (", ".join(f"{esc(m['name'])} {m['on_gpu']}" for m in lv.models) or "no model loaded")))
+    return out
+
+
+def _target_lines(report: MachineReport, md: bool) -> list[str]:
+    esc = md_escape if md else (lambda s: s)
+    c = code if md else (lambda s: s)
+    h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
+    out: list[str] = []
     for t in report.targets:
         out += ["", h(3, f"{t.target} ({esc(t.gpu)}) at {t.version and 'v' + t.version or 'unknown version'}")]
         out.append(f"matrix: {esc(t.matrix_from)}")
@@ -102,7 +118,14 @@ def _lines(report: MachineReport, md: bool) -> list[str]:
                     else:
                         out += ["      " + line for cmd in step.commands for line in cmd.splitlines()]
         if t.pin:
-            out.append(f"- pin: {esc(t.pin)}")
+            out.append(f"- pin: {esc(t.pin)}" + (f"; gives up {esc(t.pin_gives_up)}" if t.pin_gives_up else ""))
+            if t.pin_commands:
+                out += (["", "    ```", *(f"    {cmd}" for cmd in t.pin_commands), "    ```", ""] if md
+                        else [f"      {cmd}" for cmd in t.pin_commands])
+        for line in t.packaged:
+            out.append(f"- {esc(line)}")
+        for line in t.runtime:
+            out.append(f"- recorded run: {esc(line)}")
         for n in t.notes:
             out.append(f"- note: {esc(n)}")
     if report.unreadable:
@@ -124,8 +147,65 @@ def render_md(report: MachineReport) -> str:
     return _inert("\n".join(_lines(report, True)).rstrip() + "\n")
 
 
-def render_text(report: MachineReport) -> str:
-    return _inert("\n".join(_lines(report, False)).rstrip() + "\n")
+STATE_STYLES = {"runs": "bold green", "needs steps": "bold yellow", "not installed": "bold red",
+                "failed on this machine": "bold red", "ran on the CPU": "bold red", "undecided": "magenta", "no route": "dim"}
+
+
+def render_text(report: MachineReport, *, width: int = 100, color: bool = False) -> str:
+    """The report laid out for a terminal as scan's is: per GPU the answer first, each backend's state coloured with
+    its steps (commands wrapped, never cut), the pin, the recorded runs; then the machine and the layers, whose "why"
+    is cut with "…" at the width. Every machine or log string goes in as text, inert, never as markup."""
+    from gfxgate.report.terminal import STYLES, Lines
+
+    out = Lines(width=width, color=color)
+    line = out.line
+
+    line(("gfxgate doctor", "bold"), (f" · root {report.root}" if report.root != "/" else "", "dim"))
+    for t in report.targets:
+        out.blank()
+        lead = next((b.state for b in t.backends if b.backend != "cpu" and b.title in t.answer[:80]), "undecided")
+        line(("The answer", "bold"), " for ", (t.gpu, "bold"), ": ", (t.answer or "none", STATE_STYLES.get(lead, "bold")))
+        for b in t.backends:
+            line((f"{b.title}: ", "bold"), (b.state, STATE_STYLES.get(b.state, "")), (f" ({b.label})", "dim"), indent=2)
+            if b.reason:
+                line(("why: ", "dim"), b.reason, indent=4)
+            todo = [s for s in b.steps if not s.done]
+            for number, step in enumerate(todo, 1):
+                line(f"{number}. ", step.what, (f" ({step.workaround}; {_ev(step.evidence[0])})", "dim"), indent=4)
+                for cmd in step.commands:
+                    for text in cmd.splitlines():
+                        line((text, "cyan"), indent=7)
+            for step in (s for s in b.steps if s.done):
+                line(("already done: ", "dim"), step.what, (f" ({_ev(step.evidence[0])})", "dim"), indent=4)
+        if t.pin:
+            line(("pin: ", "bold"), t.pin, (f"; gives up {t.pin_gives_up}" if t.pin_gives_up else "", "dim"), indent=2)
+            for cmd in t.pin_commands:
+                line((cmd, "cyan"), indent=7)
+        for text in t.packaged:
+            line(("packaged: ", "bold"), text.removeprefix("packaged route: "), indent=2)
+        for text in t.runtime:
+            line(("recorded: ", "bold"), text, indent=2)
+        for note in t.notes:
+            line(("note: ", "dim"), note, indent=2)
+    for text in _machine_lines(report, False):
+        if not text.startswith(("-", " ")):  # a heading and its underline
+            if text and not text.startswith("-" * 3):
+                out.blank()
+                line((text.split("\n")[0], "bold"))
+            continue
+        depth = len(text) - len(text.lstrip(" "))
+        line(text.strip(), indent=2 + depth)
+    for t in report.targets:
+        out.blank()
+        line((f"Layers of {t.target}", "bold"), (f" · {t.matrix_from}", "dim"))
+        out.table(("Layer", "status", "why"), [((v.layer, ""), (v.status.value, STYLES.get(v.status.value, "")), (v.summary, ""))
+                                              for v in t.rows])
+    if report.unreadable:
+        line(("Could not read (run as root to see them): ", "dim"), ", ".join(report.unreadable))
+    for note in report.notes:
+        line(("note: ", "dim"), note)
+    line(("Evidence and every path: --format md or json.", "dim"))
+    return out.text()
 
 
 def _nfd_value(text: str) -> str:
@@ -184,5 +264,9 @@ FORMATTERS: dict[Format, Formatter[MachineReport]] = {
     Format.PROMETHEUS: render_prometheus}
 
 
-def render(report: MachineReport, fmt: Format | str) -> str:
-    return FORMATTERS[choose(fmt, FORMATS)](report)
+def render(report: MachineReport, fmt: Format | str, *, width: int = 100, color: bool = False) -> str:
+    """``width`` and ``color`` lay out the text format; the other formats have one form."""
+    chosen = choose(fmt, FORMATS)
+    if chosen is Format.TEXT:
+        return render_text(report, width=width, color=color)
+    return FORMATTERS[chosen](report)

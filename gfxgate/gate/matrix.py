@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from gfxgate.model import SourceInfo, Verdict
+from gfxgate.model import Evidence, SourceInfo, Status, Verdict
 from gfxgate.serial import JsonRecord, document, to_json
 
 JSON_SCHEMA_VERSION = 1
@@ -63,6 +63,19 @@ class GateMatrix:
 
     def row(self, layer: str) -> list[Verdict]:
         return [self.cells[(layer, t)] for t in self.targets]
+
+    # the status view the answer reads (gfxgate.answer.view.StatusView), as the stored timeline implements it too
+    def status_of(self, layer: str, target: str) -> Status | None:
+        cell = self.cells.get((layer, target))
+        return cell.status if cell is not None else None
+
+    def where_of(self, layer: str, target: str) -> str:
+        cell = self.cells.get((layer, target))
+        return f"at {cell.evidence[0].location}" if cell is not None and cell.evidence and cell.evidence[0].location else ""
+
+    def evidence_of(self, layer: str, target: str) -> tuple[Evidence, ...]:
+        cell = self.cells.get((layer, target))
+        return cell.evidence if cell is not None else ()
 
     def to_json(self) -> dict[str, Any]:
         """The matrix as ``gfxgate scan --format json`` writes it: each layer with its cells in target order."""

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Mapping
 
 from gfxgate.errors import NetworkError, SourceError
 
@@ -35,48 +35,93 @@ class GateFacts:
     offline: bool
 
 
+@dataclass(frozen=True)
+class FactsRequest:
+    """What a matrix's facts are read from — the one typed request both matrix builders take (``scan_matrix`` here,
+    ``app/scan.py: matrix`` with the installed files and runs): the embedded snapshot of the pins, a pin set's
+    (``--ref ollama=v0.17.5``), another snapshot file, or the sources read live (``live``, a ``--ref`` or
+    ``--source``). :meth:`origin` is the one place that decides between them; :meth:`at_release` is the request for
+    one ollama release (doctor's installed version, workarounds' ``--ref``).
+
+    ``strict_coupled=False``: a coupled source (rocm-docs, clr) missing offline also falls back to its pin's snapshot
+    (said in the cell), for a caller that needs the answer's routes, which no coupled layer decides. ``today``: the
+    date the answer's release age is counted to (None: the age is not said, as in samples/)."""
+
+    live: bool = False
+    refs: Mapping[str, str] | None = None
+    sources: Mapping[str, str] | None = None
+    offline: bool = False
+    rules_root: Path | None = None
+    pins: Pins | None = None
+    snapshot_path: Path | None = None
+    strict_coupled: bool = True
+    today: date | None = None
+
+    @classmethod
+    def at_release(cls, tag: str | None, *, sources: Mapping[str, str] | None = None, offline: bool = False,
+                   strict_coupled: bool = True) -> FactsRequest:
+        """The facts of ollama ``tag``: the pins' snapshot at the pinned release (without --source), a pin set's at
+        its own (:meth:`origin`), else the sources at the tag."""
+        if not sources and (tag is None or tag == load_pins().sources["ollama"].ref):
+            return cls(offline=offline, strict_coupled=strict_coupled)
+        return cls(refs={"ollama": tag} if tag else None, sources=sources or None, offline=offline,
+                   strict_coupled=strict_coupled)
+
+    def origin(self) -> FactsOrigin:
+        """Where the facts come from: "snapshot" (the pins', or ``snapshot_path``), "pin-set" (the pin set's own
+        snapshot, with its pins) or "live" (the sources)."""
+        pins = self.pins or load_pins()
+        if self.snapshot_path is not None:
+            return FactsOrigin("snapshot", pins, None, self.snapshot_path)
+        env_overrides = SourceSet(pins).has_overrides
+        if self.refs and not self.live and not self.sources and self.rules_root is None and not env_overrides:
+            name = pins.pin_set_for(dict(self.refs))  # `--ref ollama=v0.17.5`: the study's versions, offline
+            if name is not None:
+                from gfxgate.gate import snapshot as _snapshot
+
+                return FactsOrigin("pin-set", pins.with_pin_set(name), name, _snapshot.pin_set_path(name))
+        live = self.live or bool(self.refs) or bool(self.sources) or env_overrides
+        return FactsOrigin("live" if live else "snapshot", pins, None, None)
+
+    @property
+    def embedded(self) -> bool:
+        """Whether an embedded snapshot answers (the pins' or a pin set's), not the sources."""
+        return self.origin().kind != "live"
+
+
+@dataclass(frozen=True)
+class FactsOrigin:
+    kind: str  # "snapshot", "pin-set" or "live"
+    pins: Pins  # the pins the facts are read with (a pin set's versions for "pin-set")
+    pin_set: str | None
+    snapshot_path: Path | None  # the snapshot file (None: the shipped one of the pins)
+
+
 def scan_matrix(
     targets: list[TargetId],
+    facts: FactsRequest | None = None,
     *,
     extra_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
-    **facts_options: Any,
+    trim: bool = True,
+    check_steps=None,
 ) -> GateMatrix:
-    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` (``facts_options``: its keywords) then
-    :func:`answer` (the use case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
-    return answer(gate_facts(**facts_options), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version)
+    """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
+    case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
+    return answer(gate_facts(facts or FactsRequest()), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
+                  runtime_version=runtime_version, trim=trim, check_steps=check_steps)
 
 
-def gate_facts(
-    *,
-    live: bool = False,
-    refs: dict[str, str] | None = None,
-    sources: dict[str, str] | None = None,
-    offline: bool = False,
-    rules_root: Path | None = None,
-    pins: Pins | None = None,
-    snapshot_path: Path | None = None,
-    strict_coupled: bool = True,
-    today: date | None = None,
-) -> GateFacts:
-    """The rules and their facts: from the embedded snapshot (of the pins, or of a pin set: ``--ref
-    ollama=v0.17.5``), another snapshot file, or read live from the sources (``live``, a ``--ref`` or ``--source``).
-    ``strict_coupled=False``: a coupled source (rocm-docs) missing offline also falls back to its pin's snapshot (said
-    in the cell), for a caller that needs the answer's routes, which no coupled layer decides (`workarounds -t`).
-    ``today``: the date the answer's release age is counted to (None: the age is not said, as in samples/)."""
-    pins = pins or load_pins()
-    pin_set, embedded = None, snapshot_path is None and rules_root is None  # the shipped snapshot answers
-    if refs and not live and not sources and snapshot_path is None and rules_root is None:
-        # `--ref ollama=v0.17.5` (the study's versions) is answered from the pin set's embedded snapshot, offline
-        pin_set = pins.pin_set_for(refs)
-        if pin_set is not None and not SourceSet(pins).has_overrides:
-            from gfxgate.gate import snapshot as _snapshot
-
-            pins, snapshot_path, refs = pins.with_pin_set(pin_set), _snapshot.pin_set_path(pin_set), None
-        else:
-            pin_set = None
+def gate_facts(request: FactsRequest) -> GateFacts:
+    """The rules and their facts, from where ``request.origin()`` says."""
+    origin = request.origin()
+    pins, pin_set, snapshot_path = origin.pins, origin.pin_set, origin.snapshot_path
+    refs = None if origin.kind == "pin-set" else (dict(request.refs) if request.refs else None)
+    sources = dict(request.sources) if request.sources else None
+    rules_root, offline, today = request.rules_root, request.offline, request.today
+    strict_coupled = request.strict_coupled
+    embedded = request.snapshot_path is None and rules_root is None  # the shipped snapshot answers
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
     )
@@ -84,7 +129,7 @@ def gate_facts(
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     # --rules alone stays on the snapshot (its facts serve every rule whose digest they match; the others
     # are unknown with a note): it used to switch to live mode silently and reach for the network.
-    use_live = snapshot_path is None and (live or bool(refs) or bool(sources) or sourceset.has_overrides)
+    use_live = origin.kind == "live"
     try:
         for name in sorted(set(refs or {}) | set(sources or {})):
             sourceset.get(name)  # a source the user named explicitly must open, or the scan fails clearly
@@ -97,7 +142,8 @@ def gate_facts(
                     sourceset.get(name)
                 except NetworkError as exc:
                     if (offline and strict_coupled) or name not in pins.couplings:
-                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)") from None
+                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)",
+                                        source=name) from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
         if use_live:
@@ -140,23 +186,28 @@ def answer(
     extra_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
+    trim: bool = True,
+    check_steps=None,
 ) -> GateMatrix:
-    """The matrix of ``targets`` on ``gate``'s facts, with their answers. ``extra_cells``: cells the facts do not give
+    """The matrix of ``targets`` on ``gate``'s facts, with their answers (``trim=False``: with the columns of the
+    targets' override routes too, for a view that checks an override over the same release). ``extra_cells``: cells the facts do not give
     ((layer, target) -> Verdict: the installed files', the runtime row), over :func:`columns`; ``runtime_backends``
     (per target, the verdicts of each backend the runs used) and ``runtime_version`` (the Ollama version the runs were
-    made with) let each answer be judged by its own backend's runs at a named version."""
-    from gfxgate.gate.route import decide
+    made with) let each answer be judged by its own backend's runs at a named version. ``check_steps``
+    (``trace/workarounds.py: check_steps``, passed in by the use case): how a live answer's steps are checked; without
+    it they are marked as not checked."""
+    from gfxgate.gate.route import decide, override_rule
 
     requested = [str(t) for t in targets]
     from gfxgate.gate.workarounds import default_workarounds, link
 
     matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets), catalog(), extra_cells=dict(extra_cells or {}),
                                sources=gate.infos, notes=gate.notes),
-                  default_workarounds())
+                  default_workarounds(), override_rule())
     routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
                           runtime_version=runtime_version) for name in requested)
-    if gate.live:  # every step of a live answer is checked at the scanned version, as `gfxgate workarounds` does
-        routes = _check_steps(routes, gate.pins, gate.sources, gate.refs, gate.offline)
+    if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
+        routes = check_steps(routes, gate)      # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
     from gfxgate.gate.route import mark_unchecked
 
     why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
@@ -164,7 +215,7 @@ def answer(
     routes = tuple(mark_unchecked(r, why) for r in routes)
     from gfxgate.gate.docs import cells_of_matrix, disagreements
 
-    cells = {key: v for key, v in matrix.cells.items() if key[1] in requested}
+    cells = {key: v for key, v in matrix.cells.items() if key[1] in requested or not trim}
     docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes,
                                notes=matrix.notes + tuple(note for _, note in docs))
@@ -214,19 +265,3 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
         out[rule.id] = dataclasses.replace(old, note=note)
         used.add(rule.repo)
     return out, tuple(s for s in snap.sources if s.name in used)
-
-
-def _check_steps(routes, pins, sources, refs, offline):
-    from gfxgate.gate.route import attach_checks, step_workarounds
-    from gfxgate.gate.workarounds import check_all, default_workarounds
-
-    wanted = step_workarounds(routes)
-    items = tuple(w for w in default_workarounds() if w.id in wanted)
-    if not items:
-        return routes
-    sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
-    try:
-        reports = {r.workaround.id: r for r in check_all(items, sourceset)}
-    finally:
-        sourceset.close()
-    return tuple(attach_checks(r, reports) for r in routes)

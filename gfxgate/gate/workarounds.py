@@ -18,8 +18,10 @@ import functools
 import re
 from typing import Callable, NamedTuple
 
+from gfxgate.answer.override import check_override, posed_target
+from gfxgate.answer.steps import SETTING_FIELDS, fill_setting
 from gfxgate.datafiles import load_yaml
-from gfxgate.errors import RuleError, SourceError, TargetError
+from gfxgate.errors import RuleError, TargetError
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.model import Evidence, Status
 from gfxgate.resources import rules_dir
@@ -28,6 +30,9 @@ from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sources.base import GrepSpec
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
+# an override whose posed target the release does not ship (gfxgate.answer.override): the variable may still be read,
+# but the override is no help by itself there — the same check as the scan's override route and doctor's
+NOT_SHIPPED = "not shipped"
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")  # {target}, {processor} in a setting (JSON settings' braces hold quotes)
 
 
@@ -154,10 +159,9 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
         problems += [f"unknown target {t!r}" for t in item.applies_to if t not in cat.by_name]
         if item.override:
             try:
-                cat.from_hsa_override(item.override)
+                posed_target(item.override)
             except TargetError as exc:  # reported as a rules problem here
                 problems.append(str(exc))
-        from gfxgate.gate.route import SETTING_FIELDS
 
         for setting in (item.setting, *(era.setting for era in eras)):
             problems += [f"setting {setting!r}: unknown placeholder {{{name}}} (a setting may name {', '.join(SETTING_FIELDS)})"
@@ -192,9 +196,10 @@ def default_workarounds() -> tuple[Workaround, ...]:
     return load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts))
 
 
-def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
+def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...], override=None) -> GateMatrix:
     """Point every blocked / override-required / partial cell at the workarounds that address its layer (those that
-    exist at the matrix's versions)."""
+    exist at the matrix's versions). ``override``: the override route rule (``gate.route.override_rule``), whose needs
+    say whether the release ships what an override a remedy names poses."""
     refs = {s.name: s.ref for s in matrix.sources}
     workarounds = tuple(w for w in workarounds if w.exists_at(refs.get))
     cells = {}
@@ -204,108 +209,59 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...]) -> GateMatrix:
             applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
             verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
                                           remedy=_with_override_loads(verdict.remedy, [
-                                              w for w in workarounds if w.override and processor in w.applies_to], matrix))
+                                              w for w in workarounds if w.override and processor in w.applies_to], matrix,
+                                              override))
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix) -> str | None:
+def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix, override=None) -> str | None:
     """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
     load (whichever layer the remedy belongs to: the release-packaging remedy names the override too) and whether
-    the same release ships it (``gate.route.override_shipped``, the posed target's column of the same matrix)."""
+    the same release ships it (``gfxgate.answer.override``, the posed target's column of the same matrix)."""
     if not remedy or "HSA_OVERRIDE_GFX_VERSION" not in remedy or "makes the runtime report" in remedy:
         return remedy
     from gfxgate.artifacts.compat import override_loads
-    from gfxgate.gate.route import override_shipped
 
     loads = []
     for w in applicable:
         if w.override:
-            missing, _ = override_shipped(matrix, w.override)
+            missing = check_override(matrix, w.override, override.needs, override.also_needs).clause() if override else None
             loads.append(override_loads(w.override) + (f"; but {missing}" if missing else ""))
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 
-def _ref_of(sourceset, repo: str) -> str | None:
-    """The ref a source set reads ``repo`` at; None when the source cannot be opened."""
-    try:
-        return sourceset.get(repo).ref
-    except SourceError:
-        return None
+def shipped_state(item: Workaround, state: str, summary: str, view, override, release: str) -> tuple[str, str]:
+    """An override entry whose posed target the release does not ship is "not shipped", whatever its variable's check
+    says (the check's words follow); any other entry keeps its state."""
+    if not item.override or view is None or override is None:
+        return state, summary
+    check = check_override(view, item.override, override.needs, override.also_needs)
+    if not check.checked or check.ships:
+        return state, summary
+    return NOT_SHIPPED, f"{check.clause(release)}; the variable: {state} ({summary})"
 
 
-def _run_check(check: Check, sourceset, env_search) -> CheckResult:
-    try:
-        source = sourceset.get(check.repo)
-    except SourceError as exc:
-        return CheckResult(check, check.repo, reason=f"source not available: {exc.message}")
-    where = f"{source.name}@{source.ref}"
-    if isinstance(check, EnvCheck):
-        found = env_search(check.env)
-        reason = next((why for repo, why in found.unavailable if repo == check.repo), None)
-        reads = [r for r in found.reads if r.repo == source.name]
-        evidence = tuple(Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads)
-        return CheckResult(check, where, reason=None if evidence else reason, evidence=evidence)
-    hits = check.hits(source)  # the rule-regex dialect on every kind of source
-    evidence = tuple(Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5])
-    return CheckResult(check, where, evidence=evidence)
-
-
-def not_applicable(workarounds: tuple[Workaround, ...], sourceset) -> list[Workaround]:
-    """The entries that do not exist at the scanned versions (``exists_in``): ``check_all`` leaves them out."""
-    ref_of = functools.partial(_ref_of, sourceset)
-    return [w for w in workarounds if not w.exists_at(ref_of)]
-
-
-def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None,
-              steps: dict[str, dict[str, str]] | None = None) -> list[WorkaroundReport]:
-    """Run the checks of every entry that exists at the scanned versions (``not_applicable`` lists the others); for
-    HSA overrides, say which target they select and what code exists for it.
-
-    Each entry's setting is the one for the targets: where it is a route step of a target (``steps``, from
-    ``gate.route.step_settings`` over the same versions' answer), that step's setting, else its own filled with the
-    target (``gate.route.fill_setting``), so `workarounds -t` and `scan` never show two settings for one entry."""
-    from gfxgate.gate.route import fill_setting
-    from gfxgate.targets import catalog
-
-    from gfxgate.trace import search_env
-    from gfxgate.trace.hops import HopContext
-
-    cat = catalog()
-    ctx = HopContext(sourceset)  # one parse cache: every file is parsed once across all searches
-    env_search = functools.cache(lambda name: search_env(sourceset, name, ctx=ctx))
+def unchecked(workarounds: tuple[Workaround, ...], ref_of, why: str, *, targets=(),
+              steps: dict[str, dict[str, str]] | None = None, view=None, override=None,
+              release: str = "this release") -> list[WorkaroundReport]:
+    """The entries that exist at the versions ``ref_of`` names, each not checked (``why``: no source to search), with
+    the setting of the targets' routes and the override check over ``view`` as ``trace.workarounds.check_all`` gives them: what
+    `workarounds` answers from the embedded evidence when the sources cannot be read."""
     out = []
-    skipped = {w.id for w in not_applicable(workarounds, sourceset)}
     for item in workarounds:
-        if item.id in skipped:
+        if not item.exists_at(ref_of):
             continue
-        item = item.at(functools.partial(_ref_of, sourceset))
-        item = dataclasses.replace(item, setting=_setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}),
+        item = item.at(ref_of)
+        item = dataclasses.replace(item, setting=setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}),
                                                               fill_setting))
-        results = tuple(_run_check(c, sourceset, env_search) for c in item.checks)
-        missing = [r for r in results if not r.evidence and r.reason is None]
-        unavailable = [r for r in results if r.reason]
-        if unavailable and not missing:
-            state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable if r.reason)
-        elif missing:
-            state = STALE
-            summary = "stale at " + ", ".join(sorted({r.where for r in missing})) + ": " + "; ".join(
-                f"{r.check.describe()} — not found" for r in missing)
-        else:
-            state = LIVE
-            first = results[0].evidence[0]
-            summary = f"evidence at {first.location}" + (f" (+{sum(len(r.evidence) for r in results) - 1} more)" if sum(len(r.evidence) for r in results) > 1 else "")
-        override_target = override_code = None
-        if item.override:
-            override_target = cat.from_hsa_override(item.override).name
-            if artifacts is not None:
-                override_code = _override_code(artifacts, override_target)
-        out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=results,
-                                    override_target=override_target, override_code=override_code))
+        state, summary = shipped_state(item, UNKNOWN, f"not checked — {why}", view, override, release)
+        out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=(),
+                                    override_target=posed_target(item.override) if item.override else None))
     return out
 
 
-def _setting_for(item: Workaround, targets: list[str], steps: dict[str, str], fill) -> str:
+def setting_for(item: Workaround, targets: list[str], steps: dict[str, str], fill) -> str:
     """The entry's setting for these targets: the route step's where it is one, else its own filled per target;
     several targets with different settings are listed ``target: setting; …``."""
     per = {t: steps.get(t) or fill(item.setting, t) for t in targets}
@@ -315,17 +271,3 @@ def _setting_for(item: Workaround, targets: list[str], steps: dict[str, str], fi
     if len(values) == 1:
         return values[0]
     return "; ".join(f"{t}: {v}" for t, v in per.items())
-
-
-def _override_code(artifacts, processor: str) -> str:
-    """What the scanned artifacts hold for the processor an override selects."""
-    from gfxgate.targets import catalog
-
-    cells = artifacts(catalog().parse(processor))
-    parts = []
-    for layer in ("rocblas-artifacts", "installed-gpu-code"):
-        verdict = cells.get((layer, processor))
-        if verdict is not None:
-            where = str(verdict.evidence[0].location) if verdict.evidence and verdict.evidence[0].location else ""
-            parts.append(f"{layer}: {verdict.status.value}" + (f" ({where})" if where else ""))
-    return "; ".join(parts) or "no artifacts scanned"

@@ -49,6 +49,7 @@ class Installs(JsonRecord):
     ggml_backends: tuple[str, ...]
     rocm: tuple[tuple[str, str], ...]  # (folder, version)
     containers: tuple[str, ...]  # docker / podman binaries
+    system_rocblas: tuple[str, ...] = ()  # rocBLAS library folders outside Ollama's (/opt/rocm, Debian's multiarch)
 
     def gpu_code_files(self) -> list[str]:
         """The files whose GPU code the artifacts scanner reads: every ROCm/HIP ggml library and rocBLAS folder."""
@@ -59,6 +60,8 @@ class Installs(JsonRecord):
                 if runner.rocblas:
                     out.append(runner.rocblas)
         out += [p for p in self.ggml_backends if "hip" in p.rsplit("/", 1)[-1]]
+        if not any(r.rocblas for i in self.ollama for r in i.runners):
+            out += list(self.system_rocblas)  # Arch's ollama-rocm and Debian's libggml-hip load the system rocBLAS
         return out
 
 
@@ -116,6 +119,18 @@ def ollama_version(fs: RootFS, binary: str | None) -> tuple[str | None, str | No
     return None, None
 
 
+def package_version(fs: RootFS) -> tuple[str | None, str | None]:
+    """Arch's package database: ``/var/lib/pacman/local/ollama-<ver>-<rel>/desc`` (``%VERSION%`` then the value)."""
+    for desc in fs.glob("var/lib/pacman/local/ollama-[0-9]*/desc"):
+        lines = (fs.read_text(desc) or "").splitlines()
+        for number, line in enumerate(lines[:-1], 1):
+            if line.strip() == "%VERSION%":
+                match = re.match(r"(?:[0-9]+:)?([0-9]+\.[0-9]+\.[0-9]+)", lines[number].strip())
+                if match:
+                    return match.group(1), f"{desc}:{number + 1}: {lines[number].strip()[:40]}"
+    return None, None
+
+
 def _run_version(binary: str) -> str | None:
     # The smallest bounded call until gfxgate/host/proc.py (run_bounded) lands: argv list, no shell, 10 s.
     import subprocess
@@ -139,6 +154,8 @@ def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
         if binary is None and lib is None:
             continue
         version, where = ollama_version(fs, binary)
+        if version is None:
+            version, where = package_version(fs)
         installs.append(OllamaInstall(binary, lib, version, where, tuple(runner_folders(fs, lib)) if lib else ()))
     servers = [f"{d}/llama-server" for d in dirs if fs.host(f"{d}/llama-server").is_file()]
     backends = sorted({p for g in LLAMA_LIB_GLOBS for p in fs.glob(g) if "/ollama/" not in p})
@@ -147,7 +164,90 @@ def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
         version = (fs.read_text(f"{folder}/.info/version") or "").strip()
         rocm.append((folder, version or "unknown"))
     containers = [f"{d}/{n}" for d in dirs for n in ("docker", "podman") if fs.host(f"{d}/{n}").is_file()]
-    return Installs(tuple(installs), tuple(servers), tuple(backends), tuple(rocm), tuple(dict.fromkeys(containers)))
+    return Installs(tuple(installs), tuple(servers), tuple(backends), tuple(rocm), tuple(dict.fromkeys(containers)),
+                    tuple(system_rocblas(fs)))
+
+
+# where distributions put rocBLAS's Tensile library: ROCm's own prefix (AMD's packages, Arch's extra/rocblas with
+# CMAKE_INSTALL_PREFIX=/opt/rocm) and Debian's librocblas4 (/usr/lib/<multiarch>/rocblas/<version>/library)
+SYSTEM_ROCBLAS_GLOBS = ("opt/rocm*/lib/rocblas/library", "usr/lib/*/rocblas/*/library", "usr/lib/rocblas/library")
+
+
+def system_rocblas(fs: RootFS) -> list[str]:
+    """rocBLAS library folders outside Ollama's runner folders, that hold Tensile files."""
+    out = []
+    for pattern in SYSTEM_ROCBLAS_GLOBS:
+        for folder in fs.glob(pattern):
+            if fs.is_dir(folder) and any(e.startswith("TensileLibrary") for e in fs.listdir(folder)):
+                out.append(folder)
+    return list(dict.fromkeys(out))
+
+
+def rocblas_lazy_targets(fs: RootFS, folder: str) -> tuple[str, ...]:
+    """The targets with a ``TensileLibrary_lazy_<gfx>.dat`` in a rocBLAS library folder (what Ollama's discovery and
+    rocBLAS's own loader look for first)."""
+    return _rocblas(fs, folder)[1]
+
+
+# -- layouts: which package or archive brought each backend's runner (rules/installs.yaml) ------------------------
+def machine_facts(fs: RootFS):
+    """The machine's runner facts for the answer (:class:`gfxgate.machine.MachineFacts`, runs left empty): each
+    recognised layout's backends, installed or not, with what installs a missing one. A machine where no layout is
+    recognised gives no runner facts (nothing is called missing)."""
+    from gfxgate.datafiles import load_yaml
+    from gfxgate.machine import MachineFacts, RunnerFact
+    from gfxgate.resources import rules_dir
+
+    data = load_yaml(rules_dir() / "installs.yaml", "installs")
+    layouts: list[str] = []
+    runners: list[RunnerFact] = []
+    for layout in data["layouts"]:
+        if not any(fs.glob(p.lstrip("/")) for p in layout["recognise"]):
+            continue
+        if layout["id"] == "docker" and layouts:
+            continue  # docker beside a native install: the native runners decide
+        if layout["id"] == "official" and "arch" in layouts:
+            continue  # Arch's /usr/lib/ollama is not the archive's /usr/local/lib/ollama
+        libs = [lib for pattern in layout["lib"] for lib in fs.glob(pattern.lstrip("/")) if fs.is_dir(lib)]
+        if not libs and layout["lib"]:
+            continue  # no library folder (a release that unpacks its runners at run time, a moved prefix): not judged
+        layouts.append(layout["id"])
+        for backend, spec in layout["backends"].items():
+            found = sorted({f"{lib}/{name}" for lib in libs for glob in spec["runner"] for name in _matching(fs, lib, glob)})
+            installed = bool(found) or (layout["id"] == "docker")
+            runners.append(RunnerFact(backend, layout["id"], installed, tuple(found), spec["package"],
+                                      tuple(spec["install"]), layout["evidence"]))
+    distro = os_release(fs)
+    driver = next((data.get("vulkan_drivers", {})[d] for d in distro if d in data.get("vulkan_drivers", {})), None)
+    pin = data.get("pin", {})
+    before = next((pin.get("before", {})[lay] for lay in layouts if lay in pin.get("before", {})), None)
+    if before is not None:
+        packages = [r.package for r in runners if r.installed and r.layout in layouts and r.package.startswith("ollama")]
+        before = before.replace("{packages}", " ".join(sorted(set(packages), key=lambda p: (p == "ollama", p)))) if packages else None
+    return MachineFacts(tuple(layouts), tuple(runners), (), distro, driver, pin.get("install"), before)
+
+
+def os_release(fs: RootFS) -> tuple[str, ...]:
+    """``ID`` then the ``ID_LIKE`` words of /etc/os-release (else /usr/lib/os-release), lower case."""
+    text = fs.read_text("/etc/os-release") or fs.read_text("/usr/lib/os-release") or ""
+    values = {}
+    for line in text.splitlines():
+        key, eq, value = line.partition("=")
+        if eq:
+            values[key.strip()] = value.strip().strip("\"'").lower()
+    return tuple(
+        w for w in dict.fromkeys([values.get("ID", ""), *values.get("ID_LIKE", "").split()]) if w)
+
+
+def _matching(fs: RootFS, lib: str, pattern: str) -> list[str]:
+    """Entries of ``lib`` matching ``pattern`` (fnmatch); a folder counts only when it is not empty."""
+    import fnmatch
+
+    out = []
+    for entry in fs.listdir(lib):
+        if fnmatch.fnmatchcase(entry, pattern) and (not fs.is_dir(f"{lib}/{entry}") or fs.listdir(f"{lib}/{entry}")):
+            out.append(entry)
+    return out
 
 
 # and the multiarch library folder; /opt/rocm/.kpack: TheRock's kpack archives beside lib/ (docs/kpack.md), where

@@ -3,10 +3,11 @@ as Markdown or JSON; no I/O."""
 
 from __future__ import annotations
 
-from gfxgate.diagnose.model import JSON_SCHEMA_VERSION
 from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import checked_table, code, md_escape
+
+SCHEMA_VERSION = 1  # the message-check document's own version (as report/workarounds.py's), not diagnose's
 
 
 def render_md(checks, *, sources) -> str:
@@ -29,7 +30,7 @@ def render_json(checks, *, sources) -> str:
                            "locations": [str(loc) for loc in r.locations]} for r in c.results]}
             for c in checks
         ],
-    }, version=JSON_SCHEMA_VERSION)
+    }, version=SCHEMA_VERSION)
     return dumps(data) + "\n"
 
 

@@ -90,7 +90,13 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     console.print(Padding(_text(("already done: ", _DIM), done.workaround, ((f" ({where})" if verbose and where else ""), _DIM)),
                                           (0, 0, 0, 4), expand=False))
                 if not option.steps and not option.satisfied:
-                    console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
+                    runtime = matrix.cells.get(("runtime", route.target))
+                    if runtime is not None and runtime.status.value == "blocked":  # the log's runs used no GPU
+                        console.print(Padding(_text(("no release setting to change, but the runs used no GPU: ", "yellow"),
+                                                    runtime.summary, " — `gfxgate doctor --log LOG` says what this "
+                                                    "machine lacks (the runner, the driver)"), (0, 0, 0, 4), expand=False))
+                    else:
+                        console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
             elif backend.state == "undecided":
                 console.print(Padding(_text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),
                                       (0, 0, 0, 2), expand=False))
@@ -99,6 +105,10 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                                       (0, 0, 0, 2), expand=False))
         if route.runtime:
             console.print(Padding(_text(("runtime: ", "bold"), f"{route.runtime.outcome} — {route.runtime.summary}"),
+                                  (0, 0, 0, 2), expand=False))
+        recorded = f"recorded on {route.target}: "  # app/scan.py recorded_runs: rules/runtime.yaml's runs
+        for note in (n for n in matrix.notes if n.startswith(recorded)):
+            console.print(Padding(_text(("recorded: ", "bold"), note.removeprefix(recorded).rsplit(" [", 1)[0]),
                                   (0, 0, 0, 2), expand=False))
 
 
@@ -213,3 +223,100 @@ def wrap_lines(text: str, *, width: int = 100) -> str:
         out += textwrap.wrap(line, width=width, subsequent_indent=indent + "    ", break_on_hyphens=False,
                              replace_whitespace=False) or [""]
     return "\n".join(out)
+
+
+_SGR = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
+
+
+def _sgr(text: str, style: str, color: bool) -> str:
+    codes = [_SGR[w] for w in style.split() if w in _SGR]
+    return f"\x1b[{';'.join(codes)}m{text}\x1b[0m" if color and codes and text else text
+
+
+def _split(word: list[tuple[str, str]], n: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The first ``n`` characters of a word of segments, and the rest."""
+    head, rest = [], []
+    for text, style in word:
+        if n <= 0:
+            rest.append((text, style))
+        elif len(text) <= n:
+            head.append((text, style))
+            n -= len(text)
+        else:
+            head.append((text[:n], style))
+            rest.append((text[n:], style))
+            n = 0
+    return head, rest
+
+
+class Lines:
+    """Terminal text built line by line, for the formatters of results that are lists rather than a matrix (doctor):
+    parts are (text, style) pairs or plain text, made inert; a line wraps at spaces to the width with its indent (a
+    word longer than the line is split); a table's last column is cut with "…". Colour (ANSI SGR) only when asked.
+    No rich: a report of a few hundred lines lays out in milliseconds."""
+
+    def __init__(self, *, width: int = 100, color: bool = False) -> None:
+        self.width = max(width, 40)
+        self.color = color
+        self.rows: list[str] = []
+
+    def line(self, *parts: tuple[str, str] | str, indent: int = 0) -> None:
+        # words are runs of non-spaces, each a list of (text, style) segments (a word may span parts: "(" + "label")
+        words: list[list[tuple[str, str]]] = []
+        word: list[tuple[str, str]] = []
+        for part in parts:
+            text, style = (inert(part[0]), part[1]) if isinstance(part, tuple) else (inert(part), "")
+            for n, chunk in enumerate(text.replace("\n", " ").split(" ")):
+                if n and word:  # a space ends the word before it
+                    words.append(word)
+                    word = []
+                if chunk:
+                    word.append((chunk, style))
+        if word:
+            words.append(word)
+        room = self.width - indent
+        out: list[str] = []
+        current: list[tuple[str, str]] = []
+        used = 0
+        for word in words:
+            size = sum(len(t) for t, _ in word)
+            while size > room:  # longer than a line: split it
+                if current:
+                    out.append(self._join(current))
+                    current, used = [], 0
+                head, word = _split(word, room)
+                out.append(self._join(head))
+                size -= room
+            if used and used + 1 + size > room:
+                out.append(self._join(current))
+                current, used = [], 0
+            if used:
+                current.append((" ", ""))
+                used += 1
+            current += word
+            used += size
+        out.append(self._join(current))
+        self.rows += [" " * indent + row if row else row for row in out]
+
+    def _join(self, segments: list[tuple[str, str]]) -> str:
+        return "".join(_sgr(t, st, self.color) for t, st in segments)
+
+    def blank(self) -> None:
+        self.rows.append("")
+
+    def table(self, header: tuple[str, ...], rows: list[tuple[tuple[str, str], ...]]) -> None:
+        """Columns as wide as their widest cell; the last takes the rest of the width and is cut with "…"."""
+        widths = [max([len(header[i])] + [len(inert(r[i][0])) for r in rows]) for i in range(len(header) - 1)]
+        rest = max(self.width - sum(w + 2 for w in widths), 8)
+
+        def cut(text: str) -> str:
+            return text if len(text) <= rest else text[:rest - 1] + "…"
+
+        self.rows.append("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
+        self.rows.append("─" * min(self.width, sum(w + 2 for w in widths) + rest))
+        for row in rows:
+            cells = [_sgr(inert(text).ljust(w), style, self.color) for (text, style), w in zip(row, widths)]
+            self.rows.append("  ".join(cells) + "  " + _sgr(cut(inert(row[-1][0])), row[-1][1], self.color))
+
+    def text(self) -> str:
+        return "\n".join(row.rstrip(" ") for row in self.rows) + "\n"

@@ -23,7 +23,7 @@ from gfxgate.errors import InputError, NetworkError, UsageError
 from gfxgate.logs import crash as crashmod
 from gfxgate.sweep.deadline import DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
-from gfxgate.sweep.worklog import WorklogWriter, cell_key, record_fields
+from gfxgate.sweep.worklog import RunRecord, WorklogWriter, cell_key, record_fields
 
 DEFAULT_NUM_GPU = (0, 1, 2, -1)
 DEFAULT_PROMPT = "Explain in three sentences why the sky is blue."
@@ -311,7 +311,7 @@ class Progress(Protocol):
 
     def run_started(self, cell: Cell) -> None: ...
 
-    def run_finished(self, cell: Cell, record: Mapping[str, Any]) -> None: ...
+    def run_finished(self, cell: Cell, run: RunRecord) -> None: ...
 
     def end(self) -> None: ...
 
@@ -323,7 +323,7 @@ class NoProgress:
     def run_started(self, cell: Cell) -> None:
         pass
 
-    def run_finished(self, cell: Cell, record: Mapping[str, Any]) -> None:
+    def run_finished(self, cell: Cell, run: RunRecord) -> None:
         pass
 
     def end(self) -> None:
@@ -513,11 +513,11 @@ class SweepRunner:
 
     def _run_one(self, cell: Cell, summary: SweepSummary) -> None:
         self.progress.run_started(cell)
-        record = self.run_cell(cell)
-        self.writer.append(record)
+        run = RunRecord(self.run_cell(cell))  # the one run type, written and then shown as the reader reads it
+        self.writer.append(run)
         summary.recorded += 1
-        summary.outcomes[record["outcome"]] = summary.outcomes.get(record["outcome"], 0) + 1
-        self.progress.run_finished(cell, record)
+        summary.outcomes[run.outcome] = summary.outcomes.get(run.outcome, 0) + 1
+        self.progress.run_finished(cell, run)
 
     # -- one run ------------------------------------------------------------------------------------
     def run_cell(self, cell: Cell) -> dict[str, Any]:

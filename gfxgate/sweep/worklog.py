@@ -43,11 +43,12 @@ def cell_key(endpoint: str, model: str, num_gpu: int, repeat: int, *, ctx: int |
 
 
 @dataclass(frozen=True)
-class Run:
-    """One worklog line, parsed: the raw record plus where it was found."""
+class RunRecord:
+    """One run of a sweep: the one type the sweep writes (``WorklogWriter.append``, the progress lines) and reads
+    (``read_worklog``): the record as its worklog line holds it, and the line it was read from (0 before it is)."""
 
     record: Mapping[str, Any]
-    line: int
+    line: int = 0
 
     run_id = json_key("record", "run_id")
     cell = json_key("record", "cell")
@@ -103,6 +104,9 @@ class Run:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.record.get(key, default)
+
+
+Run = RunRecord  # the name the sweep's readers use (facts, hypotheses, model, verdicts): the same type
 
 
 @dataclass(frozen=True)
@@ -363,8 +367,9 @@ class WorklogWriter:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def append(self, record: Mapping[str, Any]) -> int:
-        """Write one record as one line; returns the number of bytes written."""
+    def append(self, run: RunRecord | Mapping[str, Any]) -> int:
+        """Write one run record as one line; returns the number of bytes written."""
+        record = run.record if isinstance(run, RunRecord) else run
         try:
             text = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         except ValueError:  # a server's 1e308 / 1e-300 made an infinite rate: null, never non-JSON the reader refuses

@@ -102,7 +102,8 @@ def _backends(route, link: Linker, layer_of: dict[str, str]) -> tuple[BackendSta
     out = []
     for b in route.backends:
         if b.option is not None:
-            out.append(BackendState(b.backend, "route", b.option.label, b.option.phrase, None, link.many(b.option.evidence)))
+            out.append(BackendState(b.backend, "route", b.option.label, b.option.phrase, None, link.many(b.option.evidence),
+                                    steps=tuple(s.workaround for s in b.option.steps)))
         else:
             reasons = b.undecided if b.state == "undecided" else b.refused
             out.append(BackendState(b.backend, b.state, None, None, reasons[0] if reasons else None, link.many(b.evidence),

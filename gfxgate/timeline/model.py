@@ -81,12 +81,13 @@ class BackendState(JsonRecord):
     reason: str | None = None  # the first reason for none / undecided
     evidence: tuple[Ev, ...] = ()  # why the route applies, or the cell that refuses it
     refused_by: tuple[Refusal, ...] = ()  # state none: each refusing layer once, in the order its evidence comes
+    steps: tuple[str, ...] = ()  # state route: the workaround ids of the route's steps, in order (the stored Route)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BackendState:
         return cls(data["backend"], data["state"], data.get("label"), data.get("phrase"), data.get("reason"),
                    tuple(Ev.from_json(e) for e in data.get("evidence", ())),
-                   tuple(Refusal.from_json(r) for r in data.get("refused_by", ())))
+                   tuple(Refusal.from_json(r) for r in data.get("refused_by", ())), tuple(data.get("steps", ())))
 
 
 @json_dataclass(frozen=True)

@@ -171,6 +171,46 @@ class Cells:
         i = self._index[tag]
         return next(c for c in self.row(target).cells if self._index[c.first] <= i <= self._index[c.last])
 
+    def at(self, tag: str) -> ReleaseView:
+        """The stored statuses at one release, as the answer reads a release (gfxgate.answer.view.StatusView)."""
+        return ReleaseView(self, tag)
+
+    def status_where(self, target: str, tag: str, layer: str) -> tuple[str | None, str]:
+        """The stored status of ``layer`` for ``target`` at ``tag`` and where it was read (the releases of its cell in
+        gfxgate's timeline, and the flip that set it, ``repo@tag:path:line``); (None, "") when not stored."""
+        if tag not in self._index or target not in self._raw:
+            return None, ""
+        i = self._index[tag]
+        status, span, flipped = None, "", ""
+        for cell in self.row(target).cells:
+            if self._index[cell.first] > i:
+                break
+            layers = dict(cell.layers)
+            if layer in layers:
+                status, span = layers[layer], f"{cell.first} … {cell.last}"
+            flipped = next((f.evidence[0].where for f in cell.start if f.layer == layer and f.evidence), flipped)
+        return status, f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
+
+
+class ReleaseView:
+    """The embedded timeline at one release as a status view (gfxgate.answer.view.StatusView): what the answer's
+    checks read where no live matrix is (diagnose, doctor's fallback, workarounds without a clone)."""
+
+    def __init__(self, cells: Cells, tag: str) -> None:
+        self.cells_, self.tag = cells, tag
+
+    def status_of(self, layer: str, target: str):
+        from gfxgate.model import Status
+
+        status, _ = self.cells_.status_where(target, self.tag, layer)
+        return Status(status) if status is not None else None
+
+    def where_of(self, layer: str, target: str) -> str:
+        return f"({self.cells_.status_where(target, self.tag, layer)[1]})"
+
+    def evidence_of(self, layer: str, target: str) -> tuple:
+        return ()
+
 
 def load_cells(path: Path | None = None) -> Cells:
     """The snapshot's cells (:class:`Cells`), refused when stale like :func:`load`."""

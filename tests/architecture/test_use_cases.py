@@ -24,7 +24,7 @@ CLI = Path(gfxgate.cli.__file__).parent
 VIEW_MODULES = ("gfxgate.errors", "gfxgate.report", "gfxgate.jsontext", "gfxgate.serial", "gfxgate.fsio")
 VIEW_NAMES = {("gfxgate", "__version__"), ("gfxgate.sources.resolve", "parse_assignments")}
 # a sweep's progress lines show each run as its cell text (the same words as the report's cells)
-PROGRESS_VIEWS = {("gfxgate.cli.sweep", "gfxgate.sweep.facts", "cell_text"), ("gfxgate.cli.sweep", "gfxgate.sweep.worklog", "Run")}
+PROGRESS_VIEWS = {("gfxgate.cli.sweep", "gfxgate.sweep.facts", "cell_text")}
 
 
 def _command_modules() -> list[str]:

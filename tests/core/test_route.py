@@ -13,7 +13,7 @@ from gfxgate.cli import main
 from gfxgate.datafiles import load_schema
 from gfxgate.errors import RuleError
 from gfxgate.gate.route import RouteOption, RouteStep, decide, default_routes, load_routes
-from gfxgate.gate.scan import scan_matrix
+from gfxgate.gate.scan import FactsRequest, scan_matrix
 from gfxgate.gate.workarounds import default_workarounds
 from gfxgate.model import Status, Verdict
 from gfxgate.resources import rules_dir
@@ -21,7 +21,7 @@ from gfxgate.targets import catalog
 
 
 def matrix_at(ref: str, *names: str):
-    return scan_matrix([catalog().parse(n) for n in names], refs={"ollama": ref})
+    return scan_matrix([catalog().parse(n) for n in names], FactsRequest(refs={"ollama": ref}))
 
 
 def scan_routes(capsys, *args: str) -> dict:
@@ -91,7 +91,7 @@ def test_override_route_reads_the_override_targets_column(source_env, capsys):
 
 def test_an_unknown_layer_leaves_the_route_undecided(source_env):
     # the real matrix at v0.17.5, with the release-packaging cell unknown (as when the Dockerfile rule stops matching)
-    m = scan_matrix([catalog().parse(n) for n in ("gfx900", "gfx906")], refs={"ollama": "v0.17.5"})
+    m = scan_matrix([catalog().parse(n) for n in ("gfx900", "gfx906")], FactsRequest(refs={"ollama": "v0.17.5"}))
     m = dataclasses.replace(m, targets=("gfx900", "gfx906"))
     unknown = Verdict("release-packaging", "gfx900", Status.UNKNOWN, "unknown", reason="rule did not match at ollama@v0.17.5")
     cells = {**m.cells, ("release-packaging", "gfx900"): unknown}
@@ -120,7 +120,7 @@ def test_cpu_only_when_every_gpu_backend_is_refused(source_env, tmp_path):
     assert r.backend("rocm").state == "none"
     assert any("as gfx906 via HSA_OVERRIDE_GFX_VERSION=9.0.6" in why for why in r.backend("rocm").refused)
     # without the override target's column the same answer is undecided, not guessed
-    m = scan_matrix([catalog().parse("gfx900")], refs={"ollama": "v0.17.5"})
+    m = scan_matrix([catalog().parse("gfx900")], FactsRequest(refs={"ollama": "v0.17.5"}))
     narrow = dataclasses.replace(m, targets=("gfx900",))
     assert decide(narrow, "gfx900", rules=rules).best is None
 

@@ -26,8 +26,10 @@ from __future__ import annotations
 import pytest
 
 from gfxgate.gate.engine import build_matrix, collect_facts
+from gfxgate.gate.route import override_rule
 from gfxgate.gate.ruleset import RuleSet, default_rules
-from gfxgate.gate.workarounds import LIVE, STALE, check_all, default_workarounds, link, not_applicable
+from gfxgate.gate.workarounds import LIVE, STALE, default_workarounds, link
+from gfxgate.trace.workarounds import check_all, not_applicable
 from gfxgate.model import Status
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
@@ -92,7 +94,7 @@ def _check_link(workaround, source, *, linked: bool) -> None:
     rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == layer))
     cat = catalog()
     matrix = build_matrix(rules, collect_facts(rules, OneSource(source)), [cat.parse(target)], cat, sources=(source.info(),))
-    cell = link(matrix, default_workarounds()).cells[(layer, target)]
+    cell = link(matrix, default_workarounds(), override_rule()).cells[(layer, target)]
     assert cell.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL), (source.ref, cell.summary)
     assert (workaround.id in cell.workarounds) == linked, (source.ref, cell.status, cell.workarounds)
 

@@ -164,21 +164,23 @@ def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_check
     from gfxgate.gate import ruleset, workarounds as wk
 
     def fresh():
-        for f in (cat.default_catalogue, cat.default_workaround_facts, cat._checked, wk.default_workarounds, ruleset.layer_ids):
+        for f in (cat.default_catalogue, cat.default_workaround_records, cat._checked, wk.default_workarounds, ruleset.layer_ids):
             f.cache_clear()
         datacache.reset()
 
     fresh()
     first = cat.default_catalogue()
-    facts = cat.default_workaround_facts()
-    assert [(w.id, w.setting, w.override, w.applies_to, (w.exists_in.repo, w.exists_in.versions) if w.exists_in else None)
-            for w in wk.default_workarounds()] == [tuple(f) for f in facts]
+    facts = cat.default_workaround_records()
+    assert all(type(f) is wk.Workaround for f in facts)  # the records themselves, no hand-kept copy (issue 36)
+    assert [w.to_json() for w in wk.default_workarounds()] == [f.to_json() for f in facts]
+    assert [(w.override, w.exists_in.describe() if w.exists_in else None) for w in wk.default_workarounds()] == [
+        (f.override, f.exists_in.describe() if f.exists_in else None) for f in facts]
     # exists_in is carried (remedy.keep_existing leaves out a workaround the log's release does not have)
     assert any(f.exists_in is not None for f in facts)
     assert all(f.exists_at({"ollama": "v0.0.1"}.get) == w.exists_at({"ollama": "v0.0.1"}.get)
                for f, w in zip(facts, wk.default_workarounds()))
     fresh()
-    (again, again_facts), calls = checks_called(monkeypatch, lambda: (cat.default_catalogue(), cat.default_workaround_facts()))
+    (again, again_facts), calls = checks_called(monkeypatch, lambda: (cat.default_catalogue(), cat.default_workaround_records()))
     assert calls == [] and again_facts == facts
     assert _fields(again) == _fields(first) and all(m.search(e) is not None for m in again.messages for e in m.examples)
 

@@ -34,7 +34,8 @@ def _copy_rules(tmp_path, monkeypatch):
 
 def _fresh():
     from gfxgate import targets
-    from gfxgate.gate import remedy, route, ruleset, workarounds
+    from gfxgate.diagnose import remedy
+    from gfxgate.gate import route, ruleset, workarounds
     from gfxgate.sources import resolve
 
     for f in (route.default_routes, workarounds.default_workarounds, ruleset.layer_ids, ruleset.default_rules,

@@ -83,20 +83,9 @@ def release_status(processor: str | None, version: str | None, layer: str = "rel
 # its thousands of findings.
 @functools.lru_cache(maxsize=4096)
 def _release_status(timeline, processor: str, version: str, layer: str) -> tuple[str | None, str]:
-    tag = _tag(version)
-    if timeline is None or tag not in timeline.tags or processor not in timeline.targets:
+    if timeline is None:
         return None, ""
-    i = timeline.tags.index(tag)
-    status, span, flipped = None, "", ""
-    for cell in timeline.row(processor).cells:
-        if timeline.tags.index(cell.first) > i:
-            break
-        layers = dict(cell.layers)
-        if layer in layers:
-            status, span = layers[layer], f"{cell.first} … {cell.last}"
-        flipped = next((f.evidence[0].where for f in cell.start if f.layer == layer and f.evidence), flipped)
-    where = f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
-    return status, where
+    return timeline.status_where(processor, _tag(version), layer)
 
 
 def release_rocblas(processor: str | None, version: str | None) -> str:
@@ -155,7 +144,7 @@ def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version
         return ids, []
     tag = _tag(version)
     by_id = {w.id: w for w in workarounds}
-    kept, notes = [], []
+    kept, notes, last = [], [], []
     for wid in ids:
         w = by_id.get(wid)
         if w is not None and w.exists_in is not None and not w.exists_at({"ollama": tag}.get):
@@ -165,12 +154,14 @@ def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version
         if ruled_out:
             notes.append(f"{wid} left out: {ruled_out}")
             continue
-        kept.append(wid)
         if w is not None and w.override:
             needs = _override_needs(w.override, tag)
-            if needs:
+            if needs:  # an override to code the release does not ship is offered last, with what it also needs
                 notes.append(f"{w.setting}: {needs}")
-    return tuple(kept), notes
+                last.append(wid)
+                continue
+        kept.append(wid)
+    return tuple(kept + last), notes
 
 
 def _override_needs(value: str, tag: str) -> str | None:
@@ -179,21 +170,16 @@ def _override_needs(value: str, tag: str) -> str | None:
     the matrix), in the same words; None when the release ships the posed target's code and files (or the timeline
     does not know it)."""
     from gfxgate.errors import TargetError
-    from gfxgate.gate.route import default_routes, override_needs
-    from gfxgate.targets import catalog
+    from gfxgate.gate.route import override_check
 
     timeline = _timeline()
+    if timeline is None or tag not in timeline.tags:
+        return None
     try:
-        posed = catalog().from_hsa_override(value).name
+        check = override_check(timeline.at(tag), value)  # the same check as the scan's, over the stored release
     except TargetError:
         return None
-    if timeline is None or tag not in timeline.tags or posed not in timeline.targets:
-        return None
-    needs = next((r.needs for r in default_routes().routes if r.as_override), ())
-    layers = dict(timeline.cell_at(posed, tag).layers)
-    failing = [(layer, layers[layer], f"({release_status(posed, tag, layer)[1]})") for layer, ok in needs
-               if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(st) for st in ok}]
-    return override_needs(posed, failing, f"ollama {tag}") if failing else None
+    return check.clause(f"ollama {tag}") if check.checked else None
 
 
 def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | None:
@@ -205,25 +191,16 @@ def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | 
 
 @functools.lru_cache(maxsize=4096)
 def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> str | None:
+    from gfxgate.answer.route import step_ruled_out
     from gfxgate.gate.route import default_routes
 
     if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None
-    routes = [r for r in default_routes().routes if any(step.workaround == workaround for step in r.steps)]
-    if not routes:
+    blocked = step_ruled_out(timeline.at(tag), processor, workaround, default_routes())  # the answer's own check
+    if blocked is None:
         return None
-    layers = dict(timeline.cell_at(processor, tag).layers)
-    reasons = []
-    for route in routes:
-        blocking = [(layer, layers[layer]) for layer, ok in route.needs
-                    if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(s) for s in ok}
-                    and layers[layer] not in {str(s) for step in route.steps for s in step.covered(layer)}]
-        if not blocking:
-            return None
-        layer, status = blocking[0]
-        reasons.append(f"a step of the route '{route.label}', which ollama {tag} cannot give {processor} whatever the "
-                       f"steps do ({layer} {status}: {release_status(processor, tag, layer)[1]})")
-    return "; ".join(reasons)
+    return "; ".join(f"a step of the route '{label}', which ollama {tag} cannot give {processor} whatever the steps do "
+                     f"({layer} {status}: {release_status(processor, tag, layer)[1]})" for label, layer, status in blocked)
 
 
 def listed_targets(text: str | None) -> tuple[str, ...] | None:
@@ -242,8 +219,8 @@ def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | 
     left out."""
     if listed is None or workarounds is None:
         return ids, []
+    from gfxgate.answer.override import posed_target
     from gfxgate.errors import TargetError
-    from gfxgate.targets import catalog
 
     by_id = {w.id: w for w in workarounds}
     kept, notes = [], []
@@ -251,7 +228,7 @@ def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | 
         w = by_id.get(wid)
         if w is not None and w.override:
             try:
-                posed = catalog().from_hsa_override(w.override).name
+                posed: str | None = posed_target(w.override)
             except TargetError:
                 posed = None
             if posed is not None and posed not in listed:

@@ -1,0 +1,526 @@
+"""The examination of one machine, `doctor(DoctorRequest, matrix_of) -> (MachineReport, RootFS)`: the machine's facts
+(gfxgate.host), the gate matrix at the installed version (``matrix_of``: the use case's matrix builder, passed in, as
+a pipeline does not import gfxgate.app), the route (gfxgate.gate.route.decide, the same computation as scan), and the
+fix as this machine's steps.
+
+Read-only: files are read through one RootFS (``--root DIR`` reads DIR as ``/``); nothing from a captured tree runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gfxgate.doctor.model import BackendVerdict, FixStep, Live, MachineReport, TargetReport
+from gfxgate.errors import InputError, NetworkError, SourceError
+from gfxgate.host import access, install, sysfs, units
+from gfxgate.host.rootfs import RootFS
+from gfxgate.model import Evidence, Location, Status, Verdict
+
+DROPIN = "/etc/systemd/system/ollama.service.d/override.conf"  # what `sudo systemctl edit ollama` writes
+
+
+@dataclass(frozen=True)
+class DoctorRequest:
+    root: Path = Path("/")
+    logs: tuple[str, ...] = ()
+    live_url: str | None = None  # an Ollama server to ask /api/version and /api/ps
+    sources: dict[str, str] = field(default_factory=dict)
+    offline: bool = True
+    unit: str = "ollama.service"
+    journal: bool = False  # read `journalctl -u UNIT` since boot (live machines only)
+    fail_on: tuple[str, ...] = ()  # backends (rocm, vulkan, cpu) or "any", comma-separated allowed: the failing ones
+    collect: Path | None = None  # also write the files read to this .tar.gz (for `doctor --root`)
+    runtime: Path | None = None  # a `gfxgate sweep` worklog of this machine: its runs judge the backends too
+
+
+def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:
+    return Evidence(source, Location(repo="file", path=path, line=line), text[:300], note)
+
+
+def _where_ev(source: str, where: str, text: str, note: str = "") -> Evidence:
+    path, _, line = where.rpartition(":")
+    return _file_ev(source, path, int(line) if line.isdigit() else None, text, note)
+
+
+def _line_of(fs: RootFS, path: str, prefix: str) -> int | None:
+    for number, line in enumerate((fs.read_text(path) or "").splitlines(), 1):
+        if line.startswith(prefix):
+            return number
+    return None
+
+
+def _ask_live(url: str) -> Live:
+    """An Ollama server: /api/version and /api/ps through the official client (ollama/docs/api.md); a llama-server
+    (what Ollama >= v0.30 runs per backend, or one started by hand): its /props (build_info, model_path)."""
+    try:
+        import httpx
+        import ollama
+
+        client = ollama.Client(host=url, timeout=5)
+        answer = client._client.get("/api/version")  # the client has no version() call; its httpx client does
+        if answer.status_code == 404:
+            props = httpx.get(url.rstrip("/") + "/props", timeout=5).raise_for_status().json()
+            model = str(props.get("model_path") or "")
+            return Live(url, "llama-server", str(props.get("build_info") or "") or None,
+                        ({"name": model.rsplit("/", 1)[-1], "size": 0, "size_vram": 0, "on_gpu": "see the server log"},) if model else ())
+        version = answer.raise_for_status().json().get("version")
+        models = []
+        for m in client.ps().models:
+            size, vram = int(m.size or 0), int(m.size_vram or 0)
+            share = f"{round(100 * vram / size)} % GPU" if size else "unknown"
+            models.append({"name": str(m.model), "size": size, "size_vram": vram, "on_gpu": share})
+        return Live(url, "ollama", str(version)[:40] if version else None, tuple(models))
+    except Exception as exc:  # noqa: BLE001 - a server that does not answer is a fact of the report
+        return Live(url, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+
+
+def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineReport, RootFS]:
+    """The report, and the RootFS that read it (what ``--collect`` writes); ``matrix_of`` builds a gate matrix
+    (the use case's ``scan.matrix``)."""
+    if not req.root.is_dir():
+        raise InputError(f"--root {req.root}: not a folder")
+    fs = RootFS(req.root)
+    gpus = sysfs.gpus(fs)
+    loaded = sysfs.amdgpu_loaded(fs)
+    path_dirs: tuple[str, ...] = ()
+    if fs.live:
+        import os
+
+        path_dirs = tuple(p for p in os.environ.get("PATH", "").split(":") if p.startswith("/"))
+    installs = install.find(fs, path_dirs=path_dirs)
+    unit = units.read_unit(fs, req.unit)
+    proc = units.process_environment(fs) if fs.live or fs.glob("proc/[0-9]*/comm") else None
+    render = [g.render_node for g in gpus if g.render_node]
+    nodes = access.nodes(fs, render)
+    users = []
+    if unit is not None:
+        users.append(access.user_access(fs, unit.user, "service", nodes, unit.supplementary_groups))
+    me = fs.invoking_user()
+    if me and all(u.user != me for u in users):
+        users.append(access.user_access(fs, me, "you", nodes))
+    live = _ask_live(req.live_url) if req.live_url else None
+    diagnoses = None
+    if req.journal and not fs.live:
+        from gfxgate.errors import UsageError
+
+        raise UsageError("--journal reads this machine's journal; a captured tree has none", hint="give the log with --log FILE")
+    logs = list(req.logs) or fs.captured_logs()  # a replayed capture brings the logs it was made with
+    if logs or req.journal:
+        from gfxgate.diagnose import diagnose_inputs
+
+        diagnoses = diagnose_inputs(logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
+                                    locate=False)
+    version, notes = _version(installs, live, diagnoses)
+    from gfxgate.doctor.facts import runs_of
+
+    runs = runs_of(diagnoses)
+    if req.runtime is not None:
+        from gfxgate.doctor.facts import runs_of_worklog
+        from gfxgate.sweep.worklog import read_worklog
+
+        runs += runs_of_worklog(read_worklog(req.runtime))
+    facts = dataclasses.replace(install.machine_facts(fs), runs=runs)
+    env = {s.name: s for s in unit.environment} if unit else {}
+    reports = []
+    amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
+    for index, gpu in enumerate(amd):
+        reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
+                                      matrix_of, facts))
+    if not gpus:
+        notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
+                     if not loaded else "amdgpu is loaded but KFD lists no GPU node")
+    return MachineReport(
+        root=str(req.root), gpus=tuple(gpus), amdgpu_loaded=loaded, installs=installs, unit=unit,
+        process_env=tuple(sorted(proc[1].items())) if proc else (), process_env_from=proc[0] if proc else None,
+        nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(logs), targets=tuple(reports),
+        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes), facts=facts,
+    ), fs
+
+
+def _boot_time(fs: RootFS) -> str | None:
+    """`journalctl -b` as a --since: now minus /proc/uptime."""
+    import time
+
+    try:
+        uptime = float((fs.read_text("/proc/uptime") or "").split()[0])
+    except (IndexError, ValueError):
+        return None
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - uptime))
+
+
+def _machine_path(fs: RootFS, verdict: Verdict) -> Verdict:
+    """A row's evidence under --root names the machine's path (/usr/local/lib/ollama/…), not the folder's."""
+    if fs.live:
+        return verdict
+    base = str(fs.root.resolve()).rstrip("/")
+    evidence = tuple(dataclasses.replace(e, location=dataclasses.replace(e.location, path=e.location.path[len(base):]))
+                     if e.location and e.location.repo == "file" and e.location.path.startswith(base + "/") else e
+                     for e in verdict.evidence)
+    # a remedy or summary that cites another cell's evidence (the override's posed target) names its path too
+    def text(value: str) -> str:
+        return value.replace(base + "/", "/")
+
+    return dataclasses.replace(verdict, evidence=evidence, summary=text(verdict.summary),
+                               remedy=text(verdict.remedy) if verdict.remedy else verdict.remedy)
+
+
+def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
+    notes = []
+    seen = []
+    for install_ in installs.ollama:
+        if install_.version:
+            seen.append((install_.version, install_.version_from))
+    if live is not None and live.version and live.kind == "ollama":
+        seen.append((live.version, f"{live.url}/api/version"))
+    for d in diagnoses or ():
+        fact = d.fact("ollama-version")
+        if fact is not None:
+            where = str(fact.evidence[0].location) if fact.evidence[0].location else d.log
+            seen.append((fact.value.lstrip("v"), f"log {where}"))
+    if not seen:
+        notes.append("the installed Ollama version is unknown (no binary answered, no live server, no log): "
+                     "the matrix is the pinned release's")
+        return None, notes
+    versions = list(dict.fromkeys(v for v, _ in seen))
+    if len(versions) > 1:
+        notes.append("different Ollama versions: " + "; ".join(f"{v} ({w})" for v, w in seen) + f": judging {versions[0]}")
+    return versions[0], notes
+
+
+def _matrix(target: str, version: str | None, req: DoctorRequest, installed: list[Path], runtime_cells,
+            scan_matrix: Callable[..., Any]):
+    """(matrix, where from, notes): the facts at the installed version (``gate.scan.FactsRequest.at_release``: the
+    pins' snapshot at the pin, a pin set's at its release, else the sources there, a coupled source that cannot be
+    read falling back to its embedded copy as scan's does); None when the sources cannot be read (the timeline
+    snapshot answers then, and the note names the source to give)."""
+    from gfxgate.gate.scan import FactsRequest
+    from gfxgate.sources.resolve import load_pins
+    from gfxgate.targets import catalog
+
+    tag = f"v{version}" if version else load_pins().sources["ollama"].ref
+    facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False)
+    parsed = [catalog().parse(target)]
+    try:
+        matrix = scan_matrix(parsed, facts, installed=installed or None, runtime_cells=runtime_cells)
+    except (SourceError, NetworkError) as exc:
+        missing = exc.source or "ollama"  # the source that could not be read, not always ollama
+        return None, "", [f"the sources at {tag} cannot be read here ({exc.message}); the answer is the embedded "
+                          f"timeline's at {tag} (give --source {missing}=CLONE for the full matrix)"]
+    return matrix, (f"embedded snapshot at {tag}" if facts.embedded else f"sources at {tag}"), []
+
+
+def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, evidence) -> FixStep:
+    have = env.get(name)
+    if have is not None and have.value == value:
+        return FixStep(workaround, what, (), (_where_ev("unit", have.where, f"{name}={value}", "already set"),), done=True)
+    ev = list(evidence)
+    if have is not None:
+        ev.insert(0, _where_ev("unit", have.where, f"{name}={have.value}", f"set to {have.value!r}, the route needs {value!r}"))
+    text = f"[Service]\nEnvironment=\"{name}={value}\""
+    return FixStep(workaround, what, ("sudo systemctl edit ollama", f"# add, in the editor (saved as {DROPIN}):", text,
+                                      "sudo systemctl daemon-reload && sudo systemctl restart ollama"), tuple(ev))
+
+
+def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec_start=None) -> list[FixStep]:
+    """Route steps (workaround id, setting, evidence, check) as this machine's steps, each with its check."""
+    from gfxgate.doctor.facts import build_recipe
+
+    out: list[FixStep] = []
+    for workaround, setting, evidence, check in steps:
+        step = len(out)
+        name, eq, value = setting.partition("=")
+        if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
+            out.append(_env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence))
+        elif workaround == "copy-rocblas-tensile":
+            out.append(_copy_step(fs, target, installs, evidence))
+        elif workaround.startswith("build-") and setting.startswith("cmake "):
+            out.append(FixStep(workaround, f"build the ROCm runner for {target.split(':')[0]} at v{version} and install it: "
+                               f"{setting}", build_recipe(setting, version, facts, exec_start), tuple(evidence)))
+        else:
+            out.append(FixStep(workaround, setting, (setting,), tuple(evidence)))
+        out[step] = dataclasses.replace(out[step], check=check)
+    return out
+
+
+def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
+    proc = target.split(":")[0]
+    dests = [r.rocblas for i in installs.ollama for r in i.runners if r.rocblas]
+    if not dests and installs.system_rocblas:  # no bundled rocBLAS (Arch's ollama-rocm, Debian): the system's is loaded
+        has = [f for f in installs.system_rocblas if proc in install.rocblas_lazy_targets(fs, f)]
+        if has:
+            return FixStep("copy-rocblas-tensile", f"nothing to copy: the runner loads the system rocBLAS, which has "
+                           f"TensileLibrary_lazy_{proc}.dat ({has[0]})", (),
+                           (_file_ev("rocblas", has[0], None, f"TensileLibrary_lazy_{proc}.dat"),), done=True)
+        return FixStep("copy-rocblas-tensile", f"the runner loads the system rocBLAS ({installs.system_rocblas[0]}), which "
+                       f"has no TensileLibrary_lazy_{proc}.dat: install a rocBLAS built for {proc}",
+                       (f"# a rocBLAS of the same version built for {proc} (its TensileLibrary_lazy_{proc}.dat and "
+                        f"*{proc}* files in {installs.system_rocblas[0]})",), tuple(evidence))
+    sources = [f"{folder}/lib/rocblas/library" for folder, _ in installs.rocm if fs.is_dir(f"{folder}/lib/rocblas/library")]
+    have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
+    src = have[0] if have else "/opt/rocm/lib/rocblas/library"
+    commands = tuple(f"sudo cp {shlex.quote(src)}/*{proc}* {shlex.quote(d)}/" for d in dests) or (
+        f"sudo cp {src}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
+    why = "" if have else f" ({src} has no {proc} files here: install a rocBLAS of the same ROCm version that has them)"
+    match = _rocblas_versions(fs, src, dests)
+    return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
+                   commands, tuple(evidence))
+
+
+def _rocblas_versions(fs: RootFS, src: str, dests: list[str]) -> str:
+    """Whether the source rocBLAS is the version Ollama bundles: the ``librocblas.so.<version>`` beside each library
+    folder (rocBLAS reads Tensile files of its own version only)."""
+    import re
+
+    def version(library: str) -> str | None:
+        parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
+        for folder in (parent, parent.rsplit("/", 1)[0]):
+            names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]
+            if names:
+                return max(names, key=len).removeprefix("librocblas.so.")
+        return None
+
+    have, want = version(src), [version(d) for d in dests]
+    if have is None or not want or None in want:
+        missing = [f for f, v in [(src, have), *zip(dests, want)] if v is None]
+        return f"the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside {', '.join(missing) or 'Ollama’s rocBLAS'})"
+    if all(w == have for w in want):
+        return f"versions match: librocblas {have} in both"
+    return (f"versions differ: the source is librocblas {have}, Ollama bundles {', '.join(sorted(set(w for w in want if w)))}: "
+            f"take the files from a rocBLAS of Ollama's version")
+
+
+def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int = 0) -> list[Verdict]:
+    rows = []
+    svc = next((u for u in users if u.role == "service"), None)
+    needed = [n for n in nodes if n.path in ("/dev/kfd", gpu.render_node)]
+    ev = [_file_ev("stat", n.path, None, f"{n.path} mode {n.mode} group {n.group}" if n.present else f"{n.path} missing")
+          for n in needed]
+    if svc is not None:
+        denied = [p for p, ok in svc.nodes if not ok and p in [n.path for n in needed]]
+        gline = None
+        groups = {n.group for n in needed if n.present and n.path in denied}
+        for group in sorted(g for g in groups if g):
+            gline = _line_of(fs, "/etc/group", f"{group}:")
+            ev.append(_file_ev("/etc/group", "/etc/group", gline, next((g for g in (fs.read_text("/etc/group") or "").splitlines()
+                                                                    if g.startswith(f"{group}:")), ""),
+                               f"{svc.user} is not a member"))
+        if unit and unit.user_where:
+            ev.append(_where_ev("unit", unit.user_where, f"User={unit.user}"))
+        status = Status.BLOCKED if denied else Status.ALLOWED
+        summary = (f"the service user {svc.user} cannot open {', '.join(denied)}" if denied
+                   else f"the service user {svc.user} may open {', '.join(n.path for n in needed)}")
+        rows.append(Verdict("access", target, status, summary, tuple(ev),
+                            remedy=(" && ".join(f"sudo usermod -aG {g} {svc.user}" for g in sorted(groups) if g) or None) if denied else None))
+    else:
+        rows.append(Verdict("access", target, Status.UNKNOWN, "no ollama service unit found", reason="no systemd unit of ollama"))
+    # ROCr reads HSA_OVERRIDE_GFX_VERSION_<n> for its n-th GPU before the plain variable (Ollama's docs/gpu.md)
+    override = env.get(f"HSA_OVERRIDE_GFX_VERSION_{index}") or env.get("HSA_OVERRIDE_GFX_VERSION")
+    if override is not None:
+        rows.append(_override_row(fs, target, override, installs))
+    if env:
+        shown = [s for s in env.values()]
+        env_ev = tuple(_where_ev("unit", s.where, f"{s.name}={s.value}",
+                                 ("overrides " + ", ".join(s.overridden)) if s.overridden else "") for s in shown)
+        rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets " + ", ".join(f"{s.name}={s.value}" for s in shown), env_ev))
+    elif unit is not None:
+        rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets none of the GPU variables",
+                            (_file_ev("unit", unit.path or unit.name, unit.exec_where and int(unit.exec_where.rsplit(':', 1)[1]),
+                                      f"ExecStart={unit.exec_start}"),)))
+    return rows
+
+
+def _override_row(fs, target, override, installs) -> Verdict:
+    """What the service's HSA_OVERRIDE_GFX_VERSION does with this machine's files: the runtime reports another
+    target, whose Tensile catalog Ollama's discovery and rocBLAS then need in the bundled rocBLAS."""
+    from gfxgate.answer.override import posed_target
+    from gfxgate.errors import TargetError
+
+    ev = [_where_ev("unit", override.where, f"HSA_OVERRIDE_GFX_VERSION={override.value}")]
+    try:
+        as_target = posed_target(override.value)
+    except TargetError as exc:
+        return Verdict("override", target, Status.BLOCKED, f"HSA_OVERRIDE_GFX_VERSION={override.value}: {exc.message}", tuple(ev))
+    folders = [r for i in installs.ollama for r in i.runners if r.rocblas]
+    if not folders:
+        return Verdict("override", target, Status.UNKNOWN, f"the override makes the runtime report {as_target}",
+                       tuple(ev), reason="no bundled rocBLAS folder found")
+    has = [r for r in folders if as_target in r.lazy_catalogs]
+    for r in folders:
+        names = [n for n in fs.listdir(r.rocblas) if n.startswith("TensileLibrary_lazy_")]
+        ev.append(_file_ev("rocblas", r.rocblas, None, ", ".join(names) or "no TensileLibrary_lazy_*.dat",
+                           f"TensileLibrary_lazy_{as_target}.dat " + ("present" if r in has else "missing")))
+    if has:
+        return Verdict("override", target, Status.ALLOWED,
+                       f"the override makes the runtime report {as_target}; the bundled rocBLAS has its catalog", tuple(ev))
+    return Verdict("override", target, Status.BLOCKED,
+                   f"the override makes the runtime report {as_target}, but the bundled rocBLAS has no "
+                   f"TensileLibrary_lazy_{as_target}.dat: discovery drops the GPU", tuple(ev),
+                   remedy=f"remove the override from {override.where.rsplit(':', 1)[0]}, or copy {as_target}'s rocBLAS files")
+
+
+def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0,
+                   matrix_of=None, facts=None) -> TargetReport:
+    from gfxgate.gate.route import decide
+
+    target = gpu.target
+    installed = [fs.host(p).resolve() for p in installs.gpu_code_files()]
+    runtime_cells = None
+    if diagnoses:
+        from gfxgate.diagnose.analyse import runtime_verdicts
+        from gfxgate.targets import catalog
+
+        runtime_cells = runtime_verdicts(diagnoses, [catalog().parse(target)])
+    matrix, origin, notes = _matrix(target, version, req, installed, runtime_cells, matrix_of)
+    machine = _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index)
+    access_row = machine[0]
+    backends, answer, pin = [], "", _pin(target, version)
+    if matrix is not None:
+        route = matrix.routes[0] if matrix.routes else decide(matrix, target)
+        answer = route.sentence
+        rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
+                     if (layer.id, target) in matrix.cells)
+        for b in route.backends:
+            if b.option is None:
+                backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
+                                               reason="; ".join(b.undecided or b.refused) or None))
+                continue
+            steps = _plan_steps([(s.workaround, s.setting, s.evidence, s.check and f"{s.check.state} — {s.check.summary}")
+                                 for s in b.option.steps], target, version, env, installs, fs, gpu, facts,
+                                unit and unit.exec_start)
+            backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
+    else:
+        rows = ()
+        cell, tag = _timeline_cell(target, version)
+        if cell is None:
+            notes.append(f"the embedded timeline has no {target} at v{version}")
+        else:
+            answer = f"{target} at {tag}: {cell.label}"
+            from gfxgate.gate.workarounds import default_workarounds
+
+            from gfxgate.gate.route import default_routes, step_setting
+
+            by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
+            rule_of = {st.workaround: st for r in default_routes().routes for st in r.steps}
+            rule_of.update({st.workaround: st for st in default_routes().device_steps})
+            for b in cell.backends:
+                if b.state != "route":
+                    backends.append(BackendVerdict(b.backend, b.backend, b.state if b.state == "undecided" else "no route", "-",
+                                                   reason=b.reason))
+                    continue
+                ev = tuple(Evidence("timeline", Location(repo=e.where.split("@")[0], ref=tag, path=e.where.split(":", 1)[-1]),
+                                    e.text) for e in b.evidence[:2]) or (Evidence("timeline", None, cell.label),)
+                own = [s for s in b.steps if s in by_id]  # the stored Route's step ids (timeline.model.BackendState)
+                unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
+                             f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
+                steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
+                                    target, version, env, installs, fs, gpu, facts, unit and unit.exec_start)  # the one setting every view shows (answer/steps.py)
+                backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
+    layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
+    from gfxgate.doctor import facts as machine_facts
+
+    for number, before in enumerate(backends):
+        if before.backend == "rocm":
+            backends[number] = _installed_rocblas(before, target, env, installs, fs)
+            if backends[number].label != before.label and before.label in answer:
+                answer = answer.replace(before.label, backends[number].label, 1)
+    backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts)
+    answer = machine_facts.answer(answer, backends, facts, pin, target, version)
+    pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
+    return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
+                        tuple(backends), answer, pin, tuple(notes), layer_backends, pin_commands, gives_up,
+                        machine_facts.packaged_lines(target), machine_facts.runtime_lines(target, version))
+
+
+def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) -> BackendVerdict:
+    """The installed rocBLAS decides ROCm's steps at any version, offline: a route that needs no override and no copy
+    while no installed rocBLAS folder has ``TensileLibrary_lazy_<target>.dat`` gets the override whose target the
+    folder has (a documented HSA_OVERRIDE_GFX_VERSION of rules/workarounds.yaml), else the copy step."""
+    from gfxgate.gate.workarounds import default_workarounds
+    from gfxgate.targets import catalog
+
+    if verdict.state not in ("runs", "needs steps") or any(
+            s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands) for s in verdict.steps):
+        return verdict
+    proc = target.split(":")[0]
+    # (folder, targets with a lazy catalog, targets any Tensile/Kernels file names): rocBLAS before the lazy catalogs
+    # (ROCm 5) has none, so a target is missing only when no file of the folder names it
+    folders = [(r.rocblas, r.lazy_catalogs, {t for t, _ in r.tensile}) for i in installs.ollama for r in i.runners if r.rocblas]
+    folders = folders or [(f, install.rocblas_lazy_targets(fs, f), set(install.rocblas_lazy_targets(fs, f)))
+                          for f in installs.system_rocblas]
+    if not folders or any(proc in lazy or proc in named for _, lazy, named in folders):
+        return verdict
+    folder, lazy, _ = folders[0]
+    ev = _file_ev("rocblas", folder, None, ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
+                  f"TensileLibrary_lazy_{proc}.dat missing")
+    for w in default_workarounds():
+        if w.override and proc in w.applies_to and catalog().from_hsa_override(w.override).name in lazy:
+            step = dataclasses.replace(_env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
+                                                 f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no "
+                                                 f"{proc} catalog, but has {catalog().from_hsa_override(w.override).name}'s",
+                                                 (ev,)), origin="machine")
+            steps = (step, *verdict.steps)
+            return dataclasses.replace(verdict, state="needs steps" if any(not s.done for s in steps) else "runs", steps=steps,
+                                       label=f"{verdict.label.replace(' out of the box', '')} + override {w.override} (installed rocBLAS)")
+    step = dataclasses.replace(_copy_step(fs, target, installs, (ev,)), origin="machine")
+    return dataclasses.replace(verdict, state="needs steps", steps=(*verdict.steps, step),
+                               label=f"{verdict.label} + rocBLAS files (installed rocBLAS)")
+
+
+def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerdict:
+    steps = list(steps)
+    if needs_gpu and access_row.status == Status.BLOCKED and access_row.remedy:
+        steps.append(FixStep("access", access_row.summary, (access_row.remedy, "sudo systemctl restart ollama"),
+                             access_row.evidence))
+    todo = [s for s in steps if not s.done]
+    return BackendVerdict(backend, title, "needs steps" if todo else "runs", label, tuple(steps))
+
+
+@functools.cache
+def _timeline():
+    """The embedded timeline's cells, once per run, as the remedies read them (None when stale or missing: the
+    answer then says so)."""
+    from gfxgate.diagnose.remedy import _timeline as cells
+
+    return cells()
+
+
+def _timeline_cell(target: str, version: str | None):
+    timeline = _timeline()
+    if timeline is None:
+        return None, None
+    tag = f"v{version}" if version else timeline.tags[-1]
+    if target not in timeline.targets or tag not in timeline.tags:
+        return None, tag
+    return timeline.cell_at(target, tag), tag
+
+
+def _pin(target: str, version: str | None) -> str | None:
+    """The newest release whose ROCm route needs no build and no file copy, from the embedded timeline."""
+    timeline = _timeline()
+    if timeline is None or target not in timeline.targets:
+        return None
+    good = None
+    for cell in timeline.row(target).cells:
+        rocm = next((b for b in cell.backends if b.backend == "rocm"), None)
+        if rocm is not None and rocm.state == "route" and not any(
+                s.startswith(("build-", "copy-")) for s in rocm.steps):
+            good = cell
+    if good is None:
+        return None
+    inside = version and _in_range(f"v{version}", good, timeline.tags)
+    rocm = next(b for b in good.backends if b.backend == "rocm")
+    return None if inside else f"ollama {good.last} (the newest release where ROCm runs {target} as '{rocm.label}': {good.first} … {good.last})"
+
+
+def _in_range(tag, cell, tags) -> bool:
+    try:
+        i, a, b = tags.index(tag), tags.index(cell.first), tags.index(cell.last)
+    except ValueError:
+        return False
+    return a <= i <= b
