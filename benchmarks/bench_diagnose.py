@@ -110,10 +110,10 @@ def build_representative(path: Path, lines: int) -> int:
 
 def in_process(path: Path, repeat: int = 5) -> tuple[float, int, int]:
     from gfxgate.diagnose.analyse import diagnose_log
-    from gfxgate.diagnose.catalogue import default_catalogue, default_workaround_facts
+    from gfxgate.diagnose.catalogue import default_catalogue, default_workaround_records
     from gfxgate.diagnose.reader import read_path
 
-    catalogue, workarounds = default_catalogue(), default_workaround_facts()
+    catalogue, workarounds = default_catalogue(), default_workaround_records()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -670,12 +670,13 @@ def build_workarounds():
     import dataclasses
 
     from gfxgate.gate import workarounds as wk
+    from gfxgate.trace import workarounds as checks
 
     items = wk.default_workarounds()
     sources = _offline_sources()
     try:
-        reports = wk.check_all(items, sources, targets=())
-        absent = wk.not_applicable(items, sources)
+        reports = checks.check_all(items, sources, targets=())
+        absent = checks.not_applicable(items, sources)
     finally:
         sources.close()
     first = reports[0]
