@@ -110,7 +110,7 @@ def _archive_job(path: str, text: str, os_name: str, arch: str) -> dict[str, Any
     import yaml
 
     try:
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
     except yaml.YAMLError:
         return None
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
@@ -119,7 +119,8 @@ def _archive_job(path: str, text: str, os_name: str, arch: str) -> dict[str, Any
     lines = text.splitlines()
     for job_name, job in jobs.items():
         steps = job.get("steps") if isinstance(job, dict) else None
-        runs = [s.get("run", "") for s in steps or () if isinstance(s, dict)]
+        steps = steps if isinstance(steps, list) else []
+        runs = [s.get("run", "") for s in steps if isinstance(s, dict)]
         if not any(isinstance(r, str) and "$COMPONENT" in r for r in runs):
             continue
         job_line = _line_of(lines, 0, re.compile(rf"^\s{{2}}{re.escape(str(job_name))}:\s*$")) or 1
@@ -142,7 +143,7 @@ def _archive_job(path: str, text: str, os_name: str, arch: str) -> dict[str, Any
             at = _line_of(lines, job_line - 1, re.compile(rf"^\s*-?\s*{re.escape(key or '')}:\s*['\"]?{re.escape(chosen)}['\"]?\s*$"))
             target_hit = {**hit(path, at, lines[at - 1]), "name": chosen} if at else None
         arms = []
-        main = f"ollama-${{{{ matrix.os }}}}-${{{{ matrix.arch }}}}"
+        main = "ollama-${{ matrix.os }}-${{ matrix.arch }}"
         for number in range(job_line - 1, len(lines)):
             arm = _CASE_ARM.match(lines[number])
             if arm and arm.group(2) == main:
@@ -198,8 +199,8 @@ class ReleaseArchive:
         title, folder = params.get("title", params["folder"]), params["folder"]
         where = f"lib/ollama/{folder}"
         if not facts["builds"]:
-            return Finding(Status.BLOCKED, f"not shipped: no stage of {facts['dockerfile']} copies a {title} build",
-                           (Hit(facts["dockerfile"], None, "(searched: no match)"),), remedy=rule.remedy)
+            absent = (rule.absent or {}).get("summary") or f"not shipped: no stage of {facts['dockerfile']} copies a {title} build"
+            return Finding(Status.BLOCKED, absent, (Hit(facts["dockerfile"], None, "(searched: no match)"),), remedy=rule.remedy)
         arms = facts.get("arms")
         taken = [a for a in arms or () if any(fnmatch.fnmatchcase(where, p) for p in a["patterns"])]
         if facts.get("target") is not None and not facts["reached"]:
@@ -217,8 +218,7 @@ class ReleaseArchive:
                            hits, remedy=rule.remedy)
         copies = facts["reached"] or facts["builds"]
         hits = (Hit.from_json(copies[0]), *(Hit.from_json(a, f"the tarball takes {where}") for a in taken[:1]))
-        copy = re.sub(r"\s+", " ", copies[0]["text"])
-        return Finding(Status.ALLOWED, f"shipped in the Linux archive ({copy})", hits)
+        return Finding(Status.ALLOWED, f"shipped in the Linux archive (COPY --from={copies[0]['stage']})", hits)
 
 
 MATCHER = ReleaseArchive()
