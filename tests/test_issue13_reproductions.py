@@ -381,7 +381,8 @@ def test_2_catastrophic_rule_regex_in_the_go_source_matcher(gfxgate_exe, work, e
     go.mkdir(parents=True)
     (go / "amd.go").write_text('package discover\n\nfunc F() string { return "' + "word " * 3000 + '!" }\n')
     sources = {"GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
-               "GFXGATE_SOURCE_CLR": str(upstream / "clr")}
+               "GFXGATE_SOURCE_CLR": str(upstream / "clr"),
+               "GFXGATE_SOURCE_ROCBLAS": str(upstream / "rocblas")}
     run = replay("2 catastrophic regex (go-source)", gfxgate_exe,
                  [*SCAN, "--live", "--rules", "rules", "--source", "ollama=ollama", "--format", "json"],
                  cwd=work, env={**env, **sources}, code=0)

@@ -102,7 +102,8 @@ def plant(repo: Path, bomb: tuple[str, Path], path: str) -> None:
 
 def live_env(env: dict, upstream: Path) -> dict:
     return {**env, "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
-            "GFXGATE_SOURCE_CLR": str(upstream / "clr")}
+            "GFXGATE_SOURCE_CLR": str(upstream / "clr"),
+            "GFXGATE_SOURCE_ROCBLAS": str(upstream / "rocblas")}
 
 
 def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, work, env, upstream, bomb):

@@ -28,6 +28,7 @@ def _scan(capsys, monkeypatch, *args):
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(root / "rocBLAS"))  # ROCm/rocBLAS: the bundled rocBLAS's targets
     with pytest.raises(SystemExit) as info:
         main(["scan", "--format", "json", "--offline", *args])
     out, err = capsys.readouterr()
@@ -50,7 +51,8 @@ def test_real_tree_decides_what_each_rule_fixture_says(rule_id, case, tmp_path):
     ruleset = default_rules()
     rule = next(r for r in ruleset.rules if r.id == rule_id)
     root = Path(UPSTREAM)
-    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm"), "clr": str(root / "clr")},
+    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm"), "clr": str(root / "clr"),
+                                                  "rocblas": str(root / "rocBLAS")},
                         refs=dict(named), offline=True)
     try:
         facts = collect_facts(RuleSet(layers=ruleset.layers, rules=(rule,)), sources)[rule.id]
@@ -109,6 +111,7 @@ def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(root / "rocBLAS"))  # ROCm/rocBLAS: the bundled rocBLAS's targets
     if (root / "ollama-python").exists():
         monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA_PYTHON", str(root / "ollama-python"))
     with pytest.raises(SystemExit) as info:
@@ -307,6 +310,7 @@ def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(root / "rocBLAS"))  # ROCm/rocBLAS: the bundled rocBLAS's targets
     expected = {"v0.5.7": "make -j 5 HIP_ARCHS=gfx803",
                 "v0.17.5": "cmake -B build -DAMDGPU_TARGETS=gfx803 && cmake --build build",
                 "v0.32.15": "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx803 && cmake --build build"}
@@ -370,6 +374,7 @@ def test_real_build_step_before_v0_4_is_go_generate(capsys, monkeypatch):
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(root / "rocBLAS"))  # ROCm/rocBLAS: the bundled rocBLAS's targets
     with pytest.raises(SystemExit) as info:
         main(["scan", "--format", "json", "--offline", "-t", "gfx940", "--ref", "ollama=v0.1.22"])
     out, err = capsys.readouterr()

@@ -20,7 +20,7 @@ class TraceRequest:
 
 def trace(req: TraceRequest):
     from gfxgate.app.common import require_source
-    from gfxgate.errors import UsageError
+    from gfxgate.errors import SourceError, UsageError
     from gfxgate.sources.resolve import SourceSet, load_pins
     from gfxgate.trace import load_trace_rules, search_env, trace_option
 
@@ -42,19 +42,32 @@ def trace(req: TraceRequest):
         # tracing with every hop of that repository missing
         for name in dict.fromkeys([*req.refs, *req.sources]):
             sourceset.get(name)
-        # every repository the trace reads must open: without one the hops after it are missing for no reason
-        # of the code, and the answer would come from nothing (exit 5 naming the --source to give)
         if env_name:
             if rules.env is None:  # a --rules folder without one (search_env would take the shipped rule instead)
                 raise UsageError("no environment-variable search rule (rules/traces/*.yaml with an env: section)")
-            needed = rules.env.repos
-        else:
-            needed = tuple(rules.traces[param].repos) if param in rules.traces else ()
-        for name in needed:
-            require_source(sourceset, name, "trace")
-        if env_name:
+            # every repository the search reads must open: a variable "not read" by a repository not read is no answer
+            for name in rules.env.repos:
+                require_source(sourceset, name, "trace")
             return search_env(sourceset, env_name, rule=rules.env)
         assert param is not None  # exactly one of the two is given (checked above)
+        # An option's trace is a chain: the hops in a repository that cannot be read are reported missing with that
+        # reason (trace.engine), and the rest is the answer, a partial trace that says where it stops and why
+        # (issue 36 item 7). Only when no repository of the chain opens is there nothing to answer from (exit 5/4).
+        needed = tuple(rules.traces[param].repos)
+        unreadable = []
+        for name in needed:
+            try:
+                sourceset.get(name)
+            except SourceError as exc:
+                if not getattr(exc, "source", None):
+                    exc.source = name
+                unreadable.append(exc)
+        if unreadable and len(unreadable) == len(needed):
+            require_source(sourceset, needed[0], "trace")  # raises, naming the --source to give
+        for exc in unreadable:
+            source = getattr(exc, "source", None) or "a source"
+            sourceset.notes.append(f"partial trace: {source} cannot be read, so its hops are missing ({exc.message}); "
+                                   f"give --source {source}=CLONE (a local clone with its tags)")
         return trace_option(rules.traces[param], sourceset)
     finally:
         sourceset.close()

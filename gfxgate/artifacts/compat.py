@@ -86,16 +86,18 @@ def override_match(code: str, device: TargetId) -> Match | None:
                  f"{posed.name}-only instructions can fault", override=value)
 
 
-def override_loads(value: str) -> str:
-    """What ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load: the posed processor's code and Tensile files."""
+def override_loads(value: str, discovery_checks: bool = False) -> str:
+    """What ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load: the posed processor's code and Tensile files.
+    ``discovery_checks``: the release's discovery row says it checks the posed target's TensileLibrary_lazy file
+    (v0.1.29-v0.12.3's allowlist, v0.30's filter; not v0.12.4-v0.24's probe): only then is that said."""
     from gfxgate.answer.override import posed_target
 
     posed = posed_target(value)
     generics = [g.name for g in catalog().generics_of(posed)]
     code = f"{posed} code objects" + (f" (or {' / '.join(generics)} code)" if generics else "")
     return (f"HSA_OVERRIDE_GFX_VERSION={value} makes the runtime report {posed}: HIP loads {code}, rocBLAS reads "
-            f"TensileLibrary_lazy_{posed}.dat, TensileLibrary_*_{posed}.co and Kernels.so-000-{posed}.hsaco, "
-            f"and Ollama's discovery checks TensileLibrary_lazy_{posed}.dat")
+            f"TensileLibrary_lazy_{posed}.dat, TensileLibrary_*_{posed}.co and Kernels.so-000-{posed}.hsaco"
+            + (f", and Ollama's discovery checks TensileLibrary_lazy_{posed}.dat" if discovery_checks else ""))
 
 
 def best_matches(codes: Iterable[str], device: TargetId) -> list[Match]:

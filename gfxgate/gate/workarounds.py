@@ -227,8 +227,13 @@ def _with_override_loads(remedy: str | None, applicable: list[Workaround], matri
     for w in applicable:
         if w.override:
             missing = check_override(matrix, w.override, override.needs, override.also_needs).clause() if override else None
-            loads.append(override_loads(w.override) + (f"; but {missing}" if missing else ""))
+            loads.append(override_loads(w.override, _discovery_checks_tensile(matrix)) + (f"; but {missing}" if missing else ""))
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
+
+
+def _discovery_checks_tensile(matrix) -> bool:
+    """Whether this release's discovery row checks rocBLAS's TensileLibrary_lazy files (its cells say so)."""
+    return any(cell.layer == "discovery" and "TensileLibrary_lazy" in cell.summary for cell in matrix.cells.values())
 
 
 def shipped_state(item: Workaround, state: str, summary: str, view, override, release: str) -> tuple[str, str]:

@@ -40,7 +40,11 @@ class BuildTargetList:
         'override': {'type': 'string'},
         'defer_to': {'type': 'array', 'items': {'type': 'string'}},
         'fixed_list_remedy': {'type': 'string'},
+        # only the first list found, trying ``lists`` in order: a file that keeps one list per version
+        # (rocBLAS's TARGET_LIST_ROCM_5.6 … _6.3) builds the one its version selects, not all of them
+        'first_list': {'type': 'boolean'},
     })
+    reads_substitution = True  # a coupled source read at another release decides nothing (evaluate)
     rule_requires = ('params',)
 
     def check_params(self, rule) -> None:
@@ -72,6 +76,10 @@ class BuildTargetList:
                         entries += [{**hit(path, j + 1, lines[j]), "target": m.group(0)} for m in _ENTRY.finditer(text)]
                         if end and j > i and end.search(lines[j]):
                             break
+                    if rule.params.get("first_list") and entries:
+                        break
+                if rule.params.get("first_list") and entries:
+                    break
             if not entries:
                 continue
             found = next((hit(path, n + 1, line) for n, line in enumerate(lines) if override and override.search(line)), None)
@@ -98,6 +106,10 @@ class BuildTargetList:
                 covering.append(entry)
                 covered |= runs
         listed = ", ".join(dict.fromkeys(e["target"] for e in covering))
+        if facts.get("read_instead"):  # another release's list says nothing about this one's
+            where = f"as {listed}" if covered else f"not {target.processor}"
+            return Finding(Status.UNKNOWN, f"{what} of another release lists {where} ({facts['read_instead']})",
+                           tuple(Hit.from_json(e) for e in (covering or facts["entries"][:1])))
         if covered and len(covered) == len(modes):
             return Finding(Status.ALLOWED, f"in {what} ({listed})", tuple(Hit.from_json(e) for e in covering))
         remedy = fill(rule.remedy, target)

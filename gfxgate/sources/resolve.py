@@ -53,6 +53,12 @@ class Coupling(NamedTuple):
     files: tuple[str, ...]
     pattern: str  # a regex with a (?P<version>…) group, matched line by line
     ref: str  # the ref template, e.g. "rocm-{version}"
+    # a release line's branch tried before a nearer tag when the tag cannot be read, e.g. rocBLAS has no rocm-6.3.3 tag
+    # but a branch release-staging/rocm-rel-6.3: "{minor}" is the version's first two parts
+    branch: str | None = None
+    # false: a release that names no version is not read at the pin as if it were its own (the note makes the
+    # source a substitution, so a matcher that reads substitutions decides nothing from it)
+    pin_unnamed: bool = True
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,8 @@ def load_pins(path: Path | None = None) -> Pins:
         layouts[name] = layout
     couplings = {}
     for name, spec in data.get("couplings", {}).items():
-        coupling = Coupling(name=name, by=spec["by"], files=tuple(spec["files"]), pattern=spec["pattern"], ref=spec["ref"])
+        coupling = Coupling(name=name, by=spec["by"], files=tuple(spec["files"]), pattern=spec["pattern"], ref=spec["ref"],
+                            branch=spec.get("branch"), pin_unnamed=spec.get("pin_unnamed", True))
         for repo in (name, coupling.by):
             if repo not in sources:
                 raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")
@@ -306,6 +313,8 @@ class SourceSet:
         if found is None:
             self.notes.append(f"{name}: pinned {pin.ref} ({coupling.by}@{host.ref} names no version in "
                               f"{', '.join(coupling.files)})")
+            if not coupling.pin_unnamed:
+                return pin.ref, f"{coupling.by}@{host.ref} names no {name} version: read the pin {pin.ref}"
             return pin.ref, None
         path, number, text, version = found
         version += ".0" * (2 - version.count("."))  # ROCm tags have three parts: "7.2" is rocm-7.2.0
@@ -314,6 +323,12 @@ class SourceSet:
         try:
             self.get(name, wanted)
         except SourceError as exc:
+            branch = coupling.branch.replace("{minor}", ".".join(version.split(".")[:2])) if coupling.branch else None
+            if branch is not None and self._readable(name, branch):
+                # the release line's own branch, not another release: noted, not a substitution
+                self.notes.append(f"{name}: {where} ({text}) names {wanted}, which has no tag ({exc.message}); "
+                                  f"read its release branch {branch}")
+                return branch, None
             fallback = self._nearest_readable(name, wanted)
             note = (f"{name}: {where} ({text}) names {wanted}, which cannot be read ({exc.message}); "
                     f"read {fallback} instead (the newest readable {name} release tag not newer than {wanted}, else the pin)")
@@ -321,6 +336,13 @@ class SourceSet:
             return fallback, f"{wanted} cannot be read here: read {fallback} instead"
         self.notes.append(f"{name}: {wanted} (chosen by {where}: {text})")
         return wanted, None
+
+    def _readable(self, name: str, ref: str) -> bool:
+        try:
+            self.get(name, ref)
+        except SourceError:
+            return False
+        return True
 
     def _nearest_readable(self, name: str, wanted: str) -> str:
         from gfxgate.sources.versions import sort_tags, version_key

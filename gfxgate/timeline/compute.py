@@ -21,8 +21,9 @@ from gfxgate.prcheck.diff import EVIDENCE, classify
 from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Refusal, RouteKey, Row, Timeline, Unreadable
 
 # Sources whose ref a release's own files choose (rules/pins.toml [couplings]), read at each release with it: clr at
-# the ROCm version of the Dockerfile, so the rocm-runtime row (and route.RUNS_ON's refusal) is the scan's at that tag.
-COUPLED = ("clr",)
+# the ROCm version of the Dockerfile, so the rocm-runtime row (and route.RUNS_ON's refusal) is the scan's at that tag;
+# rocBLAS likewise, so the release-packaging row knows which targets the bundled rocBLAS was built for.
+COUPLED = ("clr", "rocblas")
 MAX_EVIDENCE = 3  # per backend state and per flip: the deciding lines, not every line
 
 

@@ -388,20 +388,30 @@ def _log_at(tmp_path: Path, version: str) -> Path:
 
 def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_exe):
     """v0.12.3 builds no Vulkan backend (the timeline's vulkan row is blocked there: no ggml-vulkan sources, no preset,
-    nothing shipped; from v0.12.6 it is): the crash's remedy does not say "switch to Vulkan" of that release, and the
+    nothing shipped; v0.12.6 builds it, but the Linux archives have it from v0.13.0 — issue 36): the crash's remedy
+    does not say "switch to Vulkan" of that release, and the
     OLLAMA_VULKAN entry (the Vulkan opt-in route's step) is left out with the reason."""
     crash = _findings(gfxgate_exe, SAMPLE_LOG)["go-signal-crash"]
     assert "ollama-vulkan" not in crash["workarounds"], crash
     assert "num-gpu-0" in crash["workarounds"]
     assert "(ROCm vs Vulkan)" not in crash["remedy"], crash["remedy"]
     assert "ollama v0.12.3 has no Vulkan backend for gfx900: vulkan blocked, ollama v0.1.18 … v0.12.3" in crash["remedy"], crash["remedy"]
-    assert "the Vulkan backend of ollama v0.12.6 or newer" in crash["remedy"], crash["remedy"]
+    assert "the Vulkan backend of ollama v0.13.0 or newer" in crash["remedy"], crash["remedy"]
     assert ("ollama-vulkan left out: a step of the route 'Vulkan: OLLAMA_VULKAN=1', which ollama v0.12.3 cannot give gfx900 "
             "whatever the steps do (vulkan blocked: ollama v0.1.18 … v0.12.3 in gfxgate's timeline") in "\n".join(crash["context"])
 
 
+def test_5_a_crash_at_v0127_offers_no_vulkan_the_archives_do_not_ship(gfxgate_exe, tmp_path):
+    """Issue 36: v0.12.6-v0.12.10 build Vulkan on by default, but their Linux tarballs come from the Docker target
+    archive_novulkan: the remedy does not send the user to a Vulkan the installed archive does not have."""
+    crash = _findings(gfxgate_exe, _log_at(tmp_path, "0.12.7"))["go-signal-crash"]
+    assert "ollama-vulkan" not in crash["workarounds"], crash
+    assert "the Vulkan backend of ollama v0.13.0 or newer" in crash["remedy"], crash["remedy"]
+    assert "ollama v0.12.7 has no Vulkan backend for gfx900" in crash["remedy"], crash["remedy"]
+
+
 @pytest.mark.parametrize("version, phrase", [
-    ("0.12.7", "the Vulkan backend (ollama v0.12.7 turns it on by default: vulkan allowed"),
+    ("0.30.0", "the Vulkan backend (ollama v0.30.0 turns it on by default: vulkan allowed"),
     ("0.17.5", "the Vulkan backend with OLLAMA_VULKAN=1 (ollama v0.17.5 ships it off: vulkan override-required"),
 ])
 def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_exe, tmp_path, version, phrase):

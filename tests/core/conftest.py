@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import shared_build
-from tests.core.upstream_fixtures import build_clr, build_fork, build_llama_cpp, build_ollama, build_rocm_docs
+from tests.core.upstream_fixtures import build_clr, build_fork, build_llama_cpp, build_ollama, build_rocblas, build_rocm_docs
 
 
 @pytest.fixture(scope="session")
@@ -15,6 +15,7 @@ def upstream(tmp_path_factory):
         build_llama_cpp(root / "llama.cpp")
         build_rocm_docs(root / "rocm")
         build_clr(root / "clr")
+        build_rocblas(root / "rocblas")
         build_fork(root / "fork")
         return root
 
@@ -28,4 +29,5 @@ def source_env(upstream, monkeypatch):
     monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(upstream / "llama.cpp"))
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(upstream / "rocm"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(upstream / "clr"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(upstream / "rocblas"))
     return upstream

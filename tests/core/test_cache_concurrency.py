@@ -19,6 +19,7 @@ def live_env(upstream, cache) -> dict:
     env["GFXGATE_SOURCE_LLAMA_CPP"] = (upstream / "llama.cpp").as_uri()
     env["GFXGATE_SOURCE_ROCM_DOCS"] = (upstream / "rocm").as_uri()
     env["GFXGATE_SOURCE_CLR"] = (upstream / "clr").as_uri()
+    env["GFXGATE_SOURCE_ROCBLAS"] = (upstream / "rocblas").as_uri()
     return env
 
 

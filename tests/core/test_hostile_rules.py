@@ -230,7 +230,17 @@ def test_text_libyaml_accepts_and_pyyaml_rejects_is_still_a_rule_error():
     rejects it, and composing line marks with PyYAML's own parser raised ParserError (a traceback)."""
     from gfxgate.datafiles import _parse_yaml
 
-    real = (Path(__file__).resolve().parents[2] / "rules" / "gates" / "vulkan.yaml").read_text(encoding="utf-8")
+    # the real file, plus the rule the fuzzer mutated as it was then (ollama-vulkan-shipped has since moved to the
+    # release-archive matcher): the finding is about parsing, so the input stays the one that was found
+    real = (Path(__file__).resolve().parents[2] / "rules" / "gates" / "vulkan.yaml").read_text(encoding="utf-8") + (
+        "  - id: ollama-vulkan-shipped-as-found\n"
+        "    title: Vulkan build copied into the Linux release archive (Dockerfile)\n"
+        "    repo: ollama\n"
+        "    paths: [Dockerfile]\n"
+        "    matcher: pattern-status\n"
+        "    params:\n"
+        "      checks:\n"
+        "        - {pattern: '^COPY --from=(llama-server-)?vulkan\\b', status: allowed, summary: \"shipped ({match})\"}\n")
     needle = "pattern: '^COPY --from=(llama-server-)?vulkan"
     assert needle in real
     broken = real.replace("pattern: '^COPY --f", "patt", 1)

@@ -414,6 +414,11 @@ def build_clr(path: Path) -> git.Repo:
     return repo_of_cases(path, {tag: f"clr-supported-isas/{tag}" for tag in ("rocm-6.0.0", "rocm-6.2.2")})
 
 
+def build_rocblas(path: Path) -> git.Repo:
+    """rocBLAS at rocm-5.7.1, rocm-6.0.0 and rocm-6.2.2 (the pin): the target-list excerpts of rocblas-tensile-targets."""
+    return repo_of_cases(path, {tag: f"rocblas-tensile-targets/{tag}" for tag in ("rocm-5.7.1", "rocm-6.0.0", "rocm-6.2.2")})
+
+
 def build_fork(path: Path) -> git.Repo:
     """An ollama fork (in the style of ollama-for-amd) that keeps gfx900 in filter and presets."""
     repo = new_repo(path)

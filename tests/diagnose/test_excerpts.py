@@ -163,7 +163,10 @@ def test_a_self_built_ollama_is_read_by_the_messages_form(gfxgate_exe, tmp_path)
     f = finding(d, "ollama-amdgpu-not-supported")
     assert f["stale"] is None and f["status"] == "blocked" and f["target"] == "gfx1031"
     assert any(u["what"] == "Ollama version" and "0.0.0" in u["reason"] for u in d["unknowns"])
-    assert f["layer"] == "discovery" and "HSA_OVERRIDE_GFX_VERSION" in f["remedy"] and f["workarounds"] == ["hsa-override-10.3.0"]
+    # the message's remedy offers the override or rocBLAS kernels for the target: both workarounds (issue 36: copying
+    # rocBLAS files is no longer limited to gfx900/gfx906, whose files a release deletes)
+    assert f["layer"] == "discovery" and "HSA_OVERRIDE_GFX_VERSION" in f["remedy"]
+    assert f["workarounds"] == ["hsa-override-10.3.0", "copy-rocblas-tensile"]
     assert "exact value: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes the runtime report gfx1031 as gfx1030" in f["context"]
     assert [k for k, _ in conclusion(d)] == ["dropped-by-discovery"]
     md = diagnose(gfxgate_exe, tmp_path, [self_built, rejected], fmt="md")

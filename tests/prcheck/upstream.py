@@ -39,6 +39,7 @@ from tests.core.upstream_fixtures import (
     NEW_REGEX,
     OLD_REGEX,
     build_clr,
+    build_rocblas,
     new_repo,
     presets,
 )
@@ -88,7 +89,9 @@ def build_upstream(root: Path) -> dict[str, Path]:
     build_ollama_history(root / "ollama")
     build_rocm_docs_fixed(root / "rocm")
     build_clr(root / "clr")
-    return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm", "GFXGATE_SOURCE_CLR": root / "clr"}
+    build_rocblas(root / "rocblas")
+    return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm", "GFXGATE_SOURCE_CLR": root / "clr",
+            "GFXGATE_SOURCE_ROCBLAS": root / "rocblas"}
 
 
 PINS_TOML = r"""# Pins of a project that follows ollama (test fixture; the shape of rules/pins.toml).
@@ -115,6 +118,11 @@ release_tags = '^b\d+$'
 
 [sources.clr]
 url = "https://github.com/ROCm/clr.git"
+ref = "rocm-6.2.2"
+release_tags = '^rocm-\d+\.\d+\.\d+$'
+
+[sources.rocblas]
+url = "https://github.com/ROCm/rocBLAS.git"
 ref = "rocm-6.2.2"
 release_tags = '^rocm-\d+\.\d+\.\d+$'
 

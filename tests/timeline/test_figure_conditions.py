@@ -19,10 +19,15 @@ def test_cells_that_need_the_igpu_switch_carry_a_band_named_in_the_legend():
     figure = layout(timeline)
     needing = [c for row in timeline.rows for c in row.cells if "OLLAMA_IGPU_ENABLE=1" in c.label]
     assert needing and all(c.target == "gfx1103" for c in needing)
+    # every device step a cell needs is one band (OLLAMA_IGPU_ENABLE=1 from v0.30; the 1 GiB carve-out of
+    # v0.1.29-v0.12.3, issue 36), each named in its title and in the legend
+    conditions = [(c, extra) for row in timeline.rows for c in row.cells for extra in timeline.key.conditions(c)]
+    assert {extra for _, extra in conditions} == {"OLLAMA_IGPU_ENABLE=1", "1 GiB carve-out"}
     bands = [s for s in figure.shapes if isinstance(s, Rect) and s.css == "condition"]
-    assert len(bands) == len(needing)
-    assert all("also needs OLLAMA_IGPU_ENABLE=1" in s.title for s in bands)
+    assert len(bands) == len(conditions)
+    assert sorted(s.title.rsplit(" — also needs ", 1)[1] for s in bands) == sorted(extra for _, extra in conditions)
     assert "bottom band: also needs OLLAMA_IGPU_ENABLE=1" in _legend(figure)
+    assert "bottom band: also needs 1 GiB carve-out" in _legend(figure)
     assert "tick: layers flipped here (click: the evidence)" in _legend(figure)
     png_legend = _legend(layout(timeline, interactive=False))
     assert "tick: layers flipped here" in png_legend and not any("click" in t or "linked" in t for t in png_legend)

@@ -168,14 +168,15 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
         assert t["cells"][0]["start"] == [] and t["cells"][-1]["end"] == [] and all(c["evidence"] for c in t["cells"])
     # every cell of every target is decided over the whole range (the build scripts before CMake have rules)
     assert [(t["target"], c["from"]) for t in out["targets"] for c in t["cells"] if c["route"] == "undecided"] == []
-    # the issue's sentence, as the sources have it: ROCm from v0.1.18 (no ROCm build before), Vulkan on without a
-    # switch v0.12.6 … v0.12.10; each clause starts where its evidence was read
+    # the issue's sentence, as the sources have it: ROCm from v0.1.18 (no ROCm build before), Vulkan in the release
+    # archives from v0.13.0 (v0.12.6 … v0.12.11 build it but their tarballs lack it: issue 36); each clause starts
+    # where its evidence was read
     clauses = {(c["backend"], c["tag"]): c for c in row(out, "gfx900")["clauses"]}
     texts = [(c["tag"], c["text"]) for c in row(out, "gfx900")["clauses"]]
     assert ("v0.1.18", "from v0.1.18 ROCm out of the box") in texts
     assert ("v0.12.4", "from v0.12.4 ROCm needs a source build and the rocBLAS files") in texts
-    assert [t for b, t in clauses if b == "vulkan"] == ["v0.12.6", "v0.12.11", "v0.30.0"]
-    assert "opt-in from v0.12.11, default from v0.30.0" in row(out, "gfx900")["sentence"]
+    assert [t for b, t in clauses if b == "vulkan"] == ["v0.13.0", "v0.30.0"]
+    assert "Vulkan opt-in from v0.13.0, default from v0.30.0" in row(out, "gfx900")["sentence"]
     for (backend, tag), clause in clauses.items():
         assert clause["evidence"], clause
         if tag != "v0.0.1":
@@ -315,6 +316,7 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(tmp_path / "ollama"))
     monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(tmp_path / "no-llama-cpp-here"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(timeline_upstream["GFXGATE_SOURCE_CLR"]))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(timeline_upstream["GFXGATE_SOURCE_ROCBLAS"]))
     code, out, err = run(capsys, "timeline", "--live", "--offline", "-t", "gfx900", "--every-tag")
     assert code == 0, err
     notes = [line for line in err.splitlines() if line.startswith("gfxgate: note:")]

@@ -144,3 +144,24 @@ def test_cli_env_with_rules_that_have_no_env_search(trace_env, capsys, tmp_path)
     code, out, err = _run(capsys, "--env", "HSA_OVERRIDE_GFX_VERSION", "--rules", str(tmp_path))
     assert (code, out) == (2, "")
     assert err.startswith("gfxgate: error: no environment-variable search rule (rules/traces/*.yaml with an env: section)")
+
+
+def test_a_trace_without_llama_cpp_is_partial_and_says_where_it_stops(trace_env, capsys, monkeypatch, tmp_path):
+    """Issue 36 item 7: without a llama.cpp clone, the hops in ollama-python and ollama are still the answer (exit 0),
+    the llama.cpp hops are missing with the reason, and a note names the --source to give. It used to exit 5 with
+    nothing printed. With none of the chain's repositories readable it is still exit 5 (nothing to answer from)."""
+    monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(tmp_path / "no-llama-cpp-here"))
+    code, out, err = _run(capsys, "num_gpu", "--ref", "ollama=v0.30.0", "--offline", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    hops = {h["id"]: h for s in data["stages"] for h in s["hops"]}
+    assert hops["client-field"]["status"] == "found" and hops["api-field"]["status"] == "found"
+    assert hops["bridge-flag"]["status"] == "found" and "-ngl" in hops["bridge-flag"]["code"]
+    assert hops["sink-field"]["status"] == "missing" and "llama" in hops["sink-field"]["reason"]
+    assert data["conclusion"] is None and "was not reached" in data["conclusion_reason"]
+    assert any(n.startswith("partial trace: llama-cpp cannot be read") and "--source llama-cpp=CLONE" in n
+               for n in data["notes"]), data["notes"]
+    for name in ("OLLAMA", "OLLAMA_PYTHON"):
+        monkeypatch.setenv(f"GFXGATE_SOURCE_{name}", str(tmp_path / "missing"))
+    code, out, err = _run(capsys, "num_gpu", "--offline")
+    assert code in (4, 5) and out == "" and "nothing to answer from" in err
