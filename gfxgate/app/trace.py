@@ -54,7 +54,7 @@ def trace(req: TraceRequest):
         # reason (trace.engine), and the rest is the answer, a partial trace that says where it stops and why
         # (issue 36 item 7). Only when no repository of the chain opens is there nothing to answer from (exit 5/4).
         needed = tuple(rules.traces[param].repos)
-        unreadable = []
+        unreadable: list[SourceError] = []
         for name in needed:
             try:
                 sourceset.get(name)
@@ -64,9 +64,9 @@ def trace(req: TraceRequest):
                 unreadable.append(exc)
         if unreadable and len(unreadable) == len(needed):
             require_source(sourceset, needed[0], "trace")  # raises, naming the --source to give
-        for exc in unreadable:
-            source = getattr(exc, "source", None) or "a source"
-            sourceset.notes.append(f"partial trace: {source} cannot be read, so its hops are missing ({exc.message}); "
+        for failed in unreadable:
+            source = getattr(failed, "source", None) or "a source"
+            sourceset.notes.append(f"partial trace: {source} cannot be read, so its hops are missing ({failed.message}); "
                                    f"give --source {source}=CLONE (a local clone with its tags)")
         return trace_option(rules.traces[param], sourceset)
     finally:
