@@ -138,6 +138,10 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
         diagnoses = diagnose_inputs(logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
                                     locate=False)
     version, notes = _version(installs, live, diagnoses)
+    if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` and `scan --log` word them
+        from gfxgate.diagnose.summary import log_conclusions
+
+        notes += log_conclusions(diagnoses)
     env = {s.name: s for s in unit.environment} if unit else {}
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]

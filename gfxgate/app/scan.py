@@ -62,10 +62,17 @@ def scan(req: ScanRequest) -> GateMatrix:
         runtime_backends = runtime_backend_verdicts(diagnoses, parsed)  # each route judged by its own backend's runs
         versions = log_versions(diagnoses)
         runtime_version = versions[0] if len(versions) == 1 else None
-    return matrix(parsed, live=req.live, refs=req.refs, sources=req.sources, offline=req.offline,
-                  installed=installed_paths(req.installed) or None, runtime=req.runtime, rules_root=req.rules_root,
-                  snapshot_path=req.snapshot_path, runtime_cells=runtime_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, today=req.today)
+    result = matrix(parsed, live=req.live, refs=req.refs, sources=req.sources, offline=req.offline,
+                    installed=installed_paths(req.installed) or None, runtime=req.runtime, rules_root=req.rules_root,
+                    snapshot_path=req.snapshot_path, runtime_cells=runtime_cells, runtime_backends=runtime_backends,
+                    runtime_version=runtime_version, today=req.today)
+    if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` words them (diagnose/summary.py)
+        import dataclasses
+
+        from gfxgate.diagnose.summary import log_conclusions
+
+        result = dataclasses.replace(result, notes=result.notes + log_conclusions(diagnoses))
+    return result
 
 
 def installed_paths(values: tuple[str, ...]) -> list[Path]:
