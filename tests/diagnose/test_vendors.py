@@ -410,3 +410,15 @@ def test_every_vendor_neutral_failure_with_amd_words_has_nvidia_and_intel_remedi
         if message.vendor in ("nvidia", "intel"):
             assert not AMD_WORDS.search(message.remedy or ""), message.id
             assert not set(message.workarounds) & AMD_ONLY, message.id
+
+
+def test_an_intel_iris_xe_device_lost_gets_intel_advice_not_rocm(gfxgate_exe, tmp_path):
+    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+        "ggml_vulkan: 0 = Intel(R) Iris(R) Xe Graphics (Intel Corporation) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 32 | "
+        "shared memory: 32768 | int dot: 1 | matrix cores: none",
+        "load_tensors: offloaded 29/29 layers to GPU",
+    ) + ["terminate called after throwing an instance of 'vk::DeviceLostError'",
+         "  what():  vk::Queue::submit: ErrorDeviceLost"]))
+    f = finding(d, "vulkan-device-lost")
+    assert f["vendor"] == "intel" and "Intel" in f["remedy"] and "ROCm" not in f["remedy"]
+    assert conclusion(d)[0][0] == "crashed-computing"
