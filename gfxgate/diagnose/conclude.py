@@ -146,8 +146,9 @@ def _out_of_memory(findings: list[Finding], runs: list[Run], hits: list[Hit], gp
     elif g.get("bytes"):
         needed = _mib(int(g["bytes"]) / 1048576)
     device = g.get("buffer") or (f"device {g['device']}" if g.get("device") else "")
-    if device and not re.search(r"\d$", device) and device.upper().startswith("CPU"):
-        device = ""
+    memory = "GPU memory"
+    if device.upper().startswith("CPU"):  # a host buffer (CPU, CPU_Mapped, CUDA_Host is not): system RAM ran out
+        device, memory = "", "system memory (a CPU buffer)"
     free = _free_memory(hits, g.get("buffer") or (f"CUDA{g['device']}" if g.get("device") else ""))
     run = runs[first.run] if first.run is not None and first.run < len(runs) else None
     phase = {"load": " while loading", "compute": " while computing"}.get(run.phase if run else "", "")
@@ -157,7 +158,7 @@ def _out_of_memory(findings: list[Finding], runs: list[Run], hits: list[Hit], gp
     layers = ""
     if offload and "/" in offload and offload.split("/")[0].isdigit() and int(offload.split("/")[0]) > 0:
         layers = f" (num_gpu below {offload.split('/')[0]}: this run offloaded {offload})"
-    text = (f"out of GPU memory{phase}" + (f" ({numbers})" if numbers else "")
+    text = (f"out of {memory}{phase}" + (f" ({numbers})" if numbers else "")
             + f": offload fewer layers{layers} or shorten the context ({first.title.lower()}, {_line(first)})")
     return [Conclusion("out-of-memory", text, tuple(f.evidence[0] for f in oom[:3]), remedy=first.remedy)]
 

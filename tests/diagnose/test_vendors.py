@@ -422,3 +422,9 @@ def test_an_intel_iris_xe_device_lost_gets_intel_advice_not_rocm(gfxgate_exe, tm
     f = finding(d, "vulkan-device-lost")
     assert f["vendor"] == "intel" and "Intel" in f["remedy"] and "ROCm" not in f["remedy"]
     assert conclusion(d)[0][0] == "crashed-computing"
+
+
+def test_a_cpu_buffer_that_does_not_fit_is_system_memory_not_gpu_memory(gfxgate_exe, tmp_path):
+    d = diagnose(gfxgate_exe, tmp_path, llama_run("alloc_tensor_range: failed to allocate CPU buffer of size 34359738368")[:-1])
+    kind, text = conclusion(d)[0]
+    assert kind == "out-of-memory" and text.startswith("out of system memory (a CPU buffer)") and "needed 32,768 MiB" in text
