@@ -71,6 +71,12 @@ def scan(req: ScanRequest) -> GateMatrix:
                          snapshot_path=req.snapshot_path, today=req.today)
     result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
                     runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
+    if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` words them (diagnose/summary.py)
+        import dataclasses
+
+        from gfxgate.diagnose.summary import log_conclusions
+
+        result = dataclasses.replace(result, notes=tuple(result.notes) + tuple(log_conclusions(diagnoses)))
     return recorded_runs(result)
 
 

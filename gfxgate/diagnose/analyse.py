@@ -8,6 +8,7 @@ never produce a finding or a verdict.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence, Set as AbstractSet
 import functools
 import dataclasses
 
@@ -17,6 +18,8 @@ from gfxgate.diagnose.model import Buffer, Conclusion, Diagnosis, Fact, Finding,
 from gfxgate.diagnose.patterns import compile_pattern
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
+from gfxgate.diagnose.vendor import (AMD, AMD_ONLY, AMD_WORDS, NVIDIA, advice_for, backend_vendor, capability_target,
+                                     finding_vendor, gpu_vendor)
 from gfxgate.errors import TargetError
 from gfxgate.diagnose.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
 from gfxgate.model import Evidence, Location, Verdict
@@ -176,6 +179,8 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         facts.append(Fact("backend", f"{backend} ({bhits[0].get('path')})", tuple(evidence_of(h.line, h.message.id) for h in bhits[:MAX_EVIDENCE])))
     targets = sorted({g.target for g in gpus if g.target and g.target.startswith("gfx")})
     processors = sorted({g.processor for g in gpus if g.processor and g.processor.startswith("gfx")})
+    cuda_targets = sorted({g.target for g in gpus if g.target and g.target.startswith("sm_")})
+    vendors = _log_vendors(gpus, live_hits)
 
     # runs
     runs, run_of = _runs(found, live_hits, kind)
@@ -192,8 +197,12 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             target, target_reason = gfx, "named in the line"
         elif own:
             target, target_reason = None, f"the line names its own device ({own}) without a gfx target"
-        elif len(processors) == 1:
+        elif len(processors) == 1 and message.vendor in (None, AMD) and not (cuda_targets and message.vendor is None):
             target, target_reason = targets[0] if len(targets) == 1 else processors[0], "the only gfx target the log names"
+        elif len(cuda_targets) == 1 and message.vendor in (None, NVIDIA) and not processors:
+            target, target_reason = cuda_targets[0], "the only CUDA device the log names"
+        elif processors and message.vendor == NVIDIA:
+            target, target_reason = None, "an NVIDIA line, and the log names no CUDA device's compute capability"
         elif processors:
             target, target_reason = None, f"the log names {len(processors)} gfx targets ({', '.join(processors)}) and this line does not say which"
         elif others := sorted({f"{g.name} ({g.target})" for g in gpus if g.target}):
@@ -212,7 +221,17 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
                 findings[merged[key]] = dataclasses.replace(old, evidence=extra, verdict=verdict)
             continue
         context: list[str] = []
-        if hsa and target:
+        vendor = finding_vendor(message.vendor, target, hit.line.text, vendors)
+        advice = advice_for(vendor, vendors)
+        alt = message.remedy_for(advice) if advice != AMD else None
+        template = alt.remedy if alt else (message.remedy or "")
+        offered = alt.workarounds if alt else message.workarounds
+        if advice not in (None, AMD):
+            offered = tuple(w for w in offered if w not in AMD_ONLY)
+            if alt is None and AMD_WORDS.search(template) and message.vendor != AMD:
+                context.append(f"the catalogue's remedy for this message is AMD's; the log's GPU is {advice.upper()}'s")
+                template = "The lines around this one name the cause."
+        if hsa and target and advice in (None, AMD):
             context.append(f"HSA_OVERRIDE_GFX_VERSION={hsa} was in effect: the ROCm runtime reports the device as "
                            f"{_override_target(hsa) or 'the override target'}; the physical chip may differ")
         if run_index is not None and message.family in ("compute-crash", "runner-terminated", "vulkan-device-lost"):
@@ -221,7 +240,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
                 context.append(f"phase: {run.phase}" + (f" in {' → '.join(run.frames)}" if run.frames else ""))
             if run.backends:
                 context.append(f"backend loaded in this run: {', '.join(run.backends)}")
-        wk, absent = keep_existing(tuple(w for w in message.workarounds if _applies(w, target, workarounds)), workarounds,
+        wk, absent = keep_existing(tuple(w for w in offered if _applies(w, target, workarounds)), workarounds,
                                    target, version_at(hit.index), kind)  # diagnose/remedy.py: only what the log's release has
         context += absent
         line_attrs = attrs(hit.line.text) if "=" in hit.line.text else {}
@@ -235,7 +254,11 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
             printed_at, cross_notes = _cross_check_source(hit.line.text, printed_at)
             context += cross_notes
-        remedy = fill_remedy(message.remedy or "", target=target, version=version_at(hit.index), log_kind=kind,
+        if advice in (None, AMD) and hsa == "" and configs and any(w.startswith("hsa-override-") for w in wk):
+            context.append("the server's config shows HSA_OVERRIDE_GFX_VERSION unset: an override set in a systemd drop-in "
+                           "or a shell profile never reached the server (systemctl daemon-reload, restart ollama, and check "
+                           "`systemctl show ollama -p Environment`)")
+        remedy = fill_remedy(template, target=target, version=version_at(hit.index), log_kind=kind,
                              phase=runs[run_index].phase if run_index is not None else None)  # diagnose/remedy.py
         verdict = None
         if not stale and target and message.implies is not None and message.layer:
@@ -248,7 +271,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             message=message.id, family=message.family, title=message.title, layer=message.layer or "",
             evidence=(evidence,), target=target, target_reason=target_reason, verdict=verdict,
             remedy=remedy, workarounds=wk, printed_at=printed_at, printed_note=printed_note,
-            stale=stale, context=tuple(context), run=run_index,
+            stale=stale, context=tuple(context), run=run_index, vendor=vendor or advice,
         ))
         merged[key] = len(findings) - 1
 
@@ -264,7 +287,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         unknowns.append(Unknown("GPUs", "no device line (inference compute, ggml_cuda_init, Device N, ggml_vulkan): "
                                 + ("start the server with OLLAMA_DEBUG=1 and include its start-up" if kind == "ollama"
                                    else "the binary may be CPU-only, or the start of its output is missing")))
-    elif gpus and not targets and not all(g.target for g in gpus):
+    elif gpus and not targets and not all(g.target for g in gpus) and (not vendors or AMD in vendors):
         unknowns.append(Unknown("gfx target", "the device lines name no gfx target (Vulkan lines give only names); "
                                 "a ROCm line such as ggml's 'Device 0: …, gfx900' would"))
     if kind == "ollama" and not configs and skips:
@@ -280,7 +303,13 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         unknowns.append(Unknown("layers offloaded", "no 'offloaded N/M layers to GPU' line"))
     if locator is not None and any("source not available" in f.printed_note for f in findings):
         notes.append("some printing lines could not be located; pass --source NAME=PATH for a local clone, or --online")
-    conclusions = _conclusions(runs, findings, live_hits, kind, {m.id for m in catalogue.messages if m.printed_by_discovery})
+    from gfxgate.diagnose.conclude import device_roles, first_conclusions
+
+    firsts, derived = first_conclusions(runs, findings, live_hits, gpus, vendors, overrides, kind, catalogue)
+    findings += derived
+    gpus = device_roles(gpus, runs, findings, live_hits)
+    conclusions = firsts + _conclusions(runs, findings, live_hits, kind, {m.id for m in catalogue.messages if m.printed_by_discovery},
+                                        gpus, {c.kind for c in firsts})
     notes += _vulkan_offered_nothing(facts, gpus, runs)
     return Diagnosis(
         log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
@@ -302,13 +331,23 @@ def _vulkan_offered_nothing(facts: list[Fact], gpus: list[Gpu], runs: list[Run])
 
 
 def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind: str | None,
-                 discovery: set[str]) -> list[Conclusion]:
+                 discovery: set[str], gpus: Sequence[Gpu] = (), decided: AbstractSet[str] = frozenset()) -> list[Conclusion]:
     """What a user needs first, from the runs and findings already decided (nothing here decides anything new).
 
-    ``discovery``: the messages only Ollama's discovery prints (a device dropped there, whatever layer causes it)."""
+    ``discovery``: the messages only Ollama's discovery prints (a device dropped there, whatever layer causes it);
+    ``decided``: the kinds :func:`gfxgate.diagnose.conclude.first_conclusions` already concluded."""
     out: list[Conclusion] = []
     dropped = [f for f in findings if (f.layer == "discovery" or f.message in discovery) and not f.stale
                and f.family != "no-gpu-discovered"]
+    kept = [g for g in gpus if g.role.startswith(("used", "kept", "selected"))]
+    if dropped and kept:  # another GPU was kept: the dropped one was left out, not "the GPU"
+        left = "; ".join(dict.fromkeys(f.title + (f", log line {f.evidence[0].location.line}" if f.evidence[0].location else "")
+                                       for f in dropped[:3]))
+        out.append(Conclusion("device-left-out", f"discovery left out a device ({left}) and kept "
+                              + ", ".join(f"{g.name} ({g.backend})" for g in kept[:3]), tuple(f.evidence[0] for f in dropped[:3])))
+        dropped = []
+    if decided & {"driver-too-old", "no-kernel-for-gpu", "hidden-by-environment", "wrong-device"}:
+        dropped = []  # the first conclusion already says why the device was dropped
     nothing_found = [f for f in findings if f.family == "no-gpu-discovered" and not f.stale]
     cpu_compute = [h for h in hits if h.message.id == "ollama-inference-compute" and attrs(h.get("attrs")).get("library", "").lower() == "cpu"]
     why = "; ".join(dict.fromkeys(f"{f.title}" + (f" ({f.target})" if f.target else "")
@@ -334,7 +373,10 @@ def _conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], kind
         evidence = tuple(f.evidence[0] for f in nothing_found[:1]) + tuple(evidence_of(h.line, h.message.id) for h in cpu_compute[:1])
         out.append(Conclusion("ran-on-cpu", "models run on the CPU: discovery kept no GPU (inference compute library=cpu)"
                               + (f"; dropped because: {why}" if dropped else ""), evidence))
-    if not out and (failed := [f for f in findings if f.verdict is not None]):  # an excerpt without a run: its verdict
+    if last is not None and last.outcome == "failed" and decided & {"out-of-memory", "driver-too-old", "no-kernel-for-gpu"}:
+        out = [c for c in out if not c.kind.startswith(("crashed-", "failed"))] + [
+            c for c in out if c.kind.startswith(("crashed-", "failed"))]  # the cause first, the crash after it
+    if not out and not decided and (failed := [f for f in findings if f.verdict is not None]):  # an excerpt without a run: its verdict
         first = failed[0]
         out.append(Conclusion("failed", f"the GPU failed at the {first.layer} layer: {first.title} ({first.target}, log line "
                               f"{first.evidence[0].location.line if first.evidence[0].location else '?'}); the log holds no "
@@ -410,6 +452,19 @@ def _remedies_from_log(wk: tuple[str, ...], workarounds, target: str | None, hsa
     return tuple(kept), notes
 
 
+def _log_vendors(gpus: list[Gpu], hits: list[Hit]) -> frozenset[str]:
+    """The GPU vendors a log names: its devices', and the backends it found devices with or loaded (CUDA, ROCm)."""
+    found = {g.vendor for g in gpus if g.vendor}
+    for hit in hits:
+        if hit.message.id in ("ggml-cuda-found", "ggml-load-backend", "ggml-cuda-init-failed"):
+            found.add(backend_vendor(hit.get("backend")) or "")
+        elif hit.message.vendor and hit.message.vendor != AMD:  # an NVIDIA-only failure names the vendor by itself
+            found.add(hit.message.vendor)
+        elif hit.message.id == "ggml-cuda-archs":
+            found.add(NVIDIA)
+    return frozenset(v for v in found if v)
+
+
 def _target_order(name: str) -> tuple:
     return (len(name), name)
 
@@ -441,6 +496,7 @@ def _target_note(gfx: str | None, how: str) -> str:
 def _gpus(hits: list[Hit]) -> list[Gpu]:
     out: dict[tuple, Gpu] = {}
     key: tuple  # per kind of line, what tells one device from another
+    gfx: str | None
     for hit in hits:
         mid, ev = hit.message.id, evidence_of(hit.line, hit.message.id)
         if mid == "ollama-inference-compute":
@@ -451,7 +507,12 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
                 continue
             name = a.get("description") or a.get("name") or a.get("id", "?")
             key = ("ollama", library, a.get("id", ""), compute)
-            gfx, how = (compute, "") if compute.startswith("gfx") else device_target(name, a.get("pci_id", ""))
+            if compute.startswith("gfx"):
+                gfx, how = compute, ""
+            elif library.lower().startswith("cuda") and (cc := capability_target(compute)):
+                gfx, how = cc, f"compute capability {compute}"
+            else:
+                gfx, how = device_target(name, a.get("pci_id", ""))
             gpu = Gpu(name, gfx, library or "?", (ev,),
                       detail=", ".join(f"{k}={a[k]}" for k in ("id", "type", "total", "driver") if a.get(k))
                       + _target_note(gfx, how))
@@ -492,7 +553,7 @@ def _gpus(hits: list[Hit]) -> list[Gpu]:
                 out[key] = dataclasses.replace(out[key], evidence=out[key].evidence + (ev,))
         else:
             out[key] = gpu
-    return list(out.values())
+    return [dataclasses.replace(g, vendor=gpu_vendor(g.name, g.target, g.backend)) for g in out.values()]
 
 
 def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], dict[int, int]]:
@@ -516,7 +577,9 @@ def _runs(found: Scan, hits: list[Hit], kind: str | None) -> tuple[list[Run], di
         ready = next((h for h in inside if h.message.family == RUN_READY), None)
         offloads = [h for h in inside if h.message.family in ("offload", "offload-zero") and h.get("offloaded")]
         offload = f"{offloads[-1].get('offloaded')}/{offloads[-1].get('layers')}" if offloads else ""
-        failures = [h for h in inside if h.message.is_failure and h.message.layer == "runtime" and h.message.family != "offload-zero"]
+        # every failure a runner prints (a missing kernel, a rocBLAS error, out of memory), not discovery's
+        failures = [h for h in inside if h.message.is_failure and h.message.layer not in ("discovery", "vulkan")
+                    and not h.message.printed_by_discovery and h.message.family != "offload-zero"]
         backends = tuple(dict.fromkeys(h.get("backend") for h in inside if h.message.id == "ggml-load-backend"))
         buffers = {h.get("buffer"): h for h in inside if h.message.id == "llama-model-buffer"}  # the latest per device
         placement = tuple(Buffer(name, float(h.get("mib") or 0)) for name, h in buffers.items())

@@ -28,6 +28,14 @@ CHECKED_AGAINST = ("messages.yaml", "layers.yaml", "pins.toml", "workarounds.yam
 CHECKED_SCHEMAS = ("messages", "layers", "pins", "workarounds", "targets")
 
 
+class VendorRemedy(NamedTuple):
+    """A failure's remedy for one vendor's logs (rules/messages.yaml ``vendor_remedies``)."""
+
+    vendor: str
+    remedy: str
+    workarounds: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Message:
     id: str
@@ -48,6 +56,8 @@ class Message:
     examples: tuple[str, ...] = ()
     counterexamples: tuple[str, ...] = ()
     defined_at: str = ""  # rules file:line
+    vendor: str | None = None  # amd, nvidia, intel: the vendor whose GPUs the message is about (None: any vendor)
+    vendor_remedies: tuple[VendorRemedy, ...] = ()  # what a log of another vendor gets instead of remedy/workarounds
 
     @property
     def is_failure(self) -> bool:
@@ -59,6 +69,10 @@ class Message:
         device before any runner starts, whatever layer causes it (no ROCm library, Vulkan not enabled)."""
         return bool(self.printed_by) and all(
             spec.repo == "ollama" and all(path.startswith(DISCOVERY_PATHS) for path in spec.paths) for spec in self.printed_by)
+
+    def remedy_for(self, vendor: str | None) -> VendorRemedy | None:
+        """The remedy a log of ``vendor``'s GPU gets instead of the message's own, if the catalogue gives one."""
+        return next((r for r in self.vendor_remedies if r.vendor == vendor), None) if vendor else None
 
     def version_range(self, log_kind: str) -> str:
         return dict(self.versions).get(log_kind, "")
@@ -116,7 +130,9 @@ def _message(raw: dict, regex: Pattern, where: str) -> Message:
         not_available=raw.get("not_available"), layer=raw.get("layer"),
         implies=Status(raw["implies"]) if raw.get("implies") else None, remedy=raw.get("remedy"),
         workarounds=tuple(raw.get("workarounds", ())), examples=tuple(raw["examples"]),
-        counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where,
+        counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where, vendor=raw.get("vendor"),
+        vendor_remedies=tuple(VendorRemedy(v, r["remedy"], tuple(r.get("workarounds", ())))
+                              for v, r in sorted((raw.get("vendor_remedies") or {}).items())),
     )
 
 
@@ -154,12 +170,17 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             problems.append(f"unknown layer {message.layer!r}")
         if message.kind == "fact" and (message.layer or message.implies):
             problems.append("a fact has no layer or implied status")
+        if message.vendor_remedies and not message.is_failure:
+            problems.append("a fact has no vendor remedies")
         if workarounds is not None:
             problems += [f"unknown workaround {w!r}" for w in message.workarounds if w not in workarounds]
+            problems += [f"vendor_remedies.{r.vendor}: unknown workaround {w!r}" for r in message.vendor_remedies
+                         for w in r.workarounds if w not in workarounds]
         from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 
         problems += [f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
-                     for name in unknown_placeholders(message.remedy or "")]
+                     for text in (message.remedy or "", *(r.remedy for r in message.vendor_remedies))
+                     for name in unknown_placeholders(text)]
         for spec in message.printed_by:
             if repos is not None and spec.repo not in repos:
                 problems.append(f"unknown repo {spec.repo!r}")

@@ -38,6 +38,8 @@ class Gpu(NeedsEvidence):
     detail: str = ""
 
     evidence_for = "gpu {self.name!r}"
+    vendor: str | None = None  # amd, nvidia, intel (diagnose/vendor.py), None for a CPU device such as llvmpipe
+    role: str = ""  # used / left out / kept, and why (the run's buffers, the scheduler's choice, a discovery line)
 
     @property
     def processor(self) -> str | None:
@@ -64,6 +66,7 @@ class Finding(NeedsEvidence):
     stale: str | None = None  # why this match does not fit the log's version (then no verdict)
     context: tuple[str, ...] = ()  # crash frames, phase, override notes
     run: int | None = None  # index into Diagnosis.runs
+    vendor: str | None = None  # whose GPU the finding is about (diagnose/vendor.py); its remedy is that vendor's
 
     evidence_for = "finding {self.message!r}"
 
@@ -111,9 +114,10 @@ class Conclusion(NeedsEvidence):
     """The sentence a user needs first (the model ran on the CPU, discovery dropped the GPU, the runner crashed
     while loading / computing), computed from the runs and findings it cites."""
 
-    kind: str  # ran-on-gpu, ran-on-cpu, dropped-by-discovery, crashed-loading, crashed-computing, failed
+    kind: str  # ran-on-gpu, ran-on-cpu, dropped-by-discovery, crashed-loading, crashed-computing, failed, out-of-memory, …
     text: str
     evidence: tuple[Evidence, ...]
+    remedy: str = ""  # what to do, where the conclusion itself decides it (the wrong device, no GPU runner)
 
     evidence_for = "conclusion {self.kind!r}"
 

@@ -41,6 +41,11 @@ def _offload(run) -> str:
     return ("; " + "; ".join(parts)) if parts else ""
 
 
+def _no_target(gpu) -> str:
+    """What a device line without a target lacks: a gfx target, unless the device is NVIDIA's or Intel's."""
+    return "no target" if gpu.vendor in ("nvidia", "intel") else "no gfx target"
+
+
 def _details(prefix: str, lines) -> list[str]:
     """A finding's detail lines under ``prefix``: each is present or not (a false value: an empty field)."""
     return [prefix + line for line in lines if line]
@@ -56,13 +61,16 @@ def render_md(diagnoses: Sequence[Diagnosis]) -> str:
                 f"{md_escape(KIND_LABEL.get(d.log_kind, d.log_kind or ''))}{version and ' —'}{version}; {d.lines} lines, {d.recognised} recognised.", ""]
         if d.conclusions:
             out += ["### Conclusion", ""]
-            out += [f"- **{md_escape(c.text)}** ({_where(c.evidence[:2])})" for c in d.conclusions]
+            for c in d.conclusions:
+                out.append(f"- **{md_escape(c.text)}** ({_where(c.evidence[:2])})")
+                out += _details("  - ", (c.remedy and f"remedy: {md_escape(c.remedy)}",))
             out.append("")
         out += ["### Established", "", "| What | Value | Evidence |", "|---|---|---|"]
         for fact in d.facts:
             out.append(f"| {md_escape(fact.name)} | {code(fact.value, cell=True)} | {_where(fact.evidence[:2])} |")
         for gpu in d.gpus:
-            value = f"{gpu.name} — {gpu.target or 'no gfx target in this line'} ({gpu.backend}" + (f"; {gpu.detail}" if gpu.detail else "") + ")"
+            value = (f"{gpu.name} — {gpu.target or _no_target(gpu) + ' in this line'} ({gpu.backend}" + (f"; {gpu.detail}" if gpu.detail else "")
+                     + ")" + (f"; {gpu.role}" if gpu.role else ""))
             out.append(f"| GPU | {md_escape(value)} | {_where(gpu.evidence[:2])} |")
         for run in d.runs:
             out.append(f"| run {run.index + 1} | {md_escape(run.outcome + ': ' + run.summary + _offload(run))} | {_where(run.evidence[:3])} |")
@@ -98,9 +106,12 @@ def render_text(diagnoses: Sequence[Diagnosis]) -> str:
     for d in diagnoses:
         out.append(f"{d.log}: {KIND_LABEL.get(d.log_kind, d.log_kind)}" + (f" {d.version}" if d.version else "")
                    + f", {d.lines} lines, {d.recognised} recognised")
-        out += [f"  conclusion: {c.text}" for c in d.conclusions]
+        for c in d.conclusions:
+            out.append(f"  conclusion: {c.text}")
+            out += _details("    ", (c.remedy and f"remedy: {c.remedy}",))
         for gpu in d.gpus:
-            out.append(f"  gpu: {gpu.name} {gpu.target or '(no gfx target)'} [{gpu.backend}] at {gpu.evidence[0].location}")
+            out.append(f"  gpu: {gpu.name} {gpu.target or '(' + _no_target(gpu) + ')'} [{gpu.backend}] at {gpu.evidence[0].location}"
+                       + (f" — {gpu.role}" if gpu.role else ""))
         for fact in d.facts:
             if fact.name.startswith("env:") and fact.value == "(unset)":
                 continue

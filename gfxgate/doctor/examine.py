@@ -117,6 +117,10 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
         diagnoses = diagnose_inputs(logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
                                     locate=False)
     version, notes = _version(installs, live, diagnoses)
+    if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` and `scan --log` word them
+        from gfxgate.diagnose.summary import log_conclusions
+
+        notes += log_conclusions(diagnoses)
     from gfxgate.doctor.facts import runs_of
 
     runs = runs_of(diagnoses)

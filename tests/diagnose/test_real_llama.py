@@ -9,6 +9,7 @@ aborts on a GGML_ASSERT while the context is built (the runtime teammate's fixtu
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import time
@@ -148,3 +149,35 @@ def test_real_device_none_offload_is_not_on_the_gpu(reallama_vulkan, tmp_path, c
     assert run["outcome"] == "cpu-only" and "on the GPU" not in run["summary"]
     assert all(b["buffer"].startswith("CPU") for b in run["placement"])
     assert [c["kind"] for c in d["conclusions"]] == ["ran-on-cpu"]
+
+
+def test_real_vulkan_run_out_of_device_memory_concludes_out_of_memory(reallama_vulkan, tmp_path, capsys):
+    """Issue 39: a run that really runs out of device memory. lavapipe's device memory is the process's own, so an
+    address-space cap of 4 GiB (RLIMIT_AS, set in the child only) and a context whose KV cache needs 8 GiB make
+    ggml-vulkan's allocation fail for real: "Device memory allocation of size … failed", the buffer and the KV cache
+    errors, and llama-server exits."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    log = tmp_path / "oom.log"
+    argv = [*reallama_vulkan.command("vulkan"), "-m", str(reallama_vulkan.model), "--host", "127.0.0.1", "--port", "0",
+            "-c", "8388608", "-ngl", "99", "-lv", "4", "--fit", "off"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=cap)
+        try:
+            code = proc.wait(240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert code != 0, log.read_text(errors="replace")[-2000:]
+    d = diagnose(capsys, log)
+    families = {f["message"]: f for f in d["findings"]}
+    assert {"ggml-vulkan-alloc-failed", "llama-kv-cache-alloc-failed"} <= families.keys(), list(families)
+    assert all(f["verdict"] is None for f in d["findings"] if f["family"] == "gpu-oom")  # memory is no gate of the target
+    kind, text = d["conclusions"][0]["kind"], d["conclusions"][0]["text"]
+    assert kind == "out-of-memory" and "while loading" in text and "shorten the context" in text
+    assert re.search(r"needed [0-9,]+ MiB", text)  # the allocation the log names, never an invented figure
+    assert not any(re.search(r"HSA_|ROCm", f["remedy"]) for f in d["findings"])
