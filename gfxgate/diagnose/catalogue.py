@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gfxgate.diagnose.patterns import LiteralScanner, Pattern, PatternError, compile_pattern
 from gfxgate.errors import RuleError
