@@ -39,7 +39,7 @@ FAULTS = textwrap.dedent('''
 
 def readme_exit_codes() -> dict[int, str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = text.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    table = text.split("## Exit codes", 1)[1].split("\n\n", 2)[1]
     return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d+) \| (.+?) \|$", table, re.M)}
 
 
