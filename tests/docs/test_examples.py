@@ -146,6 +146,15 @@ def test_readme_is_short_and_shows_the_terminal_sample():
     assert next(i for i, line in enumerate(shown) if line.startswith("The answer for gfx900")) < 15
 
 
+def test_readme_commands_table_names_every_command():
+    from gfxgate.cli import COMMANDS
+
+    readme = _readme()
+    table = readme[readme.index("## Commands"):readme.index("## Exit codes")]
+    for name in COMMANDS:
+        assert f"`gfxgate {name}" in table or f"`{name}`" in table, name
+
+
 def test_docs_index_links_every_command_page():
     index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
     for page in sorted((ROOT / "docs" / "commands").glob("*.md")):
