@@ -151,7 +151,8 @@ def pytest_collection_modifyitems(config, items):
 # The environment a test runs in is the suite's, not the shell's that started pytest: a user whose shell exports
 # GFXGATE_NO_PROGRESS=1, NO_COLOR=1 or TERM=dumb gets the same results as CI (issue 40). Removed: every GFXGATE_*
 # but the suite's own opt-ins (kept: they choose which tests run, not how gfxgate behaves), how a terminal looks
-# (NO_COLOR, FORCE_COLOR, CLICOLOR*, TERM, COLUMNS, LINES) and the XDG folders (the cache location); the messages of
+# (NO_COLOR, FORCE_COLOR, CLICOLOR*, TERM, COLUMNS, LINES) and the XDG folders (the cache location; not
+# XDG_RUNTIME_DIR, the session's sockets, which a browser or journalctl may need); the messages of
 # the programs the tests start (git, journalctl) are in English whatever the user's locale (LC_ALL=C.UTF-8).
 # The process's environment is cleaned once, before any test or session fixture runs (and so for every subprocess
 # and xdist worker); the autouse fixture below holds each test to it, whatever an earlier test left behind.
@@ -165,7 +166,7 @@ def inherited(name: str) -> bool:
     """Whether ``name`` is a variable of the caller's environment that a test must not see."""
     if name.startswith("GFXGATE_"):
         return not name.startswith(KEPT_GFXGATE)
-    return name in REMOVED or name.startswith("XDG_")
+    return name in REMOVED or (name.startswith("XDG_") and name != "XDG_RUNTIME_DIR")  # the session's sockets
 
 
 def clean_environment(environ=None) -> dict[str, str]:
