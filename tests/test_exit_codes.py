@@ -39,7 +39,7 @@ FAULTS = textwrap.dedent('''
 
 def readme_exit_codes() -> dict[int, str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = text.split("### Exit codes", 1)[1].split("\n\n", 2)[1]
+    table = text.split("## Exit codes", 1)[1].split("\n\n", 2)[1]
     return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d+) \| (.+?) \|$", table, re.M)}
 
 
@@ -103,7 +103,7 @@ def test_the_table_has_the_codes_the_program_uses():
     assert sorted(readme_exit_codes()) == sorted({int(c) for c in ExitCode} | {1})
 
 
-# 129 and 143 need a sweep signalled mid-run: tests/test_issue28_sweep.py::test_6_sigterm_or_sighup_during_a_sweep_stops_it_like_ctrl_c
+# 129 and 143 need a sweep signalled mid-run: tests/sweep/test_hostile_processes.py::test_6_sigterm_or_sighup_during_a_sweep_stops_it_like_ctrl_c
 @pytest.mark.parametrize("code", sorted(c for c in readme_exit_codes() if c not in (129, 141, 143)))
 def test_every_row_of_the_exit_code_table(code, gfxgate_exe, tmp_path, env):
     args, extra = scenario(code, tmp_path, env)

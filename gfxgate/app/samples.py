@@ -113,6 +113,16 @@ def samples(req: SamplesRequest) -> SamplesResult:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
+    docs = folder.parent / "docs"
+    if docs.is_dir():  # the checkout's docs/ beside samples/: the generated rules reference
+        from gfxgate.report.rules_reference import render_rules_reference
+
+        text = render_rules_reference()
+        if req.check:
+            if not (docs / "rules.md").is_file() or (docs / "rules.md").read_text(encoding="utf-8") != text:
+                stale.append("../docs/rules.md")
+        else:
+            write_text_atomic(docs / "rules.md", text)
     if not req.check:
         from gfxgate.fsio import write_bytes_atomic
 

@@ -15,7 +15,7 @@ DOCS_LAYER = "ollama-docs"
 RELEASE_LAYERS = ("cmake-presets", "release-packaging")  # what the release compiles and what it keeps in the package
 
 
-class Cell(NamedTuple):
+class DocsCell(NamedTuple):
     """What a disagreement note reads of one cell: its status, summary and first evidence location."""
 
     status: Status
@@ -23,28 +23,28 @@ class Cell(NamedTuple):
     where: str
 
 
-def cells_of_matrix(matrix) -> tuple[dict[tuple[str, str], Cell], dict[str, str]]:
+def cells_of_matrix(matrix) -> tuple[dict[tuple[str, str], DocsCell], dict[str, str]]:
     """The cells and layer titles of a :class:`GateMatrix`."""
     def where(verdict) -> str:
         located = [e for e in verdict.evidence if e.location is not None]
         return str(located[0].location) if located else ""
 
-    cells = {key: Cell(v.status, v.summary, where(v)) for key, v in matrix.cells.items()}
+    cells = {key: DocsCell(v.status, v.summary, where(v)) for key, v in matrix.cells.items()}
     return cells, {layer.id: layer.title for layer in matrix.layers}
 
 
-def cells_of_json(matrix: Mapping[str, Any]) -> tuple[dict[tuple[str, str], Cell], dict[str, str]]:
+def cells_of_json(matrix: Mapping[str, Any]) -> tuple[dict[tuple[str, str], DocsCell], dict[str, str]]:
     """The cells and layer titles of a gate matrix's JSON (``gfxgate scan --format json``: what `diff` compares)."""
     cells = {}
     for layer in matrix.get("layers") or ():
         for cell in layer.get("cells") or ():
             located = [e.get("where") for e in cell.get("evidence") or () if e.get("where")]
-            cells[(layer["id"], cell["target"])] = Cell(Status(cell["status"]), cell.get("summary") or "",
+            cells[(layer["id"], cell["target"])] = DocsCell(Status(cell["status"]), cell.get("summary") or "",
                                                         located[0] if located else "")
     return cells, {layer["id"]: layer.get("title", layer["id"]) for layer in matrix.get("layers") or ()}
 
 
-def disagreements(cells: Mapping[tuple[str, str], Cell], titles: Mapping[str, str],
+def disagreements(cells: Mapping[tuple[str, str], DocsCell], titles: Mapping[str, str],
                   targets: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """(target, note) per target and release row that contradicts the docs: docs list it and the release blocks it,
     or the docs leave it out and the release builds and ships it."""

@@ -8,10 +8,15 @@ those facts. The embedded snapshot stores facts, so offline scans evaluate the v
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple, Protocol, overload
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol, cast, overload
 
 from gfxgate.model import Status
 from gfxgate.plugins import Plugins
+
+if TYPE_CHECKING:  # annotations only: a matcher module imports neither at run time for them
+    from gfxgate.errors import RuleError
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 class Hit(NamedTuple):
@@ -23,7 +28,7 @@ class Hit(NamedTuple):
     note: str = ""
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], note: str = "") -> Hit:
+    def from_json(cls, data: Mapping[str, Any], note: str = "") -> Hit:
         return cls(data["path"], data["line"], data["text"], note)
 
 
@@ -40,15 +45,48 @@ class NoMatch(Exception):
     """Raised by extract() when the construct a rule looks for is absent; the message is the reason."""
 
 
+class MatcherRule(Protocol):
+    """What a matcher reads of a gate rule (``gate/ruleset.py: GateRule`` has it; matchers sit below the gate, so
+    they name this view of it, read-only)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def paths(self) -> tuple[str, ...]: ...
+    @property
+    def params(self) -> dict[str, Any]: ...  # validated against the matcher's params_schema when rules load
+    @property
+    def remedy(self) -> str | None: ...
+    @property
+    def summary(self) -> str | None: ...
+    @property
+    def status_default(self) -> Status | None: ...
+    @property
+    def absent(self) -> dict[str, Any] | None: ...
+    @property
+    def defined_in(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+
+
 class Matcher(Protocol):
+    """A kind of evidence: what a contributor implements first (ARCHITECTURE.md, "Add a matcher"). Each module's
+    ``MATCHER: Matcher = ...`` is checked against this by mypy."""
+
     name: str
     params_schema: dict[str, Any]  # JSON Schema of a rule's ``params``
     # optional: rule_requires: tuple[str, ...], the rule keys this matcher needs (default: none)
     # optional: check_params(rule), checks of a rule's params beyond the schema (its regexes: RegexParams.check)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]: ...
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
+        """The rule's facts in ``paths`` of ``source``: target-independent, JSON-serialisable, each with its path,
+        line and line text; raises :class:`NoMatch` (with the reason) when the construct is absent."""
+        ...
 
-    def evaluate(self, rule, facts: Mapping[str, Any], target, catalog) -> Finding: ...
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId,
+                 catalog: TargetCatalog) -> Finding:
+        """One target's :class:`Finding` from the facts ``extract`` returned (or the snapshot stored)."""
+        ...
 
 
 def params_object(required: list[str], properties: dict[str, Any], **more: Any) -> dict[str, Any]:
@@ -58,7 +96,7 @@ def params_object(required: list[str], properties: dict[str, Any], **more: Any) 
     return {"type": "object", "required": required, "additionalProperties": False, "properties": properties, **more}
 
 
-def rule_problem(rule, text: str):
+def rule_problem(rule: MatcherRule, text: str) -> RuleError:
     """A rules error about one rule, worded alike for every matcher: ``file:line: rule ID: text``."""
     from gfxgate.errors import RuleError
 
@@ -66,7 +104,7 @@ def rule_problem(rule, text: str):
     return RuleError(f"{where}: rule {rule.id}: {text}")
 
 
-def check_regex(rule, where: str, pattern: str):
+def check_regex(rule: MatcherRule, where: str, pattern: str) -> Any:  # a compiled RE2 (untyped)
     """``pattern`` compiled in the rule dialect (RE2, :mod:`gfxgate.saferegex`); a bad one is a rules error
     naming the rule and ``where`` in its params (e.g. ``params.pattern``)."""
     from gfxgate.saferegex import RuleRegexError, rule_regex
@@ -77,7 +115,7 @@ def check_regex(rule, where: str, pattern: str):
         raise rule_problem(rule, f"{where}: {exc.message}") from None
 
 
-def check_regex_params(rule, *keys: str) -> None:
+def check_regex_params(rule: MatcherRule, *keys: str) -> None:
     """Check the regex of each of ``keys`` that the rule's params give (:func:`check_regex`)."""
     for key in keys:
         if key in rule.params:
@@ -94,14 +132,23 @@ class RegexParams:
         self.defaults = defaults
         self.schema = {key: {"type": "string"} for key in defaults}
 
-    def check(self, rule) -> None:
+    def check(self, rule: MatcherRule) -> None:
         check_regex_params(rule, *self.defaults)
 
-    def compile(self, rule) -> dict[str, Any]:
+    def compile(self, rule: MatcherRule) -> dict[str, Any]:
         from gfxgate.saferegex import rule_regex
 
         patterns = {key: rule.params.get(key, default) for key, default in self.defaults.items()}
         return {key: None if pattern is None else rule_regex(pattern) for key, pattern in patterns.items()}
+
+
+def replaced(rule: MatcherRule, **changes: Any) -> MatcherRule:
+    """The same rule with ``changes`` (other ``params``, no ``remedy``): a matcher that hands part of its work to
+    another matcher (every rule is a frozen dataclass, ``gate/ruleset.py: GateRule``)."""
+    import dataclasses
+
+    out: MatcherRule = dataclasses.replace(cast(Any, rule), **changes)
+    return out
 
 
 def hit(path: str, line: int, text: str) -> dict[str, Any]:
@@ -109,18 +156,18 @@ def hit(path: str, line: int, text: str) -> dict[str, Any]:
 
 
 @overload
-def fill(template: str, target, **extra: str) -> str: ...
+def fill(template: str, target: TargetId, **extra: str) -> str: ...
 
 
 @overload
-def fill(template: None, target, **extra: str) -> None: ...
+def fill(template: None, target: TargetId, **extra: str) -> None: ...
 
 
 @overload
-def fill(template: str | None, target, **extra: str) -> str | None: ...
+def fill(template: str | None, target: TargetId, **extra: str) -> str | None: ...
 
 
-def fill(template: str | None, target, **extra: str) -> str | None:
+def fill(template: str | None, target: TargetId, **extra: str) -> str | None:
     """Fill ``{target}``/``{processor}`` (and extras) in a rule's remedy or summary text."""
     if template is None:
         return None

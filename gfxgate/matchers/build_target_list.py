@@ -16,12 +16,17 @@ there: its absence of a list says nothing then.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.errors import TargetError
 from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 _ENTRY = re.compile(r"\bgfx[0-9a-f]{3,4}(?::[a-z]+[+-])*")
 MAX_LIST_LINES = 200  # a list that never ends is not a list
@@ -47,7 +52,7 @@ class BuildTargetList:
     reads_substitution = True  # a coupled source read at another release decides nothing (evaluate)
     rule_requires = ('params',)
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         patterns = [(f"lists[{i}].{key}", spec[key]) for i, spec in enumerate(rule.params.get("lists") or ())
                     for key in ("start", "end") if key in spec]
         if "override" in rule.params:
@@ -58,7 +63,7 @@ class BuildTargetList:
         for key, pattern in patterns:
             check_regex(rule, f"params.{key}", pattern)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         override = rule_regex(rule.params["override"]) if "override" in rule.params else None
         defer = [p for p in paths if p in (rule.params.get("defer_to") or ())]
         for path in (p for p in paths if p not in defer):
@@ -90,7 +95,7 @@ class BuildTargetList:
             return {"absent": list(paths)}
         raise NoMatch(f"no GPU target list in {', '.join(paths)}")
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         what = rule.params["what"]
         proc = catalog.processor(target.processor)
         modes = [catalog.parse(s) for s in catalog.spellings(target) if s.count(":") == len(proc.features)]
@@ -132,4 +137,4 @@ class BuildTargetList:
                        (first_hit,), remedy=remedy)
 
 
-MATCHER = BuildTargetList()
+MATCHER: Matcher = BuildTargetList()

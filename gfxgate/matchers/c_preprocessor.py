@@ -14,24 +14,30 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, check_regex_params, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
+    from tree_sitter import Parser
+
 _DIRECTIVES = {"preproc_if": "if", "preproc_ifdef": "ifdef", "preproc_elif": "elif", "preproc_elifdef": "elifdef", "preproc_else": "else"}
 
 
 @functools.cache
-def _parser():
+def _parser() -> Parser:
     import tree_sitter_cpp
     from tree_sitter import Language, Parser
 
     return Parser(Language(tree_sitter_cpp.language()))
 
 
-def _expr(node, src: bytes) -> Any:
+def _expr(node: Any, src: bytes) -> Any:
     """A condition node as a small JSON expression tree."""
     kind = node.type
     text = src[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -71,7 +77,7 @@ def _line_text(src_lines: list[str], row: int) -> str:
     return src_lines[row].strip() if row < len(src_lines) else ""
 
 
-def _tree(node, src: bytes, lines: list[str], path: str, describe: dict[str, str]) -> list[dict]:
+def _tree(node: Any, src: bytes, lines: list[str], path: str, describe: dict[str, str]) -> list[dict]:
     """Directive nodes (conditions and #defines) under ``node``, in source order."""
     out: list[dict] = []
     for child in node.children:
@@ -85,7 +91,7 @@ def _tree(node, src: bytes, lines: list[str], path: str, describe: dict[str, str
     return out
 
 
-def _branches(node, src: bytes, lines: list[str], path: str, describe: dict[str, str]) -> list[dict]:
+def _branches(node: Any, src: bytes, lines: list[str], path: str, describe: dict[str, str]) -> list[dict]:
     branches = []
     current = node
     while current is not None:
@@ -116,7 +122,7 @@ def _branches(node, src: bytes, lines: list[str], path: str, describe: dict[str,
 class _Body:
     """The children of a directive node up to (not including) its #elif/#else alternative."""
 
-    def __init__(self, node, alternative) -> None:
+    def __init__(self, node: Any, alternative: Any) -> None:
         self.children = [c for c in node.children if alternative is None or c.start_byte < alternative.start_byte]
         self.child_count = len(self.children)
 
@@ -266,7 +272,7 @@ class CPreprocessor:
     })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         params = rule.params
         if params["report"] == "active-branch" and "anchor" not in params:
             raise rule_problem(rule, "report active-branch needs params.anchor")
@@ -276,7 +282,7 @@ class CPreprocessor:
         for key, rx in (params.get("describe") or {}).items():
             check_regex(rule, f"params.describe.{key}", rx)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         params = rule.params
         describe = params.get("describe") or {}
         trees = []
@@ -310,7 +316,7 @@ class CPreprocessor:
                 raise NoMatch(f"none of {', '.join(sorted(wanted))} is #defined in {', '.join(paths)}")
         return {"files": files, "anchor": anchored}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         params = rule.params
         macros = {**catalog.predefined_macros(target), **{m: "1" for m in params.get("assume_defined", [])}}
         walk = Walk(macros)
@@ -360,4 +366,4 @@ def _dedupe(hits: list[Hit]) -> list[Hit]:
     return out
 
 
-MATCHER = CPreprocessor()
+MATCHER: Matcher = CPreprocessor()

@@ -8,11 +8,16 @@ the *default* list, so a target it drops is "blocked by default; allowed with
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import RuleRegexError, rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 _COMMAND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
@@ -86,7 +91,7 @@ def _expand(value: str, variables: dict[str, str]) -> str:
     return re.sub(r"\$\{([A-Za-z0-9_]+)\}", lambda m: variables.get(m.group(1), m.group(0)), value)
 
 
-def cmake_regex(pattern: str):
+def cmake_regex(pattern: str) -> Any:  # a compiled RE2 (untyped)
     """CMake's regex dialect (read from upstream files) is a subset of RE2's for the constructs used in
     target filters; compiled with RE2 like rule regexes, so an upstream file cannot make a scan hang."""
     try:
@@ -102,11 +107,11 @@ class CMakeListFilter:
         'platform': {'enum': ['linux', 'windows']},
     })
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", rule.params.get("variable", "")):
             raise rule_problem(rule, "params.variable must be a CMake variable name")
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]
         filters = []
         for path in paths:
@@ -131,7 +136,7 @@ class CMakeListFilter:
             raise NoMatch(f"no list(FILTER {variable} …) in {', '.join(paths)}")
         return {"variable": variable, "filters": filters}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         variable = facts["variable"]
         platform = rule.params.get("platform", "linux")
         spellings = catalog.spellings(target)
@@ -170,4 +175,4 @@ class CMakeListFilter:
         return Finding(Status.ALLOWED, f"no {variable} filter applies on {platform}", tuple(skipped))
 
 
-MATCHER = CMakeListFilter()
+MATCHER: Matcher = CMakeListFilter()

@@ -10,11 +10,16 @@ list is not the preset's own); targets are decided as in ``json-target-list`` (x
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, NoMatch, check_regex_params, hit, params_object
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 def logical_lines(text: str) -> list[tuple[str, list[tuple[int, int, str]]]]:
@@ -43,10 +48,10 @@ class CommandTargetList:
     })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         check_regex_params(rule, "pattern")
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         pattern = rule_regex(rule.params["pattern"])
         lists = []
         for path in paths:
@@ -64,8 +69,8 @@ class CommandTargetList:
             raise NoMatch(f"no command line matching /{rule.params['pattern']}/ in {', '.join(paths)}")
         return {"variable": rule.params["variable"], "lists": lists}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         return JSON_LISTS.evaluate(rule, facts, target, catalog)
 
 
-MATCHER = CommandTargetList()
+MATCHER: Matcher = CommandTargetList()

@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import csv
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 def _cells(line: str) -> list[str]:
@@ -29,10 +34,10 @@ class DocsMatrix:
     regexes = RegexParams(row=None, version_from_ref=r"(\d+\.\d+(?:\.\d+)?)")
     params_schema = params_object(['row'], regexes.schema)
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         row_label = rule.params["row"]
         rx = self.regexes.compile(rule)
         row_rx = rx["row"]
@@ -70,7 +75,7 @@ class DocsMatrix:
                 }
         raise NoMatch(f"no csv-table row {row_label!r} in {', '.join(paths)}")
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         version = facts["version"]
         note = "" if facts["version"] == facts["version_wanted"] else f" (tag names {facts['version_wanted']}; newest column used)"
         names = [entry["target"] for entry in facts["listed"]]
@@ -85,4 +90,4 @@ class DocsMatrix:
         )
 
 
-MATCHER = DocsMatrix()
+MATCHER: Matcher = DocsMatrix()

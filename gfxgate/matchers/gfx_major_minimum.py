@@ -11,11 +11,16 @@ summary, remedy); the others are allowed. ``{minimum}`` and ``{major}`` are fill
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 _MAJOR = re.compile(r"^gfx(?P<major>[0-9]+)[0-9a-f]{2}$")
 
@@ -33,12 +38,12 @@ class GfxMajorMinimum:
     })
     rule_requires = ('params',)
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         for i, pattern in enumerate(rule.params.get("minimum") or ()):
             if "major" not in check_regex(rule, f"params.minimum[{i}]", pattern).groupindex:
                 raise rule_problem(rule, f"params.minimum[{i}]: needs a (?P<major>…) group")
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         texts = {path: (source.read_text(path) or "").splitlines() for path in paths}
         for pattern in rule.params["minimum"]:
             regex = rule_regex(pattern)
@@ -49,7 +54,7 @@ class GfxMajorMinimum:
                         return {**hit(path, number, line), "minimum": int(found.group("major"))}
         raise NoMatch(f"no minimum gfx major version in {', '.join(paths)}")
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         minimum = facts["minimum"]
         match = _MAJOR.match(target.processor)
         if match is None:  # a generic target (gfx9-generic …): its generation is in its name
@@ -64,4 +69,4 @@ class GfxMajorMinimum:
                        remedy=fill(below.get("remedy"), target, **extra))
 
 
-MATCHER = GfxMajorMinimum()
+MATCHER: Matcher = GfxMajorMinimum()

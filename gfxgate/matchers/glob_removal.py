@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 class GlobRemoval:
@@ -22,10 +27,10 @@ class GlobRemoval:
         **regexes.schema,
     })
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         command = self.regexes.compile(rule)["command"]
         removals = []
         for path in paths:
@@ -45,7 +50,7 @@ class GlobRemoval:
         # a scanned file without removal steps is evidence too: nothing is deleted there
         return {"removals": removals, "scanned": list(paths)}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         names = [
             template.replace("{target}", spelled.replace(":", "-"))
             for spelled in catalog.spellings(target)  # the bare name first
@@ -68,4 +73,4 @@ class GlobRemoval:
         return Finding(Status.ALLOWED, f"no removal step matches {target.processor} files", shown)
 
 
-MATCHER = GlobRemoval()
+MATCHER: Matcher = GlobRemoval()

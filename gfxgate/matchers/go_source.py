@@ -10,26 +10,32 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
+    from tree_sitter import Node, Parser
+
 
 @functools.cache
-def _parser():
+def _parser() -> Parser:
     import tree_sitter_go
     from tree_sitter import Language, Parser
 
     return Parser(Language(tree_sitter_go.language()))
 
 
-def _text(node, src: bytes) -> str:
+def _text(node: Node, src: bytes) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
-def _enclosing_function(node, src: bytes) -> str:
+def _enclosing_function(node: Node | None, src: bytes) -> str:
     while node is not None:
         if node.type in ("function_declaration", "method_declaration"):
             name = node.child_by_field_name("name")
@@ -72,10 +78,10 @@ class GoSource:
     })
     rule_requires = ('params', 'status', 'summary')  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         find = rule.params["find"]
         pattern = self.regexes.compile(rule)["pattern"]
         prefilter = rule_regex(re.sub(r"^\^|\$$", "", rule.params["pattern"]))
@@ -91,11 +97,11 @@ class GoSource:
             raise NoMatch(f"no Go {find} matching /{rule.params['pattern']}/ in {len(paths)} file(s)")
         return {"hits": hits}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         first = facts["hits"][0]
-        summary = fill(rule.summary, target, function=first["function"] or "?", match=first["match"])
+        summary = fill(rule.summary or "", target, function=first["function"] or "?", match=first["match"])  # required
         hits = tuple(Hit.from_json(h, f"in {h['function']}()" if h["function"] else "") for h in facts["hits"][:3])
         return Finding(rule.status_default or Status.UNKNOWN, summary, hits, remedy=fill(rule.remedy, target))
 
 
-MATCHER = GoSource()
+MATCHER: Matcher = GoSource()

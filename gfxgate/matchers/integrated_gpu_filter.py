@@ -13,11 +13,16 @@ envconfig/config.go), so the evidence names the switch whatever the message says
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.matchers.go_source import find_go
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 class IntegratedGpuFilter:
@@ -26,10 +31,10 @@ class IntegratedGpuFilter:
     params_schema = params_object(['function', 'message'], {**regexes.schema, 'default_allowed': {'type': 'string'}})
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         rx = self.regexes.compile(rule)
         function, message, switch = rx["function"], rx["message"], rx["switch"]
         allowed_var = rule.params.get("default_allowed")
@@ -69,7 +74,7 @@ class IntegratedGpuFilter:
                           f"in {len(paths)} file(s)")
         return facts
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         from gfxgate.model import Status
 
         proc = catalog.processor(target.processor)
@@ -88,4 +93,4 @@ class IntegratedGpuFilter:
                        (msg, fn) + switch, remedy=remedy)
 
 
-MATCHER = IntegratedGpuFilter()
+MATCHER: Matcher = IntegratedGpuFilter()

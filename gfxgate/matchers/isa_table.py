@@ -14,15 +14,20 @@ which ROCm was read instead (``read_instead``, filled by the engine from the cou
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit, params_object
 from gfxgate.model import Status
 
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
+
 _ROW = re.compile(r'^\s*\{\s*"(?P<id>gfx[0-9a-f]+)(?::[^"]*)?"\s*,(?P<rest>[^}]*)\}')
 
 
-def _table(text: str, declaration) -> tuple[tuple[int, str], list[tuple[int, str]]] | None:
+def _table(text: str, declaration: re.Pattern[str]) -> tuple[tuple[int, str], list[tuple[int, str]]] | None:
     """The declaration line of the array (number, text) and its body's numbered lines up to ``};``, or None."""
     numbered = list(enumerate(text.splitlines(), start=1))
     start = next((i for i, (_, line) in enumerate(numbered) if declaration.search(line)), None)
@@ -42,7 +47,7 @@ class IsaTable:
         "array": {"type": "string"}, "support_column": {"type": "integer", "minimum": 1}})
     reads_substitution = True  # evaluate() sees facts["read_instead"] when the coupling read another ref
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         array, column = rule.params["array"], rule.params["support_column"]
         declaration = re.compile(rf"\b{re.escape(array)}\s*\[\s*\]\s*=")
         for path in paths:
@@ -63,7 +68,7 @@ class IsaTable:
             raise NoMatch(f"{path}:{number}: a {array} row with no column {column}")
         return {**hit(path, number, line), "processor": m.group("id"), "rocm": cells[column - 1] == "true"}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         rows = [r for r in facts["rows"] if r["processor"] == target.processor]
         runs = [r for r in rows if r["rocm"]]
         ref = facts.get("ref") or "this ROCm"
@@ -82,4 +87,4 @@ class IsaTable:
                        fill(rule.remedy, target))
 
 
-MATCHER = IsaTable()
+MATCHER: Matcher = IsaTable()

@@ -15,11 +15,16 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.errors import TargetError
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, check_regex, fill, hit, params_object
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
@@ -45,13 +50,13 @@ class JsonTargetList:
         'built_by': params_object(['path', 'pattern'], {'path': {'type': 'string'}, 'pattern': {'type': 'string'}}),
     })
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
         if "built_by" in rule.params:
             check_regex(rule, "params.built_by.pattern", rule.params["built_by"]["pattern"])
 
     @staticmethod
-    def _configured(rule, source) -> dict[str, dict[str, Any]] | None:
+    def _configured(rule: MatcherRule, source: Source) -> dict[str, dict[str, Any]] | None:
         """The presets the ``built_by`` file configures, by name, each with its first configure line (None: no
         ``built_by``)."""
         spec = rule.params.get("built_by")
@@ -67,7 +72,7 @@ class JsonTargetList:
                 configured.setdefault(m.group("name"), hit(spec["path"], number, line))
         return configured
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         variable = rule.params["variable"]
         rx = self.regexes.compile(rule)
         include, exclude = rx["presets"], rx["exclude_presets"]
@@ -135,7 +140,7 @@ class JsonTargetList:
             todo.extend([parents] if isinstance(parents, str) else parents)
         return name
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         variable = facts["variable"]
         # every concrete mode a device of this target can run in (gfx90a: sramecc±, xnack±)
         proc = catalog.processor(target.processor)
@@ -171,10 +176,10 @@ class JsonTargetList:
 
             remedy = remedy.replace("<ROCm preset>", shlex.quote(presets[0]))
 
-        def evidence(found) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it
+        def evidence(found: list[tuple[str, Hit]]) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it
             return tuple(h for name, listed in found for h in (listed, configures.get(name)) if h is not None)
 
-        def names(found) -> str:  # the presets of a summary and where the release configures them
+        def names(found: list[tuple[str, Hit]]) -> str:  # the presets of a summary and where the release configures them
             text = ", ".join(dict.fromkeys(name for name, _ in found))
             where = [f"{configures[n].path}:{configures[n].line}" for n, _ in found if n in configures]
             return f"{text}: the release configures {'it' if len(where) == 1 else 'them'} at {', '.join(where)}" if where else text
@@ -185,4 +190,4 @@ class JsonTargetList:
             return Finding(Status.PARTIAL, partial[0][1].note, evidence(partial), remedy=remedy)
         return Finding(Status.BLOCKED, f"not in {variable} of any preset ({names(missing)})", evidence(missing), remedy=remedy)
 
-MATCHER = JsonTargetList()
+MATCHER: Matcher = JsonTargetList()

@@ -9,10 +9,15 @@ targets (Ollama's docs: "the known supported GPU types on linux are the followin
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 def _cells(line: str) -> list[str]:
@@ -24,10 +29,10 @@ class MarkdownTable:
     regexes = RegexParams(column=None, support_column=r"^Support$", supported="✅", unsupported="❌")
     params_schema = params_object(['column'], {**regexes.schema, "listed_means_supported": {"type": "boolean"}})
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         rx = self.regexes.compile(rule)
         column, support, yes, no = rx["column"], rx["support_column"], rx["supported"], rx["unsupported"]
         listed = bool(rule.params.get("listed_means_supported"))
@@ -56,7 +61,7 @@ class MarkdownTable:
             raise NoMatch(f"no Markdown table with a /{rule.params['column']}/ column in {', '.join(paths)}")
         return {"headers": headers, "rows": rows}
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         mine = [r for r in facts["rows"] if r["target"].split(":")[0] == target.processor]
         supported = [r for r in mine if r["supported"] == "yes"]
         if supported:
@@ -74,4 +79,4 @@ class MarkdownTable:
                        remedy=fill(rule.remedy, target))
 
 
-MATCHER = MarkdownTable()
+MATCHER: Matcher = MarkdownTable()

@@ -11,11 +11,16 @@ as evidence, when no other rule of the layer decides.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 class PatternStatus:
@@ -34,11 +39,11 @@ class PatternStatus:
     })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         for i, check in enumerate(rule.params.get("checks") or ()):
             check_regex(rule, f"params.checks[{i}].pattern", check["pattern"])
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         texts = {path: (source.read_text(path) or "").splitlines() for path in paths}
         for index, check in enumerate(rule.params["checks"]):
             pattern = rule_regex(check["pattern"])
@@ -51,11 +56,11 @@ class PatternStatus:
             return {"absent": list(paths)}
         raise NoMatch(f"none of {len(rule.params['checks'])} patterns matches a line of {', '.join(paths)}")
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         check = rule.params["checks"][facts["check"]]
         summary = fill(check["summary"], target, match=facts["match"], path=facts["path"])
         remedy = fill(check.get("remedy") or (rule.remedy if Status(check["status"]) != Status.ALLOWED else None), target)
         return Finding(Status(check["status"]), summary, (Hit.from_json(facts),), remedy=remedy)
 
 
-MATCHER = PatternStatus()
+MATCHER: Matcher = PatternStatus()

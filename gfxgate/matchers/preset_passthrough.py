@@ -10,15 +10,19 @@ version documents (``docs/development.md``), the architecture replaced by the ta
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex_params, fill, hit, params_object, replaced
 from gfxgate.matchers.command_target_list import MATCHER as COMMAND_LISTS
 from gfxgate.matchers.json_target_list import MATCHER as JSON_LISTS
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 class PresetPassthrough:
@@ -39,18 +43,18 @@ class PresetPassthrough:
     }, oneOf=[{'required': ['presets_file', 'presets']}, {'required': ['list_pattern']}])
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         check_regex_params(rule, "presets", "list_pattern", "selector", "command")
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         presets_file = rule.params.get("presets_file")
         if presets_file is not None:
             if presets_file not in paths:
                 raise NoMatch(f"{presets_file} not found")
-            lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
+            lists_rule = replaced(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
             lists = JSON_LISTS.extract(lists_rule, source, [presets_file])
         else:
-            lists_rule = dataclasses.replace(rule, params={"variable": rule.params["variable"],
+            lists_rule = replaced(rule, params={"variable": rule.params["variable"],
                                                            "pattern": rule.params["list_pattern"],
                                                            **({"label": rule.params["list_label"]} if "list_label" in rule.params else {})})
             lists = COMMAND_LISTS.extract(lists_rule, source, paths)
@@ -76,8 +80,8 @@ class PresetPassthrough:
                           + ", ".join(p for p in paths if p != presets_file))
         return facts
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
-        lists_rule = dataclasses.replace(rule, remedy=None)
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+        lists_rule = replaced(rule, remedy=None)
         default = JSON_LISTS.evaluate(lists_rule, {"variable": facts["variable"], "lists": facts["lists"]}, target, catalog)
         presets = ", ".join(entry["preset"] for entry in facts["lists"])
         note = rule.params.get("selector_note") or "a user list selects the *_user_arch preset, which passes it through"
@@ -102,7 +106,7 @@ class PresetPassthrough:
         return Finding(Status.OVERRIDE_REQUIRED, summary, hits, remedy=f"{configure} && {_build_command(rule, configure)}")
 
 
-def _build_command(rule, configure: str) -> str:
+def _build_command(rule: MatcherRule, configure: str) -> str:
     """The build step after ``configure``: the rule's ``build`` (e.g. the release's own), else the ``-B`` folder."""
     if "build" in rule.params:
         return rule.params["build"]
@@ -110,4 +114,4 @@ def _build_command(rule, configure: str) -> str:
     return f"cmake --build {folder.group(1) if folder else 'build'}"
 
 
-MATCHER = PresetPassthrough()
+MATCHER: Matcher = PresetPassthrough()

@@ -10,10 +10,15 @@ class a processor family falls into is the rule's data (``params.families``); th
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, hit, params_object, rule_problem
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 MAX_USES = 3
 _STRING_OR_COMMENT = re.compile(r'"(\\.|[^"\\])*"|//.*')
@@ -57,12 +62,12 @@ class VulkanArchitecture:
     })
     rule_requires = ('params',)  # keys a rule of this matcher must have
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         families = rule.params.get("families")
         if not isinstance(families, dict) or not families:
             raise rule_problem(rule, "params.families must map processor families to classes")
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         function, enum = rule.params["function"], rule.params["enum"]
         signature = re.compile(rf"\b{re.escape(enum)}\s+{re.escape(function)}\s*\(")
         returns_re = re.compile(rf"return\s+{re.escape(enum)}::(\w+)\s*;")
@@ -100,7 +105,7 @@ class VulkanArchitecture:
             return {"function": hit(path, start + 1, lines[start]), "returns": returns, "uses": uses}
         raise NoMatch(f"no {enum} {function}() in {', '.join(paths)}")
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         proc = catalog.processor(target.processor)
         cls = rule.params["families"].get(proc.family)
         fn = Hit.from_json(facts["function"], "classifies AMD devices from Vulkan properties, not gfx names")
@@ -118,4 +123,4 @@ class VulkanArchitecture:
         return Finding(Status.ALLOWED, summary, tuple(hits))
 
 
-MATCHER = VulkanArchitecture()
+MATCHER: Matcher = VulkanArchitecture()

@@ -63,7 +63,7 @@ def rules_at(top: Path, commit: str, rules_rel: str, dest: Path) -> Path | None:
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class PrCheckResult:
     base_ref: str
     base_commit: str
     pins_path: Path
@@ -75,7 +75,7 @@ class CheckResult:
 
 
 def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
-              rules_root: Path | None = None) -> CheckResult:
+              rules_root: Path | None = None) -> PrCheckResult:
     from gfxgate.gate.ruleset import load_rules
     from gfxgate.gate.scan import FactsRequest, scan_matrix
     from gfxgate.trace.workarounds import check_steps
@@ -114,5 +114,5 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
                                                 rules_root=rules_root), check_steps=check_steps)
     old_json, new_json = old.to_json(), new.to_json()
     fail_closed(old_json, new_json, command="check")
-    return CheckResult(base_ref, commit, pins_path, pins_rel, base_rules is not None, old_json, new_json,
+    return PrCheckResult(base_ref, commit, pins_path, pins_rel, base_rules is not None, old_json, new_json,
                        diff_matrices(old_json, new_json))

@@ -61,7 +61,7 @@ class HopSpec(NamedTuple):
         return out
 
 
-class Route(NamedTuple):
+class TraceRoute(NamedTuple):
     via: str | None
     hops: tuple[HopSpec, ...]
 
@@ -71,7 +71,7 @@ class StageSpec(NamedTuple):
     title: str
     summary: bool
     sink: bool
-    routes: tuple[Route, ...]
+    routes: tuple[TraceRoute, ...]
 
 
 class Conclusion(NamedTuple):
@@ -210,7 +210,7 @@ def load_rule_file(path: Path, known_repos: set[str] | None = None) -> TraceRule
                 route_bound |= set(spec.bind)
                 hops.append(spec)
             stage_binds |= route_bound
-            routes.append(Route(raw.get("via"), tuple(hops)))
+            routes.append(TraceRoute(raw.get("via"), tuple(hops)))
         # a later stage may use what any route of this stage binds; when that route is not taken
         # the hop is reported missing at run time ("needs {x}")
         bound |= stage_binds

@@ -116,7 +116,7 @@ def test_scan_and_timeline_give_the_same_answer_at_the_pin(gfxgate_exe, timeline
 def test_workarounds_and_scan_give_the_same_setting(gfxgate_exe, target, study, tmp_path):
     """At today's pin and at the study's release (its pin set): the same setting for the same workaround."""
     from gfxgate.sources.resolve import load_pins
-    from tests.answer.test_issue24_reproductions import _ollama_fixture, route_of, scan_json, steps_of
+    from tests.answer.test_reproductions import _ollama_fixture, route_of, scan_json, steps_of
 
     ref = ("--ref", "ollama=v0.17.5") if study else ()
     tag = "v0.17.5" if study else load_pins().sources["ollama"].ref

@@ -93,4 +93,4 @@ def test_the_example_is_what_the_architecture_page_shows():
         assert path.relative_to(ROOT).as_posix() in page, f"ARCHITECTURE.md does not name {path.relative_to(ROOT)}"
     module = (EXAMPLE / "matchers" / "isa_list.py").read_text(encoding="utf-8")
     assert "check_params" not in module  # optional: the schema checks the params
-    assert re.search(r"^MATCHER = IsaList\(\)$", module, re.M)
+    assert re.search(r"^MATCHER: Matcher = IsaList\(\)$", module, re.M)  # typed: the protocol of matchers/

@@ -1,9 +1,9 @@
 """Rule fixtures: ``tests/rules/<rule-id>/<case>/`` trees and the expectations annotated in them.
 
-The format is described in tests/rules/README.md; tests/core/test_rule_fixtures.py runs every case. Workaround
+The format is described in tests/rules/README.md; tests/gate/test_rule_fixtures.py runs every case. Workaround
 checks have the same layout under ``tests/workarounds/<workaround-id>/<case>/`` (``live:`` / ``stale:`` /
 ``not-applicable:`` annotations,
-tests/core/test_workaround_fixtures.py).
+tests/gate/test_workaround_fixtures.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.test_issue13_reproductions import MEMORY_LIMIT_KB, replay
+from tests.cli.test_replays import MEMORY_LIMIT_KB, replay
 
 RECOGNISED = "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected\n"
 
@@ -35,7 +35,7 @@ def _write(path, line: str, count: int) -> None:
 
 
 def _diagnose(exe, work, name, monkeypatch, limit_s: float):
-    import tests.test_issue13_reproductions as harness
+    import tests.cli.test_replays as harness
 
     monkeypatch.setattr(harness, "TIME_LIMIT_S", limit_s)
     return replay(name, exe, ["diagnose", "--no-upstream", "--format", "json", name], cwd=work, code=0, timeout=300)

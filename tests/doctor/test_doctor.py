@@ -303,9 +303,9 @@ def test_an_nvidia_gpu_beside_the_amd_one_is_listed(gfxgate_exe, tmp_path):
 
 
 def test_the_readmes_vega56_excerpt_is_the_tools_output(gfxgate_exe, vega56):
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    start = readme.index("<!-- excerpt of gfxgate doctor --root VEGA56 --format md -->")
-    excerpt = [l for l in readme[start:readme.index("<!-- end of doctor excerpt -->")].splitlines()[1:] if l.strip()]
+    readme = (Path(__file__).parents[2] / "docs/commands/doctor.md").read_text(encoding="utf-8")  # its example
+    start = readme.index("<!-- check: tested-by tests/doctor/test_doctor.py -->")
+    excerpt = [l for l in readme[start:readme.index("<!-- end check -->", start)].splitlines()[1:] if l.strip()]
     output = _doctor(gfxgate_exe, "--root", str(vega56), "--format", "md").stdout.splitlines()
     assert len(excerpt) >= 25
     for line in excerpt:

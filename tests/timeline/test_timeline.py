@@ -296,8 +296,8 @@ def test_the_readme_picture_is_the_snapshot_timeline():
     data = (rules_dir().parent / "samples" / "timeline.png").read_bytes()
     fig = figure.layout(snapshot.load())
     assert png_size(data) == (fig.width * 2, fig.height * 2), "samples/timeline.png is stale: run `gfxgate samples`"
-    readme = (rules_dir().parent / "README.md").read_text(encoding="utf-8")
-    assert "](samples/timeline.png)" in readme
+    readme = (rules_dir().parent / "docs" / "commands" / "timeline.md").read_text(encoding="utf-8")
+    assert "](../../samples/timeline.png)" in readme
 
 
 def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypatch, capsys, timeline_upstream):

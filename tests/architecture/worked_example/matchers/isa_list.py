@@ -7,10 +7,15 @@ The worked example of ARCHITECTURE.md: a new gate layer with a new matcher. The 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, fill, hit, params_object
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 _ROW = re.compile(r'^\s*\{\s*"(gfx[0-9a-f]+)(?::[^"]*)?"')
 
@@ -19,7 +24,7 @@ class IsaList:
     name = "isa-list"
     params_schema = params_object(["array"], {"array": {"type": "string"}})
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         array = rule.params["array"]
         for path in paths:
             lines = (source.read_text(path) or "").splitlines()
@@ -36,7 +41,7 @@ class IsaList:
             return {"array": array, "declared": hit(path, start + 1, lines[start]), "rows": rows}
         raise NoMatch(f"no array {array}[] in {', '.join(paths)}")
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         rows = [r for r in facts["rows"] if r["processor"] == target.processor]
         if rows:
             return Finding(Status.ALLOWED, f"{facts['array']} lists {target.processor}", tuple(Hit.from_json(r) for r in rows))
@@ -44,4 +49,4 @@ class IsaList:
                        (Hit.from_json(facts["declared"]),), fill(rule.remedy, target))
 
 
-MATCHER = IsaList()
+MATCHER: Matcher = IsaList()

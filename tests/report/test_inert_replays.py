@@ -15,7 +15,7 @@ import re
 
 from benchmarks import fuzz
 from tests.diagnose import logs
-from tests.test_issue13_reproductions import env, replay, work  # noqa: F401 - env, work: fixtures
+from tests.cli.test_replays import env, replay, work  # noqa: F401 - env, work: fixtures
 
 HTML = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](http://evil.example/) ![i](http://evil.example/i.png)"
 TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -1,4 +1,4 @@
-"""Issue 28, defect 16 for ``timeline --live`` (tests/test_issue28_sources.py replays it for ``history``): a
+"""Issue 28, defect 16 for ``timeline --live`` (tests/sources/test_hostile_sources.py replays it for ``history``): a
 llama.cpp clone carrying 20,000 extra release-shaped tags, an ollama release naming a llama.cpp tag that does not
 exist. Every rule reading ggml at every probed release looked the ref up and re-sorted every tag for its hint
 (the issue: 10,000 tags 45 s and 539 MB, 30,000 over 120 s). Replayed with the issue-13 harness (< 5 s of CPU,
@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
-from tests.test_issue13_reproductions import env, replay, work  # noqa: F401 - env, work: fixtures
-from tests.test_issue28_sources import live_env, ollama_with_many_llama_tags
+from tests.cli.test_replays import env, replay, work  # noqa: F401 - env, work: fixtures
+from tests.sources.test_hostile_sources import live_env, ollama_with_many_llama_tags
 
 
 def test_16_timeline_live_over_many_tags_orders_them_once(gfxgate_exe, work, env, upstream):

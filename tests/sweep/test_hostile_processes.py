@@ -1,5 +1,5 @@
 """Issue 28, defects 5–9 (the sweep's processes and files), replayed through the installed console script with
-the issue-13 harness (tests/test_issue13_reproductions.py: exit code, one error line, < 5 s, < 512 MB, nothing
+the issue-13 harness (tests/cli/test_replays.py: exit code, one error line, < 5 s, < 512 MB, nothing
 outside the named outputs changed).
 
 5. a server command that forks a helper and exits: the helper is gone after the cell;
@@ -29,7 +29,7 @@ import pytest
 from tests.host.test_proc import _gone  # a process ended (killed there if not: a failing test leaves nothing running)
 from tests.signals import inherited_default
 from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
-from tests.test_issue13_reproductions import PEER, _runs, _sweep, env, replay, work  # noqa: F401 - fixtures
+from tests.cli.test_replays import PEER, _runs, _sweep, env, replay, work  # noqa: F401 - fixtures
 
 LOGS = "w.jsonl.logs/"
 

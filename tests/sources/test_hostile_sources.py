@@ -1,7 +1,7 @@
 """Issue 28, defects 10–17 and the "also seen" items: hostile sources, caches, data and JSON inputs.
 
 Every reproduction runs through the installed console script with the harness of issue 13
-(tests/test_issue13_reproductions.py ``replay``: the documented exit code, one error line, under 5 s and
+(tests/cli/test_replays.py ``replay``: the documented exit code, one error line, under 5 s and
 512 MB of peak RSS of the gfxgate process measured with ``os.wait4``, nothing in the working folder changed but
 the named outputs). Large files are sparse (``truncate``): they cost no disk, but reading one costs its size in
 memory, which is what the defects did.
@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import shared_build
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
-from tests.test_issue13_reproductions import SCAN, _rules, env, replay, work  # noqa: F401 - env, work: fixtures
+from tests.cli.test_replays import SCAN, _rules, env, replay, work  # noqa: F401 - env, work: fixtures
 
 GIB = 1 << 30
 
@@ -456,7 +456,7 @@ def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe
     import shlex
     import sys
 
-    from tests.test_issue13_reproductions import PEER
+    from tests.cli.test_replays import PEER
 
     server = tmp_path / "overflowing_llama_server.py"
     server.write_text(

@@ -153,7 +153,7 @@ def test_default_scan_works_offline_from_snapshot(capsys, monkeypatch):
     assert cmake["status"] == "override-required"
     from gfxgate.sources.resolve import load_pins
 
-    newest = load_pins().sources["ollama"].ref  # today's release (tests/test_issue24_release.py holds it to the timeline)
+    newest = load_pins().sources["ollama"].ref  # today's release (tests/gate/test_release_reproductions.py holds it to the timeline)
     assert cmake["evidence"][0]["where"].startswith(f"ollama@{newest}:")
 
 

@@ -42,7 +42,7 @@ import pytest
 from tests.artifacts.artifact_builders import Built, ccob_bomb, many_note_sections, many_sections_no_nul
 from tests.conftest import require_tool, shared_build
 from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
-from tests.core.test_hostile_rules import HOSTILE_YAML
+from tests.gate.test_hostile_rules import HOSTILE_YAML
 from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -343,7 +343,7 @@ def _rules(work: Path, layers: bytes | None = None) -> Path:
 
 
 def test_2_billion_laughs_rules_yaml(gfxgate_exe, work, env):
-    """600 bytes, 3 GB before (tests/core/test_hostile_rules.py)."""
+    """600 bytes, 3 GB before (tests/gate/test_hostile_rules.py)."""
     content, needle = HOSTILE_YAML["billion-laughs"]
     _rules(work, content)
     replay("2 billion laughs (scan --rules)", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env, code=3,
@@ -366,7 +366,7 @@ def test_2_billion_laughs_through_check(gfxgate_exe, work, env):
 
 def test_2_catastrophic_rule_regex_in_the_go_source_matcher(gfxgate_exe, work, env, upstream):
     r"""`^(\w+\s?)*$` over a long Go string: exponential with Python's re. A rules folder whose go-source rule
-    has that pattern, scanned live against a folder of Go code (tests/core/test_hostile_rules.py runs the
+    has that pattern, scanned live against a folder of Go code (tests/gate/test_hostile_rules.py runs the
     matcher alone)."""
     rules = _rules(work)
     gates = rules / "gates" / "discovery.yaml"
