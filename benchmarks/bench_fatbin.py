@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -61,8 +60,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for path in files:
         nv.list_entries(tool, path)  # warm the page cache for both
-        wall, cpu, report = timed(lambda: scan_file(path), args.repeat)
-        ref_wall, _, listed = timed(lambda: nv.list_entries(tool, path), args.repeat)
+        wall, cpu, report = timed(lambda p=path: scan_file(p), args.repeat)
+        ref_wall, _, listed = timed(lambda p=path: nv.list_entries(tool, p), args.repeat)
         print(f"| {path.name} | {report.size / 1e6:.0f} MB | {len(report.cuda_code)} | {wall * 1e3:.1f} / {cpu * 1e3:.1f} ms | "
               f"{report.bytes_read / 1e3:.0f} KB ({100 * report.bytes_read / report.size:.3f} %) | {ref_wall * 1e3:.0f} ms | "
               f"{ref_wall / wall:.0f}× | {ours(report) == listed} |")

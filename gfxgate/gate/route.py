@@ -10,7 +10,9 @@ of guessing. The runtime row, when measured, confirms or refutes the answer.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping, NamedTuple
@@ -74,6 +76,8 @@ class RouteRule(NamedTuple):
     legend: str = ""
     done_label: str | None = None  # the label when the installed tree satisfies every step
     done_phrase: str | None = None
+    vendors: tuple[str, ...] = ("amd",)  # whose targets this route is tried for (rules/routes.yaml `vendors:`)
+    conditions: tuple[str, ...] = ()  # layers whose not-allowed cell the answer states as a condition (a driver window)
 
 
 class RouteRules(NamedTuple):
@@ -127,6 +131,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             steps=steps, alone=raw.get("alone"), as_override=raw.get("as_target") == "override",
             fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
             done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
+            vendors=tuple(raw.get("vendors", ("amd",))),
+            conditions=tuple(raw.get("conditions", ())),
         )
         problems = []
         if rule.id in seen:
@@ -199,7 +205,7 @@ def default_routes() -> RouteRules:
 
 
 # -- a step's setting: computed once, shown by every command --------------------------------------------
-SETTING_FIELDS = ("target", "processor")  # the placeholders a workaround's setting may hold
+SETTING_FIELDS = ("target", "processor", "number")  # the placeholders a workaround's setting may hold ({number}: 61 of sm_61)
 
 
 def fill_setting(template: str, target: str | None) -> str:
@@ -207,7 +213,9 @@ def fill_setting(template: str, target: str | None) -> str:
     ``{processor}`` its processor (rocBLAS file names: ``*gfx906*``). Without a target they read ``<target>`` /
     ``<processor>``, the way the other placeholders of a setting (``<ollama>``) are written."""
     processor = _processor(target) if target else None
-    return (template.replace("{target}", target or "<target>").replace("{processor}", processor or "<processor>"))
+    number = re.sub(r"^[^0-9]+", "", processor) if processor else None  # sm_61 -> 61 (CMAKE_CUDA_ARCHITECTURES)
+    return (template.replace("{target}", target or "<target>").replace("{processor}", processor or "<processor>")
+            .replace("{number}", number or "<number>"))
 
 
 def step_setting(workaround, target: str | None, *, rule: StepRule | None = None, cells=()) -> str:
@@ -308,6 +316,7 @@ class RouteOption(NeedsEvidence, JsonRecord):
     steps: tuple[RouteStep, ...] = ()
     override_target: str | None = None
     satisfied: tuple[SatisfiedStep, ...] = ()  # steps the installed tree already satisfies (dropped)
+    conditions: tuple[str, ...] = ()  # what else must hold, from the cells the route names (a driver window, PTX JIT)
 
     evidence_for = "route {self.route}"
 
@@ -548,6 +557,11 @@ def _try(rule: RouteRule, matrix: GateMatrix, target: str, by_id: Mapping[str, A
         return outcome
     route_steps, device, satisfied = _make_steps(rule, rules, used, by_id, matrix, target)
     outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device, satisfied=satisfied)
+    if rule.conditions:  # the cells the route names that let it through with a condition say what must hold
+        held = tuple(f"{cell.summary}" + (f" — {cell.remedy}" if cell.remedy else "")
+                     for layer in rule.conditions if (cell := matrix.cells.get((layer, target))) is not None
+                     and cell.status not in (Status.ALLOWED, Status.NOT_SCANNED, Status.NOT_MEASURED))
+        outcome.option = dataclasses.replace(outcome.option, conditions=held)
     return outcome
 
 
@@ -592,6 +606,7 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     from gfxgate.gate.workarounds import default_workarounds
 
     rules = rules or default_routes()
+    rules = rules._replace(routes=tuple(r for r in rules.routes if _vendor(target) in r.vendors))
     workarounds = default_workarounds() if workarounds is None else workarounds
     if version is None:
         version = next((s.ref for s in matrix.sources if s.name == "ollama"), "")
@@ -650,6 +665,14 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
                  reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
                                                  runtime_version=runtime_version))
+
+
+def _vendor(target: str) -> str:
+    """The vendor whose routes answer for ``target`` (a target no vendor knows is tried with AMD's, as before)."""
+    from gfxgate.targets import catalog
+
+    vendor = catalog().vendor_of(target)
+    return vendor.name if vendor is not None else "amd"
 
 
 def extra_targets(targets, workarounds=None) -> list[str]:

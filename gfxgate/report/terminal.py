@@ -89,7 +89,9 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     where = _where(done.evidence)
                     console.print(Padding(_text(("already done: ", _DIM), done.workaround, ((f" ({where})" if verbose and where else ""), _DIM)),
                                           (0, 0, 0, 4), expand=False))
-                if not option.steps and not option.satisfied:
+                for condition in option.conditions:  # what must hold (a driver window), from the cells the route names
+                    console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
+                if not option.steps and not option.satisfied and not option.conditions:
                     console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
             elif backend.state == "undecided":
                 console.print(Padding(_text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),
