@@ -189,7 +189,7 @@ def _override_needs(value: str, tag: str) -> str | None:
         return None
     if timeline is None or tag not in timeline.tags or posed not in timeline.targets:
         return None
-    needs = next((r.needs for r in default_routes().routes if r.as_override), ())
+    needs = next((r.needs for r in default_routes().routes if r.as_override), ())  # an AMD route (HSA overrides)
     layers = dict(timeline.cell_at(posed, tag).layers)
     failing = [(layer, layers[layer], f"({release_status(posed, tag, layer)[1]})") for layer, ok in needs
                if layers.get(layer) not in (None, "unknown") and layers[layer] not in {str(st) for st in ok}]
@@ -209,7 +209,11 @@ def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> st
 
     if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None
-    routes = [r for r in default_routes().routes if any(step.workaround == workaround for step in r.steps)]
+    from gfxgate.gate.route import vendor_of
+
+    vendor = vendor_of(processor)  # the routes of the target's vendor (Vulkan's opt-in is a route of each)
+    routes = [r for r in default_routes().routes
+              if vendor in r.vendors and any(step.workaround == workaround for step in r.steps)]
     if not routes:
         return None
     layers = dict(timeline.cell_at(processor, tag).layers)

@@ -606,7 +606,7 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
     from gfxgate.gate.workarounds import default_workarounds
 
     rules = rules or default_routes()
-    rules = rules._replace(routes=tuple(r for r in rules.routes if _vendor(target) in r.vendors))
+    rules = rules._replace(routes=tuple(r for r in rules.routes if vendor_of(target) in r.vendors))
     workarounds = default_workarounds() if workarounds is None else workarounds
     if version is None:
         version = next((s.ref for s in matrix.sources if s.name == "ollama"), "")
@@ -667,7 +667,7 @@ def decide(matrix: GateMatrix, target: str, *, version: str | None = None, rules
                                                  runtime_version=runtime_version))
 
 
-def _vendor(target: str) -> str:
+def vendor_of(target: str) -> str:
     """The vendor whose routes answer for ``target`` (a target no vendor knows is tried with AMD's, as before)."""
     from gfxgate.targets import catalog
 
