@@ -7,7 +7,8 @@ Each check is one of:
   ``when: equal``; with ``all: true`` every match of the pattern is a row, and ``when: unlisted`` holds when the
   target's capability is none of them (a documentation table's rows);
 * ``families`` (``[Maxwell, Pascal, Volta]``) with ``cite``: a fact no repository states — the vendor's notice
-  named by ``cite`` — that holds for targets of those families (its evidence is the first ``values`` line).
+  named by ``cite`` — that holds for targets of those families (its evidence is the first ``values`` line); ``jetson:
+  false`` leaves out the Jetson GPUs of a family (their driver is L4T's, not a desktop branch).
 
 ``values`` name numbers read from the files (a regex with group ``v``: ``minLegacyComputeJITNVIDIADriverMajor = 570``);
 summaries and remedies use them as ``{name}``, and ``{cc}`` (6.1), ``{bound}`` (the check's capability).
@@ -32,6 +33,7 @@ class CcCompare:
             "type": "object", "required": ["status", "summary"], "additionalProperties": False,
             "properties": {"pattern": {"type": "string"}, "when": {"enum": ["below", "equal", "unlisted"]},
                            "all": {"type": "boolean"}, "families": {"type": "array", "items": {"type": "string"}},
+                           "jetson": {"type": "boolean", "description": "families: only Jetson GPUs (true) or none (false)"},
                            "cite": {"type": "string"}, **_OUTCOME}}},
         "otherwise": {"type": "object", "required": ["status", "summary"], "additionalProperties": False,
                       "properties": _OUTCOME},
@@ -88,7 +90,7 @@ class CcCompare:
         value_hits = tuple(Hit.from_json(v) for v in facts["values"].values())
         for check, rows in zip(rule.params["checks"], facts["checks"]):
             if rows is None:  # a vendor's notice: the families it names
-                if arch.family in check["families"]:
+                if arch.family in check["families"] and check.get("jetson", arch.jetson) == arch.jetson:
                     note = f"source: {check['cite']}"
                     first = value_hits[:1] or ()
                     return self._finding(check, target, extra, tuple(h._replace(note=note) for h in first) or (), note)
