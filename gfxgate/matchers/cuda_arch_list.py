@@ -8,7 +8,9 @@ named ``CUDA 12``, ``JetPack 5``). Three modes read the same facts:
 * ``build``: each runner's list for the target — cubin, PTX only, or absent (with the cubin or PTX of an older
   capability that CUDA's compatibility would run, which Ollama's discovery still rejects);
 * ``packaging``: only the presets a release recipe builds (``built_by``: a regex over the rule's other files whose
-  group ``preset`` names a preset, e.g. the Dockerfile's ``--preset llama_cuda_v12_linux``);
+  group ``preset`` names a preset, e.g. the Dockerfile's ``--preset llama_cuda_v12_linux``) and, with ``shipped``
+  (group ``runner``: ``COPY --from=cuda-12``, ``llama-server-cuda_v13``, ``jetpack-5``), copies into the archive — a
+  stage that is built but whose COPY is commented out (CUDA 11 from v0.11) is not shipped;
 * ``discovery``: Ollama's exact match — the device's capability as ``"%d%d0"`` must be one of the numbers ggml was
   built for (``CUDA : ARCHS``), else the device is skipped; ``reject`` is the regex of that check's log line.
 
@@ -24,7 +26,7 @@ from typing import Any
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, hit, params_object
 from gfxgate.model import Status
 
-REGEXES = RegexParams(built_by=None, reject=None)
+REGEXES = RegexParams(built_by=None, shipped=None, reject=None)
 
 
 def _runner(name: str, cache: dict[str, Any]) -> str:
@@ -100,6 +102,13 @@ def classify(archs: list[list], cc: int) -> tuple[str, str]:
     return "absent", ""
 
 
+def runner_folder(stage: str) -> str:
+    """The runner folder a Dockerfile stage name stands for: ``cuda-12`` and ``cuda_v12`` are cuda_v12, ``jetpack-5``
+    is cuda_jetpack5."""
+    number = re.sub(r"^.*?([0-9]+)$", r"\1", stage)
+    return f"cuda_jetpack{number}" if "jetpack" in stage else f"cuda_v{number}"
+
+
 WORDS = {"cubin": "cubin", "ptx": "PTX only", "compatible": "not listed", "absent": "absent"}
 
 
@@ -138,6 +147,14 @@ class CudaArchList:
             if not built:
                 raise NoMatch(f"no preset built by {', '.join(others) or 'the recipe'}")
             facts["built"] = built
+            if regexes["shipped"] is not None:
+                copied: dict[str, dict[str, Any]] = {}
+                for path, lines in others.items():
+                    for number, line in enumerate(lines, 1):
+                        match = regexes["shipped"].search(line)
+                        if match:
+                            copied.setdefault(runner_folder(match.group("runner")), hit(path, number, line))
+                facts["copied"] = copied
         if rule.params["mode"] == "discovery":
             found = next((hit(path, number, line) for path, lines in others.items()
                           for number, line in enumerate(lines, 1) if regexes["reject"] and regexes["reject"].search(line)), None)
@@ -152,11 +169,14 @@ class CudaArchList:
         mode = rule.params["mode"]
         presets = [p for p in facts["presets"] if p["jetson"] == arch.jetson]  # Jetson GPUs: the JetPack runners
         if mode == "packaging":
-            presets = [dict(p, ship=facts["built"][p["preset"]]) for p in presets if p["preset"] in facts["built"]]
+            copied = facts.get("copied")
+            presets = [dict(p, ship=facts["built"][p["preset"]], copy=(copied or {}).get(p["runner"])) for p in presets
+                       if p["preset"] in facts["built"] and (copied is None or p["runner"] in copied)]
         rows = [(p, *classify(p["archs"], cc)) for p in presets]
         hits = tuple(Hit(p["path"], p["line"], p["text"]) for p, _, _ in rows)
         if mode == "packaging":
             hits += tuple(Hit.from_json(p["ship"]) for p, _, _ in rows)
+            hits += tuple(Hit.from_json(p["copy"]) for p, _, _ in rows if p.get("copy"))
         described = "; ".join(f"{p['runner']} ({p['os']}): {WORDS[kind]}" + (f" ({entry})" if entry else "")
                               for p, kind, entry in rows) or "no CUDA runner"
         linux = [(p, kind, entry) for p, kind, entry in rows if p["os"] in ("linux", "any")] or rows

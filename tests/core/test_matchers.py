@@ -359,6 +359,14 @@ def test_cuda_arch_list_discovery_is_an_exact_match_and_packaging_reads_the_reci
                   built_by=r"--preset\s+(?P<preset>\S+)")
     assert shipped["sm_61"].status is Status.ALLOWED and "windows" not in shipped["sm_61"].summary
     assert any(h.path == "Dockerfile" for h in shipped["sm_61"].hits)
+    # built but its COPY commented out (CUDA 11 from v0.11): not shipped; copied (cuda-12 is cuda_v12): shipped
+    files["Dockerfile"] = "RUN cmake --preset cuda_linux \\\n# COPY --from=cuda-12 dist/lib/ollama /lib/ollama/\n"
+    shipped_re = r"^COPY --from=(?:llama-server-)?(?P<runner>cuda[-_]v?[0-9]+|jetpack-[0-9]+)\b"
+    assert run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)",
+               shipped=shipped_re)["sm_61"].status is Status.BLOCKED
+    files["Dockerfile"] += "COPY --from=cuda-12 dist/lib/ollama /lib/ollama/\n"
+    assert run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)",
+               shipped=shipped_re)["sm_61"].status is Status.ALLOWED
     with pytest.raises(NoMatch, match="discovery check"):
         run(tmp_path, "cuda-arch-list", {"p.json": json.dumps(PRESETS)}, ["sm_61"], mode="discovery", reject="nowhere")
     with pytest.raises(NoMatch, match="sets CMAKE_CUDA_ARCHITECTURES"):
