@@ -11,7 +11,8 @@ Each check is one of:
   false`` leaves out the Jetson GPUs of a family (their driver is L4T's, not a desktop branch).
 
 ``values`` name numbers read from the files (a regex with group ``v``: ``minLegacyComputeJITNVIDIADriverMajor = 570``);
-summaries and remedies use them as ``{name}``, and ``{cc}`` (6.1), ``{bound}`` (the check's capability).
+summaries and remedies use them as ``{name}``, and ``{cc}`` (6.1), ``{number}`` (61), ``{bound}`` (the check's
+capability).
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class CcCompare:
         cc = tuple(int(x) for x in arch.capability.split("."))
         extra = {name: v["v"] for name, v in facts["values"].items()}
         extra["cc"] = arch.capability
+        extra["number"] = arch.digits  # 61: CMAKE_CUDA_ARCHITECTURES' spelling
         value_hits = tuple(Hit.from_json(v) for v in facts["values"].values())
         for check, rows in zip(rule.params["checks"], facts["checks"]):
             if rows is None:  # a vendor's notice: the families it names

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any
 
-from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.model import Status
 
 REGEXES = RegexParams(built_by=None, shipped=None, reject=None)
@@ -167,6 +167,7 @@ class CudaArchList:
         arch = catalog.nvidia[target.processor]
         cc = arch.cc_number
         mode = rule.params["mode"]
+        remedy = fill(rule.remedy, target, number=arch.digits)  # {number}: 61, CMAKE_CUDA_ARCHITECTURES' spelling
         presets = [p for p in facts["presets"] if p["jetson"] == arch.jetson]  # Jetson GPUs: the JetPack runners
         if mode == "packaging":
             copied = facts.get("copied")
@@ -190,18 +191,18 @@ class CudaArchList:
             why = (f"; CUDA would run it from {', '.join(runnable)}, but the match is exact" if runnable else "")
             return Finding(Status.BLOCKED, f"discovery skips the device: \"{code}\" is in no runner's compiled "
                            f"architectures (\"compute capability not in compiled architectures\"){why}",
-                           (Hit.from_json(facts["reject"]), *hits), remedy=rule.remedy)
+                           (Hit.from_json(facts["reject"]), *hits), remedy=remedy)
         kinds = {kind for _, kind, _ in linux}
         what = "release" if mode == "packaging" else "build"
         if "cubin" in kinds:
             return Finding(Status.ALLOWED, f"the {what} has a {target} cubin: {described}", hits)
         if "ptx" in kinds:
             return Finding(Status.PARTIAL, f"the {what} has {target} as PTX only (compiled by the driver at first "
-                           f"load): {described}", hits, remedy=rule.remedy)
+                           f"load): {described}", hits, remedy=remedy)
         if "compatible" in kinds:  # CUDA runs it from an older cubin or PTX; an exact discovery match still rejects it
             return Finding(Status.PARTIAL, f"the {what} does not list {target}, but CUDA's compatibility runs it from "
-                           f"another entry: {described}", hits, remedy=rule.remedy)
-        return Finding(Status.BLOCKED, f"no runner of the {what} lists {target}: {described}", hits, remedy=rule.remedy)
+                           f"another entry: {described}", hits, remedy=remedy)
+        return Finding(Status.BLOCKED, f"no runner of the {what} lists {target}: {described}", hits, remedy=remedy)
 
 
 MATCHER = CudaArchList()

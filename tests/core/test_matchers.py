@@ -399,3 +399,16 @@ def test_cc_compare_bounds_values_tables_and_families(tmp_path):
     with pytest.raises(RuleError, match="either pattern"):
         run(tmp_path, "cc-compare", files, ["sm_61"], checks=[{"status": "allowed", "summary": "x"}],
             otherwise={"status": "allowed", "summary": "x"})
+
+
+def test_nvidia_remedies_fill_the_architecture_number(tmp_path):
+    files = {"p.json": json.dumps(PRESETS, indent=2)}
+    got = run(tmp_path, "cuda-arch-list", files, ["sm_35"], mode="build")
+    assert got["sm_35"].remedy == "fix sm_35"  # rule() of this module: remedy "fix {target}"
+    from gfxgate.matchers import MATCHERS as M
+
+    r = rule("cuda-arch-list", mode="build")
+    r = r.__class__(**{**r.__dict__, "remedy": "-DCMAKE_CUDA_ARCHITECTURES={number}"})
+    facts = M["cuda-arch-list"].extract(r, __import__("gfxgate.sources.directory", fromlist=["x"]).DirectorySource("r", tmp_path), ["p.json"])
+    finding = M["cuda-arch-list"].evaluate(r, facts, catalog().parse_target("sm_35"), catalog())
+    assert finding.remedy == "-DCMAKE_CUDA_ARCHITECTURES=35"
