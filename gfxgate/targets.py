@@ -31,6 +31,8 @@ AMD_TARGET_BYTES = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[
 # -- NVIDIA's: sm_90, sm90, compute_90, "9.0", "compute capability 9.0", "cc 9.0" ----------------------------------
 _SM_RE = re.compile(r"^(?:sm_?|compute_)(?P<digits>[0-9]{2,3})$")
 _CC_RE = re.compile(r"^(?:(?:compute capability|cc)\s*)?(?P<major>[0-9]{1,2})\.(?P<minor>[0-9])$")
+# nvidia-smi's names carry the form factor and memory: "Tesla V100-SXM2-16GB", "NVIDIA H100 80GB HBM3", "A100-PCIE-40GB"
+_NV_FORM_FACTOR = re.compile(r"(?:[- ](?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]+ ?gb)\b)+$")
 _NVIDIA_SPELLING = re.compile(r"^(?:sm_?|compute_)[0-9]|^(?:(?:compute capability|cc)\s*)?[0-9]{1,2}\.[0-9]$", re.I)
 
 
@@ -77,6 +79,19 @@ class NvidiaArch(NamedTuple):
     capability: str  # 9.0
     family: str
     products: tuple[str, ...] = ()
+    jetson: bool = False  # a Tegra/Jetson integrated GPU (Ollama builds its jetpack runners for these)
+    names: tuple[tuple[str, str], ...] = ()  # (card name, source id) from the `nvidia_names:` lists of rules/targets.yaml
+
+    @property
+    def digits(self) -> str:
+        """CMake's CMAKE_CUDA_ARCHITECTURES entry and ggml's printed arch number without its 0: ``61``."""
+        return self.name.removeprefix("sm_")
+
+    @property
+    def cc_number(self) -> int:
+        """The capability as one number, major*10+minor (6.1 -> 61, 12.0 -> 120): what CUDA_ARCHITECTURES lists."""
+        major, minor = self.capability.split(".")
+        return int(major) * 10 + int(minor)
 
 
 class TargetId(NamedTuple):
@@ -233,6 +248,9 @@ class TargetCatalog:
                 name = self._sm_of_capability(f"{int(match['major'])}.{match['minor']}")
         if name is None:
             name = self._nvidia_product(raw)
+        if name is None and len(several := self.nvidia_products(raw)) > 1:
+            raise TargetError(f"{text!r} names several NVIDIA targets: {', '.join(several)}",
+                              hint="name the card more precisely (its line: GeForce, Quadro, Tesla) or the sm_XX target")
         if name is None or name not in self.nvidia:
             known = ", ".join(self.nvidia) or "none"
             raise TargetError(f"unknown NVIDIA target {text!r}", hint=f"known: {known} (sm_XX or a compute capability such as 9.0)")
@@ -247,11 +265,31 @@ class TargetCatalog:
         return next((a.name for a in self.nvidia.values() if a.capability == capability), None)
 
     def _nvidia_product(self, raw: str) -> str | None:
-        wanted = re.sub(r"[^a-z0-9]", "", raw.removeprefix("nvidia"))
+        """The architecture of a product name: exact ("Tesla P40", "GeForce GTX 1080") before a name the words end
+        ("P40", "GTX 1080"); nvidia-smi's form factor and memory ("Tesla V100-SXM2-16GB", "H100 80GB HBM3") are
+        dropped. None when no name or several architectures match."""
+        cleaned = _NV_FORM_FACTOR.sub("", raw.removeprefix("nvidia ").strip())
+        wanted = _nv_key(cleaned)
         if len(wanted) < 2:
             return None
-        hits = {a.name for a in self.nvidia.values() for p in a.products if re.sub(r"[^a-z0-9]", "", p.lower()) == wanted}
+        exact: set[str] = set()
+        tail: set[str] = set()
+        for arch in self.nvidia.values():
+            for product in (*arch.products, *(n for n, _ in arch.names)):
+                key = _nv_key(product)
+                if key == wanted:
+                    exact.add(arch.name)
+                elif key.endswith(wanted) and (len(wanted) >= 3 or not wanted.isdigit()):
+                    tail.add(arch.name)
+        hits = exact or tail
         return hits.pop() if len(hits) == 1 else None
+
+    def nvidia_products(self, text: str) -> list[str]:
+        """The architectures a product name could be (for an error that says which): exact names, else tails."""
+        cleaned = _NV_FORM_FACTOR.sub("", " ".join(text.strip().lower().split()).removeprefix("nvidia ").strip())
+        wanted = _nv_key(cleaned)
+        return [a.name for a in self.nvidia.values()
+                if any(_nv_key(p).endswith(wanted) for p in (*a.products, *(n for n, _ in a.names)))] if len(wanted) >= 2 else []
 
     # -- any vendor (sweep, diagnose, `gfxgate targets`) -------------------------------------------------
     def parse_target(self, text: str) -> TargetId:
@@ -268,7 +306,9 @@ class TargetCatalog:
         except TargetError as exc:
             try:
                 return self.vendors[NVIDIA].parse(raw)
-            except TargetError:
+            except TargetError as nv_exc:
+                if " names several NVIDIA targets" in str(nv_exc) and " names several " not in str(exc):
+                    raise  # "5000": Quadro P5000 and RTX 5000, no AMD card: NVIDIA's candidates are the answer
                 raise exc from None
 
     def parse_gpu(self, text: str) -> str:
@@ -401,7 +441,15 @@ def catalog() -> TargetCatalog:
         )
         for g in data["generics"]
     ]
-    nvidia = [NvidiaArch(a["name"], a["capability"], a["family"], tuple(a.get("products", ()))) for a in data.get("nvidia", ())]
+    nv_names: dict[str, list[tuple[str, str]]] = {}
+    for group in data.get("nvidia_names", ()):
+        for arch_name, cards in group["cards"].items():
+            nv_names.setdefault(arch_name, []).extend((card, group["source"]) for card in cards)
+    nvidia = [NvidiaArch(a["name"], a["capability"], a["family"], tuple(a.get("products", ())), bool(a.get("jetson", False)),
+                         tuple(nv_names.get(a["name"], ()))) for a in data.get("nvidia", ())]
+    unknown_nv = sorted(set(nv_names) - {a.name for a in nvidia})
+    if unknown_nv:
+        raise RuleError(f"{path}: nvidia_names: unknown architecture {', '.join(unknown_nv)}")
     seen: dict[str, str] = {}
     for arch in nvidia:
         for key in (arch.name, f"cc:{arch.capability}"):
@@ -489,6 +537,12 @@ class NvidiaVendor:
     def describe(self, name: str) -> str:
         arch = self._catalog.nvidia.get(name.lower())
         return f"{name} (NVIDIA {arch.family}, compute capability {arch.capability})" if arch else name
+
+
+def _nv_key(name: str) -> str:
+    """A product name's letters and digits, lower case, without the vendor and line words NVIDIA's names may or may
+    not carry ("NVIDIA GeForce GTX 1080" = "GTX 1080"; "Tesla P40" = "P40" is left to the tail match)."""
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"\b(?:nvidia|geforce)\b", "", name.lower()))
 
 
 # -- card names and PCI ids ---------------------------------------------------------------------------

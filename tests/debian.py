@@ -123,13 +123,14 @@ def machine_mirror(apt_etc: Path = Path("/etc/apt")) -> tuple[str, str]:
     return DEFAULT_MIRROR, DEFAULT_KEYRING
 
 
-def private_apt(suite: str, apt: str, root: Path) -> list[str]:
-    """apt-get argv bound to a private apt tree for ``suite`` under ``root`` (created and updated once)."""
+def private_apt(suite: str, apt: str, root: Path, components: Sequence[str] = ("main",)) -> list[str]:
+    """apt-get argv bound to a private apt tree for ``suite`` (its ``components``) under ``root`` (created and
+    updated once)."""
     mirror, keyring = machine_mirror()
     etc, lists, cache = root / "etc", root / "lists", root / "cache"
     for folder in (etc / "sources.list.d", etc / "preferences.d", lists / "partial", cache / "archives" / "partial"):
         folder.mkdir(parents=True, exist_ok=True)
-    (etc / "sources.list").write_text(f"deb [signed-by={keyring}] {mirror} {suite} main\n")
+    (etc / "sources.list").write_text(f"deb [signed-by={keyring}] {mirror} {suite} {' '.join(components)}\n")
     status = root / "status"
     status.touch()
     argv = [
@@ -153,8 +154,9 @@ def private_apt(suite: str, apt: str, root: Path) -> list[str]:
     return argv
 
 
-def foreign_packages(suite: str, names: Sequence[str], apt: str, dpkg: str) -> Path:
-    """Packages of another suite (``sid``), all extracted into one tree, cached by suite and package set."""
+def foreign_packages(suite: str, names: Sequence[str], apt: str, dpkg: str, components: Sequence[str] = ("main",)) -> Path:
+    """Packages of another suite (``sid``), all extracted into one tree, cached by suite and package set;
+    ``components`` beyond main (``contrib``: NVIDIA's CUDA builds) get their own private apt tree."""
     cache = debian_cache()
     digest = hashlib.sha256(" ".join(sorted(names)).encode()).hexdigest()[:12]
     tree = cache / f"{suite}-{digest}"
@@ -163,5 +165,6 @@ def foreign_packages(suite: str, names: Sequence[str], apt: str, dpkg: str) -> P
     debs = cache / f"debs-{suite}"
     missing = [n for n in names if not sorted(debs.glob(f"{n}_*.deb"))]
     if missing:
-        _download(private_apt(suite, apt, cache / f"apt-{suite}"), missing, debs)
+        extra = "".join(f"-{c}" for c in components if c != "main")
+        _download(private_apt(suite, apt, cache / f"apt-{suite}{extra}", components), missing, debs)
     return _extract([_found(debs, n) for n in names], tree, dpkg)

@@ -11,6 +11,7 @@ of guessing. The runtime row, when measured, confirms or refutes the answer.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, NamedTuple
 
@@ -74,6 +75,8 @@ class RouteRule(NamedTuple):
     done_phrase: str | None = None
     also_needs: tuple[tuple[tuple[str, ...], str], ...] = ()  # as_target: what the override also needs, by layers
     none_applies: str = "no override applies to {processor}"  # as_target: the refusal when no override applies
+    vendors: tuple[str, ...] = ("amd",)  # whose targets this route is tried for (rules/routes.yaml `vendors:`)
+    conditions: tuple[str, ...] = ()  # layers whose not-allowed cell the answer states as a condition (a driver window)
 
 
 class RouteRules(NamedTuple):
@@ -140,6 +143,7 @@ class RouteOption(NeedsEvidence, JsonRecord):
     steps: tuple[RouteStep, ...] = ()
     override_target: str | None = None
     satisfied: tuple[SatisfiedStep, ...] = ()  # steps the installed tree already satisfies (dropped)
+    conditions: tuple[str, ...] = ()  # what else must hold, from the cells the route names (a driver window, PTX JIT)
 
     evidence_for = "route {self.route}"
 
@@ -372,6 +376,11 @@ def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, A
         return outcome
     route_steps, device, satisfied = _make_steps(rule, rules, used, by_id, matrix, target)
     outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device, satisfied=satisfied)
+    if rule.conditions:  # the cells the route names that let it through with a condition say what must hold
+        held = tuple(f"{cell.summary}" + (f" — {cell.remedy}" if cell.remedy else "")
+                     for layer in rule.conditions if (cell := matrix.cells.get((layer, target))) is not None
+                     and cell.status not in (Status.ALLOWED, Status.NOT_SCANNED, Status.NOT_MEASURED))
+        outcome.option = dataclasses.replace(outcome.option, conditions=held)
     return outcome
 
 
@@ -415,6 +424,7 @@ def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, v
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's), by
     the route rules (``rules``: gate.route.default_routes) and the workaround records (``workarounds``: loaded once,
     gate.workarounds.default_workarounds), both passed in: this layer reads no file and imports no pipeline."""
+    rules = rules._replace(routes=tuple(r for r in rules.routes if vendor_of(target) in r.vendors))
     if version is None:
         version = next((s.ref for s in matrix.sources if s.name == "ollama"), "")
     refs = {s.name: s.ref for s in matrix.sources} | ({"ollama": version} if version else {})
@@ -560,7 +570,8 @@ def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteR
     for each such route, (its label, the first needed layer whose decided status neither the route accepts nor any of
     its steps lifts, that status); None when one of them can (or the workaround is no route's step, or the view does
     not decide it). What diagnose leaves a finding's step out by, over the stored release."""
-    routes = [r for r in rules.routes if any(step.workaround == workaround for step in r.steps)]
+    vendor = vendor_of(target)  # the routes of the target's vendor (Vulkan's opt-in is a route of each)
+    routes = [r for r in rules.routes if vendor in r.vendors and any(step.workaround == workaround for step in r.steps)]
     if not routes:
         return None
     out = []
@@ -573,3 +584,12 @@ def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteR
         layer, status = blocking[0]
         out.append((route.label, layer, status.value))
     return out
+
+
+def vendor_of(target: str) -> str:
+    """The vendor whose routes answer for ``target`` (a target no vendor knows is tried with AMD's, as before)."""
+    from gfxgate.targets import catalog
+
+    vendor = catalog().vendor_of(target)
+    return vendor.name if vendor is not None else "amd"
+

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-SETTING_FIELDS = ("target", "processor")  # the placeholders a workaround's setting may hold
+SETTING_FIELDS = ("target", "processor", "number")  # the placeholders a workaround's setting may hold ({number}: 61 of sm_61)
 
 
 def fill_setting(template: str, target: str | None) -> str:
@@ -12,7 +13,9 @@ def fill_setting(template: str, target: str | None) -> str:
     ``{processor}`` its processor (rocBLAS file names: ``*gfx906*``). Without a target they read ``<target>`` /
     ``<processor>``, the way the other placeholders of a setting (``<ollama>``) are written."""
     processor = target.split(":", 1)[0] if target else None
-    return (template.replace("{target}", target or "<target>").replace("{processor}", processor or "<processor>"))
+    number = re.sub(r"^[^0-9]+", "", processor) if processor else None  # sm_61 -> 61 (CMAKE_CUDA_ARCHITECTURES)
+    return (template.replace("{target}", target or "<target>").replace("{processor}", processor or "<processor>")
+            .replace("{number}", number or "<number>"))
 
 
 def step_setting(workaround: Any, target: str | None, *, rule: Any = None, cells=()) -> str:

@@ -8,7 +8,8 @@ from typing import Iterable
 
 
 def parse_targets(values: Iterable[str]) -> list:
-    """Parse target names (each repeatable, comma-separated allowed) into TargetIds, keeping order."""
+    """Parse target names (each repeatable, comma-separated allowed) into TargetIds, keeping order: AMD's (``gfx906``,
+    a card name) and NVIDIA's (``sm_61``, ``6.1``, ``Tesla P40``), each by its vendor's parser."""
     values = tuple(values)
     if not values:
         return []  # without targets the catalog is not even loaded
@@ -18,7 +19,7 @@ def parse_targets(values: Iterable[str]) -> list:
     for value in values:
         for part in value.split(","):
             if part.strip():
-                target = catalog().parse(part)
+                target = catalog().parse_target(part)
                 if target not in out:
                     out.append(target)
     return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100")
+SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100", "sm_61", "sm_70")  # AMD, then NVIDIA (issue 38)
 
 
 H200 = "h200"  # the real-GPU sweep (issue 27): inputs sweep.jsonl and logs/ from tools/gpu-study/import.py
@@ -65,7 +65,7 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
     pin_sets = load_pins().pin_sets
     for prefix, refs in [("", None), *((f"{name}/", dict(refs)) for name, refs in sorted(pin_sets.items()))]:
         for name in SAMPLE_TARGETS:
-            matrix = recorded_runs(scan_matrix([catalog().parse(name)], FactsRequest(refs=refs)))  # what scan prints
+            matrix = recorded_runs(scan_matrix([catalog().parse_target(name)], FactsRequest(refs=refs)))  # what scan prints
             out[f"{prefix}{name}.md"] = render(matrix, "md")
             out[f"{prefix}{name}.json"] = render(matrix, "json")
             out[f"{prefix}{name}.txt"] = render(matrix, "text", width=80)  # what a terminal of 80 columns shows

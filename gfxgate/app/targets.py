@@ -63,16 +63,20 @@ def describe(target_text: str) -> dict:
 
 
 def describe_nvidia(name: str) -> dict:
-    """An NVIDIA architecture: what a sweep's ``--gpu-target sm_90`` and a log's compute capability name."""
+    """An NVIDIA architecture: its compute capability, family, products and card names per source."""
     from gfxgate.targets import catalog
 
     arch = catalog().nvidia[name]
+    names: dict[str, list[str]] = {}
+    for card, source in arch.names:
+        names.setdefault(source, []).append(card)
     return {
         "target": arch.name,
         "vendor": "nvidia",
         "family": arch.family,
         "compute_capability": arch.capability,
         "products": list(arch.products),
-        "cuda_architectures": arch.name.removeprefix("sm_"),  # CMake's CMAKE_CUDA_ARCHITECTURES value
-        "gate_matrix": "not modelled (sweep and diagnose only)",
+        "jetson": arch.jetson,
+        "card_names": names,
+        "cuda_architectures": arch.digits,  # CMake's CMAKE_CUDA_ARCHITECTURES value
     }

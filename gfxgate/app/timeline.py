@@ -95,7 +95,7 @@ def compute_live(names: list[str], first: str | None, last: str | None, sources:
     from gfxgate.timeline.compute import COUPLED, compute
 
     cat = catalog()
-    parsed = [cat.parse(n) for n in names]
+    parsed = [cat.parse_target(n) for n in names]  # AMD's and NVIDIA's targets
     probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed)]
     prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat, sources=sources, offline=offline,
                        cache=default_facts_cache("ollama"), on_probe=on_probe, coupled=COUPLED)

@@ -14,6 +14,8 @@ CODE_OBJECT = "code-object"  # a standalone AMDGPU ELF (.hsaco, .co, Kernels.so-
 BUNDLE = "offload-bundle"  # a file that is an uncompressed clang offload bundle
 COMPRESSED_BUNDLE = "compressed-bundle"  # a file that is a CCOB blob
 HIP_HOST = "hip-host-elf"  # a host ELF with a .hip_fatbin section
+CUDA_HOST = "cuda-host-elf"  # a host ELF with a .nv_fatbin section (libggml-cuda.so, libcublas.so)
+FATBIN = "nv-fatbin"  # a file that is an NVIDIA fat binary container (.fatbin)
 HOST_WITH_IMAGES = "host-elf-with-images"  # a host ELF carrying raw AMDGPU ELF images (libhsa-runtime64)
 HOST = "host-elf"  # any other ELF
 KPACK = "kpack-archive"  # a ROCm kpack archive (.kpack): code objects listed by a msgpack TOC
@@ -36,6 +38,11 @@ def target_key(target: str) -> tuple:
     return (1, 0, 0, target)
 
 
+def _sm_key(arch: str) -> tuple:
+    digits = arch.removeprefix("sm_")
+    return (0, int(digits), arch) if digits.isdigit() else (1, 0, arch)
+
+
 @dataclass(frozen=True)
 class CodeObject(JsonRecord):
     """One AMDGPU code object: its target as decoded from e_flags, and where it sits in the file."""
@@ -52,6 +59,20 @@ class CodeObject(JsonRecord):
     kernels: tuple[str, ...] | None = None  # with --kernels
     confirmed: bool = True  # False: only the bundle entry id names the target (the ELF was unreadable)
     note: str = ""
+
+
+@dataclass(frozen=True)
+class CudaCode(JsonRecord):
+    """One entry of an NVIDIA fat binary: a cubin (machine code for one sm_XX) or PTX (compiled by the driver at
+    load for that compute capability and newer)."""
+
+    arch: str  # "sm_61" (PTX: the compute_61 it was written for)
+    kind: str  # "cubin", "ptx" or "kind N"
+    offset: int  # absolute file offset of the entry header
+    size: int  # payload bytes as stored
+    container: int  # absolute file offset of the container (one per translation unit)
+    compression: str | None = None  # "lz4", "zstd"
+    version: str = ""  # PTX ISA version of a PTX entry, ELF ABI version of a cubin
 
 
 @dataclass(frozen=True)
@@ -103,7 +124,8 @@ class FileReport(JsonRecord):
     path: str
     kind: str
     size: int = 0
-    bytes_read: int = json_field(default=0, after={"targets": lambda f: f.target_counts(), "kernel_counts": lambda f: f.kernel_counts()})
+    bytes_read: int = json_field(default=0, after={"targets": lambda f: f.target_counts(), "kernel_counts": lambda f: f.kernel_counts(),
+                                                     "cuda_targets": lambda f: f.cuda_counts()})
     code_objects: tuple[CodeObject, ...] = ()
     strings: tuple[TargetString, ...] = ()
     library: LibraryFile | None = None
@@ -111,15 +133,25 @@ class FileReport(JsonRecord):
     sha256: str | None = None
     skipped: str | None = None  # reason, when kind is SKIPPED
     kpack: KpackInfo | None = None  # kpack archives and the host binaries that point at them
+    cuda_code: tuple[CudaCode, ...] = ()  # NVIDIA fat binary entries (cubin / PTX per sm_XX), in file order
 
     @property
     def interesting(self) -> bool:
         """Worth listing in a report: GPU code, target names, a library name, an error or a skip."""
-        return bool(self.code_objects or self.strings or self.library or self.errors or self.skipped or self.kpack
+        return bool(self.code_objects or self.cuda_code or self.strings or self.library or self.errors or self.skipped
+                    or self.kpack
                     or self.kind not in (HOST, OTHER))
 
     def target_counts(self) -> dict[str, int]:
         return dict(sorted(Counter(c.target for c in self.code_objects).items(), key=lambda kv: target_key(kv[0])))
+
+    def cuda_counts(self) -> dict[str, dict[str, int]]:
+        """sm_XX -> {"cubin": n, "ptx": n} over this file's fat binary entries, by compute capability."""
+        out: dict[str, dict[str, int]] = {}
+        for c in self.cuda_code:
+            row = out.setdefault(c.arch, {})
+            row[c.kind] = row.get(c.kind, 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: _sm_key(kv[0])))
 
     def kernel_counts(self) -> dict[str, int]:
         """target → kernels listed in its code objects' metadata (only objects read with --kernels)."""
@@ -143,6 +175,17 @@ class ArtifactReport:
     @property
     def scanned(self) -> list[FileReport]:
         return [f for f in self.files if f.kind != SKIPPED]
+
+    def cuda_counts(self) -> dict[str, dict[str, int]]:
+        """sm_XX → {"cubin": n, "ptx": n, "files": n} over every file's NVIDIA fat binary entries."""
+        out: dict[str, dict[str, int]] = {}
+        for f in self.files:
+            for arch, row in f.cuda_counts().items():
+                mine = out.setdefault(arch, {"cubin": 0, "ptx": 0, "files": 0})
+                mine["files"] += 1
+                for kind, n in row.items():
+                    mine[kind] = mine.get(kind, 0) + n
+        return dict(sorted(out.items(), key=lambda kv: _sm_key(kv[0])))
 
     def target_counts(self) -> dict[str, dict[str, int]]:
         """target → {"code_objects": n, "files": n, "kernels": n} over every file."""
@@ -189,6 +232,7 @@ class ArtifactReport:
             },
             "targets": self.target_counts(),
             "kpack": self.kpack_libraries(),
+            "cuda_targets": self.cuda_counts(),
             "files": [f.to_json() for f in self.files if f.interesting],
             "notes": list(self.notes),
         })

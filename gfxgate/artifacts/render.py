@@ -35,7 +35,13 @@ def _pct(part: int, whole: int) -> str:
 
 
 def _co_line(f: FileReport) -> str:
-    return ", ".join(f"{t} ×{n}" if n > 1 else t for t, n in f.target_counts().items()) or "-"
+    amd = [f"{t} ×{n}" if n > 1 else t for t, n in f.target_counts().items()]
+    return ", ".join(amd + [_cuda_cell(arch, row) for arch, row in f.cuda_counts().items()]) or "-"
+
+
+def _cuda_cell(arch: str, row: dict[str, int]) -> str:
+    """``sm_61 ptx ×145``, ``sm_75 cubin ×13 + ptx ×13``: an architecture's entries by kind."""
+    return f"{arch} " + " + ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in sorted(row.items()) if n)
 
 
 def _kpack_lines(f: FileReport) -> list[str]:
@@ -84,6 +90,14 @@ def render_md(result: ArtifactsResult) -> str:
         for t, row in counts.items():
             out.append(f"| {md_escape(t)} | {row['code_objects']} | {row['files']} |" + (f" {row['kernels']} |" if rep.kernels else ""))
         out.append("")
+    cuda = rep.cuda_counts()
+    if cuda:
+        out += ["## NVIDIA code found", "",
+                "A cubin runs on its compute capability (and newer minors of its major); PTX is compiled by the driver "
+                "at first load for its compute capability and newer.", "",
+                "| architecture | cubin entries | PTX entries | files |", "|---|---|---|---|"]
+        out += [f"| {md_escape(a)} | {row.get('cubin', 0)} | {row.get('ptx', 0)} | {row['files']} |" for a, row in cuda.items()]
+        out.append("")
     listed = [f for f in rep.files if f.interesting and f.kind != SKIPPED]
     if listed:
         out += ["## Files", ""]
@@ -108,6 +122,13 @@ def render_md(result: ArtifactsResult) -> str:
             out.append("")
         if f.kpack is not None:
             out += [md_escape(line) + "  " for line in _kpack_lines(f)] + [""]
+        if f.cuda_code:
+            containers = len({c.container for c in f.cuda_code})
+            packed = sorted({c.compression for c in f.cuda_code if c.compression})
+            out.append(f"NVIDIA fat binary: {len(f.cuda_code)} entries in {containers} container(s)"
+                       + (f", compressed ({', '.join(packed)})" if packed else "") + ": "
+                       + md_escape(", ".join(_cuda_cell(a, r) for a, r in f.cuda_counts().items())))
+            out.append("")
         if f.strings:
             out.append("Target names as text (weaker evidence): "
                        + ", ".join(f"{md_escape(s.target)} ×{s.count} @0x{s.offset:x}" for s in f.strings))
@@ -165,7 +186,8 @@ def render_text(result: ArtifactsResult) -> str:
             out.append(f"  remedy: {v.remedy}")
     scanned = sum(1 for f in rep.files if f.kind != SKIPPED)
     found = sum(len(f.code_objects) for f in rep.files)
-    out.append(f"{scanned} file(s) scanned, {found} GPU code object(s) found"
+    nv = sum(len(f.cuda_code) for f in rep.files)
+    out.append(f"{scanned} file(s) scanned, {found} GPU code object(s) found" + (f", {nv} NVIDIA fat binary entries" if nv else "")
                + (f"; {_alias_line(aliases)}" if aliases else ""))
     from gfxgate.report.text import inert_lines
 

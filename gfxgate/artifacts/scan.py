@@ -19,13 +19,14 @@ from typing import Callable, Iterable, Iterator
 
 from gfxgate.artifacts import bundle as bnd
 from gfxgate.artifacts import elf
+from gfxgate.artifacts import fatbin as nvf
 from gfxgate.artifacts import kpack as kp
 from gfxgate.artifacts.budget import SMALL_INFLATE, Budget
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 from gfxgate.artifacts.model import (
-    BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, EMBEDDED, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE, IN_COMPRESSED,
-    IN_FILE, IN_KPACK, KPACK, KPACK_HOST, OTHER, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, KpackInfo,
-    KpackLibrary, TargetString, target_key,
+    BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, CUDA_HOST, EMBEDDED, FATBIN, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE,
+    IN_COMPRESSED, IN_FILE, IN_KPACK, KPACK, KPACK_HOST, OTHER, SKIPPED, ArtifactReport, CodeObject, CudaCode,
+    FileError, FileReport, KpackInfo, KpackLibrary, TargetString, target_key,
 )
 from gfxgate.artifacts.rocblas import classify
 
@@ -41,7 +42,7 @@ class _ScanLimit(Exception):
 HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
 _EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
 # Allocated sections that hold linker/unwinder tables, never data a program embeds.
-_NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".eh_frame", ".gcc_except_table", ".got", ".init_array",
+_NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".nv_fatbin", ".nvFatBinSegment", ".eh_frame", ".gcc_except_table", ".got", ".init_array",
              ".fini_array", ".dynamic", ".interp", ".note", ".gnu", ".rela", ".rel.", ".dynsym", ".dynstr", ".tbss",
              ".tdata", ".ctors", ".dtors", ".jcr")
 
@@ -54,6 +55,7 @@ class _FileScan:
         self.objects: list[CodeObject] = []
         self.errors: list[FileError] = []
         self.strings: list[TargetString] = []
+        self.cuda: list[CudaCode] = []
         self._searched: set[tuple[int, int]] = set()
         self.decoded = 0
         self.kind = OTHER
@@ -274,6 +276,16 @@ class _FileScan:
         self.kpack = KpackInfo("reference", kernel_name=name, search_paths=paths, hipk_wrappers=hipk,
                                hipf_wrappers=hipf)
 
+    # -- NVIDIA fat binaries ---------------------------------------------------------------------------
+    def nv_fatbin(self, offset: int, size: int) -> None:
+        """Every container of a ``.nv_fatbin`` section (or a ``.fatbin`` file): its entries from their headers."""
+        for item in nvf.walk_section(self.blob, offset, size):
+            if isinstance(item, ArtifactFormatError):
+                self.error(item)
+                continue
+            self.cuda += [CudaCode(e.sm, e.kind, e.offset, e.size, item.offset, e.compression, e.version)
+                          for e in item.entries]
+
     # -- host ELF ------------------------------------------------------------------------------------
     def host(self, size: int) -> None:
         """A host ELF: ``.hip_fatbin`` bundles, AMDGPU images embedded in data sections, target names."""
@@ -282,6 +294,12 @@ class _FileScan:
         except ArtifactFormatError as exc:
             self.error(exc)
             return
+        nv = info.section(".nv_fatbin")
+        if nv is not None and nv.type != "SHT_NOBITS":
+            self.kind = CUDA_HOST
+            if nv.offset + nv.size > size:
+                self.error(f".nv_fatbin (0x{nv.offset:x}+0x{nv.size:x}) runs past the end of the file", nv.offset)
+            self.nv_fatbin(nv.offset, nv.size)
         fatbin = info.section(".hip_fatbin")
         if fatbin is not None and fatbin.type != "SHT_NOBITS":
             self.kind = HIP_HOST
@@ -305,6 +323,8 @@ class _FileScan:
                     self.compressed(self.blob, pos)
             self.follow_wrappers(info, fatbin, starts, wrappers)
         self.kpack_reference(info)
+        if self.kind == CUDA_HOST and fatbin is None:
+            return  # NVIDIA code is in its containers: no AMDGPU images or gfx names to search the data for
         budget = MAX_SEARCH_BYTES
         data_sections = [s for s in info.sections
                          if s.type == "SHT_PROGBITS" and s.allocated and not s.executable
@@ -319,7 +339,7 @@ class _FileScan:
             found_embedded |= self.embedded(sec.offset, sec.offset + span)
         if found_embedded and self.kind == HOST:
             self.kind = HOST_WITH_IMAGES
-        if self.kind != HOST or self.gpu_linked(info):
+        if self.kind not in (HOST, CUDA_HOST) or self.gpu_linked(info):  # AMD target names: HIP code's libraries
             self.target_strings([s for s in data_sections if not s.writable or s.name == ".data"])
 
     def wrapper_pointers(self, info: elf.HostElf) -> list[int] | ArtifactFormatError | None:
@@ -470,6 +490,9 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
         elif head[:4] == kp.KPAK_MAGIC:
             scan.kind = KPACK
             scan.kpack_archive()
+        elif head[:4] == nvf.MAGIC_BYTES:
+            scan.kind = FATBIN
+            scan.nv_fatbin(0, size)
     except _ScanLimit as exc:
         scan.error(str(exc))
     except MemoryError:
@@ -498,7 +521,7 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
             scan.error(f"the name claims {library.target}, the code objects are for {', '.join(held)}")
     # Overlapping reads (a header read twice) are counted twice; no file is read more than whole.
     return FileReport(name, kind, size, min(blob.bytes_read, size), tuple(objects), tuple(scan.strings), library,
-                      tuple(scan.errors), digest, kpack=scan.kpack)
+                      tuple(scan.errors), digest, kpack=scan.kpack, cuda_code=tuple(scan.cuda))
 
 
 # -- walking ---------------------------------------------------------------------------------------------

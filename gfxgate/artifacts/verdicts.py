@@ -11,10 +11,11 @@ from gfxgate.artifacts import compat
 from gfxgate.artifacts.model import EMBEDDED, SKIPPED, ArtifactReport, CodeObject, FileReport, target_key
 from gfxgate.artifacts.rocblas import LibraryFile
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.targets import TargetId
+from gfxgate.targets import NVIDIA, TargetId
 
 ROCBLAS_LAYER = "rocblas-artifacts"
 INSTALLED_LAYER = "installed-gpu-code"
+CUDA_LAYER = "installed-cuda-code"  # an NVIDIA target's row: the cubins and PTX of the installed fat binaries
 SOURCE = "artifacts"
 MAX_EVIDENCE = 6
 
@@ -24,6 +25,9 @@ def artifact_verdicts(report: ArtifactReport, targets: list[TargetId]) -> dict[t
     library_files = [f for f in report.files if f.library is not None]
     other_files = [f for f in report.files if f.library is None]
     for target in targets:
+        if target.vendor == NVIDIA:
+            cells[(CUDA_LAYER, str(target))] = cuda_verdict(report.files, target, roots=report.paths)
+            continue
         cells[(ROCBLAS_LAYER, str(target))] = _layer_verdict(ROCBLAS_LAYER, library_files, target, rocblas=True,
                                                              roots=report.paths)
         cells[(INSTALLED_LAYER, str(target))] = _layer_verdict(INSTALLED_LAYER, other_files, target, rocblas=False,
@@ -192,3 +196,69 @@ def _catalogs(files: list[FileReport], processors: set[str]) -> list[tuple[FileR
          and (lib.target is None or lib.target.split(":")[0] in processors)),
         key=lambda pair: pair[0].path,
     )
+
+
+def cuda_verdict(files: tuple[FileReport, ...] | list[FileReport], target: TargetId, *, roots: tuple[str, ...] = ()) -> Verdict:
+    """Does the installed NVIDIA code run on ``target`` (sm_XX)? As a cubin (machine code for its compute capability,
+    or an older minor of the same major: CUDA's binary compatibility), only through PTX the driver compiles at first
+    load (JIT), or not at all."""
+    from gfxgate.artifacts.fatbin import cubin_runs, ptx_runs
+    from gfxgate.targets import catalog
+
+    name = str(target)
+    device = catalog().nvidia[target.processor].cc_number
+    scanned = [f for f in files if f.kind != SKIPPED]
+    with_code = [f for f in scanned if f.cuda_code]
+    if not with_code:
+        reason = ("no NVIDIA fat binary (.nv_fatbin) among the scanned files; point --installed at the folder that "
+                  "holds libggml-cuda.so (e.g. /usr/lib/ollama/cuda_v12)")
+        searched = tuple(Evidence(SOURCE, Location(repo="file", path=root), f"{sum(1 for f in scanned if _under(f.path, root))} "
+                                  "file(s) scanned here", "none holds a .nv_fatbin") for root in roots[:MAX_EVIDENCE])
+        return Verdict(CUDA_LAYER, name, Status.UNKNOWN, f"no NVIDIA GPU code in {len(scanned)} scanned file(s)",
+                       searched, reason=reason)
+
+    def arch(code) -> int:
+        return int(code.arch.removeprefix("sm_"))
+
+    def evidence(pairs) -> tuple[Evidence, ...]:
+        out, seen = [], set()
+        for f, c in sorted(pairs, key=lambda p: (arch(p[1]) != device, p[0].path, p[1].offset)):
+            if f.path in seen:
+                continue
+            seen.add(f.path)
+            same = sum(1 for o in f.cuda_code if o.kind == c.kind and o.arch == c.arch)
+            packed = f", {c.compression}-compressed" if c.compression else ""
+            text = (f"{c.arch} {c.kind} (version {c.version}{packed}) in the fat binary container at 0x{c.container:x}"
+                    + (f" (+{same - 1} more in this file)" if same > 1 else ""))
+            out.append(Evidence(SOURCE, _loc(f, c.offset), text, ""))
+            if len(out) == MAX_EVIDENCE:
+                break
+        return tuple(out)
+
+    cubins = [(f, c) for f in with_code for c in f.cuda_code if c.kind == "cubin" and cubin_runs(arch(c), device)]
+    ptx = [(f, c) for f in with_code for c in f.cuda_code if c.kind == "ptx" and ptx_runs(arch(c), device)]
+    files_of = lambda pairs: len({f.path for f, _ in pairs})  # noqa: E731
+    if cubins:
+        kinds = sorted({c.arch for _, c in cubins}, key=lambda a: int(a[3:]))
+        own = [a for a in kinds if int(a[3:]) == device]
+        how = f"{', '.join(kinds)} cubins" + ("" if own else f" (binary compatible: same major, older minor than {name})")
+        return Verdict(CUDA_LAYER, name, Status.ALLOWED, f"runs {name} as a cubin: {how} in {files_of(cubins)} file(s)",
+                       evidence(cubins))
+    present = sorted({c.arch + " " + c.kind for f in with_code for c in f.cuda_code}, key=lambda a: int(a.split()[0][3:]))
+    if ptx:
+        kinds = sorted({c.arch for _, c in ptx}, key=lambda a: int(a[3:]))
+        newest = max(ptx, key=lambda p: arch(p[1]))[1]
+        return Verdict(CUDA_LAYER, name, Status.PARTIAL,
+                       f"runs {name} only through PTX JIT: no cubin for it, the driver compiles {', '.join(kinds)} PTX "
+                       f"(ISA {newest.version}) at first load, in {files_of(ptx)} file(s)",
+                       evidence(ptx),
+                       remedy=f"expect a slow first load (the JIT cache, ~/.nv/ComputeCache, keeps the result) and a "
+                              f"driver that knows PTX ISA {newest.version}; or build with "
+                              f"-DCMAKE_CUDA_ARCHITECTURES={target.processor.removeprefix('sm_')} for a cubin")
+    ev = tuple(Evidence(SOURCE, _loc(f, None), f"{f.kind}: " + ", ".join(f"{a} {'/'.join(sorted(k))}" for a, k in f.cuda_counts().items()), "")
+               for f in sorted(with_code, key=lambda f: f.path)[:MAX_EVIDENCE])
+    return Verdict(CUDA_LAYER, name, Status.BLOCKED,
+                   f"does not run {name} at all: no cubin of compute capability {name} (or an older minor of its major) "
+                   f"and no PTX at or below it; present: {', '.join(present)}", ev,
+                   remedy=f"install a build with {name} code, or build with "
+                          f"-DCMAKE_CUDA_ARCHITECTURES={target.processor.removeprefix('sm_')}")

@@ -50,4 +50,4 @@ def artifacts(paths, target_values, kernels, sha256, jobs, fmt, output) -> None:
     emit(terminal_text(render(result, fmt), fmt, output), output)
     report = result.report
     errors = sum(len(f.errors) for f in report.files)
-    echo(f"gfxgate: {len(report.files)} file(s), {len(report.target_counts())} target(s), {errors} error(s)", err=True)
+    echo(f"gfxgate: {len(report.files)} file(s), {len(report.target_counts()) + len(report.cuda_counts())} target(s), {errors} error(s)", err=True)

@@ -16,6 +16,8 @@ LABELS = {
 
 
 def _value(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict):
         value = ", ".join(f"{k}={v}" for k, v in value.items())
     elif isinstance(value, list):
@@ -60,7 +62,7 @@ def render_list(rows: list[dict], fmt: str) -> str:
         return dumps(document("targets", {"targets": rows}), ensure_ascii=True)
     lines = []
     for row in rows:
-        if row.get("vendor") == "nvidia":  # after the AMD processors: sweep/diagnose targets, not the gate matrix's
+        if row.get("vendor") == "nvidia":  # after the AMD processors
             cells = (row["target"], row["family"], "cc " + row["compute_capability"], ", ".join(row["products"][:3]))
         else:
             names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))

@@ -136,6 +136,11 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     for index, gpu in enumerate(amd):
         reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
                                       matrix_of, facts))
+    nvidia = [g.name for g in gpus if g.vendor == "nvidia"]
+    if nvidia or fs.exists("/proc/driver/nvidia/version"):  # issue 38: driver, runners, the folder Ollama picks
+        from gfxgate.doctor.nvidia_machine import env_values, nvidia_notes
+
+        notes += nvidia_notes(fs, nvidia, env_values(env, proc[1] if proc else None), version)
     if not gpus:
         notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
                      if not loaded else "amdgpu is loaded but KFD lists no GPU node")

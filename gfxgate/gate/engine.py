@@ -215,6 +215,12 @@ def not_scanned(layer, target) -> Verdict:
                    reason="no installed files scanned (`gfxgate scan --installed DIR`)")
 
 
+def other_vendor(layer, target) -> Verdict:
+    """The cell of a row another vendor's targets have (an AMD layer in an NVIDIA target's column)."""
+    return Verdict(layer.id, str(target), Status.UNKNOWN, "not a layer of this target's vendor",
+                   reason=f"{layer.title} is a layer of {', '.join(layer.vendors)} targets")
+
+
 def build_matrix(
     ruleset: RuleSet,
     facts: Mapping[str, RuleFacts],
@@ -229,13 +235,19 @@ def build_matrix(
     extra_cells = extra_cells or {}
     cells: dict[tuple[str, str], Verdict] = {}
     for target in targets:
+        vendor = getattr(target, "vendor", "amd")
+        mine = {layer.id for layer in ruleset.layers if vendor in layer.vendors}
         findings = {  # a matched rule has its facts: collect gives them, the snapshot schema requires them
             rule.id: evaluate_rule(rule, found, target, catalog, facts[rule.id].note)
             for rule in ruleset.rules
-            if rule.id in facts and facts[rule.id].state == MATCHED and (found := facts[rule.id].facts) is not None
+            if rule.layer in mine
+            and rule.id in facts and facts[rule.id].state == MATCHED and (found := facts[rule.id].facts) is not None
         }
         statuses: dict[str, Status] = {}
         for layer in ruleset.layers:  # pass 1: layers decided without cross-layer conditions
+            if layer.id not in mine:  # another vendor's row: says nothing about this target
+                cells[(layer.id, str(target))] = other_vendor(layer, target)
+                continue
             if layer.kind == "source":
                 verdict = _layer_verdict(layer.id, target, ruleset.for_layer(layer.id), facts, findings, {})
             else:
@@ -244,7 +256,7 @@ def build_matrix(
             statuses[layer.id] = verdict.status
         for layer in ruleset.layers:  # pass 2: rules whose status depends on another layer's
             rules = ruleset.for_layer(layer.id)
-            if layer.kind == "source" and any(r.status_when for r in rules):
+            if layer.id in mine and layer.kind == "source" and any(r.status_when for r in rules):
                 cells[(layer.id, str(target))] = _layer_verdict(layer.id, target, rules, facts, findings, statuses)
     return GateMatrix(
         targets=tuple(str(t) for t in targets),

@@ -25,6 +25,7 @@ class Layer(JsonRecord):
     kind: Literal["source", "artifact", "runtime"]
     question: str
     backends: tuple[str, ...] = ()  # the GPU backends the layer decides ("rocm", "vulkan"); () = all
+    vendors: tuple[str, ...] = ("amd",)  # whose targets' matrices have this row (rules/layers.yaml `vendors:`)
 
     @property
     def rocm_only(self) -> bool:

@@ -80,6 +80,8 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             steps=steps, alone=raw.get("alone"), as_override=raw.get("as_target") == "override",
             fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
             done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
+            vendors=tuple(raw.get("vendors", ("amd",))),
+            conditions=tuple(raw.get("conditions", ())),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
             **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
         )

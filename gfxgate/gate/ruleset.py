@@ -118,7 +118,8 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
 
     root = root or rules_dir()
     layer_data = load_yaml(root / "layers.yaml", "layers")
-    layers = tuple(Layer(**{**entry, "backends": tuple(entry.get("backends", ()))}) for entry in layer_data["layers"])
+    layers = tuple(Layer(**{**entry, "backends": tuple(entry.get("backends", ())),
+                            "vendors": tuple(entry.get("vendors", ("amd",)))}) for entry in layer_data["layers"])
     layer_ids = {layer.id for layer in layers}
     if len(layer_ids) != len(layers):
         raise RuleError(f"{root / 'layers.yaml'}: duplicate layer id")

@@ -204,6 +204,11 @@ def answer(
     matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets), catalog(), extra_cells=dict(extra_cells or {}),
                                sources=gate.infos, notes=gate.notes),
                   default_workarounds(), override_rule())
+    vendors = {getattr(t, "vendor", "amd") for t in targets}  # an NVIDIA target's matrix has NVIDIA's rows, AMD's AMD's
+    layers = tuple(layer for layer in matrix.layers if vendors & set(layer.vendors))
+    if layers != matrix.layers:
+        matrix = dataclasses.replace(matrix, layers=layers,
+                                     cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
     routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
                           runtime_version=runtime_version) for name in requested)
     if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as

@@ -427,7 +427,8 @@ def history(prober: TagProber, *, first: str | None = None, last: str | None = N
         if lid not in known_layers:
             raise UsageError(f"layer {lid!r} is not read from {prober.repo}", hint="layers: " + ", ".join(known_layers))
     selected = [layer for layer in prober.ruleset.layers if not layers or layer.id in layers]
-    keys = [(layer.id, str(t)) for layer in selected for t in prober.targets]
+    # a target's rows are its vendor's layers (an AMD layer says nothing about sm_61): rules/layers.yaml vendors
+    keys = [(layer.id, str(t)) for layer in selected for t in prober.targets if getattr(t, "vendor", "amd") in layer.vendors]
     probed: list[str] = []
     sigs: dict[int, tuple] = {}
 
@@ -444,6 +445,8 @@ def history(prober: TagProber, *, first: str | None = None, last: str | None = N
     for layer in selected:
         for target in prober.targets:
             key = (layer.id, str(target))
+            if key not in keys:
+                continue
             first_cell = prober.matrix_at(tags[0]).cells[key]
             steps = []
             for i in points:

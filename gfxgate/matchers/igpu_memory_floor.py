@@ -9,10 +9,15 @@ catalog data (``integrated: true`` in rules/targets.yaml); a discrete card alway
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, hit, params_object
 from gfxgate.model import Status
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 
 def _value(expr: str) -> str:
@@ -40,10 +45,10 @@ class IgpuMemoryFloor:
     params_schema = params_object(["const", "check"], regexes.schema)
     rule_requires = ("params",)
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         rx = self.regexes.compile(rule)
         facts: dict[str, Any] = {"const": None, "check": None}
         for path in paths:
@@ -59,7 +64,7 @@ class IgpuMemoryFloor:
                           f"{len(paths)} file(s)")
         return facts
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         value = facts["const"]["value"]
         check = Hit.from_json(facts["check"], "the device is skipped as an iGPU below the floor")
         const = Hit.from_json(facts["const"], f"the floor: {value}")
@@ -72,4 +77,4 @@ class IgpuMemoryFloor:
                        (check, const), remedy=rule.remedy)
 
 
-MATCHER = IgpuMemoryFloor()
+MATCHER: Matcher = IgpuMemoryFloor()

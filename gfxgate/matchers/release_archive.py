@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, hit, params_object
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
+
+if TYPE_CHECKING:
+    from gfxgate.matchers import Matcher, MatcherRule
+    from gfxgate.sources.base import Source
+    from gfxgate.targets import TargetCatalog, TargetId
 
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?\s*$", re.IGNORECASE)
 _COPY_FROM = re.compile(r"^\s*COPY\s+(?:--\S+\s+)*?--from=(\S+)\s+(.*)$", re.IGNORECASE)
@@ -163,10 +168,10 @@ class ReleaseArchive:
     })
     rule_requires = ("params",)
 
-    def check_params(self, rule) -> None:
+    def check_params(self, rule: MatcherRule) -> None:
         check_regex(rule, "params.stage", rule.params["stage"])
 
-    def extract(self, rule, source, paths: list[str]) -> dict[str, Any]:
+    def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
         params = rule.params
         os_name, arch = params.get("os", "linux"), params.get("arch", "amd64")
         stage = rule_regex(params["stage"])
@@ -194,7 +199,7 @@ class ReleaseArchive:
             facts["reached"] = [c for c in copies if stage.search(c["stage"])]
         return facts
 
-    def evaluate(self, rule, facts: dict[str, Any], target, catalog) -> Finding:
+    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
         params = rule.params
         title, folder = params.get("title", params["folder"]), params["folder"]
         where = f"lib/ollama/{folder}"
@@ -221,4 +226,4 @@ class ReleaseArchive:
         return Finding(Status.ALLOWED, f"shipped in the Linux archive (COPY --from={copies[0]['stage']})", hits)
 
 
-MATCHER = ReleaseArchive()
+MATCHER: Matcher = ReleaseArchive()

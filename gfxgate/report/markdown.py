@@ -318,6 +318,8 @@ def render(matrix: GateMatrix) -> str:
                           + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
                           + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
                              f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
+                    for condition in o.conditions:
+                        w(f"  - if: {md_escape(condition)}\n")
                     for done in o.satisfied:
                         w(f"  - already done: {md_escape(done.workaround)} — the installed tree's {md_escape(done.layer)} row is allowed: "
                           + ", ".join(code(str(e.location)) if e.location else md_escape(e.source) for e in done.evidence[:3]) + "\n")

@@ -89,7 +89,9 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     where = _where(done.evidence)
                     console.print(Padding(_text(("already done: ", _DIM), done.workaround, ((f" ({where})" if verbose and where else ""), _DIM)),
                                           (0, 0, 0, 4), expand=False))
-                if not option.steps and not option.satisfied:
+                for condition in option.conditions:  # what must hold (a driver window), from the cells the route names
+                    console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
+                if not option.steps and not option.satisfied and not option.conditions:
                     runtime = matrix.cells.get(("runtime", route.target))
                     if runtime is not None and runtime.status.value == "blocked":  # the log's runs used no GPU
                         console.print(Padding(_text(("no release setting to change, but the runs used no GPU: ", "yellow"),

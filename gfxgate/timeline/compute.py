@@ -99,6 +99,13 @@ def _refusal_key(route, layer_of: dict[str, str]) -> tuple:
                  for b in route.backends if b.option is None and b.state == "none")
 
 
+def _vendor_of(target: str) -> str:
+    from gfxgate.targets import catalog
+
+    vendor = catalog().vendor_of(target)
+    return vendor.name if vendor is not None else "amd"
+
+
 def _backends(route, link: Linker, layer_of: dict[str, str]) -> tuple[BackendState, ...]:
     out = []
     for b in route.backends:
@@ -191,7 +198,8 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
                 target=t, first=tags[a], last=tags[b], tags=b - a + 1,
                 route=r.best.route if r.best else "undecided", label=r.label, certain=r.certain,
                 backends=_backends(r, link, layer_of), steps=tuple(s.workaround for s in r.best.steps) if r.best else (),
-                layers=tuple((layer.id, m.cells[(layer.id, t)].status.value) for layer in m.layers),
+                layers=tuple((layer.id, m.cells[(layer.id, t)].status.value) for layer in m.layers
+                             if _vendor_of(t) in layer.vendors),  # the rows of the target's vendor
                 evidence=best_evidence, reason=r.reason,
                 start=flips(t, a) if a > 0 else (),
                 end=flips(t, b + 1) if b + 1 < len(tags) else (),

@@ -83,8 +83,8 @@ def answer(timeline: Timeline, target: str) -> Answer:
     first_tag = timeline.tags[0]
     groups: list[tuple[str, list[str], list[Clause]]] = []
     for backend, title in timeline.backends:
-        if backend == "cpu":
-            continue
+        if backend == "cpu" or all(c.backend(backend) is None for c in cells):
+            continue  # the CPU fallback, or a backend no route of this target's vendor has (ROCm for sm_61)
         runs = _runs(cells, backend)
         undecided_before = None
         if len(runs) > 1 and runs[0][2] == "undecided":

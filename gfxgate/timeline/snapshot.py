@@ -26,13 +26,15 @@ def default_path() -> Path:
 
 
 def default_targets() -> list[str]:
-    """Every processor of rules/targets.yaml (generic targets aside), in the catalog's order (by family).
+    """Every processor of rules/targets.yaml (generic targets aside), in the catalog's order (by family), then every
+    NVIDIA architecture (sm_30 … sm_121).
 
     Not only those a rule happens to name: a target no rule names (gfx950, gfx1011 before a release lists them) is
     still a card someone asks about, and its row shows how each layer decides it."""
     from gfxgate.targets import catalog
 
-    return [name for name, proc in catalog().by_name.items() if not proc.is_generic]
+    cat = catalog()  # AMD's processors, then NVIDIA's architectures (issue 38)
+    return [name for name, proc in cat.by_name.items() if not proc.is_generic] + list(cat.nvidia)
 
 
 def inputs(targets: list[str]) -> dict[str, Any]:

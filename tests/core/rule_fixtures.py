@@ -22,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "rules"
 WORKAROUND_FIXTURES = Path(__file__).resolve().parents[1] / "workarounds"
 ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|not-applicable|from|tree):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
 CASE_NOTE = "CASE.md"  # a case's annotations about the case itself (tree:, and the expectations on it); not copied
-STATUS = re.compile(r"^(?P<target>gfx[0-9a-z:+-]+)=(?P<status>[a-z-]+)$")
+STATUS = re.compile(r"^(?P<target>(?:gfx[0-9a-z:+-]+|sm_[0-9]+))=(?P<status>[a-z-]+)$")  # an AMD or an NVIDIA target
 ORIGIN = re.compile(r"^(?P<repo>[\w.-]+)@(?P<ref>[^\s:]+):\S")  # ollama@v0.17.5:CMakeLists.txt (lines …)
 
 
@@ -121,7 +121,7 @@ def assert_expectations(rule, facts, expectations: list[Expectation], evidence) 
             continue
         assert facts.state == MATCHED, f"{where}: {facts.reason}"
         for target, status in e.statuses:
-            finding = evaluate_rule(rule, facts.facts, cat.parse(target), cat)
+            finding = evaluate_rule(rule, facts.facts, cat.parse_target(target), cat)
             assert finding.status.value == status, f"{where}: {target} is {finding.status.value}: {finding.summary}"
             if e.evidence_line is not None:
                 evidence(e, finding)

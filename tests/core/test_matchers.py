@@ -36,7 +36,7 @@ def run(tmp_path, matcher: str, files: dict[str, str], targets: list[str], **par
     facts = MATCHERS[matcher].extract(r, source, list(files))
     json.dumps(facts)  # facts must be JSON: the snapshot stores them
     cat = catalog()
-    return {t: MATCHERS[matcher].evaluate(r, facts, cat.parse(t), cat) for t in targets}
+    return {t: MATCHERS[matcher].evaluate(r, facts, cat.parse_target(t), cat) for t in targets}
 
 
 def test_cmake_filter_features_guards_and_variables(tmp_path):
@@ -319,3 +319,96 @@ w = AMD_RDNA1; v = AMD_GCN; // AMD_GCN
     assert "3 line(s) outside the classifier use AMD_GCN" in out["gfx900"].summary  # lines 9, 11 (a string), 12
     assert "1 line(s) outside the classifier use AMD_RDNA1" in out["gfx1010"].summary  # line 12 only
     assert [h.line for h in out["gfx900"].hits] == [2, 3, 9, 11]
+
+
+PRESETS = {"version": 3, "configurePresets": [
+    {"name": "base", "hidden": True, "cacheVariables": {"OLLAMA_RUNNER_DIR": "cuda_v12"}},
+    {"name": "cuda_linux", "inherits": ["base"], "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "50-virtual;61;86;90a"}},
+    {"name": "cuda_windows", "inherits": "base", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "61-virtual;86"}},
+    {"name": "CUDA 13", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "75-virtual;bogus"}},
+    {"name": "JetPack 6", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "87"}},
+    {"name": "user_arch", "inherits": ["base"]},  # no list: not a runner's build
+    {"name": 7, "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "61"}},  # no string name: no preset
+]}
+
+
+def test_cuda_arch_list_cubin_ptx_compatibility_and_jetson(tmp_path):
+    files = {"p.json": json.dumps(PRESETS, indent=2)}
+    got = run(tmp_path, "cuda-arch-list", files, ["sm_61", "sm_50", "sm_52", "sm_89", "sm_90", "sm_35", "sm_87", "sm_53"],
+              mode="build")
+    assert got["sm_61"].status is Status.ALLOWED and "cuda_v12 (windows): PTX only (61-virtual)" in got["sm_61"].summary
+    assert "cuda_v13 (any): absent" in got["sm_61"].summary  # "CUDA 13" names its runner folder; "bogus" is skipped
+    assert got["sm_50"].status is Status.PARTIAL and "PTX only" in got["sm_50"].summary
+    assert got["sm_52"].status is Status.PARTIAL and "compute_50 PTX" in got["sm_52"].summary  # runs, is not listed
+    assert got["sm_89"].status is Status.PARTIAL and "sm_86 cubin" in got["sm_89"].summary  # binary compatible
+    assert got["sm_90"].status is Status.PARTIAL  # 90a is arch-specific code: not sm_90's cubin
+    assert got["sm_35"].status is Status.BLOCKED
+    assert got["sm_87"].status is Status.ALLOWED and "cuda_jetpack6" in got["sm_87"].summary  # Jetson: JetPack runners
+    assert got["sm_53"].status is Status.BLOCKED and "cuda_v12" not in got["sm_53"].summary
+
+
+def test_cuda_arch_list_discovery_is_an_exact_match_and_packaging_reads_the_recipe(tmp_path):
+    files = {"p.json": json.dumps(PRESETS, indent=2), "llama_server.go": 'slog.Info("skipping CUDA device — compute '
+             'capability not in compiled architectures")\n', "Dockerfile": "RUN cmake --preset cuda_linux \\\n"}
+    got = run(tmp_path, "cuda-arch-list", files, ["sm_50", "sm_52", "sm_61"], mode="discovery",
+              reject="not in compiled architectures")
+    assert got["sm_50"].status is Status.ALLOWED and got["sm_61"].status is Status.ALLOWED  # 50-virtual lists 500
+    assert got["sm_52"].status is Status.BLOCKED and "but the match is exact" in got["sm_52"].summary
+    assert got["sm_52"].hits[0].path == "llama_server.go"
+    shipped = run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging",
+                  built_by=r"--preset\s+(?P<preset>\S+)")
+    assert shipped["sm_61"].status is Status.ALLOWED and "windows" not in shipped["sm_61"].summary
+    assert any(h.path == "Dockerfile" for h in shipped["sm_61"].hits)
+    # built but its COPY commented out (CUDA 11 from v0.11): not shipped; copied (cuda-12 is cuda_v12): shipped
+    files["Dockerfile"] = "RUN cmake --preset cuda_linux \\\n# COPY --from=cuda-12 dist/lib/ollama /lib/ollama/\n"
+    shipped_re = r"^COPY --from=(?:llama-server-)?(?P<runner>cuda[-_]v?[0-9]+|jetpack-[0-9]+)\b"
+    assert run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)",
+               shipped=shipped_re)["sm_61"].status is Status.BLOCKED
+    files["Dockerfile"] += "COPY --from=cuda-12 dist/lib/ollama /lib/ollama/\n"
+    assert run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)",
+               shipped=shipped_re)["sm_61"].status is Status.ALLOWED
+    with pytest.raises(NoMatch, match="discovery check"):
+        run(tmp_path, "cuda-arch-list", {"p.json": json.dumps(PRESETS)}, ["sm_61"], mode="discovery", reject="nowhere")
+    with pytest.raises(NoMatch, match="sets CMAKE_CUDA_ARCHITECTURES"):
+        run(tmp_path, "cuda-arch-list", {"q.json": '{"configurePresets": []}'}, ["sm_61"], mode="build")
+
+
+def test_cc_compare_bounds_values_tables_and_families(tmp_path):
+    files = {"c.go": "min = 570\nif dev.ComputeMajor < 7 {\n(gpu.ComputeMajor == 7 && gpu.ComputeMinor == 2)\n",
+             "d.md": "| 6.1 | x |\n| 7.5 | y |\n"}
+    checks = [{"pattern": r"ComputeMajor == (?P<major>[0-9]) && gpu\.ComputeMinor == (?P<minor>[0-9])", "when": "equal",
+               "status": "partial", "summary": "off on {bound}"},
+              {"pattern": r"ComputeMajor < (?P<major>[0-9]+)", "when": "below", "status": "partial",
+               "summary": "needs {min} below {bound} (cc {cc})"},
+              {"pattern": r"^\| (?P<major>[0-9]+)\.(?P<minor>[0-9]) \|", "all": True, "when": "unlisted",
+               "status": "blocked", "summary": "not a row ({bound})"},
+              {"families": ["Kepler"], "cite": "a notice", "status": "blocked", "summary": "last branch"}]
+    got = run(tmp_path, "cc-compare", files, ["sm_61", "sm_72", "sm_75", "sm_80", "sm_35"], values={"min": r"min = (?P<v>[0-9]+)"},
+              checks=checks, otherwise={"status": "allowed", "summary": "fine at {cc}"})
+    assert (got["sm_61"].status, got["sm_61"].summary) == (Status.PARTIAL, "needs 570 below 7.0 (cc 6.1)")
+    assert got["sm_72"].summary == "off on 7.2"
+    assert (got["sm_75"].status, got["sm_75"].summary) == (Status.ALLOWED, "fine at 7.5")
+    assert got["sm_75"].hits[2].line == 2 and got["sm_75"].hits[2].path == "d.md"  # the target's own table row
+    assert (got["sm_80"].status, got["sm_80"].summary) == (Status.BLOCKED, "not a row (6.1, 7.5)")
+    assert got["sm_35"].summary.startswith("needs 570")  # the first check that holds decides
+    with pytest.raises(NoMatch, match="value min"):
+        run(tmp_path, "cc-compare", {"e.go": "nothing\n"}, ["sm_61"], values={"min": r"min = (?P<v>[0-9]+)"},
+            checks=checks[:1], otherwise={"status": "allowed", "summary": "x"})
+    from gfxgate.errors import RuleError
+
+    with pytest.raises(RuleError, match="either pattern"):
+        run(tmp_path, "cc-compare", files, ["sm_61"], checks=[{"status": "allowed", "summary": "x"}],
+            otherwise={"status": "allowed", "summary": "x"})
+
+
+def test_nvidia_remedies_fill_the_architecture_number(tmp_path):
+    files = {"p.json": json.dumps(PRESETS, indent=2)}
+    got = run(tmp_path, "cuda-arch-list", files, ["sm_35"], mode="build")
+    assert got["sm_35"].remedy == "fix sm_35"  # rule() of this module: remedy "fix {target}"
+    from gfxgate.matchers import MATCHERS as M
+
+    r = rule("cuda-arch-list", mode="build")
+    r = r.__class__(**{**r.__dict__, "remedy": "-DCMAKE_CUDA_ARCHITECTURES={number}"})
+    facts = M["cuda-arch-list"].extract(r, __import__("gfxgate.sources.directory", fromlist=["x"]).DirectorySource("r", tmp_path), ["p.json"])
+    finding = M["cuda-arch-list"].evaluate(r, facts, catalog().parse_target("sm_35"), catalog())
+    assert finding.remedy == "-DCMAKE_CUDA_ARCHITECTURES=35"

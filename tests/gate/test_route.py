@@ -113,7 +113,10 @@ def test_cpu_only_when_every_gpu_backend_is_refused(source_env, tmp_path):
     path = tmp_path / "routes.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     m = matrix_at("v0.17.5", "gfx900", "gfx906")  # gfx906: the column HSA_OVERRIDE_GFX_VERSION=9.0.6 would read
-    rules = load_routes(path, layers={layer.id for layer in m.layers}, workarounds=default_workarounds())
+    from gfxgate.gate.ruleset import default_rules
+
+    # every vendor's layers: an AMD target's matrix has AMD's rows only, the NVIDIA routes read NVIDIA's
+    rules = load_routes(path, layers={layer.id for layer in default_rules().layers}, workarounds=default_workarounds())
     r = decide(m, "gfx900", rules=rules)
     assert r.label == "CPU only" and r.certain and r.best.backend == "cpu"
     assert any(e.location and e.location.path == "Dockerfile" for e in r.best.evidence)  # why ROCm has no route

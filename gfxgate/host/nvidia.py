@@ -1,0 +1,73 @@
+"""An NVIDIA machine as files: the kernel driver's version, each GPU's model and bus, and the CUDA runner folders of an
+Ollama install (``cuda_v12``, ``cuda_v13``, ``cuda_jetpack6``) with their ``libggml-cuda.so``.
+
+Read through :class:`~gfxgate.host.rootfs.RootFS`, so a captured tree (``--root``) and a live machine are the same
+input. ``/proc/driver/nvidia/version`` is written by the kernel module: ``NVRM version: NVIDIA UNIX x86_64 Kernel
+Module  580.95.05  Tue Sep 23 …`` (the open modules say ``NVIDIA UNIX Open Kernel Module for x86_64  580.95.05 …``);
+``/proc/driver/nvidia/gpus/<bus>/information`` has ``Model:`` and ``Bus Location:`` lines.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from gfxgate.host.rootfs import RootFS
+
+VERSION_FILE = "proc/driver/nvidia/version"
+_VERSION = re.compile(r"Kernel Module(?: for [A-Za-z0-9_]+)?\s+(?P<version>[0-9]{3,4}(?:\.[0-9]+){1,2})\b")
+RUNNER_DIR = re.compile(r"^cuda_(?:v[0-9]+|jetpack[0-9]+)$")
+LIBRARY = re.compile(r"^libggml-cuda\.so(?:\.[0-9.]+)?$")
+
+
+class NvidiaDriver(NamedTuple):
+    version: str  # 580.95.05
+    branch: int  # 580 (NVIDIA's R580)
+    line: str  # the version file's line, as evidence
+
+
+class NvidiaCard(NamedTuple):
+    model: str  # "Tesla P40", as the driver names it
+    bus: str  # "0000:3b:00.0"
+    path: str  # the information file
+
+
+class CudaRunner(NamedTuple):
+    folder: str  # "cuda_v12"
+    path: str  # /usr/lib/ollama/cuda_v12 (as the root names it)
+    libraries: tuple[str, ...]  # its libggml-cuda.so files
+
+
+def driver(fs: RootFS) -> NvidiaDriver | None:
+    """The loaded kernel driver's version, or None without the NVIDIA module (or without a version line)."""
+    text = fs.read_text(VERSION_FILE, limit=4096) or ""
+    for line in text.splitlines():
+        match = _VERSION.search(line)
+        if match:
+            version = match["version"]
+            return NvidiaDriver(version, int(version.split(".")[0]), line.strip())
+    return None
+
+
+def cards(fs: RootFS) -> list[NvidiaCard]:
+    out = []
+    for info in sorted(fs.glob("proc/driver/nvidia/gpus/*/information")):
+        fields = {}
+        for line in (fs.read_text(info, limit=16384) or "").splitlines():
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+        if fields.get("Model"):
+            out.append(NvidiaCard(fields["Model"], fields.get("Bus Location", info.split("/")[-2]), info))
+    return out
+
+
+def runners(fs: RootFS, lib_dirs: tuple[str, ...] = ("usr/lib/ollama", "usr/local/lib/ollama")) -> list[CudaRunner]:
+    """The CUDA runner folders of the Ollama installs under ``lib_dirs`` (relative to the root), in name order."""
+    out = []
+    for base in lib_dirs:
+        for name in sorted(fs.listdir(base)):
+            folder = f"{base}/{name}"
+            if RUNNER_DIR.match(name) and fs.is_dir(folder):
+                libraries = tuple(f"{folder}/{f}" for f in sorted(fs.listdir(folder)) if LIBRARY.match(f))
+                out.append(CudaRunner(name, "/" + folder, libraries))
+    return out
