@@ -15,7 +15,7 @@ from pathlib import Path
 from gfxgate.doctor.model import BackendVerdict, FixStep, Live, MachineReport, TargetReport
 from gfxgate.errors import InputError, NetworkError, SourceError
 from gfxgate.host import access, install, sysfs, units
-from gfxgate.host.rootfs import RootFS
+from gfxgate.host.rootfs import RootFS, gpu_code
 from gfxgate.model import Evidence, Location, Status, Verdict
 
 DROPIN = "/etc/systemd/system/ollama.service.d/override.conf"  # what `sudo systemctl edit ollama` writes
@@ -142,7 +142,7 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
     for index, gpu in enumerate(amd):
-        reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index))
+        reports.append(_known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index))
     if not gpus:
         notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
                      if not loaded else "amdgpu is loaded but KFD lists no GPU node")
@@ -150,7 +150,7 @@ def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:
         root=str(req.root), gpus=tuple(gpus), amdgpu_loaded=loaded, installs=installs, unit=unit,
         process_env=tuple(sorted(proc[1].items())) if proc else (), process_env_from=proc[0] if proc else None,
         nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(logs), targets=tuple(reports),
-        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes),
+        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes + fs.notes),
     ), fs
 
 
@@ -294,7 +294,7 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
         summary = (f"the service user {svc.user} cannot open {', '.join(denied)}" if denied
                    else f"the service user {svc.user} may open {', '.join(n.path for n in needed)}")
         rows.append(Verdict("access", target, status, summary, tuple(ev),
-                            remedy=(" && ".join(f"sudo usermod -aG {g} {svc.user}" for g in sorted(groups) if g) or None) if denied else None))
+                            remedy=(" && ".join(f"sudo usermod -aG {shlex.quote(g)} {shlex.quote(svc.user)}" for g in sorted(groups) if g) or None) if denied else None))
     else:
         rows.append(Verdict("access", target, Status.UNKNOWN, "no ollama service unit found", reason="no systemd unit of ollama"))
     # ROCr reads HSA_OVERRIDE_GFX_VERSION_<n> for its n-th GPU before the plain variable (Ollama's docs/gpu.md)
@@ -342,11 +342,23 @@ def _override_row(fs, target, override, installs) -> Verdict:
                    remedy=f"remove the override from {override.where.rsplit(':', 1)[0]}, or copy {as_target}'s rocBLAS files")
 
 
+def _known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0) -> TargetReport:
+    """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
+    fatal: the other GPUs of the machine keep their report (issue 41)."""
+    from gfxgate.errors import TargetError
+
+    try:
+        return _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index)
+    except TargetError as exc:
+        return TargetReport(gpu.target, gpu.name, version, "none: gfxgate does not know this target", (), (), "", None,
+                            (f"{exc.message}: no gate matrix for it in this gfxgate (a newer one may know it)",), ())
+
+
 def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0) -> TargetReport:
     from gfxgate.gate.route import decide
 
     target = gpu.target
-    installed = [fs.host(p).resolve() for p in installs.gpu_code_files()]
+    installed = gpu_code(fs, installs.gpu_code_files())
     runtime_cells = None
     if diagnoses:
         from gfxgate.diagnose.analyse import runtime_verdicts
