@@ -353,10 +353,15 @@ MAX_DEPTH = 16  # folders below a GPU-code path (a bundled rocBLAS is one level)
 
 
 def gpu_code(fs: RootFS, paths: list[str], *, cap: int = CODE_FILES) -> list[Path]:
-    """The regular files under ``paths`` (files or folders of the machine), as real paths inside the root, for the
+    """The real paths of :func:`gpu_code_pairs`."""
+    return [real for _, real in gpu_code_pairs(fs, paths, cap=cap)]
+
+
+def gpu_code_pairs(fs: RootFS, paths: list[str], *, cap: int = CODE_FILES) -> list[tuple[str, Path]]:
+    """(machine path, real path) of the regular files under ``paths`` (files or folders of the machine), as real paths inside the root, for the
     artifacts scanner: folders walked here (iteratively, links resolved inside the root, each folder once), so the
     scanner, which follows links, is only handed files; at most ``cap`` files (a note says when there were more)."""
-    out: list[Path] = []
+    out: list[tuple[str, Path]] = []
     seen: set[str] = set()
     stack = [(p, 0) for p in reversed(paths)]
     while stack:
@@ -368,7 +373,7 @@ def gpu_code(fs: RootFS, paths: list[str], *, cap: int = CODE_FILES) -> list[Pat
         if statmod.S_ISREG(st.st_mode):
             if real not in seen:
                 seen.add(real)
-                out.append(Path(real))
+                out.append((path, Path(real)))
                 if len(out) >= cap:
                     fs.note(f"the GPU-code folders hold more than {cap} files; only {cap} were scanned")
                     break
