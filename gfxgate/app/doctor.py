@@ -78,28 +78,11 @@ def _line_of(fs: RootFS, path: str, prefix: str) -> int | None:
 
 
 def _ask_live(url: str) -> Live:
-    """An Ollama server: /api/version and /api/ps through the official client (ollama/docs/api.md); a llama-server
-    (what Ollama >= v0.30 runs per backend, or one started by hand): its /props (build_info, model_path)."""
-    try:
-        import httpx
-        import ollama
+    """An Ollama server or a llama-server, through doctor/live.py's bounded reader (one deadline, a body cap, no
+    redirect to another host)."""
+    from gfxgate.doctor.live import ask
 
-        client = ollama.Client(host=url, timeout=5)
-        answer = client._client.get("/api/version")  # the client has no version() call; its httpx client does
-        if answer.status_code == 404:
-            props = httpx.get(url.rstrip("/") + "/props", timeout=5).raise_for_status().json()
-            model = str(props.get("model_path") or "")
-            return Live(url, "llama-server", str(props.get("build_info") or "") or None,
-                        ({"name": model.rsplit("/", 1)[-1], "size": 0, "size_vram": 0, "on_gpu": "see the server log"},) if model else ())
-        version = answer.raise_for_status().json().get("version")
-        models = []
-        for m in client.ps().models:
-            size, vram = int(m.size or 0), int(m.size_vram or 0)
-            share = f"{round(100 * vram / size)} % GPU" if size else "unknown"
-            models.append({"name": str(m.model), "size": size, "size_vram": vram, "on_gpu": share})
-        return Live(url, "ollama", str(version)[:40] if version else None, tuple(models))
-    except Exception as exc:  # noqa: BLE001 - a server that does not answer is a fact of the report
-        return Live(url, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+    return ask(url)
 
 
 def doctor(req: DoctorRequest) -> tuple[MachineReport, RootFS]:

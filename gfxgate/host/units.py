@@ -280,7 +280,7 @@ def sd_quote(word: str) -> str:
 def _keep_exec(words: list[str]) -> str:
     """ExecStart= as kept and reported: the program, ``serve``, and the listed assignments of an ``env`` prefix;
     every other argument is withheld (a prompt, a key)."""
-    out = []
+    out: list[str] = []
     for n, word in enumerate(words):
         name, eq, _ = word.partition("=")
         if n == 0 or word == "serve" or (eq and listed(name)) or (out and out[-1].rsplit("/", 1)[-1] == "env" and word.startswith("/")):
@@ -406,7 +406,7 @@ def read_unit(fs: RootFS, name: str = "ollama.service") -> Unit | None:
                 problems.append(f"{where}: EnvironmentFile {file} cannot be read")
             continue
         kept = ["#" if line.strip() else "" for line in text.split("\n")]
-        for number, var, val, last in env_file_assignments(text):
+        for number, var, val, _last in env_file_assignments(text):
             if not _ENV_NAME.fullmatch(var) or not listed(var):
                 continue
             env.setdefault(var, _Var()).history.append((f"{file}:{number}", val))
