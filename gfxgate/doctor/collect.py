@@ -119,7 +119,7 @@ def check_paths(collect: Path | None, output: str | None, root: Path, logs: tupl
         if not to_stdout and (os.path.abspath(collect) == os.path.abspath(str(output))
                               or (ident(collect) is not None and ident(collect) == ident(str(output)))):
             raise UsageError(f"--collect {collect} and -o {output} name the same file; name two files")
-        if to_stdout and ident(collect) is not None and ident(collect) == stdout_ident() and not os.path.isfile(collect):
+        if to_stdout and ident(collect) is not None and ident(collect) == stdout_ident():
             raise UsageError(f"--collect {collect}: is the standard output the report goes to; name a file")
 
 

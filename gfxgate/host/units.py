@@ -59,6 +59,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"',
             "'": "'", "s": " "}
 _SPECIFIER = re.compile(r"%(.)", re.S)
+_BLANKS = re.compile(r"[ \t\n\r]+")  # systemd's WHITESPACE
 WITHHELD = "# (gfxgate: withheld)"
 
 
@@ -111,6 +112,8 @@ def _cunescape(text: str, i: int) -> tuple[str, int]:
 def split_words(value: str) -> tuple[list[str], bool]:
     """systemd's extract_first_word(EXTRACT_CUNESCAPE|EXTRACT_UNQUOTE) over a whole value: (the words, whether the
     value ended in a syntax error — an unbalanced quote or a bad escape — after which systemd ignores the rest)."""
+    if not any(ch in value for ch in "\\'\""):  # no quote, no escape: systemd's words are the blank-separated runs
+        return [w for w in _BLANKS.split(value) if w], False
     words: list[str] = []
     i, n = 0, len(value)
     while True:
