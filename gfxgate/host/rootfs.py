@@ -363,10 +363,19 @@ def gpu_code_pairs(fs: RootFS, paths: list[str], *, cap: int = CODE_FILES) -> li
     scanner, which follows links, is only handed files; at most ``cap`` files (a note says when there were more)."""
     out: list[tuple[str, Path]] = []
     seen: set[str] = set()
-    stack = [(p, 0) for p in reversed(paths)]
+    stack: list[tuple[str, int, str | None]] = [(p, 0, None) for p in reversed(paths)]
     while stack:
-        path, depth = stack.pop()
-        found = fs._walk(path)
+        path, depth, parent = stack.pop()
+        found = None
+        if parent is not None:  # an entry of a folder already resolved: one lstat unless it is a link
+            try:
+                st = os.lstat(os.path.join(parent, path.rsplit("/", 1)[-1]))
+            except OSError:
+                continue
+            if not statmod.S_ISLNK(st.st_mode):
+                found = os.path.join(parent, path.rsplit("/", 1)[-1]), st
+        if found is None:
+            found = fs._walk(path)
         if found is None:
             continue
         real, st = found
@@ -382,5 +391,5 @@ def gpu_code_pairs(fs: RootFS, paths: list[str], *, cap: int = CODE_FILES) -> li
             if depth >= MAX_DEPTH:
                 fs.note(f"{path}: more than {MAX_DEPTH} folders deep; not scanned further")
                 continue
-            stack.extend(reversed([(f"{path.rstrip('/')}/{n}", depth + 1) for n in fs.listdir(path)]))
+            stack.extend(reversed([(f"{path.rstrip('/')}/{n}", depth + 1, real) for n in fs.listdir(path)]))
     return out
