@@ -250,7 +250,7 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
     have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
     src = have[0] if have else "/opt/rocm/lib/rocblas/library"
     commands = tuple(f"sudo cp {shlex.quote(src)}/*{proc}* {shlex.quote(d)}/" for d in dests) or (
-        f"sudo cp {src}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
+        f"sudo cp {shlex.quote(src)}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
     why = "" if have else f" ({src} has no {proc} files here: install a rocBLAS of the same ROCm version that has them)"
     return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}", commands,
                    tuple(evidence))
