@@ -6,7 +6,8 @@ lines and lines starting with ``#`` (after blanks) skipped, ``:``-separated fiel
 (at most 10, below 2**32; another line is skipped), the members a ``,`` list with empty names dropped; the first
 entry of a name or id wins (getgrnam/getgrgid stop at the first match). Not read: NIS ``+``/``-`` compat lines
 (skipped), /etc/nsswitch.conf's other sources (LDAP, sssd, systemd-userdb): a user they know is reported as
-unknown here. ``--collect`` keeps of /etc/passwd only the users doctor looked up (name, uid, gid)."""
+unknown here. ``--collect`` keeps of /etc/passwd only the users doctor looked up (name, uid, gid), of /etc/group only the groups
+it looked at with only those users as members."""
 
 from __future__ import annotations
 
@@ -60,6 +61,31 @@ def _table(fs: RootFS, path: str, fields: int) -> list[list[str]]:
     return rows
 
 
+def _keep_group(fs: RootFS, gid: int | None = None, user: str | None = None) -> None:
+    """--collect keeps of /etc/group only the groups doctor looked at (the device nodes' groups, the looked-up
+    users' groups), with only the looked-up users as members; every other line a ``#`` (line numbers stay)."""
+    wanted = fs.reduced.setdefault("/etc/group", {})
+    if gid is not None:
+        wanted[f"gid:{gid}"] = ""
+    if user is not None:
+        wanted[f"user:{user}"] = ""
+    text = fs.read_text("/etc/group", limit=TABLE_LIMIT)
+    if text is None or "/etc/group" not in fs.read:
+        return
+    users = {k[5:] for k in wanted if k.startswith("user:")}
+    gids = {k[4:] for k in wanted if k.startswith("gid:")}
+    kept = []
+    for line in text.split("\n"):
+        row = line.split(":")
+        members = [m.strip() for m in row[3].split(",")] if len(row) >= 4 else []
+        mine = [m for m in members if m in users]
+        if len(row) >= 3 and line.lstrip(" \t")[:1] not in ("#", "+", "-", "") and (row[2] in gids or mine):
+            kept.append(f"{row[0]}:x:{row[2]}:{','.join(mine)}")
+        else:
+            kept.append("#" if line.strip() else "")
+    fs.keep("/etc/group", "\n".join(kept).encode())
+
+
 def group_names(fs: RootFS) -> dict[int, str]:
     out: dict[int, str] = {}
     for row in _table(fs, "/etc/group", 3):
@@ -87,6 +113,7 @@ def groups_of(fs: RootFS, user: str, extra: tuple[str, ...] = ()) -> tuple[str, 
     for grow in _table(fs, "/etc/group", 4):
         if user in [m.strip() for m in grow[3].split(",") if m.strip()]:
             out.append(grow[0])
+    _keep_group(fs, primary, user)
     return tuple(dict.fromkeys(out + list(extra)))
 
 
@@ -104,6 +131,7 @@ def nodes(fs: RootFS, render_nodes: list[str]) -> list[Node]:
             out.append(Node(path, None, None, None, False))
             continue
         out.append(Node(path, info["mode"], info["uid"], names.get(info["gid"], str(info["gid"])), True))
+        _keep_group(fs, info["gid"])
     return out
 
 

@@ -151,6 +151,9 @@ def _secret_machine(root: Path) -> None:
         "EnvironmentFile=/etc/ollama.env")))
     (root / "etc/ollama.env").write_text(f'HIP_VISIBLE_DEVICES=0\nOLLAMA_NOTE="first line\n{SECRET}"\n')
     (root / "etc/passwd").write_text((root / "etc/passwd").read_text() + f"alice:x:1001:1001:{SECRET}:/home/alice:/bin/sh\n")
+    manifest = json.loads((root / ".gfxgate-doctor/stat.json").read_text())
+    manifest["user"] = "ollama"  # the invoking user is the service's: student is looked up by nobody
+    (root / ".gfxgate-doctor/stat.json").write_text(json.dumps(manifest))
     for pid, comm, argv, environ in ((4242, "ollama", ["/usr/local/bin/ollama", "serve"],
                                       f"OLLAMA_API_KEY={SECRET}\0HSA_OVERRIDE_GFX_VERSION=9.0.0\0"),
                                      (4243, "ollama", ["/usr/local/bin/ollama", "run", "llama3", f"{SECRET} prompt"], ""),
@@ -173,7 +176,7 @@ def test_5_collect_of_a_machine_with_secrets_in_every_channel_holds_none(gfxgate
     members = _members(work / "out.tar.gz")
     leaks = [name for name, data in members.items() if SECRET.encode() in data or SECRET in name]
     assert not leaks, leaks
-    assert b"alice" not in members["etc/passwd"]
+    assert b"alice" not in members["etc/passwd"] and b"student" not in members["etc/group"]  # not looked up
     report = json.loads(run.stdout)
     assert report["process_env"] == [["HSA_OVERRIDE_GFX_VERSION", "9.0.0"]]
     # the replay of the archive judges the same GPU variables
