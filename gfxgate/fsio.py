@@ -38,8 +38,9 @@ def write_text_atomic(path: str | os.PathLike, text: str, *, encoding: str = "ut
     return write_bytes_atomic(path, text.encode(encoding))
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` by the rules of this module; returns the path actually written."""
+def write_bytes_atomic(path: str | os.PathLike, data) -> Path:
+    """Write ``data`` (bytes, or a seekable binary file, copied in chunks) to ``path`` by the rules of this module;
+    returns the path actually written."""
     path = Path(path)
     special = _STD_FD.match(os.path.abspath(path))
     if special:
@@ -126,7 +127,7 @@ def _refuse_loop(path: Path) -> Path:
     raise OutputError(f"{path}: the symbolic link cannot be resolved (a loop?); name a file instead")
 
 
-def _write_fd(path: Path, fd: int, data: bytes) -> None:
+def _write_fd(path: Path, fd: int, data) -> None:
     import sys
 
     for stream in (sys.stdout, sys.stderr):
@@ -140,14 +141,20 @@ def _write_fd(path: Path, fd: int, data: bytes) -> None:
         raise OutputError(f"{path}: cannot write: {exc.strerror}") from None
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data) -> None:
+    """``data``: bytes, or a binary file (a spooled archive: ``doctor --collect``) copied from its start in chunks."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        data.seek(0)
+        while chunk := data.read(1 << 20):
+            _write_all(fd, chunk)
+        return
     view = memoryview(data)
     while view:
         written = os.write(fd, view)
         view = view[written:]
 
 
-def _write_special(path: Path, st: os.stat_result, data: bytes) -> None:
+def _write_special(path: Path, st: os.stat_result, data) -> None:
     """A device or FIFO: write in place; a folder, block device or socket: refuse."""
     mode = st.st_mode
     if stat.S_ISDIR(mode):
@@ -174,7 +181,7 @@ def _write_special(path: Path, st: os.stat_result, data: bytes) -> None:
         os.close(fd)
 
 
-def _replace_regular(path: Path, st: os.stat_result | None, data: bytes) -> None:
+def _replace_regular(path: Path, st: os.stat_result | None, data) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise OutputError(f"{path}: the folder {folder} does not exist", hint="create it first, or name another file")

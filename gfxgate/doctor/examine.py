@@ -19,7 +19,7 @@ from typing import Any
 from gfxgate.doctor.model import BackendVerdict, FixStep, Live, MachineReport, TargetReport
 from gfxgate.errors import InputError, NetworkError, SourceError
 from gfxgate.host import access, install, sysfs, units
-from gfxgate.host.rootfs import RootFS
+from gfxgate.host.rootfs import RootFS, gpu_code
 from gfxgate.model import Evidence, Location, Status, Verdict
 
 DROPIN = "/etc/systemd/system/ollama.service.d/override.conf"  # what `sudo systemctl edit ollama` writes
@@ -56,28 +56,11 @@ def _line_of(fs: RootFS, path: str, prefix: str) -> int | None:
 
 
 def _ask_live(url: str) -> Live:
-    """An Ollama server: /api/version and /api/ps through the official client (ollama/docs/api.md); a llama-server
-    (what Ollama >= v0.30 runs per backend, or one started by hand): its /props (build_info, model_path)."""
-    try:
-        import httpx
-        import ollama
+    """An Ollama server or a llama-server, through doctor/live.py's bounded reader (one deadline, a body cap, no
+    redirect to another host)."""
+    from gfxgate.doctor.live import ask
 
-        client = ollama.Client(host=url, timeout=5)
-        answer = client._client.get("/api/version")  # the client has no version() call; its httpx client does
-        if answer.status_code == 404:
-            props = httpx.get(url.rstrip("/") + "/props", timeout=5).raise_for_status().json()
-            model = str(props.get("model_path") or "")
-            return Live(url, "llama-server", str(props.get("build_info") or "") or None,
-                        ({"name": model.rsplit("/", 1)[-1], "size": 0, "size_vram": 0, "on_gpu": "see the server log"},) if model else ())
-        version = answer.raise_for_status().json().get("version")
-        models = []
-        for m in client.ps().models:
-            size, vram = int(m.size or 0), int(m.size_vram or 0)
-            share = f"{round(100 * vram / size)} % GPU" if size else "unknown"
-            models.append({"name": str(m.model), "size": size, "size_vram": vram, "on_gpu": share})
-        return Live(url, "ollama", str(version)[:40] if version else None, tuple(models))
-    except Exception as exc:  # noqa: BLE001 - a server that does not answer is a fact of the report
-        return Live(url, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+    return ask(url)
 
 
 def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineReport, RootFS]:
@@ -134,8 +117,8 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
     for index, gpu in enumerate(amd):
-        reports.append(_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
-                                      matrix_of, facts))
+        reports.append(_known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
+                                            matrix_of, facts))
     nvidia = [g.name for g in gpus if g.vendor == "nvidia"]
     if nvidia or fs.exists("/proc/driver/nvidia/version"):  # issue 38: driver, runners, the folder Ollama picks
         from gfxgate.doctor.nvidia_machine import env_values, nvidia_notes
@@ -148,7 +131,7 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
         root=str(req.root), gpus=tuple(gpus), amdgpu_loaded=loaded, installs=installs, unit=unit,
         process_env=tuple(sorted(proc[1].items())) if proc else (), process_env_from=proc[0] if proc else None,
         nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(logs), targets=tuple(reports),
-        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes), facts=facts,
+        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes + fs.notes), facts=facts,
     ), fs
 
 
@@ -274,7 +257,7 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
     have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
     src = have[0] if have else "/opt/rocm/lib/rocblas/library"
     commands = tuple(f"sudo cp {shlex.quote(src)}/*{proc}* {shlex.quote(d)}/" for d in dests) or (
-        f"sudo cp {src}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
+        f"sudo cp {shlex.quote(src)}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
     why = "" if have else f" ({src} has no {proc} files here: install a rocBLAS of the same ROCm version that has them)"
     match = _rocblas_versions(fs, src, dests)
     return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
@@ -325,7 +308,7 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
         summary = (f"the service user {svc.user} cannot open {', '.join(denied)}" if denied
                    else f"the service user {svc.user} may open {', '.join(n.path for n in needed)}")
         rows.append(Verdict("access", target, status, summary, tuple(ev),
-                            remedy=(" && ".join(f"sudo usermod -aG {g} {svc.user}" for g in sorted(groups) if g) or None) if denied else None))
+                            remedy=(" && ".join(f"sudo usermod -aG {shlex.quote(g)} {shlex.quote(svc.user)}" for g in sorted(groups) if g) or None) if denied else None))
     else:
         rows.append(Verdict("access", target, Status.UNKNOWN, "no ollama service unit found", reason="no systemd unit of ollama"))
     # ROCr reads HSA_OVERRIDE_GFX_VERSION_<n> for its n-th GPU before the plain variable (Ollama's docs/gpu.md)
@@ -373,12 +356,26 @@ def _override_row(fs, target, override, installs) -> Verdict:
                    remedy=f"remove the override from {override.where.rsplit(':', 1)[0]}, or copy {as_target}'s rocBLAS files")
 
 
+def _known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0,
+                         matrix_of=None, facts=None) -> TargetReport:
+    """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
+    fatal: the other GPUs of the machine keep their report (issue 41)."""
+    from gfxgate.errors import TargetError
+
+    try:
+        return _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of,
+                              facts)
+    except TargetError as exc:
+        return TargetReport(gpu.target, gpu.name, version, "none: gfxgate does not know this target", (), (), "", None,
+                            (f"{exc.message}: no gate matrix for it in this gfxgate (a newer one may know it)",), ())
+
+
 def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0,
                    matrix_of=None, facts=None) -> TargetReport:
     from gfxgate.gate.route import decide
 
     target = gpu.target
-    installed = [fs.host(p).resolve() for p in installs.gpu_code_files()]
+    installed = gpu_code(fs, installs.gpu_code_files())
     runtime_cells = None
     if diagnoses:
         from gfxgate.diagnose.analyse import runtime_verdicts

@@ -9,7 +9,7 @@ import re
 from typing import Mapping
 
 from gfxgate.host import nvidia as host_nvidia
-from gfxgate.host.rootfs import RootFS
+from gfxgate.host.rootfs import RootFS, gpu_code_pairs
 
 ENV = ("CUDA_VISIBLE_DEVICES", "OLLAMA_LLM_LIBRARY")
 
@@ -26,7 +26,8 @@ def nvidia_notes(fs: RootFS, models: list[str], env: Mapping[str, str], version:
     notes.append(f"NVIDIA driver {drv.version} (R{drv.branch}; /{host_nvidia.VERSION_FILE}: {drv.line})" if drv else
                  f"NVIDIA driver: /{host_nvidia.VERSION_FILE} is not there (the nvidia module is not loaded?)")
     runners = host_nvidia.runners(fs)
-    scanned = {r.folder: [scan_file(fs.host(lib), display=lib) for lib in r.libraries] for r in runners}
+    scanned = {r.folder: [scan_file(real, display=lib) for lib, real in gpu_code_pairs(fs, list(r.libraries))]
+               for r in runners}  # regular files inside the captured root only (issue 41)
     if not runners:
         notes.append("no CUDA runner folder (cuda_v12, cuda_v13 …) under /usr/lib/ollama or /usr/local/lib/ollama")
     names = [c.model for c in host_nvidia.cards(fs)] or models

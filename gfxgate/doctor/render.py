@@ -14,7 +14,18 @@ _NFD_VALUE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def _gib(n: int | None) -> str:
-    return "-" if not n else f"{n / (1 << 30):.1f} GiB"
+    if not n:
+        return "-"
+    try:
+        return f"{n / (1 << 30):.1f} GiB"
+    except OverflowError:  # 10**400 bytes from a captured file is not a size
+        return "?"
+
+
+def _fence(commands) -> str:
+    """A code fence longer than any backtick run in ``commands`` (a captured value cannot close it)."""
+    runs = [len(m) for cmd in commands for m in re.findall(r"`+", cmd)]
+    return "`" * max(3, max(runs, default=0) + 1)
 
 
 def _ev(e) -> str:
@@ -30,7 +41,8 @@ def render_json(report: MachineReport) -> str:
 
 def _lines(report: MachineReport, md: bool) -> list[str]:
     h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
-    out = [h(2, "gfxgate doctor" + (f" (root {report.root})" if report.root != "/" else "")), ""]
+    esc = md_escape if md else (lambda s: s)  # a captured root's name is outside text too (issue 41)
+    out = [h(2, "gfxgate doctor" + (f" (root {esc(report.root)})" if report.root != "/" else "")), ""]
     out += _machine_lines(report, md)
     out += _target_lines(report, md)
     return out
@@ -45,25 +57,25 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
     for g in report.gpus:
         kind = "iGPU" if g.integrated else "dGPU" if g.integrated is False else ""
         mem = f"VRAM {_gib(g.vram_bytes)}" + (f", GTT {_gib(g.gtt_bytes)} (what an iGPU can use)" if g.gtt_bytes else "")
-        out.append(f"- {esc(g.name)} ({esc(g.name_source)}) — {g.target or g.vendor} {kind} {g.pci}, {mem}"
+        out.append(f"- {esc(g.name)} ({esc(g.name_source)}) — {esc(g.target or g.vendor)} {kind} {esc(g.pci)}, {mem}"
                    + (f", {c(g.render_node)}" if g.render_node else "") + (f", from {c(g.kfd_node)}" if g.kfd_node else ""))
     if not report.gpus:
         out.append("- none found")
     out.append(f"- amdgpu module: {'loaded' if report.amdgpu_loaded else 'not loaded'}")
     out += ["", h(3, "Installed")]
     for i in report.installs.ollama:
-        out.append(f"- Ollama {i.version or 'version unknown'} ({esc(i.version_from or 'no version source')}): "
+        out.append(f"- Ollama {esc(i.version or 'version unknown')} ({esc(i.version_from or 'no version source')}): "
                    f"{c(i.binary or '-')}, libraries {c(i.lib or '-')}")
         for r in i.runners:
-            tens = ", ".join(f"{t} {n}" for t, n in r.tensile)
-            out.append(f"  - {c(r.path)} [{r.kind}] {', '.join(r.libraries) or '-'}"
+            tens = esc(", ".join(f"{t} {n}" for t, n in r.tensile))
+            out.append(f"  - {c(r.path)} [{esc(r.kind)}] {esc(', '.join(r.libraries)) or '-'}"
                        + (f"; rocBLAS {c(r.rocblas)}: {tens or 'no target files'}" if r.rocblas else ""))
     for server in report.installs.llama_server:
         out.append(f"- llama-server {c(server)}")
     for backend in report.installs.ggml_backends:
         out.append(f"- ggml backend {c(backend)}")
     for folder, version in report.installs.rocm:
-        out.append(f"- ROCm {version} in {c(folder)}")
+        out.append(f"- ROCm {esc(version)} in {c(folder)}")
     for box in report.installs.containers:
         out.append(f"- container runtime {c(box)} (an Ollama container has its own libraries: not read)")
     out += ["", h(3, "Service")]
@@ -72,19 +84,19 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
         out.append("- no ollama.service unit found")
     else:
         out.append(f"- unit {c(u.path or u.name)}" + (f", drop-ins {', '.join(c(d) for d in u.dropins)}" if u.dropins else "")
-                   + f"; User={u.user}" + (f" ({c(u.user_where)})" if u.user_where else ""))
+                   + f"; User={esc(u.user)}" + (f" ({c(u.user_where)})" if u.user_where else ""))
         for s in u.environment:
-            out.append(f"  - {c(s.name + '=' + s.value)} at {c(s.where)}" + (f" (overrides {', '.join(s.overridden)})" if s.overridden else ""))
+            out.append(f"  - {c(s.name + '=' + s.value)} at {c(s.where)}" + (f" (overrides {esc(', '.join(s.overridden))})" if s.overridden else ""))
     if report.process_env_from:
         out.append(f"- running server ({c(report.process_env_from)}): " + (", ".join(c(f"{k}={v}") for k, v in report.process_env) or "none of the GPU variables"))
     present = {n.path for n in report.nodes if n.present}
     for a in report.access:
-        out.append(f"- {'service user ' + a.user if a.role == 'service' else 'you (' + a.user + ')'}: groups {', '.join(a.groups) or '-'}; "
+        out.append(f"- {'service user ' + esc(a.user) if a.role == 'service' else 'you (' + esc(a.user) + ')'}: groups {esc(', '.join(a.groups)) or '-'}; "
                    + ", ".join(f"{p} {'ok' if ok else 'DENIED' if p in present else 'missing'}" for p, ok in a.nodes))
     if report.live is not None:
         lv = report.live
-        out.append(f"- live {lv.kind} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
-                   + (", ".join(f"{esc(m['name'])} {m['on_gpu']}" for m in lv.models) or "no model loaded")))
+        out.append(f"- live {esc(lv.kind)} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
+                   + (", ".join(f"{esc(str(m['name']))} {esc(str(m['on_gpu']))}" for m in lv.models) or "no model loaded")))
     return out
 
 
@@ -94,7 +106,7 @@ def _target_lines(report: MachineReport, md: bool) -> list[str]:
     h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
     out: list[str] = []
     for t in report.targets:
-        out += ["", h(3, f"{t.target} ({esc(t.gpu)}) at {t.version and 'v' + t.version or 'unknown version'}")]
+        out += ["", h(3, f"{esc(t.target)} ({esc(t.gpu)}) at {esc(t.version and 'v' + t.version or 'unknown version')}")]
         out.append(f"matrix: {esc(t.matrix_from)}")
         out.append("")
         for v in t.rows:
@@ -114,7 +126,9 @@ def _target_lines(report: MachineReport, md: bool) -> list[str]:
                     out.append(f"    - check: {esc(step.check)}")
                 if step.commands and not step.done:
                     if md:
-                        out += ["", "    ```", *("    " + line for cmd in step.commands for line in cmd.splitlines()), "    ```", ""]
+                        fence = _fence(step.commands)
+                        out += ["", "    " + fence, *("    " + line for cmd in step.commands for line in cmd.splitlines()),
+                                "    " + fence, ""]
                     else:
                         out += ["      " + line for cmd in step.commands for line in cmd.splitlines()]
         if t.pin:
@@ -209,7 +223,8 @@ def render_text(report: MachineReport, *, width: int = 100, color: bool = False)
 
 
 def _nfd_value(text: str) -> str:
-    return _NFD_VALUE.sub("_", text).strip("_.-")[:63] or "none"
+    """A Kubernetes label value: at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric."""
+    return _NFD_VALUE.sub("_", text)[:63].strip("_.-") or "none"
 
 
 def render_nfd(report: MachineReport) -> str:
@@ -236,25 +251,34 @@ STATE_VALUE = {"runs": 1, "needs steps": 0.5, "no route": 0, "undecided": -1}
 
 
 def render_prometheus(report: MachineReport) -> str:
-    """node_exporter textfile: ``gfxgate_gate`` (1 allowed … 0 blocked per layer) and ``gfxgate_backend``."""
+    """node_exporter textfile: ``gfxgate_gate`` (1 allowed … 0 blocked per layer) and ``gfxgate_backend``; each
+    series labelled with its GPU's index (``gpu="0"``), so two identical GPUs are two series, not a duplicate."""
     from gfxgate.model import RANK
 
     out = ["# HELP gfxgate_gate Gate layer status per target: 1 allowed, 0.67 partial, 0.33 override-required, 0 blocked, -1 unknown.",
            "# TYPE gfxgate_gate gauge"]
-    for t in report.targets:
+    seen: set[str] = set()  # one sample per series: two identical GPUs differ in their gpu label
+
+    def sample(name: str, labels: str, value) -> None:
+        if labels not in seen:
+            seen.add(labels)
+            out.append(f"{name}{{{labels}}} {value}")
+
+    for i, t in enumerate(report.targets):
         release = _label(f"v{t.version}" if t.version else "unknown")
         for v in t.rows:
             value = round(RANK[v.status] / 3, 2) if v.status in RANK else -1
             for backend in dict(t.layer_backends).get(v.layer) or ("all",):
-                out.append(f'gfxgate_gate{{target="{_label(t.target)}",layer="{_label(v.layer)}",backend="{_label(backend)}",'
-                           f'release="{release}"}} {value}')
+                sample("gfxgate_gate", f'gpu="{i}",target="{_label(t.target)}",layer="{_label(v.layer)}",'
+                       f'backend="{_label(backend)}",release="{release}"', value)
     out += ["# HELP gfxgate_backend Backend verdict on this machine: 1 runs, 0.5 needs steps, 0 no route, -1 undecided.",
             "# TYPE gfxgate_backend gauge"]
-    for t in report.targets:
+    seen.clear()
+    for i, t in enumerate(report.targets):
         release = _label(f"v{t.version}" if t.version else "unknown")
         for b in t.backends:
-            out.append(f'gfxgate_backend{{target="{_label(t.target)}",backend="{_label(b.backend)}",release="{release}"}} '
-                       f"{STATE_VALUE.get(b.state, -1)}")
+            sample("gfxgate_backend", f'gpu="{i}",target="{_label(t.target)}",backend="{_label(b.backend)}",'
+                   f'release="{release}"', STATE_VALUE.get(b.state, -1))
     return "\n".join(out) + "\n"
 
 

@@ -1,8 +1,17 @@
 """Who may open the GPU: /dev/kfd and /dev/dri/renderD* modes and groups, and the groups of a user (/etc/group,
-/etc/passwd), as the kernel checks them (owner, group, other bits; a user's primary and supplementary groups)."""
+/etc/passwd), as the kernel checks them (owner, group, other bits; a user's primary and supplementary groups).
+
+/etc/group and /etc/passwd are read as glibc's nss_files reads them (files-parse.c): one entry per line, blank
+lines and lines starting with ``#`` (after blanks) skipped, ``:``-separated fields, a numeric id of ASCII digits
+(at most 10, below 2**32; another line is skipped), the members a ``,`` list with empty names dropped; the first
+entry of a name or id wins (getgrnam/getgrgid stop at the first match). Not read: NIS ``+``/``-`` compat lines
+(skipped), /etc/nsswitch.conf's other sources (LDAP, sssd, systemd-userdb): a user they know is reported as
+unknown here. ``--collect`` keeps of /etc/passwd only the users doctor looked up (name, uid, gid), of /etc/group only the groups
+it looked at with only those users as members."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gfxgate.host.rootfs import RootFS
@@ -31,27 +40,86 @@ class UserAccess(JsonRecord):
         return tuple(p for p, ok in self.nodes if not ok)
 
 
-def _table(fs: RootFS, path: str) -> list[list[str]]:
-    return [line.split(":") for line in (fs.read_text(path) or "").splitlines() if line and not line.startswith("#")]
+TABLE_LIMIT = 8 << 20  # a /etc/group or /etc/passwd larger than this is cut (a large site's is a few MB)
+_ID = re.compile(r"[0-9]{1,10}")
+
+
+def parse_id(text: str) -> int | None:
+    """A uid or gid as glibc takes it: ASCII digits, below 2**32; anything else (``²``, 4,300 digits) is None."""
+    return int(text) if _ID.fullmatch(text) and int(text) < 1 << 32 else None
+
+
+def _table(fs: RootFS, path: str, fields: int) -> list[list[str]]:
+    rows = []
+    for line in (fs.read_text(path, limit=TABLE_LIMIT) or "").split("\n"):
+        body = line.lstrip(" \t")
+        if not body or body[0] in "#+-":
+            continue
+        row = line.split(":")
+        if len(row) >= fields and row[0] and parse_id(row[2]) is not None:
+            rows.append(row)
+    return rows
+
+
+def _keep_group(fs: RootFS, gid: int | None = None, user: str | None = None) -> None:
+    """--collect keeps of /etc/group only the groups doctor looked at (the device nodes' groups, the looked-up
+    users' groups), with only the looked-up users as members; every other line a ``#`` (line numbers stay)."""
+    wanted = fs.reduced.setdefault("/etc/group", {})
+    if gid is not None:
+        wanted[f"gid:{gid}"] = ""
+    if user is not None:
+        wanted[f"user:{user}"] = ""
+    text = fs.read_text("/etc/group", limit=TABLE_LIMIT)
+    if text is None or "/etc/group" not in fs.read:
+        return
+    users = {k[5:] for k in wanted if k.startswith("user:")}
+    gids = {k[4:] for k in wanted if k.startswith("gid:")}
+    kept = []
+    for line in text.split("\n"):
+        row = line.split(":")
+        members = [m.strip() for m in row[3].split(",")] if len(row) >= 4 else []
+        mine = [m for m in members if m in users]
+        if len(row) >= 3 and line.lstrip(" \t")[:1] not in ("#", "+", "-", "") and (row[2] in gids or mine):
+            kept.append(f"{row[0]}:x:{row[2]}:{','.join(mine)}")
+        else:
+            kept.append("#" if line.strip() else "")
+    fs.keep("/etc/group", "\n".join(kept).encode())
 
 
 def group_names(fs: RootFS) -> dict[int, str]:
-    return {int(row[2]): row[0] for row in _table(fs, "/etc/group") if len(row) >= 3 and row[2].isdigit()}
+    out: dict[int, str] = {}
+    for row in _table(fs, "/etc/group", 3):
+        out.setdefault(int(row[2]), row[0])  # the first entry of a gid is getgrgid's
+    return out
+
+
+def _passwd(fs: RootFS, user: str) -> list[str] | None:
+    """The /etc/passwd entry of ``user``; --collect keeps of /etc/passwd only the users looked up (name, uid, gid)."""
+    row = next((r for r in _table(fs, "/etc/passwd", 4) if r[0] == user), None)
+    users = fs.reduced.setdefault("/etc/passwd", {})
+    if row is not None:
+        gid = parse_id(row[3])
+        users[row[0]] = f"{row[0]}:x:{row[2]}:{'' if gid is None else gid}::/:/usr/sbin/nologin"
+    if "/etc/passwd" in fs.read:
+        fs.keep("/etc/passwd", "".join(line + "\n" for line in users.values()).encode())
+    return row
 
 
 def groups_of(fs: RootFS, user: str, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
-    primary = next((row[3] for row in _table(fs, "/etc/passwd") if len(row) >= 4 and row[0] == user), None)
+    row = _passwd(fs, user)
+    primary = parse_id(row[3]) if row is not None else None
     names = group_names(fs)
-    out = [names.get(int(primary), primary)] if primary and primary.isdigit() else []
-    for row in _table(fs, "/etc/group"):
-        if len(row) >= 4 and user in row[3].split(","):
-            out.append(row[0])
+    out = [names.get(primary, str(primary))] if primary is not None else []
+    for grow in _table(fs, "/etc/group", 4):
+        if user in [m.strip() for m in grow[3].split(",") if m.strip()]:
+            out.append(grow[0])
+    _keep_group(fs, primary, user)
     return tuple(dict.fromkeys(out + list(extra)))
 
 
 def uid_of(fs: RootFS, user: str) -> int | None:
-    row = next((r for r in _table(fs, "/etc/passwd") if len(r) >= 3 and r[0] == user), None)
-    return int(row[2]) if row and row[2].isdigit() else (0 if user == "root" else None)
+    row = _passwd(fs, user)
+    return parse_id(row[2]) if row is not None else (0 if user == "root" else None)
 
 
 def nodes(fs: RootFS, render_nodes: list[str]) -> list[Node]:
@@ -63,6 +131,7 @@ def nodes(fs: RootFS, render_nodes: list[str]) -> list[Node]:
             out.append(Node(path, None, None, None, False))
             continue
         out.append(Node(path, info["mode"], info["uid"], names.get(info["gid"], str(info["gid"])), True))
+        _keep_group(fs, info["gid"])
     return out
 
 
@@ -71,7 +140,10 @@ def may_open(node: Node, user: str, uid: int | None, groups: tuple[str, ...]) ->
         return False
     if uid == 0:
         return True
-    mode = int(node.mode, 8)
+    try:
+        mode = int(node.mode, 8)
+    except ValueError:
+        return False
     if uid is not None and uid == node.owner:
         return mode & 0o600 == 0o600
     if node.group in groups:

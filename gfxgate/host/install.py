@@ -145,7 +145,7 @@ def _run_version(binary: str) -> str | None:
 
 def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
     dirs = tuple(dict.fromkeys((*path_dirs, *BIN_DIRS)))
-    binaries: list[str | None] = [f"{d}/ollama" for d in dirs if fs.host(f"{d}/ollama").is_file()]
+    binaries: list[str | None] = [f"{d}/ollama" for d in dirs if fs.is_file(f"{d}/ollama")]
     libs = [d for d in LIB_DIRS if fs.is_dir(d)]
     installs = []
     for binary in binaries or [None]:
@@ -157,13 +157,13 @@ def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
         if version is None:
             version, where = package_version(fs)
         installs.append(OllamaInstall(binary, lib, version, where, tuple(runner_folders(fs, lib)) if lib else ()))
-    servers = [f"{d}/llama-server" for d in dirs if fs.host(f"{d}/llama-server").is_file()]
+    servers = [f"{d}/llama-server" for d in dirs if fs.is_file(f"{d}/llama-server")]
     backends = sorted({p for g in LLAMA_LIB_GLOBS for p in fs.glob(g) if "/ollama/" not in p})
     rocm = []
     for folder in fs.glob("opt/rocm*"):
-        version = (fs.read_text(f"{folder}/.info/version") or "").strip()
+        version = (fs.read_text(f"{folder}/.info/version", limit=256) or "").strip()[:64]
         rocm.append((folder, version or "unknown"))
-    containers = [f"{d}/{n}" for d in dirs for n in ("docker", "podman") if fs.host(f"{d}/{n}").is_file()]
+    containers = [f"{d}/{n}" for d in dirs for n in ("docker", "podman") if fs.is_file(f"{d}/{n}")]
     return Installs(tuple(installs), tuple(servers), tuple(backends), tuple(rocm), tuple(dict.fromkeys(containers)),
                     tuple(system_rocblas(fs)))
 

@@ -7,6 +7,7 @@ per line), amdgpu ``amdgpu_device.c`` / ``amdgpu_ttm.c`` (``mem_info_vram_total`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gfxgate.host.rootfs import RootFS
@@ -14,6 +15,8 @@ from gfxgate.serial import JsonRecord
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 AMD, NVIDIA = 0x1002, 0x10DE
+_DECIMAL = re.compile(r"-?[0-9]{1,20}")
+_HEX = re.compile(r"(?:0[xX])?[0-9a-fA-F]{1,16}")
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,8 @@ def parse_properties(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for line in text.splitlines():
         name, _, value = line.strip().partition(" ")
-        try:
+        if _DECIMAL.fullmatch(value.strip()):  # the kernel prints %u/%llu: ASCII digits, at most 20
             out[name] = int(value)
-        except ValueError:
-            continue
     return out
 
 
@@ -54,23 +55,17 @@ def gfx_name(version: int) -> str | None:
 
 
 def _hex(fs: RootFS, path: str) -> int | None:
-    text = fs.read_text(path)
-    try:
-        return int(text.strip(), 16) if text else None
-    except ValueError:
-        return None
+    text = (fs.read_text(path, limit=64) or "").strip()
+    return int(text, 16) if _HEX.fullmatch(text) else None
 
 
 def _int(fs: RootFS, path: str) -> int | None:
-    text = fs.read_text(path)
-    try:
-        return int(text.strip()) if text else None
-    except ValueError:
-        return None
+    text = (fs.read_text(path, limit=64) or "").strip()
+    return int(text) if _DECIMAL.fullmatch(text) else None
 
 
 def _driver(fs: RootFS, device: str) -> str | None:
-    for line in (fs.read_text(f"{device}/uevent") or "").splitlines():
+    for line in (fs.read_text(f"{device}/uevent", limit=64 << 10) or "").splitlines():
         if line.startswith("DRIVER="):
             return line.removeprefix("DRIVER=").strip()
     return None
@@ -78,14 +73,14 @@ def _driver(fs: RootFS, device: str) -> str | None:
 
 def amdgpu_loaded(fs: RootFS) -> bool:
     # a file, not the folder: a capture holds what was read
-    return (fs.read_text("/sys/module/amdgpu/initstate") or "").strip() == "live" or "amdgpu " in (fs.read_text("/proc/modules") or "")
+    return (fs.read_text("/sys/module/amdgpu/initstate", limit=64) or "").strip() == "live" or "amdgpu " in (fs.read_text("/proc/modules") or "")
 
 
 def marketing_name(fs: RootFS, device: int, revision: int | None) -> str | None:
     from gfxgate.targets import AMDGPU_IDS, read_amdgpu_ids
 
     for rel in AMDGPU_IDS:
-        text = fs.read_text("/" + rel)
+        text = fs.read_text("/" + rel, limit=4 << 20)
         if text:
             ids = read_amdgpu_ids(text)
             return ids.get((device, revision or 0)) or next((n for (d, _), n in sorted(ids.items()) if d == device), None)
@@ -99,7 +94,7 @@ def gpus(fs: RootFS) -> list[Gpu]:
     cat = catalog()
     out: list[Gpu] = []
     for node in fs.glob(KFD_NODES.lstrip("/") + "/*/properties"):
-        props = parse_properties(fs.read_text(node) or "")
+        props = parse_properties(fs.read_text(node, limit=64 << 10) or "")
         target = gfx_name(props.get("gfx_target_version", 0))
         if not props.get("simd_count") or target is None:
             continue  # a CPU node
@@ -134,7 +129,7 @@ def gpus(fs: RootFS) -> list[Gpu]:
 
 def _nvidia_name(fs: RootFS) -> str | None:
     for info in fs.glob("proc/driver/nvidia/gpus/*/information"):
-        for line in (fs.read_text(info) or "").splitlines():
+        for line in (fs.read_text(info, limit=64 << 10) or "").splitlines():
             if line.startswith("Model:"):
-                return line.removeprefix("Model:").strip()
+                return line.removeprefix("Model:").strip()[:200]
     return None

@@ -168,7 +168,7 @@ def test_prometheus_output_parses_as_a_textfile(gfxgate_exe, vega56):
     done = _doctor(gfxgate_exe, "--root", str(vega56), "--format", "prometheus")
     families = {f.name: f for f in text_string_to_metric_families(done.stdout)}
     gate = families["gfxgate_gate"].samples
-    assert {tuple(sorted(s.labels)) for s in gate} == {("backend", "layer", "release", "target")}
+    assert {tuple(sorted(s.labels)) for s in gate} == {("backend", "gpu", "layer", "release", "target")}
     packaging = [s for s in gate if s.labels["layer"] == "release-packaging"]
     assert packaging and all(s.value == 0 and s.labels["release"] == "v0.17.5" for s in packaging)
 
