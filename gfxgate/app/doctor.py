@@ -29,6 +29,9 @@ def examine(req: DoctorRequest) -> DoctorResult:
     bad = wanted - {"rocm", "vulkan", "cpu", "any"}
     if bad:
         raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cpu, any")
+    from gfxgate.doctor.collect import check_paths
+
+    check_paths(req.collect, req.output, req.root, req.logs)  # before anything is read or written
     from gfxgate.app.scan import matrix
     from gfxgate.doctor.examine import doctor
 

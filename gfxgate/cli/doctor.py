@@ -37,15 +37,13 @@ def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on
     import sys
 
     from gfxgate.app.doctor import DoctorRequest, examine
-    from gfxgate.doctor.collect import check_paths
     from gfxgate.doctor.render import render
     from gfxgate.errors import ExitCode
     from gfxgate.sources.resolve import parse_assignments
 
-    check_paths(collect, output, root, tuple(logs))
     result = examine(DoctorRequest(root=root, logs=tuple(logs), runtime=runtime, journal=journal, live_url=live_url,
                                    sources=parse_assignments(sources, "--source"), offline=not online,
-                                   fail_on=tuple(fail_on), collect=collect))
+                                   fail_on=tuple(fail_on), collect=collect, output=output))
     emit(render(result.report, fmt, **(terminal(output) if fmt == "text" else {})), output)
     if result.collected is not None:
         click.echo(f"gfxgate: wrote {result.collected} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)",

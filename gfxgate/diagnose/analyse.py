@@ -322,7 +322,9 @@ def _vulkan_offered_nothing(facts: list[Fact], gpus: list[Gpu], runs: list[Run])
     RADV) or Ollama's Vulkan runner is missing on that machine (issue 37)."""
     vulkan = next((f for f in facts if f.name == "env:OLLAMA_VULKAN"), None)
     if (vulkan is None or vulkan.value.lower() not in ("1", "true") or not runs
-            or any(r.outcome != "cpu-only" for r in runs) or any(g.backend.lower() == "vulkan" for g in gpus)):
+            or any(r.outcome != "cpu-only" for r in runs)
+            or any(g.backend.lower() == "vulkan" and not g.role.startswith("left out") for g in gpus)):
+        # a Vulkan device discovery left out (an iGPU without OLLAMA_IGPU_ENABLE=1) is no Vulkan device for the card
         return []
     where = str(vulkan.evidence[0].location) if vulkan.evidence and vulkan.evidence[0].location else "the server config"
     return [f"OLLAMA_VULKAN was on ({where}), yet discovery listed no Vulkan GPU and every run ran on the CPU: the "

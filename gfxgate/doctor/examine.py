@@ -37,6 +37,7 @@ class DoctorRequest:
     fail_on: tuple[str, ...] = ()  # backends (rocm, vulkan, cpu) or "any", comma-separated allowed: the failing ones
     collect: Path | None = None  # also write the files read to this .tar.gz (for `doctor --root`)
     runtime: Path | None = None  # a `gfxgate sweep` worklog of this machine: its runs judge the backends too
+    output: str | None = None  # where the report goes (-o): checked against --collect and the inputs (issue 41)
 
 
 def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:

@@ -47,7 +47,7 @@ def runs_of(diagnoses) -> tuple[RunFact, ...]:
         vulkan = facts.get("env:OLLAMA_VULKAN")
         cpu_only = bool(diagnosis.runs) and all(r.outcome == "cpu-only" for r in diagnosis.runs)
         if (vulkan is not None and vulkan.value.lower() in ("1", "true") and cpu_only
-                and not any(g.backend.lower() == "vulkan" for g in diagnosis.gpus)):
+                and not any(g.backend.lower() == "vulkan" and not g.role.startswith("left out") for g in diagnosis.gpus)):
             out.append(RunFact("vulkan", "cpu", f"OLLAMA_VULKAN was on ({_where(vulkan.evidence)}), yet discovery "
                                "listed no Vulkan GPU and every run ran on the CPU: the Vulkan driver "
                                f"({VULKAN_DRIVER}) or Ollama's Vulkan runner is missing", _where(vulkan.evidence)))

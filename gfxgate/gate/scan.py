@@ -141,7 +141,8 @@ def gate_facts(request: FactsRequest) -> GateFacts:
                 try:
                     sourceset.get(name)
                 except NetworkError as exc:
-                    if (offline and strict_coupled) or name not in pins.couplings:
+                    optional = name in pins.couplings and pins.couplings[name].optional
+                    if (offline and strict_coupled and not optional) or name not in pins.couplings:
                         raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)",
                                         source=name) from None
                 except SourceError:

@@ -59,6 +59,9 @@ class Coupling(NamedTuple):
     # false: a release that names no version is not read at the pin as if it were its own (the note makes the
     # source a substitution, so a matcher that reads substitutions decides nothing from it)
     pin_unnamed: bool = True
+    # true: a source that only adds evidence where it can be read (rocBLAS's target lists): missing offline, its rules
+    # fall back to the embedded snapshot's facts, marked as read elsewhere (deciding nothing), instead of exit 5
+    optional: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,8 @@ def load_pins(path: Path | None = None) -> Pins:
     couplings = {}
     for name, spec in data.get("couplings", {}).items():
         coupling = Coupling(name=name, by=spec["by"], files=tuple(spec["files"]), pattern=spec["pattern"], ref=spec["ref"],
-                            branch=spec.get("branch"), pin_unnamed=spec.get("pin_unnamed", True))
+                            branch=spec.get("branch"), pin_unnamed=spec.get("pin_unnamed", True),
+                            optional=spec.get("optional", False))
         for repo in (name, coupling.by):
             if repo not in sources:
                 raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")

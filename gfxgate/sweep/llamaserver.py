@@ -201,8 +201,9 @@ def parse_llama_server(text: str, model_files: Sequence[Path] = ()) -> LlamaServ
     for flag in ("-m", "--model", "--port", "--host", "-ngl", "--gpu-layers", "--n-gpu-layers"):
         if flag in argv[1:]:
             raise UsageError(f"--llama-server {text!r}: leave {flag} out; gfxgate sets it for every cell")
+    shell = Path(exe).name in ("sh", "bash", "dash", "zsh", "ksh")  # `sh -c '…'`: the shell's -c, not llama-server's
     for flag in ("-c", "--ctx-size"):  # gfxgate's own -c (4096, or --ctx) follows the command's and would win
-        if flag in argv[1:]:
+        if flag in argv[1:] and not (shell and flag == "-c"):
             raise UsageError(f"--llama-server {text!r}: leave {flag} out; give the context with --ctx N")
     return LlamaServerEndpoint(name, argv, model_labels(model_files))
 

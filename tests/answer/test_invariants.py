@@ -190,7 +190,14 @@ def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxg
     tag = f"v{version}"
     report, steps = _doctor_steps(gfxgate_exe, machine(tmp_path / card, card, version=version))
     cell = timeline_snapshot.load().cell_at(target, tag)
-    assert report["answer"] == f"{target} at {tag}: {cell.label}", report["answer"]
+    # the route sentence, then (issue 37) what was recorded on such a card: "… Caution: on a Radeon RX Vega 56 …"
+    sentence = report["answer"].split(". Caution: ")[0]
+    if sentence.endswith("(installed rocBLAS)"):
+        # issue 37: the machine's own rocBLAS decides where it differs from the release's (the captured 780m's has no
+        # gfx1103 catalog): the answer is then the override to a target that rocBLAS has, not the release's route
+        assert sentence.startswith(f"{target} at {tag}: ROCm + override ") and cell.label != sentence, sentence
+        return
+    assert sentence == f"{target} at {tag}: {cell.label}", report["answer"]
     best = next(b for b in report["backends"] if b["label"] == cell.label)
     assert [s["workaround"] for s in best["steps"] if s["workaround"] != "access"] == list(cell.steps), (best, cell.steps)
     rules = {s.workaround: s for r in default_routes().routes for s in r.steps} | {s.workaround: s for s in default_routes().device_steps}

@@ -226,4 +226,4 @@ def test_workarounds_offline_gives_the_stored_override_status_where_the_route_ch
             if rocm is not None and rocm.state == "route" and rocm.steps[:1] == (w.id,):
                 assert entries[w.id]["state"] != "not shipped", (target, tag, w.id)
             checked += 1
-    assert checked >= 5
+    assert checked >= 4  # gfx1031's cells since v0.12.6-v0.12.11 joined v0.12.4's (issue 36: no Vulkan in those archives)

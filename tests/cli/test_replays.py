@@ -45,7 +45,7 @@ from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream
 from tests.gate.test_hostile_rules import HOSTILE_YAML
 from tests.sweep.test_sweep_faults import hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PEER = ROOT / "tests" / "sweep" / "slow_llama_server.py"
 TIME_LIMIT_S = 5.0
 MEMORY_LIMIT_KB = 512 * 1024

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.doctor.machines import machine
-from tests.test_issue13_reproductions import replay
+from tests.cli.test_replays import replay
 
 SECRET = "hunter2-SECRET"
 

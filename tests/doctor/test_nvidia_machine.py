@@ -6,6 +6,9 @@ does for it, the folder Ollama's exact-match discovery can load, and this driver
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from gfxgate.doctor.nvidia_machine import nvidia_notes
@@ -36,7 +39,11 @@ def machine(tmp_path, libraries, driver: str, models: list[str]):
         (root / f"proc/driver/nvidia/gpus/{bus}/information").write_text(INFO.format(model=model, bus=bus))
     for folder, lib in zip(("cuda_v12", "cuda_v13"), libraries):
         (root / "usr/lib/ollama" / folder).mkdir(parents=True)
-        (root / "usr/lib/ollama" / folder / "libggml-cuda.so").symlink_to(lib)
+        # a hard link (a copy across file systems): a captured tree's link out of its root is never followed (issue 41)
+        try:
+            os.link(lib, root / "usr/lib/ollama" / folder / "libggml-cuda.so")
+        except OSError:
+            shutil.copyfile(lib, root / "usr/lib/ollama" / folder / "libggml-cuda.so")
     return RootFS(root)
 
 

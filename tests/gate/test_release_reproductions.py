@@ -176,18 +176,21 @@ def test_reproduction_8_the_answer_cites_clr_for_the_releases_clr_refuses(gfxgat
     assert run.returncode == 0, run.stderr
     [row] = json.loads(run.stdout)["targets"]
     assert "up to v0.1.20 (ollama@v0.0.1:llm/generate/gen_linux.sh)" in row["sentence"], row["sentence"]
-    assert "v0.1.21–v0.5.12 (clr@rocm-6.0.0:rocclr/device/device.cpp:" in row["sentence"], row["sentence"]
+    # from v0.1.21 the refusals cite, with the rest, the release's ROCm 6.0.0 clr (no row for the target); since the
+    # bundled rocBLAS's target list is read too (issue 36), the first line of a range may be the Dockerfile's or the
+    # rocBLAS allowlist's, and the ranges follow those refusals
     rocm = [c for c in row["clauses"] if c["backend"] == "rocm"]
     [early] = [c for c in rocm if c["tag"] == "v0.0.1"]
-    [late] = [c for c in rocm if c["tag"] == "v0.1.21"]
+    late = [c for c in rocm if c["tag"] != "v0.0.1" and c["text"].startswith("ROCm has no route")]
     assert not any(e["where"].startswith("clr@") for e in early["evidence"]), early
-    assert late["evidence"][0]["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:"), late
-    assert late["text"] == "ROCm has no route v0.1.21–v0.5.12", late
+    assert late and all(any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in c["evidence"])
+                        for c in late), late
+    assert late[0]["text"].startswith("ROCm has no route v0.1.21–"), late
     md = subprocess.run([gfxgate_exe, "timeline", "--format", "md", "-t", target],
                         capture_output=True, text=True, timeout=120, env=env)
     assert md.returncode == 0, md.stderr
     [bullet] = [line for line in md.stdout.splitlines() if line.startswith("- ROCm has no route v0.1.21")]
-    assert "`clr@rocm-6.0.0:rocclr/device/device.cpp:" in bullet.split(" — ")[1].split(",")[0], bullet
+    assert "`clr@rocm-6.0.0:rocclr/device/device.cpp:" in bullet.split(" — ")[1], bullet
     text = subprocess.run([gfxgate_exe, "timeline", "--format", "text", "-t", target],
                           capture_output=True, text=True, timeout=120, env=env)
     assert text.returncode == 0 and "clr@rocm-6.0.0:rocclr/device/device.cpp:" in text.stdout, text.stderr
@@ -351,7 +354,8 @@ def test_timeline_says_where_the_docs_and_the_release_disagree(gfxgate_exe, tmp_
     (row,) = json.loads(run.stdout)["targets"]
     docs = [note for cell in row["cells"] for note in cell.get("docs", ())]
     assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
-            "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)") in docs
+            "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`); in the bundled "
+            "rocBLAS's target list (gfx900) (ollama@v0.12.7:Dockerfile:94)") in docs
     assert not any("v0.12.4" in note or "v0.12.11" in note for note in docs)  # the docs there leave gfx900 out, as the release
     md = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx900"], capture_output=True, text=True, timeout=120, env=env)
     assert "Where Ollama's docs and the release disagree:" in md.stdout and "the docs at v0.12.7 list gfx900" in md.stdout
