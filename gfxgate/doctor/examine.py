@@ -449,7 +449,6 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
     while no installed rocBLAS folder has ``TensileLibrary_lazy_<target>.dat`` gets the override whose target the
     folder has (a documented HSA_OVERRIDE_GFX_VERSION of rules/workarounds.yaml), else the copy step."""
     from gfxgate.gate.workarounds import default_workarounds
-    from gfxgate.targets import catalog
 
     if verdict.state not in ("runs", "needs steps") or any(
             s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands) for s in verdict.steps):
@@ -465,11 +464,13 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
     folder, lazy, _ = folders[0]
     ev = _file_ev("rocblas", folder, None, ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
                   f"TensileLibrary_lazy_{proc}.dat missing")
+    from gfxgate.answer.override import posed_target
+
     for w in default_workarounds():
-        if w.override and proc in w.applies_to and catalog().from_hsa_override(w.override).name in lazy:
+        if w.override and proc in w.applies_to and posed_target(w.override) in lazy:
             step = dataclasses.replace(_env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
                                                  f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no "
-                                                 f"{proc} catalog, but has {catalog().from_hsa_override(w.override).name}'s",
+                                                 f"{proc} catalog, but has {posed_target(w.override)}'s",
                                                  (ev,)), origin="machine")
             steps = (step, *verdict.steps)
             return dataclasses.replace(verdict, state="needs steps" if any(not s.done for s in steps) else "runs", steps=steps,
