@@ -60,12 +60,12 @@ def kpacked_host(hip_so: Path, out: Path, kernel_name: str, search_paths: list[s
     subprocess.run([objcopy, f"--add-section=.rocm_kpack_ref={marker_file}",
                     "--set-section-flags=.rocm_kpack_ref=readonly", *nobits,
                     str(hip_so), str(out)], check=True, capture_output=True)
-    from elftools.elf.elffile import ELFFile
+    from gfxgate.artifacts.elf import Blob, host_elf
 
     data = bytearray(out.read_bytes())
-    with open(out, "rb") as handle:
-        seg = ELFFile(handle).get_section_by_name(".hipFatBinSegment")
-        start, size = seg["sh_offset"], seg["sh_size"]
+    seg = host_elf(Blob(bytes(data))).section(".hipFatBinSegment")  # gfxgate's own section table reader
+    assert seg is not None
+    start, size = seg.offset, seg.size
     for pos in range(start, start + size, 24):
         assert struct.unpack_from("<I", data, pos)[0] == HIPF
         struct.pack_into("<I", data, pos, HIPK)
