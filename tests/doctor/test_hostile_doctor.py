@@ -21,30 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.doctor.machines import machine
 from tests.cli.test_replays import replay
+from tests.host.captured import env, root, work  # noqa: F401 - fixtures
 
 SECRET = "hunter2-SECRET"
 
-
-@pytest.fixture()
-def work(tmp_path) -> Path:
-    folder = tmp_path / "work"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture()
-def env(tmp_path) -> dict:
-    out = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_")}
-    out["GFXGATE_CACHE_DIR"] = str(tmp_path / "cache")
-    out["NO_COLOR"] = "1"
-    return out
-
-
-@pytest.fixture()
-def root(work) -> Path:
-    return machine(work / "m", "vega56", version="0.12.11")
 
 
 def _json(exe, work, env, root, *args, outputs=()):
