@@ -120,12 +120,13 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     for index, gpu in enumerate(amd):
         reports.append(_known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
                                             matrix_of, facts))
-    nvidia = [g.name for g in gpus if g.vendor == "nvidia"]
-    if nvidia or fs.exists("/proc/driver/nvidia/version"):  # issue 38: driver, runners, the folder Ollama picks
-        from gfxgate.doctor.nvidia_machine import env_values, nvidia_notes
+    if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38
+        from gfxgate.doctor.nvidia_machine import nvidia_reports
 
-        notes += nvidia_notes(fs, nvidia, env_values(env, proc[1] if proc else None), version)
-    if not gpus:
+        nv_reports, nv_notes = nvidia_reports(fs, gpus, version, req, env, proc[1] if proc else None, matrix_of, unit)
+        reports += nv_reports
+        notes += nv_notes
+    if not gpus and not any(r.target.startswith("sm_") for r in reports):
         notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
                      if not loaded else "amdgpu is loaded but KFD lists no GPU node")
     return MachineReport(

@@ -30,6 +30,7 @@ class NvidiaCard(NamedTuple):
     model: str  # "Tesla P40", as the driver names it
     bus: str  # "0000:3b:00.0"
     path: str  # the information file
+    uuid: str | None = None  # "GPU-5e3f…" (``GPU UUID:``; CUDA_VISIBLE_DEVICES may name it)
 
 
 class CudaRunner(NamedTuple):
@@ -57,8 +58,47 @@ def cards(fs: RootFS) -> list[NvidiaCard]:
             key, _, value = line.partition(":")
             fields[key.strip()] = value.strip()
         if fields.get("Model"):
-            out.append(NvidiaCard(fields["Model"], fields.get("Bus Location", info.split("/")[-2]), info))
+            out.append(NvidiaCard(fields["Model"], fields.get("Bus Location", info.split("/")[-2]), info,
+                                  fields.get("GPU UUID") or None))
     return out
+
+
+_PCI_HEX = re.compile(r"^(?:0x)?([0-9a-fA-F]{4})$")
+PCI_IDS = ("usr/share/misc/pci.ids", "usr/share/hwdata/pci.ids")  # pciutils' / hwdata's list of PCI ids
+
+
+def pci_device(fs: RootFS, bus: str) -> str | None:
+    """``10de:1b38``: the vendor and device id of the PCI function at ``bus`` (``/sys/bus/pci/devices/<bus>/``)."""
+    ids = []
+    for name in ("vendor", "device"):
+        match = _PCI_HEX.match((fs.read_text(f"sys/bus/pci/devices/{bus}/{name}", limit=64) or "").strip())
+        if match is None:
+            return None
+        ids.append(match[1].lower())
+    return ":".join(ids)
+
+
+def pci_name(fs: RootFS, pci: str) -> tuple[str, str] | None:
+    """(the marketing name, the pci.ids path) of an NVIDIA device id, from the machine's pci.ids: the bracketed name
+    of the device line (``<TAB>1b38  GP102GL [Tesla P40]`` -> ``Tesla P40``), else the chip; None without an entry."""
+    vendor, _, device = pci.partition(":")
+    for path in PCI_IDS:
+        text = fs.read_text(path, limit=4 << 20, keep=False)  # 1.3 MB: not kept for --collect
+        if not text:
+            continue
+        inside = False
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            if not line.startswith("\t"):
+                inside = line[:4].lower() == vendor
+                continue
+            if inside and not line.startswith("\t\t") and line[1:5].lower() == device:
+                name = line[5:].strip()
+                bracket = re.search(r"\[([^]]+)\]", name)
+                return (bracket[1] if bracket else name)[:200], "/" + path
+        return None
+    return None
 
 
 def runners(fs: RootFS, lib_dirs: tuple[str, ...] = ("usr/lib/ollama", "usr/local/lib/ollama")) -> list[CudaRunner]:
