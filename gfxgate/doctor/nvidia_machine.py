@@ -278,6 +278,10 @@ def _report(fs, g: NvidiaGpu, gpus, version, matrix, origin, mnotes, drv, runner
             overlap = (f"; several folders list it ({', '.join(listed)}): filterOverlapByLibrary keeps {pick}"
                        + (" (every folder takes every GPU: the newest)" if same else
                           " (the folders take different GPUs: Ollama's loop ends at the oldest folder)"))
+            # the function's line at this release, as the cuda-discovery cell found it (rule ollama-cuda-overlap-library)
+            cite += [e for e in (matrix.cells[("cuda-discovery", target)].evidence if matrix is not None
+                                 and ("cuda-discovery", target) in matrix.cells else ())
+                     if e.location and e.location.path == "discover/runner.go" and "filterOverlapByLibrary" in e.text]
         runner_row = Verdict(RUNNER_LAYER, target, Status.ALLOWED,
                              f"Ollama picks {pick} for the {g.model}" + overlap
                              + (f"; the same folder as the {', '.join(shared)}" if shared else ""),

@@ -155,6 +155,9 @@ def test_a_mixed_pascal_and_ampere_machine_shares_one_folder(tmp_path, libraries
     a100_runner = rows(a100)["cuda-runner"].summary
     assert "Ollama picks cuda_v12" in a100_runner and "several folders list it (cuda_v12, cuda_v13)" in a100_runner
     assert "the same folder as the Tesla P40" in a100_runner
+    # the function's line at the release, found by the rule ollama-cuda-overlap-library (never stored in code)
+    assert any(e.location.path == "discover/runner.go" and "func filterOverlapByLibrary" in e.text
+               for e in rows(a100)["cuda-runner"].evidence if e.location)
     assert "no ceiling" in rows(a100)["cuda-driver"].summary
     assert "(R580) is inside the window R550 and newer" in rows(a100)["nvidia-driver"].summary
 
