@@ -14,6 +14,13 @@ named ``CUDA 12``, ``JetPack 5``). Three modes read the same facts:
 * ``discovery``: Ollama's exact match — the device's capability as ``"%d%d0"`` must be one of the numbers ggml was
   built for (``CUDA : ARCHS``), else the device is skipped; ``reject`` is the regex of that check's log line.
 
+Before the presets (v0.5.8), the lists are lines of build scripts: ``lists`` is a regex over the rule's non-JSON files
+whose group ``archs`` is a ``;``-separated list and whose optional group ``runner`` names the runner's CUDA major
+(``ARG CUDA_V12_ARCHITECTURES=…`` in the Dockerfile); else a ``Makefile.cuda_v12`` path names it, else the list is the
+one CUDA runner's (``llm/generate/gen_common.sh``'s default ``CMAKE_CUDA_ARCHITECTURES``). CMake's plain ``61`` and the
+Makefiles' ``code=[compute_61,sm_61]`` both build a cubin and PTX. ``mode: release`` reads them as ``build`` does, worded
+as what the release ships (the lists of the release build: the Linux archive's runners before the presets).
+
 Nothing here parses NVIDIA target names: the target model's ``cc_number`` (61) is compared with the list's numbers.
 """
 
@@ -31,7 +38,7 @@ if TYPE_CHECKING:
     from gfxgate.sources.base import Source
     from gfxgate.targets import TargetCatalog, TargetId
 
-REGEXES = RegexParams(built_by=None, shipped=None, reject=None)
+REGEXES = RegexParams(built_by=None, shipped=None, reject=None, lists=None)
 
 
 def _runner(name: str, cache: dict[str, Any]) -> str:
@@ -92,6 +99,29 @@ def read_presets(path: str, text: str) -> list[dict[str, Any]]:
     return out  # none: a presets file without CUDA runners (the top-level one from v0.30 holds MLX's)
 
 
+def read_lists(path: str, lines: list[str], regex: Any) -> list[dict[str, Any]]:
+    """The architecture lists of a build script (``lists``: group ``archs``, optional ``runner``), one pseudo-preset
+    per line that sets one."""
+    out = []
+    named = re.search(r"cuda_v([0-9]+)", path)
+    for number, line in enumerate(lines, 1):
+        match = regex.search(line)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        runner = (f"cuda_v{groups['runner']}" if groups.get("runner") else f"cuda_v{named[1]}" if named else "cuda")
+        archs = []
+        for item in (groups.get("archs") or "").split(";"):
+            found = re.fullmatch(r"\s*([0-9]+)([a-z]?)(-virtual|-real)?\s*", item)
+            if found:
+                archs.append([int(found[1]), found[2], found[3] == "-virtual"])
+        if archs:
+            os_ = "windows" if path.endswith(".ps1") else "linux"
+            out.append({"preset": f"{path}:{number}", "runner": runner, "os": os_, "jetson": "jetpack" in runner,
+                        "archs": archs, **hit(path, number, line)})
+    return out
+
+
 def classify(archs: list[list], cc: int) -> tuple[str, str]:
     """How one list serves compute capability ``cc`` (61): ``cubin``, ``ptx`` (listed -virtual), ``compatible``
     (an older minor's cubin or older PTX CUDA would run, but the number is not listed) or ``absent``; and the entry."""
@@ -120,7 +150,7 @@ WORDS = {"cubin": "cubin", "ptx": "PTX only", "compatible": "not listed", "absen
 class CudaArchList:
     name = "cuda-arch-list"
     params_schema = params_object(["mode"], {
-        "mode": {"enum": ["build", "packaging", "discovery"]},
+        "mode": {"enum": ["build", "packaging", "discovery", "release"]},
         **REGEXES.schema,
     })
     rule_requires = ("params",)
@@ -138,7 +168,16 @@ class CudaArchList:
                 presets += read_presets(path, text)
             else:
                 others[path] = text.splitlines()
+        if regexes["lists"] is not None:
+            seen = {(p["runner"], str(p["archs"])) for p in presets}
+            for path, lines in others.items():
+                for listed in read_lists(path, lines, regexes["lists"]):
+                    if (listed["runner"], str(listed["archs"])) not in seen:  # the Dockerfile's ARG = the Makefile's default
+                        seen.add((listed["runner"], str(listed["archs"])))
+                        presets.append(listed)
         if not presets:
+            if regexes["lists"] is not None:
+                raise NoMatch(f"no CUDA architecture list in {', '.join(paths)}")
             raise NoMatch(f"no CMake preset of {', '.join(p for p in paths if p.endswith('.json'))} sets CMAKE_CUDA_ARCHITECTURES")
         facts: dict[str, Any] = {"presets": presets}
         if rule.params["mode"] == "packaging":
@@ -198,7 +237,10 @@ class CudaArchList:
                            f"architectures (\"compute capability not in compiled architectures\"){why}",
                            (Hit.from_json(facts["reject"]), *hits), remedy=remedy)
         kinds = {kind for _, kind, _ in linux}
-        what = "release" if mode == "packaging" else "build"
+        what = "release" if mode in ("packaging", "release") else "build"
+        if not rows and arch.jetson and rule.params.get("lists"):  # no JetPack list in a build script: not known here
+            return Finding(Status.UNKNOWN, f"the build scripts list no JetPack runner for {target}: {described}", hits,
+                           remedy=remedy)
         if "cubin" in kinds:
             return Finding(Status.ALLOWED, f"the {what} has a {target} cubin: {described}", hits)
         if "ptx" in kinds:
