@@ -115,6 +115,8 @@ def read_lists(path: str, lines: list[str], regex: Any) -> list[dict[str, Any]]:
             found = re.fullmatch(r"\s*([0-9]+)([a-z]?)(-virtual|-real)?\s*", item)
             if found:
                 archs.append([int(found[1]), found[2], found[3] == "-virtual"])
+        # a plain entry builds the cubin and the PTX (CMake's default; the Makefiles' code=[compute_XX,sm_XX])
+        archs += [[n, suffix, True] for n, suffix, virtual in list(archs) if not virtual]
         if archs:
             os_ = "windows" if path.endswith(".ps1") else "linux"
             out.append({"preset": f"{path}:{number}", "runner": runner, "os": os_, "jetson": "jetpack" in runner,
