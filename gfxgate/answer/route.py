@@ -77,6 +77,7 @@ class RouteRule(NamedTuple):
     none_applies: str = "no override applies to {processor}"  # as_target: the refusal when no override applies
     vendors: tuple[str, ...] = ("amd",)  # whose targets this route is tried for (rules/routes.yaml `vendors:`)
     conditions: tuple[str, ...] = ()  # layers whose not-allowed cell the answer states as a condition (a driver window)
+    states: tuple[str, ...] = ()  # layers whose cell the answer states even when allowed (the runner folder)
 
 
 class RouteRules(NamedTuple):
@@ -376,10 +377,11 @@ def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, A
         return outcome
     route_steps, device, satisfied = _make_steps(rule, rules, used, by_id, matrix, target)
     outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device, satisfied=satisfied)
-    if rule.conditions:  # the cells the route names that let it through with a condition say what must hold
+    if rule.conditions or rule.states:  # the cells the route names that let it through with a condition say what must hold
         held = tuple(f"{cell.summary}" + (f" — {cell.remedy}" if cell.remedy else "")
-                     for layer in rule.conditions if (cell := matrix.cells.get((layer, target))) is not None
-                     and cell.status not in (Status.ALLOWED, Status.NOT_SCANNED, Status.NOT_MEASURED))
+                     for layer in dict.fromkeys(rule.states + rule.conditions)
+                     if (cell := matrix.cells.get((layer, target))) is not None
+                     and (layer in rule.states or cell.status not in (Status.ALLOWED, Status.NOT_SCANNED, Status.NOT_MEASURED)))
         outcome.option = dataclasses.replace(outcome.option, conditions=held)
     return outcome
 

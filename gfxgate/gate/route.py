@@ -82,6 +82,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
             vendors=tuple(raw.get("vendors", ("amd",))),
             conditions=tuple(raw.get("conditions", ())),
+            states=tuple(raw.get("states", ())),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
             **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
         )
