@@ -94,6 +94,8 @@ def read_presets(path: str, text: str) -> list[dict[str, Any]]:
             match = re.fullmatch(r"\s*([0-9]+)([a-z]?)(-virtual|-real)?\s*", item)
             if match:
                 archs.append([int(match[1]), match[2], match[3] == "-virtual"])
+                if match[3] is None:  # CMake: an entry without -real / -virtual builds the cubin and the PTX
+                    archs.append([int(match[1]), match[2], True])
         out.append({"preset": name, "runner": _runner(name, cache), "os": _os(name, cache),
                     "jetson": "jetpack" in name.lower(), "archs": archs, **hit(path, number, lines[number - 1])})
     return out  # none: a presets file without CUDA runners (the top-level one from v0.30 holds MLX's)
