@@ -169,12 +169,17 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
         # a decided cell cites its lines; an undecided one (NVIDIA's before v0.5.8, below) says why instead
         assert all(c["evidence"] or (c["route"] == "undecided" and c["reason"]) for c in t["cells"]), t["target"]
     # every cell of every AMD target is decided over the whole range (the build scripts before CMake have rules);
-    # NVIDIA's from v0.5.8, the first CUDA presets: the CUDA lists of the build scripts before have no rules yet, and
-    # those cells say undecided rather than guess (docs/nvidia.md)
-    undecided = [(t["target"], c["from"], c["to"]) for t in out["targets"] for c in t["cells"] if c["route"] == "undecided"]
+    # NVIDIA's too, but where the release builds CUDA with llama.cpp's own default list (v0.0.20 … v0.1.24, the
+    # vendored CMakeLists.txt is not read) and, for Jetson GPUs, before the JetPack presets (v0.5.8): those cells
+    # say undecided with the reason rather than guess (docs/nvidia.md); v0.0.1 … v0.0.19 build no CUDA runner
+    undecided = [(t["target"], c["from"], c["to"], c["reason"]) for t in out["targets"] for c in t["cells"]
+                 if c["route"] == "undecided"]
     assert [u for u in undecided if not u[0].startswith("sm_")] == []
-    assert {(first, last) for _, first, last in undecided} <= {("v0.0.1", "v0.5.7"), ("v0.0.1", "v0.1.29")}, undecided
-    assert "sm_61: CUDA out of the box from v0.5.8" in row(out, "sm_61")["sentence"]
+    assert {(first, last) for _, first, last, _ in undecided} <= {("v0.0.20", "v0.1.24"), ("v0.0.20", "v0.5.7")}, undecided
+    assert all("llama.cpp's default" in reason or "JetPack" in reason for *_, reason in undecided), undecided
+    sentence = row(out, "sm_61")["sentence"]
+    assert "CUDA undecided from v0.0.20, out of the box from v0.1.25" in sentence, sentence
+    assert row(out, "sm_61")["cells"][0]["route"] == "cpu"  # v0.0.1 … v0.0.19: no CUDA runner at all
     # the issue's sentence, as the sources have it: ROCm from v0.1.18 (no ROCm build before), Vulkan in the release
     # archives from v0.13.0 (v0.12.6 … v0.12.11 build it but their tarballs lack it: issue 36); each clause starts
     # where its evidence was read
