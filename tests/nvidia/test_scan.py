@@ -47,6 +47,8 @@ def test_pascal_runs_the_cuda_v12_cubin_inside_a_driver_window():
     route = m.route("sm_61")
     assert route.best.route == "cuda-release" and route.best.label == "CUDA out of the box"
     assert any("needs driver 570 or newer" in cond and "580" in cond for cond in route.best.conditions)
+    # the answer names the runner folder even where the cell is plainly allowed (routes.yaml `states`)
+    assert route.best.conditions[0].startswith("the release has a sm_61 cubin: cuda_v12 (linux): cubin (61)")
 
 
 def test_volta_has_the_550_floor_and_maxwell_only_ptx():
