@@ -65,20 +65,25 @@ def overlap_pick(supported: Mapping[str, set[str]]) -> dict[str, str]:
     return out
 
 
-def _gpus(fs: RootFS, sys_gpus) -> tuple[list[NvidiaGpu], list[str]]:
+def _gpus(fs: RootFS, sys_gpus, smi: list[host_nvidia.SmiGpu]) -> tuple[list[NvidiaGpu], list[str]]:
     """The NVIDIA GPUs: the driver's /proc/driver/nvidia/gpus/*/information (model, bus, UUID), else the DRM cards
     with NVIDIA's vendor id; the compute capability from the model name, else from the PCI id through pci.ids."""
     from gfxgate.errors import TargetError
     from gfxgate.targets import catalog
 
     notes: list[str] = []
+    by_bus = {g.bus: g for g in smi}
     found: list[tuple[str, str, str, str | None, str | None]] = [
         (c.model, c.bus, c.path, c.uuid, host_nvidia.pci_device(fs, c.bus)) for c in host_nvidia.cards(fs)]
+    if not found and smi:
+        found = [(g.name, g.bus, "nvidia-smi", None, host_nvidia.pci_device(fs, g.bus)) for g in smi]
     if not found:
         found = [(g.name, "", "/sys/class/drm", None, g.pci) for g in sys_gpus if g.vendor == "nvidia"]
     out = []
     for model, bus, where, uuid, pci in found:
         names = [(model, "the driver's name", where)]
+        if bus in by_bus:  # nvidia-smi's compute_cap is the device's own answer: first
+            names.insert(0, (by_bus[bus].compute_cap, "nvidia-smi's compute_cap", "nvidia-smi"))
         if pci:
             named = host_nvidia.pci_name(fs, pci)
             if named:
@@ -89,7 +94,10 @@ def _gpus(fs: RootFS, sys_gpus) -> tuple[list[NvidiaGpu], list[str]]:
                 target = catalog().parse_target(name)
             except TargetError:
                 continue
-            how, ev = source, Evidence("nvidia", Location(repo="file", path=path), name if path != where else f"Model: {model}")
+            how = source
+            ev = (Evidence("nvidia-smi", None, f"{model}: compute_cap {name}", " ".join(host_nvidia.SMI_QUERY))
+                  if path == "nvidia-smi" else
+                  Evidence("nvidia", Location(repo="file", path=path), name if path != where else f"Model: {model}"))
             break
         if target is None:
             notes.append(f"{model}{f' ({pci})' if pci else ''}: compute capability unknown to gfxgate; "
@@ -134,6 +142,10 @@ def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[
     from gfxgate.doctor.examine import _machine_path
 
     drv = host_nvidia.driver(fs)
+    smi, problem = host_nvidia.smi(fs)  # a live machine with the tool: each GPU's compute_cap, the driver's version
+    if drv is None and smi:
+        drv = host_nvidia.NvidiaDriver(smi[0].driver, int(smi[0].driver.split(".")[0]) if smi[0].driver.split(".")[0].isdigit()
+                                       else 0, f"nvidia-smi: driver_version {smi[0].driver}")
     notes = [f"NVIDIA driver {drv.version} (R{drv.branch}; /{host_nvidia.VERSION_FILE}: {drv.line})" if drv else
              f"NVIDIA driver: /{host_nvidia.VERSION_FILE} is not there (the nvidia module is not loaded?)"]
     runners = host_nvidia.runners(fs)
@@ -141,8 +153,8 @@ def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[
     scanned = {r.folder: [scan_file(real, display=lib) for lib, real in pairs[r.folder]] for r in runners}
     if not runners:
         notes.append("no CUDA runner folder (cuda_v12, cuda_v13 …) under /usr/lib/ollama or /usr/local/lib/ollama")
-    gpus, more = _gpus(fs, sys_gpus)
-    notes += more
+    gpus, more = _gpus(fs, sys_gpus, smi)
+    notes += more + ([f"nvidia-smi: {problem}"] if problem else [])
     values = {n: str(getattr(s, "value", s)) for n, s in env.items()}
     values.update(process_env or {})
     requested = values.get("OLLAMA_LLM_LIBRARY", "")

@@ -111,3 +111,42 @@ def runners(fs: RootFS, lib_dirs: tuple[str, ...] = ("usr/lib/ollama", "usr/loca
                 libraries = tuple(f"{folder}/{f}" for f in sorted(fs.listdir(folder)) if LIBRARY.match(f))
                 out.append(CudaRunner(name, "/" + folder, libraries))
     return out
+
+
+SMI_QUERY = ("nvidia-smi", "--query-gpu=pci.bus_id,name,compute_cap,driver_version", "--format=csv,noheader")
+
+
+class SmiGpu(NamedTuple):
+    bus: str  # 0000:3b:00.0, as /proc/driver/nvidia/gpus names it
+    name: str
+    compute_cap: str  # "6.1"
+    driver: str  # "580.95.05"
+
+
+def parse_smi(text: str) -> list[SmiGpu]:
+    """``nvidia-smi --query-gpu=pci.bus_id,name,compute_cap,driver_version --format=csv,noheader`` lines
+    (``00000000:3B:00.0, Tesla P40, 6.1, 580.95.05``): the bus id as the driver's /proc folder names it."""
+    out = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 4 or not re.fullmatch(r"[0-9]{1,2}\.[0-9]", parts[2]):
+            continue
+        domain, _, rest = parts[0].lower().partition(":")
+        bus = f"{int(domain, 16):04x}:{rest}" if re.fullmatch(r"[0-9a-f]{1,8}", domain) and rest else parts[0].lower()
+        out.append(SmiGpu(bus, parts[1][:200], parts[2], parts[3]))
+    return out
+
+
+def smi(fs: RootFS) -> tuple[list[SmiGpu], str | None]:
+    """What nvidia-smi says of this machine's GPUs (a live root with the tool only; a captured tree runs nothing):
+    the GPUs, or none and why."""
+    import shutil
+
+    if not fs.live or shutil.which("nvidia-smi") is None:
+        return [], None
+    from gfxgate.host.probes import run_tool
+
+    rc, out, problem = run_tool(SMI_QUERY)
+    if rc != 0:
+        return [], problem or f"nvidia-smi exited {rc}"
+    return parse_smi(out), None

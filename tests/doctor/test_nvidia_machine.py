@@ -182,3 +182,14 @@ def test_no_folder_listing_the_gpu_gives_the_build_of_the_release(tmp_path, libr
     build = next(s for s in cuda.steps if s.workaround == "build-cuda-architectures")
     assert "cmake -S llama/server --preset llama_cuda_v12_user_arch -DCMAKE_CUDA_ARCHITECTURES=61" in build.commands
     assert any(b.backend == "vulkan" and b.state == "runs" for b in p40.backends)
+
+
+def test_nvidia_smi_s_answer_is_read_with_the_driver_s_bus_ids(tmp_path):
+    # nvidia-smi --query-gpu=pci.bus_id,name,compute_cap,driver_version --format=csv,noheader (its 8-digit domain,
+    # upper case) against /proc/driver/nvidia/gpus/0000:3b:00.0
+    text = ("00000000:3B:00.0, Tesla P40, 6.1, 580.95.05\n00000000:AF:00.0, NVIDIA A100-PCIE-40GB, 8.0, 580.95.05\n"
+            "No devices were found\n")
+    assert host_nvidia.parse_smi(text) == [
+        host_nvidia.SmiGpu("0000:3b:00.0", "Tesla P40", "6.1", "580.95.05"),
+        host_nvidia.SmiGpu("0000:af:00.0", "NVIDIA A100-PCIE-40GB", "8.0", "580.95.05")]
+    assert host_nvidia.smi(RootFS(tmp_path)) == ([], None)  # a captured tree runs nothing
