@@ -26,9 +26,9 @@ def examine(req: DoctorRequest) -> DoctorResult:
     from gfxgate.errors import UsageError
 
     wanted = {p.strip() for v in req.fail_on for p in v.split(",") if p.strip()}
-    bad = wanted - {"rocm", "vulkan", "cpu", "any"}
+    bad = wanted - {"rocm", "vulkan", "cuda", "cpu", "any"}
     if bad:
-        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cpu, any")
+        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cuda, cpu, any")
     from gfxgate.doctor.collect import check_paths
 
     check_paths(req.collect, req.output, req.root, req.logs)  # before anything is read or written

@@ -24,7 +24,7 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @format_option(("md", "json", "text", "nfd", "prometheus"), default="text")
 @output_option()
 @click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any",
-              help="Exit 1 when BACKEND (rocm, vulkan, cpu) or any backend does not run on this machine as it is; repeatable.")
+              help="Exit 1 when BACKEND (rocm, vulkan, cuda, cpu) or any backend does not run on this machine as it is; repeatable.")
 @source_options(refs=False, online=True, note="for the matrix at the installed version")
 def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on, sources, online) -> None:
     """The whole chain on this machine: GPUs (KFD/DRM sysfs, no ROCm needed), installed runtimes, the ollama

@@ -135,6 +135,8 @@ def test_a_driver_outside_the_window_is_a_blocked_row_and_the_first_step(tmp_pat
     assert "nvidia-driver-580" in first.commands[0]
     if driver.startswith("550"):  # below cuda_v12's floor: no folder takes the GPU
         assert rows(p40)["cuda-runner"].status == Status.BLOCKED
+    # --fail-on cuda: the CUDA backend does not run as the machine is
+    assert examine(DoctorRequest(root=tmp_path / "root", fail_on=("cuda",))).failing == ("cuda",)
 
 
 def test_a_volta_machine_on_the_open_module(tmp_path, libraries):
