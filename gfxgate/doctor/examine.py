@@ -123,9 +123,11 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38
         from gfxgate.doctor.nvidia_machine import nvidia_reports
 
-        nv_reports, nv_notes = nvidia_reports(fs, gpus, version, req, env, proc[1] if proc else None, matrix_of, unit)
+        nv_reports, nv_notes, nv_gpus = nvidia_reports(fs, gpus, version, req, env, proc[1] if proc else None, matrix_of,
+                                                       unit)
         reports += nv_reports
         notes += nv_notes
+        gpus = [g for g in gpus if g.vendor != "nvidia"] + nv_gpus
     if not gpus and not any(r.target.startswith("sm_") for r in reports):
         notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
                      if not loaded else "amdgpu is loaded but KFD lists no GPU node")

@@ -136,8 +136,12 @@ def _folder_floor(folder: str, window: Window) -> int | None:
 
 
 def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[str, Any],
-                   process_env: Mapping[str, str] | None, matrix_of: Callable[..., Any], unit=None) -> tuple[list[TargetReport], list[str]]:
-    """One TargetReport per NVIDIA GPU, and the machine-wide notes (the driver, the runner folders)."""
+                   process_env: Mapping[str, str] | None, matrix_of: Callable[..., Any], unit=None
+                   ) -> tuple[list[TargetReport], list[str], list[Any]]:
+    """One TargetReport per NVIDIA GPU, the machine-wide notes (the driver, the runner folders), and the NVIDIA GPUs
+    as the report's GPU list shows them (one per bus, each with its own name: sysfs's DRM cards do not say it)."""
+    from gfxgate.host.sysfs import Gpu
+
     from gfxgate.artifacts.scan import scan_file
     from gfxgate.doctor.examine import _machine_path
 
@@ -203,7 +207,12 @@ def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[
         matrix, origin, mnotes = matrices[str(g.target)]
         reports.append(_report(fs, g, gpus, version, matrix, origin, mnotes, drv, runners, scanned, picks, why, values,
                                env, same, _machine_path))
-    return reports, notes
+    drm = [g.pci for g in sys_gpus if g.vendor == "nvidia"]
+    if len(drm) == len(gpus) == 1 and gpus[0].pci is None:  # the one DRM card is the one GPU (no PCI folder read)
+        gpus[0] = gpus[0]._replace(pci=drm[0])
+    shown = [Gpu("nvidia", g.pci or "10de:?", g.model, g.how or "nvidia driver", str(g.target) if g.target else None,
+                  driver="nvidia") for g in gpus]
+    return reports, notes, shown
 
 
 def _matrix(target, version: str | None, req, installed, scan_matrix: Callable[..., Any]) -> tuple[Any, str, list[str]]:

@@ -69,9 +69,13 @@ PCI_IDS = ("usr/share/misc/pci.ids", "usr/share/hwdata/pci.ids")  # pciutils' / 
 
 def pci_device(fs: RootFS, bus: str) -> str | None:
     """``10de:1b38``: the vendor and device id of the PCI function at ``bus`` (``/sys/bus/pci/devices/<bus>/``)."""
+    folder = f"sys/bus/pci/devices/{bus}"
+    if not fs.exists(f"{folder}/device"):  # a tree with the DRM card only: the card whose uevent names the bus
+        folder = next((card.rsplit("/", 1)[0] for card in fs.glob("sys/class/drm/card[0-9]*/device/uevent")
+                       if f"PCI_SLOT_NAME={bus}" in (fs.read_text(card, limit=4096) or "").splitlines()), folder)
     ids = []
     for name in ("vendor", "device"):
-        match = _PCI_HEX.match((fs.read_text(f"sys/bus/pci/devices/{bus}/{name}", limit=64) or "").strip())
+        match = _PCI_HEX.match((fs.read_text(f"{folder}/{name}", limit=64) or "").strip())
         if match is None:
             return None
         ids.append(match[1].lower())

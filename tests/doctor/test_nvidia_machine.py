@@ -152,6 +152,9 @@ def test_a_mixed_pascal_and_ampere_machine_shares_one_folder(tmp_path, libraries
     report = doctor(machine(tmp_path, libraries, "580.95.05", [P40, A100]))
     p40, a100 = report.targets
     assert (p40.target, a100.target) == ("sm_61", "sm_80")
+    # the GPU list: one entry per bus, each with its own name and PCI id (sysfs's DRM cards do not say the name)
+    assert [(g.name, g.pci, g.target) for g in report.gpus] == [("Tesla P40", "10de:1b38", "sm_61"),
+                                                                 ("NVIDIA A100-PCIE-40GB", "10de:20f1", "sm_80")]
     # cuda_v13 lists sm_80 but not sm_61, so filterOverlapByLibrary keeps cuda_v12 for both
     assert "Ollama picks cuda_v12" in rows(p40)["cuda-runner"].summary
     a100_runner = rows(a100)["cuda-runner"].summary
