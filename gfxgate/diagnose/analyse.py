@@ -223,7 +223,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         context: list[str] = []
         vendor = finding_vendor(message.vendor, target, hit.line.text, vendors)
         advice = advice_for(vendor, vendors)
-        alt = message.remedy_for(advice) if advice != AMD else None
+        alt = message.remedy_for(advice)  # an AMD log gets its `amd:` variant where a neutral remedy names another stack
         template = alt.remedy if alt else (message.remedy or "")
         offered = alt.workarounds if alt else message.workarounds
         if advice not in (None, AMD):
@@ -314,6 +314,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     return Diagnosis(
         log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
+        vendors=tuple(sorted(vendors)),
     )
 
 
