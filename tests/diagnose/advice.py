@@ -5,12 +5,14 @@ Whose log it is comes from the diagnosis itself (its ``vendors``: the devices an
 by ``gfxgate/diagnose/vendor.py`` and ``analyse._log_vendors``), and each finding's own ``vendor``. A finding of
 an NVIDIA or Intel GPU, or of no known vendor in a log that names no AMD GPU, gets no HSA override, no ROCm route,
 no AMD-only workaround and no remedy with AMD's words; a finding of an AMD GPU, or of no known vendor in a log that
-names only AMD GPUs, gets no CUDA runner folder, NVIDIA driver or CUDA architecture advice. A log whose vendor is not
+names only AMD GPUs, gets no CUDA runner folder, NVIDIA driver or CUDA architecture advice. A log written on Windows
+(its ``os`` fact) gets no HSA override, ROCr variable, systemd step or Linux path (issue 44; ollama/ollama#3107). A log whose vendor is not
 known (a CPU-only run, an excerpt without a device line) is checked for what its findings say of themselves.
 """
 
 from __future__ import annotations
 
+from gfxgate.diagnose.platform import LINUX_ONLY, LINUX_WORDS
 from gfxgate.diagnose.vendor import AMD, AMD_ONLY, AMD_WORDS, INTEL, NVIDIA, NVIDIA_ONLY, NVIDIA_WORDS
 
 # a conclusion whose remedy names another vendor's variable on purpose: unset ROCR_VISIBLE_DEVICES on an NVIDIA node
@@ -47,6 +49,18 @@ def problems(d: dict) -> list[str]:
                 out.append(f"{where}: NVIDIA remedy {f['remedy']!r}")
             if set(f["workarounds"]) & NVIDIA_ONLY:
                 out.append(f"{where}: NVIDIA workarounds {sorted(set(f['workarounds']) & NVIDIA_ONLY)}")
+    if any(f["name"] == "os" and f["value"] == "windows" for f in d["facts"]):  # issue 44: no Linux step on Windows
+        for f in d["findings"]:
+            where = f"{d['log']}: {f['message']} (a Windows log)"
+            if LINUX_WORDS.search((f["remedy"] or "").replace("HSA_OVERRIDE_GFX_VERSION has no effect", "")):
+                out.append(f"{where}: Linux remedy {f['remedy']!r}")
+            if set(f["workarounds"]) & LINUX_ONLY:
+                out.append(f"{where}: Linux workarounds {sorted(set(f['workarounds']) & LINUX_ONLY)}")
+            if any("systemd" in line or "in effect: the ROCm runtime reports" in line for line in f["context"]):
+                out.append(f"{where}: a Linux note in its context {f['context']}")
+        for c in d["conclusions"]:
+            if LINUX_WORDS.search(c.get("remedy") or ""):
+                out.append(f"{d['log']}: conclusion {c['kind']} gives a Windows log Linux advice: {c.get('remedy')!r}")
     log_advice = whose(None, vendors)
     for c in d["conclusions"]:
         if c["kind"] in CROSS_VENDOR_ON_PURPOSE:
