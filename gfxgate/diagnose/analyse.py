@@ -182,7 +182,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     processors = sorted({g.processor for g in gpus if g.processor and g.processor.startswith("gfx")})
     cuda_targets = sorted({g.target for g in gpus if g.target and g.target.startswith("sm_")})
     vendors = _log_vendors(gpus, live_hits)
-    windows = next((h for h in live_hits if shows_windows(h.message.id, h.line.text)), None)  # diagnose/platform.py
+    windows = _windows_line(live_hits)  # diagnose/platform.py
     if windows is not None:
         facts.append(Fact("os", WINDOWS, (evidence_of(windows.line, windows.message.id, "a Windows line"),)))
     os_name = WINDOWS if windows is not None else None
@@ -471,6 +471,23 @@ def _remedies_from_log(wk: tuple[str, ...], workarounds, target: str | None, hsa
             notes.append(f"exact value: {item.setting} makes the runtime report {target.split(':')[0]} as {goal}"
                          + (f" (the log's rocBLAS has TensileLibrary files for {goal})" if goal in tensile else ""))
     return tuple(kept), notes
+
+
+WINDOWS_LOOKS = 4  # lines of each message looked at for Windows words: a crash loop's repeats add no new form
+
+
+def _windows_line(hits: list[Hit]) -> Hit | None:
+    """The first recognised line that shows the log was written on Windows; at most WINDOWS_LOOKS lines per message
+    are looked at (counted work bounded by the catalogue's size, not the log's)."""
+    looked: dict[str, int] = {}
+    for hit in hits:
+        seen = looked.get(hit.message.id, 0)
+        if seen >= WINDOWS_LOOKS:
+            continue
+        looked[hit.message.id] = seen + 1
+        if shows_windows(hit.message.id, hit.line.text):
+            return hit
+    return None
 
 
 _BACKEND_FILE = compile_pattern(r"ggml-([a-z]+)\.(?:dll|so)")

@@ -27,7 +27,8 @@ OVERRIDE_NOTE = ("HSA_OVERRIDE_GFX_VERSION has no effect on Windows (ollama/olla
                  "through HSA, so no override maps this GPU to another target there")
 _WINDOWS = re.compile(r"source=(?:amd_windows|amd_hip_windows|gpu_windows|rocm_windows|cpu_windows)\.go:|"
                       r"\b[A-Za-z]:(?:\\\\?)(?:Users|Program Files|Windows|a\\\\?ollama)|\\\\?AppData\\\\?|"
-                      r"\b[\w.-]+\.(?:dll|exe)\b|exit status 0xc0000[0-9a-fA-F]{3}\b")
+                      r"[\w-]\.(?:dll|exe|DLL|EXE)\b|exit status 0xc0000[0-9a-fA-F]{3}\b")
+_WINDOWS_PARTS = ("_windows.go:", ":\\", "AppData", ".dll", ".exe", "0xc0000", ".DLL", ".EXE")
 # NTSTATUS codes a Windows runner exits with, and what each says of a GPU install
 STATUS = {
     "0xc0000005": "exit status 0xc0000005 is a Windows access violation (STATUS_ACCESS_VIOLATION): a crash inside a "
@@ -44,7 +45,10 @@ WINDOWS_MESSAGES = frozenset({"ollama-amd-driver-too-old-windows", "ollama-amdhi
 
 def shows_windows(message_id: str, text: str) -> bool:
     """Whether a recognised line shows the log was written on Windows: a message only Windows prints, or Windows words."""
-    return message_id in WINDOWS_MESSAGES or bool(_WINDOWS.search(text))
+    if message_id in WINDOWS_MESSAGES:
+        return True
+    # a cheap test first: the pattern runs only on a line with one of its fixed parts (most lines have none)
+    return any(part in text for part in _WINDOWS_PARTS) and bool(_WINDOWS.search(text))
 
 
 def status_notes(text: str) -> list[str]:

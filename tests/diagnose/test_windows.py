@@ -127,3 +127,24 @@ def test_an_override_set_on_windows_is_said_to_have_no_effect(gfxgate_exe, tmp_p
     f = finding(d, "ollama-amdgpu-not-supported-v0129")
     assert any("no effect on Windows" in line for line in f["context"]), f["context"]
     assert not any("in effect: the ROCm runtime reports" in line for line in f["context"])
+
+
+def test_the_windows_look_is_counted_work_bounded_by_the_catalogue_not_the_log(monkeypatch):
+    """A crash loop of 1,000 runs: diagnose looks at no more than WINDOWS_LOOKS lines of each message for Windows words
+    (counted, not timed), and still finds the Windows line of a log that has one."""
+    import io
+
+    import gfxgate.diagnose.analyse as analyse
+    from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.reader import read_stream
+    from tests.diagnose.test_bounded import _crash_loop
+
+    calls: list[str] = []
+    real = analyse.shows_windows
+    monkeypatch.setattr(analyse, "shows_windows", lambda mid, text: calls.append(mid) or real(mid, text))
+    d = analyse.diagnose_log(read_stream("loop", io.BytesIO(_crash_loop(1_000).encode())), default_catalogue())
+    assert d.recognised > 5_000 and os_of({"facts": [{"name": f.name, "value": f.value} for f in d.facts]}) is None
+    assert len(calls) <= analyse.WINDOWS_LOOKS * len({c for c in calls}) and len(calls) < 100, len(calls)
+    windows = _crash_loop(3) + "load_backend: failed to load C:\\Users\\me\\AppData\\Local\\Programs\\Ollama\\lib\\ollama\\ggml-hip.dll: \n"
+    d = analyse.diagnose_log(read_stream("w", io.BytesIO(windows.encode())), default_catalogue())
+    assert any(f.name == "os" and f.value == "windows" for f in d.facts)
