@@ -16,6 +16,7 @@ from gfxgate.diagnose.catalogue import Catalogue
 from gfxgate.diagnose.devices import NO_CHIP, device_target, nvidia_target
 from gfxgate.diagnose.model import Buffer, Conclusion, Diagnosis, Fact, Finding, Gpu, Run, Unknown
 from gfxgate.diagnose.patterns import compile_pattern
+from gfxgate.diagnose.platform import LINUX_ONLY, LINUX_WORDS, OVERRIDE_NOTE, WINDOWS, shows_windows, status_notes
 from gfxgate.diagnose.reader import LogInput, LogLine
 from gfxgate.diagnose.stream import CRASH_WINDOW, RUN_START, Hit, Scan, scan
 from gfxgate.diagnose.vendor import (AMD, AMD_ONLY, AMD_WORDS, NVIDIA, advice_for, backend_vendor, capability_target,
@@ -181,6 +182,10 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     processors = sorted({g.processor for g in gpus if g.processor and g.processor.startswith("gfx")})
     cuda_targets = sorted({g.target for g in gpus if g.target and g.target.startswith("sm_")})
     vendors = _log_vendors(gpus, live_hits)
+    windows = _windows_line(live_hits)  # diagnose/platform.py
+    if windows is not None:
+        facts.append(Fact("os", WINDOWS, (evidence_of(windows.line, windows.message.id, "a Windows line"),)))
+    os_name = WINDOWS if windows is not None else None
 
     # runs
     runs, run_of = _runs(found, live_hits, kind)
@@ -221,9 +226,9 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
                 findings[merged[key]] = dataclasses.replace(old, evidence=extra, verdict=verdict)
             continue
         context: list[str] = []
-        vendor = finding_vendor(message.vendor, target, hit.line.text, vendors)
+        vendor = finding_vendor(message.vendor or _backend_file_vendor(hit), target, hit.line.text, vendors)
         advice = advice_for(vendor, vendors)
-        alt = message.remedy_for(advice) if advice != AMD else None
+        alt = message.remedy_for(advice)  # an AMD log gets its `amd:` variant where a neutral remedy names another stack
         template = alt.remedy if alt else (message.remedy or "")
         offered = alt.workarounds if alt else message.workarounds
         if advice not in (None, AMD):
@@ -231,7 +236,18 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
             if alt is None and AMD_WORDS.search(template) and message.vendor != AMD:
                 context.append(f"the catalogue's remedy for this message is AMD's; the log's GPU is {advice.upper()}'s")
                 template = "The lines around this one name the cause."
-        if hsa and target and advice in (None, AMD):
+        if os_name == WINDOWS:  # no HSA, ROCr or systemd on Windows (diagnose/platform.py)
+            windows_alt = message.remedy_for_os(WINDOWS)
+            if windows_alt:
+                template, offered = windows_alt.remedy, windows_alt.workarounds
+            elif LINUX_WORDS.search(template):
+                context.append("the catalogue's remedy for this message is Linux's; the log was written on Windows")
+                template = "The lines around this one name the cause."
+            if any(w.startswith("hsa-override-") for w in offered) or (hsa and message.vendor in (None, AMD)):
+                context.append(OVERRIDE_NOTE)
+            offered = tuple(w for w in offered if w not in LINUX_ONLY)
+            context += status_notes(hit.line.text)
+        if hsa and target and advice in (None, AMD) and os_name != WINDOWS:
             context.append(f"HSA_OVERRIDE_GFX_VERSION={hsa} was in effect: the ROCm runtime reports the device as "
                            f"{_override_target(hsa) or 'the override target'}; the physical chip may differ")
         if run_index is not None and message.family in ("compute-crash", "runner-terminated", "vulkan-device-lost"):
@@ -249,12 +265,14 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
         context += left_out
         wk, remedy_notes = _remedies_from_log(wk, workarounds, target, hsa, tensile)  # the whole log's evidence
         context += remedy_notes
+        if os_name == WINDOWS:
+            wk = tuple(w for w in wk if w not in LINUX_ONLY)
         printed_at, printed_note = ((), "")
         if locator is not None:
             printed_at, printed_note = locator.find(message, kind, version_at(hit.index))
             printed_at, cross_notes = _cross_check_source(hit.line.text, printed_at)
             context += cross_notes
-        if advice in (None, AMD) and hsa == "" and configs and any(w.startswith("hsa-override-") for w in wk):
+        if advice in (None, AMD) and hsa == "" and configs and any(w.startswith("hsa-override-") for w in wk) and os_name != WINDOWS:
             context.append("the server's config shows HSA_OVERRIDE_GFX_VERSION unset: an override set in a systemd drop-in "
                            "or a shell profile never reached the server (systemctl daemon-reload, restart ollama, and check "
                            "`systemctl show ollama -p Environment`)")
@@ -314,6 +332,7 @@ def diagnose_log(log: LogInput, catalogue: Catalogue, *, locator=None, workaroun
     return Diagnosis(
         log=log.name, log_kind=kind, lines=found.lines, recognised=found.recognised, conclusions=tuple(conclusions), facts=tuple(facts), gpus=tuple(gpus),
         runs=tuple(runs), findings=tuple(findings), unknowns=tuple(unknowns), notes=tuple(dict.fromkeys(notes)),
+        vendors=tuple(sorted(vendors)),
     )
 
 
@@ -452,6 +471,35 @@ def _remedies_from_log(wk: tuple[str, ...], workarounds, target: str | None, hsa
             notes.append(f"exact value: {item.setting} makes the runtime report {target.split(':')[0]} as {goal}"
                          + (f" (the log's rocBLAS has TensileLibrary files for {goal})" if goal in tensile else ""))
     return tuple(kept), notes
+
+
+WINDOWS_LOOKS = 4  # lines of each message looked at for Windows words: a crash loop's repeats add no new form
+
+
+def _windows_line(hits: list[Hit]) -> Hit | None:
+    """The first recognised line that shows the log was written on Windows; at most WINDOWS_LOOKS lines per message
+    are looked at (counted work bounded by the catalogue's size, not the log's)."""
+    looked: dict[str, int] = {}
+    for hit in hits:
+        seen = looked.get(hit.message.id, 0)
+        if seen >= WINDOWS_LOOKS:
+            continue
+        looked[hit.message.id] = seen + 1
+        if shows_windows(hit.message.id, hit.line.text):
+            return hit
+    return None
+
+
+_BACKEND_FILE = compile_pattern(r"ggml-([a-z]+)\.(?:dll|so)")
+
+
+def _backend_file_vendor(hit: Hit) -> str | None:
+    """The vendor of a backend library ggml could not load (``ggml-hip.dll`` AMD's, ``libggml-cuda.so`` NVIDIA's): the
+    line is about that vendor's GPU even where the log names no device (the log's vendors stay what it found)."""
+    if hit.message.id != "ggml-backend-load-failed":
+        return None
+    named = _BACKEND_FILE.search(hit.get("path") or "")
+    return backend_vendor(named[1]) if named else None
 
 
 def _log_vendors(gpus: list[Gpu], hits: list[Hit]) -> frozenset[str]:

@@ -58,6 +58,7 @@ class Message:
     defined_at: str = ""  # rules file:line
     vendor: str | None = None  # amd, nvidia, intel: the vendor whose GPUs the message is about (None: any vendor)
     vendor_remedies: tuple[VendorRemedy, ...] = ()  # what a log of another vendor gets instead of remedy/workarounds
+    os_remedies: tuple[VendorRemedy, ...] = ()  # what a log of another OS (windows) gets instead (its `vendor` is the OS)
 
     @property
     def is_failure(self) -> bool:
@@ -73,6 +74,10 @@ class Message:
     def remedy_for(self, vendor: str | None) -> VendorRemedy | None:
         """The remedy a log of ``vendor``'s GPU gets instead of the message's own, if the catalogue gives one."""
         return next((r for r in self.vendor_remedies if r.vendor == vendor), None) if vendor else None
+
+    def remedy_for_os(self, os_name: str | None) -> VendorRemedy | None:
+        """The remedy a log written on ``os_name`` (``windows``) gets instead, if the catalogue gives one."""
+        return next((r for r in self.os_remedies if r.vendor == os_name), None) if os_name else None
 
     def version_range(self, log_kind: str) -> str:
         return dict(self.versions).get(log_kind, "")
@@ -133,6 +138,8 @@ def _message(raw: dict, regex: Pattern, where: str) -> Message:
         counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where, vendor=raw.get("vendor"),
         vendor_remedies=tuple(VendorRemedy(v, r["remedy"], tuple(r.get("workarounds", ())))
                               for v, r in sorted((raw.get("vendor_remedies") or {}).items())),
+        os_remedies=tuple(VendorRemedy(o, r["remedy"], tuple(r.get("workarounds", ())))
+                          for o, r in sorted((raw.get("os_remedies") or {}).items())),
     )
 
 
@@ -170,16 +177,18 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             problems.append(f"unknown layer {message.layer!r}")
         if message.kind == "fact" and (message.layer or message.implies):
             problems.append("a fact has no layer or implied status")
-        if message.vendor_remedies and not message.is_failure:
+        if (message.vendor_remedies or message.os_remedies) and not message.is_failure:
             problems.append("a fact has no vendor remedies")
         if workarounds is not None:
             problems += [f"unknown workaround {w!r}" for w in message.workarounds if w not in workarounds]
             problems += [f"vendor_remedies.{r.vendor}: unknown workaround {w!r}" for r in message.vendor_remedies
                          for w in r.workarounds if w not in workarounds]
+            problems += [f"os_remedies.{r.vendor}: unknown workaround {w!r}" for r in message.os_remedies
+                         for w in r.workarounds if w not in workarounds]
         from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 
         problems += [f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
-                     for text in (message.remedy or "", *(r.remedy for r in message.vendor_remedies))
+                     for text in (message.remedy or "", *(r.remedy for r in message.vendor_remedies + message.os_remedies))
                      for name in unknown_placeholders(text)]
         for spec in message.printed_by:
             if repos is not None and spec.repo not in repos:

@@ -147,6 +147,7 @@ class Diagnosis(JsonRecord):
     findings: tuple[Finding, ...] = ()
     unknowns: tuple[Unknown, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    vendors: tuple[str, ...] = ()  # the GPU vendors the log names (diagnose/vendor.py): whose advice it may get
 
     def fact(self, name: str) -> Fact | None:
         return next((f for f in self.facts if f.name == name), None)

@@ -23,6 +23,11 @@ AMD_ONLY = frozenset({
     "build-amdgpu-targets", "build-rocm-compute-major-min", "copy-rocblas-tensile", "ggml-hip-no-vmm",
     "ollama-llm-library", "rocr-visible-devices", "hip-visible-devices",
 })
+# rules/workarounds.yaml entries that act only on NVIDIA's stack: never advice for an AMD or Intel GPU
+NVIDIA_ONLY = frozenset({"build-cuda-architectures"})
+# words of a remedy that only make sense for an NVIDIA GPU (the runner folders, its driver, its device variable)
+NVIDIA_WORDS = re.compile(r"CUDA_VISIBLE_DEVICES|\bcuda_v1\d\b|OLLAMA_LLM_LIBRARY=cuda|NVIDIA driver|nvidia-smi|compute capability|"
+                          r"CMAKE_CUDA_ARCHITECTURES|libggml-cuda")
 # words of a remedy that only make sense for an AMD GPU (a remedy without a vendor variant is checked with them)
 AMD_WORDS = re.compile(r"HSA_|ROCR_|HIP_VISIBLE|\bROCm\b|rocBLAS|Tensile|libggml-hip|AMDGPU_TARGETS|\bgfx[0-9]")
 

@@ -15,7 +15,9 @@ from gfxgate.diagnose.catalogue import default_catalogue
 from gfxgate.diagnose.reader import read_stream
 from gfxgate.gate.workarounds import default_workarounds
 from gfxgate.resources import schemas_dir
+from gfxgate.serial import to_json
 from tests.diagnose import logs
+from tests.diagnose.advice import assert_vendor_correct
 
 # The message families of issue 12, each with the layer it belongs to.
 ISSUE_FAMILIES = {
@@ -35,7 +37,9 @@ ISSUE_FAMILIES = {
 
 def diagnose_lines(lines: list[str], name: str = "test.log"):
     data = ("\n".join(lines) + "\n").encode()
-    return diagnose_log(read_stream(name, io.BytesIO(data)), default_catalogue(), workarounds=default_workarounds())
+    diagnosis = diagnose_log(read_stream(name, io.BytesIO(data)), default_catalogue(), workarounds=default_workarounds())
+    assert_vendor_correct(to_json(diagnosis))  # tests/diagnose/test_fixture_advice.py: every fixture's advice is its vendor's
+    return diagnosis
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:

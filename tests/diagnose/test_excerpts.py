@@ -16,6 +16,8 @@ import subprocess
 
 import pytest
 
+from tests.diagnose.advice import assert_vendor_correct
+
 T = "2025-10-05T10:00:00.000+02:00"
 
 
@@ -32,7 +34,7 @@ def diagnose(gfxgate_exe, tmp_path, lines: list[str] | str, *, newline: str = "\
     log.write_bytes(text.encode("utf-8"))
     proc = subprocess.run([gfxgate_exe, "diagnose", "--no-upstream", "--format", fmt, str(log)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
-    return json.loads(proc.stdout)["logs"][0] if fmt == "json" else proc.stdout
+    return assert_vendor_correct(json.loads(proc.stdout)["logs"][0]) if fmt == "json" else proc.stdout
 
 
 def llama_run(*lines: str) -> list[str]:

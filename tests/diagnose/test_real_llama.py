@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gfxgate.cli import main
+from tests.diagnose.advice import assert_vendor_correct
 from tests.reallama import reallama, reallama_vulkan, tiny_llama  # noqa: F401  (session fixtures)
 
 pytestmark = pytest.mark.slow
@@ -62,7 +63,7 @@ def diagnose(capsys, log: Path) -> dict:
     out, err = capsys.readouterr()
     assert info.value.code == 0, err
     [result] = json.loads(out)["logs"]
-    return result
+    return assert_vendor_correct(result)
 
 
 def test_real_cpu_only_llama_server_says_no_usable_gpu(reallama, tmp_path, capsys):

@@ -400,11 +400,15 @@ def test_every_amd_only_workaround_is_known_as_such():
 
 def test_every_vendor_neutral_failure_with_amd_words_has_nvidia_and_intel_remedies_or_is_guarded():
     """A remedy with AMD words on a message any vendor prints either has the vendor's own remedy, or diagnose replaces
-    it (tests above); the catalogue's NVIDIA/Intel remedies themselves carry no AMD words."""
+    it (tests above); the catalogue's NVIDIA/Intel remedies themselves carry no AMD words, its AMD remedies no NVIDIA's."""
     from gfxgate.diagnose.catalogue import default_catalogue
+    from gfxgate.diagnose.vendor import NVIDIA_ONLY, NVIDIA_WORDS
 
     for message in default_catalogue().messages:
         for alt in message.vendor_remedies:
+            if alt.vendor == "amd":
+                assert not NVIDIA_WORDS.search(alt.remedy) and not set(alt.workarounds) & NVIDIA_ONLY, message.id
+                continue
             assert not AMD_WORDS.search(alt.remedy), (message.id, alt.vendor)
             assert not set(alt.workarounds) & AMD_ONLY, (message.id, alt.vendor)
         if message.vendor in ("nvidia", "intel"):
