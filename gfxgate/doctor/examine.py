@@ -387,11 +387,18 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     machine = _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index)
     access_row = machine[0]
     backends, answer, pin = [], "", _pin(target, version)
+    route = None
+    rows: tuple[Verdict, ...] = ()
     if matrix is not None:
         route = matrix.routes[0] if matrix.routes else decide(matrix, target)
-        answer = route.sentence
         rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
                      if (layer.id, target) in matrix.cells)
+    else:  # the Route the embedded timeline stored at this release: the same record scan computes, read back
+        route, tag = _timeline_route(target, version)
+        if route is None:
+            notes.append(f"the embedded timeline has no {target} at {tag}")
+    if route is not None:
+        answer = route.sentence
         for b in route.backends:
             if b.option is None:
                 backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
@@ -401,33 +408,6 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                                  for s in b.option.steps], target, version, env, installs, fs, gpu, facts,
                                 unit and unit.exec_start)
             backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
-    else:
-        rows = ()
-        cell, tag = _timeline_cell(target, version)
-        if cell is None:
-            notes.append(f"the embedded timeline has no {target} at v{version}")
-        else:
-            answer = f"{target} at {tag}: {cell.label}"
-            from gfxgate.gate.workarounds import default_workarounds
-
-            from gfxgate.gate.route import default_routes, step_setting
-
-            by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
-            rule_of = {st.workaround: st for r in default_routes().routes for st in r.steps}
-            rule_of.update({st.workaround: st for st in default_routes().device_steps})
-            for b in cell.backends:
-                if b.state != "route":
-                    backends.append(BackendVerdict(b.backend, b.backend, b.state if b.state == "undecided" else "no route", "-",
-                                                   reason=b.reason))
-                    continue
-                ev = tuple(Evidence("timeline", Location(repo=e.where.split("@")[0], ref=tag, path=e.where.split(":", 1)[-1]),
-                                    e.text) for e in b.evidence[:2]) or (Evidence("timeline", None, cell.label),)
-                own = [s for s in b.steps if s in by_id]  # the stored Route's step ids (timeline.model.BackendState)
-                unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
-                             f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
-                steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
-                                    target, version, env, installs, fs, gpu, facts, unit and unit.exec_start)  # the one setting every view shows (answer/steps.py)
-                backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
     from gfxgate.doctor import facts as machine_facts
 
@@ -498,14 +478,18 @@ def _timeline():
     return cells()
 
 
-def _timeline_cell(target: str, version: str | None):
+def _timeline_route(target: str, version: str | None):
+    """(the Route the embedded timeline stored for ``target`` at ``version``, its tag); None when it holds neither.
+    Its steps were not checked at that version, and say so."""
+    from gfxgate.answer.route import mark_unchecked
+
     timeline = _timeline()
-    if timeline is None:
-        return None, None
-    tag = f"v{version}" if version else timeline.tags[-1]
-    if target not in timeline.targets or tag not in timeline.tags:
+    tag = f"v{version}" if version else (timeline.tags[-1] if timeline is not None else "the pin")
+    if timeline is None or target not in timeline.targets or tag not in timeline.tags:
         return None, tag
-    return timeline.cell_at(target, tag), tag
+    return mark_unchecked(timeline.route_at(target, tag), (
+        f"the embedded timeline holds the gate facts, not the workarounds' checks: `gfxgate workarounds --ref "
+        f"ollama={tag}` checks the step at this version")), tag
 
 
 def _pin(target: str, version: str | None) -> str | None:
