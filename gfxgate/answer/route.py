@@ -18,6 +18,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 from gfxgate.answer.override import posed_target
 from gfxgate.answer.steps import step_setting
 from gfxgate.answer.view import MatrixView, StatusView
+from gfxgate.machine import BackendJudgement, MachineFacts, judge, shows_cpu
 from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
 from gfxgate.saferegex import rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
@@ -158,6 +159,14 @@ class BackendAnswer(JsonRecord):
     undecided: tuple[str, ...] = ()  # routes tried before (or instead of) the option that could not be decided
     refused: tuple[str, ...] = ()  # why the decided routes do not apply
     evidence: tuple[Evidence, ...] = ()  # the cells that refuse the backend's routes
+    machine: BackendJudgement | None = None  # what this machine's runners and runs say of the backend (decide's machine=)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields; ``machine`` only where a machine was judged (a release's answer has no machine)."""
+        data = JsonRecord.to_json(self)
+        if self.machine is None:
+            data.pop("machine", None)
+        return data
 
     @property
     def state(self) -> str:
@@ -420,7 +429,8 @@ def _runtime(matrix: MatrixView, target: str, best: RouteOption | None, *, rules
 
 
 def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, version: str | None = None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None) -> Route:
+           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
+           machine: MachineFacts | None = None) -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's), by
     the route rules (``rules``: gate.route.default_routes) and the workaround records (``workarounds``: loaded once,
     gate.workarounds.default_workarounds), both passed in: this layer reads no file and imports no pipeline."""
@@ -479,9 +489,39 @@ def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, v
     reason = "; ".join(dict.fromkeys(skipped)) or None
     if best is None and reason is None:
         reason = "no route decided"
-    return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
-                 reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
-                                                 runtime_version=runtime_version))
+    route = Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
+                  reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
+                                                  runtime_version=runtime_version))
+    return with_machine(route, machine)
+
+
+def with_machine(route: Route, machine: MachineFacts | None) -> Route:
+    """The Route on one machine (``machine``: its installed runners and its runs, gfxgate.machine): each backend
+    carries what the machine says of it (``judge``: not installed, failed on this machine, ran on the CPU), and a
+    best route whose backend the machine refutes gives way to the first backend with a route the machine does not
+    refute. A best route with nothing to change while every run on the machine ran on the CPU is "ran on the CPU":
+    the release needs no setting, so what is missing is on the machine (the runner, the driver). Applied by
+    ``decide`` and to a Route read back from the timeline, so doctor, ``scan --log`` and the stored answer at a
+    release all take the machine the same way."""
+    if machine is None:
+        return route
+    backends = []
+    for b in route.backends:
+        said = judge(machine, b.backend)
+        if said is None and b.option is not None and b.backend != "cpu" and not b.option.steps and shows_cpu(machine):
+            cpu = [r for r in machine.runs if r.backend == "cpu"]
+            said = BackendJudgement(b.backend, "ran on the CPU", "every run on this machine ran on the CPU, though the "
+                                    "release needs no setting here: the runner or the driver is what is missing "
+                                    "(`gfxgate doctor` looks at this machine)", (), tuple(r.where for r in cpu[:3]))
+        backends.append(dataclasses.replace(b, machine=said) if said is not None else b)
+    best, label = route.best, route.label
+    if best is not None and best.backend != "cpu":
+        judged = {b.backend for b in backends if b.machine is not None}
+        if best.backend in judged:
+            free = next((b.option for b in backends if b.option is not None and b.backend not in judged | {"cpu"}), None)
+            if free is not None:
+                best, label = free, free.label
+    return dataclasses.replace(route, backends=tuple(backends), best=best, label=label)
 
 
 def extra_targets(targets, workarounds) -> list[str]:

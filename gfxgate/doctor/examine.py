@@ -397,8 +397,13 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
         route, tag = _timeline_route(target, version)
         if route is None:
             notes.append(f"the embedded timeline has no {target} at {tag}")
+    judged = None
     if route is not None:
-        answer = route.sentence
+        from gfxgate.answer.route import with_machine
+
+        answer = route.sentence  # the release's route; the machine's word on each backend is the Route's (decide's)
+        route = with_machine(route, facts)
+        judged = {b.backend: b.machine for b in route.backends}
         for b in route.backends:
             if b.option is None:
                 backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
@@ -416,7 +421,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
             backends[number] = _installed_rocblas(before, target, env, installs, fs)
             if backends[number].label != before.label and before.label in answer:
                 answer = answer.replace(before.label, backends[number].label, 1)
-    backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts)
+    backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts, judged)
     answer = machine_facts.answer(answer, backends, facts, pin, target, version)
     pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
