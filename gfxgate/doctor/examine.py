@@ -231,7 +231,7 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec
         if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
             out.append(_env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence))
         elif workaround == "copy-rocblas-tensile":
-            out.append(_copy_step(fs, target, installs, evidence))
+            out.append(_copy_step(fs, target, installs, evidence, setting))
         elif workaround.startswith("build-") and setting.startswith("cmake "):
             out.append(FixStep(workaround, f"build the ROCm runner for {target.split(':')[0]} at v{version} and install it: "
                                f"{setting}", build_recipe(setting, version, facts, exec_start), tuple(evidence)))
@@ -241,8 +241,17 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec
     return out
 
 
-def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
+def _copy_step(fs: RootFS, target: str, installs, evidence, setting: str | None = None) -> FixStep:
+    """The route's copy step (``setting``: the one every command prints, rules/workarounds.yaml) filled from this
+    machine: ``"$ROCBLAS"`` by a rocBLAS here that has the target's files, ``<ollama>/…/rocblas/library/`` by each
+    bundled rocBLAS folder, and the check the setting asks for (the librocblas versions) made here."""
     proc = target.split(":")[0]
+    if setting is None:
+        from gfxgate.answer.steps import fill_setting
+        from gfxgate.gate.workarounds import default_workarounds
+
+        setting = fill_setting(next(w.setting for w in default_workarounds() if w.id == "copy-rocblas-tensile"), target)
+    command, _, _check = setting.partition("  # ")
     dests = [r.rocblas for i in installs.ollama for r in i.runners if r.rocblas]
     if not dests and installs.system_rocblas:  # no bundled rocBLAS (Arch's ollama-rocm, Debian): the system's is loaded
         has = [f for f in installs.system_rocblas if proc in install.rocblas_lazy_targets(fs, f)]
@@ -256,29 +265,40 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
                         f"*{proc}* files in {installs.system_rocblas[0]})",), tuple(evidence))
     sources = [f"{folder}/lib/rocblas/library" for folder, _ in installs.rocm if fs.is_dir(f"{folder}/lib/rocblas/library")]
     have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
-    src = have[0] if have else "/opt/rocm/lib/rocblas/library"
-    commands = tuple(f"sudo cp {shlex.quote(src)}/*{proc}* {shlex.quote(d)}/" for d in dests) or (
-        f"sudo cp {shlex.quote(src)}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
-    why = "" if have else f" ({src} has no {proc} files here: install a rocBLAS of the same ROCm version that has them)"
-    match = _rocblas_versions(fs, src, dests)
+    if have:
+        command = command.replace('"$ROCBLAS"/library', shlex.quote(have[0]))
+    bundled = "<ollama>/lib/ollama/rocm*/rocblas/library/"
+    commands = tuple("sudo " + command.replace(bundled, f"{shlex.quote(d)}/") for d in dests) or ("sudo " + command,)
+    if have:
+        why, match = "", _rocblas_versions(fs, have[0], dests)
+    else:
+        named = ", ".join(sources) if sources else "no ROCm folder"
+        versions = sorted({v for d in dests if (v := _librocblas_version(fs, d))})
+        why = (f" (no rocBLAS here has {proc} files ({named}): set ROCBLAS to a rocBLAS built for {proc}"
+               + (f", librocblas {', '.join(versions)} as Ollama bundles" if versions else "") + ")")
+        match = ("the copied files must be of librocblas " + ", ".join(versions) if versions else
+                 "the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside Ollama's rocBLAS)")
     return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
                    commands, tuple(evidence))
+
+
+def _librocblas_version(fs: RootFS, library: str) -> str | None:
+    """The ``librocblas.so.<version>`` beside a rocBLAS library folder (rocBLAS reads Tensile files of its own version
+    only); None when none is there."""
+    import re
+
+    parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
+    for folder in (parent, parent.rsplit("/", 1)[0]):
+        names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]
+        if names:
+            return max(names, key=len).removeprefix("librocblas.so.")
+    return None
 
 
 def _rocblas_versions(fs: RootFS, src: str, dests: list[str]) -> str:
     """Whether the source rocBLAS is the version Ollama bundles: the ``librocblas.so.<version>`` beside each library
     folder (rocBLAS reads Tensile files of its own version only)."""
-    import re
-
-    def version(library: str) -> str | None:
-        parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
-        for folder in (parent, parent.rsplit("/", 1)[0]):
-            names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]
-            if names:
-                return max(names, key=len).removeprefix("librocblas.so.")
-        return None
-
-    have, want = version(src), [version(d) for d in dests]
+    have, want = _librocblas_version(fs, src), [_librocblas_version(fs, d) for d in dests]
     if have is None or not want or None in want:
         missing = [f for f, v in [(src, have), *zip(dests, want)] if v is None]
         return f"the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside {', '.join(missing) or 'Ollama’s rocBLAS'})"

@@ -52,3 +52,39 @@ def test_a_runner_that_is_not_installed_is_said_and_the_best_route_moves():
     rocm = next(b for b in mine.backends if b.backend == "rocm")
     assert rocm.machine is not None and rocm.machine.state == "not installed" and rocm.machine.package == "ollama-rocm"
     assert mine.best is not None and mine.best.backend == "vulkan"
+
+
+# -- the copy step: one computed step that scan, workarounds and doctor print (issue 36/37) --------------------------
+def _run(exe: str, *args: str, cache) -> dict:
+    import json
+    import os
+    import subprocess
+
+    done = subprocess.run([exe, *args, "--format", "json"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "GFXGATE_CACHE_DIR": str(cache)})
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, tmp_path):
+    """gfx900 at v0.17.5 (the README's machine: the official install, /opt/rocm without gfx900 files): scan and
+    workarounds print the route's copy step with what the machine must check; doctor prints the same command with
+    this machine's folders filled in, and says that no rocBLAS here has the files and which version they must be."""
+    from tests.doctor.machines import machine
+
+    scan = _run(gfxgate_exe, "scan", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline", cache=tmp_path / "c")
+    route = scan["routes"][0]
+    setting = next(s["setting"] for b in route["backends"] if b["option"] for s in b["option"]["steps"]
+                   if s["workaround"] == "copy-rocblas-tensile")
+    command, _, check = setting.partition("  # ")
+    assert command == 'cp "$ROCBLAS"/library/*gfx900* <ollama>/lib/ollama/rocm*/rocblas/library/', setting
+    assert "/opt/rocm" not in setting and "librocblas.so" in check and "version" in check, setting
+    entries = {w["id"]: w for w in _run(gfxgate_exe, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5",
+                                        "--offline", cache=tmp_path / "c")["workarounds"]}
+    assert entries["copy-rocblas-tensile"]["setting"] == setting
+    root = machine(tmp_path / "m", "vega56", version="0.17.5")
+    report = _run(gfxgate_exe, "doctor", "--root", str(root), cache=tmp_path / "c")["targets"][0]
+    step = next(s for b in report["backends"] for s in b["steps"] if s["workaround"] == "copy-rocblas-tensile")
+    bundled = "/usr/local/lib/ollama/rocm/rocblas/library/"
+    assert step["commands"] == ["sudo " + command.replace("<ollama>/lib/ollama/rocm*/rocblas/library/", bundled)], step
+    assert "set ROCBLAS to a rocBLAS built for gfx900" in step["what"], step["what"]
