@@ -66,7 +66,7 @@ def _run(exe: str, *args: str, cache) -> dict:
     return json.loads(done.stdout)
 
 
-def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, tmp_path):
+def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, tmp_path, built):
     """gfx900 at v0.17.5 (the README's machine: the official install, /opt/rocm without gfx900 files): scan and
     workarounds print the route's copy step with what the machine must check; doctor prints the same command with
     this machine's folders filled in, and says that no rocBLAS here has the files and which version they must be."""
@@ -82,7 +82,7 @@ def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, t
     entries = {w["id"]: w for w in _run(gfxgate_exe, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5",
                                         "--offline", cache=tmp_path / "c")["workarounds"]}
     assert entries["copy-rocblas-tensile"]["setting"] == setting
-    root = machine(tmp_path / "m", "vega56", version="0.17.5")
+    root = machine(tmp_path / "m", "vega56", version="0.17.5", built=built)  # real GPU code (clang-19), as the README's
     report = _run(gfxgate_exe, "doctor", "--root", str(root), cache=tmp_path / "c")["targets"][0]
     step = next(s for b in report["backends"] for s in b["steps"] if s["workaround"] == "copy-rocblas-tensile")
     bundled = "/usr/local/lib/ollama/rocm/rocblas/library/"
