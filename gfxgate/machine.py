@@ -133,6 +133,13 @@ def judge(facts: MachineFacts | None, backend: str) -> BackendJudgement | None:
     return None
 
 
+def shows_cpu(facts: MachineFacts | None) -> bool:
+    """The runs ran on the CPU and no GPU backend ran: "nothing to change" would be no answer."""
+    if facts is None:
+        return False
+    return any(r.backend == "cpu" for r in facts.runs) and not any(r.outcome == "ok" and r.backend != "cpu" for r in facts.runs)
+
+
 @functools.cache
 def runtime_runs() -> tuple[RuntimeRun, ...]:
     """rules/runtime.yaml, validated against its schema (errors name the file and line)."""

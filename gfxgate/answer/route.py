@@ -18,6 +18,7 @@ from typing import Any, Literal, Mapping, NamedTuple
 from gfxgate.answer.override import posed_target
 from gfxgate.answer.steps import step_setting
 from gfxgate.answer.view import MatrixView, StatusView
+from gfxgate.machine import BackendJudgement, MachineFacts, judge, shows_cpu
 from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
 from gfxgate.saferegex import rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
@@ -159,6 +160,14 @@ class BackendAnswer(JsonRecord):
     undecided: tuple[str, ...] = ()  # routes tried before (or instead of) the option that could not be decided
     refused: tuple[str, ...] = ()  # why the decided routes do not apply
     evidence: tuple[Evidence, ...] = ()  # the cells that refuse the backend's routes
+    machine: BackendJudgement | None = None  # what this machine's runners and runs say of the backend (decide's machine=)
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields; ``machine`` only where a machine was judged (a release's answer has no machine)."""
+        data = JsonRecord.to_json(self)
+        if self.machine is None:
+            data.pop("machine", None)
+        return data
 
     @property
     def state(self) -> str:
@@ -422,7 +431,8 @@ def _runtime(matrix: MatrixView, target: str, best: RouteOption | None, *, rules
 
 
 def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, version: str | None = None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None) -> Route:
+           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
+           machine: MachineFacts | None = None) -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's), by
     the route rules (``rules``: gate.route.default_routes) and the workaround records (``workarounds``: loaded once,
     gate.workarounds.default_workarounds), both passed in: this layer reads no file and imports no pipeline."""
@@ -481,9 +491,39 @@ def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, v
     reason = "; ".join(dict.fromkeys(skipped)) or None
     if best is None and reason is None:
         reason = "no route decided"
-    return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
-                 reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
-                                                 runtime_version=runtime_version))
+    route = Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
+                  reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
+                                                  runtime_version=runtime_version))
+    return with_machine(route, machine)
+
+
+def with_machine(route: Route, machine: MachineFacts | None) -> Route:
+    """The Route on one machine (``machine``: its installed runners and its runs, gfxgate.machine): each backend
+    carries what the machine says of it (``judge``: not installed, failed on this machine, ran on the CPU), and a
+    best route whose backend the machine refutes gives way to the first backend with a route the machine does not
+    refute. A best route with nothing to change while every run on the machine ran on the CPU is "ran on the CPU":
+    the release needs no setting, so what is missing is on the machine (the runner, the driver). Applied by
+    ``decide`` and to a Route read back from the timeline, so doctor, ``scan --log`` and the stored answer at a
+    release all take the machine the same way."""
+    if machine is None:
+        return route
+    backends = []
+    for b in route.backends:
+        said = judge(machine, b.backend)
+        if said is None and b.option is not None and b.backend != "cpu" and not b.option.steps and shows_cpu(machine):
+            cpu = [r for r in machine.runs if r.backend == "cpu"]
+            said = BackendJudgement(b.backend, "ran on the CPU", "every run on this machine ran on the CPU, though the "
+                                    "release needs no setting here: the runner or the driver is what is missing "
+                                    "(`gfxgate doctor` looks at this machine)", (), tuple(r.where for r in cpu[:3]))
+        backends.append(dataclasses.replace(b, machine=said) if said is not None else b)
+    best, label = route.best, route.label
+    if best is not None and best.backend != "cpu":
+        judged = {b.backend for b in backends if b.machine is not None}
+        if best.backend in judged:
+            free = next((b.option for b in backends if b.option is not None and b.backend not in judged | {"cpu"}), None)
+            if free is not None:
+                best, label = free, free.label
+    return dataclasses.replace(route, backends=tuple(backends), best=best, label=label)
 
 
 def extra_targets(targets, workarounds) -> list[str]:
@@ -595,3 +635,93 @@ def vendor_of(target: str) -> str:
     vendor = catalog().vendor_of(target)
     return vendor.name if vendor is not None else "amd"
 
+
+
+# -- a Route read back from a stored timeline ---------------------------------------------------------------------
+class StoredBackend(NamedTuple):
+    """One backend of a stored Route as the timeline keeps it (``timeline/model.py: BackendState``): its state, the
+    route's words, the first reason it has none, the evidence, and the route's step ids in order."""
+
+    backend: str
+    state: str  # route, none, undecided
+    label: str | None
+    phrase: str | None
+    reason: str | None
+    evidence: tuple[Evidence, ...]
+    steps: tuple[str, ...]
+
+
+def stored_route_id(rules: RouteRules, backend: str, steps: tuple[str, ...], target: str, workarounds) -> str | None:
+    """The route rule a stored backend's route is, from its step ids (the data; no label is read): an override's
+    workaround first is the override route; a step of a route's own steps is that route; else the backend's route
+    without steps of its own (rocm-release, vulkan-default, cuda-release, the CPU)."""
+    vendor = vendor_of(target)
+    mine = [r for r in rules.routes if r.backend == backend and vendor in r.vendors]
+    overrides = {w.id for w in workarounds if w.override}
+    if steps and steps[0] in overrides:
+        return next((r.id for r in mine if r.as_override), None)
+    for r in mine:
+        if not r.as_override and {s.workaround for s in r.steps} & set(steps):
+            return r.id
+    return next((r.id for r in mine if not r.as_override and not r.steps), None)
+
+
+def stored_route(target: str, version: str, *, route: str, label: str, certain: bool, reason: str | None,
+                 backends, rules: RouteRules, workarounds, evidence: tuple[Evidence, ...] = ()) -> Route:
+    """The Route a timeline stored for ``target`` at ``version`` (an ollama tag), read back: each backend's route
+    from its stored step ids, each step's setting computed as ``decide`` computes it (:func:`step_setting`, the
+    workaround at that version with its route step's rule). What doctor's and workarounds' timeline answers and
+    diagnose's refusals read, so that they show the Route, never re-derive it."""
+    ref_of = {"ollama": version}.get
+    by_id = {w.id: w.at(ref_of) for w in workarounds if w.exists_at(ref_of)}
+    every = {w.id: w.at(ref_of) for w in workarounds}
+    step_rules = {s.workaround: s for r in rules.routes for s in r.steps} | {s.workaround: s for s in rules.device_steps}
+    answers: list[BackendAnswer] = []
+    best: RouteOption | None = None
+    for b in backends:
+        title = rules.title(b.backend) if b.backend in dict(rules.backends) else b.backend
+        if b.state != "route":
+            reasons = (b.reason,) if b.reason else ()
+            answers.append(BackendAnswer(b.backend, title, None, reasons if b.state == UNDECIDED else (),
+                                         reasons if b.state != UNDECIDED else (), tuple(b.evidence)))
+            continue
+        ev = tuple(b.evidence) or tuple(evidence) or (Evidence("timeline", None, b.label or ""),)
+        steps = []
+        for sid in b.steps:
+            w = by_id.get(sid) or every[sid]
+            rule = step_rules.get(sid)
+            covers = tuple(layer for layer, _ in rule.covers) if rule is not None else tuple(w.unblocks)
+            steps.append(RouteStep(w.id, w.title, step_setting(w, target, rule=rule), w.risk, covers, ev))
+        rid = stored_route_id(rules, b.backend, tuple(b.steps), target, workarounds) or route
+        rule_ = next((r for r in rules.routes if r.id == rid), None)
+        override = posed_target(every[b.steps[0]].override) if rule_ is not None and rule_.as_override else None
+        option = RouteOption(rid, b.backend, b.label or label, b.phrase or "", ev, tuple(steps), override_target=override)
+        answers.append(BackendAnswer(b.backend, title, option))
+    backend_of = {r.id: r.backend for r in rules.routes}
+    if route in backend_of:
+        best = next((a.option for a in answers if a.backend == backend_of[route] and a.option is not None), None)
+        if best is not None and best.route != route:
+            best = dataclasses.replace(best, route=route)
+            answers = [dataclasses.replace(a, option=best) if a.backend == best.backend else a for a in answers]
+    if best is None and not reason:
+        reason = "no route decided"
+    return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
+                 reason=reason)
+
+
+def ruled_out(route: Route, workaround: str, rules: RouteRules) -> list[tuple[str, BackendAnswer]] | None:
+    """Whether ``route`` (decided, or read back from the timeline) leaves no way to use ``workaround``: every route
+    that takes it as a step is of a backend the Route refuses (state none: each of that backend's routes refused,
+    whatever its steps do). Then (the route's label, the refusing backend answer) per such route; None when a route
+    that takes it has a backend with a route or an undecided one, or the workaround is no route's step."""
+    vendor = vendor_of(route.target)
+    routes = [r for r in rules.routes if vendor in r.vendors and any(s.workaround == workaround for s in r.steps)]
+    if not routes:
+        return None
+    out = []
+    for r in routes:
+        answer = next((b for b in route.backends if b.backend == r.backend), None)
+        if answer is None or answer.state != "none":
+            return None
+        out.append((r.label, answer))
+    return out

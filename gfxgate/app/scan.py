@@ -57,8 +57,12 @@ def scan(req: ScanRequest) -> GateMatrix:
     parsed = parse_targets(names)
     if not parsed:
         raise UsageError("name at least one --target", hint="e.g. gfxgate scan --target gfx900")
-    runtime_cells = runtime_backends = runtime_version = None
+    runtime_cells = runtime_backends = runtime_version = machine_facts = None
     if diagnoses is not None:
+        from gfxgate.doctor.facts import runs_of
+        from gfxgate.machine import MachineFacts
+
+        machine_facts = MachineFacts(runs=runs_of(diagnoses))  # the log's runs: the answer on that machine
         from gfxgate.diagnose.analyse import log_versions, runtime_backend_verdicts, runtime_verdicts
 
         runtime_cells = runtime_verdicts(diagnoses, parsed)
@@ -70,7 +74,8 @@ def scan(req: ScanRequest) -> GateMatrix:
     facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
                          snapshot_path=req.snapshot_path, today=req.today)
     result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
-                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
+                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version,
+                    machine=machine_facts)
     if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` words them (diagnose/summary.py)
         import dataclasses
 
@@ -122,6 +127,7 @@ def matrix(
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
+    machine=None,
 ) -> GateMatrix:
     """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
@@ -147,4 +153,4 @@ def matrix(
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
     return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version,
-                  check_steps=check_steps)
+                  check_steps=check_steps, machine=machine)

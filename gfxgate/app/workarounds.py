@@ -34,8 +34,8 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.gate import workarounds as wk
     from gfxgate.gate.route import override_rule, step_settings
     from gfxgate.gate.scan import FactsRequest, scan_matrix
-    from gfxgate.trace import workarounds as tw
     from gfxgate.sources.resolve import SourceSet, load_pins
+    from gfxgate.trace import workarounds as tw
 
     parsed = parse_targets(req.targets)
     items = wk.default_workarounds()
@@ -113,9 +113,10 @@ def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
     checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
     a cell's versioned command), and the override check over the stored release; None when the timeline does not
     hold that release."""
+    from gfxgate.answer.route import step_settings
     from gfxgate.errors import GfxgateError
     from gfxgate.gate import workarounds as wk
-    from gfxgate.gate.route import default_routes, override_rule, step_setting
+    from gfxgate.gate.route import override_rule
     from gfxgate.timeline import snapshot
 
     tag = refs.get("ollama")
@@ -128,18 +129,8 @@ def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
     if tag not in cells.tags:
         return None
     ref_of = {"ollama": tag}.get
-    rules = default_routes()
-    by_id = {w.id: w.at(ref_of) for w in items}
-    steps: dict[str, dict[str, str]] = {}
-    for target in (str(t) for t in parsed):
-        if target not in cells.targets:
-            continue
-        for b in cells.cell_at(target, tag).backends:
-            rule_of = {s.workaround: s for r in rules.routes if r.backend == b.backend for s in r.steps}
-            rule_of.update({s.workaround: s for s in rules.device_steps})
-            for step in b.steps:
-                if step in by_id:
-                    steps.setdefault(step, {}).setdefault(target, step_setting(by_id[step], target, rule=rule_of.get(step)))
+    # each step's setting is the stored Route's (read back once, as doctor's timeline answer reads it)
+    steps = step_settings([cells.route_at(t, tag) for t in (str(t) for t in parsed) if t in cells.targets])
     reports = wk.unchecked(items, ref_of, f"ollama cannot be read here, so the workarounds' own checks did not run; the "
                            f"route settings and override checks are the embedded timeline's at {tag} (give --source "
                            "ollama=CLONE to check them)", targets=parsed, steps=steps, view=cells.at(tag),

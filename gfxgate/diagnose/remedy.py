@@ -191,16 +191,34 @@ def _route_ruled_out(workaround: str, processor: str | None, tag: str) -> str | 
 
 @functools.lru_cache(maxsize=4096)
 def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> str | None:
-    from gfxgate.answer.route import step_ruled_out
+    """Read from the stored Route at ``tag`` (``Cells.route_at``: the record scan computes, never re-derived): the
+    workaround is left out when every route that takes it is of a backend the Route refuses; the words cite the
+    refusing layer's stored status where a needed layer decides it, else the backend's stored refusal."""
+    from gfxgate.answer.route import BackendAnswer, ruled_out, step_ruled_out
     from gfxgate.gate.route import default_routes
 
     if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None
-    blocked = step_ruled_out(timeline.at(tag), processor, workaround, default_routes())  # the answer's own check
-    if blocked is None:
-        return None
-    return "; ".join(f"a step of the route '{label}', which ollama {tag} cannot give {processor} whatever the steps do "
-                     f"({layer} {status}: {release_status(processor, tag, layer)[1]})" for label, layer, status in blocked)
+    rules = default_routes()
+    route = timeline.route_at(processor, tag)  # the answer's own record at that release
+    refused: list[tuple[str, BackendAnswer | None]] | None = list(ruled_out(route, workaround, rules) or []) or None
+    layers = {label: (layer, status) for label, layer, status in step_ruled_out(timeline.at(tag), processor, workaround,
+                                                                                rules) or ()}
+    if refused is None:  # a backend with another route (ROCm out of the box): the stored layers may still refuse it
+        taken = any(s.workaround == workaround for b in route.backends if b.option is not None for s in b.option.steps)
+        if taken or not layers:
+            return None
+        refused = [(label, None) for label in layers]
+    out = []
+    for label, answer in refused:
+        if label in layers:
+            layer, status = layers[label]
+            why = f"{layer} {status}: {release_status(processor, tag, layer)[1]}"
+        else:
+            why = "; ".join(answer.refused) if answer is not None and answer.refused else "no route of its backend"
+        out.append(f"a step of the route '{label}', which ollama {tag} cannot give {processor} whatever the steps do "
+                   f"({why})")
+    return "; ".join(out)
 
 
 def listed_targets(text: str | None) -> tuple[str, ...] | None:

@@ -234,7 +234,7 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec
         if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
             out.append(_env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence))
         elif workaround == "copy-rocblas-tensile":
-            out.append(_copy_step(fs, target, installs, evidence))
+            out.append(_copy_step(fs, target, installs, evidence, setting))
         elif workaround.startswith("build-") and setting.startswith("cmake "):
             out.append(FixStep(workaround, f"build the ROCm runner for {target.split(':')[0]} at v{version} and install it: "
                                f"{setting}", build_recipe(setting, version, facts, exec_start), tuple(evidence)))
@@ -244,8 +244,17 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec
     return out
 
 
-def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
+def _copy_step(fs: RootFS, target: str, installs, evidence, setting: str | None = None) -> FixStep:
+    """The route's copy step (``setting``: the one every command prints, rules/workarounds.yaml) filled from this
+    machine: ``"$ROCBLAS"`` by a rocBLAS here that has the target's files, ``<ollama>/…/rocblas/library/`` by each
+    bundled rocBLAS folder, and the check the setting asks for (the librocblas versions) made here."""
     proc = target.split(":")[0]
+    if setting is None:
+        from gfxgate.answer.steps import fill_setting
+        from gfxgate.gate.workarounds import default_workarounds
+
+        setting = fill_setting(next(w.setting for w in default_workarounds() if w.id == "copy-rocblas-tensile"), target)
+    command, _, _check = setting.partition("  # ")
     dests = [r.rocblas for i in installs.ollama for r in i.runners if r.rocblas]
     if not dests and installs.system_rocblas:  # no bundled rocBLAS (Arch's ollama-rocm, Debian): the system's is loaded
         has = [f for f in installs.system_rocblas if proc in install.rocblas_lazy_targets(fs, f)]
@@ -259,29 +268,40 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
                         f"*{proc}* files in {installs.system_rocblas[0]})",), tuple(evidence))
     sources = [f"{folder}/lib/rocblas/library" for folder, _ in installs.rocm if fs.is_dir(f"{folder}/lib/rocblas/library")]
     have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
-    src = have[0] if have else "/opt/rocm/lib/rocblas/library"
-    commands = tuple(f"sudo cp {shlex.quote(src)}/*{proc}* {shlex.quote(d)}/" for d in dests) or (
-        f"sudo cp {shlex.quote(src)}/*{proc}* <ollama>/lib/ollama/rocm*/rocblas/library/",)
-    why = "" if have else f" ({src} has no {proc} files here: install a rocBLAS of the same ROCm version that has them)"
-    match = _rocblas_versions(fs, src, dests)
+    if have:
+        command = command.replace('"$ROCBLAS"/library', shlex.quote(have[0]))
+    bundled = "<ollama>/lib/ollama/rocm*/rocblas/library/"
+    commands = tuple("sudo " + command.replace(bundled, f"{shlex.quote(d)}/") for d in dests) or ("sudo " + command,)
+    if have:
+        why, match = "", _rocblas_versions(fs, have[0], dests)
+    else:
+        named = ", ".join(sources) if sources else "no ROCm folder"
+        versions = sorted({v for d in dests if (v := _librocblas_version(fs, d))})
+        why = (f" (no rocBLAS here has {proc} files ({named}): set ROCBLAS to a rocBLAS built for {proc}"
+               + (f", librocblas {', '.join(versions)} as Ollama bundles" if versions else "") + ")")
+        match = ("the copied files must be of librocblas " + ", ".join(versions) if versions else
+                 "the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside Ollama's rocBLAS)")
     return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
                    commands, tuple(evidence))
+
+
+def _librocblas_version(fs: RootFS, library: str) -> str | None:
+    """The ``librocblas.so.<version>`` beside a rocBLAS library folder (rocBLAS reads Tensile files of its own version
+    only); None when none is there."""
+    import re
+
+    parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
+    for folder in (parent, parent.rsplit("/", 1)[0]):
+        names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]
+        if names:
+            return max(names, key=len).removeprefix("librocblas.so.")
+    return None
 
 
 def _rocblas_versions(fs: RootFS, src: str, dests: list[str]) -> str:
     """Whether the source rocBLAS is the version Ollama bundles: the ``librocblas.so.<version>`` beside each library
     folder (rocBLAS reads Tensile files of its own version only)."""
-    import re
-
-    def version(library: str) -> str | None:
-        parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
-        for folder in (parent, parent.rsplit("/", 1)[0]):
-            names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]
-            if names:
-                return max(names, key=len).removeprefix("librocblas.so.")
-        return None
-
-    have, want = version(src), [version(d) for d in dests]
+    have, want = _librocblas_version(fs, src), [_librocblas_version(fs, d) for d in dests]
     if have is None or not want or None in want:
         missing = [f for f, v in [(src, have), *zip(dests, want)] if v is None]
         return f"the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside {', '.join(missing) or 'Ollama’s rocBLAS'})"
@@ -390,11 +410,23 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     machine = _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index)
     access_row = machine[0]
     backends, answer, pin = [], "", _pin(target, version)
+    route = None
+    rows: tuple[Verdict, ...] = ()
     if matrix is not None:
         route = matrix.routes[0] if matrix.routes else decide(matrix, target)
-        answer = route.sentence
         rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
                      if (layer.id, target) in matrix.cells)
+    else:  # the Route the embedded timeline stored at this release: the same record scan computes, read back
+        route, tag = _timeline_route(target, version)
+        if route is None:
+            notes.append(f"the embedded timeline has no {target} at {tag}")
+    judged = None
+    if route is not None:
+        from gfxgate.answer.route import with_machine
+
+        answer = route.sentence  # the release's route; the machine's word on each backend is the Route's (decide's)
+        route = with_machine(route, facts)
+        judged = {b.backend: b.machine for b in route.backends}
         for b in route.backends:
             if b.option is None:
                 backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
@@ -404,33 +436,6 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
                                  for s in b.option.steps], target, version, env, installs, fs, gpu, facts,
                                 unit and unit.exec_start)
             backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
-    else:
-        rows = ()
-        cell, tag = _timeline_cell(target, version)
-        if cell is None:
-            notes.append(f"the embedded timeline has no {target} at v{version}")
-        else:
-            answer = f"{target} at {tag}: {cell.label}"
-            from gfxgate.gate.workarounds import default_workarounds
-
-            from gfxgate.gate.route import default_routes, step_setting
-
-            by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
-            rule_of = {st.workaround: st for r in default_routes().routes for st in r.steps}
-            rule_of.update({st.workaround: st for st in default_routes().device_steps})
-            for b in cell.backends:
-                if b.state != "route":
-                    backends.append(BackendVerdict(b.backend, b.backend, b.state if b.state == "undecided" else "no route", "-",
-                                                   reason=b.reason))
-                    continue
-                ev = tuple(Evidence("timeline", Location(repo=e.where.split("@")[0], ref=tag, path=e.where.split(":", 1)[-1]),
-                                    e.text) for e in b.evidence[:2]) or (Evidence("timeline", None, cell.label),)
-                own = [s for s in b.steps if s in by_id]  # the stored Route's step ids (timeline.model.BackendState)
-                unchecked = (f"not checked — the embedded timeline holds the gate facts, not the workarounds' checks: "
-                             f"`gfxgate workarounds --ref ollama={tag}` checks the step at this version")
-                steps = _plan_steps([(s, step_setting(by_id[s], target, rule=rule_of.get(s)), ev, unchecked) for s in own],
-                                    target, version, env, installs, fs, gpu, facts, unit and unit.exec_start)  # the one setting every view shows (answer/steps.py)
-                backends.append(_verdict(b.backend, b.backend, b.label or "-", steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
     from gfxgate.doctor import facts as machine_facts
 
@@ -439,7 +444,7 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
             backends[number] = _installed_rocblas(before, target, env, installs, fs)
             if backends[number].label != before.label and before.label in answer:
                 answer = answer.replace(before.label, backends[number].label, 1)
-    backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts)
+    backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts, judged)
     answer = machine_facts.answer(answer, backends, facts, pin, target, version)
     pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
     return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
@@ -501,14 +506,18 @@ def _timeline():
     return cells()
 
 
-def _timeline_cell(target: str, version: str | None):
+def _timeline_route(target: str, version: str | None):
+    """(the Route the embedded timeline stored for ``target`` at ``version``, its tag); None when it holds neither.
+    Its steps were not checked at that version, and say so."""
+    from gfxgate.answer.route import mark_unchecked
+
     timeline = _timeline()
-    if timeline is None:
-        return None, None
-    tag = f"v{version}" if version else timeline.tags[-1]
-    if target not in timeline.targets or tag not in timeline.tags:
+    tag = f"v{version}" if version else (timeline.tags[-1] if timeline is not None else "the pin")
+    if timeline is None or target not in timeline.targets or tag not in timeline.tags:
         return None, tag
-    return timeline.cell_at(target, tag), tag
+    return mark_unchecked(timeline.route_at(target, tag), (
+        f"the embedded timeline holds the gate facts, not the workarounds' checks: `gfxgate workarounds --ref "
+        f"ollama={tag}` checks the step at this version")), tag
 
 
 def _pin(target: str, version: str | None) -> str | None:

@@ -12,7 +12,7 @@ import dataclasses
 import shlex
 
 from gfxgate.doctor.model import BackendVerdict, FixStep
-from gfxgate.machine import MachineFacts, RunFact, cautions, judge, runtime_evidence
+from gfxgate.machine import MachineFacts, RunFact, cautions, judge, runtime_evidence, shows_cpu  # noqa: F401 - shows_cpu: doctor's callers
 from gfxgate.model import Evidence, Location, Status, Verdict
 
 _BACKEND_OF = {"rocm": "rocm", "hip": "rocm", "vulkan": "vulkan", "cuda": "cuda"}
@@ -77,19 +77,14 @@ def runs_of_worklog(worklog) -> tuple[RunFact, ...]:
     return tuple(out)
 
 
-def shows_cpu(facts: MachineFacts | None) -> bool:
-    """The runs ran on the CPU and no GPU backend ran: "nothing to change" would be no answer."""
-    if facts is None:
-        return False
-    return any(r.backend == "cpu" for r in facts.runs) and not any(r.outcome == "ok" and r.backend != "cpu" for r in facts.runs)
-
-
-def apply(backends: list[BackendVerdict], facts: MachineFacts | None) -> list[BackendVerdict]:
+def apply(backends: list[BackendVerdict], facts: MachineFacts | None, judged=None) -> list[BackendVerdict]:
     """Each backend as the machine has it: "not installed" (the install step first, then the route's steps),
-    "failed on this machine" / "ran on the CPU" (the route's steps kept, the runs' evidence as the reason)."""
+    "failed on this machine" / "ran on the CPU" (the route's steps kept, the runs' evidence as the reason).
+    ``judged``: the Route's own word per backend (``answer.route.with_machine``, what decide computes with the
+    machine); a backend the Route does not hold is judged here the same way (``machine.judge``)."""
     out = []
     for verdict in backends:
-        said = judge(facts, verdict.backend)
+        said = judged[verdict.backend] if judged is not None and verdict.backend in judged else judge(facts, verdict.backend)
         if said is None:
             out.append(verdict)
             continue

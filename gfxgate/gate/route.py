@@ -169,13 +169,13 @@ def default_routes() -> RouteRules:
 
 
 def decide(matrix, target: str, *, version: str | None = None, rules: RouteRules | None = None, workarounds=None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None) -> Route:
+           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None, machine=None) -> Route:
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
     from gfxgate.gate.workarounds import default_workarounds
 
     return _decide(matrix, target, rules=rules or default_routes(),
                    workarounds=default_workarounds() if workarounds is None else workarounds, version=version,
-                   runtime=runtime, runtime_version=runtime_version)
+                   runtime=runtime, runtime_version=runtime_version, machine=machine)
 
 
 def extra_targets(targets, workarounds=None) -> list[str]:

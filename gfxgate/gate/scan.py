@@ -106,6 +106,7 @@ def scan_matrix(
     runtime_version: str | None = None,
     trim: bool = True,
     check_steps=None,
+    machine=None,
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
     case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
@@ -189,6 +190,7 @@ def answer(
     runtime_version: str | None = None,
     trim: bool = True,
     check_steps=None,
+    machine=None,
 ) -> GateMatrix:
     """The matrix of ``targets`` on ``gate``'s facts, with their answers (``trim=False``: with the columns of the
     targets' override routes too, for a view that checks an override over the same release). ``extra_cells``: cells the facts do not give
@@ -196,7 +198,8 @@ def answer(
     (per target, the verdicts of each backend the runs used) and ``runtime_version`` (the Ollama version the runs were
     made with) let each answer be judged by its own backend's runs at a named version. ``check_steps``
     (``trace/workarounds.py: check_steps``, passed in by the use case): how a live answer's steps are checked; without
-    it they are marked as not checked."""
+    it they are marked as not checked. ``machine`` (gfxgate.machine.MachineFacts: the runs of ``scan --log``): each
+    answer on that machine (answer.route.with_machine)."""
     from gfxgate.gate.route import decide, override_rule
 
     requested = [str(t) for t in targets]
@@ -211,7 +214,7 @@ def answer(
         matrix = dataclasses.replace(matrix, layers=layers,
                                      cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
     routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
-                          runtime_version=runtime_version) for name in requested)
+                          runtime_version=runtime_version, machine=machine) for name in requested)
     if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
         routes = check_steps(routes, gate)      # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
     from gfxgate.gate.route import mark_unchecked

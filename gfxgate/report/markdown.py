@@ -318,6 +318,9 @@ def render(matrix: GateMatrix) -> str:
                           + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
                           + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
                              f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
+                    if b.machine is not None:  # the Route's word from this machine's runs (scan --log)
+                        w(f"  - on this machine: {md_escape(b.machine.state)} — {md_escape(b.machine.reason)}"
+                          + (f" ({', '.join(code(e) for e in b.machine.evidence)})" if b.machine.evidence else "") + "\n")
                     for condition in o.conditions:
                         w(f"  - if: {md_escape(condition)}\n")
                     for done in o.satisfied:

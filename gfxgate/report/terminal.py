@@ -91,7 +91,12 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                                           (0, 0, 0, 4), expand=False))
                 for condition in option.conditions:  # what must hold (a driver window), from the cells the route names
                     console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
-                if not option.steps and not option.satisfied and not option.conditions:
+                if backend.machine is not None:  # the Route's word from this machine's runs (decide's machine=)
+                    said = backend.machine
+                    console.print(Padding(_text((f"on this machine: {said.state}", "yellow"), f" — {said.reason}",
+                                                ((f" ({', '.join(said.evidence)})" if verbose and said.evidence else ""), _DIM)),
+                                          (0, 0, 0, 4), expand=False))
+                elif not option.steps and not option.satisfied and not option.conditions:
                     runtime = matrix.cells.get(("runtime", route.target))
                     if runtime is not None and runtime.status.value == "blocked":  # the log's runs used no GPU
                         console.print(Padding(_text(("no release setting to change, but the runs used no GPU: ", "yellow"),

@@ -162,6 +162,7 @@ class Cells:
         self.targets: tuple[str, ...] = tuple(self._raw)
         self._rows: dict[str, Row] = {}
         self._index = {tag: i for i, tag in enumerate(self.tags)}
+        self._routes: dict[tuple[str, str], Any] = {}
 
     def row(self, target: str) -> Row:
         row = self._rows.get(target)
@@ -172,6 +173,26 @@ class Cells:
     def cell_at(self, target: str, tag: str) -> Cell:
         i = self._index[tag]
         return next(c for c in self.row(target).cells if self._index[c.first] <= i <= self._index[c.last])
+
+    def route_at(self, target: str, tag: str):
+        """The Route the timeline stored for ``target`` at ``tag`` (gfxgate.answer.route.Route), read back from its
+        step ids once per (target, tag): what doctor's timeline answer, workarounds without a clone and diagnose's
+        refusals read, the same record scan computes (tests/answer/test_views_agree.py holds them equal)."""
+        key = (target, tag)
+        route = self._routes.get(key)
+        if route is None:
+            from gfxgate.answer.route import StoredBackend, stored_route
+            from gfxgate.gate.route import default_routes
+            from gfxgate.gate.workarounds import default_workarounds
+
+            cell = self.cell_at(target, tag)
+            backends = [StoredBackend(b.backend, b.state, b.label, b.phrase, b.reason, tuple(map(evidence, b.evidence)),
+                                      b.steps) for b in cell.backends]
+            route = self._routes[key] = stored_route(
+                target, tag, route=cell.route, label=cell.label, certain=cell.certain, reason=cell.reason,
+                backends=backends, rules=default_routes(), workarounds=default_workarounds(),
+                evidence=tuple(map(evidence, cell.evidence)))
+        return route
 
     def at(self, tag: str) -> ReleaseView:
         """The stored statuses at one release, as the answer reads a release (gfxgate.answer.view.StatusView)."""
@@ -192,6 +213,19 @@ class Cells:
                 status, span = layers[layer], f"{cell.first} … {cell.last}"
             flipped = next((f.evidence[0].where for f in cell.start if f.layer == layer and f.evidence), flipped)
         return status, f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
+
+
+def evidence(ev) -> Any:
+    """A stored line (``timeline/model.py: Ev``, ``repo@tag:path:line``) as the answer's Evidence."""
+    import re
+
+    from gfxgate.model import Evidence, Location
+
+    m = re.fullmatch(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?", ev.where)
+    if m is None:
+        return Evidence(ev.source or "timeline", None, ev.text, ev.where)
+    return Evidence(ev.source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None),
+                    ev.text)
 
 
 class ReleaseView:

@@ -122,7 +122,7 @@ def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxga
     assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
     assert "ollama v0.20.0 does not ship gfx906 either" in entries["hsa-override-9.0.6"]["summary"]
     assert "embedded timeline's at v0.20.0" in entries["copy-rocblas-tensile"]["summary"]
-    assert entries["copy-rocblas-tensile"]["setting"].startswith("cp /opt/rocm/lib/rocblas/library/*gfx900* ")
+    assert entries["copy-rocblas-tensile"]["setting"].startswith('cp "$ROCBLAS"/library/*gfx900* ')
 
 
 def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_exe, tmp_path):

@@ -13,8 +13,8 @@ every target of the timeline: the route `scan` computes is the stored one, backe
 live/not-live state `workarounds` gives each override entry is the stored release's override check; and `doctor`
 on a captured machine of each card the doctor fixtures build (gfx900, gfx1031, gfx1103) gives the stored route's
 steps per backend — at every release where that target's stored route changes (each cell's first and last
-release) and at the two embedded ones, not every release (a doctor run per release is ~1 s; the cells' boundaries
-are where the answer changes, so a release inside a cell adds nothing the boundary does not).
+release) and at the two embedded ones, through one process per card. Every (target, release) cell, doctor's for
+every AMD target included, is tests/answer/test_every_cell.py's (in process, one captured tree per release).
 """
 
 from __future__ import annotations

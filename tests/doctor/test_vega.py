@@ -291,7 +291,14 @@ def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_exe, tmp_
                           capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
     assert done.returncode in (0, 1), done.stderr
     assert "nothing to change" not in done.stdout
-    assert "no release setting to change, but the runs used no GPU" in done.stdout
+    # the log's runs are an input of the answer (answer.route.with_machine, issue 37 item 1): Vulkan, on and offering
+    # no GPU, "ran on the CPU" on this machine, so the answer leads with the backend the runs did not refute
+    assert "on this machine: ran on the CPU — OLLAMA_VULKAN was on" in " ".join(done.stdout.split())
+    assert "The answer for gfx900 at v0.32.15: ROCm: build + rocBLAS files" in done.stdout
+    data = json.loads(subprocess.run([gfxgate_exe, "scan", "--target", "auto", "--log", str(log), "--format", "json"],
+                                     capture_output=True, text=True).stdout)
+    vulkan = next(b for b in data["routes"][0]["backends"] if b["backend"] == "vulkan")
+    assert vulkan["machine"]["state"] == "ran on the CPU" and data["routes"][0]["best"]["backend"] == "rocm"
 
 
 def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_exe, tmp_path):
