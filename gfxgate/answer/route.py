@@ -77,6 +77,7 @@ class RouteRule(NamedTuple):
     none_applies: str = "no override applies to {processor}"  # as_target: the refusal when no override applies
     vendors: tuple[str, ...] = ("amd",)  # whose targets this route is tried for (rules/routes.yaml `vendors:`)
     conditions: tuple[str, ...] = ()  # layers whose not-allowed cell the answer states as a condition (a driver window)
+    os: tuple[str, ...] = ("linux",)  # the releases (OS) this route exists on (rules/routes.yaml `os:`)
 
 
 class RouteRules(NamedTuple):
