@@ -63,7 +63,7 @@ class StoreRequest:
     offline: bool = False
     output: Path | None = None  # none: the shipped rules/snapshots/timeline.json (timeline-windows.json beside)
     on_probe: Callable[[str], None] | None = None
-    os: str | None = None  # none: every OS's table, each to its shipped file (an --output takes one --os)
+    os: str | None = None  # none: every OS's table, each to its shipped file (an --output: Linux's)
 
 
 @dataclass(frozen=True)
@@ -77,15 +77,13 @@ class StoredTimeline:
 def store(req: StoreRequest) -> tuple[StoredTimeline, ...]:
     """Each OS's timeline (``req.os``, else every OS: Linux's, then Windows'), computed live, as its snapshot document."""
     from gfxgate.app.common import parse_targets
-    from gfxgate.errors import UsageError
     from gfxgate.model import OSES
     from gfxgate.timeline import snapshot as snap
 
-    if req.output is not None and req.os is None:
-        raise UsageError("--output writes one timeline: name its --os")
     names = [str(t) for t in parse_targets(req.targets)] or snap.default_targets()
     out = []
-    for os in (req.os,) if req.os else OSES:
+    # an --output file holds one timeline: the --os named, else Linux's; without it every OS's, each to its file
+    for os in (req.os,) if req.os else ("linux",) if req.output is not None else OSES:
         answer = compute_live(names, None, None, req.sources, req.offline, False, False, req.on_probe, os)
         path = req.output or snap.default_path(os)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,9 +107,10 @@ def compute_live(names: list[str], first: str | None, last: str | None, sources:
     from gfxgate.timeline.compute import COUPLED, compute
 
     cat = catalog()
-    parsed = [cat.parse_target(n) for n in names]  # AMD's and NVIDIA's targets
-    probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed, for_os(default_workarounds(), os))]
     ruleset = default_rules().for_os(os)
+    # AMD's and NVIDIA's targets: those of the vendors the OS's rules answer (Windows: AMD's)
+    parsed = [t for t in (cat.parse_target(n) for n in names) if getattr(t, "vendor", "amd") in ruleset.vendors()]
+    probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed, for_os(default_workarounds(), os))]
     prober = TagProber(load_pins(), ruleset, "ollama", probe_targets, cat, sources=sources, offline=offline,
                        cache=default_facts_cache("ollama"), on_probe=on_probe, coupled=COUPLED)
     result = compute(prober, [str(t) for t in parsed], first=first or first_release(ruleset, os), last=last,

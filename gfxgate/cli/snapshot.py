@@ -48,7 +48,7 @@ def show_cmd() -> None:
 @source_options(refs=False)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where to write (default: the shipped rules/snapshots/timeline.json.zst, timeline-windows.json.zst).")
-@os_option(default=None, help="Only this OS's timeline (default: each OS's, to its shipped file; -o needs one).")
+@os_option(default=None, help="Only this OS's timeline (default: each OS's, to its shipped file; with -o, Linux's).")
 def timeline_cmd(targets, sources, offline, output, os_name) -> None:
     """Compute the timeline over every ollama release and store it, so `gfxgate timeline` works offline (one table
     per OS: Linux's and Windows')."""

@@ -73,6 +73,11 @@ class RuleSet(NamedTuple):
     def locations(self) -> tuple[RuleLocation, ...]:
         return tuple(RuleLocation(r.id, r.layer, r.uri, r.line) for r in self.rules if r.uri)
 
+    def vendors(self) -> frozenset[str]:
+        """The vendors whose targets these rules answer (a source layer of theirs is here): for the Windows
+        release AMD's alone, until NVIDIA's Windows runners have rules."""
+        return frozenset(v for layer in self.layers if layer.kind == "source" for v in layer.vendors)
+
     def for_os(self, os: str) -> RuleSet:
         """The layers and rules of the release for ``os`` (``--os``): the one place rules are selected by OS."""
         return RuleSet(layers=tuple(la for la in self.layers if os in la.os),
@@ -138,12 +143,15 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
         data, lines = load_yaml_entries(path, "gates", "rules")
         if data["layer"] not in layer_ids:
             raise RuleError(f"{path}: unknown layer {data['layer']!r} (known: {', '.join(sorted(layer_ids))})")
+        layer_os = next(layer.os for layer in layers if layer.id == data["layer"])
         uri = rules_uri(path)
         for index, raw in enumerate(data["rules"]):
             rule = _rule(raw, data["layer"], path, lines[index] if index < len(lines) else 0, uri)
             if rule.id in seen:
                 raise RuleError(f"{path}: duplicate rule id {rule.id!r} (also in {seen[rule.id]})")
             seen[rule.id] = str(path)
+            if not set(rule.os) <= set(layer_os):  # a rule of a release whose matrix has no such row would never show
+                raise RuleError(f"{path}: rule {rule.id}: os {list(rule.os)} is not among its layer's {list(layer_os)}")
             if rule.matcher not in MATCHERS:
                 raise RuleError(f"{path}: rule {rule.id}: unknown matcher {rule.matcher!r}")
             if repos is not None and rule.repo not in repos:

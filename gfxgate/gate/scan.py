@@ -212,6 +212,10 @@ def answer(
     from gfxgate.gate.route import decide, default_routes, override_rule, routes_for_os
 
     requested = [str(t) for t in targets]
+    unanswered = [name for t, name in zip(targets, requested) if getattr(t, "vendor", "amd") not in gate.ruleset.vendors()]
+    if unanswered:
+        raise UsageError(f"no rules of the {gate.os.capitalize()} release for {', '.join(unanswered)}: gfxgate answers "
+                         f"{' and '.join(sorted(gate.ruleset.vendors()))} targets for it", hint="scan with --os linux")
     from gfxgate.gate.workarounds import default_workarounds, for_os, link
 
     route_rules = routes_for_os(default_routes(), gate.os)  # the release's OS selects its routes and workarounds
