@@ -137,7 +137,7 @@ def matrix(
         from gfxgate.artifacts.scan import scan_paths
         from gfxgate.artifacts.verdicts import artifact_verdicts
 
-        extra.update(artifact_verdicts(scan_paths(list(installed)), columns_))
+        extra.update(artifact_verdicts(scan_paths(list(installed)), columns_, hsa_override=gate.os == "linux"))
     if runtime:
         from gfxgate.sweep.verdicts import runtime_backend_verdicts as worklog_backends
         from gfxgate.sweep.verdicts import runtime_verdicts as worklog_verdicts
