@@ -41,14 +41,16 @@ def examine(req, fs: RootFS, matrix_of: Callable[..., Any]) -> MachineReport:
         notes.append("no AMD GPU target: a Windows tree has no sysfs; give the server log (--log …\\AppData\\Local\\Ollama"
                      "\\server.log, or keep it in the captured tree) so its \"inference compute\" line names the card")
     installed = gpu_code(fs, installs.gpu_code_files())
-    reports = tuple(_target(target, name, version, req, installs, installed, matrix_of, diagnoses)
+    reports = tuple(_target(fs, target, name, version, req, installs, installed, matrix_of, diagnoses)
                     for target, name in gpus.items())
     return MachineReport(root=str(req.root), gpus=(), amdgpu_loaded=False, installs=installs, unit=None,
                          logs=tuple(logs), targets=reports, unreadable=tuple(dict.fromkeys(fs.denied)),
                          notes=tuple(notes + fs.notes))
 
 
-def _target(target: str, name: str, version: str | None, req, installs, installed, matrix_of, diagnoses) -> TargetReport:
+def _target(fs: RootFS, target: str, name: str, version: str | None, req, installs, installed, matrix_of,
+            diagnoses) -> TargetReport:
+    from gfxgate.doctor.examine import _machine_path  # a row's evidence names the machine's path, not the folder's
     from gfxgate.gate.scan import FactsRequest
     from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
@@ -72,7 +74,8 @@ def _target(target: str, name: str, version: str | None, req, installs, installe
             continue
         steps = tuple(_step(s, target, installs) for s in b.option.steps)
         backends.append(BackendVerdict(b.backend, b.title, "needs steps" if steps else "runs", b.option.label, steps))
-    rows = tuple(matrix.cells[(layer.id, target)] for layer in matrix.layers if (layer.id, target) in matrix.cells)
+    rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
+                 if (layer.id, target) in matrix.cells)
     origin = f"embedded snapshot at {tag} (Windows release)" if facts.embedded else f"sources at {tag} (Windows release)"
     return TargetReport(target, name, version, origin, rows, tuple(backends), route.sentence, None, (),
                         tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers))
