@@ -45,7 +45,7 @@ def examine(req, fs: RootFS, matrix_of: Callable[..., Any]) -> MachineReport:
                     for target, name in gpus.items())
     return MachineReport(root=str(req.root), gpus=(), amdgpu_loaded=False, installs=installs, unit=None,
                          logs=tuple(logs), targets=reports, unreadable=tuple(dict.fromkeys(fs.denied)),
-                         notes=tuple(notes + fs.notes))
+                         notes=tuple(notes + fs.notes), os=WINDOWS)
 
 
 def _target(fs: RootFS, target: str, name: str, version: str | None, req, installs, installed, matrix_of,

@@ -105,3 +105,14 @@ def test_without_a_log_the_report_says_where_the_target_comes_from(tmp_path):
     assert report.targets == ()
     assert any("a Windows tree has no sysfs" in n for n in report.notes)
     assert any("rocm_v7_1" in r.path for i in report.installs.ollama for r in i.runners)
+
+
+def test_the_windows_report_reads_as_windows_in_every_format(tmp_path):
+    from gfxgate.app.doctor import DoctorRequest, examine
+    from gfxgate.doctor.render import render
+
+    report = examine(DoctorRequest(root=windows_tree(tmp_path / "c"))).report
+    md = render(report, "md")
+    assert "a Windows install: no sysfs" in md and "amdgpu module" not in md and "ollama.service" not in md
+    for fmt in ("text", "json", "nfd", "prometheus"):
+        assert render(report, fmt)  # every formatter takes a Windows report
