@@ -171,7 +171,7 @@ def gate_facts(request: FactsRequest) -> GateFacts:
             infos = snap.sources
             notes += list(snap.notes) + stale
             if embedded:
-                notes.append(release_note(snap, pins, pin_set, today))
+                notes.append(release_note(snap, pins, pin_set, today, request.os))
             notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
             if rules_root is not None:
                 notes.append(f"rules from {rules_root}, evaluated against the embedded snapshot: a rule it holds no facts "
@@ -245,10 +245,11 @@ def answer(
                                notes=matrix.notes + tuple(note for _, note in docs), os=gate.os)
 
 
-def release_note(snap, pins: Pins, pin_set: str | None, today: date | None) -> str:
+def release_note(snap, pins: Pins, pin_set: str | None, today: date | None, os: str = DEFAULT_OS) -> str:
     """Which ollama release a snapshot answer is for, when that release was made, how old it is on ``today``, and
     the other embedded answers (the pin sets): `scan` without --ref answers for today's release."""
     ref = next((s.ref for s in snap.sources if s.name == "ollama"), pins.sources["ollama"].ref)
+    release = f"{ref} for {os.capitalize()}" if os != DEFAULT_OS else ref  # `--os windows`: the Windows release
     made = snap.released.get("ollama")
     when = f" (its commit is of {made}" if made else ""
     if made and today is not None:
@@ -256,10 +257,10 @@ def release_note(snap, pins: Pins, pin_set: str | None, today: date | None) -> s
         when += f", {days} day{'s' if days != 1 else ''} before {today.isoformat()}"
     when += ")" if made else ""
     if pin_set is not None:
-        return f"answers for ollama {ref}{when}, from pin set {pin_set!r} of rules/pins.toml; without --ref, the answer is for the newest release"
+        return f"answers for ollama {release}{when}, from pin set {pin_set!r} of rules/pins.toml; without --ref, the answer is for the newest release"
     others = "; ".join(f"--ref ollama={refs['ollama']} answers for pin set {name!r}" for name, refs in sorted(pins.pin_sets.items())
                        if "ollama" in refs)
-    return f"answers for ollama {ref}, the newest release in the embedded snapshot{when}" + (f"; {others}, offline" if others else "")
+    return f"answers for ollama {release}, the newest release in the embedded snapshot{when}" + (f"; {others}, offline" if others else "")
 
 
 def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None,

@@ -94,7 +94,7 @@ def test_scan_for_windows_names_the_preset_the_sdk_the_packaging_and_no_override
     assert "ROCm 6 on Windows is disabled" in md and "`ollama@v0.32.15:scripts/build_windows.ps1:" in md
     assert 'documented under "Overrides on Linux" only' in md and "`ollama@v0.32.15:docs/gpu.mdx:" in md
     assert "AMD driver is too old" in md and "`ollama@v0.32.15:discover/amd.go:" in md
-    assert "answers for the Windows release (--os windows)" in md
+    assert "answers for the Windows release (--os windows)" in md and "answers for ollama v0.32.15 for Windows" in md
 
 
 def test_the_windows_answer_never_suggests_the_override_or_a_systemd_drop_in(gfxgate_exe, clean_env):
