@@ -115,6 +115,20 @@ def test_the_windows_answer_never_suggests_the_override_or_a_systemd_drop_in(gfx
     assert any("-DOLLAMA_LLAMA_BACKENDS=rocm_v7_1" in s["setting"] for s in rocm["option"]["steps"])
 
 
+def test_scan_for_windows_reads_the_windows_cuda_runner(gfxgate_exe, clean_env):
+    """NVIDIA on Windows: cuda_v12's Windows preset builds Pascal as PTX only (the Linux one has sm_60/61 cubins)."""
+    proc = subprocess.run([gfxgate_exe, "scan", "-t", "sm_61", "--os", "windows", "--format", "json"], capture_output=True,
+                          text=True, timeout=120, env=clean_env)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    build = next(c for layer in data["layers"] if layer["id"] == "cuda-build" for c in layer["cells"])
+    assert build["status"] == "partial" and "cuda_v12 (windows): PTX only (61-virtual)" in build["summary"]
+    assert any("60-virtual;61-virtual" in e["text"] for e in build["evidence"])
+    packaging = next(c for layer in data["layers"] if layer["id"] == "cuda-packaging" for c in layer["cells"])
+    assert "Windows release build has CUDA runners" in packaging["summary"]
+    assert data["routes"][0]["label"].startswith("CUDA out of the box")
+
+
 def test_an_unknown_os_on_the_command_line_is_exit_2(gfxgate_exe, clean_env):
     proc = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1031", "--os", "macos"], capture_output=True, text=True,
                           timeout=60, env=clean_env)

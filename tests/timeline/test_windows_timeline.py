@@ -15,7 +15,9 @@ def test_the_windows_table_is_stored_beside_linux_s_and_small():
 def test_the_windows_table_answers_with_the_windows_routes():
     windows = snapshot.load(os="windows")
     assert windows.os == "windows" and windows.tags[0] == "v0.30.0" and windows.tags[-1] == snapshot.load().tags[-1]
-    assert all(t.startswith("gfx") for t in windows.targets)  # AMD's: NVIDIA's Windows runners have no rules yet
+    # NVIDIA's too: cuda_v12's Windows preset has Pascal as PTX only (60-virtual;61-virtual), so CUDA runs sm_61 by JIT
+    assert windows.cell_at("sm_61", "v0.32.15").route == "cuda-release"
+    assert snapshot.load_cells(os="windows").status_where("sm_61", "v0.32.15", "cuda-build")[0] == "partial"
     routes = {c.route for r in windows.rows for c in r.cells}
     assert "rocm-override" not in routes and "rocm-build" not in routes  # Linux's
     # gfx1010 was in rocm_v7_1_windows up to v0.31.1; v0.31.2 removed it (and gfx942/950/1012/1103)
