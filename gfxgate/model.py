@@ -15,6 +15,17 @@ from typing import Any, ClassVar, Iterable
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 
+# The operating systems a release is answered for (`--os`); a rule, layer, route or workaround without `os:` describes
+# the Linux release (every rule written before the OS axis did).
+OSES = ("linux", "windows")
+DEFAULT_OS = "linux"
+
+
+def os_of(raw: dict) -> tuple[str, ...]:
+    """The operating systems a rules entry describes: its `os:` list, else Linux alone."""
+    return tuple(raw.get("os") or (DEFAULT_OS,))
+
+
 class Status(str, Enum):
     """What a layer says about a target. Ordered from most to least restrictive (see RANK)."""
 

@@ -79,6 +79,7 @@ class RouteRule(NamedTuple):
     vendors: tuple[str, ...] = ("amd",)  # whose targets this route is tried for (rules/routes.yaml `vendors:`)
     conditions: tuple[str, ...] = ()  # layers whose not-allowed cell the answer states as a condition (a driver window)
     states: tuple[str, ...] = ()  # layers whose cell the answer states even when allowed (the runner folder)
+    os: tuple[str, ...] = ("linux",)  # the releases (OS) this route exists on (rules/routes.yaml `os:`)
 
 
 class RouteRules(NamedTuple):

@@ -18,6 +18,7 @@ class CheckRequest:
     rules_root: Path | None = None
     sources: dict[str, str] = field(default_factory=dict)
     offline: bool = False
+    os: str = "linux"  # the release both matrices answer for (--os)
 
 
 def check(req: CheckRequest) -> DiffAnswer:
@@ -31,7 +32,7 @@ def check(req: CheckRequest) -> DiffAnswer:
         raise UsageError("name at least one --target", hint="e.g. gfxgate check --base-ref origin/main --target gfx900")
     pins_path = req.pins or default_pins_path()
     result = run_check(parsed, req.base_ref, pins_path, sources=req.sources, offline=req.offline,
-                       rules_root=req.rules_root)
+                       rules_root=req.rules_root, os=req.os)
     failing = fail_on_targets(req.fail_on, result.diff.targets)
     pins_uri, lines = pins_location(result.pins_path)
     return DiffAnswer(result.diff, failing, pins_uri, lines, result.pins_path)

@@ -16,6 +16,7 @@ class DiffRequest:
     pins: Path | None = None  # the pins file SARIF locations point at (default: rules/pins.toml of this repository)
     locate_pins: bool = False  # read the pins file's locations (SARIF only)
     output: Path | None = None  # the report's file: refused when it is one of the inputs
+    os: str | None = None  # --os: both matrices must answer for this OS (None: any, the same on both sides)
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,20 @@ class DiffAnswer:
     pins_path: Path | None = None  # check: the pins file compared
 
 
+def same_os(old, new, wanted: str | None) -> None:
+    """Two matrices of different releases' OSes are no comparison (their rows and routes differ): exit 2, as is a
+    matrix of another OS than ``--os`` names. A matrix without ``os`` is Linux's."""
+    from gfxgate.errors import UsageError
+
+    sides = (old.get("os", "linux"), new.get("os", "linux"))
+    if sides[0] != sides[1]:
+        raise UsageError(f"diff: the old matrix answers for {sides[0]}, the new one for {sides[1]}",
+                         hint="compare two scans made with the same --os")
+    if wanted is not None and sides[0] != wanted:
+        raise UsageError(f"diff: the matrices answer for {sides[0]}, not --os {wanted}",
+                         hint=f"scan with --os {wanted}")
+
+
 def diff(req: DiffRequest) -> DiffAnswer:
     from gfxgate.app.common import fail_on_targets, refuse_output_over_inputs
     from gfxgate.prcheck.diff import diff_matrices, fail_closed, load_matrix
@@ -35,6 +50,7 @@ def diff(req: DiffRequest) -> DiffAnswer:
     refuse_output_over_inputs(req.output, (req.old, req.new))
     old_matrix, new_matrix = load_matrix(req.old), load_matrix(req.new)
     fail_closed(old_matrix, new_matrix, command="diff")
+    same_os(old_matrix, new_matrix, req.os)
     result = diff_matrices(old_matrix, new_matrix)
     failing = fail_on_targets(req.fail_on, result.targets)
     pins_uri, lines = pins_location(req.pins) if req.locate_pins else ("rules/pins.toml", {})

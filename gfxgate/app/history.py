@@ -19,6 +19,7 @@ class HistoryRequest:
     sources: dict[str, str] = field(default_factory=dict)
     offline: bool = False
     on_probe: Callable[[str], None] | None = None  # called with each tag probed
+    os: str = "linux"  # the release whose rules are walked (--os)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def history(req: HistoryRequest) -> HistoryAnswer:
     from gfxgate.targets import catalog
 
     parsed = parse_targets(req.targets)
-    prober = TagProber(load_pins(), default_rules(), req.repo, parsed, catalog(), sources=req.sources,
+    prober = TagProber(load_pins(), default_rules().for_os(req.os), req.repo, parsed, catalog(), sources=req.sources,
                        offline=req.offline, cache=default_facts_cache(req.repo), on_probe=req.on_probe)
     result = walk(prober, first=req.first, last=req.last, layers=list(req.layers) or None, prereleases=req.prereleases,
                   every_tag=req.every_tag)

@@ -75,6 +75,9 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
     timeline = snapshot.load()
     out["timeline.md"] = render_timeline(timeline, "md")
     out["timeline.svg"] = render_timeline(timeline, "svg")
+    windows = snapshot.load(os="windows")  # the Windows release's table (docs/windows.md), stored beside Linux's
+    out["timeline-windows.md"] = render_timeline(windows, "md")
+    out["timeline-windows.svg"] = render_timeline(windows, "svg")
     if folder is not None:
         out.update(render_h200(folder))
     return out

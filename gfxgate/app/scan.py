@@ -31,6 +31,7 @@ class ScanRequest:
     rules_root: Path | None = None
     snapshot_path: Path | None = None
     today: date | None = None  # the date the answer's release age is counted to
+    os: str = "linux"  # the release answered for (--os linux|windows)
 
 
 def scan(req: ScanRequest) -> GateMatrix:
@@ -72,7 +73,7 @@ def scan(req: ScanRequest) -> GateMatrix:
     from gfxgate.gate.scan import FactsRequest
 
     facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
-                         snapshot_path=req.snapshot_path, today=req.today)
+                         snapshot_path=req.snapshot_path, today=req.today, os=req.os)
     result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
                     runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version,
                     machine=machine_facts)
@@ -142,7 +143,7 @@ def matrix(
         from gfxgate.artifacts.scan import scan_paths
         from gfxgate.artifacts.verdicts import artifact_verdicts
 
-        extra.update(artifact_verdicts(scan_paths(list(installed)), columns_))
+        extra.update(artifact_verdicts(scan_paths(list(installed)), columns_, hsa_override=gate.os == "linux"))
     if runtime:
         from gfxgate.sweep.verdicts import runtime_backend_verdicts as worklog_backends
         from gfxgate.sweep.verdicts import runtime_verdicts as worklog_verdicts

@@ -20,6 +20,7 @@ class TimelineRequest:
     prereleases: bool = False
     every_tag: bool = False
     on_probe: Callable[[str], None] | None = None  # called with each tag probed (live)
+    os: str = "linux"  # the release answered for (--os): its embedded table, or its rules and routes live
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,9 @@ def timeline(req: TimelineRequest) -> TimelineAnswer:
     names = [str(t) for t in parse_targets(req.targets)] or None
     if req.live:
         return compute_live(names or snap.default_targets(), req.first, req.last, req.sources, req.offline,
-                            req.prereleases, req.every_tag, req.on_probe)
+                            req.prereleases, req.every_tag, req.on_probe, req.os)
     first, last = req.first, req.last
-    stored = snap.load()
+    stored = snap.load(os=req.os)
     if names:
         missing = [n for n in names if n not in stored.targets]
         if missing:
@@ -60,8 +61,9 @@ class StoreRequest:
     targets: tuple[str, ...] = ()  # none: every target a rule names
     sources: dict[str, str] = field(default_factory=dict)
     offline: bool = False
-    output: Path | None = None  # none: the shipped rules/snapshots/timeline.json
+    output: Path | None = None  # none: the shipped rules/snapshots/timeline.json (timeline-windows.json beside)
     on_probe: Callable[[str], None] | None = None
+    os: str | None = None  # none: every OS's table, each to its shipped file (an --output: Linux's)
 
 
 @dataclass(frozen=True)
@@ -72,33 +74,45 @@ class StoredTimeline:
     document: bytes  # the timeline snapshot's JSON
 
 
-def store(req: StoreRequest) -> StoredTimeline:
+def store(req: StoreRequest) -> tuple[StoredTimeline, ...]:
+    """Each OS's timeline (``req.os``, else every OS: Linux's, then Windows'), computed live, as its snapshot document."""
     from gfxgate.app.common import parse_targets
+    from gfxgate.model import OSES
     from gfxgate.timeline import snapshot as snap
 
     names = [str(t) for t in parse_targets(req.targets)] or snap.default_targets()
-    answer = compute_live(names, None, None, req.sources, req.offline, False, False, req.on_probe)
-    path = req.output or snap.default_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return StoredTimeline(answer.result, answer.cache_warning, path, snap.dumps(snap.build(answer.result)))
+    out = []
+    # an --output file holds one timeline: the --os named, else Linux's; without it every OS's, each to its file
+    for os in (req.os,) if req.os else ("linux",) if req.output is not None else OSES:
+        answer = compute_live(names, None, None, req.sources, req.offline, False, False, req.on_probe, os)
+        path = req.output or snap.default_path(os)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        out.append(StoredTimeline(answer.result, answer.cache_warning, path, snap.dumps(snap.build(answer.result, os))))
+    return tuple(out)
 
 
 def compute_live(names: list[str], first: str | None, last: str | None, sources: dict[str, str], offline: bool,
-                 prereleases: bool, every_tag: bool, on_probe: Callable[[str], None] | None = None) -> TimelineAnswer:
+                 prereleases: bool, every_tag: bool, on_probe: Callable[[str], None] | None = None,
+                 os: str = "linux") -> TimelineAnswer:
     """The timeline of ``names`` over the ollama release tags, probed with the same rules and facts cache as
-    `gfxgate history` (the override routes' targets probed too)."""
+    `gfxgate history` (the override routes' targets probed too), for ``os``'s release: from the first release its own
+    rules read (``snapshot.first_release``: Windows from v0.30.0) unless ``first`` says otherwise."""
     from gfxgate.gate.route import extra_targets
     from gfxgate.gate.ruleset import default_rules
+    from gfxgate.gate.workarounds import default_workarounds, for_os
+    from gfxgate.timeline.snapshot import first_release
     from gfxgate.history.walk import TagProber, default_facts_cache
     from gfxgate.sources.resolve import load_pins
     from gfxgate.targets import catalog
     from gfxgate.timeline.compute import COUPLED, compute
 
     cat = catalog()
-    parsed = [cat.parse_target(n) for n in names]  # AMD's and NVIDIA's targets
-    probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed)]
-    prober = TagProber(load_pins(), default_rules(), "ollama", probe_targets, cat, sources=sources, offline=offline,
+    ruleset = default_rules().for_os(os)
+    # AMD's and NVIDIA's targets: those of the vendors the OS's rules answer (Windows: AMD's)
+    parsed = [t for t in (cat.parse_target(n) for n in names) if getattr(t, "vendor", "amd") in ruleset.vendors()]
+    probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed, for_os(default_workarounds(), os))]
+    prober = TagProber(load_pins(), ruleset, "ollama", probe_targets, cat, sources=sources, offline=offline,
                        cache=default_facts_cache("ollama"), on_probe=on_probe, coupled=COUPLED)
-    result = compute(prober, [str(t) for t in parsed], first=first, last=last, prereleases=prereleases,
-                     every_tag=every_tag)
+    result = compute(prober, [str(t) for t in parsed], first=first or first_release(ruleset, os), last=last,
+                     prereleases=prereleases, every_tag=every_tag, ruleset=ruleset, os=os)
     return TimelineAnswer(result, prober.cache.warning or None)

@@ -19,6 +19,7 @@ class WorkaroundsRequest:
     sources: dict[str, str] = field(default_factory=dict)
     offline: bool = False
     installed: tuple[Path, ...] = ()  # scanned artifacts
+    os: str = "linux"  # the release answered for (--os): its workarounds (the HSA overrides are Linux's) and routes
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,11 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.sources.resolve import SourceSet, load_pins
     from gfxgate.trace import workarounds as tw
 
+    from gfxgate.gate.route import default_routes, routes_for_os
+
     parsed = parse_targets(req.targets)
-    items = wk.default_workarounds()
+    items = wk.for_os(wk.default_workarounds(), req.os)
+    override = override_rule(routes_for_os(default_routes(), req.os))  # None on Windows: no override route
     if parsed:
         processors = {t.processor for t in parsed}
         items = tuple(w for w in items if not w.applies_to or processors & set(w.applies_to))
@@ -53,7 +57,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     pins = load_pins()
     # an embedded snapshot holds that version: the pins', or a pin set's (`--ref ollama=v0.17.5`: the study); the
     # route settings are that snapshot's even with --source (the same answer as `scan --ref` without it)
-    facts = FactsRequest(refs=refs or None, offline=offline, strict_coupled=False)
+    facts = FactsRequest(refs=refs or None, offline=offline, strict_coupled=False, os=req.os)
     embedded = facts.embedded  # FactsRequest.origin: the one place that decides snapshot, pin set or live
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     try:
@@ -65,7 +69,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
             if sources:
                 raise
             if not embedded:  # a release of the embedded timeline: its stored statuses and Routes answer
-                stored = _from_timeline(items, parsed, refs)
+                stored = _from_timeline(items, parsed, refs, req.os)
                 if stored is None:
                     raise
                 return stored
@@ -73,7 +77,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         matrix = steps = None
         if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
             if not embedded or (not refs and ollama is not None and ollama.ref != pins.sources["ollama"].ref):
-                facts = FactsRequest(refs=refs, sources=sources, offline=offline, strict_coupled=False)
+                facts = FactsRequest(refs=refs, sources=sources, offline=offline, strict_coupled=False, os=req.os)
             matrix = scan_matrix(parsed, facts, trim=False, check_steps=tw.check_steps)
             steps = step_settings(matrix.routes)
         if ollama is None:
@@ -82,12 +86,12 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
             reports = wk.unchecked(items, ref_of, "ollama cannot be read here, so the workarounds' own checks did not "
                                    "run; the route settings and override checks are the embedded snapshot's (give "
                                    "--source ollama=CLONE to check them)", targets=parsed, steps=steps, view=matrix,
-                                   override=override_rule(), release=f"ollama {version}")
+                                   override=override, release=f"ollama {version}")
             return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
                                      tuple(w for w in items if not w.exists_at(ref_of)))
-        view = matrix if matrix is not None else _stored_release(ollama.ref)  # without targets: the stored release's
+        view = matrix if matrix is not None else _stored_release(ollama.ref, req.os)  # without targets: the stored release's
         reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=view,
-                               override=override_rule(), release=f"ollama {ollama.ref}")
+                               override=override, release=f"ollama {ollama.ref}")
         absent = tw.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
@@ -95,20 +99,20 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
 
 
-def _stored_release(tag: str):
+def _stored_release(tag: str, os: str = "linux"):
     """The embedded timeline at ollama ``tag`` as a status view (the posed targets' columns an override check reads
     when no targets were named), or None when it does not hold that release."""
     from gfxgate.errors import GfxgateError
     from gfxgate.timeline import snapshot
 
     try:
-        cells = snapshot.load_cells()
+        cells = snapshot.load_cells(os=os)
     except GfxgateError:
         return None
     return cells.at(tag) if tag in cells.tags else None
 
 
-def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
+def _from_timeline(items, parsed, refs, os: str = "linux") -> WorkaroundsAnswer | None:
     """The answer at a release of the embedded timeline (``--ref ollama=TAG``, offline, no clone): each entry not
     checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
     a cell's versioned command), and the override check over the stored release; None when the timeline does not
@@ -116,23 +120,24 @@ def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
     from gfxgate.answer.route import step_settings
     from gfxgate.errors import GfxgateError
     from gfxgate.gate import workarounds as wk
-    from gfxgate.gate.route import override_rule
+    from gfxgate.gate.route import default_routes, override_rule, routes_for_os
     from gfxgate.timeline import snapshot
 
     tag = refs.get("ollama")
     if set(refs) != {"ollama"} or not tag:
         return None
     try:
-        cells = snapshot.load_cells()
+        cells = snapshot.load_cells(os=os)
     except GfxgateError:
         return None
     if tag not in cells.tags:
         return None
     ref_of = {"ollama": tag}.get
+    rules = routes_for_os(default_routes(), os)
     # each step's setting is the stored Route's (read back once, as doctor's timeline answer reads it)
     steps = step_settings([cells.route_at(t, tag) for t in (str(t) for t in parsed) if t in cells.targets])
     reports = wk.unchecked(items, ref_of, f"ollama cannot be read here, so the workarounds' own checks did not run; the "
                            f"route settings and override checks are the embedded timeline's at {tag} (give --source "
                            "ollama=CLONE to check them)", targets=parsed, steps=steps, view=cells.at(tag),
-                           override=override_rule(), release=f"ollama {tag}")
+                           override=override_rule(rules), release=f"ollama {tag}")
     return WorkaroundsAnswer(tuple(reports), (), tuple(w for w in items if not w.exists_at(ref_of)))

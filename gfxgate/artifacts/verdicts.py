@@ -20,7 +20,11 @@ SOURCE = "artifacts"
 MAX_EVIDENCE = 6
 
 
-def artifact_verdicts(report: ArtifactReport, targets: list[TargetId]) -> dict[tuple[str, str], Verdict]:
+def artifact_verdicts(report: ArtifactReport, targets: list[TargetId], *,
+                      hsa_override: bool = True) -> dict[tuple[str, str], Verdict]:
+    """The artifact rows of ``targets``. ``hsa_override=False`` (the Windows release, whose HIP runtime does not go
+    through HSA): another target's code is no route, so a target without its own code is blocked, not
+    override-required."""
     cells: dict[tuple[str, str], Verdict] = {}
     library_files = [f for f in report.files if f.library is not None]
     other_files = [f for f in report.files if f.library is None]
@@ -29,9 +33,9 @@ def artifact_verdicts(report: ArtifactReport, targets: list[TargetId]) -> dict[t
             cells[(CUDA_LAYER, str(target))] = cuda_verdict(report.files, target, roots=report.paths)
             continue
         cells[(ROCBLAS_LAYER, str(target))] = _layer_verdict(ROCBLAS_LAYER, library_files, target, rocblas=True,
-                                                             roots=report.paths)
+                                                             roots=report.paths, hsa_override=hsa_override)
         cells[(INSTALLED_LAYER, str(target))] = _layer_verdict(INSTALLED_LAYER, other_files, target, rocblas=False,
-                                                               roots=report.paths)
+                                                               roots=report.paths, hsa_override=hsa_override)
     return cells
 
 
@@ -62,7 +66,7 @@ def _code_evidence(pairs: list[tuple[FileReport, CodeObject, compat.Match]]) -> 
 
 
 def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, rocblas: bool,
-                   roots: tuple[str, ...] = ()) -> Verdict:
+                   roots: tuple[str, ...] = (), hsa_override: bool = True) -> Verdict:
     name = str(target)
     what = "rocBLAS/Tensile/hipBLASLt library files" if rocblas else "installed files with GPU code"
     scanned = [f for f in files if f.kind != SKIPPED]
@@ -124,7 +128,7 @@ def _layer_verdict(layer: str, files: list[FileReport], target: TargetId, *, roc
     # Posing as another processor to reach a runtime's own embedded kernels is no answer: library code only.
     # (an OVERRIDE match carries its HSA_OVERRIDE_GFX_VERSION value)
     overrides = [p for p in pairs if p[2].kind == compat.OVERRIDE and p[2].override is not None and p[1].confirmed
-                 and p[1].container != EMBEDDED]
+                 and p[1].container != EMBEDDED and hsa_override]
     if overrides:
         # nearest processor first (gfx900 before gfx906 for a gfx902 device), then path order
         best = min(overrides, key=lambda p: (p[2].code_target, p[0].path))[2]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
+from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal_text
 
 
 @click.command()
@@ -27,13 +27,14 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Gate rules folder (default: the shipped rules; read at the base ref too when inside the repository).")
 @source_options(refs=False)
+@os_option
 @format_option(("md", "json", "sarif", "text"))
 @output_option()
 @click.option("--sarif-output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the diff as SARIF 2.1.0 to this file.")
 @click.option("--summary", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also append the Markdown diff to this file (e.g. \"$GITHUB_STEP_SUMMARY\").")
-def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, output, sarif_output, summary) -> None:
+def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, os_name, fmt, output, sarif_output, summary) -> None:
     """Diff the gate matrix at the pins of --base-ref against the working tree's pins.
 
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 3 invalid pins or
@@ -46,7 +47,7 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
     from gfxgate.sources.resolve import parse_assignments
 
     answer = run(CheckRequest(base_ref, tuple(targets), tuple(fail_on), pins, rules_root,
-                              parse_assignments(sources, "--source"), offline))
+                              parse_assignments(sources, "--source"), offline, os_name))
     failing, pins_uri, lines = answer.failing, answer.pins_uri, answer.pins_lines
     title = f"gfxgate check against {base_ref}"
     if summary is not None:

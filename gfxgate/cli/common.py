@@ -95,6 +95,18 @@ def source_options(func: Callable | None = None, *, refs: bool = True, online: b
     return func
 
 
+def os_option(func: Callable | None = None, *, help: str | None = None, default: str | None = "linux") -> Callable:
+    """--os linux|windows: which release of Ollama the answer is for (its presets, packaging, discovery, overrides).
+    ``default=None``: the option is optional (`diff`: the matrices say their OS)."""
+    if func is None:
+        return lambda f: os_option(f, help=help, default=default)
+    from gfxgate.model import OSES
+
+    return click.option("--os", "os_name", type=click.Choice(OSES), default=default, show_default=default is not None,
+                        help=help or "Answer for Ollama's release on this OS: its rules, routes and workarounds "
+                                     "(docs/windows.md).")(func)
+
+
 def report_exit(diff, failing: tuple[str, ...]) -> None:
     """One summary line on stderr; exit 1 when a --fail-on target regressed."""
     import sys

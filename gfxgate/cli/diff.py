@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, report_exit, terminal_text
+from gfxgate.cli.common import emit, format_option, os_option, output_option, report_exit, terminal_text
 
 DIFF_FORMATS = ("md", "json", "sarif", "text")
 
@@ -25,7 +25,8 @@ DIFF_FORMATS = ("md", "json", "sarif", "text")
               help="Exit 1 when one of these targets regressed (repeatable or comma-separated).")
 @click.option("--pins", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Pins file the SARIF locations point at (default: rules/pins.toml of this repository).")
-def diff(old, new, fmt, output, fail_on, pins) -> None:
+@os_option(default=None, help="Refuse matrices that do not answer for this OS (default: any, the same on both sides).")
+def diff(old, new, fmt, output, fail_on, pins, os_name) -> None:
     """Compare two `gfxgate scan --format json` reports: regressions, drift, improvements, with both evidences.
 
     Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 6 unreadable input.
@@ -34,7 +35,8 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     from gfxgate.app.diff import diff as run
     from gfxgate.prcheck.render import render
 
-    answer = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output))
+    answer = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output,
+                             os=os_name))
     emit(terminal_text(render(answer.diff, fmt, failing=answer.failing, pins_uri=answer.pins_uri,
                               pins_lines=answer.pins_lines), fmt, output), output)
     report_exit(answer.diff, answer.failing)

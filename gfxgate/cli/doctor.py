@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
+from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -26,7 +26,9 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any",
               help="Exit 1 when BACKEND (rocm, vulkan, cuda, cpu) or any backend does not run on this machine as it is; repeatable.")
 @source_options(refs=False, online=True, note="for the matrix at the installed version")
-def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on, sources, online) -> None:
+@os_option(default=None, help="The release to answer for (default: the tree's: a captured Windows install is windows; "
+                              "docs/windows.md).")
+def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on, sources, online, os_name) -> None:
     """The whole chain on this machine: GPUs (KFD/DRM sysfs, no ROCm needed), installed runtimes, the ollama
     service's real environment (unit + drop-ins, file:line), device access, the gate matrix at the installed
     version, a verdict per backend and the fix as this machine's steps. Read-only; never needs root.
@@ -43,7 +45,7 @@ def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on
 
     result = examine(DoctorRequest(root=root, logs=tuple(logs), runtime=runtime, journal=journal, live_url=live_url,
                                    sources=parse_assignments(sources, "--source"), offline=not online,
-                                   fail_on=tuple(fail_on), collect=collect, output=output))
+                                   fail_on=tuple(fail_on), collect=collect, output=output, os=os_name))
     emit(render(result.report, fmt, **(terminal(output) if fmt == "text" else {})), output)
     if result.collected is not None:
         click.echo(f"gfxgate: wrote {result.collected} files to {collect} (replay: gfxgate doctor --root DIR after tar -xzf)",

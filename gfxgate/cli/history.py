@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
+from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal_text
 
 
 @click.command()
@@ -17,9 +17,10 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (-rc1 …) in the walk.")
 @click.option("--every-tag", is_flag=True, help="Probe every tag instead of bisecting (slower; sees changes that revert).")
 @source_options(refs=False)
+@os_option
 @format_option(("md", "json", "text"))
 @output_option()
-def history(targets, repo, first, last, layers, prereleases, every_tag, sources, offline, fmt, output) -> None:
+def history(targets, repo, first, last, layers, prereleases, every_tag, sources, offline, os_name, fmt, output) -> None:
     """Walk REPO's release tags in version order and report where each layer flipped, with evidence.
 
     Files are read at each probed tag from the git object database (no checkout); tags are
@@ -33,7 +34,7 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
 
     with probe_progress(f"history of {repo}") as on_probe:
         answer = run(HistoryRequest(tuple(targets), repo, first, last, tuple(layers), prereleases, every_tag,
-                                    parse_assignments(sources, "--source"), offline, on_probe))
+                                    parse_assignments(sources, "--source"), offline, on_probe, os_name))
     result = answer.result
     emit(terminal_text(render(result, fmt), fmt, output), output)
     if answer.cache_warning:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
+from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -15,6 +15,7 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @format_option(("md", "json", "text", "sarif"))
 @output_option()
 @source_options
+@os_option
 @click.option("--live", is_flag=True, help="Read the sources instead of the embedded snapshot.")
 @click.option("--installed", "installed", multiple=True, metavar="DIR",
               help="Scan installed GPU code under DIR for the artifact rows (repeatable; 'default' = the usual places).")
@@ -28,7 +29,7 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @click.option("--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Evaluate from this snapshot file instead of the embedded one.")
 @click.option("-v", "--verbose", is_flag=True, help="Text format: also every cell's evidence, remedy and the notes.")
-def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, logs, rules_root, snapshot_path,
+def scan(targets, fmt, output, refs, sources, offline, os_name, live, installed, runtime, logs, rules_root, snapshot_path,
          verbose) -> None:
     """The gate matrix: for each layer and target, a status with its evidence and remedy.
 
@@ -47,6 +48,6 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     matrix = run(ScanRequest(targets=tuple(targets), live=live, refs=parse_assignments(refs, "--ref"),
                              sources=parse_assignments(sources, "--source"), offline=offline, installed=tuple(installed),
                              runtime=runtime, logs=tuple(logs), rules_root=rules_root, snapshot_path=snapshot_path,
-                             today=date.today()))
+                             today=date.today(), os=os_name))
     options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
     emit(render(matrix, fmt, **options), output)

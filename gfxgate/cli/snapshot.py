@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, source_options
+from gfxgate.cli.common import emit, os_option, source_options
 
 
 @click.group()
@@ -47,20 +47,24 @@ def show_cmd() -> None:
               help="Only these targets (default: every target a rule names, as `gfxgate timeline`).")
 @source_options(refs=False)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Where to write (default: the shipped rules/snapshots/timeline.json).")
-def timeline_cmd(targets, sources, offline, output) -> None:
-    """Compute the timeline over every ollama release and store it, so `gfxgate timeline` works offline."""
+              help="Where to write (default: the shipped rules/snapshots/timeline.json.zst, timeline-windows.json.zst).")
+@os_option(default=None, help="Only this OS's timeline (default: each OS's, to its shipped file; with -o, Linux's).")
+def timeline_cmd(targets, sources, offline, output, os_name) -> None:
+    """Compute the timeline over every ollama release and store it, so `gfxgate timeline` works offline (one table
+    per OS: Linux's and Windows')."""
     from gfxgate.app.timeline import StoreRequest, store
     from gfxgate.cli.common import probe_progress
     from gfxgate.cli.timeline import report_unreadable
     from gfxgate.sources.resolve import parse_assignments
 
     with probe_progress("timeline of ollama") as on_probe:
-        stored = store(StoreRequest(tuple(targets), parse_assignments(sources, "--source"), offline, output, on_probe))
-    if stored.cache_warning:
-        click.echo(f"gfxgate: warning: {stored.cache_warning}", err=True)
-    result = stored.result
-    emit(stored.document, stored.path)
-    click.echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases ({result.tags[0]} … {result.tags[-1]}), "
-               f"{result.probed} probed", err=True)
-    report_unreadable(result, False)
+        tables = store(StoreRequest(tuple(targets), parse_assignments(sources, "--source"), offline, output, on_probe,
+                                    os_name))
+    for stored in tables:
+        if stored.cache_warning:
+            click.echo(f"gfxgate: warning: {stored.cache_warning}", err=True)
+        result = stored.result
+        emit(stored.document, stored.path)
+        click.echo(f"gfxgate: {result.os}: {len(result.targets)} targets, {len(result.tags)} releases ({result.tags[0]} … "
+                   f"{result.tags[-1]}), {result.probed} probed", err=True)
+        report_unreadable(result, False)

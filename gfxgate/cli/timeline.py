@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
+from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal
 from gfxgate.cli.io import echo  # message lines: their controls made visible
 
 
@@ -17,11 +17,13 @@ from gfxgate.cli.io import echo  # message lines: their controls made visible
 @output_option()
 @click.option("--live", is_flag=True, help="Recompute from the release tags instead of the embedded timeline snapshot.")
 @source_options(refs=False, note="implies --live")
+@os_option
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (implies --live).")
 @click.option("--every-tag", is_flag=True, help="Probe every release instead of bisecting (implies --live).")
 @click.option("-v", "--verbose", is_flag=True,
               help="List every rule and release whose source could not be read (Markdown and stderr; JSON always has them).")
-def timeline(targets, first, last, fmt, output, live, sources, offline, prereleases, every_tag, verbose) -> None:
+def timeline(targets, first, last, fmt, output, live, sources, offline, os_name, prereleases, every_tag,
+             verbose) -> None:
     """The support timeline: per target and release, the shortest route (ROCm out of the box, override, build +
     rocBLAS files, Vulkan, CPU), the flips between with their evidence, and each target's answer sentence.
 
@@ -42,7 +44,7 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, prerelea
     live = live or bool(sources) or prereleases or every_tag
     with probe_progress("timeline of ollama") if live else contextlib.nullcontext() as on_probe:
         answer = run(TimelineRequest(tuple(targets), first, last, live, parse_assignments(sources, "--source"), offline,
-                                     prereleases, every_tag, on_probe))
+                                     prereleases, every_tag, on_probe, os_name))
     if answer.cache_warning:
         click.echo(f"gfxgate: warning: {answer.cache_warning}", err=True)
     result = answer.result

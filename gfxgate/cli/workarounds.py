@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal
+from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -14,9 +14,10 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
 @format_option(("md", "json", "text"))
 @output_option()
 @source_options
+@os_option
 @click.option("--installed", "installed", multiple=True, type=click.Path(exists=True, path_type=Path), metavar="DIR",
               help="Scanned artifacts: say whether code exists for the target an HSA override selects.")
-def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None:
+def workarounds(targets, fmt, output, refs, sources, offline, os_name, installed) -> None:
     """The workaround matrix: what each workaround does, what it unblocks, its risk, and live evidence.
 
     Each entry is checked at the scanned versions: is the variable still read, and where; is the build
@@ -28,6 +29,7 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
     from gfxgate.sources.resolve import parse_assignments
 
     answer = run(WorkaroundsRequest(tuple(targets), sources=parse_assignments(sources, "--source"),
-                                    refs=parse_assignments(refs, "--ref"), offline=offline, installed=tuple(installed)))
+                                    refs=parse_assignments(refs, "--ref"), offline=offline, installed=tuple(installed),
+                                    os=os_name))
     emit(render(list(answer.reports), fmt, sources=answer.sources, not_applicable=list(answer.not_applicable),
                 **(terminal(output) if fmt == "text" else {})), output)

@@ -38,6 +38,7 @@ class DoctorRequest:
     collect: Path | None = None  # also write the files read to this .tar.gz (for `doctor --root`)
     runtime: Path | None = None  # a `gfxgate sweep` worklog of this machine: its runs judge the backends too
     output: str | None = None  # where the report goes (-o): checked against --collect and the inputs (issue 41)
+    os: str | None = None  # the release answered for; None: the tree's (host/install.py: tree_os, docs/windows.md)
 
 
 def _file_ev(source: str, path: str, line: int | None, text: str, note: str = "") -> Evidence:
@@ -70,6 +71,10 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     if not req.root.is_dir():
         raise InputError(f"--root {req.root}: not a folder")
     fs = RootFS(req.root)
+    if (req.os or install.tree_os(fs)) == "windows":  # a captured Windows install: doctor/windows.py answers it
+        from gfxgate.doctor import windows
+
+        return windows.examine(req, fs, matrix_of), fs
     gpus = sysfs.gpus(fs)
     loaded = sysfs.amdgpu_loaded(fs)
     path_dirs: tuple[str, ...] = ()

@@ -11,7 +11,7 @@ from gfxgate.host.sysfs import Gpu
 from gfxgate.host.units import Unit
 from gfxgate.machine import MachineFacts
 from gfxgate.model import Evidence, NeedsEvidence, Verdict
-from gfxgate.serial import JsonRecord
+from gfxgate.serial import JsonRecord, json_field
 
 
 @dataclass(frozen=True)
@@ -83,3 +83,4 @@ class MachineReport(JsonRecord):
     unreadable: tuple[str, ...] = ()  # what could not be read (without root)
     notes: tuple[str, ...] = ()
     facts: MachineFacts | None = None  # the installed runners and the runs, as the answer reads them
+    os: str = json_field(default="linux", skip=True)  # the tree's OS: "windows" for a captured Windows install

@@ -59,9 +59,12 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
         mem = f"VRAM {_gib(g.vram_bytes)}" + (f", GTT {_gib(g.gtt_bytes)} (what an iGPU can use)" if g.gtt_bytes else "")
         out.append(f"- {esc(g.name)} ({esc(g.name_source)}) — {esc(g.target or g.vendor)} {kind} {esc(g.pci)}, {mem}"
                    + (f", {c(g.render_node)}" if g.render_node else "") + (f", from {c(g.kfd_node)}" if g.kfd_node else ""))
-    if not report.gpus:
+    if report.os == "windows":  # no sysfs: the GPUs are those the server log names (the targets below)
+        out.append("- a Windows install: no sysfs; the GPUs are those the server log names (below)")
+    elif not report.gpus:
         out.append("- none found")
-    out.append(f"- amdgpu module: {'loaded' if report.amdgpu_loaded else 'not loaded'}")
+    if report.os != "windows":
+        out.append(f"- amdgpu module: {'loaded' if report.amdgpu_loaded else 'not loaded'}")
     out += ["", h(3, "Installed")]
     for i in report.installs.ollama:
         out.append(f"- Ollama {esc(i.version or 'version unknown')} ({esc(i.version_from or 'no version source')}): "
@@ -81,7 +84,8 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
     out += ["", h(3, "Service")]
     u = report.unit
     if u is None:
-        out.append("- no ollama.service unit found")
+        out.append("- Windows: no service unit (Ollama starts from its tray app; variables are the user's environment)"
+                   if report.os == "windows" else "- no ollama.service unit found")
     else:
         out.append(f"- unit {c(u.path or u.name)}" + (f", drop-ins {', '.join(c(d) for d in u.dropins)}" if u.dropins else "")
                    + f"; User={esc(u.user)}" + (f" ({c(u.user_where)})" if u.user_where else ""))

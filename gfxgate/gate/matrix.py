@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from gfxgate.model import Evidence, SourceInfo, Status, Verdict
-from gfxgate.serial import JsonRecord, document, to_json
+from gfxgate.serial import JsonRecord, document, json_field, to_json
 
 JSON_SCHEMA_VERSION = 1
 
@@ -26,6 +26,7 @@ class Layer(JsonRecord):
     question: str
     backends: tuple[str, ...] = ()  # the GPU backends the layer decides ("rocm", "vulkan"); () = all
     vendors: tuple[str, ...] = ("amd",)  # whose targets' matrices have this row (rules/layers.yaml `vendors:`)
+    os: tuple[str, ...] = json_field(default=("linux",), skip=True)  # the releases (OS) it is a row of (`os:`)
 
     @property
     def rocm_only(self) -> bool:
@@ -55,6 +56,7 @@ class GateMatrix:
     notes: tuple[str, ...] = field(default=())
     routes: tuple[Any, ...] = ()  # gfxgate.gate.route.Route per target: the answer the matrix ends with
     rule_locations: tuple[RuleLocation, ...] = ()  # the rules the matrix was built with, in load order
+    os: str = "linux"  # the release's OS the matrix answers for (`--os`; written to JSON when not Linux)
 
     def route(self, target: str) -> Any:
         return next((r for r in self.routes if r.target == target), None)
@@ -86,4 +88,5 @@ class GateMatrix:
             "layers": [{**layer.to_json(), "cells": to_json(self.row(layer.id))} for layer in self.layers],
             "routes": to_json(self.routes),
             "notes": to_json(self.notes),
+            **({"os": self.os} if self.os != "linux" else {}),
         }, version=JSON_SCHEMA_VERSION)

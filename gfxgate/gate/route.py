@@ -38,7 +38,7 @@ from gfxgate.answer.route import extra_targets as _extra_targets
 from gfxgate.answer.steps import SETTING_FIELDS, fill_setting, step_setting  # noqa: F401
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
-from gfxgate.model import Evidence, Status, Verdict
+from gfxgate.model import Evidence, Status, Verdict, os_of
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 
@@ -81,7 +81,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
             done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
             vendors=tuple(raw.get("vendors", ("amd",))),
-            conditions=tuple(raw.get("conditions", ())),
+            conditions=tuple(raw.get("conditions", ())), os=os_of(raw),
             states=tuple(raw.get("states", ())),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
             **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
@@ -166,6 +166,12 @@ def default_routes() -> RouteRules:
     return checked[0] if checked else load_routes()
 
 
+
+
+def routes_for_os(rules: RouteRules, os: str) -> RouteRules:
+    """The routes of ``os``'s release (``--os``): the one place routes are selected by OS (the HSA override route is
+    Linux's: on Windows the HIP runtime does not go through HSA)."""
+    return rules._replace(routes=tuple(r for r in rules.routes if os in r.os))
 
 
 def decide(matrix, target: str, *, version: str | None = None, rules: RouteRules | None = None, workarounds=None,

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from gfxgate.datafiles import load_yaml, load_yaml_entries
 from gfxgate.errors import RuleError
 from gfxgate.gate.matrix import Layer, RuleLocation
-from gfxgate.model import Status
+from gfxgate.model import DEFAULT_OS, Status, os_of
 from gfxgate.resources import rules_dir
 
 
@@ -49,11 +49,13 @@ class GateRule:
     line: int = 0  # 1-based line of the rule's entry in defined_in (0: not known)
     uri: str = ""  # defined_in as SARIF names it (see rules_uri)
     raw: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
+    os: tuple[str, ...] = (DEFAULT_OS,)  # the releases (OS) the rule describes (`os:`; absent: the Linux release)
 
     @property
     def digest(self) -> str:
-        """Stable hash of the rule's definition: a snapshot made with another definition is stale."""
-        return hashlib.sha256(json.dumps(self.raw, sort_keys=True).encode()).hexdigest()[:16]
+        """Stable hash of the rule's definition: a snapshot made with another definition is stale. `os` only selects
+        the rule (its facts do not depend on it), so it is not part of the hash."""
+        return hashlib.sha256(json.dumps({k: v for k, v in self.raw.items() if k != "os"}, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class RuleSet(NamedTuple):
@@ -70,6 +72,16 @@ class RuleSet(NamedTuple):
 
     def locations(self) -> tuple[RuleLocation, ...]:
         return tuple(RuleLocation(r.id, r.layer, r.uri, r.line) for r in self.rules if r.uri)
+
+    def vendors(self) -> frozenset[str]:
+        """The vendors whose targets these rules answer (a source layer of theirs is here): for the Windows
+        release AMD's alone, until NVIDIA's Windows runners have rules."""
+        return frozenset(v for layer in self.layers if layer.kind == "source" for v in layer.vendors)
+
+    def for_os(self, os: str) -> RuleSet:
+        """The layers and rules of the release for ``os`` (``--os``): the one place rules are selected by OS."""
+        return RuleSet(layers=tuple(la for la in self.layers if os in la.os),
+                       rules=tuple(r for r in self.rules if os in r.os))
 
 
 def rules_uri(path: Path) -> str:
@@ -107,6 +119,7 @@ def _rule(raw: dict, layer: str, path: Path, line: int, uri: str) -> GateRule:
         line=line,
         uri=uri,
         raw=raw,
+        os=os_of(raw),
     )
 
 
@@ -119,7 +132,8 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
     root = root or rules_dir()
     layer_data = load_yaml(root / "layers.yaml", "layers")
     layers = tuple(Layer(**{**entry, "backends": tuple(entry.get("backends", ())),
-                            "vendors": tuple(entry.get("vendors", ("amd",)))}) for entry in layer_data["layers"])
+                            "vendors": tuple(entry.get("vendors", ("amd",))),
+                            "os": os_of(entry)}) for entry in layer_data["layers"])
     layer_ids = {layer.id for layer in layers}
     if len(layer_ids) != len(layers):
         raise RuleError(f"{root / 'layers.yaml'}: duplicate layer id")
@@ -129,12 +143,15 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
         data, lines = load_yaml_entries(path, "gates", "rules")
         if data["layer"] not in layer_ids:
             raise RuleError(f"{path}: unknown layer {data['layer']!r} (known: {', '.join(sorted(layer_ids))})")
+        layer_os = next(layer.os for layer in layers if layer.id == data["layer"])
         uri = rules_uri(path)
         for index, raw in enumerate(data["rules"]):
             rule = _rule(raw, data["layer"], path, lines[index] if index < len(lines) else 0, uri)
             if rule.id in seen:
                 raise RuleError(f"{path}: duplicate rule id {rule.id!r} (also in {seen[rule.id]})")
             seen[rule.id] = str(path)
+            if not set(rule.os) <= set(layer_os):  # a rule of a release whose matrix has no such row would never show
+                raise RuleError(f"{path}: rule {rule.id}: os {list(rule.os)} is not among its layer's {list(layer_os)}")
             if rule.matcher not in MATCHERS:
                 raise RuleError(f"{path}: rule {rule.id}: unknown matcher {rule.matcher!r}")
             if repos is not None and rule.repo not in repos:

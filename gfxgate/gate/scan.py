@@ -9,12 +9,13 @@ from datetime import date
 from pathlib import Path
 from typing import Mapping
 
-from gfxgate.errors import NetworkError, SourceError
+from gfxgate.errors import NetworkError, SourceError, UsageError
 
 from gfxgate.gate.engine import build_matrix, collect_facts
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.gate.ruleset import RuleSet, default_rules, load_rules
 from gfxgate.sources.resolve import Pins, SourceSet, load_pins
+from gfxgate.model import DEFAULT_OS, OSES
 from gfxgate.targets import TargetId, catalog
 
 
@@ -33,6 +34,7 @@ class GateFacts:
     refs: dict[str, str] | None
     sources: dict[str, str] | None
     offline: bool
+    os: str = "linux"  # the release's OS (``--os``): the rules were selected for it, the routes and workarounds will be
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,8 @@ class FactsRequest:
 
     ``strict_coupled=False``: a coupled source (rocm-docs, clr) missing offline also falls back to its pin's snapshot
     (said in the cell), for a caller that needs the answer's routes, which no coupled layer decides. ``today``: the
-    date the answer's release age is counted to (None: the age is not said, as in samples/)."""
+    date the answer's release age is counted to (None: the age is not said, as in samples/). ``os``: the release
+    answered for (``--os linux|windows``): the rules, layers, routes and workarounds whose ``os:`` names it."""
 
     live: bool = False
     refs: Mapping[str, str] | None = None
@@ -56,16 +59,21 @@ class FactsRequest:
     snapshot_path: Path | None = None
     strict_coupled: bool = True
     today: date | None = None
+    os: str = DEFAULT_OS
+
+    def __post_init__(self) -> None:
+        if self.os not in OSES:
+            raise UsageError(f"unknown OS {self.os!r} (known: {', '.join(OSES)})")
 
     @classmethod
     def at_release(cls, tag: str | None, *, sources: Mapping[str, str] | None = None, offline: bool = False,
-                   strict_coupled: bool = True) -> FactsRequest:
+                   strict_coupled: bool = True, os: str = DEFAULT_OS) -> FactsRequest:
         """The facts of ollama ``tag``: the pins' snapshot at the pinned release (without --source), a pin set's at
         its own (:meth:`origin`), else the sources at the tag."""
         if not sources and (tag is None or tag == load_pins().sources["ollama"].ref):
-            return cls(offline=offline, strict_coupled=strict_coupled)
+            return cls(offline=offline, strict_coupled=strict_coupled, os=os)
         return cls(refs={"ollama": tag} if tag else None, sources=sources or None, offline=offline,
-                   strict_coupled=strict_coupled)
+                   strict_coupled=strict_coupled, os=os)
 
     def origin(self) -> FactsOrigin:
         """Where the facts come from: "snapshot" (the pins', or ``snapshot_path``), "pin-set" (the pin set's own
@@ -125,7 +133,7 @@ def gate_facts(request: FactsRequest) -> GateFacts:
     embedded = request.snapshot_path is None and rules_root is None  # the shipped snapshot answers
     ruleset: RuleSet = (
         load_rules(rules_root, repos=set(pins.sources) | set(pins.layouts)) if rules_root else default_rules()
-    )
+    ).for_os(request.os)
     notes: list[str] = []
     sourceset = SourceSet(pins, sources=sources, refs=refs, offline=offline)
     # --rules alone stays on the snapshot (its facts serve every rule whose digest they match; the others
@@ -164,21 +172,25 @@ def gate_facts(request: FactsRequest) -> GateFacts:
             infos = snap.sources
             notes += list(snap.notes) + stale
             if embedded:
-                notes.append(release_note(snap, pins, pin_set, today))
+                notes.append(release_note(snap, pins, pin_set, today, request.os))
             notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
             if rules_root is not None:
                 notes.append(f"rules from {rules_root}, evaluated against the embedded snapshot: a rule it holds no facts "
                              "for is unknown; add --live to read the sources")
     finally:
         sourceset.close()
-    return GateFacts(ruleset, facts, tuple(infos), tuple(notes), use_live, pins, refs, sources, offline)
+    if request.os != DEFAULT_OS:
+        notes.append(f"answers for the {request.os.capitalize()} release (--os {request.os}): the rules, routes and "
+                     f"workarounds of its build, packaging and discovery")
+    return GateFacts(ruleset, facts, tuple(infos), tuple(notes), use_live, pins, refs, sources, offline, request.os)
 
 
-def columns(targets: list[TargetId]) -> list[TargetId]:
-    """The matrix's columns for ``targets``: those, then the targets their override routes read."""
+def columns(targets: list[TargetId], workarounds=None) -> list[TargetId]:
+    """The matrix's columns for ``targets``: those, then the targets their override routes read (``workarounds``:
+    those of the release's OS; default: all shipped)."""
     from gfxgate.gate.route import extra_targets
 
-    return list(targets) + [catalog().parse(name) for name in extra_targets(targets)]
+    return list(targets) + [catalog().parse(name) for name in extra_targets(targets, workarounds)]
 
 
 def answer(
@@ -200,20 +212,27 @@ def answer(
     (``trace/workarounds.py: check_steps``, passed in by the use case): how a live answer's steps are checked; without
     it they are marked as not checked. ``machine`` (gfxgate.machine.MachineFacts: the runs of ``scan --log``): each
     answer on that machine (answer.route.with_machine)."""
-    from gfxgate.gate.route import decide, override_rule
+    from gfxgate.gate.route import decide, default_routes, override_rule, routes_for_os
 
     requested = [str(t) for t in targets]
-    from gfxgate.gate.workarounds import default_workarounds, link
+    unanswered = [name for t, name in zip(targets, requested) if getattr(t, "vendor", "amd") not in gate.ruleset.vendors()]
+    if unanswered:
+        raise UsageError(f"no rules of the {gate.os.capitalize()} release for {', '.join(unanswered)}: gfxgate answers "
+                         f"{' and '.join(sorted(gate.ruleset.vendors()))} targets for it", hint="scan with --os linux")
+    from gfxgate.gate.workarounds import default_workarounds, for_os, link
 
-    matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets), catalog(), extra_cells=dict(extra_cells or {}),
-                               sources=gate.infos, notes=gate.notes),
-                  default_workarounds(), override_rule())
+    route_rules = routes_for_os(default_routes(), gate.os)  # the release's OS selects its routes and workarounds
+    workarounds = for_os(default_workarounds(), gate.os)
+    matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets, workarounds), catalog(),
+                               extra_cells=dict(extra_cells or {}), sources=gate.infos, notes=gate.notes),
+                  workarounds, override_rule(route_rules))
     vendors = {getattr(t, "vendor", "amd") for t in targets}  # an NVIDIA target's matrix has NVIDIA's rows, AMD's AMD's
     layers = tuple(layer for layer in matrix.layers if vendors & set(layer.vendors))
     if layers != matrix.layers:
         matrix = dataclasses.replace(matrix, layers=layers,
                                      cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
-    routes = tuple(decide(matrix, name, runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
+    routes = tuple(decide(matrix, name, rules=route_rules, workarounds=workarounds,
+                          runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
                           runtime_version=runtime_version, machine=machine) for name in requested)
     if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
         routes = check_steps(routes, gate)      # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
@@ -227,13 +246,14 @@ def answer(
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested or not trim}
     docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
     return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes,
-                               notes=matrix.notes + tuple(note for _, note in docs))
+                               notes=matrix.notes + tuple(note for _, note in docs), os=gate.os)
 
 
-def release_note(snap, pins: Pins, pin_set: str | None, today: date | None) -> str:
+def release_note(snap, pins: Pins, pin_set: str | None, today: date | None, os: str = DEFAULT_OS) -> str:
     """Which ollama release a snapshot answer is for, when that release was made, how old it is on ``today``, and
     the other embedded answers (the pin sets): `scan` without --ref answers for today's release."""
     ref = next((s.ref for s in snap.sources if s.name == "ollama"), pins.sources["ollama"].ref)
+    release = f"{ref} for {os.capitalize()}" if os != DEFAULT_OS else ref  # `--os windows`: the Windows release
     made = snap.released.get("ollama")
     when = f" (its commit is of {made}" if made else ""
     if made and today is not None:
@@ -241,10 +261,10 @@ def release_note(snap, pins: Pins, pin_set: str | None, today: date | None) -> s
         when += f", {days} day{'s' if days != 1 else ''} before {today.isoformat()}"
     when += ")" if made else ""
     if pin_set is not None:
-        return f"answers for ollama {ref}{when}, from pin set {pin_set!r} of rules/pins.toml; without --ref, the answer is for the newest release"
+        return f"answers for ollama {release}{when}, from pin set {pin_set!r} of rules/pins.toml; without --ref, the answer is for the newest release"
     others = "; ".join(f"--ref ollama={refs['ollama']} answers for pin set {name!r}" for name, refs in sorted(pins.pin_sets.items())
                        if "ollama" in refs)
-    return f"answers for ollama {ref}, the newest release in the embedded snapshot{when}" + (f"; {others}, offline" if others else "")
+    return f"answers for ollama {release}, the newest release in the embedded snapshot{when}" + (f"; {others}, offline" if others else "")
 
 
 def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None,

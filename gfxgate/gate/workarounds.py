@@ -23,7 +23,7 @@ from gfxgate.answer.steps import SETTING_FIELDS, fill_setting
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError, TargetError
 from gfxgate.gate.matrix import GateMatrix
-from gfxgate.model import Evidence, Status
+from gfxgate.model import Evidence, Status, os_of
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
@@ -79,6 +79,7 @@ class Workaround(JsonRecord):
     eras: tuple[Era, ...] = json_field(default=(), skip=True)
     era: str | None = None  # the era whose setting and checks these are ("ollama <0.4.0"), once resolved by ``at``
     exists_in: Era | None = json_field(default=None, skip=True)  # the versions where it exists at all (setting, checks unused)
+    os: tuple[str, ...] = json_field(default=("linux",), skip=True)  # the releases (OS) it works on (`os:`)
 
     def applies(self, layer: str, processor: str) -> bool:
         return layer in self.unblocks and (not self.applies_to or processor in self.applies_to)
@@ -146,7 +147,7 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
         item = Workaround(
             id=raw["id"], title=raw["title"], kind=raw["kind"], setting=raw["setting"], what=raw["what"],
             addresses=raw["addresses"], unblocks=tuple(raw["unblocks"]), risk=raw["risk"], checks=checks,
-            override=raw.get("override"), eras=eras, exists_in=exists_in,
+            override=raw.get("override"), eras=eras, exists_in=exists_in, os=os_of(raw),
             applies_to=tuple(raw.get("applies_to", ())) or (
                 tuple(p.name for p in cat.by_name.values() if p.integrated) if raw.get("integrated_only") else ()),
         )
@@ -185,6 +186,11 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
             raise RuleError(f"{path}: workaround {item.id}: " + "; ".join(problems))
         out.append(item)
     return tuple(out)
+
+
+def for_os(workarounds: tuple[Workaround, ...], os: str) -> tuple[Workaround, ...]:
+    """The workarounds that work on ``os``'s release (``--os``): an HSA override is Linux's alone."""
+    return tuple(w for w in workarounds if os in w.os)
 
 
 @functools.cache

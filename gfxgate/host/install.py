@@ -56,7 +56,9 @@ class Installs(JsonRecord):
         out = []
         for install in self.ollama:
             for runner in install.runners:
-                out += [f"{runner.path}/{lib}" for lib in runner.libraries if "hip" in lib or "rocm" in lib]
+                # a Windows runner's ggml-hip.dll is PE, which the artifacts reader does not read: not scanned
+                out += [f"{runner.path}/{lib}" for lib in runner.libraries
+                        if ("hip" in lib or "rocm" in lib) and not lib.endswith(".dll")]
                 if runner.rocblas:
                     out.append(runner.rocblas)
         out += [p for p in self.ggml_backends if "hip" in p.rsplit("/", 1)[-1]]
@@ -95,7 +97,8 @@ def runner_folders(fs: RootFS, lib: str) -> list[RunnerFolder]:
     folders = [(lib, "top")] + [(f"{lib}/{e}", e) for e in fs.listdir(lib) if fs.is_dir(f"{lib}/{e}")]
     for folder, name in folders:
         entries = fs.listdir(folder)
-        libs = tuple(e for e in entries if e.startswith("libggml") and ".so" in e)
+        libs = tuple(e for e in entries if (e.startswith("libggml") and ".so" in e)
+                     or (e.startswith("ggml-") and e.endswith(".dll")))  # the Windows runners' ggml-hip.dll
         rocblas = next((f"{folder}/{sub}" for sub in ("rocblas/library", "library") if fs.is_dir(f"{folder}/{sub}")), None)
         if not libs and rocblas is None:
             continue
@@ -141,6 +144,40 @@ def _run_version(binary: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return (done.stdout + done.stderr).decode("utf-8", "replace")[:4000]
+
+
+# The Windows installer's layout (OllamaSetup.exe installs per user): %LOCALAPPDATA%\Programs\Ollama holds ollama.exe
+# and lib\ollama\<runner>\ (rocm_v7_1: ggml-hip.dll and the HIP SDK's rocblas\library); the server's log is
+# %LOCALAPPDATA%\Ollama\server.log. A captured tree keeps them under Users/<name>/AppData/Local (docs/windows.md).
+WINDOWS_INSTALL_GLOB = "Users/*/AppData/Local/Programs/Ollama"
+WINDOWS_LOG_GLOB = "Users/*/AppData/Local/Ollama/server*.log"
+
+
+def tree_os(fs: RootFS) -> str:
+    """The OS a machine's tree is: "windows" for a captured Windows install (the installer's folder, no /usr or /etc),
+    else "linux" (a live machine is the Linux this runs on)."""
+    if fs.live:
+        return "linux"
+    windows = any(fs.is_dir(f"{folder}/lib/ollama") or fs.is_file(f"{folder}/ollama.exe")
+                  for folder in fs.glob(WINDOWS_INSTALL_GLOB))
+    return "windows" if windows and not (fs.is_dir("/usr") or fs.is_dir("/etc")) else "linux"
+
+
+def windows_installs(fs: RootFS) -> Installs:
+    """The Ollama installs of a captured Windows tree, each with its runner folders (version: from the logs)."""
+    installs = []
+    for folder in fs.glob(WINDOWS_INSTALL_GLOB):
+        binary = f"{folder}/ollama.exe" if fs.is_file(f"{folder}/ollama.exe") else None
+        lib = f"{folder}/lib/ollama" if fs.is_dir(f"{folder}/lib/ollama") else None
+        if binary is None and lib is None:
+            continue
+        installs.append(OllamaInstall(binary, lib, None, None, tuple(runner_folders(fs, lib)) if lib else ()))
+    return Installs(tuple(installs), (), (), (), ())
+
+
+def windows_logs(fs: RootFS) -> list[str]:
+    """The server logs of a captured Windows tree (server.log, and the rotated server-1.log …), as host paths."""
+    return [real for path in fs.glob(WINDOWS_LOG_GLOB) if (real := fs.regular_file(path)) is not None]
 
 
 def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:

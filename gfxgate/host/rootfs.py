@@ -277,6 +277,12 @@ class RootFS:
             self.note(f"{MANIFEST}/stat.json: {dropped} field(s) of the wrong shape ignored")
         return manifest
 
+    def regular_file(self, path: str) -> str | None:
+        """The real path of ``path`` when it is a regular file inside the root (links resolved inside it), else None:
+        a file handed to another reader (a Windows tree's server.log to diagnose)."""
+        real = self._walk(path)
+        return real[0] if real is not None and statmod.S_ISREG(real[1].st_mode) else None
+
     def captured_logs(self) -> list[str]:
         """The logs a capture carries (``doctor --collect`` with ``--log``), as real paths of this folder: regular
         files inside the root only."""

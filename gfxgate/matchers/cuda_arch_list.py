@@ -155,6 +155,8 @@ class CudaArchList:
     name = "cuda-arch-list"
     params_schema = params_object(["mode"], {
         "mode": {"enum": ["build", "packaging", "discovery", "release"]},
+        # the OS whose presets decide (the Windows release builds llama_cuda_v12_windows: Pascal as PTX only)
+        "os": {"enum": ["linux", "windows"]},
         **REGEXES.schema,
     })
     rule_requires = ("params",)
@@ -228,7 +230,10 @@ class CudaArchList:
             hits += tuple(Hit.from_json(p["copy"]) for p, _, _ in rows if p.get("copy"))
         described = "; ".join(f"{p['runner']} ({p['os']}): {WORDS[kind]}" + (f" ({entry})" if entry else "")
                               for p, kind, entry in rows) or "no CUDA runner"
-        linux = [(p, kind, entry) for p, kind, entry in rows if p["os"] in ("linux", "any")] or rows
+        want = rule.params.get("os", "linux")  # Windows: its own presets; the JetPack ones (Jetson boards) are Linux's
+        chosen = [(p, kind, entry) for p, kind, entry in rows
+                  if p["os"] == want or (p["os"] == "any" and not (want != "linux" and p["jetson"]))]
+        linux = chosen or (rows if want == "linux" else [])
         if mode == "discovery":
             listed = [p["runner"] for p, _, _ in linux if any(n == cc for n, s, _ in p["archs"] if not s)]
             code = f"{cc}0"

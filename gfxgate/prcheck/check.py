@@ -75,7 +75,7 @@ class PrCheckResult:
 
 
 def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
-              rules_root: Path | None = None) -> PrCheckResult:
+              rules_root: Path | None = None, os: str = "linux") -> PrCheckResult:
     from gfxgate.gate.ruleset import load_rules
     from gfxgate.gate.scan import FactsRequest, scan_matrix
     from gfxgate.trace.workarounds import check_steps
@@ -109,9 +109,9 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
             if folder is not None:
                 load_rules(folder, repos=set(pins.sources) | set(pins.layouts))
         old = scan_matrix(targets, FactsRequest(live=True, sources=sources, offline=offline, pins=base_pins,
-                                                rules_root=base_rules or rules_root), check_steps=check_steps)
+                                                rules_root=base_rules or rules_root, os=os), check_steps=check_steps)
         new = scan_matrix(targets, FactsRequest(live=True, sources=sources, offline=offline, pins=new_pins,
-                                                rules_root=rules_root), check_steps=check_steps)
+                                                rules_root=rules_root, os=os), check_steps=check_steps)
     old_json, new_json = old.to_json(), new.to_json()
     fail_closed(old_json, new_json, command="check")
     return PrCheckResult(base_ref, commit, pins_path, pins_rel, base_rules is not None, old_json, new_json,

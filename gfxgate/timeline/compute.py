@@ -120,15 +120,19 @@ def _backends(route, link: Linker, layer_of: dict[str, str]) -> tuple[BackendSta
 
 
 def compute(prober, targets: list[str], *, first: str | None = None, last: str | None = None,
-            prereleases: bool = False, every_tag: bool = False, ruleset=None, pins=None) -> Timeline:
-    """The timeline of ``targets`` over ``prober.repo``'s releases (``prober.targets`` must include the override targets)."""
+            prereleases: bool = False, every_tag: bool = False, ruleset=None, pins=None, os: str = "linux") -> Timeline:
+    """The timeline of ``targets`` over ``prober.repo``'s releases (``prober.targets`` must include the override
+    targets) for ``os``'s release: its rules (the prober's), routes and workarounds."""
     from gfxgate.gate.docs import DOCS_LAYER, RELEASE_LAYERS, cells_of_matrix, disagreements
-    from gfxgate.gate.route import decide
+    from gfxgate.gate.route import decide, default_routes, routes_for_os
     from gfxgate.gate.ruleset import default_rules
+    from gfxgate.gate.workarounds import default_workarounds, for_os
     from gfxgate.history.walk import change_points, signature, tag_window
     from gfxgate.sources.resolve import load_pins
 
-    ruleset = ruleset or default_rules()
+    ruleset = ruleset or default_rules().for_os(os)
+    route_rules = routes_for_os(default_routes(), os)
+    workarounds = for_os(default_workarounds(), os)
     link = Linker(pins or load_pins())
     layer_of = {r.id: r.layer for r in ruleset.rules}
     tags = tag_window(prober.release_tags(prereleases=prereleases), first, last, sorted(prober.commits))
@@ -141,7 +145,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
         if i not in sigs:
             m = complete(prober.matrix_at(tags[i]), ruleset)
             matrices[i] = m
-            routes[i] = {t: decide(m, t, version=tags[i]) for t in targets}
+            routes[i] = {t: decide(m, t, version=tags[i], rules=route_rules, workarounds=workarounds) for t in targets}
             full = signature(m)
             if not layer_keys:
                 layer_keys.extend(sorted(k for k in full if k[1] in targets))
@@ -206,9 +210,6 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
                 docs=docs_notes(t, a, b),
             ))
         rows.append(Row(t, tuple(cells)))
-    from gfxgate.gate.route import default_routes
-
-    route_rules = default_routes()
     window = set(tags)
     repo_of = {r.id: r.repo for r in prober.ruleset.rules}
     unreadable = tuple(Unreadable(rule, tag, source, facts.reason or "", _supply_hint(source, prober))
@@ -219,7 +220,7 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
     return Timeline(
         repo=prober.repo, tags=tuple(tags), probed=len(sigs), method="every-tag" if every_tag else "bisect",
         prereleases=prereleases, rows=tuple(rows), origin="live", key=RouteKey.of(route_rules), notes=tuple(notes),
-        backends=route_rules.backends, unreadable=unreadable,
+        backends=route_rules.backends, unreadable=unreadable, os=os,
     )
 
 

@@ -73,6 +73,8 @@ def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
     right = max(left + plot_w, 620.0)
     shapes: list = []
     title = f"Ollama {tags[0]} … {tags[-1]}: the shortest route per AMD target ({len(tags)} releases)"
+    if timeline.os != "linux":
+        title = f"Ollama for {timeline.os.capitalize()} {tags[0]} … {tags[-1]}: the shortest route per AMD target ({len(tags)} releases)"
     shapes.append(Text(8, 20, title, 14, bold=True))
     used = []
     for row in timeline.rows:

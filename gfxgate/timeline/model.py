@@ -221,6 +221,7 @@ class Timeline:
     notes: tuple[str, ...] = field(default=())
     backends: tuple[tuple[str, str], ...] = (("rocm", "ROCm"), ("vulkan", "Vulkan"), ("cpu", "CPU"))
     unreadable: tuple[Unreadable, ...] = field(default=())
+    os: str = "linux"  # the release's OS (`--os`): the rules, routes and workarounds it was computed with
 
     def missing_sources(self) -> list[MissingSource]:
         """The unreadable records grouped by source and hint, in the order the sources first fail."""
@@ -281,6 +282,7 @@ class Timeline:
 
         return document("support-timeline", {
             "repo": self.repo,
+            **({"os": self.os} if self.os != "linux" else {}),
             "origin": self.origin,
             "method": self.method,
             "prereleases": self.prereleases,
@@ -305,4 +307,5 @@ class Timeline:
             backends=tuple((b["id"], b["title"]) for b in data["backends"]),
             unreadable=tuple(Unreadable.from_json(u) for u in data.get("unreadable", ())),
             rows=tuple(Row(t["target"], tuple(Cell.from_json(c) for c in t["cells"])) for t in data["targets"]),
+            os=data.get("os", "linux"),
         )

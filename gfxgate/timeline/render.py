@@ -26,7 +26,8 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
     origin = ("from the embedded timeline snapshot (`--live` recomputes)" if timeline.origin == "snapshot"
               else "computed from the release tags")
     out = [
-        f"# Support timeline: {_md_cell(timeline.repo)} {_md_cell(tags[0])} … {_md_cell(tags[-1])}",
+        f"# Support timeline: {_md_cell(timeline.repo)} {_md_cell(tags[0])} … {_md_cell(tags[-1])}"
+        + (f" ({_md_cell(timeline.os.capitalize())} release)" if timeline.os != "linux" else ""),
         "",
         f"{len(tags)} releases ({how}), {origin}. Each cell is the shortest route (`rules/routes.yaml`) over the releases"
         " of its column; \"(?)\" marks an answer that a shorter, undecided route could change.",

@@ -21,8 +21,9 @@ from gfxgate.timeline.model import Cell, Row, Timeline
 KIND = "gfxgate-timeline-snapshot"
 
 
-def default_path() -> Path:
-    return rules_dir() / "snapshots" / "timeline.json.zst"
+def default_path(os: str = "linux") -> Path:
+    """The embedded timeline of ``os``'s release: ``timeline.json.zst`` (Linux), ``timeline-windows.json.zst`` beside."""
+    return rules_dir() / "snapshots" / ("timeline.json.zst" if os == "linux" else f"timeline-{os}.json.zst")
 
 
 def default_targets() -> list[str]:
@@ -37,15 +38,33 @@ def default_targets() -> list[str]:
     return [name for name, proc in cat.by_name.items() if not proc.is_generic] + list(cat.nvidia)
 
 
-def inputs(targets: list[str]) -> dict[str, Any]:
-    """Digests of what a timeline is computed from; a change to any of them makes the snapshot stale."""
+def first_release(ruleset, os: str) -> str | None:
+    """The first release an OS's timeline starts at: for an OS other than Linux, the oldest lower bound of the
+    ``versions`` of the rules that are that OS's alone (its own presets, packaging: Windows' from v0.30.0); before
+    it gfxgate reads none of that release's own files, so its table would only repeat Linux's. None: every release."""
+    import re
+
+    if os == "linux":
+        return None
+    bounds = [m.group(1) for r in ruleset.rules if r.os == (os,) and r.versions
+              for m in [re.search(r">=\s*([0-9][^,\s]*)", r.versions)] if m]
+    if not bounds:
+        return None
+    from gfxgate.sources.versions import version_key
+
+    return "v" + min(bounds, key=lambda v: version_key("v" + v) or ())
+
+
+def inputs(targets: list[str], os: str = "linux") -> dict[str, Any]:
+    """Digests of what a timeline is computed from (the rules of ``os``'s release); a change to any of them makes the
+    snapshot stale."""
     from gfxgate.gate.ruleset import default_rules
     from gfxgate.history.walk import rules_of_repo
     from gfxgate.sources.resolve import load_pins
     from gfxgate.timeline.compute import COUPLED
 
     pins = load_pins()
-    rules = rules_of_repo(default_rules(), pins, "ollama", COUPLED)
+    rules = rules_of_repo(default_rules().for_os(os), pins, "ollama", COUPLED)
     root = rules_dir()
 
     import hashlib  # here: OpenSSL's libcrypto costs start-up time, and the digests are cached (_stale_reasons_cached)
@@ -61,11 +80,12 @@ def inputs(targets: list[str]) -> dict[str, Any]:
         "couplings": digest(json.dumps([list(pins.couplings[name]) for name in COUPLED]).encode()),
         "targets": list(targets),
         "repo": pins.sources["ollama"].url,
+        **({"os": os} if os != "linux" else {}),
     }
 
 
-def build(timeline: Timeline) -> dict[str, Any]:
-    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets)), "timeline": timeline.to_json()}
+def build(timeline: Timeline, os: str = "linux") -> dict[str, Any]:
+    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets), os), "timeline": timeline.to_json()}
 
 
 def dumps(data: dict[str, Any]) -> bytes:
@@ -101,7 +121,7 @@ def _read(path: Path) -> tuple[bytes, dict[str, Any]]:
 
 def stale_reasons(data: dict[str, Any]) -> list[str]:
     stored = data.get("inputs") or {}
-    now = inputs(list(stored.get("targets") or []))
+    now = inputs(list(stored.get("targets") or []), stored.get("os", "linux"))
     return [f"{key} changed since the snapshot was built" for key in now if stored.get(key) != now[key]]
 
 
@@ -130,9 +150,9 @@ def _stale_reasons_cached(path: Path, raw: bytes, data: dict[str, Any]) -> list[
     return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data)))
 
 
-def _checked(path: Path | None) -> tuple[Path, dict[str, Any]]:
+def _checked(path: Path | None, os: str = "linux") -> tuple[Path, dict[str, Any]]:
     """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
-    path = path or default_path()
+    path = path or default_path(os)
     raw, data = _read(path)
     stale = _stale_reasons_cached(path, raw, data)
     if stale:
@@ -156,7 +176,8 @@ class Cells:
     :class:`Timeline`): the same checked snapshot, each target's row decoded (:meth:`Cell.from_json`) when it is first
     asked for, not the 38 rows and the routes' key a rendered timeline needs."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], os: str = "linux") -> None:
+        self.os = os  # whose release's routes the stored step ids are read back with
         self.tags: tuple[str, ...] = tuple(data["releases"])
         self._raw = {t["target"]: t["cells"] for t in data["targets"]}
         self.targets: tuple[str, ...] = tuple(self._raw)
@@ -182,7 +203,7 @@ class Cells:
         route = self._routes.get(key)
         if route is None:
             from gfxgate.answer.route import StoredBackend, stored_route
-            from gfxgate.gate.route import default_routes
+            from gfxgate.gate.route import default_routes, routes_for_os
             from gfxgate.gate.workarounds import default_workarounds
 
             cell = self.cell_at(target, tag)
@@ -190,7 +211,7 @@ class Cells:
                                       b.steps) for b in cell.backends]
             route = self._routes[key] = stored_route(
                 target, tag, route=cell.route, label=cell.label, certain=cell.certain, reason=cell.reason,
-                backends=backends, rules=default_routes(), workarounds=default_workarounds(),
+                backends=backends, rules=routes_for_os(default_routes(), self.os), workarounds=default_workarounds(),
                 evidence=tuple(map(evidence, cell.evidence)))
         return route
 
@@ -248,14 +269,15 @@ class ReleaseView:
         return ()
 
 
-def load_cells(path: Path | None = None) -> Cells:
+def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
     """The snapshot's cells (:class:`Cells`), refused when stale like :func:`load`."""
-    return Cells(_checked(path)[1]["timeline"])
+    return Cells(_checked(path, os)[1]["timeline"], os)
 
 
-def load(path: Path | None = None) -> Timeline:
-    _, data = _checked(path)
-    from gfxgate.gate.route import default_routes
+def load(path: Path | None = None, os: str = "linux") -> Timeline:
+    """The embedded timeline of ``os``'s release (its routes' key: ``--os windows`` has the Windows routes)."""
+    _, data = _checked(path, os)
+    from gfxgate.gate.route import default_routes, routes_for_os
     from gfxgate.timeline.model import RouteKey
 
-    return Timeline.from_json(data["timeline"], RouteKey.of(default_routes()), origin="snapshot")
+    return Timeline.from_json(data["timeline"], RouteKey.of(routes_for_os(default_routes(), os)), origin="snapshot")
