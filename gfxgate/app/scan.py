@@ -31,6 +31,7 @@ class ScanRequest:
     rules_root: Path | None = None
     snapshot_path: Path | None = None
     today: date | None = None  # the date the answer's release age is counted to
+    os: str = "linux"  # the operating system the answer is for (--os): the routes beyond the release are that OS's
 
 
 def scan(req: ScanRequest) -> GateMatrix:
@@ -70,7 +71,8 @@ def scan(req: ScanRequest) -> GateMatrix:
     facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
                          snapshot_path=req.snapshot_path, today=req.today)
     result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
-                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version)
+                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version,
+                    os=req.os)
     if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` words them (diagnose/summary.py)
         import dataclasses
 
@@ -122,6 +124,7 @@ def matrix(
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
+    os: str = "linux",
 ) -> GateMatrix:
     """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
@@ -147,4 +150,4 @@ def matrix(
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
     return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version,
-                  check_steps=check_steps)
+                  check_steps=check_steps, os=os)

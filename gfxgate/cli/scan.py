@@ -27,9 +27,11 @@ from gfxgate.cli.common import emit, format_option, output_option, source_option
               help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Evaluate from this snapshot file instead of the embedded one.")
+@click.option("--os", "os_name", type=click.Choice(["linux", "windows"]), default="linux", show_default=True,
+              help="The operating system the answer is for (the routes beyond the release, docs/forks.md, are per OS).")
 @click.option("-v", "--verbose", is_flag=True, help="Text format: also every cell's evidence, remedy and the notes.")
 def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime, logs, rules_root, snapshot_path,
-         verbose) -> None:
+         os_name, verbose) -> None:
     """The gate matrix: for each layer and target, a status with its evidence and remedy.
 
     Without --live, --ref or --source the evidence comes from the embedded snapshot of the
@@ -47,6 +49,6 @@ def scan(targets, fmt, output, refs, sources, offline, live, installed, runtime,
     matrix = run(ScanRequest(targets=tuple(targets), live=live, refs=parse_assignments(refs, "--ref"),
                              sources=parse_assignments(sources, "--source"), offline=offline, installed=tuple(installed),
                              runtime=runtime, logs=tuple(logs), rules_root=rules_root, snapshot_path=snapshot_path,
-                             today=date.today()))
+                             today=date.today(), os=os_name))
     options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
     emit(render(matrix, fmt, **options), output)

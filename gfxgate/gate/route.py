@@ -19,6 +19,7 @@ from gfxgate.answer.route import (  # noqa: F401 - the answer's records and func
     REFUSED,
     UNDECIDED,
     BackendAnswer,
+    BeyondRoute,
     Route,
     RouteOption,
     RouteRule,
@@ -82,6 +83,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
             vendors=tuple(raw.get("vendors", ("amd",))),
             conditions=tuple(raw.get("conditions", ())),
+            beyond=bool(raw.get("beyond")), source=raw.get("source"), os=tuple(raw.get("os", ("linux",))),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
             **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
         )
@@ -116,6 +118,10 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
         if known_layers is not None:
             problems += [f"also_needs: unknown layer {layer!r}" for layers_, _ in rule.also_needs for layer in layers_
                          if layer not in known_layers]
+        if rule.beyond and (rule.as_override or rule.fallback or not rule.source):
+            problems.append("a beyond route names its source and is neither an override nor a fallback route")
+        if rule.source and not rule.beyond:
+            problems.append("source: on a route that is not beyond the official release")
         if rule.fallback and (rule.needs or steps):
             problems.append("a fallback route has no needs and no steps")
         if problems:
@@ -168,13 +174,13 @@ def default_routes() -> RouteRules:
 
 
 def decide(matrix, target: str, *, version: str | None = None, rules: RouteRules | None = None, workarounds=None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None) -> Route:
+           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None, os: str = "linux") -> Route:
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
     from gfxgate.gate.workarounds import default_workarounds
 
     return _decide(matrix, target, rules=rules or default_routes(),
                    workarounds=default_workarounds() if workarounds is None else workarounds, version=version,
-                   runtime=runtime, runtime_version=runtime_version)
+                   runtime=runtime, runtime_version=runtime_version, os=os)
 
 
 def extra_targets(targets, workarounds=None) -> list[str]:

@@ -329,6 +329,19 @@ def render(matrix: GateMatrix) -> str:
                     w(f"- **{md_escape(b.title)}**: undecided — {md_escape('; '.join(map(str, b.undecided)))}\n")
                 else:
                     w(f"- **{md_escape(b.title)}**: no route — {md_escape('; '.join(map(str, b.refused)))}\n")
+            for beyond in r.beyond:  # routes beyond the official release (docs/forks.md), after the official ones
+                where = f"{beyond.source}@{beyond.version}"
+                if beyond.option is None:
+                    w(f"- **or {md_escape(beyond.route)}** ({md_escape(where)}): {md_escape(beyond.state)} — "
+                      f"{md_escape('; '.join(beyond.reasons))}\n")
+                    continue
+                o = beyond.option
+                w(f"- **or {md_escape(o.label)}** (beyond the official release: {md_escape(where)})\n")
+                for s in o.steps:
+                    w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
+                      + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence) + "\n")
+                w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
+                                               for e in o.evidence) + "\n")
             if r.runtime:
                 w(f"- **Runtime**: {md_escape(r.runtime.outcome)} — {md_escape(r.runtime.summary)}"
                   + "".join(f" [{md_escape(e.source)}]" for e in r.runtime.evidence) + "\n")
