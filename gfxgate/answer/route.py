@@ -201,7 +201,9 @@ class Route(JsonRecord, PerBackend):
             text += f" (uncertain: {self.reason})"
         elif self.best is None:
             text += f" ({self.reason})"
-        text += "".join(f"; or {b.option.label}" for b in self.beyond if b.option is not None)
+        for b in self.beyond:  # a condition's first clause: what must hold (not yet what to do about it)
+            if b.option is not None:
+                text += f"; or {b.option.label}" + "".join(f" (if: {c.split(' — ', 1)[0]})" for c in b.option.conditions)
         return text
 
 

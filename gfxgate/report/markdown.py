@@ -337,6 +337,8 @@ def render(matrix: GateMatrix) -> str:
                     continue
                 o = beyond.option
                 w(f"- **or {md_escape(o.label)}** (beyond the official release: {md_escape(where)})\n")
+                for condition in o.conditions:
+                    w(f"  - if: {md_escape(condition)}\n")
                 for s in o.steps:
                     w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
                       + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence) + "\n")

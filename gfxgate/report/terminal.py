@@ -114,6 +114,8 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
             console.print(Padding(_text(("or ", _DIM), (beyond.option.label, "bold"),
                                         (f" (beyond the official release: {beyond.source}@{beyond.version})", _DIM)),
                                   (0, 0, 0, 2), expand=False))
+            for condition in beyond.option.conditions:
+                console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
             for number, step in enumerate(beyond.option.steps, 1):
                 what = _text((f"{number}. ", ""), (step.setting, "cyan"))
                 if verbose:

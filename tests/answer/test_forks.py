@@ -42,12 +42,38 @@ def test_the_forks_answer_for_gfx1031_on_windows_names_its_rocmlibs_step(gfxgate
 
 
 def test_linux_is_the_default_and_has_no_windows_fork_route(gfxgate_exe):
-    assert _scan(gfxgate_exe, "gfx1031")["beyond"] == []
-    assert _scan(gfxgate_exe, "gfx1031", "--os", "linux")["beyond"] == []
+    assert [b["route"] for b in _scan(gfxgate_exe, "gfx1031")["beyond"]] == ["therock"]
+    assert [b["route"] for b in _scan(gfxgate_exe, "gfx1031", "--os", "linux")["beyond"]] == ["therock"]
+
+
+def test_gfx900_on_linux_through_therocks_packages_untested(gfxgate_exe):
+    route = _scan(gfxgate_exe, "gfx900")
+    (rock,) = route["beyond"]
+    assert (rock["route"], rock["version"], rock["state"]) == ("therock", "therock-7.14", "applies")
+    option = rock["option"]
+    assert option["label"] == "TheRock therock-7.14 packages (gfx900 built; a llama-server built against them)"
+    # Build Passing only: the route says it is unverified, from the Sanity Tested column's empty cell
+    (condition,) = option["conditions"]
+    assert condition.startswith("not sanity-tested by TheRock: its packages for gfx900 are unverified on hardware")
+    where = {(e["location"]["path"], e["location"]["line"]) for e in option["evidence"]}
+    assert ("cmake/therock_amdgpu_targets.cmake", 48) in where  # gfx900's declaration: rocBLAS is not excluded
+    assert ("SUPPORTED_GPUS.md", 70) in where  # the Radeon Linux table's gfx900 row
+    assert route["sentence"].endswith("(if: not sanity-tested by TheRock: its packages for gfx900 are unverified on hardware)")
+
+
+def test_gfx90c_has_no_therock_package_at_the_pinned_tag(gfxgate_exe):
+    (rock,) = _scan(gfxgate_exe, "gfx90c")["beyond"]
+    assert rock["state"] == "refused" and "Build Passing is empty" in rock["reasons"][0]
+    assert "therock" not in _scan(gfxgate_exe, "gfx90c")["sentence"].lower()
+
+
+def test_windows_answers_have_no_linux_therock_route(gfxgate_exe):
+    assert [b["route"] for b in _scan(gfxgate_exe, "gfx900", "--os", "windows")["beyond"]] == ["ollama-for-amd"]
 
 
 def test_a_target_the_forks_preset_lacks_is_refused_with_the_preset_line(gfxgate_exe):
     (fork,) = _scan(gfxgate_exe, "gfx900", "--os", "windows")["beyond"]
+    assert fork["route"] == "ollama-for-amd"
     assert fork["state"] == "refused" and fork["option"] is None
     assert "not in AMDGPU_TARGETS of any preset (rocm_v7_1_windows)" in fork["reasons"][0]
     assert any(e["location"]["path"] == "llama/server/CMakePresets.json" for e in fork["evidence"])
@@ -93,6 +119,6 @@ def test_no_fork_layer_no_fork_route():
 
     matrix = scan_matrix([catalog().parse("gfx1031")], FactsRequest(), os="windows")
     assert [b.route for b in matrix.routes[0].beyond] == ["ollama-for-amd"]
-    layers = tuple(la for la in matrix.layers if not la.id.startswith("fork-"))
+    layers = tuple(la for la in matrix.layers if not la.id.startswith(("fork-", "therock-")))
     bare = dataclasses.replace(matrix, layers=layers, cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
     assert decide(bare, "gfx1031", os="windows").beyond == ()
