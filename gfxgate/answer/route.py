@@ -201,9 +201,17 @@ class Route(JsonRecord, PerBackend):
             text += f" (uncertain: {self.reason})"
         elif self.best is None:
             text += f" ({self.reason})"
-        for b in self.beyond:  # a condition's first clause: what must hold (not yet what to do about it)
+        return text
+
+    @property
+    def full_sentence(self) -> str:
+        """:attr:`sentence` (the official release's answer, which doctor, diagnose and the timeline share) and then
+        each route beyond the release that applies (docs/forks.md), with its conditions' first clause."""
+        text = self.sentence
+        for b in self.beyond:  # a condition's first clause: what must hold (not what to do, nor where it was read)
             if b.option is not None:
-                text += f"; or {b.option.label}" + "".join(f" (if: {c.split(' — ', 1)[0]})" for c in b.option.conditions)
+                text += f"; or {b.option.label}" + "".join(f" (if: {c.split(' — ', 1)[0].split(' [', 1)[0]})"
+                                                           for c in b.option.conditions)
         return text
 
 

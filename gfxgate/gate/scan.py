@@ -273,6 +273,8 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
         wanted_ref = sourceset.substitution(rule.repo)
         note = ((wanted_ref + "; ") if wanted_ref else "") + (
             f"{rule.repo} cannot be read here ({reason}): evidence from the embedded snapshot of {old.repo}@{old.ref}")
+        if rule.repo not in pins.couplings:  # a source beyond the release: the words a snapshot build keeps it with
+            note = snapshot.beyond_note(old.repo or rule.repo, old.ref or "")
         out[rule.id] = dataclasses.replace(old, note=note)
         used.add(rule.repo)
     return out, tuple(s for s in snap.sources if s.name in used)

@@ -308,7 +308,7 @@ def render(matrix: GateMatrix) -> str:
         w(_ANSWER + "\n")
         for r in m.routes:
             w(f"### {md_escape(r.target)}: {md_escape(r.label)}" + (" (uncertain)" if not r.certain and r.best else "") + "\n\n")
-            w(f"{md_escape(r.sentence)}\n\n")
+            w(f"{md_escape(r.full_sentence)}\n\n")
             for b in r.backends:
                 if b.option:
                     o = b.option

@@ -35,10 +35,10 @@ def test_the_forks_answer_for_gfx1031_on_windows_names_its_rocmlibs_step(gfxgate
     where = {(e["location"]["repo"], e["location"]["ref"], e["location"]["path"], e["location"]["line"]) for e in option["evidence"]}
     assert ("ollama-for-amd", "v0.30.8", "llama/server/CMakePresets.json", 181) in where  # rocm_v7_1_windows's list
     assert ("ollama-for-amd", "v0.30.8", "wiki for build on amd", 30) in where  # "replace library within rocblas\library"
-    # after the official routes, never instead of them
-    assert route["best"]["route"] != "ollama-for-amd"
-    assert route["sentence"].endswith("; or " + option["label"])
-    assert route["sentence"].index(route["label"]) < route["sentence"].index("ollama-for-amd")
+    # after the official routes, never instead of them; the official sentence (doctor's, the timeline's) is unchanged
+    assert route["best"]["route"] != "ollama-for-amd" and "ollama-for-amd" not in route["sentence"]
+    answer = _md_answer(exe=gfxgate_exe, target="gfx1031", os="windows")
+    assert route["sentence"] + "; or " + option["label"] + "\n" in answer
 
 
 def test_linux_is_the_default_and_has_no_windows_fork_route(gfxgate_exe):
@@ -58,13 +58,14 @@ def test_gfx900_on_linux_through_therocks_packages_untested(gfxgate_exe):
     where = {(e["location"]["path"], e["location"]["line"]) for e in option["evidence"]}
     assert ("cmake/therock_amdgpu_targets.cmake", 48) in where  # gfx900's declaration: rocBLAS is not excluded
     assert ("SUPPORTED_GPUS.md", 70) in where  # the Radeon Linux table's gfx900 row
-    assert route["sentence"].endswith("(if: not sanity-tested by TheRock: its packages for gfx900 are unverified on hardware)")
+    assert (route["sentence"] + "; or " + option["label"] + " (if: not sanity-tested by TheRock: its packages for gfx900 are "
+            "unverified on hardware)\n") in _md_answer(exe=gfxgate_exe, target="gfx900", os="linux")
 
 
 def test_gfx90c_has_no_therock_package_at_the_pinned_tag(gfxgate_exe):
     (rock,) = _scan(gfxgate_exe, "gfx90c")["beyond"]
     assert rock["state"] == "refused" and "Build Passing is empty" in rock["reasons"][0]
-    assert "therock" not in _scan(gfxgate_exe, "gfx90c")["sentence"].lower()
+    assert "- **or therock** (therock@therock-7.14): refused — " in _md_answer(exe=gfxgate_exe, target="gfx90c", os="linux")
 
 
 def test_windows_answers_have_no_linux_therock_route(gfxgate_exe):
@@ -79,11 +80,15 @@ def test_a_target_the_forks_preset_lacks_is_refused_with_the_preset_line(gfxgate
     assert any(e["location"]["path"] == "llama/server/CMakePresets.json" for e in fork["evidence"])
 
 
-def test_the_text_answer_lists_the_fork_after_the_official_routes(gfxgate_exe):
-    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1031", "--os", "windows", "--format", "md"], capture_output=True,
-                          text=True, timeout=300)
+def _md_answer(*, exe: str, target: str, os: str) -> str:
+    done = subprocess.run([exe, "scan", "-t", target, "--os", os, "--format", "md"], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
-    answer = done.stdout[done.stdout.index("## The answer"):]
+    return done.stdout[done.stdout.index("## The answer"):]
+
+
+def test_the_text_answer_lists_the_fork_after_the_official_routes(gfxgate_exe):
+    answer = _md_answer(exe=gfxgate_exe, target="gfx1031", os="windows")
     assert answer.index("- **Vulkan (default)**") < answer.index("- **or ollama-for-amd v0.30.8")
     assert "`ollama-for-amd@v0.30.8:wiki for build on amd:30`" in answer
 
