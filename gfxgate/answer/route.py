@@ -592,7 +592,9 @@ def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
     if best is None and route.best is not None:  # the CPU fallback has no steps
         best = route.best
     reason = "; ".join(([route.reason] if route.reason else []) + stale) or None
-    return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason)
+    beyond = tuple(dataclasses.replace(b, option=checked(b.option)) for b in route.beyond)
+    return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason,
+                               beyond=beyond)
 
 
 NOT_CHECKED = "not checked"
@@ -611,7 +613,8 @@ def mark_unchecked(route: Route, why: str) -> Route:
     backends = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.backends)
     best = next((b.option for b in backends if route.best is not None and b.option is not None
                  and b.option.route == route.best.route), route.best)
-    return dataclasses.replace(route, backends=backends, best=best)
+    beyond = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.beyond)
+    return dataclasses.replace(route, backends=backends, best=best, beyond=beyond)
 
 
 def step_settings(routes) -> dict[str, dict[str, str]]:
@@ -628,7 +631,8 @@ def step_settings(routes) -> dict[str, dict[str, str]]:
 
 def step_workarounds(routes) -> set[str]:
     """The workaround ids used as steps by these routes (what a live scan checks)."""
-    return {s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
+    return ({s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
+            | {s.workaround for r in routes for b in r.beyond if b.option for s in b.option.steps})
 
 
 def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteRules) -> list[tuple[str, str, str]] | None:

@@ -341,7 +341,9 @@ def render(matrix: GateMatrix) -> str:
                     w(f"  - if: {md_escape(condition)}\n")
                 for s in o.steps:
                     w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
-                      + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence) + "\n")
+                      + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
+                      + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
+                         f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
                 w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
                                                for e in o.evidence) + "\n")
             if r.runtime:
