@@ -22,6 +22,7 @@ AMD_ONLY = frozenset({
     "hsa-override-9.0.0", "hsa-override-9.0.6", "hsa-override-10.3.0", "hsa-override-11.0.0", "hsa-enable-sdma-0",
     "build-amdgpu-targets", "build-rocm-compute-major-min", "copy-rocblas-tensile", "ggml-hip-no-vmm",
     "ollama-llm-library", "rocr-visible-devices", "hip-visible-devices",
+    "ollama-for-amd-rocmlibs",  # the fork's rocBLAS replacement (docs/forks.md)
 })
 # words of a remedy that only make sense for an AMD GPU (a remedy without a vendor variant is checked with them)
 AMD_WORDS = re.compile(r"HSA_|ROCR_|HIP_VISIBLE|\bROCm\b|rocBLAS|Tensile|libggml-hip|AMDGPU_TARGETS|\bgfx[0-9]")
