@@ -79,7 +79,9 @@ class RouteRule(NamedTuple):
     vendors: tuple[str, ...] = ("amd",)  # whose targets this route is tried for (rules/routes.yaml `vendors:`)
     conditions: tuple[str, ...] = ()  # layers whose not-allowed cell the answer states as a condition (a driver window)
     states: tuple[str, ...] = ()  # layers whose cell the answer states even when allowed (the runner folder)
-    os: tuple[str, ...] = ("linux",)  # the releases (OS) this route exists on (rules/routes.yaml `os:`)
+    beyond: bool = False  # a route beyond the official release (a fork, TheRock): listed after the official routes
+    source: str | None = None  # beyond: the source (rules/pins.toml) whose ref fills {version}
+    os: tuple[str, ...] = ("linux",)  # the operating systems the route is for (rules/routes.yaml `os:`; absent: linux)
 
 
 class RouteRules(NamedTuple):
@@ -189,6 +191,7 @@ class Route(JsonRecord, PerBackend):
     certain: bool
     reason: str | None = json_field(default=None, after={"sentence": lambda route: route.sentence})  # why uncertain or missing
     runtime: RuntimeCheck | None = None
+    beyond: tuple[BeyondRoute, ...] = ()  # routes beyond the official release, listed after the official ones
 
     def __post_init__(self) -> None:
         if self.best is None and not self.reason:
@@ -209,6 +212,36 @@ class Route(JsonRecord, PerBackend):
         elif self.best is None:
             text += f" ({self.reason})"
         return text
+
+    @property
+    def full_sentence(self) -> str:
+        """:attr:`sentence` (the official release's answer, which doctor, diagnose and the timeline share) and then
+        each route beyond the release that applies (docs/forks.md), with its conditions' first clause."""
+        text = self.sentence
+        for b in self.beyond:  # a condition's first clause: what must hold (not what to do, nor where it was read)
+            if b.option is not None:
+                text += f"; or {b.option.label}" + "".join(f" (if: {c.split(' — ', 1)[0].split(' [', 1)[0]})"
+                                                           for c in b.option.conditions)
+        return text
+
+
+@dataclass(frozen=True)
+class BeyondRoute(JsonRecord):
+    """A route beyond the official release (``beyond: true`` in rules/routes.yaml): another build of the same stack
+    (the ollama-for-amd fork, TheRock's packages) read at its own pin. ``state``: applies (``option``, with its
+    evidence), refused or undecided (``reasons``, and the refusing cells' ``evidence``)."""
+
+    route: str
+    source: str
+    version: str
+    state: str
+    option: RouteOption | None = None
+    reasons: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.option is None and not self.reasons:
+            raise ValueError(f"beyond route {self.route} without an option and without a reason")
 
 
 CheckOutcome = Literal["confirmed", "partly confirmed", "refuted", "not measured"]
@@ -269,7 +302,8 @@ def _walk(rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_i
     used: dict[str, list[Verdict]] = {}
     for row in matrix.layers:  # a backend's runtime that cannot run the target refuses every route of that backend
         runs = matrix.cells.get((row.id, column))
-        if row.id in rules.runs_on and rule.backend in row.backends and runs is not None and runs.status == Status.BLOCKED:
+        if (row.id in rules.runs_on and rule.backend in row.backends and runs is not None and runs.status == Status.BLOCKED
+                and not rule.beyond):  # a route beyond the release brings its own runtime
             refusals.append(f"{rule.id}: {titles[row.id]} is {runs.status.value} ({runs.summary})")
             evidence[:0] = runs.evidence
     for layer, allowed in rule.needs:
@@ -433,11 +467,13 @@ def _runtime(matrix: MatrixView, target: str, best: RouteOption | None, *, rules
 
 def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, version: str | None = None,
            runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
-           machine: MachineFacts | None = None) -> Route:
+           machine: MachineFacts | None = None, os: str = "linux") -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's), by
     the route rules (``rules``: gate.route.default_routes) and the workaround records (``workarounds``: loaded once,
-    gate.workarounds.default_workarounds), both passed in: this layer reads no file and imports no pipeline."""
-    rules = rules._replace(routes=tuple(r for r in rules.routes if vendor_of(target) in r.vendors))
+    gate.workarounds.default_workarounds), both passed in: this layer reads no file and imports no pipeline.
+    ``os``: the operating system asked about; the routes beyond the release are those of that OS."""
+    beyond_rules = tuple(r for r in rules.routes if r.beyond and vendor_of(target) in r.vendors and os in r.os)
+    rules = rules._replace(routes=tuple(r for r in rules.routes if vendor_of(target) in r.vendors and not r.beyond))
     if version is None:
         version = next((s.ref for s in matrix.sources if s.name == "ollama"), "")
     refs = {s.name: s.ref for s in matrix.sources} | ({"ollama": version} if version else {})
@@ -492,10 +528,39 @@ def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, v
     reason = "; ".join(dict.fromkeys(skipped)) or None
     if best is None and reason is None:
         reason = "no route decided"
+    beyond = _beyond(beyond_rules, matrix, target, by_id, rules, refs)
     route = Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
                   reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
-                                                  runtime_version=runtime_version))
+                                                  runtime_version=runtime_version), beyond=beyond)
     return with_machine(route, machine)
+
+
+def _beyond(beyond_rules: tuple[RouteRule, ...], matrix: MatrixView, target: str, by_id: Mapping[str, Any],
+            rules: RouteRules, refs: Mapping[str, str]) -> tuple[BeyondRoute, ...]:
+    """The routes beyond the official release, each decided on its own (none competes with an official route). A
+    route whose layers this view does not hold at all (the stored timeline, which reads no fork) is left out: nothing
+    was read for it, which is not the same as unknown."""
+    titles = _layer_titles(matrix)
+    out = []
+    for rule in beyond_rules:
+        if not any(layer in titles for layer, _ in rule.needs):
+            continue
+        version = refs.get(rule.source or "", "")
+        fill = {"{version}": version or "(unpinned)", "{processor}": _processor(target)}
+        rule = rule._replace(label=_fill(rule.label, fill), phrase=_fill(rule.phrase, fill))
+        outcome = _try(rule, matrix, target, by_id, rules, ())
+        if outcome.state == APPLIES and outcome.option is not None:
+            out.append(BeyondRoute(rule.id, rule.source or "", version, APPLIES, outcome.option))
+        else:
+            out.append(BeyondRoute(rule.id, rule.source or "", version, outcome.state, None,
+                                   tuple(outcome.reasons) or ("no reason recorded",), tuple(outcome.evidence)))
+    return tuple(out)
+
+
+def _fill(text: str, values: Mapping[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace(key, value)
+    return text
 
 
 def with_machine(route: Route, machine: MachineFacts | None) -> Route:
@@ -569,7 +634,9 @@ def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
     if best is None and route.best is not None:  # the CPU fallback has no steps
         best = route.best
     reason = "; ".join(([route.reason] if route.reason else []) + stale) or None
-    return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason)
+    beyond = tuple(dataclasses.replace(b, option=checked(b.option)) for b in route.beyond)
+    return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason,
+                               beyond=beyond)
 
 
 NOT_CHECKED = "not checked"
@@ -588,7 +655,8 @@ def mark_unchecked(route: Route, why: str) -> Route:
     backends = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.backends)
     best = next((b.option for b in backends if route.best is not None and b.option is not None
                  and b.option.route == route.best.route), route.best)
-    return dataclasses.replace(route, backends=backends, best=best)
+    beyond = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.beyond)
+    return dataclasses.replace(route, backends=backends, best=best, beyond=beyond)
 
 
 def step_settings(routes) -> dict[str, dict[str, str]]:
@@ -605,7 +673,8 @@ def step_settings(routes) -> dict[str, dict[str, str]]:
 
 def step_workarounds(routes) -> set[str]:
     """The workaround ids used as steps by these routes (what a live scan checks)."""
-    return {s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
+    return ({s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
+            | {s.workaround for r in routes for b in r.beyond if b.option for s in b.option.steps})
 
 
 def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteRules) -> list[tuple[str, str, str]] | None:

@@ -40,7 +40,9 @@ def build(req: SnapshotBuildRequest) -> Iterator[BuiltSnapshot]:
     for chosen, target in jobs:
         sourceset = SourceSet(chosen, sources=req.sources, offline=req.offline)
         try:
-            data = snap.build(default_rules(), sourceset, chosen)
+            # a source beyond the release that cannot be read keeps the shipped snapshot's facts of its pin
+            data = snap.build(default_rules(), sourceset, chosen,
+                              previous=snap.default_path() if chosen is pins else target)
         finally:
             sourceset.close()
         target.parent.mkdir(parents=True, exist_ok=True)

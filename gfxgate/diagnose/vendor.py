@@ -22,6 +22,7 @@ AMD_ONLY = frozenset({
     "hsa-override-9.0.0", "hsa-override-9.0.6", "hsa-override-10.3.0", "hsa-override-11.0.0", "hsa-enable-sdma-0",
     "build-amdgpu-targets", "build-rocm-compute-major-min", "copy-rocblas-tensile", "ggml-hip-no-vmm",
     "ollama-llm-library", "rocr-visible-devices", "hip-visible-devices",
+    "ollama-for-amd-rocmlibs",  # the fork's rocBLAS replacement (docs/forks.md)
 })
 # rules/workarounds.yaml entries that act only on NVIDIA's stack: never advice for an AMD or Intel GPU
 NVIDIA_ONLY = frozenset({"build-cuda-architectures"})

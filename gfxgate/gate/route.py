@@ -19,6 +19,7 @@ from gfxgate.answer.route import (  # noqa: F401 - the answer's records and func
     REFUSED,
     UNDECIDED,
     BackendAnswer,
+    BeyondRoute,
     Route,
     RouteOption,
     RouteRule,
@@ -83,6 +84,7 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
             vendors=tuple(raw.get("vendors", ("amd",))),
             conditions=tuple(raw.get("conditions", ())), os=os_of(raw),
             states=tuple(raw.get("states", ())),
+            beyond=bool(raw.get("beyond")), source=raw.get("source"),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
             **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
         )
@@ -117,6 +119,10 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None, wor
         if known_layers is not None:
             problems += [f"also_needs: unknown layer {layer!r}" for layers_, _ in rule.also_needs for layer in layers_
                          if layer not in known_layers]
+        if rule.beyond and (rule.as_override or rule.fallback or not rule.source):
+            problems.append("a beyond route names its source and is neither an override nor a fallback route")
+        if rule.source and not rule.beyond:
+            problems.append("source: on a route that is not beyond the official release")
         if rule.fallback and (rule.needs or steps):
             problems.append("a fallback route has no needs and no steps")
         if problems:
@@ -175,13 +181,14 @@ def routes_for_os(rules: RouteRules, os: str) -> RouteRules:
 
 
 def decide(matrix, target: str, *, version: str | None = None, rules: RouteRules | None = None, workarounds=None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None, machine=None) -> Route:
+           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None, machine=None,
+           os: str = "linux") -> Route:
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
     from gfxgate.gate.workarounds import default_workarounds
 
     return _decide(matrix, target, rules=rules or default_routes(),
                    workarounds=default_workarounds() if workarounds is None else workarounds, version=version,
-                   runtime=runtime, runtime_version=runtime_version, machine=machine)
+                   runtime=runtime, runtime_version=runtime_version, machine=machine, os=os)
 
 
 def extra_targets(targets, workarounds=None) -> list[str]:

@@ -119,7 +119,7 @@ def scan_matrix(
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
     case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
     return answer(gate_facts(facts or FactsRequest()), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, trim=trim, check_steps=check_steps)
+                  runtime_version=runtime_version, trim=trim, check_steps=check_steps, os=os)
 
 
 def gate_facts(request: FactsRequest) -> GateFacts:
@@ -151,6 +151,8 @@ def gate_facts(request: FactsRequest) -> GateFacts:
                     sourceset.get(name)
                 except NetworkError as exc:
                     optional = name in pins.couplings and pins.couplings[name].optional
+                    if pins.sources[name].beyond:  # a route beyond the release: its pin's snapshot facts answer
+                        continue
                     if (offline and strict_coupled and not optional) or name not in pins.couplings:
                         raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)",
                                         source=name) from None
@@ -233,7 +235,7 @@ def answer(
                                      cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
     routes = tuple(decide(matrix, name, rules=route_rules, workarounds=workarounds,
                           runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
-                          runtime_version=runtime_version, machine=machine) for name in requested)
+                          runtime_version=runtime_version, machine=machine, os=gate.os) for name in requested)
     if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
         routes = check_steps(routes, gate)      # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
     from gfxgate.gate.route import mark_unchecked
@@ -277,7 +279,8 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
     from gfxgate.gate.engine import MATCHED, UNAVAILABLE
 
     wanted = [r for r in ruleset.rules
-              if r.repo in pins.couplings and r.repo not in explicit and facts.get(r.id) and facts[r.id].state == UNAVAILABLE]
+              if (r.repo in pins.couplings or (r.repo in pins.sources and pins.sources[r.repo].beyond))
+              and r.repo not in explicit and facts.get(r.id) and facts[r.id].state == UNAVAILABLE]
     if not wanted:
         return facts, ()
     snap = snapshot.load(snapshot_path)
@@ -291,6 +294,8 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
         wanted_ref = sourceset.substitution(rule.repo)
         note = ((wanted_ref + "; ") if wanted_ref else "") + (
             f"{rule.repo} cannot be read here ({reason}): evidence from the embedded snapshot of {old.repo}@{old.ref}")
+        if rule.repo not in pins.couplings:  # a source beyond the release: the words a snapshot build keeps it with
+            note = snapshot.beyond_note(old.repo or rule.repo, old.ref or "")
         out[rule.id] = dataclasses.replace(old, note=note)
         used.add(rule.repo)
     return out, tuple(s for s in snap.sources if s.name in used)

@@ -79,8 +79,43 @@ class Snapshot(NamedTuple):
         return usable, notes
 
 
-def build(ruleset: RuleSet, sources, pins: Pins) -> dict[str, Any]:
-    """Collect facts at the pins; the result is what ``rules/snapshots/pins.json`` holds."""
+def beyond_note(repo: str, ref: str) -> str:
+    """What a cell of a route beyond the release says when its source could not be read and the embedded snapshot's
+    facts of the same pin answer (a live scan, a snapshot build without that clone): the same words in both."""
+    return f"{repo} cannot be read here: evidence from the embedded snapshot of {repo}@{ref}"
+
+
+def _keep_beyond(data: dict[str, Any], ruleset: RuleSet, pins: Pins, previous: Path) -> dict[str, Any]:
+    """A source beyond the release (rules/pins.toml ``beyond = true``) that this build could not read keeps the facts
+    the previous snapshot holds for the same pin and rule definition, with the note that says so: a rebuild on a
+    machine without that clone must not turn its answers unknown."""
+    from gfxgate.gate.engine import MATCHED, UNAVAILABLE
+
+    beyond = {name for name, pin in pins.sources.items() if pin.beyond}
+    lost = [r for r in ruleset.rules if r.repo in beyond and data["rules"].get(r.id, {}).get("state") == UNAVAILABLE]
+    if not lost or not previous.is_file():
+        return data
+    try:
+        old = load_json(previous, read_limited(previous, MAX_SNAPSHOT_BYTES, "a snapshot file"), "snapshot")
+    except (RuleError, InputError, OSError, ValueError):
+        return data  # no usable previous snapshot: the rules stay unavailable, with their reason
+    kept: set[str] = set()
+    for rule in lost:
+        rf, pin = old["rules"].get(rule.id), pins.sources[rule.repo]
+        if (rf is None or rf.get("state") != MATCHED or rf.get("digest") != rule.digest
+                or old["pins"].get(rule.repo) != {"url": pin.url, "ref": pin.ref}):
+            continue
+        data["rules"][rule.id] = {**rf, "note": beyond_note(rule.repo, pin.ref)}
+        kept.add(rule.repo)
+    data["sources"] = sorted([s for s in data["sources"] if s["name"] not in kept]
+                             + [s for s in old["sources"] if s["name"] in kept], key=lambda s: s["name"])
+    data["released"] = dict(sorted({**data["released"], **{k: v for k, v in old.get("released", {}).items() if k in kept}}.items()))
+    return data
+
+
+def build(ruleset: RuleSet, sources, pins: Pins, previous: Path | None = None) -> dict[str, Any]:
+    """Collect facts at the pins; the result is what ``rules/snapshots/pins.json`` holds. ``previous``: the snapshot
+    whose facts a source beyond the release that cannot be read keeps (default: the shipped one)."""
     facts = collect_facts(ruleset, sources)
     infos, released, local = [], {}, {}
     for src in sources.opened():
@@ -102,6 +137,7 @@ def build(ruleset: RuleSet, sources, pins: Pins) -> dict[str, Any]:
         "notes": sorted(set(sources.notes)),
         "rules": {rule_id: rf.to_json() for rule_id, rf in sorted(facts.items())},
     }
+    data = _keep_beyond(data, ruleset, pins, previous or default_path())
     return _without_local_paths(data, local) if local else data
 
 

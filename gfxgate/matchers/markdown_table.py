@@ -4,7 +4,9 @@ Every table whose header has a cell matching ``column`` is read; a row's support
 (✅, "Supported") or ``unsupported`` (❌, "Unsupported").
 A target is allowed when some row lists it as supported, blocked when rows list it only as unsupported
 or no row lists it at all. ``listed_means_supported``: a table with no support column whose rows are the supported
-targets (Ollama's docs: "the known supported GPU types on linux are the following LLVM Targets").
+targets (Ollama's docs: "the known supported GPU types on linux are the following LLVM Targets"). ``unmarked``
+(``{status, summary}``): what a row listing the target with neither mark decides (TheRock's SUPPORTED_GPUS.md: an
+empty *Sanity Tested* cell is "built, not tested"), instead of unknown.
 """
 
 from __future__ import annotations
@@ -24,10 +26,19 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
+def _name(cell: str) -> str:
+    """A target cell without Markdown emphasis (TheRock bolds its current focus: ``**gfx1201**``)."""
+    return cell.strip("*_ ")
+
+
 class MarkdownTable:
     name = "markdown-table"
     regexes = RegexParams(column=None, support_column=r"^Support$", supported="✅", unsupported="❌")
-    params_schema = params_object(['column'], {**regexes.schema, "listed_means_supported": {"type": "boolean"}})
+    params_schema = params_object(['column'], {
+        **regexes.schema, "listed_means_supported": {"type": "boolean"},
+        "unmarked": {"type": "object", "required": ["status", "summary"], "additionalProperties": False,
+                     "properties": {"status": {"$ref": "#/$defs/status"}, "summary": {"type": "string", "minLength": 1}}},
+    })
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -62,7 +73,7 @@ class MarkdownTable:
         return {"headers": headers, "rows": rows}
 
     def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
-        mine = [r for r in facts["rows"] if r["target"].split(":")[0] == target.processor]
+        mine = [r for r in facts["rows"] if _name(r["target"]).split(":")[0] == target.processor]
         supported = [r for r in mine if r["supported"] == "yes"]
         if supported:
             return Finding(Status.ALLOWED, f"listed as supported ({len(supported)} product row(s))",
@@ -71,9 +82,14 @@ class MarkdownTable:
         if unsupported:
             return Finding(Status.BLOCKED, f"listed as not supported ({len(unsupported)} product row(s))",
                            tuple(Hit.from_json(r, "not supported") for r in unsupported[:3]), remedy=fill(rule.remedy, target))
+        unmarked = rule.params.get("unmarked")
+        if mine and unmarked:
+            status = Status(unmarked["status"])
+            return Finding(status, fill(unmarked["summary"], target), tuple(Hit.from_json(r, "no mark") for r in mine[:3]),
+                           remedy=fill(rule.remedy, target) if status != Status.ALLOWED else None)
         if mine:
             return Finding(Status.UNKNOWN, "listed without a support mark", tuple(Hit.from_json(r) for r in mine[:3]))
-        listed = sorted({r["target"] for r in facts["rows"] if r["supported"] == "yes"})
+        listed = sorted({_name(r["target"]) for r in facts["rows"] if r["supported"] == "yes"})
         return Finding(Status.BLOCKED, f"not listed (supported: {', '.join(listed)})",
                        tuple(Hit.from_json(h, f"{target.processor} absent from this table") for h in facts["headers"][:3]),
                        remedy=fill(rule.remedy, target))

@@ -308,7 +308,7 @@ def render(matrix: GateMatrix) -> str:
         w(_ANSWER + "\n")
         for r in m.routes:
             w(f"### {md_escape(r.target)}: {md_escape(r.label)}" + (" (uncertain)" if not r.certain and r.best else "") + "\n\n")
-            w(f"{md_escape(r.sentence)}\n\n")
+            w(f"{md_escape(r.full_sentence)}\n\n")
             for b in r.backends:
                 if b.option:
                     o = b.option
@@ -332,6 +332,23 @@ def render(matrix: GateMatrix) -> str:
                     w(f"- **{md_escape(b.title)}**: undecided — {md_escape('; '.join(map(str, b.undecided)))}\n")
                 else:
                     w(f"- **{md_escape(b.title)}**: no route — {md_escape('; '.join(map(str, b.refused)))}\n")
+            for beyond in r.beyond:  # routes beyond the official release (docs/forks.md), after the official ones
+                where = f"{beyond.source}@{beyond.version}"
+                if beyond.option is None:
+                    w(f"- **or {md_escape(beyond.route)}** ({md_escape(where)}): {md_escape(beyond.state)} — "
+                      f"{md_escape('; '.join(beyond.reasons))}\n")
+                    continue
+                o = beyond.option
+                w(f"- **or {md_escape(o.label)}** (beyond the official release: {md_escape(where)})\n")
+                for condition in o.conditions:
+                    w(f"  - if: {md_escape(condition)}\n")
+                for s in o.steps:
+                    w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
+                      + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
+                      + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
+                         f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
+                w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
+                                               for e in o.evidence) + "\n")
             if r.runtime:
                 w(f"- **Runtime**: {md_escape(r.runtime.outcome)} — {md_escape(r.runtime.summary)}"
                   + "".join(f" [{md_escape(e.source)}]" for e in r.runtime.evidence) + "\n")

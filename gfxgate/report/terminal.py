@@ -110,6 +110,22 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
             elif verbose:
                 console.print(Padding(_text((f"{backend.title}: no route", _DIM), f" — {'; '.join(backend.refused)}"),
                                       (0, 0, 0, 2), expand=False))
+        for beyond in route.beyond:  # routes beyond the official release (docs/forks.md), after the official ones
+            if beyond.option is None:
+                if verbose or beyond.state == "undecided":
+                    console.print(Padding(_text((f"or {beyond.route}: {beyond.state}", "yellow" if beyond.state == "undecided" else _DIM),
+                                                f" — {'; '.join(beyond.reasons)}"), (0, 0, 0, 2), expand=False))
+                continue
+            console.print(Padding(_text(("or ", _DIM), (beyond.option.label, "bold"),
+                                        (f" (beyond the official release: {beyond.source}@{beyond.version})", _DIM)),
+                                  (0, 0, 0, 2), expand=False))
+            for condition in beyond.option.conditions:
+                console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
+            for number, step in enumerate(beyond.option.steps, 1):
+                what = _text((f"{number}. ", ""), (step.setting, "cyan"))
+                if verbose:
+                    what.append_text(_text((f"\n{step.workaround}; {_where(step.evidence)}", _DIM)))
+                console.print(Padding(what, (0, 0, 0, 4), expand=False))
         if route.runtime:
             console.print(Padding(_text(("runtime: ", "bold"), f"{route.runtime.outcome} — {route.runtime.summary}"),
                                   (0, 0, 0, 2), expand=False))

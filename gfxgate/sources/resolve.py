@@ -32,6 +32,8 @@ class Pin(NamedTuple):
     url: str
     ref: str
     release_tags: str | None = None
+    beyond: bool = False  # a source of a route beyond the release (docs/forks.md): a live scan that cannot read it
+    # answers from the embedded snapshot's facts of its pin, and says so, instead of failing
 
 
 class LayoutSpec(NamedTuple):

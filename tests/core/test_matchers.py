@@ -412,3 +412,37 @@ def test_nvidia_remedies_fill_the_architecture_number(tmp_path):
     facts = M["cuda-arch-list"].extract(r, __import__("gfxgate.sources.directory", fromlist=["x"]).DirectorySource("r", tmp_path), ["p.json"])
     finding = M["cuda-arch-list"].evaluate(r, facts, catalog().parse_target("sm_35"), catalog())
     assert finding.remedy == "-DCMAKE_CUDA_ARCHITECTURES=35"
+
+
+def test_cmake_target_excludes_blocks_a_needed_project_and_an_undeclared_target(tmp_path):
+    text = ("add_target(gfx900 \"Vega (10)\" FAMILY a\n  EXCLUDE_TARGET_PROJECTS\n    hipBLASLt # issue (1062)\n"
+            "    rocBLAS\n  FAMILY b\n)\nadd_target(gfx1030 \"RDNA2\" FAMILY c)\n"
+            "add_target(gfx906 \"MI50\"\n  EXCLUDE_TARGET_PROJECTS hipBLASLt\n  FAMILY d rocBLAS\n)\n")
+    found = run(tmp_path, "cmake-target-excludes", {"f": text}, ["gfx900", "gfx1030", "gfx906", "gfx803"],
+                function="add_target", needed=["rocBLAS"])
+    assert (found["gfx900"].status, found["gfx900"].summary) == (Status.BLOCKED, "excludes rocBLAS for gfx900")
+    assert found["gfx900"].hits[0].line == 1 and "hipBLASLt, rocBLAS" in found["gfx900"].hits[0].note
+    assert (found["gfx1030"].status, found["gfx1030"].summary) == (Status.ALLOWED, "builds rocBLAS for gfx1030")
+    # the list ends at the next keyword: rocBLAS after FAMILY is a family name, not an exclusion
+    assert found["gfx906"].status == Status.ALLOWED and found["gfx906"].summary.endswith("excludes hipBLASLt")
+    assert found["gfx803"].status == Status.BLOCKED and "not declared" in found["gfx803"].summary
+
+
+def test_cmake_target_excludes_refuses_what_is_not_a_declaration(tmp_path):
+    with pytest.raises(NoMatch, match="no add_target"):
+        run(tmp_path, "cmake-target-excludes", {"f": "other(gfx900)\n"}, [], function="add_target", needed=["rocBLAS"])
+    with pytest.raises(NoMatch, match="not closed"):
+        run(tmp_path, "cmake-target-excludes", {"f": "add_target(gfx900\n" + "  x\n" * 300}, [], function="add_target",
+            needed=["rocBLAS"])
+
+
+def test_markdown_table_unmarked_rows_and_bold_targets(tmp_path):
+    text = ("| Arch | LLVM target | Build Passing | Sanity Tested |\n| -- | -- | -- | -- |\n"
+            "| **RDNA4** | **gfx1201** | ✅ | ✅ |\n| GCN5.0 | gfx900 | ✅ | |\n")
+    found = run(tmp_path, "markdown-table", {"f": text}, ["gfx1201", "gfx900", "gfx803"], column="LLVM target",
+                support_column="^Sanity Tested$", unmarked={"status": "partial", "summary": "{processor} untested"})
+    assert found["gfx1201"].status == Status.ALLOWED  # **gfx1201** is gfx1201
+    assert (found["gfx900"].status, found["gfx900"].summary, found["gfx900"].hits[0].line) == (Status.PARTIAL, "gfx900 untested", 4)
+    assert found["gfx803"].status == Status.BLOCKED
+    plain = run(tmp_path, "markdown-table", {"f": text}, ["gfx900"], column="LLVM target", support_column="^Sanity Tested$")
+    assert plain["gfx900"].status == Status.UNKNOWN  # without `unmarked`, as before

@@ -55,6 +55,15 @@ def commit_names(upstream: dict[str, str]) -> dict[str, str]:
             names[commit.hexsha] = f'{source} "{commit.summary}"'
         for tag in repo.tags:
             names[tag.commit.hexsha] = f"{source}@{tag.name}"
+    # the sources beyond the release (docs/forks.md) have no fixture repository: a scan answers for them from the
+    # shipped snapshot of their pin, at its recorded commit
+    from gfxgate.gate import snapshot
+    from gfxgate.sources.resolve import load_pins
+
+    beyond = {name for name, pin in load_pins().sources.items() if pin.beyond}
+    for info in snapshot.load().sources:
+        if info.name in beyond and info.commit:
+            names[info.commit] = f"{info.name}@{info.ref} (embedded snapshot)"
     return names
 
 

@@ -22,7 +22,8 @@ def test_set_ref_changes_only_the_value_and_keeps_comments():
     assert changed == [('ref = "v0.11.0"          # the version we ship', 'ref = "v0.14.10"         # the version we ship')]
     assert len(before) == len(after)
     assert set_ref(text, "rocm-docs", "rocm-6.4.0")[0].count('ref = "rocm-6.4.0"       # newest tag we can verify') == 1
-    assert ref_lines(text) == {"ollama": 5, "ollama-python": 10, "rocm-docs": 15, "llama-cpp": 20, "clr": 25, "rocblas": 30}
+    assert ref_lines(text) == {"ollama": 5, "ollama-python": 10, "rocm-docs": 15, "llama-cpp": 20, "clr": 25, "rocblas": 30,
+                               "ollama-for-amd": 35, "therock": 41}
 
 
 def test_set_ref_refuses_bad_tags_and_missing_tables():

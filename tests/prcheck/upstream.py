@@ -126,6 +126,18 @@ url = "https://github.com/ROCm/rocBLAS.git"
 ref = "rocm-6.2.2"
 release_tags = '^rocm-\d+\.\d+\.\d+$'
 
+[sources.ollama-for-amd]
+url = "https://github.com/likelovewant/ollama-for-amd.git"
+ref = "v0.30.8"
+release_tags = '^v\d+\.\d+\.\d+$'
+beyond = true
+
+[sources.therock]
+url = "https://github.com/ROCm/TheRock.git"
+ref = "therock-7.14"
+release_tags = '^therock-\d+\.\d+$'
+beyond = true
+
 [layouts.ggml]
 vendored_in = "ollama"
 vendored_roots = ["ml/backend/ggml/ggml", "llama"]
