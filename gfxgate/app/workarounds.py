@@ -33,19 +33,22 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     from gfxgate.app.common import parse_targets, require_source
     from gfxgate.errors import SourceError
     from gfxgate.gate import workarounds as wk
-    from gfxgate.gate.route import override_rule, step_settings
+    from gfxgate.gate.route import default_routes, override_rule, routes_for_os, step_settings
+    from gfxgate.gate.ruleset import default_rules
     from gfxgate.gate.scan import FactsRequest, scan_matrix
     from gfxgate.sources.resolve import SourceSet, load_pins
     from gfxgate.trace import workarounds as tw
-
-    from gfxgate.gate.route import default_routes, routes_for_os
 
     parsed = parse_targets(req.targets)
     items = wk.for_os(wk.default_workarounds(), req.os)
     override = override_rule(routes_for_os(default_routes(), req.os))  # None on Windows: no override route
     if parsed:
         processors = {t.processor for t in parsed}
-        items = tuple(w for w in items if not w.applies_to or processors & set(w.applies_to))
+        # a workaround is a vendor's when the layers it unblocks are (an NVIDIA build flag is no answer for gfx900)
+        layer_vendors = {layer.id: set(layer.vendors) for layer in default_rules().layers}
+        vendors = {getattr(t, "vendor", "amd") for t in parsed}
+        items = tuple(w for w in items if (not w.applies_to or processors & set(w.applies_to))
+                      and any(vendors & layer_vendors.get(layer, {"amd"}) for layer in w.unblocks))
     artifacts = None
     if req.installed:
         from gfxgate.artifacts.scan import scan_paths

@@ -160,3 +160,19 @@ def test_the_igpu_switch_is_linked_for_integrated_gpus_only(gfxgate_exe):
 
     igpu = next(w for w in default_workarounds() if w.id == "ollama-igpu-enable")
     assert set(igpu.applies_to) == {p.name for p in catalog().by_name.values() if p.integrated}
+
+
+@pytest.mark.parametrize(("target", "listed", "left_out"), [
+    ("gfx900", "copy-rocblas-tensile", "build-cuda-architectures"),
+    ("sm_61", "build-cuda-architectures", "copy-rocblas-tensile"),
+])
+def test_a_workaround_is_listed_for_its_own_vendors_targets_only(capsys, target, listed, left_out):
+    """`workarounds -t gfx900` listed the NVIDIA build flag with -DCMAKE_CUDA_ARCHITECTURES=900 (gfx900's number):
+    a workaround belongs to the vendors of the layers it unblocks (rules/layers.yaml `vendors:`)."""
+    with pytest.raises(SystemExit) as info:
+        main(["workarounds", "-t", target, "--offline", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0, err
+    ids = {entry["id"] for entry in json.loads(out)["workarounds"]}
+    assert listed in ids
+    assert left_out not in ids
