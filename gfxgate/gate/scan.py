@@ -119,7 +119,7 @@ def scan_matrix(
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
     case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
     return answer(gate_facts(facts or FactsRequest()), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, trim=trim, check_steps=check_steps, os=os)
+                  runtime_version=runtime_version, trim=trim, check_steps=check_steps, machine=machine)
 
 
 def gate_facts(request: FactsRequest) -> GateFacts:
