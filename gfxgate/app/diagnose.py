@@ -45,7 +45,7 @@ def diagnose(req: DiagnoseRequest) -> DiagnoseAnswer:
     return DiagnoseAnswer(diagnoses, tuple(hits))
 
 
-def _check_fail_on(values) -> set[str]:
+def _check_fail_on(values: tuple[str, ...]) -> set[str]:
     if not values:
         return set()
     from gfxgate.errors import UsageError

@@ -17,9 +17,13 @@ import json
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.errors import InputError, UsageError
+
+if TYPE_CHECKING:  # annotations only: the pipelines are imported when a command runs
+    from gfxgate.fleet.jobs import Placement
+    from gfxgate.fleet.model import FleetReport
 
 SUBMIT_TIMEOUT_S = 60.0
 
@@ -45,7 +49,7 @@ class Submission:
     indices: tuple[int, ...] = ()  # a sweep: the cells this array runs
 
 
-def _placement(where: Where):
+def _placement(where: Where) -> Placement:
     from gfxgate.fleet.jobs import Placement
 
     return Placement(where.nodes, where.nodelist, where.partition, where.time, where.sbatch_args)
@@ -158,7 +162,7 @@ class FleetReportRequest:
     expect: tuple[str, ...] = ()  # node names that must have answered besides the job's
 
 
-def report(req: FleetReportRequest):
+def report(req: FleetReportRequest) -> FleetReport:
     from gfxgate.fleet.model import build_report
 
     return build_report(req.folder, req.expect)

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.gate.workarounds import Workaround
+    from gfxgate.timeline.snapshot import ReleaseView
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
     return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
 
 
-def _stored_release(tag: str):
+def _stored_release(tag: str) -> ReleaseView | None:
     """The embedded timeline at ollama ``tag`` as a status view (the posed targets' columns an override check reads
     when no targets were named), or None when it does not hold that release."""
     from gfxgate.errors import GfxgateError
@@ -108,7 +113,7 @@ def _stored_release(tag: str):
     return cells.at(tag) if tag in cells.tags else None
 
 
-def _from_timeline(items, parsed, refs) -> WorkaroundsAnswer | None:
+def _from_timeline(items: tuple[Workaround, ...], parsed: list, refs: Mapping[str, str]) -> WorkaroundsAnswer | None:
     """The answer at a release of the embedded timeline (``--ref ollama=TAG``, offline, no clone): each entry not
     checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
     a cell's versioned command), and the override check over the stored release; None when the timeline does not

@@ -20,7 +20,7 @@ from gfxgate.errors import InputError, RuleError
 from gfxgate.model import SourceInfo
 from gfxgate.resources import rules_dir
 from gfxgate.gate.ruleset import RuleSet
-from gfxgate.sources.resolve import Pins
+from gfxgate.sources.resolve import Pins, SourceSet
 
 MAX_SNAPSHOT_BYTES = 16 << 20  # the embedded snapshot is ~45 KB
 
@@ -79,7 +79,7 @@ class Snapshot(NamedTuple):
         return usable, notes
 
 
-def build(ruleset: RuleSet, sources, pins: Pins) -> dict[str, Any]:
+def build(ruleset: RuleSet, sources: SourceSet, pins: Pins) -> dict[str, Any]:
     """Collect facts at the pins; the result is what ``rules/snapshots/pins.json`` holds."""
     facts = collect_facts(ruleset, sources)
     infos, released, local = [], {}, {}

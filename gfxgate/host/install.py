@@ -12,9 +12,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.machine import MachineFacts
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/ollama/bin")
 LIB_DIRS = ("/usr/local/lib/ollama", "/usr/lib/ollama", "/opt/ollama/lib/ollama")
@@ -190,7 +194,7 @@ def rocblas_lazy_targets(fs: RootFS, folder: str) -> tuple[str, ...]:
 
 
 # -- layouts: which package or archive brought each backend's runner (rules/installs.yaml) ------------------------
-def machine_facts(fs: RootFS):
+def machine_facts(fs: RootFS) -> MachineFacts:
     """The machine's runner facts for the answer (:class:`gfxgate.machine.MachineFacts`, runs left empty): each
     recognised layout's backends, installed or not, with what installs a missing one. A machine where no layout is
     recognised gives no runner facts (nothing is called missing)."""
