@@ -66,12 +66,12 @@ def require_source(sourceset: SourceSet, name: str, command: str) -> Source:
 
 
 def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
-    """Canonical names of the --fail-on targets; each must be in the compared reports."""
+    """Canonical names of the --fail-on-target targets; each must be in the compared reports."""
     from gfxgate.errors import UsageError
 
     names = tuple(str(t) for t in parse_targets(values))
     missing = [n for n in names if n not in available]
     if missing:
-        raise UsageError(f"--fail-on names {', '.join(missing)}, which is not in both reports",
+        raise UsageError(f"--fail-on-target names {', '.join(missing)}, which is not in both reports",
                          hint="compared targets: " + (", ".join(available) or "none"))
     return names

@@ -1,5 +1,5 @@
 """`diagnose(DiagnoseRequest) -> DiagnoseAnswer`: what the user's Ollama / llama.cpp logs (files, stdin, journal
-units) establish, each recognised failure with its layer and implied verdict, and which --fail-on layers have one."""
+units) establish, each recognised failure with its layer and implied verdict, and which --fail-on-layer layers have one."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class DiagnoseRequest:
 @dataclass(frozen=True)
 class DiagnoseAnswer:
     diagnoses: list  # one diagnose.model Diagnosis per input
-    failing: tuple[str, ...]  # the --fail-on layers a finding implies a verdict on
+    failing: tuple[str, ...]  # the --fail-on-layer layers a finding implies a verdict on
 
 
 def diagnose(req: DiagnoseRequest) -> DiagnoseAnswer:
@@ -62,6 +62,6 @@ def _check_fail_on(values: tuple[str, ...]) -> set[str]:
                 from gfxgate.suggest import did_you_mean
 
                 layers = "layers: any, " + ", ".join(known)
-                raise UsageError(f"unknown --fail-on layer {part!r}", hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers))
+                raise UsageError(f"unknown --fail-on-layer layer {part!r}", hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers))
             out.add(part)
     return out

@@ -1,5 +1,5 @@
 """`diff(DiffRequest) -> DiffAnswer`: what flipped between two gate matrices (`gfxgate scan --format json`
-reports), and which --fail-on targets are compared."""
+reports), and which --fail-on-target targets are compared."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ class DiffRequest:
 @dataclass(frozen=True)
 class DiffAnswer:
     diff: Any  # prcheck.diff.MatrixDiff
-    failing: tuple[str, ...]  # canonical names of the --fail-on targets
+    failing: tuple[str, ...]  # canonical names of the --fail-on-target targets
     pins_uri: str  # the pins file's URI relative to its repository (SARIF locations)
     pins_lines: dict[str, int]  # source name -> line of its ref
     pins_path: Path | None = None  # check: the pins file compared

@@ -104,7 +104,7 @@ def doctor(req: FleetDoctorRequest) -> Submission:
     if req.root:
         args += ["--root", req.root]
     for backend in req.fail_on:
-        args += ["--fail-on", backend]
+        args += ["--fail-on-backend", backend]
     script = doctor_script(req.folder, _gfxgate(req.gfxgate), _placement(req.where), args)
     return _submit(req.folder, "fleet-doctor.sbatch", script, req.print_only, req.wait, req.timeout)
 
@@ -120,7 +120,7 @@ class NodeRequest:
 class NodeOutcome:
     node: str
     path: Path
-    exit_code: int  # doctor's: 0, 1 (a --fail-on backend does not run), or an error's
+    exit_code: int  # doctor's: 0, 1 (a --fail-on-backend backend does not run), or an error's
     failing: tuple[str, ...]
     error: str | None
 

@@ -1,8 +1,8 @@
 """`gfxgate diff OLD.json NEW.json`: what flipped between two gate matrices.
 
-Exit codes: 0 no regression of a target named in --fail-on (whatever else changed); 1 a target
-named in --fail-on regressed (allowed → blocked, partial → override-required …); 2 usage error
-(bad option, a --fail-on target in neither report); 6 an input file is unreadable or not a gate matrix.
+Exit codes: 0 no regression of a target named in --fail-on-target (whatever else changed); 1 a target
+named in --fail-on-target regressed (allowed → blocked, partial → override-required …); 2 usage error
+(bad option, a --fail-on-target target in neither report); 6 an input file is unreadable or not a gate matrix.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, report_exit, terminal_text
+from gfxgate.cli.common import emit, fail_on_option, format_option, output_option, report_exit, terminal_text
 
 DIFF_FORMATS = ("md", "json", "sarif", "text")
 
@@ -21,14 +21,13 @@ DIFF_FORMATS = ("md", "json", "sarif", "text")
 @click.argument("new", type=click.Path(path_type=Path))
 @format_option(DIFF_FORMATS)
 @output_option()
-@click.option("--fail-on", "fail_on", multiple=True, metavar="TARGET",
-              help="Exit 1 when one of these targets regressed (repeatable or comma-separated).")
+@fail_on_option("target", "TARGET", "Exit 1 when one of these targets regressed (repeatable or comma-separated).")
 @click.option("--pins", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Pins file the SARIF locations point at (default: rules/pins.toml of this repository).")
 def diff(old, new, fmt, output, fail_on, pins) -> None:
     """Compare two `gfxgate scan --format json` reports: regressions, drift, improvements, with both evidences.
 
-    Exit 0 unless a target named in --fail-on regressed (1); 2 usage error; 6 unreadable input.
+    Exit 0 unless a target named in --fail-on-target regressed (1); 2 usage error; 6 unreadable input.
     """
     from gfxgate.app.diff import DiffRequest
     from gfxgate.app.diff import diff as run

@@ -63,9 +63,9 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
     if failing:
         bad = sorted({c.target for c in diff.regressions(failing)})
         if bad:
-            out.append(f"**Failing**: {md_escape(', '.join(bad))} regressed (named in `--fail-on`).")
+            out.append(f"**Failing**: {md_escape(', '.join(bad))} regressed (named in `--fail-on-target`).")
         else:
-            out.append(f"No regression for {md_escape(', '.join(failing))} (named in `--fail-on`).")
+            out.append(f"No regression for {md_escape(', '.join(failing))} (named in `--fail-on-target`).")
         out.append("")
     flips = [c for c in diff.changes if c.kind != EVIDENCE]
     if flips:
