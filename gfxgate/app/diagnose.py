@@ -1,4 +1,4 @@
-"""`diagnose(DiagnoseRequest) -> DiagnoseAnswer`: what the user's Ollama / llama.cpp logs (files, stdin, journal
+"""`diagnose(DiagnoseRequest) -> DiagnoseResult`: what the user's Ollama / llama.cpp logs (files, stdin, journal
 units) establish, each recognised failure with its layer and implied verdict, and which --fail-on-layer layers have one."""
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ class DiagnoseRequest:
 
 
 @dataclass(frozen=True)
-class DiagnoseAnswer:
+class DiagnoseResult:
     diagnoses: list  # one diagnose.model Diagnosis per input
     failing: tuple[str, ...]  # the --fail-on-layer layers a finding implies a verdict on
 
 
-def diagnose(req: DiagnoseRequest) -> DiagnoseAnswer:
+def diagnose(req: DiagnoseRequest) -> DiagnoseResult:
     from gfxgate.app.common import refuse_output_over_inputs
     from gfxgate.diagnose import diagnose_inputs
     from gfxgate.errors import UsageError
@@ -42,7 +42,7 @@ def diagnose(req: DiagnoseRequest) -> DiagnoseAnswer:
     hits: list[str] = []
     if layers:
         hits = sorted({f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)})
-    return DiagnoseAnswer(diagnoses, tuple(hits))
+    return DiagnoseResult(diagnoses, tuple(hits))
 
 
 def _check_fail_on(values: tuple[str, ...]) -> set[str]:

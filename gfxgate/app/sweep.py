@@ -1,4 +1,4 @@
-"""`sweep(SweepRequest) -> SweepOutcome`: the backend x num_gpu runtime sweep — the plan from the options, the cells
+"""`sweep(SweepRequest) -> SweepResult`: the backend x num_gpu runtime sweep — the plan from the options, the cells
 the worklog does not have yet run against Ollama servers or llama-servers, one worklog line per run;
 `report(SweepReportRequest)`: a worklog's report (the num_gpu x endpoint table, pass rates, crashes, hypotheses)."""
 
@@ -54,14 +54,14 @@ class SweepRequest:
 
 
 @dataclass(frozen=True)
-class SweepOutcome:
+class SweepResult:
     worklog: Path
     cells: int  # cells in the plan
     summary: Any = None  # the runner's summary (recorded, skipped, outcomes); None: every cell was already done
     report: Any = None  # sweep.model.SweepReport of the whole worklog after the run (its verdict, its plot)
 
 
-def sweep(req: SweepRequest) -> SweepOutcome:
+def sweep(req: SweepRequest) -> SweepResult:
     from gfxgate.errors import UsageError
     from gfxgate.sweep.runner import (
         KV_TYPES,
@@ -126,7 +126,7 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         plan = _only_cells(plan, _chosen_cells(plan.cells(), req.cells))
     if req.planned is not None:  # gfxgate fleet sweep: the cells of the plan, for a job array
         req.planned(plan)
-        return SweepOutcome(req.worklog, len(plan.cells()))
+        return SweepResult(req.worklog, len(plan.cells()))
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
@@ -134,11 +134,11 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         finished = existing.finished_cells(req.retry) if req.resume else set()
         todo = [c for c in plan.cells() if c.key not in finished]
         if not todo:
-            return SweepOutcome(req.worklog, len(plan.cells()), None, _report_of(req.worklog))
+            return SweepResult(req.worklog, len(plan.cells()), None, _report_of(req.worklog))
         preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
         writer.set_aside_torn_tail()
         summary = SweepRunner(plan, writer, req.progress if req.progress is not None else NoProgress()).run(finished)
-    return SweepOutcome(req.worklog, len(plan.cells()), summary, _report_of(req.worklog))
+    return SweepResult(req.worklog, len(plan.cells()), summary, _report_of(req.worklog))
 
 
 def _report_of(path: Path) -> SweepReport | None:

@@ -44,15 +44,15 @@ def check(base_ref, targets, fail_on, pins, rules_root, sources, offline, fmt, o
     from gfxgate.prcheck.render import render
     from gfxgate.sources.resolve import parse_assignments
 
-    answer = run(CheckRequest(base_ref, tuple(targets), tuple(fail_on), pins, rules_root,
+    result = run(CheckRequest(base_ref, tuple(targets), tuple(fail_on), pins, rules_root,
                               parse_assignments(sources, "--source"), offline))
-    failing, pins_uri, lines = answer.failing, answer.pins_uri, answer.pins_lines
+    failing, pins_uri, lines = result.failing, result.pins_uri, result.pins_lines
     title = f"gfxgate check against {base_ref}"
     if summary is not None:
         with summary.open("a", encoding="utf-8") as handle:
-            handle.write(render(answer.diff, "md", failing=failing, title=title))
+            handle.write(render(result.diff, "md", failing=failing, title=title))
     if sarif_output is not None:
-        emit(render(answer.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
-    emit(terminal_text(render(answer.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), fmt,
+        emit(render(result.diff, "sarif", pins_uri=pins_uri, pins_lines=lines), sarif_output)
+    emit(terminal_text(render(result.diff, fmt, failing=failing, pins_uri=pins_uri, pins_lines=lines, title=title), fmt,
                        output), output)
-    report_exit(answer.diff, failing)
+    report_exit(result.diff, failing)

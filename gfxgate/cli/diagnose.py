@@ -36,9 +36,9 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
         from gfxgate.sources.resolve import parse_assignments
 
         sources = parse_assignments(sources, "--source")
-    answer = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), sources or {},
+    result = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), sources or {},
                                  offline=not online, locate=not no_upstream, output=output))
-    emit(terminal_text(render(answer.diagnoses, fmt), fmt, output), output)
-    if answer.failing:
-        echo(f"gfxgate: findings on {', '.join(answer.failing)}", err=True)
+    emit(terminal_text(render(result.diagnoses, fmt), fmt, output), output)
+    if result.failing:
+        echo(f"gfxgate: findings on {', '.join(result.failing)}", err=True)
         raise SystemExit(int(ExitCode.FINDINGS))

@@ -33,7 +33,7 @@ def diff(old, new, fmt, output, fail_on, pins) -> None:
     from gfxgate.app.diff import diff as run
     from gfxgate.prcheck.render import render
 
-    answer = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output))
-    emit(terminal_text(render(answer.diff, fmt, failing=answer.failing, pins_uri=answer.pins_uri,
-                              pins_lines=answer.pins_lines), fmt, output), output)
-    report_exit(answer.diff, answer.failing)
+    result = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output))
+    emit(terminal_text(render(result.diff, fmt, failing=result.failing, pins_uri=result.pins_uri,
+                              pins_lines=result.pins_lines), fmt, output), output)
+    report_exit(result.diff, result.failing)

@@ -27,7 +27,7 @@ def workarounds(targets, fmt, output, refs, sources, offline, installed) -> None
     from gfxgate.report.workarounds import render
     from gfxgate.sources.resolve import parse_assignments
 
-    answer = run(WorkaroundsRequest(tuple(targets), sources=parse_assignments(sources, "--source"),
+    result = run(WorkaroundsRequest(tuple(targets), sources=parse_assignments(sources, "--source"),
                                     refs=parse_assignments(refs, "--ref"), offline=offline, installed=tuple(installed)))
-    emit(render(list(answer.reports), fmt, sources=answer.sources, not_applicable=list(answer.not_applicable),
+    emit(render(list(result.reports), fmt, sources=result.sources, not_applicable=list(result.not_applicable),
                 **(terminal(output) if fmt == "text" else {})), output)
