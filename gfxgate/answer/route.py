@@ -502,8 +502,6 @@ def extra_targets(targets: Sequence[object], workarounds: Iterable[Any]) -> list
 def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
     """Put each step's workaround check (``gfxgate.gate.workarounds.check_all``) on the route; a step whose evidence
     is gone (stale) makes the answer uncertain, with the reason."""
-    import dataclasses
-
     stale: list[str] = []
 
     def checked(option: RouteOption | None) -> RouteOption | None:
@@ -535,8 +533,6 @@ NOT_CHECKED = "not checked"
 
 def mark_unchecked(route: Route, why: str) -> Route:
     """Every step without a check result says so: a snapshot answer's steps were not checked at this version."""
-    import dataclasses
-
     def mark(option: RouteOption | None) -> RouteOption | None:
         if option is None or not option.steps:
             return option

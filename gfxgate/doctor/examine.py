@@ -15,6 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+import time
+import re
+import os
 
 from gfxgate.doctor.model import BackendVerdict, FixStep, Live, MachineReport, TargetReport
 from gfxgate.errors import InputError, NetworkError, SourceError
@@ -74,8 +77,6 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     loaded = sysfs.amdgpu_loaded(fs)
     path_dirs: tuple[str, ...] = ()
     if fs.live:
-        import os
-
         path_dirs = tuple(p for p in os.environ.get("PATH", "").split(":") if p.startswith("/"))
     installs = install.find(fs, path_dirs=path_dirs)
     unit = units.read_unit(fs, req.unit)
@@ -138,8 +139,6 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
 
 def _boot_time(fs: RootFS) -> str | None:
     """`journalctl -b` as a --since: now minus /proc/uptime."""
-    import time
-
     try:
         uptime = float((fs.read_text("/proc/uptime") or "").split()[0])
     except (IndexError, ValueError):
@@ -268,8 +267,6 @@ def _copy_step(fs: RootFS, target: str, installs, evidence) -> FixStep:
 def _rocblas_versions(fs: RootFS, src: str, dests: list[str]) -> str:
     """Whether the source rocBLAS is the version Ollama bundles: the ``librocblas.so.<version>`` beside each library
     folder (rocBLAS reads Tensile files of its own version only)."""
-    import re
-
     def version(library: str) -> str | None:
         parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
         for folder in (parent, parent.rsplit("/", 1)[0]):

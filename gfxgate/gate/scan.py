@@ -255,8 +255,6 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
                       sourceset: SourceSet) -> tuple[dict, tuple[Any, ...]]:
     """A coupled source (rocm-docs) that cannot be read at all falls back to the embedded snapshot of its pin —
     the newest ref gfxgate has read — and each verdict says so. Sources the user named are never replaced."""
-    import dataclasses
-
     from gfxgate.gate import snapshot
     from gfxgate.gate.engine import MATCHED, UNAVAILABLE
 

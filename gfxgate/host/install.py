@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
+import fnmatch
 
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
+from gfxgate.artifacts.rocblas import classify
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.machine import MachineFacts
@@ -77,10 +79,6 @@ def _kind(name: str) -> str:
 
 
 def _rocblas(fs: RootFS, folder: str) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
-    from pathlib import PurePath
-
-    from gfxgate.artifacts.rocblas import classify
-
     counts: dict[str, int] = {}
     lazy: list[str] = []
     for entry in fs.listdir(folder):
@@ -245,8 +243,6 @@ def os_release(fs: RootFS) -> tuple[str, ...]:
 
 def _matching(fs: RootFS, lib: str, pattern: str) -> list[str]:
     """Entries of ``lib`` matching ``pattern`` (fnmatch); a folder counts only when it is not empty."""
-    import fnmatch
-
     out = []
     for entry in fs.listdir(lib):
         if fnmatch.fnmatchcase(entry, pattern) and (not fs.is_dir(f"{lib}/{entry}") or fs.listdir(f"{lib}/{entry}")):

@@ -13,12 +13,19 @@ every target at once, so a range where nothing can change is not probed (``every
 from __future__ import annotations
 
 from typing import Any
+from dataclasses import replace
 
 from gfxgate.gate.engine import not_scanned
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.model import Evidence
 from gfxgate.prcheck.diff import EVIDENCE, classify
 from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Refusal, RouteKey, Row, Timeline, Unreadable
+from gfxgate.targets import catalog
+from gfxgate.gate.docs import DOCS_LAYER, RELEASE_LAYERS, cells_of_matrix, disagreements
+from gfxgate.gate.route import decide, default_routes
+from gfxgate.gate.ruleset import default_rules
+from gfxgate.history.walk import change_points, signature, tag_window
+from gfxgate.sources.resolve import load_pins
 
 # Sources whose ref a release's own files choose (rules/pins.toml [couplings]), read at each release with it: clr at
 # the ROCm version of the Dockerfile, so the rocm-runtime row (and route.RUNS_ON's refusal) is the scan's at that tag;
@@ -60,8 +67,6 @@ class Linker:
 
 def complete(matrix: GateMatrix, ruleset) -> GateMatrix:
     """The prober's matrix (ollama-side source layers) plus the artifact and runtime rows, not scanned."""
-    from dataclasses import replace
-
     present = {layer.id for layer in matrix.layers}
     layers = tuple(layer for layer in ruleset.layers if layer.id in present or layer.kind != "source")
     cells = dict(matrix.cells)
@@ -100,8 +105,6 @@ def _refusal_key(route, layer_of: dict[str, str]) -> tuple:
 
 
 def _vendor_of(target: str) -> str:
-    from gfxgate.targets import catalog
-
     vendor = catalog().vendor_of(target)
     return vendor.name if vendor is not None else "amd"
 
@@ -122,12 +125,6 @@ def _backends(route, link: Linker, layer_of: dict[str, str]) -> tuple[BackendSta
 def compute(prober, targets: list[str], *, first: str | None = None, last: str | None = None,
             prereleases: bool = False, every_tag: bool = False, ruleset=None, pins=None) -> Timeline:
     """The timeline of ``targets`` over ``prober.repo``'s releases (``prober.targets`` must include the override targets)."""
-    from gfxgate.gate.docs import DOCS_LAYER, RELEASE_LAYERS, cells_of_matrix, disagreements
-    from gfxgate.gate.route import decide
-    from gfxgate.gate.ruleset import default_rules
-    from gfxgate.history.walk import change_points, signature, tag_window
-    from gfxgate.sources.resolve import load_pins
-
     ruleset = ruleset or default_rules()
     link = Linker(pins or load_pins())
     layer_of = {r.id: r.layer for r in ruleset.rules}
@@ -206,7 +203,6 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
                 docs=docs_notes(t, a, b),
             ))
         rows.append(Row(t, tuple(cells)))
-    from gfxgate.gate.route import default_routes
 
     route_rules = default_routes()
     window = set(tags)

@@ -14,9 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+import zstandard
+import orjson
+
 from gfxgate.errors import InputError, RuleError
 from gfxgate.resources import rules_dir
-from gfxgate.timeline.model import Cell, Row, Timeline
+from gfxgate.timeline.model import Cell, RouteKey, Row, Timeline
+from gfxgate.targets import catalog
+from gfxgate import datacache
+from gfxgate.datafiles import validate
+from gfxgate.gate.route import default_routes
+from gfxgate.model import Status
 
 KIND = "gfxgate-timeline-snapshot"
 
@@ -31,8 +39,6 @@ def default_targets() -> list[str]:
 
     Not only those a rule happens to name: a target no rule names (gfx950, gfx1011 before a release lists them) is
     still a card someone asks about, and its row shows how each layer decides it."""
-    from gfxgate.targets import catalog
-
     cat = catalog()  # AMD's processors, then NVIDIA's architectures (issue 38)
     return [name for name, proc in cat.by_name.items() if not proc.is_generic] + list(cat.nvidia)
 
@@ -69,8 +75,6 @@ def build(timeline: Timeline) -> dict[str, Any]:
 
 
 def dumps(data: dict[str, Any]) -> bytes:
-    import zstandard
-
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
     return zstandard.ZstdCompressor(level=19).compress(text.encode("utf-8"))
 
@@ -81,9 +85,6 @@ def read(path: Path) -> dict[str, Any]:
 
 def _read(path: Path) -> tuple[bytes, dict[str, Any]]:
     """The snapshot file's bytes and its decoded JSON."""
-    import orjson
-    import zstandard
-
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:
@@ -125,8 +126,6 @@ def _stale_reasons_cached(path: Path, raw: bytes, data: dict[str, Any]) -> list[
     """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
     from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
     rules or pins to re-derive the digests. A snapshot outside the shipped rules is judged every time."""
-    from gfxgate import datacache
-
     return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data)))
 
 
@@ -138,8 +137,6 @@ def _checked(path: Path | None) -> tuple[Path, dict[str, Any]]:
     if stale:
         raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
                         hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live")
-    from gfxgate import datacache
-    from gfxgate.datafiles import validate
 
     def validated() -> bool:
         validate(data["timeline"], "timeline", path, {})
@@ -202,8 +199,6 @@ class ReleaseView:
         self.cells_, self.tag = cells, tag
 
     def status_of(self, layer: str, target: str):
-        from gfxgate.model import Status
-
         status, _ = self.cells_.status_where(target, self.tag, layer)
         return Status(status) if status is not None else None
 
@@ -221,7 +216,5 @@ def load_cells(path: Path | None = None) -> Cells:
 
 def load(path: Path | None = None) -> Timeline:
     _, data = _checked(path)
-    from gfxgate.gate.route import default_routes
-    from gfxgate.timeline.model import RouteKey
 
     return Timeline.from_json(data["timeline"], RouteKey.of(default_routes()), origin="snapshot")
