@@ -103,12 +103,13 @@ def test_shipped_snapshot_is_current():
 
 
 def test_samples_are_not_stale(capsys):
-    from gfxgate.app.samples import SAMPLE_TARGETS, render_samples
+    from gfxgate.app.samples import SAMPLE_TARGETS, TIMELINES, render_samples
 
     folder = rules_dir().parent / "samples"
     expected = render_samples()
     matrices = {f"{prefix}{t}.{ext}" for prefix in ("", "study/") for t in SAMPLE_TARGETS for ext in ("md", "json", "txt")}
-    assert set(expected) == matrices | {"timeline.md", "timeline.svg"}  # today's release, and the study's beside it
+    timelines = {f"{name}.{ext}" for name in TIMELINES for ext in ("md", "svg")}  # one per vendor
+    assert set(expected) == matrices | timelines  # today's release, and the study's beside it
     for name, text in expected.items():
         assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
 
