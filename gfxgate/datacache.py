@@ -187,6 +187,15 @@ def reset() -> None:
     _schema_digest.cache_clear()
 
 
+def side_file(path: Path, raw: bytes, kind: str) -> Path | None:
+    """Where a derived form of the shipped file ``path`` (content ``raw``) is kept beside the rules cache, named by
+    its content key: for data too large for the one store every start-up reads (the timeline's rows, read by the
+    remedies). None when the cache is off or the file is not gfxgate's own."""
+    if _disabled() or not is_shipped(path):
+        return None
+    return cache_dir() / f"{kind}-{FORMAT}-{key(kind, raw, None)[:32]}.msgpack"
+
+
 def cached(path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
     """``parse()`` (which reads and validates ``raw``), or the data it gave last time for these very bytes.
 

@@ -10,14 +10,17 @@ refused with the command that rebuilds it, never rendered from old facts. The fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-import zstandard
+import msgpack
 import orjson
+import zstandard
 
-from gfxgate.errors import InputError, RuleError
+from gfxgate.errors import GfxgateError, InputError, RuleError
+from gfxgate.fsio import write_bytes_atomic
 from gfxgate.resources import rules_dir
 from gfxgate.timeline.model import Cell, RouteKey, Row, Timeline
 from gfxgate.targets import catalog
@@ -85,19 +88,27 @@ def read(path: Path) -> dict[str, Any]:
 
 def _read(path: Path) -> tuple[bytes, dict[str, Any]]:
     """The snapshot file's bytes and its decoded JSON."""
+    raw = _read_raw(path)
+    return raw, _decode(path, raw)
+
+
+def _read_raw(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError as exc:
         raise RuleError(f"{path}: no timeline snapshot", hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live") from exc
     except OSError as exc:
         raise InputError(f"{path}: unreadable timeline snapshot: {exc.strerror or exc}") from exc
+
+
+def _decode(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20))
     except (zstandard.ZstdError, ValueError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise InputError(f"{path}: not a zstandard-compressed timeline snapshot: {exc}") from exc
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise InputError(f"{path}: not a gfxgate timeline snapshot")
-    return raw, data
+    return data
 
 
 def stale_reasons(data: dict[str, Any]) -> list[str]:
@@ -122,30 +133,44 @@ def _input_bytes(raw: bytes) -> bytes:
     return b"\0\0".join(parts)
 
 
-def _stale_reasons_cached(path: Path, raw: bytes, data: dict[str, Any]) -> list[str]:
+def _stale_reasons_cached(path: Path, raw: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
     """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
     from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
     rules or pins to re-derive the digests. A snapshot outside the shipped rules is judged every time."""
-    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data)))
+    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data())))
 
 
-def _checked(path: Path | None) -> tuple[Path, dict[str, Any]]:
-    """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
+def _checked_lazily(path: Path | None) -> tuple[Path, bytes, Callable[[], dict[str, Any]]]:
+    """The snapshot's bytes and its JSON decoded when first asked for, refused when stale and checked against its
+    schema (once per content: a cached verdict needs no decode)."""
     path = path or default_path()
-    raw, data = _read(path)
+    raw = _read_raw(path)
+    decoded: list[dict[str, Any]] = []
+
+    def data() -> dict[str, Any]:
+        if not decoded:
+            decoded.append(_decode(path, raw))
+        return decoded[0]
+
     stale = _stale_reasons_cached(path, raw, data)
     if stale:
         raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
                         hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live")
 
     def validated() -> bool:
-        validate(data["timeline"], "timeline", path, {})
+        validate(data()["timeline"], "timeline", path, {})
         return True
 
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
     datacache.cached(path, raw, "schema-checked", "timeline", validated)
-    return path, data
+    return path, raw, data
+
+
+def _checked(path: Path | None) -> tuple[Path, dict[str, Any]]:
+    """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
+    path, _, data = _checked_lazily(path)
+    return path, data()
 
 
 class Cells:
@@ -155,7 +180,8 @@ class Cells:
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.tags: tuple[str, ...] = tuple(data["releases"])
-        self._raw = {t["target"]: t["cells"] for t in data["targets"]}
+        # a row's cells as JSON (from the snapshot) or as that JSON's bytes (from the rows' cache: load_cells)
+        self._raw: dict[str, list[Any] | bytes] = {t["target"]: t["cells"] for t in data["targets"]}
         self.targets: tuple[str, ...] = tuple(self._raw)
         self._rows: dict[str, Row] = {}
         self._index = {tag: i for i, tag in enumerate(self.tags)}
@@ -163,7 +189,9 @@ class Cells:
     def row(self, target: str) -> Row:
         row = self._rows.get(target)
         if row is None:
-            row = self._rows[target] = Row(target, tuple(Cell.from_json(c) for c in self._raw[target]))
+            raw = self._raw[target]
+            cells = orjson.loads(raw) if isinstance(raw, bytes) else raw
+            row = self._rows[target] = Row(target, tuple(Cell.from_json(c) for c in cells))
         return row
 
     def cell_at(self, target: str, tag: str) -> Cell:
@@ -210,8 +238,32 @@ class ReleaseView:
 
 
 def load_cells(path: Path | None = None) -> Cells:
-    """The snapshot's cells (:class:`Cells`), refused when stale like :func:`load`."""
-    return Cells(_checked(path)[1]["timeline"])
+    """The snapshot's cells (:class:`Cells`), refused when stale like :func:`load`.
+
+    The remedies read a row or two of 62: for the shipped snapshot, each row's JSON is kept as bytes in a file of the
+    user cache named by the snapshot's content (``datacache.side_file``), so a start-up reads that file and decodes
+    the rows it asks for instead of the whole 2.8 MB of JSON (~20 ms of ``diagnose``). A missing, unreadable or
+    foreign cache file is rebuilt from the snapshot."""
+    path, raw, data = _checked_lazily(path)
+    side = datacache.side_file(path, raw, "timeline-rows")
+    if side is not None:
+        try:
+            index = msgpack.unpackb(side.read_bytes(), raw=False)
+            rows = index["targets"]
+            if isinstance(rows, dict) and all(isinstance(v, bytes) for v in rows.values()):
+                return Cells({"releases": index["releases"], "targets": [{"target": t, "cells": v} for t, v in rows.items()]})
+        except (OSError, ValueError, TypeError, KeyError):  # msgpack's errors are ValueErrors
+            pass
+    timeline = data()["timeline"]
+    cells = Cells(timeline)
+    if side is not None:
+        blob = msgpack.packb({"releases": list(cells.tags),
+                              "targets": {t["target"]: orjson.dumps(t["cells"]) for t in timeline["targets"]}})
+        with contextlib.suppress(OSError, GfxgateError):  # a read-only cache folder: decoded every time
+            for old in side.parent.glob("timeline-rows-*.msgpack"):
+                old.unlink(missing_ok=True)  # the rows of an earlier snapshot
+            write_bytes_atomic(side, blob)
+    return cells
 
 
 def load(path: Path | None = None) -> Timeline:
