@@ -8,7 +8,7 @@ from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, link, md_escape as _md_cell
 from gfxgate.timeline.model import Ev, Timeline
-from gfxgate.timeline.sentence import answer
+from gfxgate.timeline.sentence import answer, timeline_json
 from gfxgate.timeline import figure
 from gfxgate.report.terminal import markdown_text
 
@@ -91,7 +91,7 @@ def _short(reason: str, limit: int = 240) -> str:
 
 
 def render_json(timeline: Timeline) -> str:
-    return dumps(timeline.to_json()) + "\n"
+    return dumps(timeline_json(timeline)) + "\n"
 
 
 @overload

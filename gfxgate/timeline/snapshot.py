@@ -74,7 +74,9 @@ def inputs(targets: list[str]) -> dict[str, Any]:
 
 
 def build(timeline: Timeline) -> dict[str, Any]:
-    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets)), "timeline": timeline.to_json()}
+    from gfxgate.timeline.sentence import timeline_json  # here: the remedies read cells, not sentences
+
+    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets)), "timeline": timeline_json(timeline)}
 
 
 def dumps(data: dict[str, Any]) -> bytes:

@@ -216,14 +216,12 @@ ALLOWED: dict[str, dict[str, str]] = {
     "targets.py": {
         "gfxgate.suggest": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root` load this module without it",
     },
-    "timeline/model.py": {
-        "gfxgate.timeline.sentence": "circle: gfxgate.timeline.sentence imports gfxgate.timeline.model at its top (and `diagnose LOG`, `doctor --root` load the model without it)",
-    },
     "timeline/snapshot.py": {
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.history.walk": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.timeline.compute": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
+        "gfxgate.timeline.sentence": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
         "hashlib": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
     },
 }

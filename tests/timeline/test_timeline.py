@@ -377,6 +377,7 @@ def test_the_shipped_snapshot_is_schema_checked_once_per_content(monkeypatch, tm
         return real(data, schema, path, lines)
 
     monkeypatch.setattr(datafiles, "validate", counting)
+    monkeypatch.setattr(snap, "validate", counting)  # the snapshot module's own name for it (imported at its top)
     from gfxgate import datacache
 
     datacache.reset()  # this test's own (empty) cache folder, not what an earlier test left in this process
@@ -412,6 +413,7 @@ def test_formatters_read_no_rules(monkeypatch):
 
     monkeypatch.setattr(route, "default_routes", forbidden)
     monkeypatch.setattr(route, "load_routes", forbidden)
+    monkeypatch.setattr(snapshot, "default_routes", forbidden)  # imported at the snapshot module's top
     for fmt in FORMATS:
         assert render(timeline, fmt) == expected[fmt], fmt
     assert "gfx900: " in render(timeline, "md") and "#" in render(timeline, "svg")
