@@ -24,26 +24,26 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.targets": NOT_MOVED,
     },
     "artifacts/bundle.py": {
-        "gfxgate.targets": "start-up: `artifacts FILE` loads this module without it",
-        "hashlib": "start-up: `doctor --root`, `artifacts FILE` load this module without it",
-        "zstandard": "start-up: `artifacts FILE` loads this module without it",
+        "gfxgate.targets": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "hashlib": "start-up: `doctor --root`, `artifacts` of a file without GPU code load this module without it",
+        "zstandard": "start-up: `artifacts` of a file without GPU code loads this module without it",
     },
     "artifacts/elf.py": {
-        "gfxgate.datafiles": "start-up: `artifacts FILE` loads this module without it",
-        "gfxgate.resources": "start-up: `artifacts FILE` loads this module without it",
-        "msgpack": "start-up: `artifacts FILE` loads this module without it",
+        "gfxgate.datafiles": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "gfxgate.resources": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "msgpack": "start-up: `artifacts` of a file without GPU code loads this module without it",
     },
     "artifacts/kpack.py": {
-        "msgpack": "start-up: `artifacts FILE` loads this module without it",
-        "zstandard": "start-up: `artifacts FILE` loads this module without it",
+        "msgpack": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "zstandard": "start-up: `artifacts` of a file without GPU code loads this module without it",
     },
     "artifacts/render.py": {
-        "gfxgate.report.markdown": "start-up: `artifacts FILE` loads this module without it",
+        "gfxgate.report.markdown": "start-up: `artifacts` of a file without GPU code loads this module without it",
     },
     "artifacts/scan.py": {
-        "concurrent.futures": "start-up: `artifacts FILE` loads this module without it",
-        "gfxgate.targets": "start-up: `artifacts FILE` loads this module without it",
-        "hashlib": "start-up: `doctor --root`, `artifacts FILE` load this module without it",
+        "concurrent.futures": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "gfxgate.targets": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "hashlib": "start-up: `doctor --root`, `artifacts` of a file without GPU code load this module without it",
     },
     "datafiles.py": {
         "gfxgate.matchers": "start-up: `diagnose LOG` loads this module without it",
@@ -169,17 +169,17 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.targets": NOT_MOVED,
     },
     "host/install.py": {
-        "gfxgate.datafiles": "start-up: `artifacts FILE` loads this module without it",
-        "gfxgate.machine": "start-up: `artifacts FILE` loads this module without it",
-        "gfxgate.resources": "start-up: `artifacts FILE` loads this module without it",
-        "subprocess": "start-up: `doctor --root`, `artifacts FILE` load this module without it",
-        "sysconfig": "start-up: `doctor --root`, `artifacts FILE` load this module without it",
+        "gfxgate.datafiles": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "gfxgate.machine": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "gfxgate.resources": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "subprocess": "start-up: `doctor --root`, `artifacts` of a file without GPU code load this module without it",
+        "sysconfig": "start-up: `doctor --root`, `artifacts` of a file without GPU code load this module without it",
     },
     "host/proc.py": {
         "ctypes": "ctypes loads libffi: only the reaping of a server's children calls prctl, inside its own try",
     },
     "host/rootfs.py": {
-        "pwd": "start-up: `artifacts FILE` loads this module without it",
+        "pwd": "start-up: `artifacts` of a file without GPU code loads this module without it",
     },
     "jsontext.py": {
         "orjson": "start-up: `scan -t gfx900` loads this module without it",
@@ -188,9 +188,9 @@ ALLOWED: dict[str, dict[str, str]] = {
         "yaml": "start-up: `scan -t gfx900`, `doctor --root` load this module without it",
     },
     "report/__init__.py": {
-        "gfxgate.report.markdown": "start-up: `artifacts FILE` loads this module without it",
-        "gfxgate.report.sarif": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root`, `artifacts FILE` load this module without it",
-        "gfxgate.report.terminal": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root`, `artifacts FILE` load this module without it",
+        "gfxgate.report.markdown": "start-up: `artifacts` of a file without GPU code loads this module without it",
+        "gfxgate.report.sarif": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root`, `artifacts` of a file without GPU code load this module without it",
+        "gfxgate.report.terminal": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root`, `artifacts` of a file without GPU code load this module without it",
     },
     "resources.py": {
         "platformdirs": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root` load this module without it",
