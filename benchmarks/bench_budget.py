@@ -1,6 +1,6 @@
 """The speed budget (issue 40): four commands a user waits for, whole process, warm, against `python -c pass`.
 
-    python benchmarks/bench_budget.py [--repeat 11] [--install fresh|current]
+    python benchmarks/bench_budget.py [--repeat 11] [--install fresh|current] [--against CHECKOUT]
 
 | command | budget |
 |---|---|
@@ -17,7 +17,9 @@ on every start). Every command runs once untimed first (filling the rules cache 
 user's first run does), then ``--repeat`` rounds, one run of each command per round (load from other processes falls
 on all of them alike). Printed per command: the median wall time, the same minus the baseline's median (what gfxgate
 itself costs), the median CPU time (user + system of the child: on shared cores the steadier figure) and whether the
-median wall time is within the budget. A benchmark, not a test: it reports, it does not fail (exit 0), and the
+median wall time is within the budget. ``--against CHECKOUT`` installs another checkout (``git worktree add`` or
+``git archive REF | tar -x``) the same way and times its commands in the same rounds: a change's before and after
+under the same load. A benchmark, not a test: it reports, it does not fail (exit 0), and the
 figures go into benchmarks/README.md with the load average they were taken at.
 """
 
@@ -62,16 +64,19 @@ def captured_machine(folder: Path) -> Path:
                    dropin='[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.6"\n')
 
 
-def measure(commands: dict[str, list[str]], env: dict[str, str], repeat: int) -> dict[str, tuple[float, float]]:
-    """Median wall and CPU seconds of each command, after one untimed run of each, round-robin."""
-    for argv in commands.values():
-        subprocess.run(argv, capture_output=True, env=env, check=False)
+def measure(commands: dict[str, list[str]], env: dict[str, str], repeat: int,
+            envs: dict[str, dict[str, str]] | None = None) -> dict[str, tuple[float, float]]:
+    """Median wall and CPU seconds of each command, after one untimed run of each, round-robin (``envs``: a
+    command's own environment instead of ``env``)."""
+    envs = envs or {}
+    for name, argv in commands.items():
+        subprocess.run(argv, capture_output=True, env=envs.get(name, env), check=False)
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeat):
         for name, argv in commands.items():
             cpu, start = _child_cpu(), time.perf_counter()
-            done = subprocess.run(argv, capture_output=True, env=env, check=False)
+            done = subprocess.run(argv, capture_output=True, env=envs.get(name, env), check=False)
             walls[name].append(time.perf_counter() - start)
             cpus[name].append(_child_cpu() - cpu)
             if done.returncode != 0:
@@ -83,6 +88,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--install", choices=("fresh", "current"), default="fresh")
+    parser.add_argument("--against", type=Path, default=None, metavar="CHECKOUT",
+                        help="also time another checkout's install in the same rounds (before/after a change)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gfxgate-budget-") as tmp:
         folder = Path(tmp)
@@ -99,15 +106,26 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items()
                if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith(("GFXGATE_", "XDG_"))}
         env.update({"GFXGATE_CACHE_DIR": str(folder / "cache"), "GFXGATE_NO_PROGRESS": "1"})
-        commands = {
-            "python -c pass": [str(python), "-c", "pass"],
-            "--help": [str(script), "--help"],
-            "scan -t gfx900": [str(script), "scan", "-t", "gfx900"],
-            "diagnose (1,000 lines)": [str(script), "diagnose", "--no-upstream", str(log)],
-            "doctor --root (captured)": [str(script), "doctor", "--root", str(root), "--format", "md"],
-        }
+        def of(script: Path) -> dict[str, list[str]]:
+            return {
+                "--help": [str(script), "--help"],
+                "scan -t gfx900": [str(script), "scan", "-t", "gfx900"],
+                "diagnose (1,000 lines)": [str(script), "diagnose", "--no-upstream", str(log)],
+                "doctor --root (captured)": [str(script), "doctor", "--root", str(root), "--format", "md"],
+            }
+
+        commands = {"python -c pass": [str(python), "-c", "pass"], **of(script)}
+        envs: dict[str, dict[str, str]] = {}
+        if args.against is not None:
+            from bench_diagnose import installed_script
+
+            (folder / "against").mkdir()
+            other = installed_script(folder / "against", args.against.resolve())
+            commands.update({f"{name} (against)": argv for name, argv in of(other).items()})
+            envs = {f"{name} (against)": {**env, "GFXGATE_CACHE_DIR": str(folder / "against" / "cache")}
+                    for name in of(other)}  # each install its own rules cache
         load = os.getloadavg()
-        results = measure(commands, env, args.repeat)
+        results = measure(commands, env, args.repeat, envs)
     base = results["python -c pass"][0]
     print(f"gfxgate speed budget: {args.install} install, {args.repeat} rounds, {os.cpu_count()} cores, "
           f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; the log has {lines:,} lines")
@@ -115,7 +133,7 @@ def main() -> None:
     print("| command | budget | wall (median) | wall − `python -c pass` | CPU (median) | within budget |")
     print("|---|---|---|---|---|---|")
     for name, (wall_s, cpu_s) in results.items():
-        budget = BUDGET_MS.get(name)
+        budget = BUDGET_MS.get(name.removesuffix(" (against)"))
         within = "" if budget is None else ("yes" if wall_s * 1000 <= budget else "**no**")
         extra = "" if budget is None else f"{(wall_s - base) * 1000:.0f} ms"
         print(f"| `{name}` | {f'≤ {budget} ms' if budget else 'baseline'} | {wall_s * 1000:.0f} ms | {extra} | "

@@ -139,19 +139,20 @@ def grep_baseline(path: Path, repeat: int = 5) -> tuple[float, int]:
     return statistics.median(times), count
 
 
-def installed_script(folder: Path) -> Path:
+def installed_script(folder: Path, root: Path = ROOT) -> Path:
     """gfxgate as a user installs it: this checkout's package (pyproject.toml, README.md, gfxgate/, rules/ copied, so
     the build writes nothing into the checkout) installed regularly, not editable, into a new virtual environment
-    whose dependencies are this interpreter's site-packages (a .pth line); its `gfxgate` console script."""
+    whose dependencies are this interpreter's site-packages (a .pth line); its `gfxgate` console script. ``root``:
+    another checkout to install instead (bench_budget.py --against)."""
     import site
     import sysconfig
 
     source = folder / "source"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
+        shutil.copy2(root / name, source / name)
     for name in ("gfxgate", "rules"):
-        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(root / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     venv = folder / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"

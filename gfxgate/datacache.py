@@ -25,7 +25,12 @@ import stat
 from pathlib import Path
 from typing import Any, Callable
 
+import msgpack
+
 from gfxgate import __version__
+from gfxgate.resources import cache_dir, rules_dir, schemas_dir
+from gfxgate.errors import GfxgateError
+from gfxgate.fsio import write_bytes_atomic
 
 try:  # CPython's own BLAKE2 module: importing hashlib also loads OpenSSL's libcrypto (12 M instructions, the
     # largest part of a warm cache lookup), which nothing else on the paths that read the rules needs
@@ -46,8 +51,6 @@ VERSIONS = 4  # entries kept per shipped file and way of reading it (the most re
 
 
 def cache_file() -> Path:
-    from gfxgate.resources import cache_dir
-
     return cache_dir() / f"rules-{FORMAT}.msgpack"
 
 
@@ -57,8 +60,6 @@ def _disabled() -> bool:
 
 @functools.cache
 def _shipped_root() -> Path:
-    from gfxgate.resources import rules_dir
-
     return rules_dir().resolve()
 
 
@@ -74,7 +75,6 @@ def is_shipped(path: Path) -> bool:
 def _schema_digest(schema: str | None) -> str:
     if schema is None:
         return "-"
-    from gfxgate.resources import schemas_dir
 
     h = _hash((schemas_dir() / f"{schema}.schema.json").read_bytes())
     if schema == "gates":  # each matcher's params schema is part of it (gfxgate.matchers.gates_schema)
@@ -125,7 +125,6 @@ class _Store:
         head, digest, payload = blob[:len(_MAGIC)], blob[len(_MAGIC):len(_MAGIC) + _DIGEST], blob[len(_MAGIC) + _DIGEST:]
         if head != _MAGIC or _hash(payload).digest() != digest:
             return {}
-        import msgpack
 
         try:
             data = msgpack.unpackb(payload, raw=False)
@@ -140,7 +139,6 @@ class _Store:
         entry = self.entries.get(slot)
         if entry is None or entry[0] != k:
             return False, None
-        import msgpack
 
         try:  # each entry is unpacked on its own, so every caller gets fresh objects, as from a fresh parse
             return True, msgpack.unpackb(entry[1], raw=False, strict_map_key=False)
@@ -148,8 +146,6 @@ class _Store:
             return False, None
 
     def put(self, slot: str, k: str, value: Any) -> None:
-        import msgpack
-
         try:
             blob = msgpack.packb(value, use_bin_type=True, strict_types=True)
         except (TypeError, ValueError, OverflowError):
@@ -170,9 +166,6 @@ class _Store:
 def _write(path: Path, data: bytes, *, replace_foreign: bool) -> None:
     """Write the cache with gfxgate's one atomic writer; best effort (a cache that cannot be written only
     costs speed). A file that was not ours (a link, wrong owner or mode) is removed first, never written through."""
-    from gfxgate.errors import GfxgateError
-    from gfxgate.fsio import write_bytes_atomic
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if replace_foreign and (path.is_symlink() or path.is_file()):
@@ -192,6 +185,15 @@ def reset() -> None:
     _store.cache_clear()
     _shipped_root.cache_clear()
     _schema_digest.cache_clear()
+
+
+def side_file(path: Path, raw: bytes, kind: str) -> Path | None:
+    """Where a derived form of the shipped file ``path`` (content ``raw``) is kept beside the rules cache, named by
+    its content key: for data too large for the one store every start-up reads (the timeline's rows, read by the
+    remedies). None when the cache is off or the file is not gfxgate's own."""
+    if _disabled() or not is_shipped(path):
+        return None
+    return cache_dir() / f"{kind}-{FORMAT}-{key(kind, raw, None)[:32]}.msgpack"
 
 
 def cached(path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:

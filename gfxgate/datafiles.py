@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from gfxgate import datacache
-from gfxgate.errors import RuleError
+from gfxgate.errors import InputError, RuleError
 from gfxgate.resources import schemas_dir
+from gfxgate.fsio import open_input
+from gfxgate.jsontext import loads_input
 
 
 def _node_lines(node, path: tuple = ()) -> dict[tuple, int]:
@@ -40,9 +42,6 @@ def read_limited(path: Path, limit: int, what: str) -> bytes:
     ``/dev/zero`` never ends), its size from ``fstat`` at most ``limit``, and at most ``limit + 1`` bytes read
     (a file growing meanwhile is refused too). So a 1.5 GB pins.toml costs a stat, not 1.5 GB of memory.
     ``what`` names the kind of file in the refusal ("a rules file")."""
-    from gfxgate.errors import InputError
-    from gfxgate.fsio import open_input
-
     try:
         with open_input(path) as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -239,8 +238,6 @@ def load_json(path: Path, raw: bytes, schema: str) -> Any:
     Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) for the caller to report.
     """
     def parse() -> Any:
-        from gfxgate.jsontext import loads_input
-
         data = loads_input(raw)  # too deep or a number too long: a ValueError too, never a RecursionError
         validate(data, schema, path, {})
         return data

@@ -12,7 +12,7 @@ from enum import IntEnum
 
 class ExitCode(IntEnum):
     OK = 0
-    FINDINGS = 1  # a check found what it was asked to fail on (e.g. `diff --fail-on`)
+    FINDINGS = 1  # a check found what it was asked to fail on (e.g. `diff --fail-on-target`)
     USAGE = 2  # click's own code for bad options; also unknown targets, bad --ref syntax
     RULES = 3  # a rule, pin or schema file is invalid
     SOURCE = 4  # a source cannot be read: unknown tag, missing file, broken repository

@@ -23,6 +23,7 @@ import os
 import re
 import stat
 from pathlib import Path
+import sys
 
 from gfxgate.errors import InputError, UsageError
 
@@ -128,8 +129,6 @@ def _refuse_loop(path: Path) -> Path:
 
 
 def _write_fd(path: Path, fd: int, data) -> None:
-    import sys
-
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # what was printed before comes before the report

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import re
 from typing import Any
+import json
+import math
+import sys
 
 # Where a float may be: a digit followed by "." or by an exponent ("e" and a sign or digit: orjson writes 1e16,
 # 5e-324); each such line is then read whole: orjson's indented output has one value per line, after an optional
@@ -45,7 +48,6 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
             # ensure_ascii: json also escapes DEL (0x7f), which orjson writes as it is
             if out is not None and _floats_as_repr(out) and (not ensure_ascii or (out.isascii() and b"\x7f" not in out)):
                 return out.decode("utf-8")
-    import json
 
     return json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
 
@@ -89,10 +91,6 @@ def loads_input(raw: bytes | str, *, max_depth: int = MAX_INPUT_DEPTH) -> Any:
     ``max_depth`` (the decoder's RecursionError at ~1,000 levels, else a depth walk that never recurses, so the
     schema validators that do never see more), an integer past Python's digit limit (4,300), ``NaN``,
     ``Infinity`` or a float that overflows (written back as non-JSON ``Infinity`` before)."""
-    import json
-    import math
-    import sys
-
     def finite(text: str) -> float:
         value = float(text)
         if not math.isfinite(value):

@@ -13,6 +13,9 @@ import functools
 from dataclasses import dataclass
 
 from gfxgate.serial import JsonRecord
+from gfxgate.datafiles import load_yaml
+from gfxgate.resources import rules_dir
+from gfxgate.errors import RuleError
 
 BACKENDS = ("rocm", "vulkan", "cuda", "cpu")
 
@@ -143,17 +146,12 @@ def shows_cpu(facts: MachineFacts | None) -> bool:
 @functools.cache
 def runtime_runs() -> tuple[RuntimeRun, ...]:
     """rules/runtime.yaml, validated against its schema (errors name the file and line)."""
-    from gfxgate.datafiles import load_yaml
-    from gfxgate.resources import rules_dir
-
     data = load_yaml(rules_dir() / "runtime.yaml", "runtime")
     out = []
     for item in data["runs"]:
         out.append(RuntimeRun(**{**item, "versions": tuple(item["versions"]), "num_gpu": tuple(item["num_gpu"])}))
     ids = [r.id for r in out]
     if len(set(ids)) != len(ids):
-        from gfxgate.errors import RuleError
-
         raise RuleError(f"rules/runtime.yaml: duplicate run id {sorted(i for i in ids if ids.count(i) > 1)[0]}")
     return tuple(out)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import functools
 
+import re2
+
 from gfxgate.errors import RuleError
 
 MAX_PATTERN = 4096  # characters of one rule regex
@@ -29,8 +31,6 @@ class RuleRegexError(RuleError):
 def rule_regex(pattern: str, *, ignore_case: bool = False):
     """Compile a regex from a rule file with RE2 (cached); the result has ``search``, ``match``,
     ``fullmatch``, ``finditer`` and ``sub`` like a ``re.Pattern``."""
-    import re2
-
     if not isinstance(pattern, str):
         raise RuleRegexError(f"regex must be a string, not {type(pattern).__name__}")
     if len(pattern) > MAX_PATTERN:
@@ -55,6 +55,4 @@ def check_rule_regex(pattern: str, where: str) -> None:
 
 
 def escape(text: str) -> str:
-    import re2
-
     return re2.escape(text)

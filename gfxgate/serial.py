@@ -19,6 +19,8 @@ from operator import attrgetter
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, overload
 
+from gfxgate import __version__
+
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
 elif sys.version_info >= (3, 11):
@@ -179,8 +181,6 @@ def _fields(obj: Any) -> dict[str, Any]:
 
 def document(kind: str, body: Mapping[str, Any], *, version: int = 1) -> dict[str, Any]:
     """A top-level JSON document: ``schema_version``, ``kind`` and ``generator``, then ``body``."""
-    from gfxgate import __version__
-
     return {"schema_version": version, "kind": kind, "generator": f"gfxgate {__version__}", **body}
 
 

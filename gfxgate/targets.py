@@ -12,9 +12,11 @@ import functools
 import itertools
 import re
 from typing import NamedTuple, Protocol, Sequence
+import os
 
 from gfxgate.errors import RuleError, TargetError
 from gfxgate.resources import rules_dir
+from gfxgate.datafiles import load_yaml  # here: the artifacts scanner imports this module for its patterns
 
 AMD, NVIDIA = "amd", "nvidia"  # the vendors of the target model (a TargetId's vendor, rules/targets.yaml vendors:)
 FEATURES = ("sramecc", "xnack")  # alphabetical, the order of a canonical target id
@@ -407,7 +409,6 @@ class TargetCatalog:
 @functools.cache
 def catalog() -> TargetCatalog:
     path = rules_dir() / "targets.yaml"
-    from gfxgate.datafiles import load_yaml  # here: the artifacts scanner imports this module for its patterns
 
     data = load_yaml(path, "targets")
     procs = [
@@ -587,8 +588,6 @@ def read_amdgpu_ids(text: str) -> dict[tuple[int, int], str]:
 
 @functools.cache
 def _installed_ids(root: str) -> dict[tuple[int, int], str]:
-    import os
-
     chosen = os.environ.get("GFXGATE_AMDGPU_IDS") if root == "/" else None  # another libdrm's table, for one run
     for rel in ([chosen] if chosen else AMDGPU_IDS):
         try:

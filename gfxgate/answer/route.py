@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, NamedTuple
+from typing import Any, Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from gfxgate.answer.override import posed_target
 from gfxgate.answer.steps import step_setting
@@ -271,7 +271,7 @@ def _processor(target: str) -> str:
     return target.split(":", 1)[0]
 
 
-def _override_columns(matrix: MatrixView, target: str, workarounds) -> list[tuple[Any, str | None]]:
+def _override_columns(matrix: MatrixView, target: str, workarounds: Iterable[Any]) -> list[tuple[Any, str | None]]:
     """(workaround, column) for every HSA override that applies to the target; column None when not in the matrix."""
     out = []
     for w in workarounds:
@@ -332,7 +332,7 @@ def _walk(rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_i
     return _Outcome(APPLIES, [], evidence), used
 
 
-def _device_steps(rule: RouteRule, matrix: MatrixView, target: str, by_id, rules: RouteRules) -> dict[str, list[Verdict]]:
+def _device_steps(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, Any], rules: RouteRules) -> dict[str, list[Verdict]]:
     """Under an HSA override, the device's own restrictions that a device step lifts (an iGPU stays an iGPU)."""
     used: dict[str, list[Verdict]] = {}
     for layer, allowed in rule.needs:
@@ -345,8 +345,8 @@ def _device_steps(rule: RouteRule, matrix: MatrixView, target: str, by_id, rules
     return used
 
 
-def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id, matrix: MatrixView,
-                target: str) -> tuple[list, list, list]:
+def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id: Mapping[str, Any],
+                matrix: MatrixView, target: str) -> tuple[list, list, list]:
     """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order, and the steps the installed
     tree already satisfies (SatisfiedStep)."""
     route_steps: list[tuple[StepRule, RouteStep]] = []
@@ -370,8 +370,9 @@ def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict
     return route_steps, device, satisfied
 
 
-def _option(rule: RouteRule, label: str, phrase: str, evidence, route_steps, device, override_target=None,
-            satisfied=()) -> RouteOption:
+def _option(rule: RouteRule, label: str, phrase: str, evidence: Iterable[Evidence],
+            route_steps: list[tuple[Any, RouteStep]], device: list[tuple[Any, RouteStep]],
+            override_target: str | None = None, satisfied: Sequence[SatisfiedStep] = ()) -> RouteOption:
     if satisfied and not route_steps and rule.done_label:
         label, phrase = rule.done_label, rule.done_phrase or rule.done_label
     elif "{steps}" in label or "{steps}" in phrase:
@@ -387,7 +388,7 @@ def _option(rule: RouteRule, label: str, phrase: str, evidence, route_steps, dev
 
 
 def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, Any], rules: RouteRules,
-         overrides) -> _Outcome:
+         overrides: list[tuple[Any, str | None]]) -> _Outcome:
     processor = _processor(target)
     if rule.as_override:
         if not overrides:
@@ -465,7 +466,7 @@ def _runtime(matrix: MatrixView, target: str, best: RouteOption | None, *, rules
     return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
 
 
-def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds, version: str | None = None,
+def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds: Iterable[Any], version: str | None = None,
            runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
            machine: MachineFacts | None = None, os: str = "linux") -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's), by
@@ -592,7 +593,7 @@ def with_machine(route: Route, machine: MachineFacts | None) -> Route:
     return dataclasses.replace(route, backends=tuple(backends), best=best, label=label)
 
 
-def extra_targets(targets, workarounds) -> list[str]:
+def extra_targets(targets: Sequence[object], workarounds: Iterable[Any]) -> list[str]:
     """Processors whose columns the override routes read (HSA override targets of the given targets)."""
     names = {str(t) for t in targets}
     out: list[str] = []
@@ -609,8 +610,6 @@ def extra_targets(targets, workarounds) -> list[str]:
 def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
     """Put each step's workaround check (``gfxgate.gate.workarounds.check_all``) on the route; a step whose evidence
     is gone (stale) makes the answer uncertain, with the reason."""
-    import dataclasses
-
     stale: list[str] = []
 
     def checked(option: RouteOption | None) -> RouteOption | None:
@@ -644,8 +643,6 @@ NOT_CHECKED = "not checked"
 
 def mark_unchecked(route: Route, why: str) -> Route:
     """Every step without a check result says so: a snapshot answer's steps were not checked at this version."""
-    import dataclasses
-
     def mark(option: RouteOption | None) -> RouteOption | None:
         if option is None or not option.steps:
             return option
@@ -659,7 +656,7 @@ def mark_unchecked(route: Route, why: str) -> Route:
     return dataclasses.replace(route, backends=backends, best=best, beyond=beyond)
 
 
-def step_settings(routes) -> dict[str, dict[str, str]]:
+def step_settings(routes: Iterable[Route]) -> dict[str, dict[str, str]]:
     """Workaround id → {target: the setting its route step has}, over every backend's route of these routes (the
     best route's step first): what `gfxgate workarounds -t` shows for an entry that is a step there."""
     out: dict[str, dict[str, str]] = {}
@@ -671,7 +668,7 @@ def step_settings(routes) -> dict[str, dict[str, str]]:
     return out
 
 
-def step_workarounds(routes) -> set[str]:
+def step_workarounds(routes: Iterable[Route]) -> set[str]:
     """The workaround ids used as steps by these routes (what a live scan checks)."""
     return ({s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
             | {s.workaround for r in routes for b in r.beyond if b.option for s in b.option.steps})

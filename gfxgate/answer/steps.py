@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable
 
 SETTING_FIELDS = ("target", "processor", "number")  # the placeholders a workaround's setting may hold ({number}: 61 of sm_61)
 
@@ -18,7 +18,7 @@ def fill_setting(template: str, target: str | None) -> str:
             .replace("{number}", number or "<number>"))
 
 
-def step_setting(workaround: Any, target: str | None, *, rule: Any = None, cells=()) -> str:
+def step_setting(workaround: Any, target: str | None, *, rule: Any = None, cells: Iterable[Any] = ()) -> str:
     """The setting of ``workaround`` as a step for ``target``: the command of the scanned version where a covered
     cell carries one (``setting_from``: the cmake-filter remedy, ``-DOLLAMA_LLAMA_BACKENDS=…`` from v0.30), else the
     route's value (``setting``: OLLAMA_VULKAN=1 where the workaround's own is =0), else the workaround's own at the

@@ -1,4 +1,4 @@
-"""`check(CheckRequest) -> DiffAnswer`: what a pull request changes — the diff of the gate matrices at the pins (and
+"""`check(CheckRequest) -> DiffResult`: what a pull request changes — the diff of the gate matrices at the pins (and
 rules) of a git ref and at the working tree's, computed live."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gfxgate.app.diff import DiffAnswer
+from gfxgate.app.diff import DiffResult
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class CheckRequest:
     os: str = "linux"  # the release both matrices answer for (--os)
 
 
-def check(req: CheckRequest) -> DiffAnswer:
+def check(req: CheckRequest) -> DiffResult:
     from gfxgate.app.common import fail_on_targets, parse_targets
     from gfxgate.errors import UsageError
     from gfxgate.prcheck.check import run_check
@@ -35,4 +35,4 @@ def check(req: CheckRequest) -> DiffAnswer:
                        rules_root=req.rules_root, os=req.os)
     failing = fail_on_targets(req.fail_on, result.diff.targets)
     pins_uri, lines = pins_location(result.pins_path)
-    return DiffAnswer(result.diff, failing, pins_uri, lines, result.pins_path)
+    return DiffResult(result.diff, failing, pins_uri, lines, result.pins_path)

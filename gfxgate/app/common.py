@@ -4,7 +4,11 @@ command cannot answer without."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.sources.base import Source
+    from gfxgate.sources.resolve import SourceSet
 
 
 def parse_targets(values: Iterable[str]) -> list:
@@ -25,7 +29,7 @@ def parse_targets(values: Iterable[str]) -> list:
     return out
 
 
-def refuse_output_over_inputs(output: Path | None, inputs) -> None:
+def refuse_output_over_inputs(output: Path | None, inputs: Iterable[str | Path]) -> None:
     """``-o`` naming a file the command reads (``diagnose x.log -o x.log``) would replace that input with the
     report: a usage error (exit 2) before anything is read. Only regular files count (a report to
     ``/dev/stdout`` while reading a terminal on ``/dev/stdin`` is fine); links are followed (``os.path.samefile``)."""
@@ -47,7 +51,7 @@ def refuse_output_over_inputs(output: Path | None, inputs) -> None:
             continue  # a missing output or input: nothing to protect here (the read reports a missing input)
 
 
-def require_source(sourceset, name: str, command: str):
+def require_source(sourceset: SourceSet, name: str, command: str) -> Source:
     """Open a source a command cannot answer without; when it cannot be read, the command fails with the error's own
     exit code (5 offline or unreachable, 4 a broken clone) and one line naming the ``--source NAME=CLONE`` to give."""
     from gfxgate.errors import SourceError
@@ -62,12 +66,12 @@ def require_source(sourceset, name: str, command: str):
 
 
 def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tuple[str, ...]:
-    """Canonical names of the --fail-on targets; each must be in the compared reports."""
+    """Canonical names of the --fail-on-target targets; each must be in the compared reports."""
     from gfxgate.errors import UsageError
 
     names = tuple(str(t) for t in parse_targets(values))
     missing = [n for n in names if n not in available]
     if missing:
-        raise UsageError(f"--fail-on names {', '.join(missing)}, which is not in both reports",
+        raise UsageError(f"--fail-on-target names {', '.join(missing)}, which is not in both reports",
                          hint="compared targets: " + (", ".join(available) or "none"))
     return names

@@ -1,5 +1,5 @@
-"""`diagnose(DiagnoseRequest) -> DiagnoseAnswer`: what the user's Ollama / llama.cpp logs (files, stdin, journal
-units) establish, each recognised failure with its layer and implied verdict, and which --fail-on layers have one."""
+"""`diagnose(DiagnoseRequest) -> DiagnoseResult`: what the user's Ollama / llama.cpp logs (files, stdin, journal
+units) establish, each recognised failure with its layer and implied verdict, and which --fail-on-layer layers have one."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ class DiagnoseRequest:
 
 
 @dataclass(frozen=True)
-class DiagnoseAnswer:
+class DiagnoseResult:
     diagnoses: list  # one diagnose.model Diagnosis per input
-    failing: tuple[str, ...]  # the --fail-on layers a finding implies a verdict on
+    failing: tuple[str, ...]  # the --fail-on-layer layers a finding implies a verdict on
 
 
-def diagnose(req: DiagnoseRequest) -> DiagnoseAnswer:
+def diagnose(req: DiagnoseRequest) -> DiagnoseResult:
     from gfxgate.app.common import refuse_output_over_inputs
     from gfxgate.diagnose import diagnose_inputs
     from gfxgate.errors import UsageError
@@ -42,10 +42,10 @@ def diagnose(req: DiagnoseRequest) -> DiagnoseAnswer:
     hits: list[str] = []
     if layers:
         hits = sorted({f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)})
-    return DiagnoseAnswer(diagnoses, tuple(hits))
+    return DiagnoseResult(diagnoses, tuple(hits))
 
 
-def _check_fail_on(values) -> set[str]:
+def _check_fail_on(values: tuple[str, ...]) -> set[str]:
     if not values:
         return set()
     from gfxgate.errors import UsageError
@@ -62,6 +62,6 @@ def _check_fail_on(values) -> set[str]:
                 from gfxgate.suggest import did_you_mean
 
                 layers = "layers: any, " + ", ".join(known)
-                raise UsageError(f"unknown --fail-on layer {part!r}", hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers))
+                raise UsageError(f"unknown --fail-on-layer layer {part!r}", hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers))
             out.add(part)
     return out

@@ -1,5 +1,5 @@
-"""`diff(DiffRequest) -> DiffAnswer`: what flipped between two gate matrices (`gfxgate scan --format json`
-reports), and which --fail-on targets are compared."""
+"""`diff(DiffRequest) -> DiffResult`: what flipped between two gate matrices (`gfxgate scan --format json`
+reports), and which --fail-on-target targets are compared."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ class DiffRequest:
 
 
 @dataclass(frozen=True)
-class DiffAnswer:
+class DiffResult:
     diff: Any  # prcheck.diff.MatrixDiff
-    failing: tuple[str, ...]  # canonical names of the --fail-on targets
+    failing: tuple[str, ...]  # canonical names of the --fail-on-target targets
     pins_uri: str  # the pins file's URI relative to its repository (SARIF locations)
     pins_lines: dict[str, int]  # source name -> line of its ref
     pins_path: Path | None = None  # check: the pins file compared
@@ -42,7 +42,7 @@ def same_os(old, new, wanted: str | None) -> None:
                          hint=f"scan with --os {wanted}")
 
 
-def diff(req: DiffRequest) -> DiffAnswer:
+def diff(req: DiffRequest) -> DiffResult:
     from gfxgate.app.common import fail_on_targets, refuse_output_over_inputs
     from gfxgate.prcheck.diff import diff_matrices, fail_closed, load_matrix
     from gfxgate.prcheck.pins import pins_location
@@ -54,4 +54,4 @@ def diff(req: DiffRequest) -> DiffAnswer:
     result = diff_matrices(old_matrix, new_matrix)
     failing = fail_on_targets(req.fail_on, result.targets)
     pins_uri, lines = pins_location(req.pins) if req.locate_pins else ("rules/pins.toml", {})
-    return DiffAnswer(result, failing, pins_uri, lines)
+    return DiffResult(result, failing, pins_uri, lines)

@@ -1,7 +1,7 @@
 """`examine(DoctorRequest) -> DoctorResult`: the use case of `gfxgate doctor`. The examination of the machine is
 gfxgate/doctor/examine.py (the machine's facts, the matrix at the installed version, the route and this machine's
 steps); this module checks the request, passes the matrix builder in (``gfxgate.app.scan.matrix``), writes the
-``--collect`` archive and names the --fail-on backends that do not run."""
+``--collect`` archive and names the --fail-on-backend backends that do not run."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["DoctorRequest", "DoctorResult", "examine"]
 class DoctorResult:
     report: MachineReport
     collected: int | None  # files written to the request's ``collect`` archive
-    failing: tuple[str, ...]  # the --fail-on backends that do not run as the machine is
+    failing: tuple[str, ...]  # the --fail-on-backend backends that do not run as the machine is
 
 
 def examine(req: DoctorRequest) -> DoctorResult:
@@ -28,7 +28,7 @@ def examine(req: DoctorRequest) -> DoctorResult:
     wanted = {p.strip() for v in req.fail_on for p in v.split(",") if p.strip()}
     bad = wanted - {"rocm", "vulkan", "cuda", "cpu", "any"}
     if bad:
-        raise UsageError(f"unknown --fail-on backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cuda, cpu, any")
+        raise UsageError(f"unknown --fail-on-backend backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cuda, cpu, any")
     from gfxgate.doctor.collect import check_paths
 
     check_paths(req.collect, req.output, req.root, req.logs)  # before anything is read or written

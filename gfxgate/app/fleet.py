@@ -17,9 +17,13 @@ import json
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.errors import InputError, UsageError
+
+if TYPE_CHECKING:  # annotations only: the pipelines are imported when a command runs
+    from gfxgate.fleet.jobs import Placement
+    from gfxgate.fleet.model import FleetReport
 
 SUBMIT_TIMEOUT_S = 60.0
 
@@ -36,7 +40,7 @@ class Where:
 
 
 @dataclass(frozen=True)
-class Submission:
+class SubmitResult:
     script: str  # the batch script's text
     script_path: Path | None  # where it was written (None with --print)
     job_id: str | None  # None with --print (or nothing to submit)
@@ -45,7 +49,7 @@ class Submission:
     indices: tuple[int, ...] = ()  # a sweep: the cells this array runs
 
 
-def _placement(where: Where):
+def _placement(where: Where) -> Placement:
     from gfxgate.fleet.jobs import Placement
 
     return Placement(where.nodes, where.nodelist, where.partition, where.time, where.sbatch_args)
@@ -59,16 +63,16 @@ def _gfxgate(given: str | None) -> str:
     return str(beside) if beside.is_file() else "gfxgate"
 
 
-def _submit(folder: Path, name: str, script: str, print_only: bool, wait: bool, timeout: float) -> Submission:
+def _submit(folder: Path, name: str, script: str, print_only: bool, wait: bool, timeout: float) -> SubmitResult:
     if print_only:
-        return Submission(script, None, None)
+        return SubmitResult(script, None, None)
     from gfxgate.fsio import write_text_atomic
     from gfxgate.host.slurm import sbatch
 
     _make(folder)
     path = write_text_atomic(folder / name, script)
     done = sbatch(path, wait=wait, timeout=timeout if wait else SUBMIT_TIMEOUT_S)
-    return Submission(script, path, done.job_id, done.returncode if wait else None)
+    return SubmitResult(script, path, done.job_id, done.returncode if wait else None)
 
 
 def _make(folder: Path) -> None:
@@ -93,14 +97,14 @@ class FleetDoctorRequest:
     timeout: float = 3600.0
 
 
-def doctor(req: FleetDoctorRequest) -> Submission:
+def doctor(req: FleetDoctorRequest) -> SubmitResult:
     from gfxgate.fleet.jobs import doctor_script
 
     args: list[str] = []
     if req.root:
         args += ["--root", req.root]
     for backend in req.fail_on:
-        args += ["--fail-on", backend]
+        args += ["--fail-on-backend", backend]
     script = doctor_script(req.folder, _gfxgate(req.gfxgate), _placement(req.where), args)
     return _submit(req.folder, "fleet-doctor.sbatch", script, req.print_only, req.wait, req.timeout)
 
@@ -113,15 +117,15 @@ class NodeRequest:
 
 
 @dataclass(frozen=True)
-class NodeOutcome:
+class NodeResult:
     node: str
     path: Path
-    exit_code: int  # doctor's: 0, 1 (a --fail-on backend does not run), or an error's
+    exit_code: int  # doctor's: 0, 1 (a --fail-on-backend backend does not run), or an error's
     failing: tuple[str, ...]
     error: str | None
 
 
-def node(req: NodeRequest) -> NodeOutcome:
+def node(req: NodeRequest) -> NodeResult:
     """doctor on this node, written to DIR/nodes/NODE.json (atomically: a reader never sees half a file); an error
     of doctor's (an unreadable --root) is written as the node's answer too, with its exit code."""
     from gfxgate.app.doctor import DoctorRequest, examine
@@ -149,7 +153,7 @@ def node(req: NodeRequest) -> NodeOutcome:
     _make(folder)
     path = write_text_atomic(folder / f"{name}.json",
                              envelope(name, environment(), doctor_json, exit_code=code, error=error, failing=failing))
-    return NodeOutcome(name, path, code, failing, error)
+    return NodeResult(name, path, code, failing, error)
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ class FleetReportRequest:
     expect: tuple[str, ...] = ()  # node names that must have answered besides the job's
 
 
-def report(req: FleetReportRequest):
+def report(req: FleetReportRequest) -> FleetReport:
     from gfxgate.fleet.model import build_report
 
     return build_report(req.folder, req.expect)
@@ -193,7 +197,7 @@ def _plan_keys(options: Mapping[str, Any]) -> list[str]:
     return [c.key for c in plans[0].cells()]
 
 
-def sweep(req: FleetSweepRequest) -> Submission:
+def sweep(req: FleetSweepRequest) -> SubmitResult:
     from gfxgate.fleet.jobs import PLAN_FILE, RUNS_DIR, sweep_script
     from gfxgate.fleet.worklogs import missing_cells, read_worklog_set
 
@@ -220,7 +224,7 @@ def sweep(req: FleetSweepRequest) -> Submission:
     todo = missing_cells(keys, log)
     script = sweep_script(req.folder, _gfxgate(req.gfxgate), _placement(req.where), req.sweep_args, todo or [0], req.parallel)
     if not todo:
-        return Submission(script, None, None, cells=len(keys))
+        return SubmitResult(script, None, None, cells=len(keys))
     done = _submit(req.folder, "fleet-sweep.sbatch", script, req.print_only, req.wait, req.timeout)
     if done.job_id is not None:
         from gfxgate.fsio import write_text_atomic
@@ -228,7 +232,7 @@ def sweep(req: FleetSweepRequest) -> Submission:
         body = {"kind": PLAN_KIND, "schema_version": 1, "sweep_args": list(req.sweep_args), "cells": keys,
                 "jobs": [*jobs, done.job_id]}
         write_text_atomic(plan_path, json.dumps(body, indent=1, ensure_ascii=True) + "\n")
-    return Submission(done.script, done.script_path, done.job_id, done.returncode, len(keys), tuple(todo))
+    return SubmitResult(done.script, done.script_path, done.job_id, done.returncode, len(keys), tuple(todo))
 
 
 def _read_plan(path: Path) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""`history(HistoryRequest) -> HistoryAnswer`: the release tags of a pinned repository at which each layer's status
+"""`history(HistoryRequest) -> HistoryResult`: the release tags of a pinned repository at which each layer's status
 changed for the named targets, bisected (or every tag probed), with the facts cached per rule, commit and tag."""
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ class HistoryRequest:
 
 
 @dataclass(frozen=True)
-class HistoryAnswer:
+class HistoryResult:
     result: Any  # history.walk's result: tags, probed, rows with their changes
     cache_warning: str | None = None  # the facts cache could not be written
 
 
-def history(req: HistoryRequest) -> HistoryAnswer:
+def history(req: HistoryRequest) -> HistoryResult:
     from gfxgate.app.common import parse_targets
     from gfxgate.gate.ruleset import default_rules
     from gfxgate.history.walk import TagProber, default_facts_cache
@@ -41,4 +41,4 @@ def history(req: HistoryRequest) -> HistoryAnswer:
                        offline=req.offline, cache=default_facts_cache(req.repo), on_probe=req.on_probe)
     result = walk(prober, first=req.first, last=req.last, layers=list(req.layers) or None, prereleases=req.prereleases,
                   every_tag=req.every_tag)
-    return HistoryAnswer(result, prober.cache.warning or None)
+    return HistoryResult(result, prober.cache.warning or None)

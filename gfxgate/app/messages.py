@@ -1,4 +1,4 @@
-"""`messages(MessagesRequest) -> MessagesAnswer`: where upstream prints each log message `gfxgate diagnose`
+"""`messages(MessagesRequest) -> MessagesResult`: where upstream prints each log message `gfxgate diagnose`
 recognises, checked at the pins or any --ref."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ class MessagesRequest:
 
 
 @dataclass(frozen=True)
-class MessagesAnswer:
+class MessagesResult:
     checks: tuple  # one diagnose.upstream check per catalogue message
     sources: tuple  # the sources read (SourceInfo)
     stale: bool  # a message is stale at the checked versions
 
 
-def messages(req: MessagesRequest) -> MessagesAnswer:
+def messages(req: MessagesRequest) -> MessagesResult:
     from gfxgate.app.common import require_source
     from gfxgate.diagnose.catalogue import default_catalogue
     from gfxgate.diagnose.upstream import STALE, check_catalogue
@@ -35,4 +35,4 @@ def messages(req: MessagesRequest) -> MessagesAnswer:
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
-    return MessagesAnswer(tuple(checks), infos, any(c.state == STALE for c in checks))
+    return MessagesResult(tuple(checks), infos, any(c.state == STALE for c in checks))

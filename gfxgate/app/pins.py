@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.prcheck.pins import Bump
+    from gfxgate.sources.resolve import Pins
 
 
 @dataclass(frozen=True)
@@ -18,7 +23,7 @@ class PinsBumpRequest:
     offline: bool = False
 
 
-def bump(req: PinsBumpRequest):
+def bump(req: PinsBumpRequest) -> Bump:
     """prcheck.pins.bump's result: the old and new ref, the commit, the files written and the rules' states."""
     from gfxgate.prcheck.pins import bump as bump_pin
     from gfxgate.prcheck.pins import default_pins_path
@@ -29,7 +34,7 @@ def bump(req: PinsBumpRequest):
     return bump_pin(pins_path, req.name, req.tag, snapshot_path=snapshot_path, sources=req.sources, offline=req.offline)
 
 
-def show(pins_path: Path | None = None):
+def show(pins_path: Path | None = None) -> Pins:
     """The pins (sources.resolve.Pins) of ``pins_path``, by default those of the repository around the current folder."""
     from gfxgate.prcheck.pins import default_pins_path
     from gfxgate.sources.resolve import load_pins

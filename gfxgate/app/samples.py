@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.timeline.model import Timeline
 
 SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100", "sm_61", "sm_70")  # AMD, then NVIDIA (issue 38)
 
@@ -69,26 +73,42 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
             out[f"{prefix}{name}.md"] = render(matrix, "md")
             out[f"{prefix}{name}.json"] = render(matrix, "json")
             out[f"{prefix}{name}.txt"] = render(matrix, "text", width=80)  # what a terminal of 80 columns shows
-    from gfxgate.timeline import snapshot
     from gfxgate.timeline.render import render as render_timeline
 
-    timeline = snapshot.load()
-    out["timeline.md"] = render_timeline(timeline, "md")
-    out["timeline.svg"] = render_timeline(timeline, "svg")
-    windows = snapshot.load(os="windows")  # the Windows release's table (docs/windows.md), stored beside Linux's
-    out["timeline-windows.md"] = render_timeline(windows, "md")
-    out["timeline-windows.svg"] = render_timeline(windows, "svg")
+    for name, timeline in timelines().items():
+        out[f"{name}.md"] = render_timeline(timeline, "md")
+        out[f"{name}.svg"] = render_timeline(timeline, "svg")
     if folder is not None:
         out.update(render_h200(folder))
     return out
 
 
-def render_picture() -> bytes:
-    """samples/timeline.png (the README's picture). Not compared by --check: its pixels depend on the fonts installed."""
+# the embedded timeline per vendor: one file of each kind per vendor keeps every sample under 200 KB (issue 40; the
+# whole timeline was 274 KB of Markdown, 329 KB of SVG); name: samples/<name>.{md,svg,png}
+TIMELINES = {"timeline": ("linux", "amd"), "timeline-nvidia": ("linux", "nvidia"), "timeline-windows": ("windows", None)}
+"""Sample name -> (the release's OS, the vendor whose targets it shows; None: every target of that OS's timeline)."""
+
+
+def timelines() -> dict[str, Timeline]:
+    """Sample name -> the embedded timeline of that OS with the rows of that vendor's targets (:data:`TIMELINES`)."""
+    from gfxgate.targets import catalog
     from gfxgate.timeline import snapshot
+
+    loaded = {os: snapshot.load(os=os) for os in sorted({os for os, _ in TIMELINES.values()})}
+    out = {}
+    for name, (os, which) in TIMELINES.items():
+        timeline = loaded[os]
+        out[name] = timeline if which is None else timeline.select(
+            [t for t in timeline.targets if catalog().parse_target(t).vendor == which])
+    return out
+
+
+def render_pictures() -> dict[str, bytes]:
+    """samples/timeline.png (the README's picture, AMD) and timeline-nvidia.png. Not compared by --check: their
+    pixels depend on the fonts installed."""
     from gfxgate.timeline.render import render as render_timeline
 
-    return render_timeline(snapshot.load(), "png")
+    return {f"{name}.png": render_timeline(timeline, "png") for name, timeline in timelines().items()}
 
 
 @dataclass(frozen=True)
@@ -129,5 +149,6 @@ def samples(req: SamplesRequest) -> SamplesResult:
     if not req.check:
         from gfxgate.fsio import write_bytes_atomic
 
-        write_bytes_atomic(folder / "timeline.png", render_picture())
+        for name, data in render_pictures().items():
+            write_bytes_atomic(folder / name, data)
     return SamplesResult(folder, tuple(stale))

@@ -104,11 +104,14 @@ def recorded_runs(result: GateMatrix) -> GateMatrix:
 def installed_paths(values: tuple[str, ...]) -> list[Path]:
     """--installed values as paths: ``default`` (unless a file of that name exists) is every default folder that
     exists; a named path must exist, as `gfxgate artifacts PATH` requires (exit 6)."""
-    from gfxgate.host.install import gpu_code_dirs
 
     dirs: list[Path] = []
+    if not values:  # the common case: no --installed, and host/install.py is not imported for it
+        return dirs
     for value in values:
         if value == "default" and not Path(value).exists():
+            from gfxgate.host.install import gpu_code_dirs
+
             dirs += gpu_code_dirs()
         elif not Path(value).exists():
             from gfxgate.errors import InputError
@@ -133,10 +136,12 @@ def matrix(
     """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
     from diagnosed logs (``runtime_cells`` and, per target, each backend's ``runtime_backends``), then the answer."""
-    from gfxgate.gate.scan import FactsRequest, answer, columns, gate_facts
-    from gfxgate.trace.workarounds import check_steps
+    from gfxgate.gate.scan import CheckSteps, FactsRequest, answer, columns, gate_facts
 
     gate = gate_facts(facts or FactsRequest())
+    check_steps: CheckSteps | None = None
+    if gate.live:  # a live answer's steps are checked (the trace pipeline: not imported for a snapshot answer)
+        from gfxgate.trace.workarounds import check_steps
     columns_ = columns(targets)  # the override routes read these columns too
     extra = {}
     if installed:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.gate.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,7 @@ def build(req: SnapshotBuildRequest) -> Iterator[BuiltSnapshot]:
         yield BuiltSnapshot(target, snap.dumps(data), dict(sorted(states.items())))
 
 
-def show():
+def show() -> Snapshot:
     """The embedded snapshot (gate.snapshot's): its sources and each rule's facts."""
     from gfxgate.gate import snapshot as snap
 

@@ -1,4 +1,4 @@
-"""`sweep(SweepRequest) -> SweepOutcome`: the backend x num_gpu runtime sweep — the plan from the options, the cells
+"""`sweep(SweepRequest) -> SweepResult`: the backend x num_gpu runtime sweep — the plan from the options, the cells
 the worklog does not have yet run against Ollama servers or llama-servers, one worklog line per run;
 `report(SweepReportRequest)`: a worklog's report (the num_gpu x endpoint table, pass rates, crashes, hypotheses)."""
 
@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.sweep.model import SweepReport
+    from gfxgate.sweep.runner import Cell, SweepPlan
 
 DEFAULT_WORKLOG = "gfxgate-sweep.jsonl"
 
@@ -50,14 +54,14 @@ class SweepRequest:
 
 
 @dataclass(frozen=True)
-class SweepOutcome:
+class SweepResult:
     worklog: Path
     cells: int  # cells in the plan
     summary: Any = None  # the runner's summary (recorded, skipped, outcomes); None: every cell was already done
     report: Any = None  # sweep.model.SweepReport of the whole worklog after the run (its verdict, its plot)
 
 
-def sweep(req: SweepRequest) -> SweepOutcome:
+def sweep(req: SweepRequest) -> SweepResult:
     from gfxgate.errors import UsageError
     from gfxgate.sweep.runner import (
         KV_TYPES,
@@ -122,7 +126,7 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         plan = _only_cells(plan, _chosen_cells(plan.cells(), req.cells))
     if req.planned is not None:  # gfxgate fleet sweep: the cells of the plan, for a job array
         req.planned(plan)
-        return SweepOutcome(req.worklog, len(plan.cells()))
+        return SweepResult(req.worklog, len(plan.cells()))
     with WorklogWriter(req.worklog, set_aside=False) as writer:  # the lock first, then read what is there
         existing = read_worklog(req.worklog, missing_ok=True)  # a garbage worklog stops us before anything runs
         for warning in existing.warnings:
@@ -130,14 +134,14 @@ def sweep(req: SweepRequest) -> SweepOutcome:
         finished = existing.finished_cells(req.retry) if req.resume else set()
         todo = [c for c in plan.cells() if c.key not in finished]
         if not todo:
-            return SweepOutcome(req.worklog, len(plan.cells()), None, _report_of(req.worklog))
+            return SweepResult(req.worklog, len(plan.cells()), None, _report_of(req.worklog))
         preflight(_unique(c.endpoint for c in todo if c.endpoint.kind == "ollama"), plan.timeout)
         writer.set_aside_torn_tail()
         summary = SweepRunner(plan, writer, req.progress if req.progress is not None else NoProgress()).run(finished)
-    return SweepOutcome(req.worklog, len(plan.cells()), summary, _report_of(req.worklog))
+    return SweepResult(req.worklog, len(plan.cells()), summary, _report_of(req.worklog))
 
 
-def _report_of(path: Path):
+def _report_of(path: Path) -> SweepReport | None:
     """The report of the worklog as it now stands (None when it has no runs)."""
     from gfxgate.sweep.model import build_report
     from gfxgate.sweep.worklog import read_worklog
@@ -146,7 +150,7 @@ def _report_of(path: Path):
     return build_report(log) if log.runs else None
 
 
-def _chosen_cells(cells, indices: tuple[int, ...]) -> set[str]:
+def _chosen_cells(cells: Sequence[Cell], indices: tuple[int, ...]) -> set[str]:
     """The keys of the cells ``--cell`` picks; an index outside the plan is a usage error."""
     wrong = [i for i in indices if not 0 <= i < len(cells)]
     if wrong:
@@ -156,7 +160,7 @@ def _chosen_cells(cells, indices: tuple[int, ...]) -> set[str]:
     return {cells[i].key for i in indices}
 
 
-def _only_cells(plan, keys: set[str]):
+def _only_cells(plan: SweepPlan, keys: set[str]) -> SweepPlan:
     """``plan`` whose cells() are only those with these keys (the plan's order kept)."""
     from dataclasses import dataclass, fields
 
@@ -166,13 +170,13 @@ def _only_cells(plan, keys: set[str]):
     class OnlyCells(SweepPlan):
         only: frozenset[str] = frozenset()
 
-        def cells(self):
+        def cells(self) -> list[Cell]:
             return [c for c in super().cells() if c.key in self.only]
 
     return OnlyCells(**{f.name: getattr(plan, f.name) for f in fields(plan)}, only=frozenset(keys))
 
 
-def _unique(items) -> list:
+def _unique(items: Iterable[Any]) -> list:
     out: list = []
     for item in items:
         if item not in out:
@@ -187,7 +191,7 @@ class SweepReportRequest:
     warn: Callable[[str], None] = _ignore  # a worklog's warning, before its report
 
 
-def report(req: SweepReportRequest):
+def report(req: SweepReportRequest) -> SweepReport:
     """sweep.model's report of the worklog's runs; a worklog without runs is an input error (exit 6)."""
     from gfxgate.app.common import refuse_output_over_inputs
     from gfxgate.sweep.model import build_report

@@ -1,4 +1,4 @@
-"""`targets(TargetsRequest) -> TargetsAnswer`: the known GPU targets, one target explained, or every target a card
+"""`targets(TargetsRequest) -> TargetsResult`: the known GPU targets, one target explained, or every target a card
 name is sold as."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ class TargetsRequest:
 
 
 @dataclass(frozen=True)
-class TargetsAnswer:
+class TargetsResult:
     name: str | None  # the target asked about (None: the list)
     rows: tuple[dict, ...]  # one description per target (the list; one; or the candidates, each with ``matched``)
     candidates: bool = False  # ``name`` is a card name sold as several processors
 
 
-def targets(req: TargetsRequest) -> TargetsAnswer:
+def targets(req: TargetsRequest) -> TargetsResult:
     from gfxgate.targets import catalog
 
     cat = catalog()
@@ -31,10 +31,10 @@ def targets(req: TargetsRequest) -> TargetsAnswer:
     if target and cat.vendor_of(target) is None:  # not a vendor's own name: a card name or a PCI id
         found = cat.by_card(target)
         if len(found) > 1:
-            return TargetsAnswer(target, tuple(dict(describe(proc), matched=card) for proc, card in found), True)
+            return TargetsResult(target, tuple(dict(describe(proc), matched=card) for proc, card in found), True)
     if target:
-        return TargetsAnswer(target, (describe(target),))
-    return TargetsAnswer(None, tuple([describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia]))
+        return TargetsResult(target, (describe(target),))
+    return TargetsResult(None, tuple([describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia]))
 
 
 def describe(target_text: str) -> dict:

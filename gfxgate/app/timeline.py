@@ -1,4 +1,4 @@
-"""`timeline(TimelineRequest) -> TimelineAnswer`: every target x every release, the route at each — from the embedded
+"""`timeline(TimelineRequest) -> TimelineResult`: every target x every release, the route at each — from the embedded
 timeline snapshot, or computed live over the ollama release tags; `store(StoreRequest)`: compute it live and make
 the snapshot's document (`gfxgate snapshot timeline`)."""
 
@@ -24,12 +24,12 @@ class TimelineRequest:
 
 
 @dataclass(frozen=True)
-class TimelineAnswer:
+class TimelineResult:
     result: Any  # timeline.model's result: rows, tags, cells, the unreadable sources
     cache_warning: str | None = None  # the facts cache could not be used (live)
 
 
-def timeline(req: TimelineRequest) -> TimelineAnswer:
+def timeline(req: TimelineRequest) -> TimelineResult:
     from gfxgate.app.common import parse_targets
     from gfxgate.errors import SourceError, UsageError
     from gfxgate.timeline import snapshot as snap
@@ -53,7 +53,7 @@ def timeline(req: TimelineRequest) -> TimelineAnswer:
                               hint=("nearest tags: " + ", ".join(near)) if near else "use --live for other tags")
     if first and last and stored.tags.index(first) > stored.tags.index(last):
         raise UsageError(f"--from {first} comes after --to {last} in release order")
-    return TimelineAnswer(stored.select(names, first, last))
+    return TimelineResult(stored.select(names, first, last))
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def store(req: StoreRequest) -> tuple[StoredTimeline, ...]:
 
 def compute_live(names: list[str], first: str | None, last: str | None, sources: dict[str, str], offline: bool,
                  prereleases: bool, every_tag: bool, on_probe: Callable[[str], None] | None = None,
-                 os: str = "linux") -> TimelineAnswer:
+                 os: str = "linux") -> TimelineResult:
     """The timeline of ``names`` over the ollama release tags, probed with the same rules and facts cache as
     `gfxgate history` (the override routes' targets probed too), for ``os``'s release: from the first release its own
     rules read (``snapshot.first_release``: Windows from v0.30.0) unless ``first`` says otherwise."""
@@ -115,4 +115,4 @@ def compute_live(names: list[str], first: str | None, last: str | None, sources:
                        cache=default_facts_cache("ollama"), on_probe=on_probe, coupled=COUPLED)
     result = compute(prober, [str(t) for t in parsed], first=first or first_release(ruleset, os), last=last,
                      prereleases=prereleases, every_tag=every_tag, ruleset=ruleset, os=os)
-    return TimelineAnswer(result, prober.cache.warning or None)
+    return TimelineResult(result, prober.cache.warning or None)

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.trace.model import EnvSearch, TraceResult
 
 
 @dataclass(frozen=True)
@@ -18,7 +22,7 @@ class TraceRequest:
     rules_root: Path | None = None  # trace rules from this folder instead of the shipped rules/traces
 
 
-def trace(req: TraceRequest):
+def trace(req: TraceRequest) -> TraceResult | EnvSearch:
     from gfxgate.app.common import require_source
     from gfxgate.errors import SourceError, UsageError
     from gfxgate.sources.resolve import SourceSet, load_pins

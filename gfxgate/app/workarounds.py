@@ -1,4 +1,4 @@
-"""`workarounds(WorkaroundsRequest) -> WorkaroundsAnswer`: every documented workaround (those that apply to the
+"""`workarounds(WorkaroundsRequest) -> WorkaroundsResult`: every documented workaround (those that apply to the
 named targets), each checked at the scanned versions; with targets, each entry's setting is its route step's (the same
 answer as `scan`), an HSA override whose posed target the release does not ship is "not shipped" (the override check
 of scan and doctor), and with installed files, whether code exists for the target an HSA override selects.
@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.gate.workarounds import Workaround
+    from gfxgate.timeline.snapshot import ReleaseView
 
 
 @dataclass(frozen=True)
@@ -23,13 +28,13 @@ class WorkaroundsRequest:
 
 
 @dataclass(frozen=True)
-class WorkaroundsAnswer:
+class WorkaroundsResult:
     reports: tuple  # one check report per workaround
     sources: tuple  # the sources read (SourceInfo)
     not_applicable: tuple  # workarounds that do not exist at the checked version
 
 
-def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
+def workarounds(req: WorkaroundsRequest) -> WorkaroundsResult:
     from gfxgate.app.common import parse_targets, require_source
     from gfxgate.errors import SourceError
     from gfxgate.gate import workarounds as wk
@@ -90,7 +95,7 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
                                    "run; the route settings and override checks are the embedded snapshot's (give "
                                    "--source ollama=CLONE to check them)", targets=parsed, steps=steps, view=matrix,
                                    override=override, release=f"ollama {version}")
-            return WorkaroundsAnswer(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
+            return WorkaroundsResult(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
                                      tuple(w for w in items if not w.exists_at(ref_of)))
         view = matrix if matrix is not None else _stored_release(ollama.ref, req.os)  # without targets: the stored release's
         reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=view,
@@ -99,10 +104,10 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsAnswer:
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
         sourceset.close()
-    return WorkaroundsAnswer(tuple(reports), infos, tuple(absent))
+    return WorkaroundsResult(tuple(reports), infos, tuple(absent))
 
 
-def _stored_release(tag: str, os: str = "linux"):
+def _stored_release(tag: str, os: str = "linux") -> ReleaseView | None:
     """The embedded timeline at ollama ``tag`` as a status view (the posed targets' columns an override check reads
     when no targets were named), or None when it does not hold that release."""
     from gfxgate.errors import GfxgateError
@@ -115,7 +120,8 @@ def _stored_release(tag: str, os: str = "linux"):
     return cells.at(tag) if tag in cells.tags else None
 
 
-def _from_timeline(items, parsed, refs, os: str = "linux") -> WorkaroundsAnswer | None:
+def _from_timeline(items: tuple[Workaround, ...], parsed: list, refs: Mapping[str, str],
+                   os: str = "linux") -> WorkaroundsResult | None:
     """The answer at a release of the embedded timeline (``--ref ollama=TAG``, offline, no clone): each entry not
     checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
     a cell's versioned command), and the override check over the stored release; None when the timeline does not
@@ -143,4 +149,4 @@ def _from_timeline(items, parsed, refs, os: str = "linux") -> WorkaroundsAnswer 
                            f"route settings and override checks are the embedded timeline's at {tag} (give --source "
                            "ollama=CLONE to check them)", targets=parsed, steps=steps, view=cells.at(tag),
                            override=override_rule(rules), release=f"ollama {tag}")
-    return WorkaroundsAnswer(tuple(reports), (), tuple(w for w in items if not w.exists_at(ref_of)))
+    return WorkaroundsResult(tuple(reports), (), tuple(w for w in items if not w.exists_at(ref_of)))

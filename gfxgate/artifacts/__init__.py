@@ -15,6 +15,8 @@ Imports are lazy so ``import gfxgate.artifacts`` costs nothing until used.
 
 from __future__ import annotations
 
+import importlib
+
 _EXPORTS = {
     "scan_paths": "scan", "scan_file": "scan", "iter_files": "scan",
     "ArtifactReport": "model", "FileReport": "model", "CodeObject": "model",
@@ -26,7 +28,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        import importlib
-
         return getattr(importlib.import_module(f"gfxgate.artifacts.{_EXPORTS[name]}"), name)
     raise AttributeError(name)

@@ -6,7 +6,7 @@ and a 1 MB code object with 1,000 note sections over the same bytes cost two min
 * **totals per scan** (one :class:`Budget` for all files and threads): bytes inflated, section headers read,
   notes parsed, string-table bytes read. Spending past a total raises :class:`BudgetExceeded`, which the
   scanner records as an error entry naming the file and the limit, and the scan goes on with the next file;
-* **limits per code object** (constants below): note sections, notes, so one object cannot spend the total;
+* **limits per code object** (``elf.py``'s constants, named here too): note sections, notes, so one object cannot spend the total;
 * **memory in flight**: an inflation that grows past ``SMALL_INFLATE`` holds the budget's one "large
   inflation" slot, so at most one file at a time holds a large decompressed buffer; peak memory is about
   ``jobs × SMALL_INFLATE + DEFAULT_DECOMPRESS_CAP`` whatever ``-j`` is.
@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import threading
 
+# the limits per code object live with the ELF reader that applies them (elf.py imports nothing from here: the
+# elf <-> budget import circle of before is gone)
+from gfxgate.artifacts.elf import MAX_NAME, MAX_NOTE_SECTIONS, MAX_NOTES, MAX_SECTION_NAME  # noqa: F401
 from gfxgate.artifacts.elf import ArtifactFormatError
 
-MAX_NOTE_SECTIONS = 64  # per code object (real ones have one or two)
-MAX_NOTES = 4096  # per code object (real v2 objects have about five, v3+ one or two)
-MAX_NAME = 4096  # bytes of one symbol or library name (mangled kernel names run to a few hundred)
-MAX_SECTION_NAME = 256  # bytes of one section name (65,535 sections × this bounds a table without NUL)
 SMALL_INFLATE = 2 << 20  # an inflation may grow to this without the shared large-inflation slot
 
 LIMITS = {

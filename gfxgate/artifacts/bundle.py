@@ -14,6 +14,7 @@ import zlib
 from typing import Iterator, NamedTuple
 
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob
+from gfxgate.artifacts.budget import SMALL_INFLATE
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 CCOB_MAGIC = b"CCOB"
@@ -206,8 +207,6 @@ class Inflater:
 
     def _reserve(self, want: int) -> None:
         """Charge the scan's inflation total; past SMALL_INFLATE, wait for the one large-inflation slot."""
-        from gfxgate.artifacts.budget import SMALL_INFLATE
-
         if not self._large and len(self.out) + want > SMALL_INFLATE:
             self.budget.large_inflation.acquire()
             self._large = True

@@ -12,6 +12,7 @@ from typing import Iterable, NamedTuple
 
 from gfxgate.errors import TargetError
 from gfxgate.targets import TargetId, catalog
+from gfxgate.answer.override import posed_target
 
 # Match kinds from best to worst.
 EXACT, ANY_FEATURE, GENERIC, ASSUMED, CONDITIONAL, OVERRIDE, NONE = (
@@ -90,8 +91,6 @@ def override_loads(value: str, discovery_checks: bool = False) -> str:
     """What ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load: the posed processor's code and Tensile files.
     ``discovery_checks``: the release's discovery row says it checks the posed target's TensileLibrary_lazy file
     (v0.1.29-v0.12.3's allowlist, v0.30's filter; not v0.12.4-v0.24's probe): only then is that said."""
-    from gfxgate.answer.override import posed_target
-
     posed = posed_target(value)
     generics = [g.name for g in catalog().generics_of(posed)]
     code = f"{posed} code objects" + (f" (or {' / '.join(generics)} code)" if generics else "")

@@ -18,6 +18,8 @@ import os
 import struct
 from typing import NamedTuple
 
+from gfxgate.errors import RuleError
+
 ELF_MAGIC = b"\x7fELF"
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA, ELFOSABI_AMDGPU_PAL, ELFOSABI_AMDGPU_MESA3D = 64, 65, 66
@@ -25,6 +27,11 @@ OSABI_NAMES = {ELFOSABI_AMDGPU_HSA: "hsa", ELFOSABI_AMDGPU_PAL: "pal", ELFOSABI_
 EHDR_SIZE = 64
 MAX_NOTE_BYTES = 16 << 20  # a metadata note larger than this is not a real code object
 MAX_SECTIONS = 65535
+# limits per code object (budget.py: the totals per scan)
+MAX_NOTE_SECTIONS = 64  # per code object (real ones have one or two)
+MAX_NOTES = 4096  # per code object (real v2 objects have about five, v3+ one or two)
+MAX_NAME = 4096  # bytes of one symbol or library name (mangled kernel names run to a few hundred)
+MAX_SECTION_NAME = 256  # bytes of one section name (65,535 sections × this bounds a table without NUL)
 
 
 class MachTable(NamedTuple):
@@ -42,7 +49,6 @@ class MachTable(NamedTuple):
 @functools.cache
 def mach_table() -> MachTable:
     from gfxgate.datafiles import load_yaml
-    from gfxgate.errors import RuleError
     from gfxgate.resources import rules_dir
 
     path = rules_dir() / "targets.yaml"
@@ -345,8 +351,6 @@ def _decode_flags(flags: int, osabi_byte: int, abiversion: int) -> tuple:
 def _notes(blob: Blob, hdr: ElfHeader, budget=None):
     """(owner, type, desc bytes) of every note, read straight from the section table (bounded: per code
     object by the note-section and note limits of gfxgate.artifacts.budget, per scan by ``budget``)."""
-    from gfxgate.artifacts.budget import MAX_NOTE_SECTIONS, MAX_NOTES
-
     if hdr.shnum > MAX_SECTIONS or hdr.shentsize != 64:
         raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start)
     if budget is not None:
@@ -442,8 +446,6 @@ MAX_SYMBOLS = 1 << 16
 
 def _v2_kernel_symbols(blob: Blob, hdr: ElfHeader, budget=None) -> tuple[str, ...]:
     """Code object v2 marks kernels with symbol type STT_AMDGPU_HSA_KERNEL in ``.symtab``."""
-    from gfxgate.artifacts.budget import MAX_NAME
-
     if hdr.shnum > MAX_SECTIONS or hdr.shentsize != _SHDR.size:
         raise ArtifactFormatError(f"implausible section table ({hdr.shnum} × {hdr.shentsize})", blob.start)
     if budget is not None:
@@ -542,7 +544,6 @@ def host_elf(blob: Blob, budget=None) -> HostElf:
         if budget is not None:
             budget.charge("string-table bytes", str_size, blob.start + str_off)
         names = blob.read(str_off, str_size)
-    from gfxgate.artifacts.budget import MAX_SECTION_NAME
 
     sections = []
     for name_off, sh_type, flags, addr, offset, size, link, _, _, _ in raw:
@@ -560,8 +561,6 @@ def needed_libraries(blob: Blob, info: HostElf | None = None, budget=None) -> tu
     Read with struct over the section table already parsed (bounded like it), not pyelftools: pyelftools
     resolves every section name without a length limit, which a name table without NUL turns into
     gigabytes."""
-    from gfxgate.artifacts.budget import MAX_NAME
-
     info = info if info is not None else host_elf(blob, budget)
     dynamic = next((s for s in info.sections if s.type == "SHT_DYNAMIC"), None)
     if dynamic is None or dynamic.size > MAX_DYNAMIC or dynamic.link >= len(info.sections):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
+import re
 
 from gfxgate.artifacts.rocblas import LibraryFile
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
@@ -30,8 +31,6 @@ IN_KPACK = "kpack"  # in a kpack archive; ``entry_id`` is the library the TOC fi
 
 def target_key(target: str) -> tuple:
     """Sort target ids by processor generation (gfx803 < gfx900 < gfx90a < gfx1030), generics last."""
-    import re
-
     match = re.match(r"gfx([0-9]{1,2})([0-9a-f]{2})(.*)$", target)
     if match:
         return (0, int(match[1]), int(match[2], 16), match[3])

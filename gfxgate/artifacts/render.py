@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.artifacts.model import SKIPPED, ArtifactReport, FileReport
+from gfxgate.report.text import inert_lines
 
 if TYPE_CHECKING:  # the JSON of a scan without --target needs neither the gate model nor the Markdown helpers
     from gfxgate.model import Verdict
@@ -189,7 +190,6 @@ def render_text(result: ArtifactsResult) -> str:
     nv = sum(len(f.cuda_code) for f in rep.files)
     out.append(f"{scanned} file(s) scanned, {found} GPU code object(s) found" + (f", {nv} NVIDIA fat binary entries" if nv else "")
                + (f"; {_alias_line(aliases)}" if aliases else ""))
-    from gfxgate.report.text import inert_lines
 
     return inert_lines(out)
 

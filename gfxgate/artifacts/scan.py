@@ -22,7 +22,7 @@ from gfxgate.artifacts import elf
 from gfxgate.artifacts import fatbin as nvf
 from gfxgate.artifacts import kpack as kp
 from gfxgate.artifacts.budget import SMALL_INFLATE, Budget
-from gfxgate.artifacts.elf import ArtifactFormatError, Blob
+from gfxgate.artifacts.elf import ArtifactFormatError, Blob, mach_table
 from gfxgate.artifacts.model import (
     BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, CUDA_HOST, EMBEDDED, FATBIN, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE,
     IN_COMPRESSED, IN_FILE, IN_KPACK, KPACK, KPACK_HOST, OTHER, SKIPPED, ArtifactReport, CodeObject, CudaCode,
@@ -409,7 +409,6 @@ class _FileScan:
             pos = hit + max(extent, 1)
 
     def target_strings(self, sections) -> None:
-        from gfxgate.artifacts.elf import mach_table
         from gfxgate.targets import AMD_TARGET_BYTES  # the AMD target grammar lives with the target model
 
         known = set(mach_table().machs)

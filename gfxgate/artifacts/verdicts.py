@@ -11,7 +11,8 @@ from gfxgate.artifacts import compat
 from gfxgate.artifacts.model import EMBEDDED, SKIPPED, ArtifactReport, CodeObject, FileReport, target_key
 from gfxgate.artifacts.rocblas import LibraryFile
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.targets import NVIDIA, TargetId
+from gfxgate.targets import NVIDIA, TargetId, catalog
+from gfxgate.artifacts.fatbin import cubin_runs, ptx_runs
 
 ROCBLAS_LAYER = "rocblas-artifacts"
 INSTALLED_LAYER = "installed-gpu-code"
@@ -206,9 +207,6 @@ def cuda_verdict(files: tuple[FileReport, ...] | list[FileReport], target: Targe
     """Does the installed NVIDIA code run on ``target`` (sm_XX)? As a cubin (machine code for its compute capability,
     or an older minor of the same major: CUDA's binary compatibility), only through PTX the driver compiles at first
     load (JIT), or not at all."""
-    from gfxgate.artifacts.fatbin import cubin_runs, ptx_runs
-    from gfxgate.targets import catalog
-
     name = str(target)
     device = catalog().nvidia[target.processor].cc_number
     scanned = [f for f in files if f.kind != SKIPPED]

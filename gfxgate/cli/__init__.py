@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "artifacts": ("gfxgate.cli.artifacts", "artifacts", "Which GPU code is really installed (ELF, bundles, rocBLAS)."),
     "trace": ("gfxgate.cli.trace", "trace", "Follow an option from the Python client into llama.cpp."),
     "sweep": ("gfxgate.cli.sweep", "sweep", "Backend x num_gpu runtime sweep against Ollama servers."),
-    "diff": ("gfxgate.cli.diff", "diff", "What flipped between two gate matrices (exit 1 on a --fail-on regression)."),
+    "diff": ("gfxgate.cli.diff", "diff", "What flipped between two gate matrices (exit 1 on a --fail-on-target regression)."),
     "history": ("gfxgate.cli.history", "history", "The release tags at which each layer's status changed."),
     "check": ("gfxgate.cli.check", "check", "PR check: gate-matrix diff of the pins at a git ref vs. the working tree."),
     "pins": ("gfxgate.cli.pins", "pins", "Show the upstream pins, or bump one and rebuild the snapshot."),

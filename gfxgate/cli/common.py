@@ -105,10 +105,32 @@ def os_option(func: Callable | None = None, *, help: str | None = None, default:
     return click.option("--os", "os_name", type=click.Choice(OSES), default=default, show_default=default is not None,
                         help=help or "Answer for Ollama's release on this OS: its rules, routes and workarounds "
                                      "(docs/windows.md).")(func)
+def fail_on_option(kind: str, metavar: str, help: str) -> Callable:
+    """``--fail-on-KIND`` (``layer``, ``backend``, ``target``): one meaning per option name (issue 40). The old
+    ``--fail-on`` still works, hidden from --help, with a deprecation note on stderr; both add to ``fail_on``."""
+    new = f"--fail-on-{kind}"
+
+    def old_given(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+        if not value:
+            return
+        echo(f"gfxgate: --fail-on is deprecated here: use {new} (the same {kind}s)", err=True)
+        ctx.meta["fail_on_old"] = value
+        if "fail_on" in ctx.params:  # the new option was processed first
+            ctx.params["fail_on"] += value
+
+    def merged(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(ctx.meta.get("fail_on_old", ())) + tuple(value)
+
+    def decorate(func: Callable) -> Callable:
+        func = click.option("--fail-on", "fail_on_old", multiple=True, metavar=metavar, hidden=True, expose_value=False,
+                            callback=old_given, help=f"Deprecated spelling of {new}.")(func)
+        return click.option(new, "fail_on", multiple=True, metavar=metavar, callback=merged, help=help)(func)
+
+    return decorate
 
 
 def report_exit(diff, failing: tuple[str, ...]) -> None:
-    """One summary line on stderr; exit 1 when a --fail-on target regressed."""
+    """One summary line on stderr; exit 1 when a --fail-on-target target regressed."""
     import sys
 
     counts = diff.counts()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from gfxgate.cli.common import emit, format_option, output_option, source_options, terminal_text
+from gfxgate.cli.common import emit, fail_on_option, format_option, output_option, source_options, terminal_text
 from gfxgate.cli.io import echo  # message lines: their controls made visible
 
 
@@ -15,8 +15,7 @@ from gfxgate.cli.io import echo  # message lines: their controls made visible
 @click.option("--since", metavar="TIME", help="With --journal-unit: only entries since TIME (journalctl --since).")
 @format_option(("md", "json", "text"))
 @output_option()
-@click.option("--fail-on", "fail_on", multiple=True, metavar="LAYER|any",
-              help="Exit 1 when a finding implies a verdict on LAYER (or on any layer); repeatable.")
+@fail_on_option("layer", "LAYER|any", "Exit 1 when a finding implies a verdict on LAYER (or on any layer); repeatable.")
 @source_options(refs=False, online=True, note="to locate the printing lines")
 @click.option("--no-upstream", is_flag=True, help="Do not locate the printing lines in upstream sources.")
 def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstream) -> None:
@@ -25,7 +24,7 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
     overrides, runs), every recognised failure with its log:line, gate layer, implied verdict, remedies and the
     upstream line that prints it, and what could not be established.
 
-    Exit codes: 0 diagnosed, 1 a --fail-on layer has a finding, 2 usage, 3 bad message catalogue,
+    Exit codes: 0 diagnosed, 1 a --fail-on-layer layer has a finding, 2 usage, 3 bad message catalogue,
     6 unreadable input.
     """
     from gfxgate.app.diagnose import DiagnoseRequest
@@ -37,9 +36,9 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
         from gfxgate.sources.resolve import parse_assignments
 
         sources = parse_assignments(sources, "--source")
-    answer = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), sources or {},
+    result = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), sources or {},
                                  offline=not online, locate=not no_upstream, output=output))
-    emit(terminal_text(render(answer.diagnoses, fmt), fmt, output), output)
-    if answer.failing:
-        echo(f"gfxgate: findings on {', '.join(answer.failing)}", err=True)
+    emit(terminal_text(render(result.diagnoses, fmt), fmt, output), output)
+    if result.failing:
+        echo(f"gfxgate: findings on {', '.join(result.failing)}", err=True)
         raise SystemExit(int(ExitCode.FINDINGS))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gfxgate.cli.common import emit, format_option, os_option, output_option, source_options, terminal
+from gfxgate.cli.common import emit, fail_on_option, format_option, os_option, output_option, source_options, terminal
 
 
 @click.command()
@@ -23,8 +23,8 @@ from gfxgate.cli.common import emit, format_option, os_option, output_option, so
               help="Also write the files doctor read to OUT.tar.gz (only the GPU variables of environments), for `doctor --root`.")
 @format_option(("md", "json", "text", "nfd", "prometheus"), default="text")
 @output_option()
-@click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any",
-              help="Exit 1 when BACKEND (rocm, vulkan, cuda, cpu) or any backend does not run on this machine as it is; repeatable.")
+@fail_on_option("backend", "BACKEND|any",
+                help="Exit 1 when BACKEND (rocm, vulkan, cuda, cpu) or any backend does not run on this machine as it is; repeatable.")
 @source_options(refs=False, online=True, note="for the matrix at the installed version")
 @os_option(default=None, help="The release to answer for (default: the tree's: a captured Windows install is windows; "
                               "docs/windows.md).")
@@ -33,7 +33,7 @@ def doctor(root, logs, runtime, journal, live_url, collect, fmt, output, fail_on
     service's real environment (unit + drop-ins, file:line), device access, the gate matrix at the installed
     version, a verdict per backend and the fix as this machine's steps. Read-only; never needs root.
 
-    Exit codes: 0 report written, 1 a --fail-on backend does not run as the machine is, 2 usage, 5 network,
+    Exit codes: 0 report written, 1 a --fail-on-backend backend does not run as the machine is, 2 usage, 5 network,
     6 unreadable input (--root not a folder, a --log that cannot be read).
     """
     import sys

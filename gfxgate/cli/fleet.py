@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from gfxgate.cli.common import echo, emit, format_option, output_option
+from gfxgate.cli.common import echo, emit, fail_on_option, format_option, output_option
 
 _DIR = click.option("--dir", "folder", required=True, type=click.Path(file_okay=False, path_type=Path),
                     help="A folder every node sees (NFS, Lustre …): the batch script, the nodes' answers, the worklogs.")
@@ -42,13 +42,13 @@ def fleet() -> None:
 @_where
 @click.option("--root", default=None, metavar="PATH",
               help="doctor's --root on every node; {node} becomes the node's name (captured trees: --root 'trees/{node}').")
-@click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any", help="doctor's --fail-on on every node (the task exits 1).")
+@fail_on_option("backend", "BACKEND|any", "doctor's --fail-on-backend on every node (the task exits 1).")
 def doctor(folder, nodes, nodelist, partition, time, sbatch_args, gfxgate_exe, print_only, wait, root, fail_on) -> None:
     """Submit one job with one task per node (sbatch -N … --ntasks-per-node=1, srun gfxgate fleet node DIR): each
     node writes `gfxgate doctor --format json` plus its node name and Slurm job/step ids to DIR/nodes/NODE.json.
     Then `gfxgate fleet report DIR`. With --print: the script only.
 
-    Exit codes: 0 submitted (or printed; with --wait: every task ended 0), 1 with --wait: a task failed (a --fail-on
+    Exit codes: 0 submitted (or printed; with --wait: every task ended 0), 1 with --wait: a task failed (a --fail-on-backend
     backend does not run there), 2 usage, 6 Slurm refused or is not installed here.
     """
     from gfxgate.app.fleet import FleetDoctorRequest, Where
@@ -72,12 +72,12 @@ def _submitted(done: Any, next_step: str) -> None:
 @fleet.command("node")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--root", default=None, metavar="PATH", help="doctor's --root; {node} becomes this node's name.")
-@click.option("--fail-on", "fail_on", multiple=True, metavar="BACKEND|any", help="Exit 1 when BACKEND does not run here (doctor's --fail-on).")
+@fail_on_option("backend", "BACKEND|any", "Exit 1 when BACKEND does not run here (doctor's --fail-on-backend).")
 def node(folder: Path, root: str | None, fail_on: tuple[str, ...]) -> None:
     """One node's task (run by `fleet doctor`'s job through srun): `gfxgate doctor --format json` on this node, written
     to FOLDER/nodes/NODE.json with the node name (SLURMD_NODENAME) and the Slurm job and step ids.
 
-    Exit codes: doctor's (0, 1 a --fail-on backend does not run, 6 unreadable --root); the answer is written either way.
+    Exit codes: doctor's (0, 1 a --fail-on-backend backend does not run, 6 unreadable --root); the answer is written either way.
     """
     from gfxgate.app.fleet import NodeRequest
     from gfxgate.app.fleet import node as run

@@ -33,11 +33,11 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     from gfxgate.sources.resolve import parse_assignments
 
     with probe_progress(f"history of {repo}") as on_probe:
-        answer = run(HistoryRequest(tuple(targets), repo, first, last, tuple(layers), prereleases, every_tag,
-                                    parse_assignments(sources, "--source"), offline, on_probe, os_name))
-    result = answer.result
+        done = run(HistoryRequest(tuple(targets), repo, first, last, tuple(layers), prereleases, every_tag,
+                                  parse_assignments(sources, "--source"), offline, on_probe, os_name))
+    result = done.result
     emit(terminal_text(render(result, fmt), fmt, output), output)
-    if answer.cache_warning:
-        click.echo(f"gfxgate: warning: {answer.cache_warning}", err=True)
+    if done.cache_warning:
+        click.echo(f"gfxgate: warning: {done.cache_warning}", err=True)
     flips = sum(len(row.changes) for row in result.rows)
     click.echo(f"gfxgate: {len(result.tags)} tags, {len(result.probed)} probed, {flips} change(s)", err=True)

@@ -13,7 +13,8 @@ import click
 def samples(folder: Path | None, check: bool) -> None:
     """Write samples/<target>.md, .json and .txt for gfx803, gfx900, gfx906, gfx1030 and gfx1100 at the pins (today's
     release), the same at each pin set of rules/pins.toml (samples/study/: the seed study's versions), the support
-    timeline (timeline.md, timeline.svg, timeline.png) from the embedded timeline snapshot, and the H200 sweep's report
+    timeline per vendor (timeline.md/.svg/.png: AMD; timeline-nvidia.*: NVIDIA) from the embedded timeline
+    snapshot, and the H200 sweep's report
     and diagnose samples (samples/h200/) from the worklog and logs committed there."""
     import sys
 

@@ -89,24 +89,24 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
     from gfxgate.app.targets import TargetsRequest
     from gfxgate.app.targets import targets as run
 
-    answer = run(TargetsRequest(target, hsa_override))
-    if answer.candidates:  # "Vega 8": every processor sold under that name, each with the name that matched
-        rows = list(answer.rows)
+    result = run(TargetsRequest(target, hsa_override))
+    if result.candidates:  # "Vega 8": every processor sold under that name, each with the name that matched
+        rows = list(result.rows)
         if fmt == "json":
             from gfxgate.serial import document
 
-            click.echo(dumps(document("target-candidates", {"name": answer.name, "targets": rows}), ensure_ascii=True))
+            click.echo(dumps(document("target-candidates", {"name": result.name, "targets": rows}), ensure_ascii=True))
             return
         from gfxgate.report.markdown import md_escape
 
-        target = answer.name or ""
+        target = result.name or ""
         click.echo((f"# {md_escape(target)} names {len(rows)} GPU targets\n\n| Processor | Family | Codename | Name |\n"
                     "|---|---|---|---|\n" + "".join(f"| {row['processor']} | {row['family']} | {md_escape(row['codename'])} | "
                                                      f"{md_escape(row['matched'])} |\n" for row in rows))
                    if fmt == "md" else f"{target!r} names {len(rows)} GPU targets:\n" + "\n".join(
                        f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}" for row in rows))
         return
-    if answer.name:
-        click.echo(render_one(answer.rows[0], fmt))
+    if result.name:
+        click.echo(render_one(result.rows[0], fmt))
         return
-    click.echo(render_list(list(answer.rows), fmt))
+    click.echo(render_list(list(result.rows), fmt))

@@ -43,11 +43,11 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, os_name,
         raise UsageError("a PNG is binary: write it with -o FILE (or redirect stdout)")
     live = live or bool(sources) or prereleases or every_tag
     with probe_progress("timeline of ollama") if live else contextlib.nullcontext() as on_probe:
-        answer = run(TimelineRequest(tuple(targets), first, last, live, parse_assignments(sources, "--source"), offline,
-                                     prereleases, every_tag, on_probe, os_name))
-    if answer.cache_warning:
-        click.echo(f"gfxgate: warning: {answer.cache_warning}", err=True)
-    result = answer.result
+        done = run(TimelineRequest(tuple(targets), first, last, live, parse_assignments(sources, "--source"), offline,
+                                   prereleases, every_tag, on_probe, os_name))
+    if done.cache_warning:
+        click.echo(f"gfxgate: warning: {done.cache_warning}", err=True)
+    result = done.result
     emit(render(result, fmt, verbose=verbose, **(terminal(output) if fmt == "text" else {})), output)
     cells = sum(len(r.cells) for r in result.rows)
     echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"

@@ -28,8 +28,8 @@ def workarounds(targets, fmt, output, refs, sources, offline, os_name, installed
     from gfxgate.report.workarounds import render
     from gfxgate.sources.resolve import parse_assignments
 
-    answer = run(WorkaroundsRequest(tuple(targets), sources=parse_assignments(sources, "--source"),
+    result = run(WorkaroundsRequest(tuple(targets), sources=parse_assignments(sources, "--source"),
                                     refs=parse_assignments(refs, "--ref"), offline=offline, installed=tuple(installed),
                                     os=os_name))
-    emit(render(list(answer.reports), fmt, sources=answer.sources, not_applicable=list(answer.not_applicable),
+    emit(render(list(result.reports), fmt, sources=result.sources, not_applicable=list(result.not_applicable),
                 **(terminal(output) if fmt == "text" else {})), output)

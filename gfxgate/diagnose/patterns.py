@@ -9,6 +9,7 @@ matched, so a single pathological line costs a bounded amount of work.
 from __future__ import annotations
 
 from typing import Iterator, Protocol, cast
+import os
 
 import re2
 
@@ -157,8 +158,6 @@ def _bytes_escape(lit: bytes) -> str:
 
 def _default_engine() -> str:
     """``hyperscan`` where its module imports (and GFXGATE_PREFILTER does not say ``re2``), else ``re2``."""
-    import os
-
     if os.environ.get("GFXGATE_PREFILTER", "") == "re2":
         return "re2"
     try:

@@ -12,6 +12,9 @@ timeout.
 from __future__ import annotations
 
 from typing import IO, Iterator, NamedTuple, Protocol, cast
+import os
+import stat
+import sys
 
 from gfxgate.diagnose.patterns import MAX_LINE
 from gfxgate.errors import InputError
@@ -164,8 +167,6 @@ def read_path(path: str) -> LogInput:
     from gfxgate.fsio import open_input
 
     if path == "-":
-        import sys
-
         _check_stdin(sys.stdin)
         return read_stream("-", sys.stdin.buffer)
     try:
@@ -186,9 +187,6 @@ def _closing(handle: IO[bytes], batches: Iterator[Batch]) -> Iterator[Batch]:
 def _check_stdin(stdin: IO[str]) -> None:
     """``-`` reads a pipe, a socket, a regular file or a terminal; ``< /dev/zero`` (endless), a folder or a block
     device is refused (``/dev/null`` is an empty log)."""
-    import os
-    import stat
-
     from gfxgate.fsio import file_kind
 
     try:
@@ -204,8 +202,6 @@ def _check_stdin(stdin: IO[str]) -> None:
 
 
 def _is_dev_null(st) -> bool:
-    import os
-
     try:
         return os.stat(os.devnull).st_rdev == st.st_rdev
     except OSError:

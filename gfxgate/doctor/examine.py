@@ -15,6 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+import time
+import re
+import os
 
 from gfxgate.doctor.model import BackendVerdict, FixStep, Live, MachineReport, TargetReport
 from gfxgate.errors import InputError, NetworkError, SourceError
@@ -79,8 +82,6 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     loaded = sysfs.amdgpu_loaded(fs)
     path_dirs: tuple[str, ...] = ()
     if fs.live:
-        import os
-
         path_dirs = tuple(p for p in os.environ.get("PATH", "").split(":") if p.startswith("/"))
     installs = install.find(fs, path_dirs=path_dirs)
     unit = units.read_unit(fs, req.unit)
@@ -146,8 +147,6 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
 
 def _boot_time(fs: RootFS) -> str | None:
     """`journalctl -b` as a --since: now minus /proc/uptime."""
-    import time
-
     try:
         uptime = float((fs.read_text("/proc/uptime") or "").split()[0])
     except (IndexError, ValueError):

@@ -15,7 +15,9 @@ from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
 from gfxgate.fleet.jobs import JOBS_DIR, NODES_DIR
-from gfxgate.serial import JsonRecord
+from gfxgate.serial import JsonRecord, document
+from gfxgate.fsio import read_input
+from gfxgate.jsontext import loads_input
 
 NODE_KIND = "gfxgate-fleet-node"
 NODE_SCHEMA_VERSION = 1
@@ -117,9 +119,6 @@ def _fix(target: Mapping[str, Any], backend: Mapping[str, Any], state: str) -> s
 
 def read_node(path: Path) -> Mapping[str, Any]:
     """One node's envelope; an InputError naming the file when it is not one."""
-    from gfxgate.fsio import read_input
-    from gfxgate.jsontext import loads_input
-
     try:
         data = loads_input(read_input(path, "node answer ", limit=MAX_NODE_BYTES))
     except OSError as exc:
@@ -150,7 +149,6 @@ def expected_nodes(folder: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     listed = [p for p in (folder / JOBS_DIR).glob("*.nodes") if p.stem.isdigit()] if (folder / JOBS_DIR).is_dir() else []
     for path in sorted(listed, key=lambda p: int(p.stem)):
         jobs.append(path.stem)
-        from gfxgate.fsio import read_input
 
         try:
             text = read_input(path, "node list ", limit=MAX_NODE_BYTES).decode("utf-8", "replace")
@@ -215,8 +213,6 @@ def _natural(name: str) -> list:
 def envelope(node: str, slurm: Mapping[str, str], doctor_json: str | None, *, exit_code: int, error: str | None,
              failing: tuple[str, ...] = ()) -> str:
     """The file a node's task writes: doctor's JSON document unchanged under ``doctor``, plus who wrote it."""
-    from gfxgate.serial import document
-
     body: dict[str, Any] = {"node": node, "slurm": dict(slurm), "exit_code": exit_code, "failing": list(failing),
                             "error": error, "doctor": None if doctor_json is None else json.loads(doctor_json)}
     return json.dumps(document(NODE_KIND, body, version=NODE_SCHEMA_VERSION), ensure_ascii=True, indent=1) + "\n"

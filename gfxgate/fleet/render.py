@@ -7,6 +7,8 @@ from gfxgate.fleet.model import FleetReport, Row
 from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import md_escape
 from gfxgate.report.text import inert_lines
+from gfxgate.jsontext import dumps
+from gfxgate.serial import document
 
 HEADER = ("node", "GPU", "backend", "verdict", "blocking layer", "fix")
 
@@ -45,9 +47,6 @@ def render_text(report: FleetReport) -> str:
 
 
 def render_json(report: FleetReport) -> str:
-    from gfxgate.jsontext import dumps
-    from gfxgate.serial import document
-
     body = report.to_json()
     body["missing"] = list(report.missing)
     return dumps(document("fleet-report", body), ensure_ascii=True) + "\n"

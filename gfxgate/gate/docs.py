@@ -7,9 +7,13 @@ says so in its notes, each side with its evidence line; the sentence is built fr
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 
 from gfxgate.model import Status
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.gate.matrix import GateMatrix
+    from gfxgate.model import Verdict
 
 DOCS_LAYER = "ollama-docs"
 RELEASE_LAYERS = ("cmake-presets", "release-packaging")  # what the release compiles and what it keeps in the package
@@ -23,9 +27,9 @@ class DocsCell(NamedTuple):
     where: str
 
 
-def cells_of_matrix(matrix) -> tuple[dict[tuple[str, str], DocsCell], dict[str, str]]:
+def cells_of_matrix(matrix: GateMatrix) -> tuple[dict[tuple[str, str], DocsCell], dict[str, str]]:
     """The cells and layer titles of a :class:`GateMatrix`."""
-    def where(verdict) -> str:
+    def where(verdict: Verdict) -> str:
         located = [e for e in verdict.evidence if e.location is not None]
         return str(located[0].location) if located else ""
 

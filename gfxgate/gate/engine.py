@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal, Mapping
 
 from gfxgate.errors import SourceError
 from gfxgate.gate.matrix import GateMatrix
@@ -16,6 +16,12 @@ from gfxgate.matchers import MATCHERS, Finding, NoMatch
 from gfxgate.model import Evidence, Location, SourceInfo, Status, Verdict, combine
 from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.sources.versions import in_range, version_key
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.gate.matrix import Layer
+    from gfxgate.sources.base import Source
+    from gfxgate.sources.resolve import SourceSet
+    from gfxgate.targets import TargetCatalog, TargetId
 
 FactState = Literal["matched", "no-match", "not-applicable", "unavailable"]
 MATCHED: Final = "matched"
@@ -63,7 +69,7 @@ class RuleFacts:
                    note=data.get("note"), unreadable=data.get("unreadable"))
 
 
-def _expand_paths(rule: GateRule, source) -> list[str]:
+def _expand_paths(rule: GateRule, source: Source) -> list[str]:
     found: list[str] = []
     for pattern in rule.paths:
         if any(ch in pattern for ch in "*?["):
@@ -73,7 +79,7 @@ def _expand_paths(rule: GateRule, source) -> list[str]:
     return found
 
 
-def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
+def collect_facts(ruleset: RuleSet, sources: SourceSet) -> dict[str, RuleFacts]:
     """Run every rule's matcher once against its source (a :class:`SourceSet`)."""
     out: dict[str, RuleFacts] = {}
     for rule in ruleset.rules:
@@ -100,7 +106,7 @@ def collect_facts(ruleset: RuleSet, sources) -> dict[str, RuleFacts]:
     return out
 
 
-def _rule_facts(rule: GateRule, source, base: dict, ident: dict) -> RuleFacts:
+def _rule_facts(rule: GateRule, source: Source, base: dict, ident: dict) -> RuleFacts:
     """One rule's facts at one source (matched, no-match or unavailable)."""
     try:
         paths = _expand_paths(rule, source)
@@ -126,7 +132,7 @@ def _rule_facts(rule: GateRule, source, base: dict, ident: dict) -> RuleFacts:
     return RuleFacts(**base, **ident, state=MATCHED, facts=facts)
 
 
-def absent_finding(rule: GateRule, facts: Mapping[str, Any], target) -> Finding:
+def absent_finding(rule: GateRule, facts: Mapping[str, Any], target: TargetId) -> Finding:
     """A rule's ``absent`` decision: the construct is not there; the files searched are the evidence."""
     from gfxgate.matchers import Hit, fill
 
@@ -137,7 +143,8 @@ def absent_finding(rule: GateRule, facts: Mapping[str, Any], target) -> Finding:
     return Finding(Status(spec["status"]), fill(spec["summary"], target), hits, remedy=fill(spec.get("remedy"), target))
 
 
-def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target, catalog, read_instead: str | None = None) -> Finding:
+def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog,
+                  read_instead: str | None = None) -> Finding:
     """``read_instead``: why the source was read at another ref than the one asked (a coupling's substitution),
     handed to a matcher that declares ``reads_substitution`` as ``facts["read_instead"]``."""
     if "absent" in facts and rule.absent is not None:
@@ -152,7 +159,7 @@ def _evidence(rule: GateRule, rf: RuleFacts, finding: Finding) -> tuple[Evidence
     return tuple(Evidence(source=rule.id, location=rf.location(h.path, h.line), text=h.text, note=h.note) for h in finding.hits)
 
 
-def _layer_verdict(layer_id: str, target, rules: list[GateRule], facts: Mapping[str, RuleFacts], findings: dict[str, Finding],
+def _layer_verdict(layer_id: str, target: TargetId, rules: list[GateRule], facts: Mapping[str, RuleFacts], findings: dict[str, Finding],
                    statuses: Mapping[str, Status]) -> Verdict:
     decided: list[tuple[GateRule, Finding, Status]] = []
     undecided: list[str] = []
@@ -207,7 +214,7 @@ def _undecided_summary(undecided: list[str]) -> str:
     return cut if len(cut) <= 140 else cut[:139].rsplit(" ", 1)[0] + "…"
 
 
-def not_scanned(layer, target) -> Verdict:
+def not_scanned(layer: Layer, target: object) -> Verdict:
     if layer.kind == "runtime":
         return Verdict(layer.id, str(target), Status.NOT_MEASURED, "no sweep worklog given",
                        reason="no sweep worklog given (`gfxgate sweep`, then `gfxgate scan --runtime WORKLOG`)")
@@ -215,7 +222,7 @@ def not_scanned(layer, target) -> Verdict:
                    reason="no installed files scanned (`gfxgate scan --installed DIR`)")
 
 
-def other_vendor(layer, target) -> Verdict:
+def other_vendor(layer: Layer, target: object) -> Verdict:
     """The cell of a row another vendor's targets have (an AMD layer in an NVIDIA target's column)."""
     return Verdict(layer.id, str(target), Status.UNKNOWN, "not a layer of this target's vendor",
                    reason=f"{layer.title} is a layer of {', '.join(layer.vendors)} targets")
@@ -225,7 +232,7 @@ def build_matrix(
     ruleset: RuleSet,
     facts: Mapping[str, RuleFacts],
     targets: list,
-    catalog,
+    catalog: TargetCatalog,
     *,
     extra_cells: Mapping[tuple[str, str], Verdict] | None = None,
     sources: tuple[SourceInfo, ...] = (),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from gfxgate.answer.override import OverrideCheck, check_override, needs_clause
 from gfxgate.answer.route import (  # noqa: F401 - the answer's records and functions, as gate/ callers name them
@@ -43,12 +43,16 @@ from gfxgate.model import Evidence, Status, Verdict, os_of
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.answer.view import MatrixView, StatusView
+
 
 def _statuses(raw: Mapping[str, list[str]]) -> tuple[tuple[str, tuple[Status, ...]], ...]:
     return tuple((layer, tuple(Status(s) for s in values)) for layer, values in raw.items())
 
 
-def load_routes(path: Path | None = None, *, layers: set[str] | None = None, workarounds=None) -> RouteRules:
+def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
+                workarounds: Iterable[Any] | None = None) -> RouteRules:
     """Load rules/routes.yaml and cross-check backends, layers and workaround ids."""
     path = path or rules_dir() / "routes.yaml"
     data = load_yaml(path, "routes")
@@ -180,9 +184,10 @@ def routes_for_os(rules: RouteRules, os: str) -> RouteRules:
     return rules._replace(routes=tuple(r for r in rules.routes if os in r.os))
 
 
-def decide(matrix, target: str, *, version: str | None = None, rules: RouteRules | None = None, workarounds=None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None, machine=None,
-           os: str = "linux") -> Route:
+def decide(matrix: MatrixView, target: str, *, version: str | None = None, rules: RouteRules | None = None,
+           workarounds: Iterable[Any] | None = None,
+           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
+           machine: MachineFacts | None = None, os: str = "linux") -> Route:
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
     from gfxgate.gate.workarounds import default_workarounds
 
@@ -191,7 +196,7 @@ def decide(matrix, target: str, *, version: str | None = None, rules: RouteRules
                    runtime=runtime, runtime_version=runtime_version, machine=machine, os=os)
 
 
-def extra_targets(targets, workarounds=None) -> list[str]:
+def extra_targets(targets: Sequence[object], workarounds: Iterable[Any] | None = None) -> list[str]:
     """Processors whose columns the override routes read (the posed targets of the targets' overrides)."""
     from gfxgate.gate.workarounds import default_workarounds
 
@@ -203,13 +208,13 @@ def override_rule(rules: RouteRules | None = None) -> RouteRule | None:
     return next((r for r in (rules or default_routes()).routes if r.as_override), None)
 
 
-def override_check(view, value: str, rules: RouteRules | None = None) -> OverrideCheck:
+def override_check(view: StatusView, value: str, rules: RouteRules | None = None) -> OverrideCheck:
     """:func:`gfxgate.answer.override.check_override` with the shipped override route's needs."""
     rule = override_rule(rules)
     return check_override(view, value, rule.needs if rule else (), rule.also_needs if rule else ())
 
 
-def override_shipped(matrix, value: str, rules: RouteRules | None = None) -> tuple[str | None, tuple[Evidence, ...]]:
+def override_shipped(matrix: StatusView, value: str, rules: RouteRules | None = None) -> tuple[str | None, tuple[Evidence, ...]]:
     """Whether the release ships what ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load (the override check
     over ``matrix``): ``(None, evidence)`` when every needed cell of the posed target passes; else the clause saying
     what the override also needs, with the refusing cells' evidence; "not checked" when the posed target's column is

@@ -7,7 +7,6 @@ with which parameters, and the remedy text. Line numbers are never stored: match
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,15 @@ from gfxgate.errors import RuleError
 from gfxgate.gate.matrix import Layer, RuleLocation
 from gfxgate.model import DEFAULT_OS, Status, os_of
 from gfxgate.resources import rules_dir
+
+try:  # CPython's own SHA-256 (3.11: _sha256, 3.12+: _sha2): importing hashlib also loads OpenSSL's libcrypto, which
+    # nothing else on the paths that load the rules needs (datacache.py does the same for BLAKE2)
+    from _sha256 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - another interpreter
+    try:
+        from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha256 as _sha256
 
 
 class StatusWhen(NamedTuple):
@@ -55,7 +63,7 @@ class GateRule:
     def digest(self) -> str:
         """Stable hash of the rule's definition: a snapshot made with another definition is stale. `os` only selects
         the rule (its facts do not depend on it), so it is not part of the hash."""
-        return hashlib.sha256(json.dumps({k: v for k, v in self.raw.items() if k != "os"}, sort_keys=True).encode()).hexdigest()[:16]
+        return _sha256(json.dumps({k: v for k, v in self.raw.items() if k != "os"}, sort_keys=True).encode()).hexdigest()[:16]
 
 
 class RuleSet(NamedTuple):

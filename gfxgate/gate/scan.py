@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 
@@ -17,6 +17,13 @@ from gfxgate.gate.ruleset import RuleSet, default_rules, load_rules
 from gfxgate.sources.resolve import Pins, SourceSet, load_pins
 from gfxgate.model import DEFAULT_OS, OSES
 from gfxgate.targets import TargetId, catalog
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.gate.route import Route
+    from gfxgate.gate.snapshot import Snapshot
+
+# how a live answer's steps are checked (trace/workarounds.py: check_steps, passed in by the use case)
+CheckSteps = Callable[["tuple[Route, ...]", "GateFacts"], "tuple[Route, ...]"]
 
 
 @dataclass(frozen=True)
@@ -113,8 +120,8 @@ def scan_matrix(
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     trim: bool = True,
-    check_steps=None,
-    machine=None,
+    check_steps: CheckSteps | None = None,
+    machine: MachineFacts | None = None,
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
     case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
@@ -203,8 +210,8 @@ def answer(
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     trim: bool = True,
-    check_steps=None,
-    machine=None,
+    check_steps: CheckSteps | None = None,
+    machine: MachineFacts | None = None,
 ) -> GateMatrix:
     """The matrix of ``targets`` on ``gate``'s facts, with their answers (``trim=False``: with the columns of the
     targets' override routes too, for a view that checks an override over the same release). ``extra_cells``: cells the facts do not give
@@ -251,7 +258,7 @@ def answer(
                                notes=matrix.notes + tuple(note for _, note in docs), os=gate.os)
 
 
-def release_note(snap, pins: Pins, pin_set: str | None, today: date | None, os: str = DEFAULT_OS) -> str:
+def release_note(snap: Snapshot, pins: Pins, pin_set: str | None, today: date | None, os: str = DEFAULT_OS) -> str:
     """Which ollama release a snapshot answer is for, when that release was made, how old it is on ``today``, and
     the other embedded answers (the pin sets): `scan` without --ref answers for today's release."""
     ref = next((s.ref for s in snap.sources if s.name == "ollama"), pins.sources["ollama"].ref)
@@ -270,11 +277,9 @@ def release_note(snap, pins: Pins, pin_set: str | None, today: date | None, os: 
 
 
 def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None,
-                      sourceset: SourceSet):
+                      sourceset: SourceSet) -> tuple[dict, tuple[Any, ...]]:
     """A coupled source (rocm-docs) that cannot be read at all falls back to the embedded snapshot of its pin —
     the newest ref gfxgate has read — and each verdict says so. Sources the user named are never replaced."""
-    import dataclasses
-
     from gfxgate.gate import snapshot
     from gfxgate.gate.engine import MATCHED, UNAVAILABLE
 

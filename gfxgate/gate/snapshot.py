@@ -20,7 +20,7 @@ from gfxgate.errors import InputError, RuleError
 from gfxgate.model import SourceInfo
 from gfxgate.resources import rules_dir
 from gfxgate.gate.ruleset import RuleSet
-from gfxgate.sources.resolve import Pins
+from gfxgate.sources.resolve import Pins, SourceSet
 
 MAX_SNAPSHOT_BYTES = 16 << 20  # the embedded snapshot is ~45 KB
 
@@ -113,7 +113,7 @@ def _keep_beyond(data: dict[str, Any], ruleset: RuleSet, pins: Pins, previous: P
     return data
 
 
-def build(ruleset: RuleSet, sources, pins: Pins, previous: Path | None = None) -> dict[str, Any]:
+def build(ruleset: RuleSet, sources: SourceSet, pins: Pins, previous: Path | None = None) -> dict[str, Any]:
     """Collect facts at the pins; the result is what ``rules/snapshots/pins.json`` holds. ``previous``: the snapshot
     whose facts a source beyond the release that cannot be read keeps (default: the shipped one)."""
     facts = collect_facts(ruleset, sources)

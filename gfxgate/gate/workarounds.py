@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 from gfxgate.answer.override import check_override, posed_target
 from gfxgate.answer.steps import SETTING_FIELDS, fill_setting
@@ -28,6 +28,12 @@ from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sources.base import GrepSpec
+
+if TYPE_CHECKING:  # annotations only
+    from pathlib import Path
+
+    from gfxgate.answer.route import RouteRule
+    from gfxgate.answer.view import StatusView
 
 LIVE, STALE, UNKNOWN = "live", "stale", "unknown"
 # an override whose posed target the release does not ship (gfxgate.answer.override): the variable may still be read,
@@ -126,7 +132,7 @@ class WorkaroundReport(JsonRecord):
     results: tuple[CheckResult, ...] = json_field(name="checks")
 
 
-def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = None) -> tuple[Workaround, ...]:
+def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None) -> tuple[Workaround, ...]:
     """Load and cross-check rules/workarounds.yaml (layers, targets, repos, regexes)."""
     from gfxgate.sources.versions import in_range
     from gfxgate.targets import catalog
@@ -135,7 +141,7 @@ def load(path=None, *, layers: set[str] | None = None, repos: set[str] | None = 
     data = load_yaml(path, "workarounds")
     cat = catalog()
     out, seen = [], set()
-    def checks_of(raw_checks) -> tuple[Check, ...]:
+    def checks_of(raw_checks: Iterable[dict[str, Any]]) -> tuple[Check, ...]:
         return tuple(EnvCheck(c["repo"], c["env"]) if "env" in c else GrepSpec(c["repo"], tuple(c["paths"]), c["grep"])
                      for c in raw_checks)  # the schema: either env, or grep and paths
 
@@ -202,7 +208,7 @@ def default_workarounds() -> tuple[Workaround, ...]:
     return load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts))
 
 
-def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...], override=None) -> GateMatrix:
+def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...], override: RouteRule | None = None) -> GateMatrix:
     """Point every blocked / override-required / partial cell at the workarounds that address its layer (those that
     exist at the matrix's versions). ``override``: the override route rule (``gate.route.override_rule``), whose needs
     say whether the release ships what an override a remedy names poses."""
@@ -221,7 +227,8 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...], override=None)
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix, override=None) -> str | None:
+def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix,
+                        override: RouteRule | None = None) -> str | None:
     """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
     load (whichever layer the remedy belongs to: the release-packaging remedy names the override too) and whether
     the same release ships it (``gfxgate.answer.override``, the posed target's column of the same matrix)."""
@@ -237,12 +244,13 @@ def _with_override_loads(remedy: str | None, applicable: list[Workaround], matri
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 
-def _discovery_checks_tensile(matrix) -> bool:
+def _discovery_checks_tensile(matrix: GateMatrix) -> bool:
     """Whether this release's discovery row checks rocBLAS's TensileLibrary_lazy files (its cells say so)."""
     return any(cell.layer == "discovery" and "TensileLibrary_lazy" in cell.summary for cell in matrix.cells.values())
 
 
-def shipped_state(item: Workaround, state: str, summary: str, view, override, release: str) -> tuple[str, str]:
+def shipped_state(item: Workaround, state: str, summary: str, view: StatusView | None,
+                  override: RouteRule | None, release: str) -> tuple[str, str]:
     """An override entry whose posed target the release does not ship is "not shipped", whatever its variable's check
     says (the check's words follow); any other entry keeps its state."""
     if not item.override or view is None or override is None:
@@ -253,8 +261,9 @@ def shipped_state(item: Workaround, state: str, summary: str, view, override, re
     return NOT_SHIPPED, f"{check.clause(release)}; the variable: {state} ({summary})"
 
 
-def unchecked(workarounds: tuple[Workaround, ...], ref_of, why: str, *, targets=(),
-              steps: dict[str, dict[str, str]] | None = None, view=None, override=None,
+def unchecked(workarounds: tuple[Workaround, ...], ref_of: Callable[[str], str | None], why: str, *,
+              targets: Iterable[object] = (), steps: dict[str, dict[str, str]] | None = None,
+              view: StatusView | None = None, override: RouteRule | None = None,
               release: str = "this release") -> list[WorkaroundReport]:
     """The entries that exist at the versions ``ref_of`` names, each not checked (``why``: no source to search), with
     the setting of the targets' routes and the override check over ``view`` as ``trace.workarounds.check_all`` gives them: what
@@ -272,7 +281,8 @@ def unchecked(workarounds: tuple[Workaround, ...], ref_of, why: str, *, targets=
     return out
 
 
-def setting_for(item: Workaround, targets: list[str], steps: dict[str, str], fill) -> str:
+def setting_for(item: Workaround, targets: list[str], steps: dict[str, str],
+                fill: Callable[[str, str | None], str]) -> str:
     """The entry's setting for these targets: the route step's where it is one, else its own filled per target;
     several targets with different settings are listed ``target: setting; …``."""
     per = {t: steps.get(t) or fill(item.setting, t) for t in targets}

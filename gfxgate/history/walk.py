@@ -23,18 +23,21 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
+import hashlib
+import stat
 
 from gfxgate.gate.engine import MATCHED, NO_MATCH, NOT_APPLICABLE, RuleFacts, build_matrix, collect_facts
-from gfxgate.errors import SourceError, UsageError
+from gfxgate.errors import GfxgateError, SourceError, UsageError
 from gfxgate.fsio import write_bytes_atomic
 from gfxgate.gate.matrix import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
-from gfxgate.sources.gitrepo import tag_commits
+from gfxgate.sources.gitrepo import GitRepo, cache_root, local_git_dir, tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet
 from gfxgate.sources.versions import base_version, is_prerelease, nearest_tags, sort_tags
 from gfxgate.saferegex import rule_regex
+from gfxgate.jsontext import loads_input
 
 CACHEABLE = (MATCHED, NO_MATCH, NOT_APPLICABLE)  # deterministic given (rule, commit, tag); "unavailable" is not
 
@@ -84,8 +87,6 @@ def _entry_ok(key: Any, raw: Any) -> bool:
 
 
 def _checksum(body: bytes) -> str:
-    import hashlib
-
     return hashlib.blake2b(body, digest_size=32).hexdigest()
 
 
@@ -93,8 +94,6 @@ def _unsafe_folder(base: Path, path: Path) -> str | None:
     """Why ``path``'s folders may not be used, from ``base`` down (``base`` itself may be a link the user made:
     the cache moved to another disk): a folder below it that is a symbolic link or not a folder; None when every
     one is a real folder or missing."""
-    import stat
-
     current = base
     for part in path.parent.relative_to(base).parts:
         current = current / part
@@ -141,8 +140,6 @@ class FactsCache:
         return self._entries[commit]
 
     def _read(self, base: Path, path: Path) -> dict[str, dict[str, Any]] | None:
-        import stat
-
         if _unsafe_folder(base, path) is not None:
             self.dropped.append(path.stem)
             return None
@@ -172,8 +169,6 @@ class FactsCache:
 
     @staticmethod
     def _decode(blob: bytes) -> dict[str, dict[str, Any]] | None:
-        from gfxgate.jsontext import loads_input
-
         head, sep, body = blob.partition(b"\n")
         try:
             header = loads_input(head)
@@ -202,8 +197,6 @@ class FactsCache:
 
     def flush(self) -> None:
         """Write the new facts; best effort: the first failure stops the writing and is kept in ``warning``."""
-        from gfxgate.errors import GfxgateError
-
         root = self.root
         if root is None:
             return
@@ -232,15 +225,11 @@ class FactsCache:
 
 
 def default_cache_root(repo: str) -> Path:
-    from gfxgate.sources.gitrepo import cache_root
-
     return cache_root() / "history-facts" / repo
 
 
 def default_facts_cache(repo: str) -> FactsCache:
     """The facts cache of ``repo`` in gfxgate's cache folder (no link followed below that folder)."""
-    from gfxgate.sources.gitrepo import cache_root
-
     return FactsCache(default_cache_root(repo), base=cache_root())
 
 
@@ -289,8 +278,6 @@ class TagProber:
         self.commits = self._tag_commits()
 
     def _tag_commits(self) -> dict[str, str]:
-        from gfxgate.sources.gitrepo import GitRepo, local_git_dir
-
         sourceset = SourceSet(self.pins, sources=self.sources, offline=self.offline)
         url = sourceset.url(self.repo)
         path = Path(url).expanduser()

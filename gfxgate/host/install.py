@@ -11,10 +11,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
+import fnmatch
 
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
+from gfxgate.artifacts.rocblas import classify
+
+if TYPE_CHECKING:  # annotations only
+    from gfxgate.machine import MachineFacts
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/ollama/bin")
 LIB_DIRS = ("/usr/local/lib/ollama", "/usr/lib/ollama", "/opt/ollama/lib/ollama")
@@ -75,10 +81,6 @@ def _kind(name: str) -> str:
 
 
 def _rocblas(fs: RootFS, folder: str) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
-    from pathlib import PurePath
-
-    from gfxgate.artifacts.rocblas import classify
-
     counts: dict[str, int] = {}
     lazy: list[str] = []
     for entry in fs.listdir(folder):
@@ -227,7 +229,7 @@ def rocblas_lazy_targets(fs: RootFS, folder: str) -> tuple[str, ...]:
 
 
 # -- layouts: which package or archive brought each backend's runner (rules/installs.yaml) ------------------------
-def machine_facts(fs: RootFS):
+def machine_facts(fs: RootFS) -> MachineFacts:
     """The machine's runner facts for the answer (:class:`gfxgate.machine.MachineFacts`, runs left empty): each
     recognised layout's backends, installed or not, with what installs a missing one. A machine where no layout is
     recognised gives no runner facts (nothing is called missing)."""
@@ -278,8 +280,6 @@ def os_release(fs: RootFS) -> tuple[str, ...]:
 
 def _matching(fs: RootFS, lib: str, pattern: str) -> list[str]:
     """Entries of ``lib`` matching ``pattern`` (fnmatch); a folder counts only when it is not empty."""
-    import fnmatch
-
     out = []
     for entry in fs.listdir(lib):
         if fnmatch.fnmatchcase(entry, pattern) and (not fs.is_dir(f"{lib}/{entry}") or fs.listdir(f"{lib}/{entry}")):

@@ -307,11 +307,11 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _id(value) -> bool:
+def _id(value: object) -> bool:
     return type(value) is int and 0 <= value < 1 << 32
 
 
-def check_manifest(raw) -> tuple[dict, int]:
+def check_manifest(raw: object) -> tuple[dict, int]:
     """The fields of a capture's stat.json that have the shape ``doctor --collect`` writes, and how many were
     dropped: ``stat`` {machine path: {mode "0660", uid, gid, kind}}, ``probes`` {name: text}, ``user`` (a user
     name), ``logs`` [file names]."""

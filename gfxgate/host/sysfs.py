@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
+from gfxgate.targets import AMDGPU_IDS, catalog, read_amdgpu_ids
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 AMD, NVIDIA = 0x1002, 0x10DE
@@ -77,8 +78,6 @@ def amdgpu_loaded(fs: RootFS) -> bool:
 
 
 def marketing_name(fs: RootFS, device: int, revision: int | None) -> str | None:
-    from gfxgate.targets import AMDGPU_IDS, read_amdgpu_ids
-
     for rel in AMDGPU_IDS:
         text = fs.read_text("/" + rel, limit=4 << 20)
         if text:
@@ -89,8 +88,6 @@ def marketing_name(fs: RootFS, device: int, revision: int | None) -> str | None:
 
 def gpus(fs: RootFS) -> list[Gpu]:
     """Every GPU: AMD ones from KFD (target) joined to their DRM card by render minor; other DRM cards by vendor."""
-    from gfxgate.targets import catalog
-
     cat = catalog()
     out: list[Gpu] = []
     for node in fs.glob(KFD_NODES.lstrip("/") + "/*/properties"):

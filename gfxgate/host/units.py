@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
@@ -63,7 +64,7 @@ _BLANKS = re.compile(r"[ \t\n\r]+")  # systemd's WHITESPACE
 WITHHELD = "# (gfxgate: withheld)"
 
 
-def logical_lines(text: str):
+def logical_lines(text: str) -> Iterator[tuple[int, int, str]]:
     """(first line number, last line number, logical line) as systemd's config parser joins them (conf-parser.c):
     a line whose last character is an unescaped ``\\`` continues on the next (the ``\\`` becomes a space), a
     comment line inside a continuation is skipped, a line of a file is at most 1 MiB."""
@@ -162,7 +163,7 @@ def _specifiers(word: str) -> tuple[str, bool]:
     return _SPECIFIER.sub(one, word), other
 
 
-def env_file_assignments(text: str):
+def env_file_assignments(text: str) -> Iterator[tuple[int, str, str, int]]:
     """(line number, NAME, value, last line number) of an ``EnvironmentFile=`` file as systemd's
     parse_env_file reads it (env-file.c): ``#``/``;`` comments (a ``\\`` at a comment's end continues it),
     ``'…'`` literal, ``"…"`` with ``\\"`` ``\\\\`` ``\\``` ``\\$`` escapes and line continuations inside (a value
@@ -424,7 +425,7 @@ def read_unit(fs: RootFS, name: str = "ollama.service") -> Unit | None:
 PROC_CAP = 1 << 16  # processes looked at (pid_max's default is 4,194,304; a busy machine runs a few thousand)
 
 
-def process_environment(fs: RootFS, names=("ollama",)) -> tuple[str, dict[str, str]] | None:
+def process_environment(fs: RootFS, names: Iterable[str] = ("ollama",)) -> tuple[str, dict[str, str]] | None:
     """(``/proc/PID/environ``, the listed variables) of the running server, when its environ is readable.
 
     Only the server's own files are kept for ``--collect``: its ``comm``, its ``cmdline`` reduced to the program

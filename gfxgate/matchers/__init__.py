@@ -9,12 +9,15 @@ those facts. The embedded snapshot stores facts, so offline scans evaluate the v
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Protocol, cast, overload
+import dataclasses
+import copy
 
 from gfxgate.model import Status
 from gfxgate.plugins import Plugins
+from gfxgate.errors import RuleError
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 if TYPE_CHECKING:  # annotations only: a matcher module imports neither at run time for them
-    from gfxgate.errors import RuleError
     from gfxgate.sources.base import Source
     from gfxgate.targets import TargetCatalog, TargetId
 
@@ -98,8 +101,6 @@ def params_object(required: list[str], properties: dict[str, Any], **more: Any) 
 
 def rule_problem(rule: MatcherRule, text: str) -> RuleError:
     """A rules error about one rule, worded alike for every matcher: ``file:line: rule ID: text``."""
-    from gfxgate.errors import RuleError
-
     where = f"{rule.defined_in}:{rule.line}" if getattr(rule, "line", 0) else rule.defined_in
     return RuleError(f"{where}: rule {rule.id}: {text}")
 
@@ -107,8 +108,6 @@ def rule_problem(rule: MatcherRule, text: str) -> RuleError:
 def check_regex(rule: MatcherRule, where: str, pattern: str) -> Any:  # a compiled RE2 (untyped)
     """``pattern`` compiled in the rule dialect (RE2, :mod:`gfxgate.saferegex`); a bad one is a rules error
     naming the rule and ``where`` in its params (e.g. ``params.pattern``)."""
-    from gfxgate.saferegex import RuleRegexError, rule_regex
-
     try:
         return rule_regex(pattern)
     except RuleRegexError as exc:
@@ -136,8 +135,6 @@ class RegexParams:
         check_regex_params(rule, *self.defaults)
 
     def compile(self, rule: MatcherRule) -> dict[str, Any]:
-        from gfxgate.saferegex import rule_regex
-
         patterns = {key: rule.params.get(key, default) for key, default in self.defaults.items()}
         return {key: None if pattern is None else rule_regex(pattern) for key, pattern in patterns.items()}
 
@@ -145,8 +142,6 @@ class RegexParams:
 def replaced(rule: MatcherRule, **changes: Any) -> MatcherRule:
     """The same rule with ``changes`` (other ``params``, no ``remedy``): a matcher that hands part of its work to
     another matcher (every rule is a frozen dataclass, ``gate/ruleset.py: GateRule``)."""
-    import dataclasses
-
     out: MatcherRule = dataclasses.replace(cast(Any, rule), **changes)
     return out
 
@@ -187,8 +182,6 @@ def gates_schema(shell: dict[str, Any]) -> dict[str, Any]:
 
     Every fact about a matcher lives in its module: adding one adds no line anywhere else.
     """
-    import copy
-
     schema = copy.deepcopy(shell)
     rule = schema["$defs"]["rule"]
     rule["properties"]["matcher"] = {**rule["properties"]["matcher"], "enum": list(MATCHERS)}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object
+from gfxgate.matchers import Finding, Hit, NoMatch, check_regex, fill, hit, params_object, rule_problem
 from gfxgate.model import Status
 from gfxgate.saferegex import rule_regex
 
@@ -51,8 +51,6 @@ class CcCompare:
             check_regex(rule, f"params.values.{name}", pattern)
         for i, check in enumerate(rule.params["checks"]):
             if ("pattern" in check) == ("families" in check):
-                from gfxgate.matchers import rule_problem
-
                 raise rule_problem(rule, f"params.checks[{i}]: give either pattern (with when) or families (with cite)")
             if "pattern" in check:
                 check_regex(rule, f"params.checks[{i}].pattern", check["pattern"])

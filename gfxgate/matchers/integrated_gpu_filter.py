@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, fill, hit, params_object
 from gfxgate.matchers.go_source import find_go
 from gfxgate.saferegex import rule_regex
+from gfxgate.model import Status
 
 if TYPE_CHECKING:
     from gfxgate.matchers import Matcher, MatcherRule
@@ -75,8 +76,6 @@ class IntegratedGpuFilter:
         return facts
 
     def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
-        from gfxgate.model import Status
-
         proc = catalog.processor(target.processor)
         name = facts["function"]["name"]
         fn = Hit.from_json(facts["function"], f"in {facts['message']['in']}()" if facts["message"]["in"] else "")

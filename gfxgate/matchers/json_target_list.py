@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from typing import TYPE_CHECKING, Any, Mapping
+import shlex
 
 from gfxgate.errors import TargetError
 from gfxgate.matchers import Finding, Hit, NoMatch, RegexParams, check_regex, fill, hit, params_object
@@ -172,8 +173,6 @@ class JsonTargetList:
         # the one preset listed), quoted as a shell takes it; with several and none configured it stays a choice
         presets = list(configures) or list(dict.fromkeys(entry["preset"] for entry in facts["lists"]))
         if "<ROCm preset>" in remedy and len(presets) == 1:
-            import shlex
-
             remedy = remedy.replace("<ROCm preset>", shlex.quote(presets[0]))
 
         def evidence(found: list[tuple[str, Hit]]) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it

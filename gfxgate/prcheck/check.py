@@ -16,6 +16,12 @@ from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.prcheck.diff import MatrixDiff, diff_matrices, fail_closed
 from gfxgate.prcheck.pins import inside_repo
 from gfxgate.sources.gitrepo import run_git, work_tree_root
+from gfxgate.datafiles import MAX_YAML_BYTES
+from gfxgate.gate.ruleset import load_rules
+from gfxgate.gate.scan import FactsRequest, scan_matrix
+from gfxgate.trace.workarounds import check_steps
+from gfxgate.resources import rules_dir
+from gfxgate.sources.resolve import load_pins
 
 
 def toplevel(path: Path) -> Path:
@@ -35,8 +41,6 @@ def resolve_ref(top: Path, ref: str) -> str:
 
 def show_at(top: Path, commit: str, relpath: str) -> bytes | None:
     """A pins or rules file at ``commit``; its size is asked of git first, so an oversized blob is never read."""
-    from gfxgate.datafiles import MAX_YAML_BYTES
-
     size = run_git(["cat-file", "-s", f"{commit}:{relpath}"], cwd=top)
     if size.returncode != 0 or not size.stdout.strip().isdigit():
         return None
@@ -76,12 +80,6 @@ class PrCheckResult:
 
 def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
               rules_root: Path | None = None, os: str = "linux") -> PrCheckResult:
-    from gfxgate.gate.ruleset import load_rules
-    from gfxgate.gate.scan import FactsRequest, scan_matrix
-    from gfxgate.trace.workarounds import check_steps
-    from gfxgate.resources import rules_dir
-    from gfxgate.sources.resolve import load_pins
-
     pins_path = pins_path.resolve()
     if not pins_path.is_file():
         raise UsageError(f"{pins_path}: no such pins file")

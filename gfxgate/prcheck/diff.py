@@ -16,10 +16,18 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+import re
 
-from gfxgate.errors import InputError
+import jsonschema
+
+from gfxgate.errors import InputError, NetworkError
 from gfxgate.model import RANK, Status
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field, json_key
+from gfxgate.sources.resolve import load_pins
+from gfxgate.gate.docs import cells_of_json, disagreements
+from gfxgate.datafiles import load_schema
+from gfxgate.fsio import read_input
+from gfxgate.jsontext import JsonInputError, loads_input
 
 REGRESSION, IMPROVEMENT, DRIFT, RESOLVED, EVIDENCE = "regression", "improvement", "drift", "resolved", "evidence"
 KINDS = (REGRESSION, DRIFT, IMPROVEMENT, RESOLVED, EVIDENCE)  # report order: worst first
@@ -148,10 +156,6 @@ def unreadable_sources(matrix: Mapping[str, Any]) -> dict[str, int]:
     """The pinned sources a scan could not read (cells unknown with "source not available: NAME: …"), with how
     many cells each left unknown; a layout or a source a release does not have (ggml before ollama vendored it)
     is no source a user could give."""
-    import re
-
-    from gfxgate.sources.resolve import load_pins
-
     pinned = set(load_pins().sources)
     out: dict[str, int] = {}
     for layer in matrix.get("layers", ()):
@@ -165,8 +169,6 @@ def unreadable_sources(matrix: Mapping[str, Any]) -> dict[str, int]:
 def fail_closed(old: Mapping[str, Any], new: Mapping[str, Any], *, command: str) -> None:
     """A comparison where a side could not read a source is no comparison: exit 5 naming the source, never
     "No cell changed status" (a PR check that passes because it could not look)."""
-    from gfxgate.errors import NetworkError
-
     for side, matrix in (("old", old), ("new", new)):
         missing = unreadable_sources(matrix)
         if missing:
@@ -178,8 +180,6 @@ def fail_closed(old: Mapping[str, Any], new: Mapping[str, Any], *, command: str)
 def _docs_notes(old: Mapping[str, Any], new: Mapping[str, Any], targets: tuple[str, ...]) -> list[str]:
     """Where Ollama's docs and the release disagree on the new side (gfxgate.gate.docs), and the old side's notes for
     targets the new one no longer has a disagreement for: a change can make the docs stale, or right again."""
-    from gfxgate.gate.docs import cells_of_json, disagreements
-
     before, after = (disagreements(*cells_of_json(side), targets) for side in (old, new))
     now = {target for target, _ in after}
     out = [f"new: {note}" for _, note in after]
@@ -189,14 +189,6 @@ def _docs_notes(old: Mapping[str, Any], new: Mapping[str, Any], targets: tuple[s
 
 def load_matrix(path: Path) -> dict[str, Any]:
     """A gate matrix JSON file, validated against the shipped schema; :class:`InputError` otherwise."""
-    import jsonschema
-
-    from gfxgate.datafiles import load_schema
-
-    from gfxgate.fsio import read_input
-
-    from gfxgate.jsontext import JsonInputError, loads_input
-
     try:  # a regular file only (a FIFO would block, /dev/zero never ends), of bounded size
         data = loads_input(read_input(path, limit=MAX_REPORT_BYTES))
     except OSError as exc:

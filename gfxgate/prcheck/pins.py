@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gfxgate.errors import RuleError, UsageError
+from gfxgate.resources import rules_dir
+from gfxgate.sources.gitrepo import work_tree_root
+from gfxgate.datafiles import MAX_YAML_BYTES, read_limited
+from gfxgate.gate.ruleset import default_rules, load_rules
+from gfxgate.gate import snapshot as snap
+from gfxgate.sources.resolve import SourceSet, load_pins
+from gfxgate.fsio import write_text_atomic
+from gfxgate.suggest import did_you_mean, known_names
 
 _HEADER = re.compile(r"^\s*\[(?P<name>[^\]]+)\]\s*(#.*)?$")
 _REF = re.compile(r"^(?P<lead>\s*ref\s*=\s*)(?P<q>[\"'])(?P<value>[^\"']*)(?P=q)(?P<gap>\s*)(?P<comment>#.*)?$")
@@ -18,9 +26,6 @@ _REF = re.compile(r"^(?P<lead>\s*ref\s*=\s*)(?P<q>[\"'])(?P<value>[^\"']*)(?P=q)
 
 def default_pins_path(cwd: Path | None = None) -> Path:
     """``rules/pins.toml`` of the git repository around ``cwd``, else the shipped pins."""
-    from gfxgate.resources import rules_dir
-    from gfxgate.sources.gitrepo import work_tree_root
-
     top = work_tree_root(cwd or Path.cwd())
     if top is not None and (top / "rules" / "pins.toml").is_file():
         return top / "rules" / "pins.toml"
@@ -37,11 +42,6 @@ def inside_repo(path: Path, top: Path) -> str | None:
 
 def pins_location(pins: Path | None) -> tuple[str, dict[str, int]]:
     """(pins file URI relative to its repository, source name → line of its ref) for SARIF locations."""
-    from gfxgate.sources.gitrepo import work_tree_root
-
-    from gfxgate.datafiles import MAX_YAML_BYTES, read_limited
-    from gfxgate.errors import RuleError
-
     path = (pins or default_pins_path()).resolve()
     try:  # sized before the read, like every pins file (`diff --pins` reads it for SARIF locations only)
         text = read_limited(path, MAX_YAML_BYTES, "a pins file").decode("utf-8", "replace")
@@ -116,8 +116,6 @@ class Bump:
 
 def rules_for(pins_path: Path, pins):
     """The rule set that lives next to a pins file (a rules/ folder), else the shipped one."""
-    from gfxgate.gate.ruleset import default_rules, load_rules
-
     folder = pins_path.parent
     if (folder / "layers.yaml").is_file() and (folder / "gates").is_dir():
         return load_rules(folder, repos=set(pins.sources) | set(pins.layouts))
@@ -128,13 +126,8 @@ def bump(pins_path: Path, name: str, tag: str, *, snapshot_path: Path | None, so
          offline: bool = False) -> Bump:
     """Set the pin, check the tag exists (nearest tags otherwise), write the file and regenerate the snapshot."""
 
-    from gfxgate.gate import snapshot as snap
-    from gfxgate.sources.resolve import SourceSet, load_pins
-
     pins = load_pins(pins_path)
     if name not in pins.sources:
-        from gfxgate.suggest import did_you_mean, known_names
-
         raise UsageError(f"no source named {name!r} in {pins_path}",
                          hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
     text = pins_path.read_text(encoding="utf-8")
@@ -166,6 +159,4 @@ def bump(pins_path: Path, name: str, tag: str, *, snapshot_path: Path | None, so
 
 
 def _write(path: Path, text: str) -> None:
-    from gfxgate.fsio import write_text_atomic
-
     write_text_atomic(path, text)

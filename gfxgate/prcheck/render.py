@@ -9,6 +9,7 @@ from gfxgate.prcheck.diff import DRIFT, EVIDENCE, IMPROVEMENT, KINDS, REGRESSION
 from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, md_escape
 from gfxgate.report.text import inert_lines
+from gfxgate.report.sarif import diff_sarif
 
 KIND_LABELS = {
     REGRESSION: "**regression**",
@@ -63,9 +64,9 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
     if failing:
         bad = sorted({c.target for c in diff.regressions(failing)})
         if bad:
-            out.append(f"**Failing**: {md_escape(', '.join(bad))} regressed (named in `--fail-on`).")
+            out.append(f"**Failing**: {md_escape(', '.join(bad))} regressed (named in `--fail-on-target`).")
         else:
-            out.append(f"No regression for {md_escape(', '.join(failing))} (named in `--fail-on`).")
+            out.append(f"No regression for {md_escape(', '.join(failing))} (named in `--fail-on-target`).")
         out.append("")
     flips = [c for c in diff.changes if c.kind != EVIDENCE]
     if flips:
@@ -124,8 +125,6 @@ def render(diff: MatrixDiff, fmt: Format | str, *, failing: tuple[str, ...] = ()
     if fmt is Format.JSON:
         return dumps({**diff.to_json(), "fail_on": list(failing), "failing": sorted({c.target for c in diff.regressions(failing)}) if failing else []})
     if fmt is Format.SARIF:
-        from gfxgate.report.sarif import diff_sarif
-
         return dumps(diff_sarif(diff, pins_uri=pins_uri, pins_lines=pins_lines or {}))
     if fmt is Format.TEXT:
         return diff_text(diff, failing=failing)

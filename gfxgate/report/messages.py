@@ -6,6 +6,8 @@ from __future__ import annotations
 from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import checked_table, code, md_escape
+from gfxgate.serial import document
+from gfxgate.report.terminal import markdown_text
 
 SCHEMA_VERSION = 1  # the message-check document's own version (as report/workarounds.py's), not diagnose's
 
@@ -19,8 +21,6 @@ def render_md(checks, *, sources) -> str:
 
 
 def render_json(checks, *, sources) -> str:
-    from gfxgate.serial import document
-
     data = document("message-check", {
         "sources": [s.to_json() for s in sources],
         "messages": [
@@ -40,7 +40,5 @@ FORMATS = (Format.MD, Format.JSON, Format.TEXT)
 def render(checks, fmt: Format | str, *, sources, width: int = 100, color: bool = False) -> str:
     fmt = choose(fmt, FORMATS)
     if fmt is Format.TEXT:
-        from gfxgate.report.terminal import markdown_text
-
         return markdown_text(render_md(checks, sources=sources), width=width, color=color)
     return (render_json if fmt is Format.JSON else render_md)(checks, sources=sources)

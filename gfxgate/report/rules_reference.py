@@ -10,6 +10,9 @@ import json
 from typing import Any
 
 from gfxgate.report.markdown import code, md_escape
+from gfxgate.resources import rules_dir, schemas_dir
+from gfxgate.datafiles import load_yaml
+from gfxgate.matchers import MATCHERS
 
 # rule file → (schema name, JSON pointer of one entry's object in that schema, what the file holds)
 RULE_FILES: tuple[tuple[str, str, str, str], ...] = (
@@ -27,8 +30,6 @@ RULE_FILES: tuple[tuple[str, str, str, str], ...] = (
 
 
 def _schema(name: str) -> dict[str, Any]:
-    from gfxgate.resources import schemas_dir
-
     loaded: dict[str, Any] = json.loads((schemas_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
     return loaded
 
@@ -99,9 +100,6 @@ def _section_rule_files() -> list[str]:
 
 
 def _section_layers() -> list[str]:
-    from gfxgate.datafiles import load_yaml
-    from gfxgate.resources import rules_dir
-
     layers = load_yaml(rules_dir() / "layers.yaml")["layers"]
     out = ["## Layers (rules/layers.yaml)", "", "| id | row | filled by | backends | question |", "|---|---|---|---|---|"]
     for layer in layers:
@@ -111,8 +109,6 @@ def _section_layers() -> list[str]:
 
 
 def _section_matchers() -> list[str]:
-    from gfxgate.matchers import MATCHERS
-
     out = ["## Matchers (gfxgate/matchers/)", "",
            "A gate rule's `matcher` names one of these; its `params` are checked against the matcher's schema.", "",
            "| matcher | module | params (required in bold) |", "|---|---|---|"]
@@ -127,9 +123,6 @@ def _section_matchers() -> list[str]:
 
 
 def _section_gate_rules() -> list[str]:
-    from gfxgate.datafiles import load_yaml
-    from gfxgate.resources import rules_dir
-
     out = ["## Gate rules (rules/gates/*.yaml)", "", "| rule | layer | matcher | repo | versions |", "|---|---|---|---|---|"]
     for path in sorted((rules_dir() / "gates").glob("*.yaml")):
         data = load_yaml(path)
@@ -141,9 +134,6 @@ def _section_gate_rules() -> list[str]:
 
 
 def _section_messages() -> list[str]:
-    from gfxgate.datafiles import load_yaml
-    from gfxgate.resources import rules_dir
-
     messages = load_yaml(rules_dir() / "messages.yaml")["messages"]
     out = ["## Log messages (rules/messages.yaml)", "",
            "| message | kind | layer → implies | logs | versions | what it means |", "|---|---|---|---|---|---|"]

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.jsontext import dumps
 from gfxgate.model import Status
+from gfxgate import __version__
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SCAN_LEVELS = {
@@ -59,8 +60,6 @@ def _evidence_text(evidence) -> str:
 
 
 def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
-    from gfxgate import __version__
-
     return {"name": "gfxgate", "version": __version__, "semanticVersion": __version__, "rules": rules}
 
 

@@ -10,6 +10,14 @@ reach the terminal as a control sequence.
 from __future__ import annotations
 
 import io
+import textwrap
+
+from rich.console import Console
+from rich.text import Text
+from rich.padding import Padding
+from rich.table import Table
+from rich import box
+from rich.markdown import Markdown
 
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.report.text import inert, inert_text
@@ -26,8 +34,6 @@ _DIM = "dim"
 
 
 def _console(width: int, color: bool):
-    from rich.console import Console
-
     return Console(file=io.StringIO(), width=width, color_system="standard" if color else None,
                    force_terminal=color, no_color=not color, highlight=False, markup=False, emoji=False,
                    soft_wrap=False, legacy_windows=False, force_jupyter=False, force_interactive=False)
@@ -35,8 +41,6 @@ def _console(width: int, color: bool):
 
 def _text(*parts: tuple[str, str] | str):
     """A rich Text from (string, style) pairs or plain strings, every string made inert."""
-    from rich.text import Text
-
     out = Text()
     for part in parts:
         if isinstance(part, tuple):
@@ -54,9 +58,6 @@ def _where(evidence) -> str:
 
 
 def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
-    from rich.padding import Padding
-    from rich.table import Table
-
     for number, route in enumerate(matrix.routes):
         if number:
             console.print()
@@ -136,9 +137,6 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
 
 
 def _layers(console, matrix: GateMatrix, verbose: bool) -> None:
-    from rich import box
-    from rich.table import Table
-
     status_width = max(len("override-required"), *(len(t) for t in matrix.targets))
     if len(matrix.targets) == 1:
         groups = [list(matrix.targets)]
@@ -174,8 +172,6 @@ def _layers(console, matrix: GateMatrix, verbose: bool) -> None:
 
 
 def _evidence(console, matrix: GateMatrix) -> None:
-    from rich.padding import Padding
-
     console.print(_text(("Evidence", "bold")))
     for layer in matrix.layers:
         console.print(_text((layer.title, "bold")))
@@ -222,8 +218,6 @@ def markdown_text(markdown: str, *, width: int = 100, color: bool = False) -> st
     """A Markdown report laid out for a terminal (headings, wrapped paragraphs, tables fitted to ``width``): the text
     format of the commands whose report is a document rather than a matrix. The Markdown's text is already escaped
     by the formatter that wrote it; control characters are made inert before rich reads it."""
-    from rich.markdown import Markdown
-
     console = _console(max(width, 40), color)
     console.print(Markdown(inert_text(markdown), hyperlinks=False, code_theme="ansi_dark"))
     text = console.file.getvalue()
@@ -234,8 +228,6 @@ def wrap_lines(text: str, *, width: int = 100) -> str:
     """Plain text of line-oriented formatters (diagnose, trace, history, diff, artifacts) fitted to ``width``: a
     longer line wraps at spaces with its continuation indented four columns past its own indent; control
     characters from logs and servers made inert first."""
-    import textwrap
-
     width = max(width, 20)
     out = []
     for line in inert_text(text).split("\n"):

@@ -6,13 +6,13 @@ from __future__ import annotations
 from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import checked_table, code, md_escape
+from gfxgate.serial import document
+from gfxgate.report.terminal import markdown_text
 
 SCHEMA_VERSION = 1
 
 
 def render_json(reports, *, sources, not_applicable=()) -> str:
-    from gfxgate.serial import document
-
     data = document("workarounds", {
         "sources": [s.to_json() for s in sources],
         "workarounds": [r.to_json() for r in reports],
@@ -55,7 +55,5 @@ FORMATS = (Format.MD, Format.JSON, Format.TEXT)
 def render(reports, fmt: Format | str, *, sources, not_applicable=(), width: int = 100, color: bool = False) -> str:
     fmt = choose(fmt, FORMATS)
     if fmt is Format.TEXT:
-        from gfxgate.report.terminal import markdown_text
-
         return markdown_text(render_md(reports, sources=sources, not_applicable=not_applicable), width=width, color=color)
     return (render_json if fmt is Format.JSON else render_md)(reports, sources=sources, not_applicable=not_applicable)

@@ -10,6 +10,7 @@ The names below are imported when first asked for: a module that needs one submo
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+import importlib
 
 if TYPE_CHECKING:
     from gfxgate.sources.base import FileHit, Source
@@ -22,6 +23,5 @@ _WHERE = {"FileHit": "gfxgate.sources.base", "Source": "gfxgate.sources.base", "
 def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module 'gfxgate.sources' has no attribute {name!r}")
-    import importlib
 
     return getattr(importlib.import_module(_WHERE[name]), name)

@@ -8,6 +8,8 @@ from abc import ABC, abstractmethod
 from typing import NamedTuple
 
 from gfxgate.model import Location, SourceInfo
+from gfxgate.errors import RuleError
+from gfxgate.saferegex import rule_regex
 
 # The most bytes gfxgate reads of one upstream file. The files gate rules read are at most a few hundred KB (the
 # largest file of ollama's tree is a 3.7 MB image); a larger one is refused before it is read (git: its size from
@@ -57,8 +59,6 @@ class Source(ABC):
         """Lines matching a rule regex (RE2 dialect, see gfxgate.saferegex) or a fixed string, in the given
         files (default: every file). Lines end at "\n" and binary files (a NUL in the first 8000 bytes) are
         skipped, as ``git grep -I`` does, so every kind of source answers the same."""
-        from gfxgate.saferegex import rule_regex
-
         search = (lambda line: pattern in line) if fixed else rule_regex(pattern).search
         hits = []
         for path in paths if paths is not None else self.list_files():
@@ -120,8 +120,6 @@ def glob_regex(pattern: str) -> re.Pattern:
 
 def safe_relpath(path: str) -> str:
     """Reject absolute paths and ``..`` components: paths from rules never escape the source root."""
-    from gfxgate.errors import RuleError
-
     clean = path.replace("\\", "/")
     if clean.startswith("/") or any(part == ".." for part in clean.split("/")):
         raise RuleError(f"path {path!r} escapes the source root")

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
+import fcntl
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.host import proc
@@ -255,8 +256,6 @@ class CatFileBatch:
 def _clone_lock(git_dir: Path):
     """An exclusive lock on ``<cache>/locks/<clone>.lock``, held while the clone is made (lock files live
     apart from the clones, so a folder of clones holds only clones)."""
-    import fcntl
-
     locks = git_dir.parent.parent / "locks"
     locks.mkdir(parents=True, exist_ok=True)
     fd = os.open(locks / (git_dir.name + ".lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)

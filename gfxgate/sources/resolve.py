@@ -20,6 +20,7 @@ from gfxgate.model import Location
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
+from gfxgate.sources.versions import is_prerelease, sort_tags, version_key
 
 if TYPE_CHECKING:
     from gfxgate.sources.gitrepo import GitRepo
@@ -272,7 +273,6 @@ class SourceSet:
     def _latest(self, name: str) -> str:
         """``--ref NAME=latest``: the newest release tag of that source (pre-releases left out); the report says which."""
         from gfxgate.sources.gitrepo import GitRepo, local_git_dir
-        from gfxgate.sources.versions import is_prerelease, sort_tags
 
         pin, url = self.pins.sources[name], self.url(name)
         path = Path(url).expanduser()
@@ -351,8 +351,6 @@ class SourceSet:
         return True
 
     def _nearest_readable(self, name: str, wanted: str) -> str:
-        from gfxgate.sources.versions import sort_tags, version_key
-
         pin = self.pins.sources[name]
         repo = self._repos.get(name)
         tags = repo.tags() if repo is not None and hasattr(repo, "tags") else []

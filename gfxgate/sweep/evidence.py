@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from gfxgate.errors import InputError
+from gfxgate.fsio import open_input
+from gfxgate.host.journal import JournalError, journal_argv, journal_lines
+from gfxgate.host.probes import PROBES, run_tool
+from gfxgate.targets import catalog
 
 if TYPE_CHECKING:
     from gfxgate.host.probes import Probe
@@ -114,15 +118,11 @@ class LogTail:
 
 
 def _open_log(path: Path):
-    from gfxgate.fsio import open_input
-
     return open_input(path)
 
 
 def journal_window(unit: str, since: datetime, until: datetime) -> Collected:
     """``journalctl -u UNIT`` for the run's time window (a second of slack on each side)."""
-    from gfxgate.host.journal import JournalError, journal_argv, journal_lines
-
     start, end = f"@{int(since.timestamp()) - 1}", f"@{int(until.timestamp()) + 2}"
     where = " ".join(journal_argv(unit, since=start, until=end))
     try:
@@ -140,8 +140,6 @@ def gpu_probes(gpu_target: str | None = None) -> list[Collected]:
     """One-off host facts: the probes of ``host.probes`` (ROCm SMI / AMD SMI / NVIDIA SMI, Vulkan devices); each absent
     tool becomes a note. With the sweep's GPU target, only its vendor's tools (rules/targets.yaml ``vendors:``) and
     the tools no vendor claims (vulkaninfo) run: an NVIDIA sweep does not ask rocm-smi, an AMD one not nvidia-smi."""
-    from gfxgate.host.probes import PROBES, run_tool
-
     probes: list[Collected] = []
     for probe in _probes_for(PROBES, gpu_target):
         code, out, problem = run_tool(probe.argv)
@@ -162,8 +160,6 @@ def gpu_probes(gpu_target: str | None = None) -> list[Collected]:
 
 def _probes_for(probes: Sequence[Probe], gpu_target: str | None) -> list[Probe]:
     """The probes a sweep on ``gpu_target`` asks: every probe without a target (or one no vendor knows)."""
-    from gfxgate.targets import catalog
-
     cat = catalog()
     vendor = cat.vendor_of(gpu_target) if gpu_target else None
     if vendor is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
+import io
 
 from gfxgate.sweep.contexts import ContextSweep, ctx_label
 
@@ -157,8 +158,6 @@ def render_svg(sweep: ContextSweep | None) -> str:
 
 def render_png(sweep: ContextSweep | None, *, scale: int = 2) -> bytes:
     """The same layout rasterised with Pillow."""
-    import io
-
     from PIL import Image, ImageDraw
 
     fig = layout(sweep)

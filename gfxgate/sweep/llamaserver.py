@@ -43,12 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
-from gfxgate.errors import UsageError
+from gfxgate.errors import TargetError, UsageError
 from gfxgate.host import proc as hostproc
 from gfxgate.logs import crash as crashmod
 from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, utcnow
 from gfxgate.sweep.worklog import record_fields
+from gfxgate.sweep.runner import filler, parse_named, run_id as make_run_id
+from gfxgate.targets import catalog
 
 if TYPE_CHECKING:
     from gfxgate.sweep.runner import Cell, SweepRunner
@@ -186,8 +188,6 @@ class LlamaServerEndpoint:
 
 def parse_llama_server(text: str, model_files: Sequence[Path] = ()) -> LlamaServerEndpoint:
     """``NAME=COMMAND`` (``vulkan='llama-server --device Vulkan0'``): COMMAND is shell-split, never run by a shell."""
-    from gfxgate.sweep.runner import parse_named
-
     name, command = parse_named(text, "--llama-server", "NAME=COMMAND, e.g. vulkan='llama-server --device Vulkan0'")
     try:
         argv = tuple(shlex.split(command))
@@ -365,9 +365,6 @@ def parse_log(lines: Sequence[str]) -> LogFacts:
 
 def _gpu_of(match: re.Match, index: int) -> dict[str, Any]:
     """One ``Device N:`` line: the GPU's name and its target (``sm_90`` from a compute capability, ``gfx900``)."""
-    from gfxgate.errors import TargetError
-    from gfxgate.targets import catalog
-
     gpu: dict[str, Any] = {"index": int(match["index"]), "name": match["name"].strip(), "line": index + 1}
     if match["cc"]:
         arch = catalog().from_compute_capability(match["cc"])
@@ -524,7 +521,6 @@ class LlamaServerDriver:
     def run_cell(self, endpoint: LlamaServerEndpoint, cell: Cell) -> dict[str, Any]:
         plan = self.runner.plan
         model_path = endpoint.model_path(cell.model)
-        from gfxgate.sweep.runner import run_id as make_run_id
 
         run_id = make_run_id(cell)
         log_path = self.logs_dir() / f"{run_id}.log"
@@ -733,8 +729,6 @@ class LlamaServerDriver:
         (``POST /tokenize``); the filler text itself when the server cannot tokenize (the server's own
         ``prompt_n`` says how long it was)."""
         import httpx
-
-        from gfxgate.sweep.runner import filler
 
         words = tokens
         ex.prompt_text = filler(words)

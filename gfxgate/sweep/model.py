@@ -8,6 +8,8 @@ each claim.
 from __future__ import annotations
 
 from typing import Any, Sequence
+from datetime import datetime
+import statistics
 
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.sweep import facts
@@ -20,6 +22,7 @@ from gfxgate.sweep.hypotheses import (
     hypothesis_num_gpu_is_count,
 )
 from gfxgate.sweep.worklog import Run, Worklog
+from gfxgate.targets import catalog
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -198,8 +201,6 @@ def build_report(worklog: Worklog) -> SweepReport:
 
 def run_span(runs: Sequence[Run]) -> RunSpan | None:
     """The span of the runs in worklog order; None when a run's times cannot be read (a worklog from elsewhere)."""
-    from datetime import datetime
-
     if not runs:
         return None
     try:  # naive and aware times mixed, or a time that is no ISO time: no span rather than a wrong one
@@ -217,8 +218,6 @@ def run_span(runs: Sequence[Run]) -> RunSpan | None:
 
 
 def _spread(values: Sequence[float | None]) -> tuple[float, float, float] | None:
-    import statistics
-
     present = [v for v in values if v is not None]
     if not present:
         return None
@@ -259,7 +258,6 @@ def _target_text(target: str | None) -> str:
     """``gfx900`` as recorded; an NVIDIA ``sm_90`` with its family and compute capability (rules/targets.yaml)."""
     if not target:
         return "unknown"
-    from gfxgate.targets import catalog
 
     return catalog().describe_gpu(target)  # its vendor's description
 

@@ -15,6 +15,9 @@ from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import code, fence, md_escape
 from gfxgate.sweep.model import SweepReport
+from gfxgate.sweep.contexts import ctx_label
+from gfxgate.report.terminal import markdown_text
+from gfxgate.sweep import figure
 
 
 LABELS = {
@@ -190,8 +193,6 @@ def _mib(value) -> str:
 
 def context_markdown(sweep, plot: str | None = None) -> list[str]:
     """The context sweep: its one-sentence verdict, the table per context and backend, the comparisons, the plot."""
-    from gfxgate.sweep.contexts import ctx_label
-
     coverages = sorted({iv.coverage for r in sweep.rows for iv in (r.prefill, r.decode) if iv is not None})
     cover = (f"; the intervals' exact coverage here: {', '.join(f'{c:.1%}' for c in coverages)}" if coverages else "")
     out = ["## Context sweep", "", f"**{md_escape(sweep.sentence)}**", "",
@@ -262,21 +263,15 @@ def render_json(report: SweepReport, lang: str = "en") -> str:
 
 
 def render_text(report: SweepReport, lang: str = "en", *, width: int = 100, color: bool = False) -> str:
-    from gfxgate.report.terminal import markdown_text
-
     return markdown_text(render_markdown(report, lang), width=width, color=color)
 
 
 def render_svg(report: SweepReport, lang: str = "en") -> str:
     """The context sweep's plot (tokens/s against context, with intervals); without one, a figure saying so."""
-    from gfxgate.sweep import figure
-
     return figure.render_svg(report.contexts)
 
 
 def render_png(report: SweepReport, lang: str = "en") -> bytes:
-    from gfxgate.sweep import figure
-
     return figure.render_png(report.contexts)
 
 

@@ -18,12 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlsplit
+import stat
 
-from gfxgate.errors import InputError, NetworkError, UsageError
+from gfxgate.errors import InputError, NetworkError, Terminated, UsageError
 from gfxgate.logs import crash as crashmod
 from gfxgate.sweep.deadline import DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
 from gfxgate.sweep.worklog import RunRecord, WorklogWriter, cell_key, record_fields
+from gfxgate.host.devmem import device_memory
+from gfxgate.fsio import file_kind, read_input
 
 DEFAULT_NUM_GPU = (0, 1, 2, -1)
 DEFAULT_PROMPT = "Explain in three sentences why the sky is blue."
@@ -470,8 +473,6 @@ class Interrupted(threading.Event):
     signum: int = signal.SIGINT
 
     def raise_(self) -> None:
-        from gfxgate.errors import Terminated
-
         if self.signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise Terminated(self.signum)
@@ -708,7 +709,6 @@ class SweepRunner:
         """What nvidia-smi, rocm-smi and amdgpu's sysfs say the GPUs hold now (host.devmem); None with --no-probe-gpu."""
         if not self.plan.probe_gpu:
             return None
-        from gfxgate.host.devmem import device_memory
 
         return device_memory()
 
@@ -748,8 +748,6 @@ def _tokens_per_s(final: Any, stage: str = "eval") -> float | None:
 
 def _check_log_file(name: str, path: Path) -> None:
     """A --server-log must be a regular file (a folder crashed mid-sweep, a FIFO hung it); checked up front."""
-    import stat
-
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
@@ -757,8 +755,6 @@ def _check_log_file(name: str, path: Path) -> None:
     except OSError as exc:
         raise InputError(f"--server-log {name}={path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(mode):
-        from gfxgate.fsio import file_kind
-
         raise InputError(f"--server-log {name}={path}: is {file_kind(mode)}; name the log file the server writes")
 
 
@@ -773,8 +769,6 @@ def read_prompt(value: str | None) -> str:
     if value is None:
         return DEFAULT_PROMPT
     if value.startswith("@"):
-        from gfxgate.fsio import read_input
-
         path = Path(value[1:])
         try:  # a regular file only (a FIFO would block, /dev/zero never ends), at most MAX_PROMPT_BYTES
             return read_input(path, f"--prompt {value!r}: ", limit=MAX_PROMPT_BYTES).decode("utf-8")

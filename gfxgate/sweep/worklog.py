@@ -16,9 +16,17 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+import hashlib
+import platform
+
+import jsonschema
 
 from gfxgate.errors import InputError
 from gfxgate.serial import json_key
+from gfxgate.fsio import OutputError, read_input
+from gfxgate.jsontext import loads_input
+from gfxgate import __version__
+from gfxgate.datafiles import load_schema
 
 SCHEMA_VERSION = 1
 KIND = "gfxgate-sweep-run"
@@ -137,8 +145,6 @@ class Worklog:
 
 def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
     """Parse a worklog; a torn last line is ignored with a warning, any other bad line is an InputError."""
-    from gfxgate.fsio import read_input
-
     path = Path(path)
     try:  # a regular file only (a FIFO would block, /dev/zero never ends), of bounded size
         data = read_input(path, "worklog ", limit=MAX_WORKLOG_BYTES)
@@ -181,7 +187,6 @@ def _finite(value: Any) -> Any:
 
 def _parse_line(path: Path, number: int, raw: bytes) -> Mapping[str, Any]:
     where = f"{path}:{number}"
-    from gfxgate.jsontext import loads_input
 
     try:  # too deep, an integer too long, a number not finite: a ValueError too (never a RecursionError)
         record = loads_input(raw)
@@ -233,10 +238,6 @@ def _without_required(schema: Any) -> Any:
 
 def _line_validator():
     if not _VALIDATOR:
-        import jsonschema
-
-        from gfxgate.datafiles import load_schema
-
         # Every field that is there must have its type; only the REQUIRED top-level fields must be there
         # (older and hand-made worklogs carry fewer; readers use .get for the rest).
         schema = {**_without_required(load_schema("sweep-worklog")), "required": list(REQUIRED)}
@@ -248,11 +249,6 @@ def record_fields(cell, plan, *, host: str, started, ended, wall: float, prompt:
     """The fields of a run record that do not depend on the endpoint (Ollama or llama-server): who wrote it,
     the cell (with its context axes), the request and its timing. The runner of each endpoint adds what it
     measured; ``prompt`` is the text sent where it is not the plan's (a prompt of ``--prompt-tokens``)."""
-    import hashlib
-    import platform
-
-    from gfxgate import __version__
-
     prompt = plan.prompt if prompt is None else prompt
     return {
         "schema_version": SCHEMA_VERSION,
@@ -328,8 +324,6 @@ class WorklogWriter:
         try:
             self._set_aside_torn_tail()
         except OSError as exc:
-            from gfxgate.fsio import OutputError
-
             raise OutputError(f"cannot repair the torn last line of worklog {self.path}: {exc.strerror or exc}",
                               hint="free space (or pick another --worklog); the runs already written are kept") from None
 
@@ -385,8 +379,6 @@ class WorklogWriter:
             if written:
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, before)  # no torn line left behind (the next run would repair one)
-            from gfxgate.fsio import OutputError
-
             raise OutputError(f"cannot append to worklog {self.path}: {exc.strerror or exc}",
                               hint="free space (or pick another --worklog); the runs already written are kept") from None
         return written

@@ -13,12 +13,20 @@ every target at once, so a range where nothing can change is not probed (``every
 from __future__ import annotations
 
 from typing import Any
+from dataclasses import replace
 
 from gfxgate.gate.engine import not_scanned
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.model import Evidence
 from gfxgate.prcheck.diff import EVIDENCE, classify
 from gfxgate.timeline.model import BackendState, Cell, Ev, Flip, Refusal, RouteKey, Row, Timeline, Unreadable
+from gfxgate.targets import catalog
+from gfxgate.gate.docs import DOCS_LAYER, RELEASE_LAYERS, cells_of_matrix, disagreements
+from gfxgate.gate.route import decide, default_routes, routes_for_os
+from gfxgate.gate.workarounds import default_workarounds, for_os
+from gfxgate.gate.ruleset import default_rules
+from gfxgate.history.walk import change_points, signature, tag_window
+from gfxgate.sources.resolve import load_pins
 
 # Sources whose ref a release's own files choose (rules/pins.toml [couplings]), read at each release with it: clr at
 # the ROCm version of the Dockerfile, so the rocm-runtime row (and route.RUNS_ON's refusal) is the scan's at that tag;
@@ -60,8 +68,6 @@ class Linker:
 
 def complete(matrix: GateMatrix, ruleset) -> GateMatrix:
     """The prober's matrix (ollama-side source layers) plus the artifact and runtime rows, not scanned."""
-    from dataclasses import replace
-
     present = {layer.id for layer in matrix.layers}
     layers = tuple(layer for layer in ruleset.layers if layer.id in present or layer.kind != "source")
     cells = dict(matrix.cells)
@@ -100,8 +106,6 @@ def _refusal_key(route, layer_of: dict[str, str]) -> tuple:
 
 
 def _vendor_of(target: str) -> str:
-    from gfxgate.targets import catalog
-
     vendor = catalog().vendor_of(target)
     return vendor.name if vendor is not None else "amd"
 
@@ -123,13 +127,6 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
             prereleases: bool = False, every_tag: bool = False, ruleset=None, pins=None, os: str = "linux") -> Timeline:
     """The timeline of ``targets`` over ``prober.repo``'s releases (``prober.targets`` must include the override
     targets) for ``os``'s release: its rules (the prober's), routes and workarounds."""
-    from gfxgate.gate.docs import DOCS_LAYER, RELEASE_LAYERS, cells_of_matrix, disagreements
-    from gfxgate.gate.route import decide, default_routes, routes_for_os
-    from gfxgate.gate.ruleset import default_rules
-    from gfxgate.gate.workarounds import default_workarounds, for_os
-    from gfxgate.history.walk import change_points, signature, tag_window
-    from gfxgate.sources.resolve import load_pins
-
     ruleset = ruleset or default_rules().for_os(os)
     route_rules = routes_for_os(default_routes(), os)
     workarounds = for_os(default_workarounds(), os)

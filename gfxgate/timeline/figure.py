@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
+import io
 
+from gfxgate.targets import catalog
 from gfxgate.timeline.model import RouteKey, Timeline
 
 UNDECIDED = "undecided"
@@ -72,9 +74,10 @@ def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
     plot_w = col_w * n
     right = max(left + plot_w, 620.0)
     shapes: list = []
-    title = f"Ollama {tags[0]} … {tags[-1]}: the shortest route per AMD target ({len(tags)} releases)"
-    if timeline.os != "linux":
-        title = f"Ollama for {timeline.os.capitalize()} {tags[0]} … {tags[-1]}: the shortest route per AMD target ({len(tags)} releases)"
+    vendors = sorted({catalog().parse_target(row.target).vendor for row in timeline.rows})
+    kind = " and ".join({"amd": "AMD", "nvidia": "NVIDIA"}.get(v, v) for v in vendors)
+    release = "Ollama" if timeline.os == "linux" else f"Ollama for {timeline.os.capitalize()}"
+    title = f"{release} {tags[0]} … {tags[-1]}: the shortest route per {kind} target ({len(tags)} releases)"
     shapes.append(Text(8, 20, title, 14, bold=True))
     used = []
     for row in timeline.rows:
@@ -142,7 +145,7 @@ def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
 def render_svg(timeline: Timeline) -> str:
     fig = layout(timeline)
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{fig.width}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{fig.width}" '
         f'height="{fig.height}" viewBox="0 0 {fig.width} {fig.height}" font-family="DejaVu Sans, Verdana, sans-serif">',
         "<title>gfxgate support timeline</title>",
         '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
@@ -158,7 +161,8 @@ def render_svg(timeline: Timeline) -> str:
             if s.hatch:
                 body += f'<rect x="{s.x:.2f}" y="{s.y:.2f}" width="{s.w:.2f}" height="{s.h:.2f}" fill="url(#hatch)" pointer-events="none"/>'
             if s.href:
-                body = f"<a href={quoteattr(s.href)} xlink:href={quoteattr(s.href)} target=\"_blank\">{body}</a>"
+                # SVG 2's href alone (every current browser): the URL once per link, not twice with xlink:href
+                body = f"<a href={quoteattr(s.href)} target=\"_blank\">{body}</a>"
             out.append(body)
         elif isinstance(s, Text):
             anchor = {"start": "start", "middle": "middle", "end": "end"}[s.anchor]
@@ -183,8 +187,6 @@ def _font(size: int, bold: bool = False):
 
 def render_png(timeline: Timeline, *, scale: int = 2) -> bytes:
     """The same layout as the SVG, rasterised with Pillow (no browser needed)."""
-    import io
-
     from PIL import Image, ImageDraw
 
     fig = layout(timeline, interactive=False)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from gfxgate.model import PerBackend
-from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
+from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 SCHEMA_VERSION = 1
 
@@ -271,33 +271,6 @@ class Timeline:
             rows.sort(key=lambda r: targets.index(r.target))
         kept = set(window)
         return replace(self, tags=window, rows=tuple(rows), unreadable=tuple(u for u in self.unreadable if u.tag in kept))
-
-    def to_json(self) -> dict[str, Any]:
-        # Not a field list, so not json_field: a different view of the timeline (serial.py's "aggregate"). Half its
-        # keys are derived from the whole timeline, not from one field: "range" (the first and last tag, their
-        # count, ``probed``), "columns", each target's answer sentence (which reads every row) and
-        # "missing_sources"; ``rows`` become "targets" with the answer spliced in; ``key`` is left out; and the keys
-        # follow the document's reading order, not the fields'. Most keys would be a json_field exception.
-        from gfxgate.timeline.sentence import answer
-
-        return document("support-timeline", {
-            "repo": self.repo,
-            **({"os": self.os} if self.os != "linux" else {}),
-            "origin": self.origin,
-            "method": self.method,
-            "prereleases": self.prereleases,
-            "range": {"from": self.tags[0], "to": self.tags[-1], "tags": len(self.tags), "probed": self.probed},
-            "releases": list(self.tags),
-            "backends": [{"id": b, "title": t} for b, t in self.backends],
-            "columns": [{"from": a, "to": b} for a, b in self.columns()],
-            "targets": [
-                {"target": row.target, **answer(self, row.target).to_json(), "cells": [c.to_json() for c in row.cells]}
-                for row in self.rows
-            ],
-            "notes": list(self.notes),
-            "missing_sources": [m.to_json() for m in self.missing_sources()],
-            "unreadable": [u.to_json() for u in self.unreadable],
-        }, version=SCHEMA_VERSION)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], key: RouteKey, *, origin: str | None = None) -> Timeline:

@@ -8,13 +8,14 @@ from gfxgate.jsontext import dumps
 from gfxgate.report.formats import Format, choose
 from gfxgate.report.markdown import code, link, md_escape as _md_cell
 from gfxgate.timeline.model import Ev, Timeline
+from gfxgate.timeline.sentence import answer, timeline_json
+from gfxgate.timeline import figure
+from gfxgate.report.terminal import markdown_text
 
 FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.SVG, Format.PNG)
 
 
 def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
-    from gfxgate.timeline.sentence import answer
-
     tags = timeline.tags
     columns = timeline.columns()
     if timeline.method == "every-tag":
@@ -91,7 +92,7 @@ def _short(reason: str, limit: int = 240) -> str:
 
 
 def render_json(timeline: Timeline) -> str:
-    return dumps(timeline.to_json()) + "\n"
+    return dumps(timeline_json(timeline)) + "\n"
 
 
 @overload
@@ -114,12 +115,9 @@ def render(timeline: Timeline, fmt: Format | str, *, verbose: bool = False, widt
     if fmt is Format.MD:
         return render_md(timeline, verbose=verbose)
     if fmt is Format.TEXT:
-        from gfxgate.report.terminal import markdown_text
-
         return markdown_text(render_md(timeline, verbose=verbose), width=width, color=color)
     if fmt is Format.JSON:
         return render_json(timeline)
-    from gfxgate.timeline import figure
 
     if fmt is Format.SVG:
         return figure.render_svg(timeline)

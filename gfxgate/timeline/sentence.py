@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gfxgate.serial import JsonRecord, json_dataclass, json_field
-from gfxgate.timeline.model import Cell, Clause, Ev, Timeline
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
+from gfxgate.timeline.model import SCHEMA_VERSION, Cell, Clause, Ev, Timeline
 
 
 @json_dataclass(frozen=True)
@@ -130,3 +130,32 @@ def answer(timeline: Timeline, target: str) -> Answer:
         joined.append(("; " if backend == "rocm" else ", ").join(pieces))
     sentence = f"{target}: " + "; ".join(joined)
     return Answer(target, sentence, tuple(c for _, _, g in groups for c in g))
+
+
+def timeline_json(timeline: Timeline) -> dict[str, Any]:
+    """The timeline's JSON document (render's json, the embedded snapshot): here, beside the answer sentence it
+    holds, so timeline/model.py imports nothing from this module (the model <-> sentence import circle of before)."""
+    # Not a field list, so not json_field: a different view of the timeline (serial.py's "aggregate"). Half its
+    # keys are derived from the whole timeline, not from one field: "range" (the first and last tag, their
+    # count, ``probed``), "columns", each target's answer sentence (which reads every row) and
+    # "missing_sources"; ``rows`` become "targets" with the answer spliced in; ``key`` is left out; and the keys
+    # follow the document's reading order, not the fields'. Most keys would be a json_field exception.
+    return document("support-timeline", {
+        "repo": timeline.repo,
+        **({"os": timeline.os} if timeline.os != "linux" else {}),
+        "origin": timeline.origin,
+        "method": timeline.method,
+        "prereleases": timeline.prereleases,
+        "range": {"from": timeline.tags[0], "to": timeline.tags[-1], "tags": len(timeline.tags),
+                  "probed": timeline.probed},
+        "releases": list(timeline.tags),
+        "backends": [{"id": b, "title": t} for b, t in timeline.backends],
+        "columns": [{"from": a, "to": b} for a, b in timeline.columns()],
+        "targets": [
+            {"target": row.target, **answer(timeline, row.target).to_json(), "cells": [c.to_json() for c in row.cells]}
+            for row in timeline.rows
+        ],
+        "notes": list(timeline.notes),
+        "missing_sources": [m.to_json() for m in timeline.missing_sources()],
+        "unreadable": [u.to_json() for u in timeline.unreadable],
+    }, version=SCHEMA_VERSION)

@@ -10,13 +10,24 @@ refused with the command that rebuilds it, never rendered from old facts. The fi
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from gfxgate.errors import InputError, RuleError
+import msgpack
+import orjson
+import zstandard
+
+from gfxgate.errors import GfxgateError, InputError, RuleError
+from gfxgate.fsio import write_bytes_atomic
 from gfxgate.resources import rules_dir
-from gfxgate.timeline.model import Cell, Row, Timeline
+from gfxgate.timeline.model import Cell, RouteKey, Row, Timeline
+from gfxgate.targets import catalog
+from gfxgate import datacache
+from gfxgate.datafiles import validate
+from gfxgate.gate.route import default_routes, routes_for_os
+from gfxgate.model import Status
 
 KIND = "gfxgate-timeline-snapshot"
 
@@ -32,8 +43,6 @@ def default_targets() -> list[str]:
 
     Not only those a rule happens to name: a target no rule names (gfx950, gfx1011 before a release lists them) is
     still a card someone asks about, and its row shows how each layer decides it."""
-    from gfxgate.targets import catalog
-
     cat = catalog()  # AMD's processors, then NVIDIA's architectures (issue 38)
     return [name for name, proc in cat.by_name.items() if not proc.is_generic] + list(cat.nvidia)
 
@@ -85,12 +94,13 @@ def inputs(targets: list[str], os: str = "linux") -> dict[str, Any]:
 
 
 def build(timeline: Timeline, os: str = "linux") -> dict[str, Any]:
-    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets), os), "timeline": timeline.to_json()}
+    from gfxgate.timeline.sentence import timeline_json  # here: the remedies read cells, not sentences
+
+    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets), os),
+            "timeline": timeline_json(timeline)}
 
 
 def dumps(data: dict[str, Any]) -> bytes:
-    import zstandard
-
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
     return zstandard.ZstdCompressor(level=19).compress(text.encode("utf-8"))
 
@@ -101,22 +111,27 @@ def read(path: Path) -> dict[str, Any]:
 
 def _read(path: Path) -> tuple[bytes, dict[str, Any]]:
     """The snapshot file's bytes and its decoded JSON."""
-    import orjson
-    import zstandard
+    raw = _read_raw(path)
+    return raw, _decode(path, raw)
 
+
+def _read_raw(path: Path) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError as exc:
         raise RuleError(f"{path}: no timeline snapshot", hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live") from exc
     except OSError as exc:
         raise InputError(f"{path}: unreadable timeline snapshot: {exc.strerror or exc}") from exc
+
+
+def _decode(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         data = orjson.loads(zstandard.ZstdDecompressor().decompress(raw, max_output_size=64 << 20))
     except (zstandard.ZstdError, ValueError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise InputError(f"{path}: not a zstandard-compressed timeline snapshot: {exc}") from exc
     if not isinstance(data, dict) or data.get("kind") != KIND:
         raise InputError(f"{path}: not a gfxgate timeline snapshot")
-    return raw, data
+    return data
 
 
 def stale_reasons(data: dict[str, Any]) -> list[str]:
@@ -141,34 +156,44 @@ def _input_bytes(raw: bytes) -> bytes:
     return b"\0\0".join(parts)
 
 
-def _stale_reasons_cached(path: Path, raw: bytes, data: dict[str, Any]) -> list[str]:
+def _stale_reasons_cached(path: Path, raw: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
     """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
     from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
     rules or pins to re-derive the digests. A snapshot outside the shipped rules is judged every time."""
-    from gfxgate import datacache
-
-    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data)))
+    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data())))
 
 
-def _checked(path: Path | None, os: str = "linux") -> tuple[Path, dict[str, Any]]:
-    """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
+def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, Callable[[], dict[str, Any]]]:
+    """The snapshot's bytes and its JSON decoded when first asked for, refused when stale and checked against its
+    schema (once per content: a cached verdict needs no decode)."""
     path = path or default_path(os)
-    raw, data = _read(path)
+    raw = _read_raw(path)
+    decoded: list[dict[str, Any]] = []
+
+    def data() -> dict[str, Any]:
+        if not decoded:
+            decoded.append(_decode(path, raw))
+        return decoded[0]
+
     stale = _stale_reasons_cached(path, raw, data)
     if stale:
         raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
                         hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live")
-    from gfxgate import datacache
-    from gfxgate.datafiles import validate
 
     def validated() -> bool:
-        validate(data["timeline"], "timeline", path, {})
+        validate(data()["timeline"], "timeline", path, {})
         return True
 
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
     datacache.cached(path, raw, "schema-checked", "timeline", validated)
-    return path, data
+    return path, raw, data
+
+
+def _checked(path: Path | None, os: str = "linux") -> tuple[Path, dict[str, Any]]:
+    """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
+    path, _, data = _checked_lazily(path, os)
+    return path, data()
 
 
 class Cells:
@@ -179,7 +204,8 @@ class Cells:
     def __init__(self, data: dict[str, Any], os: str = "linux") -> None:
         self.os = os  # whose release's routes the stored step ids are read back with
         self.tags: tuple[str, ...] = tuple(data["releases"])
-        self._raw = {t["target"]: t["cells"] for t in data["targets"]}
+        # a row's cells as JSON (from the snapshot) or as that JSON's bytes (from the rows' cache: load_cells)
+        self._raw: dict[str, list[Any] | bytes] = {t["target"]: t["cells"] for t in data["targets"]}
         self.targets: tuple[str, ...] = tuple(self._raw)
         self._rows: dict[str, Row] = {}
         self._index = {tag: i for i, tag in enumerate(self.tags)}
@@ -188,7 +214,9 @@ class Cells:
     def row(self, target: str) -> Row:
         row = self._rows.get(target)
         if row is None:
-            row = self._rows[target] = Row(target, tuple(Cell.from_json(c) for c in self._raw[target]))
+            raw = self._raw[target]
+            cells = orjson.loads(raw) if isinstance(raw, bytes) else raw
+            row = self._rows[target] = Row(target, tuple(Cell.from_json(c) for c in cells))
         return row
 
     def cell_at(self, target: str, tag: str) -> Cell:
@@ -257,8 +285,6 @@ class ReleaseView:
         self.cells_, self.tag = cells, tag
 
     def status_of(self, layer: str, target: str):
-        from gfxgate.model import Status
-
         status, _ = self.cells_.status_where(target, self.tag, layer)
         return Status(status) if status is not None else None
 
@@ -270,14 +296,37 @@ class ReleaseView:
 
 
 def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
-    """The snapshot's cells (:class:`Cells`), refused when stale like :func:`load`."""
-    return Cells(_checked(path, os)[1]["timeline"], os)
+    """The snapshot's cells (:class:`Cells`) of ``os``'s release, refused when stale like :func:`load`.
+
+    The remedies read a row or two of 62: for the shipped snapshot, each row's JSON is kept as bytes in a file of the
+    user cache named by the snapshot's content (``datacache.side_file``), so a start-up reads that file and decodes
+    the rows it asks for instead of the whole 2.8 MB of JSON (~20 ms of ``diagnose``). A missing, unreadable or
+    foreign cache file is rebuilt from the snapshot."""
+    path, raw, data = _checked_lazily(path, os)
+    kind = "timeline-rows" if os == "linux" else f"timeline-{os}-rows"  # one cache file per OS's snapshot
+    side = datacache.side_file(path, raw, kind)
+    if side is not None:
+        try:
+            index = msgpack.unpackb(side.read_bytes(), raw=False)
+            rows = index["targets"]
+            if isinstance(rows, dict) and all(isinstance(v, bytes) for v in rows.values()):
+                return Cells({"releases": index["releases"], "targets": [{"target": t, "cells": v} for t, v in rows.items()]}, os)
+        except (OSError, ValueError, TypeError, KeyError):  # msgpack's errors are ValueErrors
+            pass
+    timeline = data()["timeline"]
+    cells = Cells(timeline, os)
+    if side is not None:
+        blob = msgpack.packb({"releases": list(cells.tags),
+                              "targets": {t["target"]: orjson.dumps(t["cells"]) for t in timeline["targets"]}})
+        with contextlib.suppress(OSError, GfxgateError):  # a read-only cache folder: decoded every time
+            for old in side.parent.glob(f"{kind}-[0-9]*.msgpack"):
+                old.unlink(missing_ok=True)  # the rows of an earlier snapshot
+            write_bytes_atomic(side, blob)
+    return cells
 
 
 def load(path: Path | None = None, os: str = "linux") -> Timeline:
     """The embedded timeline of ``os``'s release (its routes' key: ``--os windows`` has the Windows routes)."""
     _, data = _checked(path, os)
-    from gfxgate.gate.route import default_routes, routes_for_os
-    from gfxgate.timeline.model import RouteKey
 
     return Timeline.from_json(data["timeline"], RouteKey.of(routes_for_os(default_routes(), os)), origin="snapshot")

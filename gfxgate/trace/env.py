@@ -16,6 +16,7 @@ from gfxgate.trace.model import EnvRead, EnvSearch
 from gfxgate.trace.rules import EnvKind, EnvRule, load_trace_rules
 from gfxgate.trace.syntax import STRING_TYPES, ParsedFile, string_value
 from gfxgate.sources.base import glob_regex
+from gfxgate.errors import UsageError
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CALLS = {"call_expression", "call"}
@@ -29,8 +30,6 @@ def env_reads(sources, name: str, *, rule: EnvRule | None = None, ctx: HopContex
 
 
 def search_env(sources, name: str, *, rule: EnvRule | None = None, ctx: HopContext | None = None) -> EnvSearch:
-    from gfxgate.errors import UsageError
-
     if not _NAME.match(name):
         raise UsageError(f"{name!r} is not an environment variable name", hint="e.g. HSA_OVERRIDE_GFX_VERSION")
     rule = rule or load_trace_rules().env

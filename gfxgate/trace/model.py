@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gfxgate.model import Location, SourceInfo
-from gfxgate.serial import JsonRecord, json_dataclass, json_field
+from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.trace.rules import StageSpec
 
 TRACE_JSON_VERSION = 1
@@ -100,8 +100,6 @@ class TraceStage:
 
 def _header(kind: str) -> dict[str, Any]:
     """The keys a trace or env JSON document starts with, as every gfxgate JSON document (serial.document)."""
-    from gfxgate.serial import document
-
     return {key: (lambda _, value=value: value) for key, value in document(kind, {}, version=TRACE_JSON_VERSION).items()}
 
 

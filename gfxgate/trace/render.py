@@ -32,7 +32,9 @@ def render(result: TraceResult | EnvSearch, fmt: Format | str) -> str:
     return trace_markdown(result) if fmt is Format.MD else trace_text(result)
 
 
-def render_graph(result: TraceResult, kind: str) -> str:
+def render_graph(result: TraceResult | EnvSearch, kind: str) -> str:
+    if isinstance(result, EnvSearch):  # the use case refuses --graph with --env first
+        raise TypeError("a graph draws an option's hops, not an environment-variable search")
     return mermaid(result) if Graph(kind) is Graph.MERMAID else dot(result)
 
 

@@ -11,6 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
+import importlib
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree
@@ -35,8 +36,6 @@ def language_of(path: str) -> str | None:
 
 @functools.cache
 def parser(language: str):
-    import importlib
-
     from tree_sitter import Language, Parser
 
     grammar = importlib.import_module(_GRAMMARS.get(language, "tree_sitter_cpp"))

@@ -27,6 +27,12 @@ from gfxgate.gate.workarounds import (
     shipped_state,
 )
 from gfxgate.model import Evidence
+from gfxgate.trace import search_env
+from gfxgate.trace.hops import HopContext
+from gfxgate.targets import catalog
+from gfxgate.gate.route import attach_checks, step_workarounds
+from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.sources.resolve import SourceSet
 
 
 def _ref_of(sourceset, repo: str) -> str | None:
@@ -73,9 +79,6 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
     With ``view`` (the release's statuses: the same versions' matrix, with the posed targets' columns) and
     ``override`` (the override route rule), an HSA override whose posed target the release does not ship is
     "not shipped" (the override check of scan and doctor, :func:`gfxgate.answer.override.check_override`)."""
-    from gfxgate.trace import search_env
-    from gfxgate.trace.hops import HopContext
-
     ctx = HopContext(sourceset)  # one parse cache: every file is parsed once across all searches
     env_search = functools.cache(lambda name: search_env(sourceset, name, ctx=ctx))
     out = []
@@ -112,8 +115,6 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
 
 def _override_code(artifacts, processor: str) -> str:
     """What the scanned artifacts hold for the processor an override selects."""
-    from gfxgate.targets import catalog
-
     cells = artifacts(catalog().parse(processor))
     parts = []
     for layer in ("rocblas-artifacts", "installed-gpu-code"):
@@ -127,10 +128,6 @@ def _override_code(artifacts, processor: str) -> str:
 def check_steps(routes, gate):
     """The checks of every step of these routes at the versions ``gate`` (gate.scan.GateFacts, live) read, on the
     routes (``gate.route.attach_checks``): what `gfxgate workarounds` says of each step."""
-    from gfxgate.gate.route import attach_checks, step_workarounds
-    from gfxgate.gate.workarounds import default_workarounds
-    from gfxgate.sources.resolve import SourceSet
-
     wanted = step_workarounds(routes)
     items = tuple(w for w in default_workarounds() if w.id in wanted)
     if not items:

@@ -147,6 +147,7 @@ def test_invariants_over_every_probed_release_of_a_real_clone(monkeypatch, capsy
         return route
 
     monkeypatch.setattr(route_module, "decide", observed)
+    monkeypatch.setattr("gfxgate.timeline.compute.decide", observed)  # the timeline's own name (imported at its top)
     clone = Path(os.environ["GFXGATE_TEST_UPSTREAM"]) / "ollama"
     with pytest.raises(SystemExit) as info:
         main(["timeline", "--live", "--offline", "--source", f"ollama={clone}", "--format", "json"])

@@ -110,11 +110,11 @@ def test_sweep_cell_out_of_the_plan_is_a_usage_error(tmp_path):
 
 def test_doctor_print_and_bad_placement(tmp_path):
     done = gfxgate("fleet", "doctor", "--dir", str(tmp_path / "d"), "--nodelist", "gpu[01-04]", "--time", "10",
-                   "--sbatch-arg=--account=lab", "--fail-on", "rocm", "--print")
+                   "--sbatch-arg=--account=lab", "--fail-on-backend", "rocm", "--print")
     assert done.returncode == 0, done.stderr
     for line in ("#SBATCH --nodelist=gpu[01-04]", "#SBATCH --time=10", "#SBATCH --account=lab", "#SBATCH --ntasks-per-node=1"):
         assert line in done.stdout.splitlines()
-    assert "fleet node" in done.stdout and "--fail-on rocm" in done.stdout
+    assert "fleet node" in done.stdout and "--fail-on-backend rocm" in done.stdout
     bad = gfxgate("fleet", "doctor", "--dir", str(tmp_path), "--nodelist", "n1;reboot", "--print")
     assert bad.returncode == 2 and "--nodelist" in bad.stderr
     bad = gfxgate("fleet", "doctor", "--dir", str(tmp_path), "--sbatch-arg", "-N2", "--print")

@@ -300,16 +300,33 @@ def test_svg_renders_in_a_real_browser(timeline_env, tmp_path, capsys):
     assert (result["width"], result["height"]) == (fig.width, fig.height)
 
 
-def test_the_readme_picture_is_the_snapshot_timeline():
-    """samples/timeline.png is a valid PNG of the embedded timeline's layout (pixels depend on fonts: not compared)."""
+def test_the_readme_pictures_are_the_snapshot_timeline_per_vendor():
+    """samples/timeline.png (AMD) and timeline-nvidia.png are valid PNGs of the embedded timeline's layout for that
+    vendor's targets (pixels depend on fonts: not compared), each shown in docs/commands/timeline.md."""
+    from gfxgate.app.samples import timelines
     from gfxgate.resources import rules_dir
-    from gfxgate.timeline import figure, snapshot
+    from gfxgate.timeline import figure
 
-    data = (rules_dir().parent / "samples" / "timeline.png").read_bytes()
-    fig = figure.layout(snapshot.load(), interactive=False)  # the PNG's layout (render_png): no hover hints
-    assert png_size(data) == (fig.width * 2, fig.height * 2), "samples/timeline.png is stale: run `gfxgate samples`"
-    readme = (rules_dir().parent / "docs" / "commands" / "timeline.md").read_text(encoding="utf-8")
-    assert "](../../samples/timeline.png)" in readme
+    page = (rules_dir().parent / "docs" / "commands" / "timeline.md").read_text(encoding="utf-8")
+    for name, timeline in timelines().items():
+        data = (rules_dir().parent / "samples" / f"{name}.png").read_bytes()
+        fig = figure.layout(timeline, interactive=False)  # the PNG's layout (render_png): no hover hints
+        assert png_size(data) == (fig.width * 2, fig.height * 2), f"samples/{name}.png is stale: run `gfxgate samples`"
+        assert f"](../../samples/{name}.png)" in page
+
+
+def test_every_sample_is_under_200_kb():
+    """Issue 40: no sample `gfxgate samples` writes is over 200 KB (the whole timeline was 274 KB of Markdown, 329 KB
+    of SVG, a 206 KB PNG): the timeline is one file of each kind per vendor. (samples/h200/'s worklogs are inputs.)"""
+    from gfxgate.app.samples import H200
+    from gfxgate.resources import rules_dir
+
+    folder = rules_dir().parent / "samples"
+    inputs = (f"{H200}/logs/", f"{H200}/sweep.jsonl", f"{H200}/soak.jsonl")  # what the H200 samples are rendered from
+    written = [p for p in folder.rglob("*") if p.is_file() and not p.relative_to(folder).as_posix().startswith(inputs)]
+    assert any(p.name == "timeline-nvidia.svg" for p in written)
+    big = {p.relative_to(folder).as_posix(): p.stat().st_size for p in written if p.stat().st_size > 200_000}
+    assert not big, f"samples over 200 KB: {big}"
 
 
 def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypatch, capsys, timeline_upstream):
@@ -365,6 +382,7 @@ def test_the_shipped_snapshot_is_schema_checked_once_per_content(monkeypatch, tm
         return real(data, schema, path, lines)
 
     monkeypatch.setattr(datafiles, "validate", counting)
+    monkeypatch.setattr(snap, "validate", counting)  # the snapshot module's own name for it (imported at its top)
     from gfxgate import datacache
 
     datacache.reset()  # this test's own (empty) cache folder, not what an earlier test left in this process
@@ -400,6 +418,7 @@ def test_formatters_read_no_rules(monkeypatch):
 
     monkeypatch.setattr(route, "default_routes", forbidden)
     monkeypatch.setattr(route, "load_routes", forbidden)
+    monkeypatch.setattr(snapshot, "default_routes", forbidden)  # imported at the snapshot module's top
     for fmt in FORMATS:
         assert render(timeline, fmt) == expected[fmt], fmt
     assert "gfx900: " in render(timeline, "md") and "#" in render(timeline, "svg")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from gfxgate.errors import SourceError
 from gfxgate.model import Location
 from gfxgate.plugins import Plugins
-from gfxgate.trace.syntax import ParseCache, ParsedFile
+from gfxgate.trace.syntax import ParseCache, ParsedFile, leading_comment, trailing_comment
 
 # one module per hop kind, named after it (``python-field`` is ``python_field``; golang.py holds shared helpers)
 KINDS = Plugins("gfxgate.trace.hops", helpers=("golang",))
@@ -56,8 +56,6 @@ class Match:
 
 def doc_of(pf: ParsedFile, node, *, leading_first: bool = False) -> tuple[str | None, str | None]:
     """Nearest documentation of a declaration: trailing comment, else the comment block above."""
-    from gfxgate.trace.syntax import leading_comment, trailing_comment
-
     order = [("leading comment", leading_comment), ("trailing comment", trailing_comment)]
     if not leading_first:
         order.reverse()
