@@ -549,7 +549,7 @@ def _beyond(beyond_rules: tuple[RouteRule, ...], matrix: MatrixView, target: str
         version = refs.get(rule.source or "", "")
         fill = {"{version}": version or "(unpinned)", "{processor}": _processor(target)}
         rule = rule._replace(label=_fill(rule.label, fill), phrase=_fill(rule.phrase, fill))
-        outcome = _try(rule, matrix, target, by_id, rules, ())
+        outcome = _try(rule, matrix, target, by_id, rules, [])
         if outcome.state == APPLIES and outcome.option is not None:
             out.append(BeyondRoute(rule.id, rule.source or "", version, APPLIES, outcome.option))
         else:
@@ -718,7 +718,8 @@ class StoredBackend(NamedTuple):
     steps: tuple[str, ...]
 
 
-def stored_route_id(rules: RouteRules, backend: str, steps: tuple[str, ...], target: str, workarounds) -> str | None:
+def stored_route_id(rules: RouteRules, backend: str, steps: tuple[str, ...], target: str,
+                    workarounds: Iterable[Any]) -> str | None:
     """The route rule a stored backend's route is, from its step ids (the data; no label is read): an override's
     workaround first is the override route; a step of a route's own steps is that route; else the backend's route
     without steps of its own (rocm-release, vulkan-default, cuda-release, the CPU)."""
@@ -734,7 +735,8 @@ def stored_route_id(rules: RouteRules, backend: str, steps: tuple[str, ...], tar
 
 
 def stored_route(target: str, version: str, *, route: str, label: str, certain: bool, reason: str | None,
-                 backends, rules: RouteRules, workarounds, evidence: tuple[Evidence, ...] = ()) -> Route:
+                 backends: Iterable[Any], rules: RouteRules, workarounds: Iterable[Any],
+                 evidence: tuple[Evidence, ...] = ()) -> Route:
     """The Route a timeline stored for ``target`` at ``version`` (an ollama tag), read back: each backend's route
     from its stored step ids, each step's setting computed as ``decide`` computes it (:func:`step_setting`, the
     workaround at that version with its route step's rule). What doctor's and workarounds' timeline answers and

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class DiffResult:
     pins_path: Path | None = None  # check: the pins file compared
 
 
-def same_os(old, new, wanted: str | None) -> None:
+def same_os(old: Mapping[str, Any], new: Mapping[str, Any], wanted: str | None) -> None:
     """Two matrices of different releases' OSes are no comparison (their rows and routes differ): exit 2, as is a
     matrix of another OS than ``--os`` names. A matrix without ``os`` is Linux's."""
     from gfxgate.errors import UsageError

@@ -16,6 +16,7 @@ from gfxgate.targets import TargetId
 
 if TYPE_CHECKING:
     from gfxgate.gate.scan import FactsRequest
+    from gfxgate.machine import MachineFacts
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ def matrix(
     runtime_cells: dict | None = None,
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
-    machine=None,
+    machine: MachineFacts | None = None,
 ) -> GateMatrix:
     """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or

@@ -292,8 +292,6 @@ def _copy_step(fs: RootFS, target: str, installs, evidence, setting: str | None 
 def _librocblas_version(fs: RootFS, library: str) -> str | None:
     """The ``librocblas.so.<version>`` beside a rocBLAS library folder (rocBLAS reads Tensile files of its own version
     only); None when none is there."""
-    import re
-
     parent = library.rsplit("/rocblas/library", 1)[0] if "/rocblas/library" in library else library.rsplit("/", 1)[0]
     for folder in (parent, parent.rsplit("/", 1)[0]):
         names = [n for n in fs.listdir(folder) if re.fullmatch(r"librocblas\.so\.[0-9]+\.[0-9]+(\.[0-9]+)*", n)]

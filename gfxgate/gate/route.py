@@ -45,6 +45,7 @@ from gfxgate.saferegex import RuleRegexError, rule_regex
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.answer.view import MatrixView, StatusView
+    from gfxgate.machine import MachineFacts
 
 
 def _statuses(raw: Mapping[str, list[str]]) -> tuple[tuple[str, tuple[Status, ...]], ...]:

@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 
@@ -20,6 +20,7 @@ from gfxgate.targets import TargetId, catalog
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.gate.route import Route
+    from gfxgate.machine import MachineFacts
     from gfxgate.gate.snapshot import Snapshot
 
 # how a live answer's steps are checked (trace/workarounds.py: check_steps, passed in by the use case)
@@ -194,7 +195,7 @@ def gate_facts(request: FactsRequest) -> GateFacts:
     return GateFacts(ruleset, facts, tuple(infos), tuple(notes), use_live, pins, refs, sources, offline, request.os)
 
 
-def columns(targets: list[TargetId], workarounds=None) -> list[TargetId]:
+def columns(targets: list[TargetId], workarounds: Iterable[Any] | None = None) -> list[TargetId]:
     """The matrix's columns for ``targets``: those, then the targets their override routes read (``workarounds``:
     those of the release's OS; default: all shipped)."""
     from gfxgate.gate.route import extra_targets
