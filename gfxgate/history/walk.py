@@ -90,6 +90,22 @@ def _checksum(body: bytes) -> str:
     return hashlib.blake2b(body, digest_size=32).hexdigest()
 
 
+_CODE: list[str] = []
+
+
+def code_digest() -> str:
+    """The digest of the code that turns a rule into facts (gfxgate/matchers/, gate/engine.py): a cached fact is keyed
+    by its rule's definition, so facts written by other matcher code (another gfxgate, a matcher fixed since) are
+    not taken; the cache file of a commit written by other code is read as empty and rewritten."""
+    if not _CODE:
+        package = Path(__file__).resolve().parents[1]
+        h = hashlib.blake2b(digest_size=16)
+        for path in sorted((package / "matchers").glob("*.py")) + [package / "gate" / "engine.py"]:
+            h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
+
+
 def _unsafe_folder(base: Path, path: Path) -> str | None:
     """Why ``path``'s folders may not be used, from ``base`` down (``base`` itself may be a link the user made:
     the cache moved to another disk): a folder below it that is a symbolic link or not a folder; None when every
@@ -180,6 +196,8 @@ class FactsCache:
             return None
         if not isinstance(data, dict) or not all(_entry_ok(k, v) for k, v in data.items()):
             return None
+        if header.get("code") != code_digest():
+            return {}  # well-formed facts of other matcher code: none taken (a miss, not an untrusted file)
         return data
 
     def get(self, rule: GateRule, commit: str, tag: str) -> RuleFacts | None:
@@ -204,7 +222,7 @@ class FactsCache:
         for commit in sorted(self._dirty):
             path = self._path(root, commit)
             body = json.dumps(self._entries[commit], sort_keys=True).encode("utf-8")
-            header = json.dumps({"format": FACTS_FORMAT, "blake2b": _checksum(body)}).encode("utf-8")
+            header = json.dumps({"format": FACTS_FORMAT, "blake2b": _checksum(body), "code": code_digest()}).encode("utf-8")
             try:
                 unsafe = _unsafe_folder(base, path)
                 if unsafe is not None:

@@ -182,3 +182,29 @@ def test_history_shows_progress_on_a_terminal_only(history_env, tmp_path, gfxgat
     piped = subprocess.run([gfxgate_exe, *args], capture_output=True, text=True, timeout=120)
     assert piped.returncode == 0 and "probed, reading" not in piped.stderr
     assert json.loads((tmp_path / "tty.json").read_text())["layers"] == json.loads(piped.stdout)["layers"]
+
+
+def test_cached_facts_of_other_matcher_code_are_not_taken(tmp_path):
+    """The facts cache is keyed by the rule's definition; a fix to a matcher's code changes no rule, so facts cached
+    by the old code were served after it (found while rebuilding the snapshots of issue 38). The cache file names the
+    code that wrote it (history/walk.py: code_digest) and facts of other code are a miss."""
+    import json
+
+    from gfxgate.gate.engine import RuleFacts
+    from gfxgate.gate.ruleset import default_rules
+    from gfxgate.history.walk import FactsCache
+
+    rule = default_rules().rules[0]
+    commit = "ab" * 20
+    facts = RuleFacts(rule_id=rule.id, digest=rule.digest, state="not-applicable", reason="before the rule's versions")
+    cache = FactsCache(tmp_path)
+    cache.put(rule, commit, "v0.1.0", facts)
+    cache.flush()
+    assert FactsCache(tmp_path).get(rule, commit, "v0.1.0") is not None
+    path = next(tmp_path.glob("*/*.json"))
+    head, _, body = path.read_bytes().partition(b"\n")
+    header = json.loads(head)
+    path.write_bytes(json.dumps({**header, "code": "0" * 32}).encode() + b"\n" + body)
+    again = FactsCache(tmp_path)
+    assert again.get(rule, commit, "v0.1.0") is None
+    assert again.dropped == []  # a miss, not an untrusted file
