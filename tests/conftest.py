@@ -279,3 +279,14 @@ def installed_gfxgate() -> str:
 @pytest.fixture(scope="session")
 def gfxgate_exe() -> str:
     return installed_gfxgate()
+
+
+@pytest.fixture
+def gfxgate_cli():
+    """``gfxgate_cli(*args, env=None, cwd=None, input=None)``: the command line run in this process, answering the
+    :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``) the installed script would
+    (``tests/inprocess.py``: the environment, folder, streams, signal handlers, logging and gfxgate's caches are
+    restored after each call). The default way a test runs a command; ``gfxgate_exe`` is for what needs a process."""
+    from tests.inprocess import gfxgate
+
+    return gfxgate
