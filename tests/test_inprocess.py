@@ -64,3 +64,14 @@ def test_input_is_stdin_and_bytes_come_back_as_bytes():
     result = gfxgate("diagnose", "-", "--no-upstream", input=LOG.read_text(encoding="utf-8"), text=False)
     assert result.returncode == 0, result.stderr
     assert isinstance(result.stdout, bytes) and b"gfx" in result.stdout
+
+
+def test_the_example_of_docs_testing_md_runs(gfxgate_cli, tmp_path):
+    """The example of docs/testing.md's "Running a command in a test", run as the test it shows."""
+    page = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    marker = "<!-- check: tested-by tests/test_inprocess.py -->\n```python\n"
+    source = page[page.index(marker) + len(marker):].split("```", 1)[0]
+    scope: dict = {}
+    exec(compile(source, "docs/testing.md", "exec"), scope)  # noqa: S102 - the page's own example
+    [test] = [value for name, value in scope.items() if name.startswith("test_")]
+    test(gfxgate_cli, tmp_path)
