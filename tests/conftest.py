@@ -75,6 +75,25 @@ INTEGRATION_MODULES = {
     "tests/sweep/test_sweep_cli.py": "sweeps and bad options through the installed script",
     "tests/fleet/test_fleet_cli.py": "fleet's scripts, refusals and exit codes through the installed script",
 }
+# 2b. modules (or single tests) of command lines run in process (gfxgate_cli): whole commands, 0.3-2 s of CPU a test,
+# ~110 s together (measured with per-test getrusage, issue 40); marked slow (not integration: they start no program)
+# so that the inner loop stays under 30 s of CPU:
+SLOW_IN_PROCESS = {
+    "tests/answer/test_reproductions.py": "issue-24 reproductions: scans, diagnoses, workarounds at several releases",
+    "tests/answer/test_invariants.py": "every target at every release through scan, workarounds and doctor",
+    "tests/answer/test_answer_items.py": "workarounds and doctor against small clones",
+    "tests/answer/test_views_agree.py": "scan and workarounds over every target of the timeline",
+    "tests/gate/test_release_reproductions.py": "scans and timelines at old releases",
+    "tests/doctor/test_doctor.py": "doctor on captured machines",
+    "tests/doctor/test_vega.py": "doctor on captured machines, before and after following its steps",
+    "tests/diagnose/test_vendors.py": "a diagnose per vendor's log line",
+    "tests/diagnose/test_excerpts.py": "a diagnose per log excerpt",
+    "tests/test_card_names.py": "targets for every card name and PCI id",
+    "tests/test_formats_everywhere.py": "every command in its three formats",
+    "tests/diagnose/test_views.py": "scan, doctor and diagnose of one log",
+    "tests/diagnose/test_diagnose.py::test_the_text_format_carries_what_the_markdown_says": "diagnose in two formats",
+    "tests/timeline/test_timeline.py::test_the_shipped_snapshot_is_fresh_and_answers_gfx900": "the timeline, checked",
+}
 # 3. single tests that run a program or take seconds (measured: `pytest -m "not slow" --durations=20`):
 SLOW_TESTS = {
     "tests/core/test_jsontext.py::test_same_text_as_json_dumps": "hypothesis, thousands of documents",
@@ -147,6 +166,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         elif item.nodeid.split("[", 1)[0] in SLOW_TESTS:
             item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.slow)
+        elif module in SLOW_IN_PROCESS or item.nodeid.split("[", 1)[0] in SLOW_IN_PROCESS:  # slow, not integration
             item.add_marker(pytest.mark.slow)
 
 
@@ -279,3 +300,14 @@ def installed_gfxgate() -> str:
 @pytest.fixture(scope="session")
 def gfxgate_exe() -> str:
     return installed_gfxgate()
+
+
+@pytest.fixture
+def gfxgate_cli():
+    """``gfxgate_cli(*args, env=None, cwd=None, input=None)``: the command line run in this process, answering the
+    :class:`subprocess.CompletedProcess` (``returncode``, ``stdout``, ``stderr``) the installed script would
+    (``tests/inprocess.py``: the environment, folder, streams, signal handlers, logging and gfxgate's caches are
+    restored after each call). The default way a test runs a command; ``gfxgate_exe`` is for what needs a process."""
+    from tests.inprocess import gfxgate
+
+    return gfxgate

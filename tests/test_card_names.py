@@ -20,7 +20,7 @@ from tests.debian import debian_package
 
 
 def _targets(exe, *args, env=None):
-    return subprocess.run([exe, "targets", *args], capture_output=True, text=True, timeout=60, env=env)
+    return exe("targets", *args, timeout=60, env=env)
 
 
 @pytest.mark.parametrize("name, target", [
@@ -32,20 +32,20 @@ def _targets(exe, *args, env=None):
     ("Radeon Pro W6400", "gfx1034"), ("RX 5500M", "gfx1012"), ("Radeon Pro WX 9100", "gfx900"), ("RX 580 Series", "gfx803"),
     ("Radeon(R) R9 380", "gfx802"),
 ])
-def test_card_names_resolve_through_the_console_script(gfxgate_exe, name, target):
-    done = _targets(gfxgate_exe, name, "--format", "json")
+def test_card_names_resolve_through_the_console_script(gfxgate_cli, name, target):
+    done = _targets(gfxgate_cli, name, "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["processor"] == target
-    scan = subprocess.run([gfxgate_exe, "scan", "--target", name, "--format", "json"], capture_output=True, text=True, timeout=120)
+    scan = gfxgate_cli("scan", "--target", name, "--format", "json", timeout=120)
     assert scan.returncode == 0, scan.stderr
     assert json.loads(scan.stdout)["targets"] == [target]
 
 
-def test_a_name_of_two_processors_lists_both_and_target_refuses_it(gfxgate_exe):
-    done = _targets(gfxgate_exe, "Vega 8", "--format", "json")
+def test_a_name_of_two_processors_lists_both_and_target_refuses_it(gfxgate_cli):
+    done = _targets(gfxgate_cli, "Vega 8", "--format", "json")
     assert done.returncode == 0, done.stderr
     assert sorted(row["processor"] for row in json.loads(done.stdout)["targets"]) == ["gfx902", "gfx90c"]
-    scan = subprocess.run([gfxgate_exe, "scan", "--target", "Vega 8"], capture_output=True, text=True, timeout=60)
+    scan = gfxgate_cli("scan", "--target", "Vega 8", timeout=60)
     assert scan.returncode == 2 and "gfx902" in scan.stderr and "gfx90c" in scan.stderr
 
 
@@ -79,27 +79,27 @@ def amdgpu_ids():
     return path
 
 
-def test_pci_ids_resolve_through_the_real_amdgpu_ids(gfxgate_exe, amdgpu_ids):
+def test_pci_ids_resolve_through_the_real_amdgpu_ids(gfxgate_cli, amdgpu_ids):
     table = read_amdgpu_ids(amdgpu_ids.read_text())
     assert len(table) > 300  # the real file, not an excerpt
     env = dict(os.environ, GFXGATE_AMDGPU_IDS=str(amdgpu_ids))
     wanted = {name: dev for (dev, _), name in table.items() if name in ("AMD Radeon RX 6700 XT", "AMD Radeon RX 6950 XT")}
     assert wanted, "libdrm-common lists the RX 6700 XT and RX 6950 XT"
     for name, dev in wanted.items():
-        done = _targets(gfxgate_exe, f"0x{dev:04x}", "--format", "json", env=env)
+        done = _targets(gfxgate_cli, f"0x{dev:04x}", "--format", "json", env=env)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["processor"] == catalog().by_card(name)[0][0]
     mi = next(dev for (dev, _), name in table.items() if "MI50" in name)
-    assert json.loads(_targets(gfxgate_exe, f"1002:{mi:04x}", "--format", "json", env=env).stdout)["processor"] == "gfx906"
+    assert json.loads(_targets(gfxgate_cli, f"1002:{mi:04x}", "--format", "json", env=env).stdout)["processor"] == "gfx906"
     # amdgpu.ids' "Series" names are the cards (67df:c1 "AMD Radeon RX 580 Series"); an R-series APU (Kaveri's
     # "AMD Radeon R7 Graphics", 130c) is no Vega 7 or Vega 6: refused, naming what amdgpu.ids calls it
     series = next(f"{dev:04x}:{rev:02x}" for (dev, rev), name in table.items() if name == "AMD Radeon RX 580 Series")
-    assert json.loads(_targets(gfxgate_exe, series, "--format", "json", env=env).stdout)["processor"] == "gfx803"
+    assert json.loads(_targets(gfxgate_cli, series, "--format", "json", env=env).stdout)["processor"] == "gfx803"
     for name in ("AMD Radeon R7 Graphics", "AMD Radeon R6 Graphics", "AMD Radeon R2 Graphics", "AMD Radeon R3 Graphics"):
         kaveri = next(f"{dev:04x}:{rev:02x}" for (dev, rev), n in table.items() if n == name)
-        refused = _targets(gfxgate_exe, kaveri, env=env)
+        refused = _targets(gfxgate_cli, kaveri, env=env)
         assert refused.returncode == 2 and f"names it {name}, which gfxgate does not know" in refused.stderr, (name, refused.stderr)
-    missing = _targets(gfxgate_exe, "0xffff", env=env)
+    missing = _targets(gfxgate_cli, "0xffff", env=env)
     assert missing.returncode == 2 and "amdgpu.ids" in missing.stderr
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -22,32 +21,32 @@ def env(tmp_path):
 
 
 def gfx(exe, env, cwd, *args):
-    return subprocess.run([exe, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return exe(*args, env=env, cwd=cwd, timeout=120)
 
 
-def test_installed_path_that_does_not_exist_is_6_like_artifacts(gfxgate_exe, env, tmp_path):
-    scan = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--installed", "/nonexistent")
-    artifacts = gfx(gfxgate_exe, env, tmp_path, "artifacts", "/nonexistent")
+def test_installed_path_that_does_not_exist_is_6_like_artifacts(gfxgate_cli, env, tmp_path):
+    scan = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--installed", "/nonexistent")
+    artifacts = gfx(gfxgate_cli, env, tmp_path, "artifacts", "/nonexistent")
     assert scan.returncode == artifacts.returncode == 6, (scan.stderr, artifacts.stderr)
     assert "no such file or folder" in scan.stderr
 
 
-def test_live_offline_with_an_empty_cache_is_5_like_ref(gfxgate_exe, env, tmp_path):
-    live = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--live", "--offline")
-    ref = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--offline", "--ref", "ollama=v0.12.3")
+def test_live_offline_with_an_empty_cache_is_5_like_ref(gfxgate_cli, env, tmp_path):
+    live = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--live", "--offline")
+    ref = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--offline", "--ref", "ollama=v0.12.3")
     assert live.returncode == ref.returncode == 5, (live.stderr, ref.stderr)
     assert "this run is offline (it clones nothing)" in live.stderr and "Traceback" not in live.stderr
 
 
-def test_rules_folder_alone_stays_on_the_snapshot(gfxgate_exe, env, tmp_path):
+def test_rules_folder_alone_stays_on_the_snapshot(gfxgate_cli, env, tmp_path):
     """--rules without --live used to switch to live mode silently and reach for the network."""
     from gfxgate.resources import rules_dir
 
     rules = tmp_path / "rules"
     shutil.copytree(rules_dir(), rules, ignore=shutil.ignore_patterns("snapshots", "__pycache__"))
     # the cache is empty: a live scan would have to clone (and here fail to), so equal cells prove no live read
-    own = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--format", "json", "--rules", str(rules))
-    shipped = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--format", "json")
+    own = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--format", "json", "--rules", str(rules))
+    shipped = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--format", "json")
     assert own.returncode == 0, own.stderr
     own_json, shipped_json = json.loads(own.stdout), json.loads(shipped.stdout)
     assert any("evaluated against the embedded snapshot" in n for n in own_json["notes"])
@@ -55,15 +54,15 @@ def test_rules_folder_alone_stays_on_the_snapshot(gfxgate_exe, env, tmp_path):
     assert cells(own_json) == cells(shipped_json)
 
 
-def test_a_local_file_as_source_is_a_usage_error_not_a_network_failure(gfxgate_exe, env, tmp_path):
+def test_a_local_file_as_source_is_a_usage_error_not_a_network_failure(gfxgate_cli, env, tmp_path):
     (tmp_path / "notes.txt").write_text("not a repository\n")
-    proc = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--source", f"ollama={tmp_path / 'notes.txt'}")
+    proc = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--source", f"ollama={tmp_path / 'notes.txt'}")
     assert proc.returncode == 2, proc.stderr
     assert "is a file" in proc.stderr
 
 
-def test_a_ref_that_looks_like_an_option_is_refused(gfxgate_exe, env, tmp_path):
-    proc = gfx(gfxgate_exe, env, tmp_path, "scan", "-t", "gfx900", "--ref", "ollama=--output=x")
+def test_a_ref_that_looks_like_an_option_is_refused(gfxgate_cli, env, tmp_path):
+    proc = gfx(gfxgate_cli, env, tmp_path, "scan", "-t", "gfx900", "--ref", "ollama=--output=x")
     assert proc.returncode == 2, proc.stderr
     assert "is not a tag or branch name" in proc.stderr
     assert not (tmp_path / "x").exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 
 import click
 import pytest
@@ -42,7 +41,7 @@ def test_every_result_command_offers_md_json_and_text(words):
 
 
 def _run(exe, *args, env=None):
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120,
+    return exe(*args, timeout=120,
                           env={**os.environ, "COLUMNS": "80", **(env or {})})
 
 
@@ -51,8 +50,8 @@ SAMPLE_LOG = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "sa
 
 @pytest.mark.parametrize("args", [["diagnose", SAMPLE_LOG, "--no-upstream"], ["timeline", "-t", "gfx900"],
                                   ["targets", "gfx1031"], ["targets"], ["scan", "-t", "gfx1031"]])
-def test_the_three_formats_of_one_result_agree(gfxgate_exe, args):
-    outs = {fmt: _run(gfxgate_exe, *args, "--format", fmt) for fmt in ("md", "json", "text")}
+def test_the_three_formats_of_one_result_agree(gfxgate_cli, args):
+    outs = {fmt: _run(gfxgate_cli, *args, "--format", fmt) for fmt in ("md", "json", "text")}
     for fmt, done in outs.items():
         assert done.returncode in (0, 5), (fmt, done.stderr)
     data = json.loads(outs["json"].stdout)
@@ -68,21 +67,21 @@ def test_the_three_formats_of_one_result_agree(gfxgate_exe, args):
         cell = first_row.split("|")[1].strip().strip("`*")
         assert cell[:12] in text, (cell, text[:400])
     # the default, piped, is Markdown (targets: text, as before)
-    assert _run(gfxgate_exe, *args).stdout == outs["text" if args[0] == "targets" else "md"].stdout
+    assert _run(gfxgate_cli, *args).stdout == outs["text" if args[0] == "targets" else "md"].stdout
 
 
-def test_targets_default_piped_stays_text(gfxgate_exe):
-    assert _run(gfxgate_exe, "targets", "gfx900").stdout.startswith("target ")
+def test_targets_default_piped_stays_text(gfxgate_cli):
+    assert _run(gfxgate_cli, "targets", "gfx900").stdout.startswith("target ")
 
 
-def test_an_explained_target_says_what_its_hsa_version_means(gfxgate_exe):
-    out = _run(gfxgate_exe, "targets", "gfx1031").stdout
+def test_an_explained_target_says_what_its_hsa_version_means(gfxgate_cli):
+    out = _run(gfxgate_cli, "targets", "gfx1031").stdout
     assert re.search(r"^HSA version\s+10\.3\.1$", out, re.M)
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.1 makes another GPU report as gfx1031" in out
     assert "hsa_override_gfx_version" not in out
-    assert json.loads(_run(gfxgate_exe, "targets", "gfx1031", "--format", "json").stdout)["hsa_override_gfx_version"] == "10.3.1"
+    assert json.loads(_run(gfxgate_cli, "targets", "gfx1031", "--format", "json").stdout)["hsa_override_gfx_version"] == "10.3.1"
 
 
-def test_top_level_help_says_pins_is_show_and_bump(gfxgate_exe):
-    line = next(line for line in _run(gfxgate_exe, "--help").stdout.splitlines() if line.strip().startswith("pins"))
+def test_top_level_help_says_pins_is_show_and_bump(gfxgate_cli):
+    line = next(line for line in _run(gfxgate_cli, "--help").stdout.splitlines() if line.strip().startswith("pins"))
     assert "Show the upstream pins" in line and "bump one" in line

@@ -34,7 +34,7 @@ def assert_inert_html(html: str) -> None:
 
 
 def run(exe: str, *args: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    return exe(*args, cwd=cwd, timeout=60)
 
 
 def rocblas_log(extra: str, version: str = "") -> str:
@@ -48,10 +48,10 @@ def rocblas_log(extra: str, version: str = "") -> str:
 # -- defect 1: Markdown injection ----------------------------------------------------------------------------
 
 
-def test_diagnose_md_keeps_a_hostile_log_line_and_file_name_inert(gfxgate_exe, tmp_path):
+def test_diagnose_md_keeps_a_hostile_log_line_and_file_name_inert(gfxgate_cli, tmp_path):
     log = tmp_path / "a``b <img src=x onerror=alert(1)> [l](evil.example) www.evil.example.log"
     log.write_text(rocblas_log(" `` " + HTML + "\r# live heading *em*"), encoding="utf-8")
-    done = run(gfxgate_exe, "diagnose", log.name, cwd=tmp_path)
+    done = run(gfxgate_cli, "diagnose", log.name, cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     html = html_of(done.stdout)
     assert_inert_html(html)
@@ -61,7 +61,7 @@ def test_diagnose_md_keeps_a_hostile_log_line_and_file_name_inert(gfxgate_exe, t
     assert html.count("<h2>") == 1  # the file name's heading: one, its backticks did not open anything
 
 
-def test_diff_md_keeps_hostile_evidence_inert(gfxgate_exe, tmp_path):
+def test_diff_md_keeps_hostile_evidence_inert(gfxgate_cli, tmp_path):
     from gfxgate.gate.scan import scan_matrix
     from gfxgate.report import render
     from gfxgate.targets import catalog
@@ -77,7 +77,7 @@ def test_diff_md_keeps_hostile_evidence_inert(gfxgate_exe, tmp_path):
                 e["text"] = "``` " + HTML + " | x"
     (tmp_path / "old.json").write_text(json.dumps(old))
     (tmp_path / "new.json").write_text(json.dumps(new))
-    done = run(gfxgate_exe, "diff", "old.json", "new.json", cwd=tmp_path)
+    done = run(gfxgate_cli, "diff", "old.json", "new.json", cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     html = html_of(done.stdout)
     html = html.replace("<!-- raw HTML omitted -->", "", done.stdout.count("<br>"))  # the formatter's own <br>
@@ -109,7 +109,7 @@ def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
 # -- defect 2: sweep report ----------------------------------------------------------------------------------
 
 
-def test_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxgate_exe, tmp_path):
+def test_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxgate_cli, tmp_path):
     from gfxgate.sweep.worklog import WorklogWriter
 
     worklog = tmp_path / "w.jsonl"
@@ -119,7 +119,7 @@ def test_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxg
                 n, outcome, "server", server_version="llama.cpp ``` " + HTML,
                 crash={"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "~~~"],
                        "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None))
-    done = run(gfxgate_exe, "sweep", "report", str(worklog), cwd=tmp_path)
+    done = run(gfxgate_cli, "sweep", "report", str(worklog), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "```" + HTML not in done.stdout
     html = html_of(done.stdout)
@@ -132,20 +132,20 @@ def test_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxg
 # -- defect 3: terminal escapes ------------------------------------------------------------------------------
 
 
-def test_diagnose_text_holds_no_terminal_escape(gfxgate_exe, tmp_path):
+def test_diagnose_text_holds_no_terminal_escape(gfxgate_cli, tmp_path):
     log = tmp_path / "x\x1b]0;t\x07.log"
     log.write_text(rocblas_log(" " + ESCAPES, version=ESCAPES.replace(" ", "")), encoding="utf-8")
-    done = run(gfxgate_exe, "diagnose", "--format", "text", log.name, cwd=tmp_path)
+    done = run(gfxgate_cli, "diagnose", "--format", "text", log.name, cwd=tmp_path)
     assert done.returncode in (0, 1), done.stderr
     assert "9.0.0␛]0;owned␇␛]8;;" in done.stdout  # the override's value as the log has it, made visible
     assert not TERMINAL.search(done.stdout), repr(done.stdout)
     assert "␛]0;t␇" in done.stdout  # shown, not acted on
-    md = run(gfxgate_exe, "diagnose", log.name, cwd=tmp_path)
+    md = run(gfxgate_cli, "diagnose", log.name, cwd=tmp_path)
     assert not TERMINAL.search(md.stdout), repr(md.stdout)  # Markdown printed on a terminal too
 
 
-def test_an_error_line_holds_no_terminal_escape(gfxgate_exe, tmp_path):
-    done = run(gfxgate_exe, "diagnose", "missing\x1b]0;owned\x07\x9b2J.log", cwd=tmp_path)
+def test_an_error_line_holds_no_terminal_escape(gfxgate_cli, tmp_path):
+    done = run(gfxgate_cli, "diagnose", "missing\x1b]0;owned\x07\x9b2J.log", cwd=tmp_path)
     assert done.returncode != 0 and done.stderr.startswith("gfxgate: error:")
     assert not TERMINAL.search(done.stderr), repr(done.stderr)
 
@@ -185,13 +185,13 @@ def test_the_harness_finds_an_unescaped_field():
     assert fuzz.text_findings("a\x1b[31mb") is not None and fuzz.text_findings("a\tb\n") is None
 
 
-def test_pins_show_keeps_a_hostile_url_off_the_terminal(gfxgate_exe, tmp_path):
+def test_pins_show_keeps_a_hostile_url_off_the_terminal(gfxgate_cli, tmp_path):
     text = (fuzz.ROOT / "rules" / "pins.toml").read_text(encoding="utf-8")
     hostile = text.replace('url = "https://github.com/ollama/ollama.git"',
                            'url = "https://github.com/ollama/ollama.git\\u001b]0;owned\\u0007\\u009b2J"', 1)
     assert hostile != text
     (tmp_path / "pins.toml").write_text(hostile, encoding="utf-8")
-    done = run(gfxgate_exe, "pins", "show", "--pins", "pins.toml", cwd=tmp_path)
+    done = run(gfxgate_cli, "pins", "show", "--pins", "pins.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "ollama.git␛]0;owned␇<U+009B>2J" in done.stdout
     assert not TERMINAL.search(done.stdout), repr(done.stdout)

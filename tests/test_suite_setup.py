@@ -104,17 +104,19 @@ def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
 
 def _collected(*options: str) -> set[str]:
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0",
-                           *options, "tests/test_formats_everywhere.py"], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+                           *options, "tests/test_inprocess.py", "tests/test_formats_everywhere.py"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]  # 5: none selected
     return {line.split("::")[1].split("[")[0] for line in done.stdout.splitlines() if "::" in line}
 
 
 def test_the_inner_loop_is_the_unit_tests():
-    """A test that starts the installed script is integration and slow: `-m "not slow"` leaves it out."""
-    inner, integration = _collected("-m", "not slow"), _collected("-m", "integration")
-    assert "test_the_three_formats_of_one_result_agree" in integration - inner  # runs gfxgate (gfxgate_exe)
-    assert "test_every_result_command_offers_md_json_and_text" in inner - integration  # reads click's options
+    """A test that starts the installed script is integration and slow: `-m "not slow"` leaves it out; a module of
+    whole commands run in process (conftest's SLOW_IN_PROCESS) is slow, not integration; the rest is the inner loop."""
+    inner, integration, slow = _collected("-m", "not slow"), _collected("-m", "integration"), _collected("-m", "slow")
+    assert "test_two_calls_in_a_row_answer_what_the_installed_script_answers" in integration - inner  # gfxgate_exe
+    assert "test_the_three_formats_of_one_result_agree" in slow - integration - inner  # gfxgate_cli, whole commands
+    assert "test_input_is_stdin_and_bytes_come_back_as_bytes" in inner - integration  # gfxgate_cli, in process
 
 
 def test_the_inner_loop_runs_in_one_process_and_the_suite_on_every_core():

@@ -73,23 +73,20 @@ def test_no_color_and_a_narrow_terminal(gfxgate_exe):
     assert max(len(line) for line in screen.split("\n")) <= 60
 
 
-def test_piped_and_written_output_keep_markdown(gfxgate_exe, tmp_path):
-    piped = subprocess.run([gfxgate_exe, "scan", "--target", "gfx900"], capture_output=True, text=True, check=True)
+def test_piped_and_written_output_keep_markdown(gfxgate_exe, gfxgate_cli, tmp_path):
+    piped = gfxgate_cli("scan", "--target", "gfx900", check=True)
     assert piped.stdout.startswith("# gfxgate gate matrix: gfx900")
     screen = on_terminal(gfxgate_exe, ["scan", "--target", "gfx900", "-o", str(tmp_path / "m.md")])
     assert "wrote" in screen
     assert (tmp_path / "m.md").read_text().startswith("# gfxgate gate matrix: gfx900")
 
 
-def test_verbose_text_holds_every_cell_evidence(gfxgate_exe):
+def test_verbose_text_holds_every_cell_evidence(gfxgate_cli):
     import json
 
-    data = json.loads(subprocess.run([gfxgate_exe, "scan", "--target", "gfx900", "--format", "json"],
-                                     capture_output=True, text=True, check=True).stdout)
-    text = subprocess.run([gfxgate_exe, "scan", "--target", "gfx900", "--format", "text", "-v"],
-                          capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "400"}).stdout
-    short = subprocess.run([gfxgate_exe, "scan", "--target", "gfx900", "--format", "text"],
-                           capture_output=True, text=True, check=True).stdout
+    data = json.loads(gfxgate_cli("scan", "--target", "gfx900", "--format", "json", check=True).stdout)
+    text = gfxgate_cli("scan", "--target", "gfx900", "--format", "text", "-v", check=True, env={**os.environ, "COLUMNS": "400"}).stdout
+    short = gfxgate_cli("scan", "--target", "gfx900", "--format", "text", check=True).stdout
     locations = [e["where"] for layer in data["layers"] for cell in layer["cells"] for e in cell.get("evidence", [])
                  if e.get("where")]
     assert len(locations) > 5
@@ -124,7 +121,7 @@ def _matrix_with_text(text: str):
     return dataclasses.replace(matrix, cells=cells, notes=(*matrix.notes, text), targets=matrix.targets)
 
 
-def test_line_oriented_text_wraps_on_a_terminal_only(gfxgate_exe, tmp_path):
+def test_line_oriented_text_wraps_on_a_terminal_only(gfxgate_exe, gfxgate_cli, tmp_path):
     """diagnose's text (like trace, history, diff and artifacts) fits the terminal; piped it keeps one line per
     item for scripts; either way a log's control sequences arrive as visible escapes."""
     from tests.conftest import CHECKOUT
@@ -135,7 +132,6 @@ def test_line_oriented_text_wraps_on_a_terminal_only(gfxgate_exe, tmp_path):
     screen = ANSI.sub("", on_terminal(gfxgate_exe, ["diagnose", str(log)], columns=60))
     assert max(len(line) for line in screen.split("\n")) <= 60
     assert "\x07" not in screen and "\x1b]" not in screen
-    piped = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "text"], capture_output=True, text=True,
-                           env={k: v for k, v in os.environ.items() if k != "COLUMNS"}).stdout
+    piped = gfxgate_cli("diagnose", str(log), "--format", "text", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}).stdout
     assert max(len(line) for line in piped.split("\n")) > 60
     assert "\x07" not in piped and "\x1b" not in piped

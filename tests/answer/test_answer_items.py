@@ -23,7 +23,7 @@ import pytest
 
 def run(exe: str, *args: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "GFXGATE_CACHE_DIR": str(cache)}  # no cached clone of anything
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=180, env=env)
+    return exe(*args, timeout=180, env=env)
 
 
 def _ollama(tmp_path: Path, tag: str) -> Path:
@@ -60,9 +60,9 @@ def _rocm_override(route: dict) -> str | None:
 
 
 @pytest.mark.parametrize("tag,ref", [("v0.32.15", ()), ("v0.17.5", ("--ref", "ollama=v0.17.5"))], ids=["pin", "study"])
-def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gfxgate_exe, tmp_path, tag, ref):
+def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gfxgate_cli, tmp_path, tag, ref):
     clone = _ollama(tmp_path, tag)
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref,
+    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref,
                  "--source", f"ollama={clone}", cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     entry = _entries(result.stdout)["hsa-override-9.0.6"]
@@ -70,13 +70,13 @@ def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gf
     assert f"ollama {tag} does not ship gfx906 either" in entry["summary"], entry["summary"]
     assert "the variable: live" in entry["summary"]  # its own check still finds the variable read
     # scan at the same version: no ROCm route through 9.0.6 (the same check, over the same release)
-    assert _rocm_override(_route(gfxgate_exe, "gfx900", tmp_path / "cache", *ref)) != "hsa-override-9.0.6"
+    assert _rocm_override(_route(gfxgate_cli, "gfx900", tmp_path / "cache", *ref)) != "hsa-override-9.0.6"
 
 
-def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxgate_exe, tmp_path):
+def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxgate_cli, tmp_path):
     """No -t: the posed targets' statuses come from the embedded timeline at the release read."""
     clone = _ollama(tmp_path, "v0.32.15")
-    result = run(gfxgate_exe, "workarounds", "--format", "json", "--offline", "--source", f"ollama={clone}",
+    result = run(gfxgate_cli, "workarounds", "--format", "json", "--offline", "--source", f"ollama={clone}",
                  cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     entries = _entries(result.stdout)
@@ -84,38 +84,38 @@ def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxga
     assert entries["hsa-override-10.3.0"]["state"] == "live"  # gfx1030 is built and shipped at v0.32.15
 
 
-def test_1_an_override_the_release_ships_stays_live(gfxgate_exe, tmp_path):
+def test_1_an_override_the_release_ships_stays_live(gfxgate_cli, tmp_path):
     """gfx1031's 10.3.0 poses gfx1030, which v0.32.15 ships: live, and scan's ROCm route is that override."""
     clone = _ollama(tmp_path, "v0.32.15")
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx1031", "--format", "json", "--offline",
+    result = run(gfxgate_cli, "workarounds", "-t", "gfx1031", "--format", "json", "--offline",
                  "--source", f"ollama={clone}", cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     entries = _entries(result.stdout)
     overrides = {i: e for i, e in entries.items() if e.get("override_target")}
-    chosen = _rocm_override(_route(gfxgate_exe, "gfx1031", tmp_path / "cache"))
+    chosen = _rocm_override(_route(gfxgate_cli, "gfx1031", tmp_path / "cache"))
     assert chosen in overrides and overrides[chosen]["state"] == "live", (chosen, {i: e["state"] for i, e in overrides.items()})
 
 
 @pytest.mark.parametrize("ref", [(), ("--ref", "ollama=v0.17.5")], ids=["pin", "study"])
-def test_8_workarounds_offline_without_a_clone_answers_from_the_embedded_evidence(gfxgate_exe, tmp_path, ref):
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref, cache=tmp_path / "cache")
+def test_8_workarounds_offline_without_a_clone_answers_from_the_embedded_evidence(gfxgate_cli, tmp_path, ref):
+    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref, cache=tmp_path / "cache")
     assert result.returncode == 0, (result.returncode, result.stderr)
     entries = _entries(result.stdout)
     assert entries["hsa-override-9.0.6"]["state"] == "not shipped"  # the override check needs no clone
     others = [e for i, e in entries.items() if i != "hsa-override-9.0.6"]
     assert others and all(e["state"] == "unknown" and e["summary"].startswith("not checked") for e in others)
     # each entry that is a step of scan's route shows that step's setting (the same answer as scan, offline)
-    route = _route(gfxgate_exe, "gfx900", tmp_path / "cache", *ref)
+    route = _route(gfxgate_cli, "gfx900", tmp_path / "cache", *ref)
     steps = {s["workaround"]: s["setting"] for b in route["backends"] if b.get("option") for s in b["option"]["steps"]}
     assert steps
     for workaround, setting in steps.items():
         assert entries[workaround]["setting"] == setting, workaround
 
 
-def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxgate_exe, tmp_path):
+def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxgate_cli, tmp_path):
     """v0.20.0: no snapshot holds it, the timeline does: exit 0, every entry not checked, the override checked over the
     stored release (9.0.6 poses gfx906, which v0.20.0 does not ship), the build step's setting the stored route's."""
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.20.0",
+    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.20.0",
                  cache=tmp_path / "cache")
     assert result.returncode == 0, (result.returncode, result.stderr)
     entries = _entries(result.stdout)
@@ -125,20 +125,20 @@ def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxga
     assert entries["copy-rocblas-tensile"]["setting"].startswith('cp "$ROCBLAS"/library/*gfx900* ')
 
 
-def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_exe, tmp_path):
+def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_cli, tmp_path):
     """A machine at v0.12.3 with an ollama clone and no clr: the matrix is the sources' (clr from its embedded copy,
     as scan does), not the timeline's; without the ollama clone, the note asks for ollama."""
     from tests.doctor.machines import machine
 
     root = machine(tmp_path / "m", "vega56", version="0.12.3")
     clone = _ollama(tmp_path, "v0.12.3")
-    result = run(gfxgate_exe, "doctor", "--root", str(root), "--format", "json", "--source", f"ollama={clone}",
+    result = run(gfxgate_cli, "doctor", "--root", str(root), "--format", "json", "--source", f"ollama={clone}",
                  cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     target = json.loads(result.stdout)["targets"][0]
     assert target["matrix_from"] == "sources at v0.12.3", (target["matrix_from"], target["notes"])
     assert not any("--source ollama" in n for n in target["notes"]), target["notes"]
-    result = run(gfxgate_exe, "doctor", "--root", str(root), "--format", "json", cache=tmp_path / "cache2")
+    result = run(gfxgate_cli, "doctor", "--root", str(root), "--format", "json", cache=tmp_path / "cache2")
     target = json.loads(result.stdout)["targets"][0]
     assert target["matrix_from"] == "embedded timeline"
     assert any("give --source ollama=CLONE" in n and "ollama: no cached clone" in n for n in target["notes"]), target["notes"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -79,10 +78,9 @@ def test_every_override_route_points_at_code_the_release_ships(timeline):
     assert seen > 10
 
 
-def test_snapshot_steps_say_not_checked_and_settings_are_the_targets(gfxgate_exe):
+def test_snapshot_steps_say_not_checked_and_settings_are_the_targets(gfxgate_cli):
     targets = ",".join(timeline_snapshot.load().targets)
-    result = subprocess.run([gfxgate_exe, "scan", "-t", targets, "--format", "json"], capture_output=True, text=True,
-                            timeout=120)
+    result = gfxgate_cli("scan", "-t", targets, "--format", "json", timeout=120)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     steps = 0
@@ -96,14 +94,13 @@ def test_snapshot_steps_say_not_checked_and_settings_are_the_targets(gfxgate_exe
     assert steps > 30
 
 
-def test_scan_and_timeline_give_the_same_answer_at_the_pin(gfxgate_exe, timeline):
+def test_scan_and_timeline_give_the_same_answer_at_the_pin(gfxgate_cli, timeline):
     """The timeline's cell at the pinned release and the scan at the pin: the same route and the same steps."""
     from gfxgate.sources.resolve import load_pins
 
     pin = load_pins().sources["ollama"].ref
     targets = list(timeline.targets)
-    data = json.loads(subprocess.run([gfxgate_exe, "scan", "-t", ",".join(targets), "--format", "json"],
-                                     capture_output=True, text=True, timeout=120).stdout)
+    data = json.loads(gfxgate_cli("scan", "-t", ",".join(targets), "--format", "json", timeout=120).stdout)
     for route in data["routes"]:
         cell = timeline.cell_at(route["target"], pin)
         best = route["best"]
@@ -113,16 +110,16 @@ def test_scan_and_timeline_give_the_same_answer_at_the_pin(gfxgate_exe, timeline
 
 @pytest.mark.parametrize("study", [False, True], ids=["today", "study"])
 @pytest.mark.parametrize("target", ["gfx803", "gfx900", "gfx906", "gfx1031", "gfx1103"])
-def test_workarounds_and_scan_give_the_same_setting(gfxgate_exe, target, study, tmp_path):
+def test_workarounds_and_scan_give_the_same_setting(gfxgate_cli, target, study, tmp_path):
     """At today's pin and at the study's release (its pin set): the same setting for the same workaround."""
     from gfxgate.sources.resolve import load_pins
     from tests.answer.test_reproductions import _ollama_fixture, route_of, scan_json, steps_of
 
     ref = ("--ref", "ollama=v0.17.5") if study else ()
     tag = "v0.17.5" if study else load_pins().sources["ollama"].ref
-    scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", target, *ref), target))
-    result = subprocess.run([gfxgate_exe, "workarounds", "-t", target, "--format", "json", "--offline", *ref, "--source",
-                             f"ollama={_ollama_fixture(tmp_path, tag)}"], capture_output=True, text=True, timeout=120)
+    scan = steps_of(route_of(scan_json(gfxgate_cli, "-t", target, *ref), target))
+    result = gfxgate_cli("workarounds", "-t", target, "--format", "json", "--offline", *ref, "--source",
+                             f"ollama={_ollama_fixture(tmp_path, tag)}", timeout=120)
     assert result.returncode == 0, result.stderr
     listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
     for workaround, setting in scan.items():
@@ -171,8 +168,7 @@ def test_invariants_over_every_probed_release_of_a_real_clone(monkeypatch, capsy
 
 # -- doctor: the same steps and settings as the scan at the machine's installed version ------------------------------
 def _doctor_steps(exe: str, root: Path) -> tuple[dict, dict[str, list[str]]]:
-    result = subprocess.run([exe, "doctor", "--root", str(root), "--format", "json"], capture_output=True, text=True,
-                            timeout=120)
+    result = exe("doctor", "--root", str(root), "--format", "json", timeout=120)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)["targets"][0]
     return report, {s["workaround"]: s["commands"] for b in report["backends"] for s in b["steps"] if s["workaround"] != "access"}
@@ -180,7 +176,7 @@ def _doctor_steps(exe: str, root: Path) -> tuple[dict, dict[str, list[str]]]:
 
 @pytest.mark.parametrize("card, version", [("vega56", "0.17.5"), ("vega56", "0.32.15"), ("780m", "0.32.15"),
                                            ("vega56", "0.20.0"), ("vega56", "0.12.4"), ("780m", "0.20.0")])
-def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxgate_exe, tmp_path, card, version):
+def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxgate_cli, tmp_path, card, version):
     """A captured machine (tests/doctor/machines.py) with Ollama ``version`` installed: doctor's route steps are the
     timeline's at that release, each with the setting every other view shows (step_setting), no placeholder left;
     at a release with no embedded matrix doctor answers from the timeline cell and must still name every step."""
@@ -189,7 +185,7 @@ def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxg
 
     target = {"vega56": "gfx900", "780m": "gfx1103"}[card]
     tag = f"v{version}"
-    report, steps = _doctor_steps(gfxgate_exe, machine(tmp_path / card, card, version=version))
+    report, steps = _doctor_steps(gfxgate_cli, machine(tmp_path / card, card, version=version))
     cell = timeline_snapshot.load().cell_at(target, tag)
     # the route sentence, then (issue 37) what was recorded on such a card: "… Caution: on a Radeon RX Vega 56 …"
     sentence = report["answer"].split(". Caution: ")[0]
@@ -220,7 +216,7 @@ def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxg
 
 
 # -- diagnose: at the log's release, the workarounds and settings the scan and the timeline give ----------------------
-def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_exe, timeline, tmp_path):
+def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_cli, timeline, tmp_path):
     """The sample log (gfx900, a rocBLAS failure and a crash while loading) announced as each release where gfx900's
     answer changes (the first and last tag of every timeline cell): no finding offers a route step whose every route
     the timeline's cell rules out (OLLAMA_VULKAN only where the vulkan row is reachable), a Vulkan remedy says
@@ -234,8 +230,7 @@ def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_exe,
     for tag in tags:
         log = tmp_path / f"ollama-{tag}.log"
         log.write_text(sample.read_text().replace("(version 0.12.3)", f"(version {tag[1:]})"))
-        result = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream"],
-                                capture_output=True, text=True, timeout=120)
+        result = gfxgate_cli("diagnose", str(log), "--format", "json", "--no-upstream", timeout=120)
         assert result.returncode == 0, (tag, result.stderr)
         findings = [f for d in json.loads(result.stdout)["logs"] for f in d["findings"]]
         cell = timeline.cell_at("gfx900", tag)
@@ -259,7 +254,7 @@ def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_exe,
 # -- opt-in: the scan at every route change of the embedded timeline gives the timeline's route (the real clones) ----
 @pytest.mark.upstream
 @pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="set GFXGATE_TEST_UPSTREAM to run")
-def test_scan_and_timeline_give_the_same_route_at_every_route_change(gfxgate_exe, timeline, tmp_path):
+def test_scan_and_timeline_give_the_same_route_at_every_route_change(gfxgate_cli, timeline, tmp_path):
     """`scan --ref ollama=TAG` with the ollama and clr clones at the first and last release of every timeline cell: the
     same route and steps as the embedded timeline for every target (the rocm-runtime row read at the same coupled
     ROCm by both). rocm-docs (the official matrix, which no route needs) is the ROCm clone if there, else an empty
@@ -272,9 +267,9 @@ def test_scan_and_timeline_give_the_same_route_at_every_route_change(gfxgate_exe
     tags = sorted({tag for row in timeline.rows for c in row.cells for tag in (c.first, c.last)}, key=timeline.tags.index)
     compared = 0
     for tag in tags:
-        run = subprocess.run([gfxgate_exe, "scan", "--format", "json", "-t", ",".join(timeline.targets), "--ref",
+        run = gfxgate_cli("scan", "--format", "json", "-t", ",".join(timeline.targets), "--ref",
                               f"ollama={tag}", "--source", f"ollama={root / 'ollama'}", "--source", f"clr={root / 'clr'}",
-                              "--source", f"rocm-docs={docs}"], capture_output=True, text=True, timeout=300,
+                              "--source", f"rocm-docs={docs}", timeout=300,
                              env={**os.environ, "GFXGATE_OFFLINE": "1"})
         assert run.returncode == 0, (tag, run.stderr)
         for route in json.loads(run.stdout)["routes"]:

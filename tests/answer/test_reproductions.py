@@ -25,7 +25,7 @@ SAMPLE_LOG = ROOT / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log"
 
 def run(exe: str, *args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     full = {**os.environ, **(env or {})}
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120, env=full, cwd=cwd)
+    return exe(*args, timeout=120, env=full, cwd=cwd)
 
 
 def scan_json(exe: str, *args: str) -> dict:
@@ -49,15 +49,15 @@ def steps_of(route: dict) -> dict[str, str]:
 
 # -- 1: the files a step copies are the target's own ------------------------------------------------------------
 @pytest.mark.parametrize("target", ["gfx906", "gfx906:xnack+", "gfx900"])
-def test_1_copy_step_names_the_targets_own_rocblas_files(gfxgate_exe, target):
-    data = scan_json(gfxgate_exe, "-t", target, "--ref", "ollama=v0.17.5")  # the study's release: -DAMDGPU_TARGETS
+def test_1_copy_step_names_the_targets_own_rocblas_files(gfxgate_cli, target):
+    data = scan_json(gfxgate_cli, "-t", target, "--ref", "ollama=v0.17.5")  # the study's release: -DAMDGPU_TARGETS
     steps = steps_of(route_of(data, target))
     processor = target.split(":")[0]
     assert f"*{processor}*" in steps["copy-rocblas-tensile"], steps
     other = {"gfx906": "gfx900", "gfx900": "gfx906"}[processor]
     assert other not in steps["copy-rocblas-tensile"] and other not in steps["build-amdgpu-targets"], steps
     assert f"-DAMDGPU_TARGETS={target} " in steps["build-amdgpu-targets"], steps
-    md = run(gfxgate_exe, "scan", "-t", target, "--ref", "ollama=v0.17.5").stdout
+    md = run(gfxgate_cli, "scan", "-t", target, "--ref", "ollama=v0.17.5").stdout
     step_lines = [line for line in md.splitlines() if line.lstrip().startswith("- step ")]
     # the copy names no folder that may lack the files: "$ROCBLAS", a rocBLAS of the bundled version (issue 37 item 6)
     assert any(f'cp "$ROCBLAS"/library/\\*{processor}\\* ' in line or f'cp "$ROCBLAS"/library/*{processor}* ' in line
@@ -66,8 +66,8 @@ def test_1_copy_step_names_the_targets_own_rocblas_files(gfxgate_exe, target):
 
 
 # -- 2: an override names a target whose files the same release ships, or says what it also needs ---------------
-def test_2_override_remedy_at_v0175_says_gfx906_is_deleted_too(gfxgate_exe):
-    data = scan_json(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.17.5")
+def test_2_override_remedy_at_v0175_says_gfx906_is_deleted_too(gfxgate_cli):
+    data = scan_json(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.17.5")
     assert data["sources"][0]["ref"] == "v0.17.5" or any(s["ref"] == "v0.17.5" for s in data["sources"])
     packaging = cell(data, "release-packaging", "gfx900")
     assert "HSA_OVERRIDE_GFX_VERSION=9.0.6" in packaging["remedy"]
@@ -80,24 +80,24 @@ def test_2_override_remedy_at_v0175_says_gfx906_is_deleted_too(gfxgate_exe):
     assert rocm["option"]["route"] != "rocm-override"
 
 
-def test_2_override_route_where_the_release_ships_the_posed_target(gfxgate_exe):
+def test_2_override_route_where_the_release_ships_the_posed_target(gfxgate_cli):
     """gfx1031 → 10.3.0 (gfx1030): v0.17.5 ships gfx1030's code and files, so the override is a route by itself."""
-    data = scan_json(gfxgate_exe, "-t", "gfx1031", "--ref", "ollama=v0.17.5")
+    data = scan_json(gfxgate_cli, "-t", "gfx1031", "--ref", "ollama=v0.17.5")
     rocm = next(b for b in route_of(data, "gfx1031")["backends"] if b["backend"] == "rocm")["option"]
     assert rocm["route"] == "rocm-override" and rocm["override_target"] == "gfx1030"
     assert [s["setting"] for s in rocm["steps"]] == ["HSA_OVERRIDE_GFX_VERSION=10.3.0"]
-    assert "does not ship" not in run(gfxgate_exe, "scan", "-t", "gfx1031", "--ref", "ollama=v0.17.5").stdout
+    assert "does not ship" not in run(gfxgate_cli, "scan", "-t", "gfx1031", "--ref", "ollama=v0.17.5").stdout
 
 
 @pytest.mark.parametrize("listed, kept", [("[gfx1030 gfx1100]", False), ("[gfx1030 gfx1100 gfx906]", True)])
-def test_2_diagnose_offers_no_override_to_a_target_the_line_says_is_not_there(gfxgate_exe, tmp_path, listed, kept):
+def test_2_diagnose_offers_no_override_to_a_target_the_line_says_is_not_there(gfxgate_cli, tmp_path, listed, kept):
     """A discovery rejection that lists what the installed library supports: 9.0.6 (gfx906) is offered only where
     gfx906 is listed; otherwise the finding says why it was left out."""
     log = tmp_path / "ollama.log"
     log.write_text(
         'time=2025-10-05T10:00:00.512+02:00 level=INFO source=routes.go:1528 msg="Listening on 127.0.0.1:11434 (version 0.12.3)"\n'
         f'time=2025-10-05T10:00:01.100+02:00 level=WARN source=amd_linux.go:380 msg="amdgpu is not supported (supported types:{listed})" gpu_type=gfx900 gpu=0 library=/usr/lib/ollama/rocm\n')
-    data = json.loads(run(gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream").stdout)
+    data = json.loads(run(gfxgate_cli, "diagnose", str(log), "--format", "json", "--no-upstream").stdout)
     finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "ollama-amdgpu-not-supported")
     assert ("hsa-override-9.0.6" in finding["workarounds"]) is kept, finding["workarounds"]
     assert "copy-rocblas-tensile" in finding["workarounds"]
@@ -105,8 +105,8 @@ def test_2_diagnose_offers_no_override_to_a_target_the_line_says_is_not_there(gf
 
 
 # -- 3: a remedy is a template filled from the facts of the log's release ---------------------------------------
-def test_3_rocblas_remedy_says_what_v0123_does_not_a_fixed_claim(gfxgate_exe):
-    result = run(gfxgate_exe, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream")
+def test_3_rocblas_remedy_says_what_v0123_does_not_a_fixed_claim(gfxgate_cli):
+    result = run(gfxgate_cli, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "rocblas-tensile-missing")
@@ -115,17 +115,17 @@ def test_3_rocblas_remedy_says_what_v0123_does_not_a_fixed_claim(gfxgate_exe):
     assert "{" not in finding["remedy"]
 
 
-def test_3_the_same_remedy_at_a_release_that_deletes_the_files(gfxgate_exe, tmp_path):
+def test_3_the_same_remedy_at_a_release_that_deletes_the_files(gfxgate_cli, tmp_path):
     log = tmp_path / "ollama-0.17.5.log"
     log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", "(version 0.17.5)"))
-    result = run(gfxgate_exe, "diagnose", str(log), "--format", "json", "--no-upstream")
+    result = run(gfxgate_cli, "diagnose", str(log), "--format", "json", "--no-upstream")
     data = json.loads(result.stdout)
     finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "rocblas-tensile-missing")
     assert "ollama v0.17.5's release deletes them (release-packaging blocked" in finding["remedy"], finding["remedy"]
 
 
-def test_3_a_crash_while_loading_is_not_explained_with_compute_frames(gfxgate_exe):
-    data = json.loads(run(gfxgate_exe, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream").stdout)
+def test_3_a_crash_while_loading_is_not_explained_with_compute_frames(gfxgate_cli):
+    data = json.loads(run(gfxgate_cli, "diagnose", str(SAMPLE_LOG), "--format", "json", "--no-upstream").stdout)
     crash = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "go-signal-crash")
     assert "phase: load" in crash["context"]
     assert "compute frames" not in crash["remedy"] and "while loading the model" in crash["remedy"], crash["remedy"]
@@ -152,7 +152,7 @@ def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(gfxgate_exe
 
 # -- 4: a runtime row confirms or refutes only the backend route it exercised ----------------------------------
 @pytest.mark.slow
-def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_path, gfxgate_exe):
+def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_path, gfxgate_cli):
     """A real sweep (Debian sid llama-server, Vulkan on lavapipe) with --gpu-target gfx900: a CPU-only endpoint
     (`--device none`) and a Vulkan endpoint, both answering every cell."""
     import shlex
@@ -163,7 +163,7 @@ def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_p
     servers = {"cpu": [*reallama_vulkan.command("vulkan"), "--device", "none"], "vulkan": reallama_vulkan.command("vulkan")}
     sweep(worklog, servers, reallama_vulkan.model, num_gpu=(0, -1))
     assert shlex.join(servers["cpu"]).endswith("--device none")
-    data = scan_json(gfxgate_exe, "-t", "gfx900", "--runtime", str(worklog))
+    data = scan_json(gfxgate_cli, "-t", "gfx900", "--runtime", str(worklog))
     runtime = cell(data, "runtime", "gfx900")
     assert runtime["status"] == "allowed", runtime
     assert "cpu fails" not in runtime["summary"] and "vulkan" in runtime["summary"]
@@ -171,27 +171,27 @@ def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_p
     assert route["best"]["backend"] == "vulkan"
     assert route["runtime"]["outcome"] == "confirmed", route["runtime"]  # was "partly confirmed"
     assert route["runtime"]["summary"].startswith("Vulkan runtime allowed")
-    report = run(gfxgate_exe, "sweep", "report", str(worklog), "--format", "json")
+    report = run(gfxgate_cli, "sweep", "report", str(worklog), "--format", "json")
     assert report.returncode == 0, report.stderr
 
 
 # -- 5: a log's version is the version judged, or the mismatch is said; a log judges only its own backend -------
-def test_5_log_of_0123_says_the_version_and_leaves_the_vulkan_route_unjudged(gfxgate_exe):
-    data = scan_json(gfxgate_exe, "--target", "auto", "--log", str(SAMPLE_LOG), "--ref", "ollama=v0.17.5")
+def test_5_log_of_0123_says_the_version_and_leaves_the_vulkan_route_unjudged(gfxgate_cli):
+    data = scan_json(gfxgate_cli, "--target", "auto", "--log", str(SAMPLE_LOG), "--ref", "ollama=v0.17.5")
     route = route_of(data, "gfx900")
     assert route["version"] == "v0.17.5" and route["best"]["backend"] == "vulkan"
     runtime = route["runtime"]
     assert runtime["outcome"] == "not measured", runtime  # was "refuted": the log never ran Vulkan
     assert runtime["summary"].startswith("the runtime ran ollama 0.12.3, this answer is for v0.17.5")
     assert "--ref ollama=v0.12.3" in runtime["summary"] and "exercised ROCm (blocked" in runtime["summary"]
-    md = run(gfxgate_exe, "scan", "--target", "auto", "--log", str(SAMPLE_LOG), "--ref", "ollama=v0.17.5").stdout
+    md = run(gfxgate_cli, "scan", "--target", "auto", "--log", str(SAMPLE_LOG), "--ref", "ollama=v0.17.5").stdout
     assert "run refuted" not in md and "compute frames" not in md
 
 
-def test_5_a_log_of_the_judged_version_says_no_mismatch(gfxgate_exe, tmp_path):
+def test_5_a_log_of_the_judged_version_says_no_mismatch(gfxgate_cli, tmp_path):
     log = tmp_path / "ollama-0.17.5.log"
     log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", "(version 0.17.5)"))
-    runtime = route_of(scan_json(gfxgate_exe, "--target", "auto", "--log", str(log), "--ref", "ollama=v0.17.5"),
+    runtime = route_of(scan_json(gfxgate_cli, "--target", "auto", "--log", str(log), "--ref", "ollama=v0.17.5"),
                        "gfx900")["runtime"]
     assert not runtime["summary"].startswith("the runtime ran ollama"), runtime
 
@@ -209,8 +209,8 @@ def installed_gfx900(built, rocblas_folder, tmp_path_factory) -> Path:
     return root.parent
 
 
-def test_6_installed_build_satisfies_the_build_and_copy_steps(gfxgate_exe, installed_gfx900):
-    data = scan_json(gfxgate_exe, "-t", "gfx900", "--installed", str(installed_gfx900))
+def test_6_installed_build_satisfies_the_build_and_copy_steps(gfxgate_cli, installed_gfx900):
+    data = scan_json(gfxgate_cli, "-t", "gfx900", "--installed", str(installed_gfx900))
     assert cell(data, "rocblas-artifacts", "gfx900")["status"] == "allowed"
     assert cell(data, "installed-gpu-code", "gfx900")["status"] == "allowed"
     rocm = next(b for b in route_of(data, "gfx900")["backends"] if b["backend"] == "rocm")["option"]
@@ -221,12 +221,12 @@ def test_6_installed_build_satisfies_the_build_and_copy_steps(gfxgate_exe, insta
     assert done["build-amdgpu-targets"]["layer"] == "installed-gpu-code"
     assert any("libggml-hip.so@0x" in e["where"] for e in done["build-amdgpu-targets"]["evidence"])
     assert any("Kernels.so-000-gfx900.hsaco@0x" in e["where"] for e in done["copy-rocblas-tensile"]["evidence"])
-    md = run(gfxgate_exe, "scan", "-t", "gfx900", "--installed", str(installed_gfx900)).stdout
+    md = run(gfxgate_cli, "scan", "-t", "gfx900", "--installed", str(installed_gfx900)).stdout
     assert "build + rocBLAS files" not in md
     assert "already done: copy-rocblas-tensile — the installed tree's rocblas-artifacts row is allowed" in md
 
 
-def test_6_a_tree_with_another_targets_rocblas_files_keeps_the_copy_step(gfxgate_exe, built, tmp_path):
+def test_6_a_tree_with_another_targets_rocblas_files_keeps_the_copy_step(gfxgate_cli, built, tmp_path):
     import shutil
 
     import msgpack
@@ -237,7 +237,7 @@ def test_6_a_tree_with_another_targets_rocblas_files_keeps_the_copy_step(gfxgate
     shutil.copy(built.hip_so("libggml-hip.so", archs=("gfx900",)), root / "libggml-hip.so")
     shutil.copy(built.code_object("gfx1030"), library / "Kernels.so-000-gfx1030.hsaco")
     (library / "TensileLibrary_lazy_gfx1030.dat").write_bytes(msgpack.packb({"library": {"type": "Hardware"}}))
-    data = scan_json(gfxgate_exe, "-t", "gfx900", "--installed", str(tmp_path / "lib"))
+    data = scan_json(gfxgate_cli, "-t", "gfx900", "--installed", str(tmp_path / "lib"))
     assert cell(data, "rocblas-artifacts", "gfx900")["status"] != "allowed"
     rocm = next(b for b in route_of(data, "gfx900")["backends"] if b["backend"] == "rocm")
     option = rocm["option"]
@@ -249,9 +249,9 @@ def test_6_a_tree_with_another_targets_rocblas_files_keeps_the_copy_step(gfxgate
 
 
 # -- 7: `workarounds -t` and the scan's route step show the same setting ----------------------------------------
-def test_7_workarounds_and_scan_show_the_same_vulkan_setting(gfxgate_exe, tmp_path):
-    scan = steps_of(route_of(scan_json(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.17.5"), "gfx900"))
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.17.5",
+def test_7_workarounds_and_scan_show_the_same_vulkan_setting(gfxgate_cli, tmp_path):
+    scan = steps_of(route_of(scan_json(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.17.5"), "gfx900"))
+    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.17.5",
                  "--source", f"ollama={_ollama_fixture(tmp_path)}")
     assert result.returncode == 0, result.stderr
     listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
@@ -273,10 +273,10 @@ def _ollama_fixture(tmp_path: Path, tag: str = "v0.17.5") -> Path:
 
 
 # -- 10: never answer from nothing ------------------------------------------------------------------------------
-def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate_exe, tmp_path):
+def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate_cli, tmp_path):
     """At a version nothing embedded holds (issue 36 item 8: at the pins', a pin set's and every release of the
     embedded timeline, the embedded evidence answers: tests/answer/test_answer_items.py)."""
-    result = run(gfxgate_exe, "workarounds", "-t", "gfx900", "--offline", "--ref", "ollama=v0.99.0",
+    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--offline", "--ref", "ollama=v0.99.0",
                  env={"GFXGATE_CACHE_DIR": str(tmp_path / "cache")})
     assert result.returncode == 5, (result.returncode, result.stdout[:300])
     assert result.stdout == ""
@@ -284,9 +284,9 @@ def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate
     assert len(lines) <= 2 and "--source ollama=CLONE" in lines[0], lines
 
 
-def test_10_no_placeholder_reaches_any_output(gfxgate_exe):
+def test_10_no_placeholder_reaches_any_output(gfxgate_cli):
     for args in (["scan", "-t", "gfx900,gfx906,gfx1031"], ["diagnose", str(SAMPLE_LOG), "--no-upstream"]):
-        out = run(gfxgate_exe, *args).stdout
+        out = run(gfxgate_cli, *args).stdout
         assert not re.search(r"\{(?:target|processor|version|release_rocblas|crash_phase|c_field|json_key|go_field)\}", out), args
 
 
@@ -304,15 +304,15 @@ def _one_error_line(result: subprocess.CompletedProcess, source: str) -> None:
     assert len(lines) <= 2 and re.search(f"--source (?:{source})=CLONE", lines[0]) and "Traceback" not in result.stderr, lines
 
 
-def test_10_trace_offline_without_sources_exits_5_not_placeholders(gfxgate_exe, tmp_path):
-    result = run(gfxgate_exe, "trace", "num_gpu", env=_offline_env(tmp_path))
+def test_10_trace_offline_without_sources_exits_5_not_placeholders(gfxgate_cli, tmp_path):
+    result = run(gfxgate_cli, "trace", "num_gpu", env=_offline_env(tmp_path))
     _one_error_line(result, "ollama-python")  # was: "Sources: none readable", "{c_field}", exit 0
 
 
-def test_10_trace_with_sources_shows_no_placeholder(gfxgate_exe, upstream):
+def test_10_trace_with_sources_shows_no_placeholder(gfxgate_cli, upstream):
     env = {"GFXGATE_SOURCE_OLLAMA": str(upstream / "ollama"), "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"),
            "GFXGATE_OFFLINE": "1"}
-    result = run(gfxgate_exe, "trace", "num_gpu", "--ref", "ollama=v0.12.3", env=env)
+    result = run(gfxgate_cli, "trace", "num_gpu", "--ref", "ollama=v0.12.3", env=env)
     if result.returncode == 5:  # ollama-python is not among the fixture repositories: the line names it
         _one_error_line(result, "ollama-python")
     else:
@@ -320,15 +320,15 @@ def test_10_trace_with_sources_shows_no_placeholder(gfxgate_exe, upstream):
         assert not re.search(r"\{[a-z_]+\}", result.stdout)
 
 
-def test_10_messages_offline_without_ollama_exits_5(gfxgate_exe, tmp_path):
-    _one_error_line(run(gfxgate_exe, "messages", env=_offline_env(tmp_path)), "ollama")
+def test_10_messages_offline_without_ollama_exits_5(gfxgate_cli, tmp_path):
+    _one_error_line(run(gfxgate_cli, "messages", env=_offline_env(tmp_path)), "ollama")
 
 
-def test_10_scan_live_offline_without_clones_exits_5(gfxgate_exe, tmp_path):
-    _one_error_line(run(gfxgate_exe, "scan", "--live", "-t", "gfx900", env=_offline_env(tmp_path)), "ollama|clr|rocm-docs")
+def test_10_scan_live_offline_without_clones_exits_5(gfxgate_cli, tmp_path):
+    _one_error_line(run(gfxgate_cli, "scan", "--live", "-t", "gfx900", env=_offline_env(tmp_path)), "ollama|clr|rocm-docs")
 
 
-def test_10_check_without_sources_fails_closed(gfxgate_exe, tmp_path):
+def test_10_check_without_sources_fails_closed(gfxgate_cli, tmp_path):
     """A PR check that cannot read ollama exits 5; it used to drop ollama, say "No cell changed status", exit 0."""
     from tests.gitrepos import commit_tree, new_repo
 
@@ -336,13 +336,13 @@ def test_10_check_without_sources_fails_closed(gfxgate_exe, tmp_path):
     repo = new_repo(tmp_path / "project")
     commit_tree(repo, {"rules/pins.toml": pins}, "base")
     commit_tree(repo, {"rules/pins.toml": pins + "\n# a change\n"}, "change")
-    result = run(gfxgate_exe, "check", "--base-ref", "HEAD~1", "-t", "gfx900", "--pins",
+    result = run(gfxgate_cli, "check", "--base-ref", "HEAD~1", "-t", "gfx900", "--pins",
                  str(tmp_path / "project" / "rules" / "pins.toml"), env=_offline_env(tmp_path), cwd=tmp_path / "project")
     _one_error_line(result, "ollama|clr|rocm-docs")
 
 
-def test_10_diff_of_a_side_that_could_not_read_ollama_fails_closed(gfxgate_exe, tmp_path):
-    good = run(gfxgate_exe, "scan", "-t", "gfx900", "--format", "json").stdout
+def test_10_diff_of_a_side_that_could_not_read_ollama_fails_closed(gfxgate_cli, tmp_path):
+    good = run(gfxgate_cli, "scan", "-t", "gfx900", "--format", "json").stdout
     data = json.loads(good)
     for layer in data["layers"]:
         for c in layer["cells"]:
@@ -352,20 +352,20 @@ def test_10_diff_of_a_side_that_could_not_read_ollama_fails_closed(gfxgate_exe, 
                                 "and this run is offline (it clones nothing)")
     (tmp_path / "old.json").write_text(json.dumps(data))
     (tmp_path / "new.json").write_text(good)
-    result = run(gfxgate_exe, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    result = run(gfxgate_cli, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
     _one_error_line(result, "ollama")
-    same = run(gfxgate_exe, "diff", str(tmp_path / "new.json"), str(tmp_path / "new.json"))
+    same = run(gfxgate_cli, "diff", str(tmp_path / "new.json"), str(tmp_path / "new.json"))
     assert same.returncode == 0, same.stderr
 
 
-def test_10_a_source_that_cannot_be_opened_is_tried_once_per_run(gfxgate_exe, tmp_path):
+def test_10_a_source_that_cannot_be_opened_is_tried_once_per_run(gfxgate_cli, tmp_path):
     """`workarounds` checks several entries in rocm-docs and ollama-python: each unreadable source is cloned once,
     not once per entry (the run used to spend seconds on repeated clone attempts)."""
     trace = tmp_path / "git-trace"
     env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GIT_TRACE": str(trace),
            "GFXGATE_SOURCE_ROCM_DOCS": f"file://{tmp_path}/no-such-rocm.git",
            "GFXGATE_SOURCE_OLLAMA_PYTHON": f"file://{tmp_path}/no-such-python.git"}
-    result = run(gfxgate_exe, "workarounds", "--format", "json", "--ref", "ollama=v0.17.5",
+    result = run(gfxgate_cli, "workarounds", "--format", "json", "--ref", "ollama=v0.17.5",
                  "--source", f"ollama={_ollama_fixture(tmp_path)}", env=env)
     assert result.returncode == 0, result.stderr
     states = {w["id"]: w["state"] for w in json.loads(result.stdout)["workarounds"]}
@@ -388,12 +388,12 @@ def _log_at(tmp_path: Path, version: str) -> Path:
     return log
 
 
-def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_exe):
+def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_cli):
     """v0.12.3 builds no Vulkan backend (the timeline's vulkan row is blocked there: no ggml-vulkan sources, no preset,
     nothing shipped; v0.12.6 builds it, but the Linux archives have it from v0.13.0 — issue 36): the crash's remedy
     does not say "switch to Vulkan" of that release, and the
     OLLAMA_VULKAN entry (the Vulkan opt-in route's step) is left out with the reason."""
-    crash = _findings(gfxgate_exe, SAMPLE_LOG)["go-signal-crash"]
+    crash = _findings(gfxgate_cli, SAMPLE_LOG)["go-signal-crash"]
     assert "ollama-vulkan" not in crash["workarounds"], crash
     assert "num-gpu-0" in crash["workarounds"]
     assert "(ROCm vs Vulkan)" not in crash["remedy"], crash["remedy"]
@@ -403,10 +403,10 @@ def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_
             "whatever the steps do (vulkan blocked: ollama v0.1.18 … v0.12.3 in gfxgate's timeline") in "\n".join(crash["context"])
 
 
-def test_5_a_crash_at_v0127_offers_no_vulkan_the_archives_do_not_ship(gfxgate_exe, tmp_path):
+def test_5_a_crash_at_v0127_offers_no_vulkan_the_archives_do_not_ship(gfxgate_cli, tmp_path):
     """Issue 36: v0.12.6-v0.12.10 build Vulkan on by default, but their Linux tarballs come from the Docker target
     archive_novulkan: the remedy does not send the user to a Vulkan the installed archive does not have."""
-    crash = _findings(gfxgate_exe, _log_at(tmp_path, "0.12.7"))["go-signal-crash"]
+    crash = _findings(gfxgate_cli, _log_at(tmp_path, "0.12.7"))["go-signal-crash"]
     assert "ollama-vulkan" not in crash["workarounds"], crash
     assert "the Vulkan backend of ollama v0.13.0 or newer" in crash["remedy"], crash["remedy"]
     assert "ollama v0.12.7 has no Vulkan backend for gfx900" in crash["remedy"], crash["remedy"]
@@ -416,38 +416,38 @@ def test_5_a_crash_at_v0127_offers_no_vulkan_the_archives_do_not_ship(gfxgate_ex
     ("0.30.0", "the Vulkan backend (ollama v0.30.0 turns it on by default: vulkan allowed"),
     ("0.17.5", "the Vulkan backend with OLLAMA_VULKAN=1 (ollama v0.17.5 ships it off: vulkan override-required"),
 ])
-def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_exe, tmp_path, version, phrase):
-    crash = _findings(gfxgate_exe, _log_at(tmp_path, version))["go-signal-crash"]
+def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_cli, tmp_path, version, phrase):
+    crash = _findings(gfxgate_cli, _log_at(tmp_path, version))["go-signal-crash"]
     assert "ollama-vulkan" in crash["workarounds"], crash
     assert phrase in crash["remedy"], crash["remedy"]
     assert "{" not in crash["remedy"]
 
 
-def test_2_diagnose_at_v0175_says_the_override_needs_gfx906s_files_too(gfxgate_exe, tmp_path):
+def test_2_diagnose_at_v0175_says_the_override_needs_gfx906s_files_too(gfxgate_cli, tmp_path):
     """The scan's remedy at v0.17.5 says 9.0.6 is no help by itself (the release deletes *gfx90[06]* and builds no
     gfx906); diagnose on a log of the same release says the same, from the timeline's gfx906 row, in the same words."""
-    finding = _findings(gfxgate_exe, _log_at(tmp_path, "0.17.5"))["rocblas-tensile-missing"]
+    finding = _findings(gfxgate_cli, _log_at(tmp_path, "0.17.5"))["rocblas-tensile-missing"]
     said = "\n".join(finding["context"])
     assert ("HSA_OVERRIDE_GFX_VERSION=9.0.6: ollama v0.17.5 does not ship gfx906 either (cmake-presets blocked for gfx906 "
             in said), finding["context"]
     assert "release-packaging blocked for gfx906" in said and "set at ollama@v0.12.4:Dockerfile:83" in said
     assert said.count("the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) "
                       "and a build with gfx906 code") == 1
-    scan = scan_json(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.17.5")
+    scan = scan_json(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.17.5")
     assert "the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906\\*.hsaco" not in said  # no Markdown escapes
     assert "also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) and a build with gfx906 code" \
         in cell(scan, "release-packaging", "gfx900")["remedy"]
-    at_0123 = _findings(gfxgate_exe, SAMPLE_LOG)["rocblas-tensile-missing"]  # v0.12.3 ships gfx906: no such clause
+    at_0123 = _findings(gfxgate_cli, SAMPLE_LOG)["rocblas-tensile-missing"]  # v0.12.3 ships gfx906: no such clause
     assert not any("does not ship gfx906" in c for c in at_0123["context"]), at_0123["context"]
 
 
 @pytest.mark.parametrize("ref", [(), ("--ref", "ollama=v0.17.5")], ids=["today", "study"])
-def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_exe, ref):
+def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_cli, ref):
     """A remedy names what the release configures: `cmake --preset 'ROCm 6'` at v0.17.5 (Dockerfile:94), not
     `<ROCm preset>`; the only <…> left in any target's answer is <ollama>, the user's own install prefix."""
     from gfxgate.timeline import snapshot as timeline_snapshot
 
-    result = run(gfxgate_exe, "scan", "-t", ",".join(timeline_snapshot.load().targets), *ref, "--format", "json")
+    result = run(gfxgate_cli, "scan", "-t", ",".join(timeline_snapshot.load().targets), *ref, "--format", "json")
     assert result.returncode == 0, result.stderr
     assert set(re.findall(r"<[A-Za-z][A-Za-z _-]*>", result.stdout)) <= {"<ollama>"}
     if ref:
@@ -459,21 +459,21 @@ def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_exe, ref):
                                   ["scan", "-t", "gfx900", "--ref", "ollama=v0.12.3"],
                                   ["scan", "-t", "gfx900", "--ref", "ollama=v0.20.0"]],
                          ids=["timeline-live", "history", "scan-v0.12.3", "scan-v0.20.0"])
-def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgate_exe, tmp_path, args):
+def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgate_cli, tmp_path, args):
     """A release the embedded snapshots do not hold (the study's and today's do), offline with no clone: exit 5,
     nothing on stdout, and the error says which --source to give (it used to say only "point --source at a local
     clone", naming no source)."""
-    result = run(gfxgate_exe, *args, env=_offline_env(tmp_path))
+    result = run(gfxgate_cli, *args, env=_offline_env(tmp_path))
     assert result.returncode == 5, (result.returncode, result.stdout[:300], result.stderr)
     assert result.stdout == "" and "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) <= 2 and "--source ollama=CLONE" in result.stderr, lines
 
 
-def test_10_a_clone_that_fails_names_the_source_to_give(gfxgate_exe, tmp_path):
+def test_10_a_clone_that_fails_names_the_source_to_give(gfxgate_cli, tmp_path):
     """Online, the clone of a release the snapshots do not hold fails (a host that never resolves): exit 5 and the
     --source to give, not only git's "Could not resolve host"."""
     env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GFXGATE_SOURCE_OLLAMA": "https://gfxgate-test.invalid/ollama.git"}
-    result = run(gfxgate_exe, "scan", "-t", "gfx900", "--ref", "ollama=v0.12.3", env=env)
+    result = run(gfxgate_cli, "scan", "-t", "gfx900", "--ref", "ollama=v0.12.3", env=env)
     assert result.returncode == 5, (result.returncode, result.stderr)
     assert result.stdout == "" and "--source ollama=CLONE" in result.stderr, result.stderr

@@ -106,7 +106,7 @@ def test_the_override_check_agrees_with_the_stored_route_at_every_release(timeli
 # -- through the installed script, at the releases the embedded snapshots hold -----------------------------------
 def _run(exe: str, *args: str, cache: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "GFXGATE_CACHE_DIR": str(cache)}
-    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=300, env=env)
+    return exe(*args, timeout=300, env=env)
 
 
 EMBEDDED = [("pin", ()), ("study", ("--ref", "ollama=v0.17.5"))]
@@ -119,9 +119,9 @@ def _tag(ref: tuple[str, ...]) -> str:
 
 
 @pytest.mark.parametrize("name,ref", EMBEDDED, ids=[n for n, _ in EMBEDDED])
-def test_scan_computes_the_stored_route_backend_by_backend(gfxgate_exe, timeline, cells, tmp_path, name, ref):
+def test_scan_computes_the_stored_route_backend_by_backend(gfxgate_cli, timeline, cells, tmp_path, name, ref):
     tag = _tag(ref)
-    result = _run(gfxgate_exe, "scan", "-t", ",".join(timeline.targets), "--format", "json", "--offline", *ref,
+    result = _run(gfxgate_cli, "scan", "-t", ",".join(timeline.targets), "--format", "json", "--offline", *ref,
                   cache=tmp_path)
     assert result.returncode == 0, result.stderr
     for route in json.loads(result.stdout)["routes"]:
@@ -136,10 +136,10 @@ def test_scan_computes_the_stored_route_backend_by_backend(gfxgate_exe, timeline
 
 
 @pytest.mark.parametrize("name,ref", EMBEDDED, ids=[n for n, _ in EMBEDDED])
-def test_workarounds_gives_each_override_the_stored_releases_status(gfxgate_exe, timeline, cells, tmp_path, name, ref):
+def test_workarounds_gives_each_override_the_stored_releases_status(gfxgate_cli, timeline, cells, tmp_path, name, ref):
     tag = _tag(ref)
     targets = [t for t in timeline.targets if any(t.split(":")[0] in w.applies_to for w in default_workarounds() if w.override)]
-    result = _run(gfxgate_exe, "workarounds", "-t", ",".join(targets), "--format", "json", "--offline", *ref, cache=tmp_path)
+    result = _run(gfxgate_cli, "workarounds", "-t", ",".join(targets), "--format", "json", "--offline", *ref, cache=tmp_path)
     assert result.returncode == 0, result.stderr
     entries = {w["id"]: w for w in json.loads(result.stdout)["workarounds"]}
     overrides = [w for w in default_workarounds() if w.override and w.id in entries]
@@ -199,7 +199,7 @@ def _scan_steps(target: str, tag: str, root: Path) -> dict[str, tuple[str, ...]]
 
 
 @pytest.mark.parametrize("target", ["gfx900", "gfx1031"])
-def test_workarounds_offline_gives_the_stored_override_status_where_the_route_changes(gfxgate_exe, target, timeline, cells,
+def test_workarounds_offline_gives_the_stored_override_status_where_the_route_changes(gfxgate_cli, target, timeline, cells,
                                                                                         tmp_path):
     """Through the installed script, offline without a clone, at the first release of each of the target's cells (a
     release no snapshot holds is answered from the stored timeline): each override entry is "not shipped" exactly
@@ -213,7 +213,7 @@ def test_workarounds_offline_gives_the_stored_override_status_where_the_route_ch
         tag = cell.first
         if tag in embedded:
             continue
-        result = _run(gfxgate_exe, "workarounds", "-t", target, "--format", "json", "--offline", "--ref", f"ollama={tag}",
+        result = _run(gfxgate_cli, "workarounds", "-t", target, "--format", "json", "--offline", "--ref", f"ollama={tag}",
                       cache=tmp_path)
         assert result.returncode == 0, (tag, result.stderr)
         entries = {w["id"]: w for w in json.loads(result.stdout)["workarounds"]}

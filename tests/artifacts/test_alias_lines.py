@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 
-def test_aliases_are_counted_not_listed(gfxgate_exe, tmp_path):
+def test_aliases_are_counted_not_listed(gfxgate_cli, tmp_path):
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "libreal.so.1.2").write_bytes(b"\x7fELF" + b"\0" * 60)  # not a valid ELF: scanned, an error entry
@@ -16,8 +15,7 @@ def test_aliases_are_counted_not_listed(gfxgate_exe, tmp_path):
         os.symlink("libreal.so.1.2", lib / f"libreal.so.{i}")
     (lib / "sub").mkdir()
     os.symlink("..", lib / "sub" / "loop")
-    run = lambda fmt: subprocess.run([gfxgate_exe, "artifacts", str(lib), "--format", fmt],  # noqa: E731
-                                     capture_output=True, text=True, timeout=60)
+    run = lambda fmt: gfxgate_cli("artifacts", str(lib), "--format", fmt, timeout=60)
     md, text, data = run("md").stdout, run("text").stdout, json.loads(run("json").stdout)
     assert "same file as" not in md and "same file as" not in text
     assert "41 other name(s) of files or folders already scanned" in md

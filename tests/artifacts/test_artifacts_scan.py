@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 
 import pytest
 
@@ -131,11 +130,11 @@ def test_compat_answers():
     assert compat.override_match("gfx908:xnack-", dev) is None  # gfx908 is not a gfx9-generic member
 
 
-def test_cli_writes_report(built, tmp_path, gfxgate_exe):
+def test_cli_writes_report(built, tmp_path, gfxgate_cli):
     out = tmp_path / "r.json"
     so = built.hip_so("libplain.so")
-    done = subprocess.run([gfxgate_exe, "artifacts", str(so), "--target", "gfx906", "--kernels", "--format", "json",
-                           "-o", str(out)], capture_output=True, text=True, timeout=120, check=False)
+    done = gfxgate_cli("artifacts", str(so), "--target", "gfx906", "--kernels", "--format", "json",
+                           "-o", str(out), timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # the report went to -o
     data = json.loads(out.read_text())
@@ -153,9 +152,9 @@ def test_cli_writes_report(built, tmp_path, gfxgate_exe):
     assert data["answers"][0]["status"] == "allowed"
 
 
-def test_cli_missing_path_is_an_input_error(tmp_path, gfxgate_exe):
+def test_cli_missing_path_is_an_input_error(tmp_path, gfxgate_cli):
     missing = tmp_path / "nope"
-    done = subprocess.run([gfxgate_exe, "artifacts", str(missing)], capture_output=True, text=True, timeout=120,
+    done = gfxgate_cli("artifacts", str(missing), timeout=120,
                           check=False)
     assert done.returncode == 6  # README: a path given to artifacts does not exist
     assert done.stderr.startswith("gfxgate: error: ") and str(missing) in done.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 
 import pytest
 
@@ -125,11 +124,10 @@ def test_the_answer_per_architecture(ggml_cuda, curand12, curand13):
     assert {c.compression for c in scan_file(curand13).cuda_code} == {"zstd"}  # CUDA 13 compresses with zstd
 
 
-def test_the_artifacts_command_answers_for_an_nvidia_target(ggml_cuda, gfxgate_exe):
+def test_the_artifacts_command_answers_for_an_nvidia_target(ggml_cuda, gfxgate_cli):
     import json
 
-    done = subprocess.run([gfxgate_exe, "artifacts", "-t", "sm_61", "--format", "json", str(ggml_cuda)],
-                          capture_output=True, text=True, timeout=120)
+    done = gfxgate_cli("artifacts", "-t", "sm_61", "--format", "json", str(ggml_cuda), timeout=120)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     from gfxgate.datafiles import load_schema

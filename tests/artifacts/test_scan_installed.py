@@ -45,12 +45,11 @@ def test_folder_without_gpu_libraries_is_unknown_not_blocked(tmp_path, capsys):
     assert cell["status"] == "unknown" and "no GPU library" in cell["reason"]
 
 
-def test_no_gpu_code_anywhere_cites_the_folders_not_the_first_files(gfxgate_exe, tmp_path):
+def test_no_gpu_code_anywhere_cites_the_folders_not_the_first_files(gfxgate_cli, tmp_path):
     """issue 29: `scan --installed default` cited Mcrt1.o (the walk's first file) as evidence that no GPU code is
     installed; with nothing found, the scanned folders are the evidence, with how many files each held."""
     import json
     import shutil
-    import subprocess
     import sys
 
     first, second = tmp_path / "lib", tmp_path / "more"
@@ -58,8 +57,8 @@ def test_no_gpu_code_anywhere_cites_the_folders_not_the_first_files(gfxgate_exe,
         folder.mkdir()
         shutil.copy(sys.executable, folder / "Acrt1.o")  # a real host ELF without GPU code
     shutil.copy(sys.executable, first / "libx.so")
-    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx900", "--installed", str(first), "--installed", str(second),
-                           "--format", "json"], capture_output=True, text=True, timeout=120, check=True)
+    done = gfxgate_cli("scan", "-t", "gfx900", "--installed", str(first), "--installed", str(second),
+                           "--format", "json", timeout=120, check=True)
     layer = next(layer for layer in json.loads(done.stdout)["layers"] if layer["id"] == "installed-gpu-code")
     evidence = layer["cells"][0]["evidence"]
     assert [e["where"] for e in evidence] == [str(first), str(second)]

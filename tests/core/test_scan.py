@@ -238,14 +238,12 @@ def test_a_snapshot_rule_matched_without_facts_is_a_data_error(capsys, tmp_path)
     assert err.startswith(f"gfxgate: error: {snap}: rules/{rule_id}/facts: None is not of type 'object'")
 
 
-def test_an_undecided_cell_says_why_in_its_summary(gfxgate_exe):
+def test_an_undecided_cell_says_why_in_its_summary(gfxgate_cli):
     """At today's release the ggml rules read llama.cpp at the tag LLAMA_CPP_VERSION names, which the embedded
     snapshot could not read: the cell said 'unknown: unknown'; its summary now names the cause (the reason has all)."""
     import json
-    import subprocess
 
-    data = json.loads(subprocess.run([gfxgate_exe, "scan", "-t", "gfx900", "--format", "json"], capture_output=True,
-                                     text=True, check=True, timeout=60).stdout)
+    data = json.loads(gfxgate_cli("scan", "-t", "gfx900", "--format", "json", check=True, timeout=60).stdout)
     cells = [c for layer in data["layers"] for c in layer["cells"] if c["status"] == "unknown"]
     assert cells, "the embedded snapshot has an unknown cell at today's release"
     for cell in cells:

@@ -291,16 +291,14 @@ def test_without_a_clone_the_upstream_note_names_diagnose_s_own_switch(tmp_path,
     assert "or --online" in out
 
 
-def test_the_text_format_carries_what_the_markdown_says(gfxgate_exe):
+def test_the_text_format_carries_what_the_markdown_says(gfxgate_cli):
     """issue 29: `diagnose --format text` left out every remedy (and the context and notes) the Markdown shows."""
     import json
-    import subprocess
 
     from tests.conftest import CHECKOUT
 
     log = str(CHECKOUT / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log")
-    run = lambda fmt: subprocess.run([gfxgate_exe, "diagnose", log, "--format", fmt], capture_output=True,  # noqa: E731
-                                     text=True, timeout=60).stdout
+    run = lambda fmt: gfxgate_cli("diagnose", log, "--format", fmt, timeout=60).stdout
     text, data = run("text"), json.loads(run("json"))
     findings = [f for d in data["logs"] for f in d["findings"]]
     remedies = [f["remedy"] for f in findings if f.get("remedy")]

@@ -70,8 +70,8 @@ def assert_no_amd_advice(d: dict) -> None:
 
 
 # -- out of GPU memory, any vendor -------------------------------------------------------------------------------
-def test_cuda_malloc_out_of_memory_says_needed_free_and_layers(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_cuda_malloc_out_of_memory_says_needed_free_and_layers(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "ggml_cuda_init: found 1 CUDA devices:",
         cuda_device(0, "NVIDIA GeForce RTX 3060", "8.6", 12044),
         "  CUDA0: NVIDIA GeForce RTX 3060 (12044 MiB, 11200 MiB free)",
@@ -87,8 +87,8 @@ def test_cuda_malloc_out_of_memory_says_needed_free_and_layers(gfxgate_exe, tmp_
     assert "needed 13,312 MiB on device 0" in text and "the device has 11,200 MiB free" in text and "while loading" in text
 
 
-def test_rocm_out_of_memory_in_an_ollama_log_is_memory_not_a_kernel_failure(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, [
+def test_rocm_out_of_memory_in_an_ollama_log_is_memory_not_a_kernel_failure(gfxgate_cli, tmp_path):
+    d = diagnose(gfxgate_cli, tmp_path, [
         listen("0.12.3"),
         slog("INFO", "types.go:131", "inference compute", 'id=GPU-6d2c library=rocm variant="" compute=gfx1030 driver=6.3 '
              'name=1002:73bf total="16.0 GiB" available="15.2 GiB"'),
@@ -107,8 +107,8 @@ def test_rocm_out_of_memory_in_an_ollama_log_is_memory_not_a_kernel_failure(gfxg
     assert "num_gpu below 33: this run offloaded 33/33" in text and "15.2 GiB free" in text
 
 
-def test_cublas_alloc_failed_with_a_windows_path(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_cublas_alloc_failed_with_a_windows_path(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         listen("0.12.3"),
         slog("INFO", "types.go:130", "inference compute", 'id=GPU-1 library=cuda variant=v12 compute=8.9 driver=12.6 '
              'name="NVIDIA GeForce RTX 4060 Laptop GPU" total="8.0 GiB" available="6.9 GiB"'),
@@ -120,8 +120,8 @@ def test_cublas_alloc_failed_with_a_windows_path(gfxgate_exe, tmp_path):
     assert conclusion(d)[0][0] == "out-of-memory" and "6.9 GiB free" in conclusion(d)[0][1]
 
 
-def test_kv_cache_and_vulkan_device_memory_on_an_intel_gpu(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_kv_cache_and_vulkan_device_memory_on_an_intel_gpu(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "ggml_vulkan: 0 = Intel(R) Arc(tm) A380 Graphics (DG2) (Intel open-source Mesa driver) | uma: 0 | fp16: 1 | bf16: 0 | "
         "warp size: 32 | shared memory: 65536 | int dot: 1 | matrix cores: none",
         "ggml_vulkan: Device memory allocation of size 6442450944 failed.",
@@ -133,8 +133,8 @@ def test_kv_cache_and_vulkan_device_memory_on_an_intel_gpu(gfxgate_exe, tmp_path
 
 
 # -- NVIDIA's failures ------------------------------------------------------------------------------------------
-def test_no_kernel_image_on_a_cuda_device_gets_nvidia_advice(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, logs.journal([
+def test_no_kernel_image_on_a_cuda_device_gets_nvidia_advice(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, logs.journal([
         listen("0.12.3"),
         slog("INFO", "types.go:130", "inference compute", 'id=GPU-1 library=cuda variant=v12 compute=5.2 driver=12.4 '
              'name="NVIDIA GeForce GTX 970" total="4.0 GiB" available="3.9 GiB"'),
@@ -151,8 +151,8 @@ def test_no_kernel_image_on_a_cuda_device_gets_nvidia_advice(gfxgate_exe, tmp_pa
     assert kind == "no-kernel-for-gpu" and "NVIDIA GeForce GTX 970 (compute capability 5.2)" in text
 
 
-def test_kernel_image_invalid_is_a_driver_older_than_the_runner(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_kernel_image_invalid_is_a_driver_older_than_the_runner(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "ggml_cuda_init: found 1 CUDA devices:", cuda_device(0, "NVIDIA GeForce RTX 2070", "7.5", 7982),
         "CUDA error: device kernel image is invalid",
         "  current device: 0, in function ggml_cuda_compute_forward at /build/ggml/src/ggml-cuda/ggml-cuda.cu:2400",
@@ -162,8 +162,8 @@ def test_kernel_image_invalid_is_a_driver_older_than_the_runner(gfxgate_exe, tmp
     assert conclusion(d)[0][0] == "driver-too-old"
 
 
-def test_wsl_cuda_error_100_is_no_cuda_device_not_no_rocm_device(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_wsl_cuda_error_100_is_no_cuda_device_not_no_rocm_device(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         "build: 6981 (0c1e5709) with cc (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0 for x86_64-linux-gnu",
         "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
         "warning: no usable GPU found, --gpu-layers option will be ignored",
@@ -174,8 +174,8 @@ def test_wsl_cuda_error_100_is_no_cuda_device_not_no_rocm_device(gfxgate_exe, tm
     assert "libggml-cuda" in finding(d, "llama-no-usable-gpu")["remedy"]
 
 
-def test_no_device_code_for_cuda_arch_520(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_no_device_code_for_cuda_arch_520(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "/build/ggml/src/ggml-cuda/template-instances/../mmq.cuh:3133: ERROR: CUDA kernel mul_mat_q has no device code "
         "compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 600,610,700,750",
     )[:-1]))
@@ -184,8 +184,8 @@ def test_no_device_code_for_cuda_arch_520(gfxgate_exe, tmp_path):
     assert kind == "no-kernel-for-gpu" and "compute capability 5.2" in text and "6.0, 6.1, 7.0, 7.5" in text
 
 
-def test_compute_capability_below_the_archs_list(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_compute_capability_below_the_archs_list(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "ggml_cuda_init: found 1 CUDA devices:", cuda_device(0, "NVIDIA GeForce GTX 970", "5.2", 4035),
         "system_info: n_threads = 4 (n_threads_batch = 4) / 8 | CUDA : ARCHS = 600,610,700,750,800,860,890 | USE_GRAPHS = 1 | "
         "PEER_MAX_BATCH_SIZE = 128 | CPU : SSE3 = 1 | AVX2 = 1 |",
@@ -196,8 +196,8 @@ def test_compute_capability_below_the_archs_list(gfxgate_exe, tmp_path):
     assert kind == "no-kernel-for-gpu" and "ARCHS = 600,610,700,750,800,860,890 (the lowest 6.0)" in text
 
 
-def test_ollama_nvidia_driver_too_old(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_ollama_nvidia_driver_too_old(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         listen("0.32.15"),
         slog("WARN", "cuda_compat.go:70", "NVIDIA driver too old",
              'device="NVIDIA GeForce GTX 1080" compute=6.1 driver=560 required_driver="570 or newer"'),
@@ -213,8 +213,8 @@ def test_ollama_nvidia_driver_too_old(gfxgate_exe, tmp_path):
     assert any(g["name"] == "NVIDIA GeForce GTX 1080" and g["role"].startswith("left out") for g in d["gpus"])
 
 
-def test_ollama_skips_a_cuda_device_outside_the_compiled_architectures(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_ollama_skips_a_cuda_device_outside_the_compiled_architectures(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         listen("0.32.15"),
         slog("INFO", "llama_server.go:299", "skipping CUDA device — compute capability not in compiled architectures",
              'device="NVIDIA GeForce GTX 970" cc=520 archs="[750 800 860 890 900 1000 1030 1100 1200 1210]" '
@@ -225,8 +225,8 @@ def test_ollama_skips_a_cuda_device_outside_the_compiled_architectures(gfxgate_e
     assert kind == "no-kernel-for-gpu" and "(cuda_v13)" in text and "compute capability 5.2" in text
 
 
-def test_cuda_inference_compute_is_a_cuda_device(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_cuda_inference_compute_is_a_cuda_device(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         listen("0.12.3"),
         slog("INFO", "types.go:130", "inference compute", 'id=GPU-1 library=cuda variant=v12 compute=7.5 driver=12.4 '
              'name="NVIDIA GeForce RTX 2060" total="6.0 GiB" available="5.1 GiB"'),
@@ -237,8 +237,8 @@ def test_cuda_inference_compute_is_a_cuda_device(gfxgate_exe, tmp_path):
 
 
 # -- Ollama's discovery failures ----------------------------------------------------------------------------------
-def test_kfd_permission_denied(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, logs.journal([listen("0.12.3"), slog(
+def test_kfd_permission_denied(gfxgate_cli, tmp_path):
+    d = diagnose(gfxgate_cli, tmp_path, logs.journal([listen("0.12.3"), slog(
         "ERROR", "amd_linux.go:411", "amdgpu devices detected but permission problems block access: open /dev/kfd: permission denied")]))
     f = finding(d, "ollama-amdgpu-permission")
     assert f["vendor"] == "amd" and f["layer"] == "discovery" and "render" in f["remedy"]
@@ -257,16 +257,16 @@ def test_kfd_permission_denied(gfxgate_exe, tmp_path):
           "The specified module could not be found."),
      "ollama-amdhip-dll-missing", "HIP 6 runtime"),
 ])
-def test_discovery_failures(gfxgate_exe, tmp_path, line, message, word):
-    d = diagnose(gfxgate_exe, tmp_path, [listen("0.12.3" if "amdhip" in message else "0.17.5" if "timeout" in message else "0.32.15"), line])
+def test_discovery_failures(gfxgate_cli, tmp_path, line, message, word):
+    d = diagnose(gfxgate_cli, tmp_path, [listen("0.12.3" if "amdhip" in message else "0.17.5" if "timeout" in message else "0.32.15"), line])
     f = finding(d, message)
     assert f["layer"] == "discovery" and word in f["remedy"] and f["stale"] is None
     assert conclusion(d)[0][0] == "dropped-by-discovery"
 
 
 # -- the wrong device ---------------------------------------------------------------------------------------------
-def test_an_igpu_left_out_while_the_discrete_gpu_runs_is_not_the_gpu_dropped(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, [
+def test_an_igpu_left_out_while_the_discrete_gpu_runs_is_not_the_gpu_dropped(gfxgate_cli, tmp_path):
+    d = diagnose(gfxgate_cli, tmp_path, [
         listen("0.32.15"),
         slog("INFO", "runner.go:405", "dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1",
              'id=1 library=Vulkan compute=0.0 name=Vulkan1 description="AMD Radeon Graphics (RADV RAPHAEL_MENDOCINO)" pci_id=0000:12:00.0'),
@@ -286,8 +286,8 @@ def test_an_igpu_left_out_while_the_discrete_gpu_runs_is_not_the_gpu_dropped(gfx
     assert roles["AMD Radeon Graphics (RADV RAPHAEL_MENDOCINO)"].startswith("left out: Ollama drops an integrated GPU")
 
 
-def test_ollama_picked_the_intel_igpu_vulkan_device_instead_of_the_rtx_4070(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_ollama_picked_the_intel_igpu_vulkan_device_instead_of_the_rtx_4070(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         listen("0.32.15"),
         nvidia_cuda_compute("8.9", "NVIDIA GeForce RTX 4070", "ollama,cuda_v13"),
         slog("INFO", "types.go:42", "inference compute", 'id=0 filter_id=0 library=Vulkan compute=0.0 name=Vulkan0 '
@@ -305,8 +305,8 @@ def test_ollama_picked_the_intel_igpu_vulkan_device_instead_of_the_rtx_4070(gfxg
     assert roles["Intel(R) UHD Graphics 770 (ADL-S GT1)"].startswith("selected by the scheduler")
 
 
-def test_rocr_visible_devices_from_slurm_on_an_nvidia_node(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_rocr_visible_devices_from_slurm_on_an_nvidia_node(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         slog("INFO", "routes.go:1475", "server config", 'env="map[CUDA_VISIBLE_DEVICES: HIP_VISIBLE_DEVICES: '
              'HSA_OVERRIDE_GFX_VERSION: OLLAMA_LLM_LIBRARY: ROCR_VISIBLE_DEVICES:0]"'),
         listen("0.32.15"),
@@ -319,8 +319,8 @@ def test_rocr_visible_devices_from_slurm_on_an_nvidia_node(gfxgate_exe, tmp_path
 
 
 # -- what the runner really was -----------------------------------------------------------------------------------
-def test_offload_to_cuda_then_a_cpu_runner_is_no_gpu_runner(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, [
+def test_offload_to_cuda_then_a_cpu_runner_is_no_gpu_runner(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, [
         slog("INFO", "routes.go:1259", "Listening on 127.0.0.1:11434 (version 0.5.7)"),
         slog("INFO", "memory.go:356", "offload to cuda",
              'layers.requested=-1 layers.model=33 layers.offload=33 layers.split="" memory.available="[7.7 GiB]" '
@@ -336,25 +336,25 @@ def test_offload_to_cuda_then_a_cpu_runner_is_no_gpu_runner(gfxgate_exe, tmp_pat
     assert finding(d, "ollama-offload-to")["layer"] == "installed-gpu-code"
 
 
-def test_an_override_the_server_never_had_is_said_not_repeated(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, logs.ollama_0_12_3())  # server config: HSA_OVERRIDE_GFX_VERSION empty
+def test_an_override_the_server_never_had_is_said_not_repeated(gfxgate_cli, tmp_path):
+    d = diagnose(gfxgate_cli, tmp_path, logs.ollama_0_12_3())  # server config: HSA_OVERRIDE_GFX_VERSION empty
     f = next(f for f in d["findings"] if f["family"] == "amdgpu-not-supported")
     assert any("never reached the server" in line for line in f["context"])
 
 
-def test_a_successful_start_before_a_crash_keeps_the_conclusion(gfxgate_exe, tmp_path):
+def test_a_successful_start_before_a_crash_keeps_the_conclusion(gfxgate_cli, tmp_path):
     start = [listen("0.12.3"), slog("INFO", "server.go:430", "starting runner", 'cmd="/usr/bin/ollama runner --model /m --port 40123"'),
              slog("INFO", "server.go:1289", "llama runner started in 2.91 seconds")]
     crash = ["CUDA error: no kernel image is available for execution on the device",
              "  current device: 0, in function ggml_cuda_compute_forward at /go/src/ggml-cuda.cu:2400"]
-    alone = diagnose(gfxgate_exe, tmp_path, crash)
-    after = diagnose(gfxgate_exe, tmp_path, start + crash)
+    alone = diagnose(gfxgate_cli, tmp_path, crash)
+    after = diagnose(gfxgate_cli, tmp_path, start + crash)
     assert alone["conclusions"] and after["conclusions"]
     assert conclusion(after)[0][0] == "crashed-computing" and after["runs"][0]["outcome"] == "failed"
 
 
-def test_an_old_vulkan_summary_names_the_gpu_buffer(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_an_old_vulkan_summary_names_the_gpu_buffer(gfxgate_cli, tmp_path):
+    d = diagnose(gfxgate_cli, tmp_path, llama_run(
         "llm_load_tensors: offloaded 33/33 layers to GPU",
         "llm_load_tensors:        CPU buffer size =    70.31 MiB",
         "llm_load_tensors: Radeon RX 580 Series buffer size =  4095.05 MiB",
@@ -366,8 +366,8 @@ def test_an_old_vulkan_summary_names_the_gpu_buffer(gfxgate_exe, tmp_path):
 
 # -- negative controls ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(p.name for p in H200.glob("cuda-*.log")) if H200.is_dir() else [])
-def test_the_real_h200_logs_have_no_failure_and_no_amd_advice(gfxgate_exe, tmp_path, name):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, (H200 / name).read_text(encoding="utf-8", errors="replace")))
+def test_the_real_h200_logs_have_no_failure_and_no_amd_advice(gfxgate_cli, tmp_path, name):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, (H200 / name).read_text(encoding="utf-8", errors="replace")))
     failures = [f["message"] for f in d["findings"]]
     # g0 is the sweep's cell of 0 GPU layers (g<layers> in the name): its "offloaded 0/29" is the one finding it may have
     assert failures == (["offloaded-zero"] if "-g0-" in name else []), failures
@@ -375,8 +375,8 @@ def test_the_real_h200_logs_have_no_failure_and_no_amd_advice(gfxgate_exe, tmp_p
     assert not {c["kind"] for c in d["conclusions"]} & {"out-of-memory", "no-kernel-for-gpu", "driver-too-old", "wrong-device"}
 
 
-def test_a_partial_offload_by_design_and_a_harmless_nvml_line_conclude_no_failure(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_a_partial_offload_by_design_and_a_harmless_nvml_line_conclude_no_failure(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "ggml_nvml_init unable to load libnvidia-ml: libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
         "ggml_cuda_init: found 1 CUDA devices:", cuda_device(0, "NVIDIA GeForce RTX 3060", "8.6", 12044),
         "load_tensors: offloaded 42/43 layers to GPU",
@@ -416,8 +416,8 @@ def test_every_vendor_neutral_failure_with_amd_words_has_nvidia_and_intel_remedi
             assert not set(message.workarounds) & AMD_ONLY, message.id
 
 
-def test_an_intel_iris_xe_device_lost_gets_intel_advice_not_rocm(gfxgate_exe, tmp_path):
-    d = non_amd(diagnose(gfxgate_exe, tmp_path, llama_run(
+def test_an_intel_iris_xe_device_lost_gets_intel_advice_not_rocm(gfxgate_cli, tmp_path):
+    d = non_amd(diagnose(gfxgate_cli, tmp_path, llama_run(
         "ggml_vulkan: 0 = Intel(R) Iris(R) Xe Graphics (Intel Corporation) | uma: 1 | fp16: 1 | bf16: 0 | warp size: 32 | "
         "shared memory: 32768 | int dot: 1 | matrix cores: none",
         "load_tensors: offloaded 29/29 layers to GPU",
@@ -428,7 +428,7 @@ def test_an_intel_iris_xe_device_lost_gets_intel_advice_not_rocm(gfxgate_exe, tm
     assert conclusion(d)[0][0] == "crashed-computing"
 
 
-def test_a_cpu_buffer_that_does_not_fit_is_system_memory_not_gpu_memory(gfxgate_exe, tmp_path):
-    d = diagnose(gfxgate_exe, tmp_path, llama_run("alloc_tensor_range: failed to allocate CPU buffer of size 34359738368")[:-1])
+def test_a_cpu_buffer_that_does_not_fit_is_system_memory_not_gpu_memory(gfxgate_cli, tmp_path):
+    d = diagnose(gfxgate_cli, tmp_path, llama_run("alloc_tensor_range: failed to allocate CPU buffer of size 34359738368")[:-1])
     kind, text = conclusion(d)[0]
     assert kind == "out-of-memory" and text.startswith("out of system memory (a CPU buffer)") and "needed 32,768 MiB" in text

@@ -4,19 +4,18 @@ conclusions in the words of diagnose/summary.py, through the installed script.""
 from __future__ import annotations
 
 import json
-import subprocess
 
 from tests.diagnose.test_vendors import listen, slog
 from tests.doctor.machines import machine
 
 
 def _run(exe: str, *args: str) -> dict:
-    done = subprocess.run([exe, *args, "--format", "json"], capture_output=True, text=True, timeout=300)
+    done = exe(*args, "--format", "json", timeout=300)
     assert done.returncode in (0, 1), done.stderr  # scan exits 1 when a cell is blocked: its JSON is still the answer
     return json.loads(done.stdout)
 
 
-def test_scan_log_and_doctor_log_show_the_diagnosis_conclusions(gfxgate_exe, tmp_path):
+def test_scan_log_and_doctor_log_show_the_diagnosis_conclusions(gfxgate_cli, tmp_path):
     log = tmp_path / "ollama.log"
     log.write_text("\n".join([
         listen("0.17.5"),
@@ -28,13 +27,13 @@ def test_scan_log_and_doctor_log_show_the_diagnosis_conclusions(gfxgate_exe, tmp
         "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9216.00 MiB on device 0: cudaMalloc failed: out of memory",
         "alloc_tensor_range: failed to allocate ROCm0 buffer of size 9663676416",
     ]) + "\n")
-    [diagnosed] = _run(gfxgate_exe, "diagnose", "--no-upstream", str(log))["logs"]
+    [diagnosed] = _run(gfxgate_cli, "diagnose", "--no-upstream", str(log))["logs"]
     expected = [f"log {log}: {c['text']}" + (f" — remedy: {c['remedy']}" if c["remedy"] else "") for c in diagnosed["conclusions"]]
     assert diagnosed["conclusions"][0]["kind"] == "out-of-memory" and "the device has 7.9 GiB free" in expected[0]
 
-    scan = _run(gfxgate_exe, "scan", "--target", "gfx900", "--offline", "--log", str(log))
+    scan = _run(gfxgate_cli, "scan", "--target", "gfx900", "--offline", "--log", str(log))
     assert [n for n in scan["notes"] if n.startswith("log ")] == expected
 
     root = machine(tmp_path / "vega56", "vega56", version="0.17.5")
-    doctor = _run(gfxgate_exe, "doctor", "--root", str(root), "--log", str(log))
+    doctor = _run(gfxgate_cli, "doctor", "--root", str(root), "--log", str(log))
     assert [n for n in doctor["notes"] if n.startswith("log ")] == expected

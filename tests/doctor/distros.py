@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 from tests.doctor.machines import machine
@@ -164,7 +163,6 @@ def follow(root: Path, steps: list[dict], packages: dict) -> list[str]:
 
 
 def doctor_json(exe: str, root: Path, *args: str) -> dict:
-    done = subprocess.run([exe, "doctor", "--root", str(root), "--format", "json", *args], capture_output=True,
-                          text=True, timeout=300)
+    done = exe("doctor", "--root", str(root), "--format", "json", *args, timeout=300)
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)

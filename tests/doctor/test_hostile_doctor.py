@@ -146,7 +146,7 @@ def _secret_machine(root: Path) -> None:
         (folder / "environ").write_text(environ)
 
 
-def test_5_collect_of_a_machine_with_secrets_in_every_channel_holds_none(gfxgate_exe, work, env, root):
+def test_5_collect_of_a_machine_with_secrets_in_every_channel_holds_none(gfxgate_exe, gfxgate_cli, work, env, root):
     """Issue 41 item 5: continued and badly quoted Environment= lines, a commented-out one, SetCredential=, an
     ExecStart env prefix, a multi-line EnvironmentFile value, the cmdline of every ollama process, other process
     names and /etc/passwd: none of them reaches the archive or the report."""
@@ -164,8 +164,7 @@ def test_5_collect_of_a_machine_with_secrets_in_every_channel_holds_none(gfxgate
     extracted = work / "x"
     with tarfile.open(work / "out.tar.gz") as tar:
         tar.extractall(extracted, filter="data")
-    again = json.loads(subprocess.run([gfxgate_exe, "doctor", "--root", str(extracted), "--format", "json"], env=env,
-                                      capture_output=True, text=True, check=True).stdout)
+    again = json.loads(gfxgate_cli("doctor", "--root", str(extracted), "--format", "json", env=env, check=True).stdout)
     assert again["unit"]["environment"] == report["unit"]["environment"]
     assert again["process_env"] == report["process_env"]
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -38,9 +37,9 @@ def _blocking(report: dict) -> list[str]:
             if r["layer"] in ("override", "access") and r["status"] == "blocked"]
 
 
-def test_arch_ollama_alone_is_cpu_only(gfxgate_exe, tmp_path):
+def test_arch_ollama_alone_is_cpu_only(gfxgate_cli, tmp_path):
     root = arch(tmp_path / "arch")
-    data = doctor_json(gfxgate_exe, root)
+    data = doctor_json(gfxgate_cli, root)
     assert data["facts"]["layouts"] == ["arch"] and data["facts"]["distro"] == ["endeavouros", "arch"]
     assert data["installs"]["ollama"][0]["version"] == "0.32.15"  # pacman's database, no binary run
     report = data["targets"][0]
@@ -55,19 +54,19 @@ def test_arch_ollama_alone_is_cpu_only(gfxgate_exe, tmp_path):
     assert _first_command(backends["rocm"]) == "sudo pacman -S ollama-rocm"
     assert report["pin_commands"] == ["sudo pacman -R ollama", "curl -fsSL https://ollama.com/install.sh | OLLAMA_VERSION=0.12.3 sh"]
     assert "the Vulkan runner" in report["pin_gives_up"]
-    done = subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--fail-on", "vulkan"], capture_output=True, text=True)
+    done = gfxgate_cli("doctor", "--root", str(root), "--fail-on", "vulkan")
     assert done.returncode == 1 and "vulkan" in done.stderr
     # follow Vulkan's steps on a copy: the runner is then installed, and nothing blocks
     after = tmp_path / "after"
     shutil.copytree(root, after, symlinks=True)
     assert follow(after, backends["vulkan"]["steps"], _arch_packages()) == ["install vulkan-radeon"]
-    again = _backends(doctor_json(gfxgate_exe, after))
+    again = _backends(doctor_json(gfxgate_cli, after))
     assert again["vulkan"]["state"] in ("runs", "needs steps") and again["rocm"]["state"] == "not installed"
 
 
-def test_arch_ollama_rocm_reads_the_system_rocblas(gfxgate_exe, tmp_path, built):
+def test_arch_ollama_rocm_reads_the_system_rocblas(gfxgate_cli, tmp_path, built):
     root = arch(tmp_path / "arch", packages=("ollama", "ollama-rocm"), built=built)
-    data = doctor_json(gfxgate_exe, root)
+    data = doctor_json(gfxgate_cli, root)
     assert data["installs"]["system_rocblas"] == ["/opt/rocm/lib/rocblas/library"]
     rows = {r["layer"]: r for r in data["targets"][0]["rows"]}
     # ollama-rocm bundles no rocBLAS: the system's (extra/rocblas in /opt/rocm) is what it loads, and is scanned
@@ -81,19 +80,19 @@ def test_arch_ollama_rocm_reads_the_system_rocblas(gfxgate_exe, tmp_path, built)
     assert _first_command(backends["vulkan"]) == "sudo pacman -S ollama-vulkan vulkan-radeon"
 
 
-def test_arch_ollama_vulkan(gfxgate_exe, tmp_path):
+def test_arch_ollama_vulkan(gfxgate_cli, tmp_path):
     root = arch(tmp_path / "arch", packages=("ollama", "ollama-vulkan"))
-    backends = _backends(doctor_json(gfxgate_exe, root))
+    backends = _backends(doctor_json(gfxgate_cli, root))
     assert backends["vulkan"]["state"] in ("runs", "needs steps")
     assert backends["rocm"]["state"] == "not installed" and _first_command(backends["rocm"]) == "sudo pacman -S ollama-rocm"
 
 
-def test_official_v0_32_15_with_a_vega_log_on_the_cpu(gfxgate_exe, tmp_path):
+def test_official_v0_32_15_with_a_vega_log_on_the_cpu(gfxgate_cli, tmp_path):
     root = machine(tmp_path / "m", "vega56", version="0.32.15", runner="rocm_v7_2", render_members="ollama")
     (root / "etc/os-release").write_text('NAME="EndeavourOS"\nID="endeavouros"\nID_LIKE="arch"\n')
     log = tmp_path / "ollama.log"
     log.write_text("\n".join(logs.ollama_0_32()) + "\n")
-    data = doctor_json(gfxgate_exe, root, "--log", str(log))
+    data = doctor_json(gfxgate_cli, root, "--log", str(log))
     report = data["targets"][0]
     assert report["answer"].startswith("On this machine: every run in the log ran on the CPU")
     assert "nothing to change" not in report["answer"]
@@ -102,26 +101,24 @@ def test_official_v0_32_15_with_a_vega_log_on_the_cpu(gfxgate_exe, tmp_path):
     assert vulkan["state"] == "ran on the CPU"
     assert f"OLLAMA_VULKAN was on ({log}:1)" in vulkan["reason"]
     assert _first_command(vulkan) == "sudo pacman -S vulkan-radeon"
-    done = subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--log", str(log), "--fail-on", "vulkan"],
-                          capture_output=True, text=True)
+    done = gfxgate_cli("doctor", "--root", str(root), "--log", str(log), "--fail-on", "vulkan")
     assert done.returncode == 1
 
 
-def test_a_log_whose_vulkan_runs_crashed_is_failed_on_this_machine(gfxgate_exe, tmp_path):
+def test_a_log_whose_vulkan_runs_crashed_is_failed_on_this_machine(gfxgate_cli, tmp_path):
     root = machine(tmp_path / "m", "vega56", version="0.17.5", render_members="ollama")
     log = tmp_path / "ollama.log"
     log.write_text("\n".join(logs.ollama_0_17_5_crash()) + "\n")
-    data = doctor_json(gfxgate_exe, root, "--log", str(log))
+    data = doctor_json(gfxgate_cli, root, "--log", str(log))
     vulkan = _backends(data)["vulkan"]
     assert vulkan["state"] == "failed on this machine", vulkan
     assert str(log) in vulkan["reason"] and "ggml_backend_sched_graph_compute_async" in vulkan["reason"]
-    assert subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--log", str(log), "--fail-on", "vulkan"],
-                          capture_output=True).returncode == 1
+    assert gfxgate_cli("doctor", "--root", str(root), "--log", str(log), "--fail-on", "vulkan", text=False).returncode == 1
 
 
-def test_the_readme_dropin_machine_loses_its_blocking_override(gfxgate_exe, tmp_path, built):
+def test_the_readme_dropin_machine_loses_its_blocking_override(gfxgate_cli, tmp_path, built):
     root = machine(tmp_path / "m", "vega56", version="0.17.5", dropin=VEGA_DROPIN, built=built)
-    data = doctor_json(gfxgate_exe, root)
+    data = doctor_json(gfxgate_cli, root)
     assert _blocking(data)  # the override and the access row
     rocm = _backends(data)["rocm"]
     first = next(s for s in rocm["steps"] if not s["done"])
@@ -139,15 +136,15 @@ def test_the_readme_dropin_machine_loses_its_blocking_override(gfxgate_exe, tmp_
     skipped = follow(after, rocm["steps"], {})
     assert all(c.startswith(("#", "git clone", "cmake ", "go build", "sudo cmake --install", "sudo cp ")) for c in skipped), skipped
     assert "HSA_OVERRIDE_GFX_VERSION" not in (after / "etc/systemd/system/ollama.service.d/override.conf").read_text()
-    again = doctor_json(gfxgate_exe, after)
+    again = doctor_json(gfxgate_cli, after)
     assert _blocking(again) == []
     assert "override" not in {r["layer"] for r in again["targets"][0]["rows"]}
 
 
-def test_the_780m_at_v0_30_0_offline_follows_its_installed_rocblas(gfxgate_exe, tmp_path, built):
+def test_the_780m_at_v0_30_0_offline_follows_its_installed_rocblas(gfxgate_cli, tmp_path, built):
     root = machine(tmp_path / "m", "780m", version="0.30.0", runner="rocm_v7_2", render_members="ollama",
                    rocblas_targets=("gfx1100", "gfx1101", "gfx1102"), built=built)
-    data = doctor_json(gfxgate_exe, root)
+    data = doctor_json(gfxgate_cli, root)
     report = data["targets"][0]
     assert report["matrix_from"] == "embedded timeline"  # offline, not the pin: the timeline's cell
     rocm = _backends(data)["rocm"]
@@ -160,7 +157,7 @@ def test_the_780m_at_v0_30_0_offline_follows_its_installed_rocblas(gfxgate_exe, 
     after = tmp_path / "after"
     shutil.copytree(root, after, symlinks=True)
     assert follow(after, rocm["steps"], {}) == []
-    again = doctor_json(gfxgate_exe, after)
+    again = doctor_json(gfxgate_cli, after)
     assert _blocking(again) == [] and _backends(again)["rocm"]["state"] == "runs"
 
 
@@ -176,10 +173,10 @@ def sid_hip():
 
 
 @pytest.mark.slow
-def test_debian_sid_llama_cpp_hip(gfxgate_exe, tmp_path, sid_hip):
+def test_debian_sid_llama_cpp_hip(gfxgate_cli, tmp_path, sid_hip):
     root = debian(tmp_path / "deb", sid_hip)
     (root / "etc/os-release").write_text('PRETTY_NAME="Debian GNU/Linux forky/sid"\nID=debian\n')
-    data = doctor_json(gfxgate_exe, root)
+    data = doctor_json(gfxgate_cli, root)
     assert data["facts"]["layouts"] == ["debian"]
     rocm = next(r for r in data["facts"]["runners"] if r["backend"] == "rocm")
     assert rocm["installed"] and rocm["files"] == ["/usr/lib/x86_64-linux-gnu/ggml/backends0/libggml-hip.so"]
@@ -196,7 +193,7 @@ def test_debian_sid_llama_cpp_hip(gfxgate_exe, tmp_path, sid_hip):
 
 
 @pytest.mark.slow
-def test_the_debian_package_targets_in_the_rules_are_the_real_debs(gfxgate_exe, sid_hip):
+def test_the_debian_package_targets_in_the_rules_are_the_real_debs(gfxgate_cli, sid_hip):
     """rules/installs.yaml's packaged targets of libggml0-backend-hip and librocblas4 are what the .debs hold."""
     from gfxgate.datafiles import load_yaml
     from gfxgate.resources import rules_dir
@@ -204,9 +201,8 @@ def test_the_debian_package_targets_in_the_rules_are_the_real_debs(gfxgate_exe, 
     packaged = load_yaml(rules_dir() / "installs.yaml", "installs")["packaged"]
     hip = next(p for p in packaged if p["package"] == "libggml0-backend-hip")
     blas = next(p for p in packaged if p["package"] == "librocblas4")
-    done = subprocess.run([gfxgate_exe, "artifacts", "--format", "json",
-                           str(sid_hip / "usr/lib/x86_64-linux-gnu/ggml/backends0/libggml-hip.so")],
-                          capture_output=True, text=True, timeout=300)
+    done = gfxgate_cli("artifacts", "--format", "json",
+                           str(sid_hip / "usr/lib/x86_64-linux-gnu/ggml/backends0/libggml-hip.so"), timeout=300)
     assert done.returncode == 0, done.stderr
     assert sorted(json.loads(done.stdout)["targets"]) == sorted(hip["targets"])
     lazy = sorted(p.name.removeprefix("TensileLibrary_lazy_").removesuffix(".dat")
@@ -232,12 +228,11 @@ def test_runtime_evidence_is_valid_and_carried_by_the_gfx900_answer(gfxgate_exe,
         assert sum(c["passes"] for c in cells) == run.passed
 
 
-def test_doctor_text_fits_80_columns_with_the_answer_first(gfxgate_exe, tmp_path):
+def test_doctor_text_fits_80_columns_with_the_answer_first(gfxgate_cli, tmp_path):
     import os
 
     root = machine(tmp_path / "m", "vega56", version="0.17.5", dropin=VEGA_DROPIN)
-    done = subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--format", "text"], capture_output=True,
-                          text=True, env={**os.environ, "COLUMNS": "80"})
+    done = gfxgate_cli("doctor", "--root", str(root), "--format", "text", env={**os.environ, "COLUMNS": "80"})
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
@@ -269,12 +264,12 @@ def test_doctor_text_is_coloured_on_request():
     assert "Vulkan not installed ␛[31m" in plain  # the report's own text is inert
 
 
-def test_diagnose_on_a_v0_32_15_vega_log(gfxgate_exe, tmp_path):
+def test_diagnose_on_a_v0_32_15_vega_log(gfxgate_cli, tmp_path):
     """The override to gfx906 comes after the copy step (v0.32.15 ships no gfx906), and the log's Vulkan that was on
     and offered no GPU is said."""
     log = tmp_path / "ollama.log"
     log.write_text("\n".join(logs.ollama_0_32()) + "\n")
-    done = subprocess.run([gfxgate_exe, "diagnose", str(log), "--format", "json"], capture_output=True, text=True)
+    done = gfxgate_cli("diagnose", str(log), "--format", "json")
     data = json.loads(done.stdout)["logs"][0]
     rocblas = next(f for f in data["findings"] if f["layer"] == "discovery" and f["target"] == "gfx900")
     assert rocblas["workarounds"] == ["copy-rocblas-tensile", "hsa-override-9.0.6"]
@@ -282,13 +277,12 @@ def test_diagnose_on_a_v0_32_15_vega_log(gfxgate_exe, tmp_path):
     assert any(n.startswith(f"OLLAMA_VULKAN was on ({log}:1), yet discovery listed no Vulkan GPU") for n in data["notes"])
 
 
-def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_exe, tmp_path):
+def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_cli, tmp_path):
     import os
 
     log = tmp_path / "ollama.log"
     log.write_text("\n".join(logs.ollama_0_32()) + "\n")
-    done = subprocess.run([gfxgate_exe, "scan", "--target", "auto", "--log", str(log), "--format", "text"],
-                          capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+    done = gfxgate_cli("scan", "--target", "auto", "--log", str(log), "--format", "text", env={**os.environ, "COLUMNS": "100"})
     assert done.returncode in (0, 1), done.stderr
     assert "nothing to change" not in done.stdout
     # the log's runs are an input of the answer (answer.route.with_machine, issue 37 item 1): Vulkan, on and offering
@@ -301,7 +295,7 @@ def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_exe, tmp_
     assert vulkan["machine"]["state"] == "ran on the CPU" and data["routes"][0]["best"]["backend"] == "rocm"
 
 
-def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_exe, tmp_path):
+def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_cli, tmp_path):
     """The study's shape as a sweep worklog: Vulkan crashed at every num_gpu ≥ 1, ROCm ran."""
     from benchmarks.fuzz import sweep_record
     from gfxgate.sweep.worklog import WorklogWriter
@@ -314,7 +308,7 @@ def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_e
             extra = {"phase": {"phase": "compute", "reason": "SIGSEGV in ggml_backend_sched_graph_compute_async"}} if n else {}
             writer.append(sweep_record(n, "ok" if n == 0 else "crash", "vulkan", **extra))
             writer.append(sweep_record(n, "ok", "rocm"))
-    data = doctor_json(gfxgate_exe, root, "--runtime", str(worklog))
+    data = doctor_json(gfxgate_cli, root, "--runtime", str(worklog))
     backends = _backends(data)
     vulkan = backends["vulkan"]
     assert vulkan["state"] == "failed on this machine"
@@ -322,15 +316,13 @@ def test_a_sweep_that_saw_vulkan_crash_makes_it_failed_on_this_machine(gfxgate_e
             "llama runner process has terminated") in vulkan["reason"]
     assert f"{worklog}:3 (run r1)" in vulkan["reason"]
     assert backends["rocm"]["state"] != "failed on this machine"
-    assert subprocess.run([gfxgate_exe, "doctor", "--root", str(root), "--runtime", str(worklog), "--fail-on", "vulkan"],
-                          capture_output=True).returncode == 1
+    assert gfxgate_cli("doctor", "--root", str(root), "--runtime", str(worklog), "--fail-on", "vulkan", text=False).returncode == 1
 
 
-def test_scan_of_gfx900_carries_the_studys_run(gfxgate_exe):
+def test_scan_of_gfx900_carries_the_studys_run(gfxgate_cli):
     import os
 
-    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx900", "--format", "text"], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "250"})
+    done = gfxgate_cli("scan", "-t", "gfx900", "--format", "text", env={**os.environ, "COLUMNS": "250"})
     line = next(x for x in done.stdout.splitlines() if x.startswith("  recorded: "))
     assert line == ("  recorded: on a Radeon RX Vega 56 at ollama 0.17.4, Vulkan crashed at num_gpu ≥ 1 with qwen3.5:2b; "
                     "not measured at v0.32.15: `gfxgate sweep` checks yours (the same card ran tinyllama 20/20 on it: "

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
 
 
 def _scan(exe: str, *args: str, env: dict | None = None) -> dict:
-    run = subprocess.run([exe, "scan", "--format", "json", *args], capture_output=True, text=True, timeout=300,
+    run = exe("scan", "--format", "json", *args, timeout=300,
                          env={**os.environ, "GFXGATE_OFFLINE": "1", **(env or {})})
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
@@ -43,10 +42,10 @@ def _assert_rocm7_only(cells: dict[str, dict], dockerfile_line: int | None) -> N
         assert "ROCm 6" not in cells[target]["summary"]
 
 
-def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_cli, upstream, tmp_path):  # noqa: F811
     ollama = tmp_path / "ollama"
     repo_of_cases(ollama, {"v0.18.0": "ollama-cmake-presets-rocm/v0.18.0"})
-    result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", "ollama=v0.18.0",
+    result = _scan(gfxgate_cli, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", "ollama=v0.18.0",
                    "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
                    "--source", f"clr={upstream / 'clr'}")
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=None)
@@ -54,9 +53,9 @@ def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_exe, u
 
 @pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama and ROCm clones")
 @pytest.mark.parametrize("tag,line", [("v0.18.0", 90), ("v0.24.0", 90)])
-def test_reproduction_9_on_the_real_clone(gfxgate_exe, tag, line):
+def test_reproduction_9_on_the_real_clone(gfxgate_cli, tag, line):
     root = Path(UPSTREAM)
-    result = _scan(gfxgate_exe, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", f"ollama={tag}",
+    result = _scan(gfxgate_cli, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", f"ollama={tag}",
                    "--source", f"ollama={root / 'ollama'}", "--source", f"rocm-docs={root / 'ROCm'}",
                    "--source", f"clr={root / 'clr'}")
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=line)
@@ -75,10 +74,10 @@ def _rocm_runtime(exe: str, ollama: Path, clr: Path, rocm_docs: Path, *targets: 
     return _cells(result, "rocm-runtime")
 
 
-def test_reproduction_8_rocm_6_0_cannot_run_gfx1200(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+def test_reproduction_8_rocm_6_0_cannot_run_gfx1200(gfxgate_cli, upstream, tmp_path):  # noqa: F811
     ollama = new_repo(tmp_path / "ollama")
     commit_tree(ollama, {"Dockerfile": V0121_DOCKERFILE}, "v0.1.21", tag="v0.1.21")
-    cells = _rocm_runtime(gfxgate_exe, tmp_path / "ollama", upstream / "clr", upstream / "rocm", "gfx1200", "gfx1030")
+    cells = _rocm_runtime(gfxgate_cli, tmp_path / "ollama", upstream / "clr", upstream / "rocm", "gfx1200", "gfx1030")
     gfx1200 = cells["gfx1200"]
     assert gfx1200["status"] == "blocked", gfx1200
     assert "ROCm 6.0.0 cannot run code built for it" in gfx1200["summary"]
@@ -87,15 +86,15 @@ def test_reproduction_8_rocm_6_0_cannot_run_gfx1200(gfxgate_exe, upstream, tmp_p
     assert cells["gfx1030"]["status"] == "allowed"
 
 
-def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_target(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_target(gfxgate_cli, upstream, tmp_path):  # noqa: F811
     """The answer, not only the row: at v0.1.21 (ROCm 6.0.0, whose HIP runtime has no gfx1200 row) no ROCm route is
     offered for gfx1200 ("ROCm: build" was), the refusal cites the rocm-runtime row; gfx1030 keeps its ROCm route."""
     import json as json_
 
     ollama = _v0121_with_rocm_targets(tmp_path)
-    run = subprocess.run([gfxgate_exe, "scan", "--format", "json", "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21",
+    run = gfxgate_cli("scan", "--format", "json", "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21",
                           "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
-                          "--source", f"clr={upstream / 'clr'}"], capture_output=True, text=True, timeout=300,
+                          "--source", f"clr={upstream / 'clr'}", timeout=300,
                          env={**os.environ, "GFXGATE_OFFLINE": "1"})
     assert run.returncode == 0, run.stderr
     routes = {r["target"]: r for r in json_.loads(run.stdout)["routes"]}
@@ -121,14 +120,14 @@ def _v0121_with_rocm_targets(tmp_path: Path) -> Path:
     return tmp_path / "ollama"
 
 
-def test_reproduction_8_the_timeline_refuses_rocm_where_scan_does(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+def test_reproduction_8_the_timeline_refuses_rocm_where_scan_does(gfxgate_cli, upstream, tmp_path):  # noqa: F811
     """`timeline --live` reads clr at the ROCm its release builds against, as the scan does: at v0.1.21 (ROCm 6.0.0)
     gfx1200 has no ROCm route ("ROCm: build" before), the rocm-runtime row is blocked at rocm-6.0.0, and the scan at
     the same release gives the same route; gfx1030 keeps its ROCm route in both."""
     ollama = _v0121_with_rocm_targets(tmp_path)
     sources = ["--source", f"ollama={ollama}", "--source", f"clr={upstream / 'clr'}"]
-    run = subprocess.run([gfxgate_exe, "timeline", "--live", "--offline", "--format", "json", "-t", "gfx1200", "-t", "gfx1030",
-                          *sources], capture_output=True, text=True, timeout=300, env={**os.environ, "GFXGATE_OFFLINE": "1"})
+    run = gfxgate_cli("timeline", "--live", "--offline", "--format", "json", "-t", "gfx1200", "-t", "gfx1030",
+                          *sources, timeout=300, env={**os.environ, "GFXGATE_OFFLINE": "1"})
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     rows = {t["target"]: t for t in json.loads(run.stdout)["targets"]}
@@ -141,38 +140,35 @@ def test_reproduction_8_the_timeline_refuses_rocm_where_scan_does(gfxgate_exe, u
     [kept] = rows["gfx1030"]["cells"]
     assert kept["route"].startswith("rocm-"), kept["route"]
     assert kept["layers"]["rocm-runtime"] == "allowed"
-    scan = _scan(gfxgate_exe, "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21", *sources,
+    scan = _scan(gfxgate_cli, "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21", *sources,
                  "--source", f"rocm-docs={upstream / 'rocm'}")
     for route in scan["routes"]:
         [timeline_cell] = rows[route["target"]]["cells"]
         assert (route["best"] or {}).get("route", "undecided") == timeline_cell["route"], route["target"]
 
 
-def test_reproduction_8_the_embedded_timeline_offers_no_rocm_build_at_v0_1_21(gfxgate_exe, tmp_path):
+def test_reproduction_8_the_embedded_timeline_offers_no_rocm_build_at_v0_1_21(gfxgate_cli, tmp_path):
     """The shipped snapshot (built with the real ollama and clr clones): gfx1200 and gfx1201 have no ROCm route while
     the release builds against ROCm 6.0 … 6.1.2 (clr's supportedIsas_ has no gfx1200/gfx1201 row there); it said
     "from v0.1.21 ROCm needs a source build"."""
-    run = subprocess.run([gfxgate_exe, "timeline", "--format", "json", "-t", "gfx1200", "-t", "gfx1201"],
-                         capture_output=True, text=True, timeout=120, env=_offline_env(tmp_path))
+    run = gfxgate_cli("timeline", "--format", "json", "-t", "gfx1200", "-t", "gfx1201", timeout=120, env=_offline_env(tmp_path))
     assert run.returncode == 0, run.stderr
     for row in json.loads(run.stdout)["targets"]:
         for tag in ("v0.1.21", "v0.3.0", "v0.5.12"):
             [cell] = [c for c in row["cells"] if _within(tag, c["from"], c["to"])]
             rocm = next(b for b in cell["backends"] if b["backend"] == "rocm")
             assert not cell["route"].startswith("rocm") and rocm["state"] != "route", (row["target"], tag, cell["route"])
-        text = subprocess.run([gfxgate_exe, "timeline", "--format", "text", "-t", row["target"]], capture_output=True,
-                              text=True, timeout=120, env=_offline_env(tmp_path)).stdout
+        text = gfxgate_cli("timeline", "--format", "text", "-t", row["target"], timeout=120, env=_offline_env(tmp_path)).stdout
         assert "from v0.1.21 ROCm needs a source build" not in text
 
 
 @pytest.mark.parametrize("target", ["gfx1200", "gfx1201", "gfx950", "gfx1153"])
-def test_reproduction_8_the_answer_cites_clr_for_the_releases_clr_refuses(gfxgate_exe, tmp_path, target):
+def test_reproduction_8_the_answer_cites_clr_for_the_releases_clr_refuses(gfxgate_cli, tmp_path, target):
     """The answer sentence cites each refusal with the releases it covers: up to v0.1.20 no build script compiles AMD
     code (gen_linux.sh), from v0.1.21 the release's ROCm 6.0.0 clr has no row for the target. It said "ROCm has no
     route up to v0.5.12" citing only ollama@v0.0.1:llm/generate/gen_linux.sh for all 115 releases."""
     env = _offline_env(tmp_path)
-    run = subprocess.run([gfxgate_exe, "timeline", "--format", "json", "-t", target],
-                         capture_output=True, text=True, timeout=120, env=env)
+    run = gfxgate_cli("timeline", "--format", "json", "-t", target, timeout=120, env=env)
     assert run.returncode == 0, run.stderr
     [row] = json.loads(run.stdout)["targets"]
     assert "up to v0.1.20 (ollama@v0.0.1:llm/generate/gen_linux.sh)" in row["sentence"], row["sentence"]
@@ -186,13 +182,11 @@ def test_reproduction_8_the_answer_cites_clr_for_the_releases_clr_refuses(gfxgat
     assert late and all(any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in c["evidence"])
                         for c in late), late
     assert late[0]["text"].startswith("ROCm has no route v0.1.21–"), late
-    md = subprocess.run([gfxgate_exe, "timeline", "--format", "md", "-t", target],
-                        capture_output=True, text=True, timeout=120, env=env)
+    md = gfxgate_cli("timeline", "--format", "md", "-t", target, timeout=120, env=env)
     assert md.returncode == 0, md.stderr
     [bullet] = [line for line in md.stdout.splitlines() if line.startswith("- ROCm has no route v0.1.21")]
     assert "`clr@rocm-6.0.0:rocclr/device/device.cpp:" in bullet.split(" — ")[1], bullet
-    text = subprocess.run([gfxgate_exe, "timeline", "--format", "text", "-t", target],
-                          capture_output=True, text=True, timeout=120, env=env)
+    text = gfxgate_cli("timeline", "--format", "text", "-t", target, timeout=120, env=env)
     assert text.returncode == 0 and "clr@rocm-6.0.0:rocclr/device/device.cpp:" in text.stdout, text.stderr
 
 
@@ -203,11 +197,11 @@ def _within(tag: str, first: str, last: str) -> bool:
 
 
 @pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
-def test_reproduction_8_on_the_real_clones(gfxgate_exe):
+def test_reproduction_8_on_the_real_clones(gfxgate_cli):
     root = Path(UPSTREAM)
     if not (root / "clr").is_dir():
         pytest.skip("no clr clone (ROCm/clr) in GFXGATE_TEST_UPSTREAM")
-    cells = _rocm_runtime(gfxgate_exe, root / "ollama", root / "clr", root / "ROCm", "gfx1200", "gfx1201", "gfx1011")
+    cells = _rocm_runtime(gfxgate_cli, root / "ollama", root / "clr", root / "ROCm", "gfx1200", "gfx1201", "gfx1011")
     assert cells["gfx1200"]["status"] == cells["gfx1201"]["status"] == "blocked"
     assert cells["gfx1200"]["evidence"][0]["where"] == "clr@rocm-6.0.0:rocclr/device/device.cpp:95"
     assert cells["gfx1011"]["status"] == "allowed"
@@ -221,7 +215,7 @@ def _offline_env(tmp_path: Path) -> dict:
 
 
 def _offline_scan(exe: str, tmp_path: Path, *args: str) -> dict:
-    run = subprocess.run([exe, "scan", "--format", "json", *args], capture_output=True, text=True, timeout=120,
+    run = exe("scan", "--format", "json", *args, timeout=120,
                          env=_offline_env(tmp_path))
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
@@ -239,13 +233,13 @@ def test_the_pin_is_the_newest_release_of_the_embedded_timeline():
     assert load_pins().sources["ollama"].ref == _newest_release()
 
 
-def test_reproduction_11_the_default_scan_is_todays_release(gfxgate_exe, tmp_path):
+def test_reproduction_11_the_default_scan_is_todays_release(gfxgate_cli, tmp_path):
     import datetime
 
     from gfxgate.gate import snapshot
 
     newest = _newest_release()
-    result = _offline_scan(gfxgate_exe, tmp_path, "--target", "gfx900")
+    result = _offline_scan(gfxgate_cli, tmp_path, "--target", "gfx900")
     (route,) = result["routes"]
     assert route["version"] == newest
     made = snapshot.load().released["ollama"]
@@ -262,8 +256,8 @@ def test_reproduction_11_the_default_scan_is_todays_release(gfxgate_exe, tmp_pat
     assert "OLLAMA_VULKAN=1" not in steps and route["label"] == "Vulkan (default)"
 
 
-def test_reproduction_11_the_study_is_one_offline_flag_away(gfxgate_exe, tmp_path):
-    result = _offline_scan(gfxgate_exe, tmp_path, "--target", "gfx900", "--ref", "ollama=v0.17.5")
+def test_reproduction_11_the_study_is_one_offline_flag_away(gfxgate_cli, tmp_path):
+    result = _offline_scan(gfxgate_cli, tmp_path, "--target", "gfx900", "--ref", "ollama=v0.17.5")
     (route,) = result["routes"]
     assert route["version"] == "v0.17.5" and route["label"] == "Vulkan: OLLAMA_VULKAN=1"
     assert {s["name"]: s["ref"] for s in result["sources"]}["ollama"] == "v0.17.5"
@@ -284,9 +278,8 @@ def test_the_study_snapshot_is_current():
 
 
 # -- issue 24 item 7: gfx950 and gfx1011 are in the timeline --------------------------------------------------------
-def test_gfx950_and_gfx1011_are_in_the_timeline(gfxgate_exe, tmp_path):
-    run = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx950", "-t", "gfx1011", "--format", "json"],
-                         capture_output=True, text=True, timeout=120, env=_offline_env(tmp_path))
+def test_gfx950_and_gfx1011_are_in_the_timeline(gfxgate_cli, tmp_path):
+    run = gfxgate_cli("timeline", "-t", "gfx950", "-t", "gfx1011", "--format", "json", timeout=120, env=_offline_env(tmp_path))
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert [row["target"] for row in data["targets"]] == ["gfx950", "gfx1011"]
@@ -297,13 +290,13 @@ def test_gfx950_and_gfx1011_are_in_the_timeline(gfxgate_exe, tmp_path):
 
 
 # -- issue 24 item 4: Ollama's own docs as a compared source --------------------------------------------------------
-def test_docs_and_the_release_disagree_in_the_notes(gfxgate_exe, upstream, tmp_path):  # noqa: F811
+def test_docs_and_the_release_disagree_in_the_notes(gfxgate_cli, upstream, tmp_path):  # noqa: F811
     """v0.17.5's docs/gpu.mdx lists neither gfx1151 nor gfx1200, which the release builds and ships; gfx900 is neither
     listed nor shipped (no note); gfx1030 is both."""
     ollama = tmp_path / "ollama"
     repo_of_cases(ollama, {"v0.17.5": ("ollama-docs-linux-llvm-targets/v0.17.5", "ollama-cmake-presets-rocm/v0.17.5",
                                        "ollama-dockerfile-rocblas-removal/v0.17.5")})
-    result = _scan(gfxgate_exe, *(a for t in ("gfx900", "gfx1030", "gfx1151") for a in ("-t", t)), "--ref", "ollama=v0.17.5",
+    result = _scan(gfxgate_cli, *(a for t in ("gfx900", "gfx1030", "gfx1151") for a in ("-t", t)), "--ref", "ollama=v0.17.5",
                    "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}", "--source", f"clr={upstream / 'clr'}")
     docs = _cells(result, "ollama-docs")
     assert (docs["gfx900"]["status"], docs["gfx1030"]["status"], docs["gfx1151"]["status"]) == ("blocked", "allowed", "blocked")
@@ -315,25 +308,23 @@ def test_docs_and_the_release_disagree_in_the_notes(gfxgate_exe, upstream, tmp_p
 
 
 @pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
-def test_docs_at_v0_12_7_list_gfx900_that_the_release_deletes(gfxgate_exe):
+def test_docs_at_v0_12_7_list_gfx900_that_the_release_deletes(gfxgate_cli):
     root = Path(UPSTREAM)
-    result = _scan(gfxgate_exe, "-t", "gfx900", "--ref", "ollama=v0.12.7", "--source", f"ollama={root / 'ollama'}",
+    result = _scan(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.12.7", "--source", f"ollama={root / 'ollama'}",
                    "--source", f"rocm-docs={root / 'ROCm'}", "--source", f"clr={root / 'clr'}")
     said = [n for n in result["notes"] if n.startswith("the docs at")]
     assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
             "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)") in said
 
 
-def test_diff_says_where_the_docs_caught_up(gfxgate_exe, tmp_path):
+def test_diff_says_where_the_docs_caught_up(gfxgate_cli, tmp_path):
     """The study (v0.17.5: docs/gpu.mdx does not list gfx1151, which the release builds and ships) against today's
     release (its docs list gfx1151): the diff's notes carry the old disagreement as one the new report no longer has."""
     env = _offline_env(tmp_path)
     for name, extra in (("old.json", ["--ref", "ollama=v0.17.5"]), ("new.json", [])):
-        run = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1151", *extra, "--format", "json", "-o", str(tmp_path / name)],
-                             capture_output=True, text=True, timeout=120, env=env)
+        run = gfxgate_cli("scan", "-t", "gfx1151", *extra, "--format", "json", "-o", str(tmp_path / name), timeout=120, env=env)
         assert run.returncode == 0, run.stderr
-    run = subprocess.run([gfxgate_exe, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "json"],
-                         capture_output=True, text=True, timeout=120, env=env)
+    run = gfxgate_cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "json", timeout=120, env=env)
     assert run.returncode in (0, 1), run.stderr
     notes = json.loads(run.stdout)["notes"]
     assert [n for n in notes if "docs" in n] == [
@@ -344,12 +335,11 @@ def test_diff_says_where_the_docs_caught_up(gfxgate_exe, tmp_path):
     assert _cells(new, "ollama-docs")["gfx1151"]["status"] == "allowed"
 
 
-def test_timeline_says_where_the_docs_and_the_release_disagree(gfxgate_exe, tmp_path):
+def test_timeline_says_where_the_docs_and_the_release_disagree(gfxgate_cli, tmp_path):
     """v0.12.7 moved the GPU page to docs/gpu.mdx with gfx900 back in its table, three releases after the release
     stopped building and shipping gfx900 (v0.12.4): the embedded timeline's gfx900 row says so, with both lines."""
     env = _offline_env(tmp_path)
-    run = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx900", "--format", "json"], capture_output=True, text=True,
-                         timeout=120, env=env)
+    run = gfxgate_cli("timeline", "-t", "gfx900", "--format", "json", timeout=120, env=env)
     assert run.returncode == 0, run.stderr
     (row,) = json.loads(run.stdout)["targets"]
     docs = [note for cell in row["cells"] for note in cell.get("docs", ())]
@@ -357,5 +347,5 @@ def test_timeline_says_where_the_docs_and_the_release_disagree(gfxgate_exe, tmp_
             "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`); in the bundled "
             "rocBLAS's target list (gfx900) (ollama@v0.12.7:Dockerfile:94)") in docs
     assert not any("v0.12.4" in note or "v0.12.11" in note for note in docs)  # the docs there leave gfx900 out, as the release
-    md = subprocess.run([gfxgate_exe, "timeline", "-t", "gfx900"], capture_output=True, text=True, timeout=120, env=env)
+    md = gfxgate_cli("timeline", "-t", "gfx900", timeout=120, env=env)
     assert "Where Ollama's docs and the release disagree:" in md.stdout and "the docs at v0.12.7 list gfx900" in md.stdout

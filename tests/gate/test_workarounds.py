@@ -143,14 +143,12 @@ def test_a_setting_with_a_pipe_stays_in_its_cell():
     assert gfm_cells(row) == ["`ls /opt/rocm/lib | grep gfx900`", ", ".join(w.unblocks) or "—", "**live**", "found"]
 
 
-def test_the_igpu_switch_is_linked_for_integrated_gpus_only(gfxgate_exe):
+def test_the_igpu_switch_is_linked_for_integrated_gpus_only(gfxgate_cli):
     """issue 29: the Vulkan row of a discrete gfx1031 linked OLLAMA_IGPU_ENABLE=1, which only keeps integrated GPUs;
     `integrated_only: true` limits it to the targets rules/targets.yaml marks integrated."""
     import json
-    import subprocess
 
-    done = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1031,gfx1103", "--format", "json"], capture_output=True,
-                          text=True, check=True, timeout=60)
+    done = gfxgate_cli("scan", "-t", "gfx1031,gfx1103", "--format", "json", check=True, timeout=60)
     linked = {(layer["id"], cell["target"]) for layer in json.loads(done.stdout)["layers"] for cell in layer["cells"]
               if "ollama-igpu-enable" in cell.get("workarounds", [])}
     assert ("vulkan", "gfx1031") not in linked

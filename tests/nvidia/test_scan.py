@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -72,8 +71,8 @@ def test_a_capability_no_runner_lists_gets_vulkan_or_a_build_with_its_configure_
         "build/llama-server-cuda_v12 && cmake --install build/llama-server-cuda_v12 --component llama-server"]
 
 
-def test_the_scan_command_answers_for_sm_61_in_every_format(gfxgate_exe):
-    done = subprocess.run([gfxgate_exe, "scan", "-t", "sm_61", "--format", "json"], capture_output=True, text=True, timeout=120)
+def test_the_scan_command_answers_for_sm_61_in_every_format(gfxgate_cli):
+    done = gfxgate_cli("scan", "-t", "sm_61", "--format", "json", timeout=120)
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     from gfxgate.datafiles import load_schema
@@ -81,7 +80,7 @@ def test_the_scan_command_answers_for_sm_61_in_every_format(gfxgate_exe):
 
     jsonschema.validate(data, load_schema("matrix"))
     assert data["routes"][0]["best"]["conditions"]
-    text = subprocess.run([gfxgate_exe, "scan", "-t", "sm_61", "--format", "md"], capture_output=True, text=True, timeout=120)
+    text = gfxgate_cli("scan", "-t", "sm_61", "--format", "md", timeout=120)
     assert "  - if: needs driver 570 or newer" in text.stdout
 
 

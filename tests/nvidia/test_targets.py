@@ -83,10 +83,10 @@ def test_every_card_of_ollamas_docs_table_is_in_its_rows_names():
                 f"{card} ({capability}) missing from rules/targets.yaml nvidia_names"
 
 
-def test_targets_command_explains_tesla_p40(gfxgate_exe):
+def test_targets_command_explains_tesla_p40(gfxgate_cli):
     import json
 
-    done = subprocess.run([gfxgate_exe, "targets", "Tesla P40", "--format", "json"], capture_output=True, text=True, timeout=60)
+    done = gfxgate_cli("targets", "Tesla P40", "--format", "json", timeout=60)
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)
     assert (row["target"], row["compute_capability"], row["family"], row["cuda_architectures"]) == ("sm_61", "6.1", "Pascal", "61")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -26,11 +25,11 @@ TARGETS = ("-t", "gfx900", "-t", "gfx1030")
 
 
 def gfxgate(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run this checkout's gfxgate in a child process (no shell), with exactly ``env``'s GFXGATE_* variables."""
+    """Run this checkout's gfxgate in process (tests/inprocess.py), with exactly ``env``'s GFXGATE_* variables."""
+    from tests.inprocess import gfxgate as in_process
+
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GFXGATE_", "GITHUB_"))}
-    base["PYTHONPATH"] = str(REPO) + (os.pathsep + base["PYTHONPATH"] if base.get("PYTHONPATH") else "")
-    return subprocess.run([sys.executable, "-m", "gfxgate", *args], cwd=cwd, env={**base, **env},
-                          capture_output=True, text=True, timeout=300, check=False)
+    return in_process(*args, cwd=cwd, env={**base, **env})
 
 
 def upstream_env(workdir: Path) -> dict[str, str]:

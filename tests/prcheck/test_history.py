@@ -167,10 +167,9 @@ def test_a_failed_tag_fetch_is_exit_5_not_a_silent_stale_walk(history_env, tmp_p
     assert offline.returncode == 0, offline.stderr  # the tags already cached
 
 
-def test_history_shows_progress_on_a_terminal_only(history_env, tmp_path, gfxgate_exe):
+def test_history_shows_progress_on_a_terminal_only(history_env, tmp_path, gfxgate_exe, gfxgate_cli):
     """issue 29: a long walk shows a progress line on stderr when it is a terminal (not with GFXGATE_NO_PROGRESS,
     never when piped), and the report is the same."""
-    import subprocess
 
     from tests.test_terminal import on_terminal
 
@@ -179,7 +178,7 @@ def test_history_shows_progress_on_a_terminal_only(history_env, tmp_path, gfxgat
     assert "history of ollama:" in screen and "probed, reading v0." in screen
     quiet = on_terminal(gfxgate_exe, [*args, "-o", str(tmp_path / "quiet.json")], env={"GFXGATE_NO_PROGRESS": "1"})
     assert "probed, reading" not in quiet
-    piped = subprocess.run([gfxgate_exe, *args], capture_output=True, text=True, timeout=120)
+    piped = gfxgate_cli(*args, timeout=120)
     assert piped.returncode == 0 and "probed, reading" not in piped.stderr
     assert json.loads((tmp_path / "tty.json").read_text())["layers"] == json.loads(piped.stdout)["layers"]
 

@@ -1,4 +1,4 @@
-"""Helpers for the sweep tests: run the sweep in-process or as `python -m gfxgate`."""
+"""Helpers for the sweep tests: run the sweep in-process, the command line in process, or `python -m gfxgate`."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ def gfxgate_env() -> dict[str, str]:
 
 
 def gfxgate(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run the real CLI as a subprocess (stdout/stderr captured, i.e. piped, not a TTY)."""
-    return subprocess.run(
-        gfxgate_argv(*args), capture_output=True, text=True, timeout=timeout, cwd=REPO, env=gfxgate_env(), check=False
-    )
+    """Run the CLI in process (tests/inprocess.py: stdout/stderr captured, not a TTY); ``gfxgate_argv`` with
+    ``gfxgate_env`` starts it as a process where a test needs one (signals, a terminal)."""
+    from tests.inprocess import gfxgate as in_process
+
+    return in_process(*args, cwd=REPO, env=gfxgate_env(), timeout=timeout)

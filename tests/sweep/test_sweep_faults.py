@@ -188,12 +188,12 @@ def test_prompt_file_not_utf8_is_an_input_error(gfxgate_exe, hostile, tmp_path):
 
 @pytest.mark.parametrize("field,value", [("options", {"num_gpu": "x"}), ("outcome", 3), ("endpoint", {"name": 1}),
                                          ("started_at", 5), ("evidence", "no")])
-def test_worklog_fields_of_the_wrong_type_are_one_line_exit_6(gfxgate_exe, hostile, tmp_path, field, value):
+def test_worklog_fields_of_the_wrong_type_are_one_line_exit_6(gfxgate_exe, gfxgate_cli, hostile, tmp_path, field, value):
     worklog = tmp_path / "w.jsonl"
     assert sweep(gfxgate_exe, hostile("healthy"), worklog)[0].returncode == 0
     [run] = records(worklog)
     worklog.write_text(json.dumps({**run, field: value}) + "\n")
     for args in (["sweep", "report", str(worklog)], ["scan", "--target", "gfx900", "--runtime", str(worklog)]):
-        proc = subprocess.run([gfxgate_exe, *args], capture_output=True, text=True, timeout=60)
+        proc = gfxgate_cli(*args, timeout=60)
         assert proc.returncode == 6, (args, proc.stderr)
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) <= 2, proc.stderr

@@ -132,12 +132,12 @@ def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(reco
     (("ps_after", "models"), [{"model": 1, "size": 1, "size_vram": 1}], "ps_after/models/0/model"),
     (("timeout_s",), None, "timeout_s"),
 ])
-def test_nested_field_of_the_wrong_type_is_one_line_exit_6(records, gfxgate_exe, tmp_path, path, value, field):
+def test_nested_field_of_the_wrong_type_is_one_line_exit_6(records, gfxgate_cli, tmp_path, path, value, field):
     llama = next(r for r in records if r["endpoint"].get("kind") == "llama-server" and r["outcome"] == "ok")
     worklog = tmp_path / "w.jsonl"
     worklog.write_text(json.dumps(_mutated(llama, path, value)) + "\n")
     for args in (["sweep", "report", str(worklog)], ["scan", "--target", "gfx900", "--runtime", str(worklog)]):
-        done = subprocess.run([gfxgate_exe, *args], capture_output=True, text=True, timeout=60)
+        done = gfxgate_cli(*args, timeout=60)
         assert done.returncode == 6, (args, done.stderr)
         first, *rest = done.stderr.strip().splitlines()
         assert first.startswith(f"gfxgate: error: {worklog}:1: {field}: "), done.stderr
