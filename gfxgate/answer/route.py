@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from gfxgate.answer.override import posed_target
-from gfxgate.answer.steps import step_setting
+from gfxgate.answer.steps import recipe_for, step_setting
 from gfxgate.answer.view import MatrixView, StatusView
 from gfxgate.machine import BackendJudgement, MachineFacts, judge, shows_cpu
 from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
@@ -123,6 +123,7 @@ class RouteStep(NeedsEvidence, JsonRecord):
     covers: tuple[str, ...]
     evidence: tuple[Evidence, ...]
     check: StepCheck | None = None  # the workaround's own checks at this version (live scans only)
+    recipe: tuple[str, ...] = ()  # a build step's commands at this version (answer/steps.py: build_recipe)
 
     evidence_for = "route step {self.workaround}"
 
@@ -794,3 +795,20 @@ def ruled_out(route: Route, workaround: str, rules: RouteRules) -> list[tuple[st
             return None
         out.append((r.label, answer))
     return out
+
+
+def with_recipes(route: Route, build: Mapping[str, Any] | None) -> Route:
+    """``route`` with each build step's recipe at the route's version (rules/installs.yaml ``build``, passed in):
+    the commands scan prints under the step and doctor runs with this machine's distribution and unit."""
+    if not build:
+        return route
+
+    def option(o: RouteOption | None) -> RouteOption | None:
+        if o is None or not o.steps:
+            return o
+        steps = tuple(dataclasses.replace(s, recipe=recipe_for(build, s.workaround, s.setting, route.version))
+                      for s in o.steps)
+        return dataclasses.replace(o, steps=steps) if steps != o.steps else o
+
+    backends = tuple(dataclasses.replace(b, option=option(b.option)) for b in route.backends)
+    return dataclasses.replace(route, backends=backends, best=option(route.best))

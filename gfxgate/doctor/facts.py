@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
+from gfxgate.answer.steps import build_recipe as _recipe
 from gfxgate.doctor.model import BackendVerdict, FixStep
 from gfxgate.machine import MachineFacts, RunFact, cautions, judge, runtime_evidence, shows_cpu  # noqa: F401 - shows_cpu: doctor's callers
 from gfxgate.model import Evidence, Location, Status, Verdict
@@ -203,24 +204,9 @@ def _installs_rules() -> dict:
 
 def build_recipe(setting: str, version: str | None, facts: MachineFacts | None, exec_start: str | None) -> tuple[str, ...]:
     """The build route as commands at ``version``: the HIP SDK of the release's ROCm, the clone at the tag, the
-    route's configure line (``setting``), the build, the install under /usr/local, and the service pointed at it."""
-    build = _installs_rules()["build"]
-    v = version or "<version>"
-    rocm = build["rocm"].get(version or "")
-    distro = facts.distro if facts else ()
-    family = next((d for d in distro if d in build["sdk"]), "other")
-    sdk = build["sdk"][family].replace("{rocm}", rocm or f"of v{v}'s Dockerfile")
-    out = [sdk]
-    if rocm is None:
-        out.append("# the ROCm version v" + v + " builds with: " + build["lookup"].replace("{version}", v) + " (in the clone)")
-    out += [build["clone"].replace("{version}", v)]
-    configure = setting if "cmake --build" in setting else f"{setting} && {build['build']}"
-    out += [configure, build["go"], build["install"]]
-    if exec_start and not exec_start.startswith("/usr/local/bin/ollama"):
-        out += ["sudo systemctl edit ollama", "# add, in the editor (saved as /etc/systemd/system/ollama.service.d/override.conf):",
-                build["service"]]
-    out.append("sudo systemctl daemon-reload && sudo systemctl restart ollama")
-    return tuple(out)
+    route's configure line (``setting``), the build, the install under /usr/local, and the service pointed at it: the
+    recipe scan prints under the build step (answer/steps.py: build_recipe), with this machine's distribution and unit."""
+    return _recipe(_installs_rules()["build"], setting, version, distro=facts.distro if facts else (), exec_start=exec_start)
 
 
 def packaged_lines(target: str) -> tuple[str, ...]:

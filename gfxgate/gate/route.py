@@ -33,6 +33,7 @@ from gfxgate.answer.route import (  # noqa: F401 - the answer's records and func
     mark_unchecked,
     step_settings,
     step_workarounds,
+    with_recipes,
 )
 from gfxgate.answer.route import decide as _decide
 from gfxgate.answer.route import extra_targets as _extra_targets
@@ -192,9 +193,16 @@ def decide(matrix: MatrixView, target: str, *, version: str | None = None, rules
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
     from gfxgate.gate.workarounds import default_workarounds
 
-    return _decide(matrix, target, rules=rules or default_routes(),
-                   workarounds=default_workarounds() if workarounds is None else workarounds, version=version,
-                   runtime=runtime, runtime_version=runtime_version, machine=machine, os=os)
+    route = _decide(matrix, target, rules=rules or default_routes(),
+                    workarounds=default_workarounds() if workarounds is None else workarounds, version=version,
+                    runtime=runtime, runtime_version=runtime_version, machine=machine, os=os)
+    return with_recipes(route, build_recipes())
+
+
+@functools.cache
+def build_recipes() -> Mapping[str, Any]:
+    """rules/installs.yaml's ``build``: the build route's recipe data (answer/steps.py: build_recipe)."""
+    return load_yaml(rules_dir() / "installs.yaml", "installs")["build"]
 
 
 def extra_targets(targets: Sequence[object], workarounds: Iterable[Any] | None = None) -> list[str]:

@@ -184,6 +184,14 @@ def code(text: str, *, cell: bool = False) -> str:
     return _code(text, cell)
 
 
+def fenced(lines: tuple[str, ...] | list[str], *, indent: str = "") -> str:
+    """``lines`` as a fenced code block (shell), each line made inert, the fence longer than any backtick run in
+    them; ``indent``: inside a list item."""
+    body = [inert(part) for line in lines for part in line.splitlines() or [""]]
+    fence = "`" * max(3, max((_longest_run(line, "`") for line in body), default=0) + 1)
+    return "\n".join(indent + line for line in [fence + "sh", *body, fence]) + "\n"
+
+
 def _code(text: str, cell: bool) -> str:
     """:func:`code` itself."""
     text = inert(_LINE_ENDS.sub(" ", text or ""))
@@ -318,6 +326,8 @@ def render(matrix: GateMatrix) -> str:
                           + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
                           + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
                              f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
+                        if s.recipe:  # a build step: its commands at this version (answer/steps.py: build_recipe)
+                            w("\n    the whole build, in order:\n\n" + fenced(s.recipe, indent="    ") + "\n")
                     if b.machine is not None:  # the Route's word from this machine's runs (scan --log)
                         w(f"  - on this machine: {md_escape(b.machine.state)} — {md_escape(b.machine.reason)}"
                           + (f" ({', '.join(code(e) for e in b.machine.evidence)})" if b.machine.evidence else "") + "\n")

@@ -81,6 +81,13 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                         state = step.check.state if step.check else "not checked"
                         checked = state if state == "not checked" else f"checked: {state}"
                         what = _text((step.setting, "cyan"))
+                        if step.recipe:  # a build step: its commands at this version (answer/steps.py)
+                            what.append("\n")
+                            what.append_text(_text(("the whole build, in order:", _DIM)))
+                            for line in step.recipe:
+                                for part in line.splitlines():  # the service drop-in's lines
+                                    what.append("\n")
+                                    what.append_text(_text(("  " + part, "")))
                         if verbose:
                             what.append("\n")
                             what.append_text(_text((f"{step.workaround}; {_where(step.evidence)}; {checked}", _DIM)))

@@ -328,3 +328,22 @@ def test_scan_of_gfx900_carries_the_studys_run(gfxgate_cli):
                     "not measured at v0.32.15: `gfxgate sweep` checks yours (the same card ran tinyllama 20/20 on it: "
                     "model dependent)")
     assert done.stdout.index("The answer for gfx900") < done.stdout.index(line) < done.stdout.index("Layer ")
+
+
+def test_scan_prints_the_build_recipe_doctor_follows(gfxgate_cli, tmp_path, built):
+    """One computation, many views: the ROCm build step of `scan` carries the same recipe (answer/steps.py:
+    build_recipe) as doctor's build step on a machine at that version; scan, without a machine, has the generic SDK
+    line, and an NVIDIA build step no ROCm recipe."""
+    scan = json.loads(gfxgate_cli("scan", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--format", "json").stdout)
+    steps = [s for r in scan["routes"] for b in r["backends"] if b.get("option") for s in b["option"]["steps"]]
+    build = next(s for s in steps if s["workaround"] == "build-amdgpu-targets")
+    assert build["recipe"][0].startswith("# install AMD's ROCm 6.3.3 HIP SDK")
+    assert "git clone --branch v0.17.5 --depth 1 https://github.com/ollama/ollama.git ollama-v0.17.5 && cd ollama-v0.17.5" in build["recipe"]
+    assert any(line.startswith(build["setting"]) for line in build["recipe"])
+    root = machine(tmp_path / "m", "vega56", version="0.17.5", dropin=VEGA_DROPIN, built=built)
+    rocm = _backends(doctor_json(gfxgate_cli, root))["rocm"]
+    commands = next(s for s in rocm["steps"] if s["workaround"].startswith("build-"))["commands"]
+    assert list(commands) == list(build["recipe"])  # the same machine-less lines: this capture names no distribution
+    nvidia = json.loads(gfxgate_cli("scan", "-t", "sm_53", "--format", "json").stdout)  # 5.3: a build of its own
+    cuda = [s for r in nvidia["routes"] for b in r["backends"] if b.get("option") for s in b["option"]["steps"]]
+    assert [s["workaround"] for s in cuda] == ["build-cuda-architectures"] and cuda[0]["recipe"] == []
