@@ -83,9 +83,21 @@ def test_pins_bump_never_rewrites_the_installed_package(tmp_path, monkeypatch, c
     elsewhere = tmp_path / "elsewhere"  # not a git work tree: the default pins are the installed copy
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    monkeypatch.setattr("gfxgate.resources.rules_dir", lambda: installed)
-    with pytest.raises(SystemExit) as done:
-        main(["pins", "bump", "ollama", "v0.17.5", "--offline"])
+    from tests.inprocess import clear_caches
+
+    # every module that names rules_dir (imported at its top since issue 40's import move) sees the installed copy;
+    # the command's modules are imported first, so that none binds the stand-in for good while it is in place
+    import gfxgate.prcheck.pins  # noqa: F401
+    import gfxgate.sources.resolve  # noqa: F401
+
+    for where in ("gfxgate.prcheck.pins", "gfxgate.sources.resolve", "gfxgate.resources"):
+        monkeypatch.setattr(f"{where}.rules_dir", lambda: installed)
+    clear_caches()
+    try:
+        with pytest.raises(SystemExit) as done:
+            main(["pins", "bump", "ollama", "v0.17.5", "--offline"])
+    finally:
+        clear_caches()  # nothing read from the stand-in folder outlives the test
     assert done.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("gfxgate: error: pins bump edits rules/pins.toml of a gfxgate checkout;")

@@ -23,6 +23,7 @@ AMD_ONLY = frozenset({
     "build-amdgpu-targets", "build-rocm-compute-major-min", "copy-rocblas-tensile", "ggml-hip-no-vmm",
     "ollama-llm-library", "rocr-visible-devices", "hip-visible-devices",
     "ollama-for-amd-rocmlibs",  # the fork's rocBLAS replacement (docs/forks.md)
+    "build-amdgpu-targets-windows", "copy-rocblas-tensile-windows",  # the Windows release's (docs/windows.md)
 })
 # rules/workarounds.yaml entries that act only on NVIDIA's stack: never advice for an AMD or Intel GPU
 NVIDIA_ONLY = frozenset({"build-cuda-architectures"})

@@ -122,7 +122,7 @@ def test_no_fork_layer_no_fork_route():
     from gfxgate.targets import catalog
     import dataclasses
 
-    matrix = scan_matrix([catalog().parse("gfx1031")], FactsRequest(), os="windows")
+    matrix = scan_matrix([catalog().parse("gfx1031")], FactsRequest(os="windows"))
     assert [b.route for b in matrix.routes[0].beyond] == ["ollama-for-amd"]
     layers = tuple(la for la in matrix.layers if not la.id.startswith(("fork-", "therock-")))
     bare = dataclasses.replace(matrix, layers=layers, cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
