@@ -16,9 +16,18 @@ from tests.diagnose import checks_called
 
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
+    from tests.inprocess import clear_caches
+
+    real = resources.rules_dir
     monkeypatch.setenv("GFXGATE_CACHE_DIR", str(tmp_path / "cache"))
     datacache.reset()
     yield
+    # a module first imported while rules_dir was the copy's bound the stand-in at its top: give it the real one
+    for name, module in list(sys.modules.items()):
+        if name.startswith("gfxgate") and module is not None and callable(getattr(module, "rules_dir", None)):
+            if module.rules_dir is not real and getattr(module.rules_dir, "__name__", "") == "<lambda>":
+                module.rules_dir = real
+    clear_caches()  # every loader's cache: nothing read from the edited copy of the rules outlives the test
     datacache.reset()
 
 
