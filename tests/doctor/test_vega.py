@@ -289,8 +289,7 @@ def test_scan_never_says_nothing_to_change_to_a_log_on_the_cpu(gfxgate_cli, tmp_
     # no GPU, "ran on the CPU" on this machine, so the answer leads with the backend the runs did not refute
     assert "on this machine: ran on the CPU — OLLAMA_VULKAN was on" in " ".join(done.stdout.split())
     assert "The answer for gfx900 at v0.32.15: ROCm: build + rocBLAS files" in done.stdout
-    data = json.loads(subprocess.run([gfxgate_exe, "scan", "--target", "auto", "--log", str(log), "--format", "json"],
-                                     capture_output=True, text=True).stdout)
+    data = json.loads(gfxgate_cli("scan", "--target", "auto", "--log", str(log), "--format", "json").stdout)
     vulkan = next(b for b in data["routes"][0]["backends"] if b["backend"] == "vulkan")
     assert vulkan["machine"]["state"] == "ran on the CPU" and data["routes"][0]["best"]["backend"] == "rocm"
 
