@@ -65,8 +65,11 @@ def bench_rocsparse(repeat: int) -> list[tuple[str, str, str]]:
     assert set(ours_targets) == base_targets, (ours_targets, base_targets)
     frac = report.bytes_read / report.size
     return [
-        ("librocsparse.so (%.2f GB), list bundle targets" % (report.size / 1e9), "gfxgate header walk",
-         f"{ours_t * 1000:.1f} ms, {report.bytes_read / 1e6:.2f} MB read ({frac:.3%})"),
+        (
+            "librocsparse.so (%.2f GB), list bundle targets" % (report.size / 1e9),
+            "gfxgate header walk",
+            f"{ours_t * 1000:.1f} ms, {report.bytes_read / 1e6:.2f} MB read ({frac:.3%})",
+        ),
         ("", "full read + regex (baseline)", f"{base_t * 1000:.0f} ms, {report.size / 1e6:.0f} MB read"),
         ("", "speed-up", f"{base_t / ours_t:.0f}× (targets: {', '.join(ours_targets)})"),
     ]
@@ -94,9 +97,25 @@ def bench_folder(n: int, repeat: int) -> list[tuple[str, str, str]]:
                 subprocess.run([readelf, "-h", str(f)], check=True, stdout=subprocess.DEVNULL)
 
         base_t, _ = timed(readelf_each, 1)
-        cli_t, _ = timed(lambda: subprocess.run([sys.executable, "-m", "gfxgate", "artifacts", str(lib), "--format",
-                                                 "json", "-o", str(tmp / "out.json")], check=True,
-                                                stderr=subprocess.DEVNULL, cwd=ROOT), repeat)
+        cli_t, _ = timed(
+            lambda: subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "gfxgate",
+                    "artifacts",
+                    str(lib),
+                    "--format",
+                    "json",
+                    "-o",
+                    str(tmp / "out.json"),
+                ],
+                check=True,
+                stderr=subprocess.DEVNULL,
+                cwd=ROOT,
+            ),
+            repeat,
+        )
     return [
         (f"folder of {n} code objects", "gfxgate scan_paths (in process)", f"{ours_t * 1000:.0f} ms"),
         ("", "gfxgate CLI (python start-up included)", f"{cli_t * 1000:.0f} ms"),

@@ -60,12 +60,17 @@ def captured_machine(folder: Path) -> Path:
     """The captured Vega 56 of the doctor tests: gfx900, Ollama 0.17.5, an HSA override in a drop-in."""
     from tests.doctor.machines import machine
 
-    return machine(folder / "vega56", "vega56", version="0.17.5",
-                   dropin='[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.6"\n')
+    return machine(
+        folder / "vega56",
+        "vega56",
+        version="0.17.5",
+        dropin='[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.6"\n',
+    )
 
 
-def measure(commands: dict[str, list[str]], env: dict[str, str], repeat: int,
-            envs: dict[str, dict[str, str]] | None = None) -> dict[str, tuple[float, float]]:
+def measure(
+    commands: dict[str, list[str]], env: dict[str, str], repeat: int, envs: dict[str, dict[str, str]] | None = None
+) -> dict[str, tuple[float, float]]:
     """Median wall and CPU seconds of each command, after one untimed run of each, round-robin (``envs``: a
     command's own environment instead of ``env``)."""
     envs = envs or {}
@@ -88,8 +93,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--install", choices=("fresh", "current"), default="fresh")
-    parser.add_argument("--against", type=Path, default=None, metavar="CHECKOUT",
-                        help="also time another checkout's install in the same rounds (before/after a change)")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        metavar="CHECKOUT",
+        help="also time another checkout's install in the same rounds (before/after a change)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gfxgate-budget-") as tmp:
         folder = Path(tmp)
@@ -103,9 +113,13 @@ def main() -> None:
         log = folder / "server.log"
         lines = log_of(log)
         root = captured_machine(folder)
-        env = {k: v for k, v in os.environ.items()
-               if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith(("GFXGATE_", "XDG_"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith(("GFXGATE_", "XDG_"))
+        }
         env.update({"GFXGATE_CACHE_DIR": str(folder / "cache"), "GFXGATE_NO_PROGRESS": "1"})
+
         def of(script: Path) -> dict[str, list[str]]:
             return {
                 "--help": [str(script), "--help"],
@@ -122,13 +136,17 @@ def main() -> None:
             (folder / "against").mkdir()
             other = installed_script(folder / "against", args.against.resolve())
             commands.update({f"{name} (against)": argv for name, argv in of(other).items()})
-            envs = {f"{name} (against)": {**env, "GFXGATE_CACHE_DIR": str(folder / "against" / "cache")}
-                    for name in of(other)}  # each install its own rules cache
+            envs = {
+                f"{name} (against)": {**env, "GFXGATE_CACHE_DIR": str(folder / "against" / "cache")}
+                for name in of(other)
+            }  # each install its own rules cache
         load = os.getloadavg()
         results = measure(commands, env, args.repeat, envs)
     base = results["python -c pass"][0]
-    print(f"gfxgate speed budget: {args.install} install, {args.repeat} rounds, {os.cpu_count()} cores, "
-          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; the log has {lines:,} lines")
+    print(
+        f"gfxgate speed budget: {args.install} install, {args.repeat} rounds, {os.cpu_count()} cores, "
+        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; the log has {lines:,} lines"
+    )
     print()
     print("| command | budget | wall (median) | wall − `python -c pass` | CPU (median) | within budget |")
     print("|---|---|---|---|---|---|")
@@ -136,8 +154,10 @@ def main() -> None:
         budget = BUDGET_MS.get(name.removesuffix(" (against)"))
         within = "" if budget is None else ("yes" if wall_s * 1000 <= budget else "**no**")
         extra = "" if budget is None else f"{(wall_s - base) * 1000:.0f} ms"
-        print(f"| `{name}` | {f'≤ {budget} ms' if budget else 'baseline'} | {wall_s * 1000:.0f} ms | {extra} | "
-              f"{cpu_s * 1000:.0f} ms | {within} |")
+        print(
+            f"| `{name}` | {f'≤ {budget} ms' if budget else 'baseline'} | {wall_s * 1000:.0f} ms | {extra} | "
+            f"{cpu_s * 1000:.0f} ms | {within} |"
+        )
 
 
 if __name__ == "__main__":

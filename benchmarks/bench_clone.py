@@ -29,8 +29,12 @@ def pack_bytes(git_dir: Path) -> int:
 def clone(url: str, dest: Path, *extra: str) -> tuple[float, int]:
     start = time.perf_counter()
     upload_pack = "git -c uploadpack.allowFilter=true -c safe.directory=* upload-pack"
-    subprocess.run(["git", "clone", "-q", "--bare", "--no-local", "--upload-pack", upload_pack, *extra, url, str(dest)],
-                   check=True, env=ENV, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--no-local", "--upload-pack", upload_pack, *extra, url, str(dest)],
+        check=True,
+        env=ENV,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start, pack_bytes(dest)
 
 
@@ -52,11 +56,29 @@ def main() -> None:
             full_t, full_b, label = float("nan"), pack_bytes(Path(mirror)), "mirror objects"
         part_t, part_b = clone(url, work / "partial.git", "--filter=blob:none")
         print(f"{label:14}: {full_b / 1e6:8.1f} MB in {full_t:6.2f} s")
-        print(f"partial clone : {part_b / 1e6:8.1f} MB in {part_t:6.2f} s  ({100 * part_b / full_b:.0f} % of full; target < 50 %)")
+        print(
+            f"partial clone : {part_b / 1e6:8.1f} MB in {part_t:6.2f} s  ({100 * part_b / full_b:.0f} % of full; target < 50 %)"
+        )
         cache = work / "cache"
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "gfxgate", "scan", "-t", "gfx900", "--format", "json", "--live", "--source", f"ollama={url}"],
-                       check=True, capture_output=True, env={**ENV, "GFXGATE_CACHE_DIR": str(cache)})
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "gfxgate",
+                "scan",
+                "-t",
+                "gfx900",
+                "--format",
+                "json",
+                "--live",
+                "--source",
+                f"ollama={url}",
+            ],
+            check=True,
+            capture_output=True,
+            env={**ENV, "GFXGATE_CACHE_DIR": str(cache)},
+        )
         cold = time.perf_counter() - start
         blobs = pack_bytes(next((cache / "repos").glob("ollama-*.git")))
         print(f"cold live scan (partial clone + lazy blobs): {cold:6.2f} s, cache {blobs / 1e6:.1f} MB")

@@ -52,8 +52,12 @@ def build_log(path: Path, lines: int) -> int:
     loader noise, so about two thirds of the runs crash."""
     from tests.diagnose import logs
 
-    blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
-              logs.journal(logs.ollama_0_32()), logs.llama_server_hip(crash=True)]
+    blocks = [
+        logs.journal(logs.ollama_0_12_3()),
+        logs.journal(logs.ollama_0_17_5_crash()),
+        logs.journal(logs.ollama_0_32()),
+        logs.llama_server_hip(crash=True),
+    ]
     filler = [
         'Oct 05 10:02:00 vega ollama[812]: [GIN] 2025/10/05 - 10:02:00 | 200 |  1.234567s |       127.0.0.1 | POST     "/api/chat"',
         'Oct 05 10:02:00 vega ollama[812]: time=2025-10-05T10:02:00.000+02:00 level=INFO source=server.go:624 msg="llama runner started" model=/m',
@@ -80,10 +84,13 @@ def request_noise(n: int) -> list[str]:
         stamp = f"Oct 05 11:{(i // 60) % 60:02d}:{s:02d} vega ollama[812]: "
         t = f"2025-10-05T11:{(i // 60) % 60:02d}:{s:02d}.{ms:03d}+02:00"
         out += [
-            stamp + f'time={t} level=DEBUG source=sched.go:580 msg="evaluating already loaded" model=/var/lib/ollama/blobs/sha256-aa',
-            stamp + f'time={t} level=DEBUG source=server.go:1388 msg="completion request" images=0 prompt={100 + i % 3000} format=""',
+            stamp
+            + f'time={t} level=DEBUG source=sched.go:580 msg="evaluating already loaded" model=/var/lib/ollama/blobs/sha256-aa',
+            stamp
+            + f'time={t} level=DEBUG source=server.go:1388 msg="completion request" images=0 prompt={100 + i % 3000} format=""',
             stamp + f'time={t} level=DEBUG source=sched.go:490 msg="context for request finished"',
-            stamp + f'[GIN] 2025/10/05 - 11:{(i // 60) % 60:02d}:{s:02d} | 200 | {1 + i % 9}.{ms:03d}{i % 1000:03d}s |  192.168.1.{10 + i % 40} | POST     "/api/chat"',
+            stamp
+            + f'[GIN] 2025/10/05 - 11:{(i // 60) % 60:02d}:{s:02d} | 200 | {1 + i % 9}.{ms:03d}{i % 1000:03d}s |  192.168.1.{10 + i % 40} | POST     "/api/chat"',
         ]
     return out
 
@@ -94,8 +101,12 @@ def build_representative(path: Path, lines: int) -> int:
     v0.32.15 dropped devices, llama-server's HIP crash): two crashes, the rest request noise."""
     from tests.diagnose import logs
 
-    blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
-              logs.journal(logs.ollama_0_32()), logs.journal(logs.llama_server_hip(crash=True))]
+    blocks = [
+        logs.journal(logs.ollama_0_12_3()),
+        logs.journal(logs.ollama_0_17_5_crash()),
+        logs.journal(logs.ollama_0_32()),
+        logs.journal(logs.llama_server_hip(crash=True)),
+    ]
     real = sum(map(len, blocks))
     per = max(0, (lines - real) // len(blocks) // 4)
     out: list[str] = []
@@ -132,7 +143,9 @@ def grep_baseline(path: Path, repeat: int = 5) -> tuple[float, int]:
     times, count = [], 0
     for _ in range(repeat):
         start = time.perf_counter()
-        proc = subprocess.run([grep, "-E", "-c", "-f", patterns, str(path)], capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [grep, "-E", "-c", "-f", patterns, str(path)], capture_output=True, text=True, check=False
+        )
         times.append(time.perf_counter() - start)
         count = int(proc.stdout.strip() or 0)
     Path(patterns).unlink()
@@ -156,12 +169,19 @@ def installed_script(folder: Path, root: Path = ROOT) -> Path:
     venv = folder / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     ours = [p for p in dict.fromkeys(site.getsitepackages() + [sysconfig.get_paths()["purelib"]]) if Path(p).is_dir()]
     Path(purelib, "_bench_dependencies.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(source)],
+        check=True,
+        capture_output=True,
+    )
     script = venv / "bin" / "gfxgate"
     if not script.is_file():
         raise SystemExit(f"pip installed no console script at {script}")
@@ -185,8 +205,10 @@ def whole_process(script: Path, path: Path, rg_patterns: str, repeat: int = 9) -
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["GFXGATE_CACHE_DIR"] = cache
-        commands = {"gfxgate": [str(script), "diagnose", "--no-upstream", "--format", "json", str(path)],
-                    "rg": [rg, "-c", "-f", rg_patterns, str(path)]}
+        commands = {
+            "gfxgate": [str(script), "diagnose", "--no-upstream", "--format", "json", str(path)],
+            "rg": [rg, "-c", "-f", rg_patterns, str(path)],
+        }
         for argv in commands.values():
             subprocess.run(argv, capture_output=True, env=env, check=False)
         walls: dict[str, list[float]] = {name: [] for name in commands}
@@ -201,7 +223,9 @@ def whole_process(script: Path, path: Path, rg_patterns: str, repeat: int = 9) -
 
 
 def rg_count(path: Path, rg_patterns: str) -> int:
-    out = subprocess.run([shutil.which("rg"), "-c", "-f", rg_patterns, str(path)], capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [shutil.which("rg"), "-c", "-f", rg_patterns, str(path)], capture_output=True, text=True, check=False
+    )
     return int(out.stdout.strip() or 0)
 
 
@@ -226,9 +250,11 @@ def floor(script: Path, folder: Path, repeat: int = 11) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as cache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["GFXGATE_CACHE_DIR"] = cache
-        commands = {"python -c pass": [str(python), "-c", "pass"],
-                    "python -c 'import re, click'": [str(python), "-c", "import re, click"],
-                    "gfxgate diagnose EMPTY": [str(script), "diagnose", "--no-upstream", "--format", "json", str(empty)]}
+        commands = {
+            "python -c pass": [str(python), "-c", "pass"],
+            "python -c 'import re, click'": [str(python), "-c", "import re, click"],
+            "gfxgate diagnose EMPTY": [str(script), "diagnose", "--no-upstream", "--format", "json", str(empty)],
+        }
         for argv in commands.values():
             subprocess.run(argv, capture_output=True, env=env, check=False)
         walls: dict[str, list[float]] = {name: [] for name in commands}
@@ -246,8 +272,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("lines", nargs="?", type=int, default=200_000)
-    parser.add_argument("--sizes", default="", help="also the representative log at these line counts (comma-separated): "
-                                                    "where gfxgate's fixed start-up stops mattering")
+    parser.add_argument(
+        "--sizes",
+        default="",
+        help="also the representative log at these line counts (comma-separated): "
+        "where gfxgate's fixed start-up stops mattering",
+    )
     args = parser.parse_args()
     lines = args.lines
     if shutil.which("rg") is None:
@@ -258,10 +288,18 @@ def main() -> None:
         patterns = rg_pattern_file(folder)
         script = installed_script(folder)
         fixed = floor(script, folder)
-        print("== before a log is read (median wall): " + "; ".join(f"{name} {t * 1000:.0f} ms" for name, t in fixed.items()))
-        cases = [("representative (4 server starts, 2 crashes, request noise)", build_representative, lines),
-                 ("crash loop (adversarial: 843 runs, 562 crash)", build_log, lines)]
-        cases += [(f"representative at {n:,} lines", build_representative, n) for n in map(int, filter(None, args.sizes.split(",")))]
+        print(
+            "== before a log is read (median wall): "
+            + "; ".join(f"{name} {t * 1000:.0f} ms" for name, t in fixed.items())
+        )
+        cases = [
+            ("representative (4 server starts, 2 crashes, request noise)", build_representative, lines),
+            ("crash loop (adversarial: 843 runs, 562 crash)", build_log, lines),
+        ]
+        cases += [
+            (f"representative at {n:,} lines", build_representative, n)
+            for n in map(int, filter(None, args.sizes.split(",")))
+        ]
         for title, build, count in cases:
             path = folder / "server.log"
             n = build(path, count)
@@ -272,13 +310,21 @@ def main() -> None:
             after = os.getloadavg()
             grep_s, grep_count = grep_baseline(path)
             (ours, ours_cpu), (theirs, theirs_cpu) = times["gfxgate"], times["rg"]
-            print(f"== {title}: {n} lines, {size / 1e6:.2f} MB, load average {before[0]:.1f} before, {after[0]:.1f} after")
-            print(f"gfxgate diagnose, installed script, whole process: {ours * 1000:.0f} ms wall, {ours_cpu * 1000:.0f} ms CPU "
-                  f"({recognised} lines recognised, {findings} findings)")
-            print(f"rg -c -f (the catalogue's patterns): {theirs * 1000:.0f} ms wall, {theirs_cpu * 1000:.0f} ms CPU "
-                  f"({rg_count(path, str(patterns))} matching lines, no facts or verdicts)")
+            print(
+                f"== {title}: {n} lines, {size / 1e6:.2f} MB, load average {before[0]:.1f} before, {after[0]:.1f} after"
+            )
+            print(
+                f"gfxgate diagnose, installed script, whole process: {ours * 1000:.0f} ms wall, {ours_cpu * 1000:.0f} ms CPU "
+                f"({recognised} lines recognised, {findings} findings)"
+            )
+            print(
+                f"rg -c -f (the catalogue's patterns): {theirs * 1000:.0f} ms wall, {theirs_cpu * 1000:.0f} ms CPU "
+                f"({rg_count(path, str(patterns))} matching lines, no facts or verdicts)"
+            )
             print(f"ratio gfxgate / rg: {ours / theirs:.2f}x wall, {ours_cpu / max(theirs_cpu, 1e-9):.2f}x CPU")
-            print(f"gfxgate diagnose in-process: {seconds * 1000:.0f} ms; grep -E -c -f: {grep_s * 1000:.0f} ms ({grep_count} lines)")
+            print(
+                f"gfxgate diagnose in-process: {seconds * 1000:.0f} ms; grep -E -c -f: {grep_s * 1000:.0f} ms ({grep_count} lines)"
+            )
 
 
 if __name__ == "__main__":

@@ -62,9 +62,11 @@ def main() -> None:
         nv.list_entries(tool, path)  # warm the page cache for both
         wall, cpu, report = timed(lambda p=path: scan_file(p), args.repeat)
         ref_wall, _, listed = timed(lambda p=path: nv.list_entries(tool, p), args.repeat)
-        print(f"| {path.name} | {report.size / 1e6:.0f} MB | {len(report.cuda_code)} | {wall * 1e3:.1f} / {cpu * 1e3:.1f} ms | "
-              f"{report.bytes_read / 1e3:.0f} KB ({100 * report.bytes_read / report.size:.3f} %) | {ref_wall * 1e3:.0f} ms | "
-              f"{ref_wall / wall:.0f}× | {ours(report) == listed} |")
+        print(
+            f"| {path.name} | {report.size / 1e6:.0f} MB | {len(report.cuda_code)} | {wall * 1e3:.1f} / {cpu * 1e3:.1f} ms | "
+            f"{report.bytes_read / 1e3:.0f} KB ({100 * report.bytes_read / report.size:.3f} %) | {ref_wall * 1e3:.0f} ms | "
+            f"{ref_wall / wall:.0f}× | {ours(report) == listed} |"
+        )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def release_window(count: int, last: str | None) -> list[str]:
     git_dir = local_git_dir(Path(os.environ["GFXGATE_SOURCE_OLLAMA"]))
     tags = release_tags(sorted(tag_commits(git_dir)), r"^v\d+\.\d+\.\d+$")
     end = tags.index(last) + 1 if last else len(tags)
-    return tags[max(0, end - count): end]
+    return tags[max(0, end - count) : end]
 
 
 def run(args: list[str], cache: str) -> tuple[float, dict]:
@@ -54,8 +54,10 @@ def main() -> None:
             cold, data = run(base + extra, cache)
             warm, _ = run(base + extra, cache)
         flips = [(layer["id"], c["tag"]) for layer in data["layers"] for t in layer["targets"] for c in t["changes"]]
-        print(f"{label:9}: cold {cold:.2f} s, warm {warm:.2f} s (target < 10 s), {data['range']['probed']} probes, "
-              f"{len(flips)} changes")
+        print(
+            f"{label:9}: cold {cold:.2f} s, warm {warm:.2f} s (target < 10 s), {data['range']['probed']} probes, "
+            f"{len(flips)} changes"
+        )
     for layer_id, tag in flips:
         print(f"  {layer_id:18} {tag}")
 

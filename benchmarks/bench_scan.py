@@ -47,8 +47,10 @@ def main() -> None:
     print(f"{'live' if live else 'snapshot'} scan, 8 targets: {eight:.3f} s (target < 1.5 s)")
     if live:
         once, per_target = in_process(live)
-        print(f"in-process 8 targets: extract once {once:.3f} s vs extract per target {per_target:.3f} s "
-              f"({per_target / once:.1f}x)")
+        print(
+            f"in-process 8 targets: extract once {once:.3f} s vs extract per target {per_target:.3f} s "
+            f"({per_target / once:.1f}x)"
+        )
 
 
 if __name__ == "__main__":

@@ -70,8 +70,7 @@ def fresh_install(where: Path) -> str:
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)],
-                   check=True)
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source)], check=True)
     return python
 
 
@@ -104,6 +103,7 @@ def drop_cache(path: Path):
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
+
     return drop
 
 
@@ -172,8 +172,12 @@ def main() -> None:
     parser.add_argument("--skip-artifacts", action="store_true")
     parser.add_argument("--history-tags", type=int, default=30)
     parser.add_argument("--sweep", action="store_true", help="also run bench_sweep_overhead.py (CPU backend set)")
-    parser.add_argument("--install", choices=("fresh", "current"), default="fresh",
-                        help="time a regular pip install in a throw-away venv (default) or the gfxgate next to this Python")
+    parser.add_argument(
+        "--install",
+        choices=("fresh", "current"),
+        default="fresh",
+        help="time a regular pip install in a throw-away venv (default) or the gfxgate next to this Python",
+    )
     args = parser.parse_args()
     from gfxgate.gate.snapshot import default_path
 
@@ -208,8 +212,11 @@ def main() -> None:
         pages_file = Path(cache.name) / "pages.txt"
         pages_file.write_text(" ".join(map(str, pages)))
         floor_cold = [py, "-c", READS_FLOOR, str(so), str(pages_file)]
-        cold_jobs = {"ours_cold": (ours, drop_cache(so), None), "grep_cold": (grep, drop_cache(so), None),
-                     "floor_cold": (floor_cold, drop_cache(so), None)}
+        cold_jobs = {
+            "ours_cold": (ours, drop_cache(so), None),
+            "grep_cold": (grep, drop_cache(so), None),
+            "floor_cold": (floor_cold, drop_cache(so), None),
+        }
     live = bool(os.environ.get("GFXGATE_SOURCE_OLLAMA") and os.environ.get("GFXGATE_SOURCE_OLLAMA_PYTHON"))
     if live:
         from bench_history import release_window
@@ -219,8 +226,20 @@ def main() -> None:
         window = release_window(args.history_tags, None)
         history_cache = tempfile.TemporaryDirectory(prefix="gfxgate-bench-")
         hist_env = {**os.environ, "GFXGATE_CACHE_DIR": history_cache.name}
-        hist = [*g, "history", "-t", "gfx900", "--from", window[0], "--to", window[-1], "--every-tag",
-                "--offline", "--format", "json"]
+        hist = [
+            *g,
+            "history",
+            "-t",
+            "gfx900",
+            "--from",
+            window[0],
+            "--to",
+            window[-1],
+            "--every-tag",
+            "--offline",
+            "--format",
+            "json",
+        ]
         hist_cold = wall(hist, env=hist_env)
         jobs.update({"trace": (trace, None, None), "history": (hist, None, hist_env)})
     # warm jobs first in every round (the file read into the page cache before them), then the cold ones
@@ -235,42 +254,76 @@ def main() -> None:
         ("scan1", "`gfxgate scan --target gfx900` (snapshot)", 0.20),
         ("scan8", "`gfxgate scan` 8 targets (snapshot)", None),
     ):
-        row(rows, label, t[key], f"+{(t[key] - base) * 1000:.0f} ms over `python -c pass`"
-            + (f"; target ≤ {target * 1000:.0f} ms: {'met' if t[key] <= target else 'NOT met'}" if target else ""))
+        row(
+            rows,
+            label,
+            t[key],
+            f"+{(t[key] - base) * 1000:.0f} ms over `python -c pass`"
+            + (f"; target ≤ {target * 1000:.0f} ms: {'met' if t[key] <= target else 'NOT met'}" if target else ""),
+        )
     if so is None and not args.skip_artifacts:
         rows.append(("artifacts", "—", "libggml-hip.so not available (pass --so)"))
     if so is not None:
         size = so.stat().st_size / 1e9
         ours_warm, grep_warm, ours_cold, grep_cold = t["ours_warm"], t["grep_warm"], t["ours_cold"], t["grep_cold"]
-        row(rows, f"`gfxgate artifacts libggml-hip.so --format json` ({size:.2f} GB), warm", ours_warm,
-            f"target ≤ 120 ms: {'met' if ours_warm <= 0.12 else 'NOT met'}")
+        row(
+            rows,
+            f"`gfxgate artifacts libggml-hip.so --format json` ({size:.2f} GB), warm",
+            ours_warm,
+            f"target ≤ 120 ms: {'met' if ours_warm <= 0.12 else 'NOT met'}",
+        )
         row(rows, "`grep -a -o` of the bundle ids, warm", grep_warm, f"{grep_warm / ours_warm:.1f}× slower")
         row(rows, "`gfxgate artifacts …`, cold (page cache dropped)", ours_cold, "")
-        row(rows, "`grep -a -o …`, cold", grep_cold,
+        row(
+            rows,
+            "`grep -a -o …`, cold",
+            grep_cold,
             f"{grep_cold / ours_cold:.1f}× slower (target ≥ 10×: {'met' if grep_cold >= 10 * ours_cold else 'NOT met'}; "
-            f"at most {grep_cold / base:.1f}× for a process that only starts Python)")
+            f"at most {grep_cold / base:.1f}× for a process that only starts Python)",
+        )
         floor_cold = t["floor_cold"]
-        row(rows, f"`python` + the {len(pages)} pages the scan reads, cold, all prefetched at once", floor_cold,
+        row(
+            rows,
+            f"`python` + the {len(pages)} pages the scan reads, cold, all prefetched at once",
+            floor_cold,
             f"the floor of a process reading them: at best {grep_cold / floor_cold:.1f}× faster than the grep; "
-            f"10× grep leaves {grep_cold * 100:.0f} ms, this floor takes {floor_cold * 1000:.0f} ms of it")
+            f"10× grep leaves {grep_cold * 100:.0f} ms, this floor takes {floor_cold * 1000:.0f} ms of it",
+        )
         warm(so)
     if live:
         row(rows, "`gfxgate trace num_gpu --offline`, warm", t["trace"], "local clones")
-        row(rows, f"`gfxgate history --every-tag` ({len(window)} tags {window[0]}…{window[-1]}), warm",
-            t["history"], f"cold: {hist_cold:.1f} s")
+        row(
+            rows,
+            f"`gfxgate history --every-tag` ({len(window)} tags {window[0]}…{window[-1]}), warm",
+            t["history"],
+            f"cold: {hist_cold:.1f} s",
+        )
         history_cache.cleanup()
     else:
-        rows.append(("trace / history", "—", "set GFXGATE_SOURCE_OLLAMA and GFXGATE_SOURCE_OLLAMA_PYTHON to local clones"))
+        rows.append(
+            ("trace / history", "—", "set GFXGATE_SOURCE_OLLAMA and GFXGATE_SOURCE_OLLAMA_PYTHON to local clones")
+        )
 
-    print(f"median of {n} (round-robin), whole process, "
-          f"{'a fresh regular install' if args.install == 'fresh' else ' '.join(g[-1:])}\n")
+    print(
+        f"median of {n} (round-robin), whole process, "
+        f"{'a fresh regular install' if args.install == 'fresh' else ' '.join(g[-1:])}\n"
+    )
     print("| command | wall | note |\n|---|---:|---|")
     for what, value, note in rows:
         print(f"| {what} | {value} | {note} |")
     if args.sweep:
         print()
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_sweep_overhead.py"), "--repeat", str(n),
-                        "--backends", "cpu"], check=False)
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "benchmarks" / "bench_sweep_overhead.py"),
+                "--repeat",
+                str(n),
+                "--backends",
+                "cpu",
+            ],
+            check=False,
+        )
 
 
 if __name__ == "__main__":

@@ -91,7 +91,9 @@ def main() -> None:
         runs, clock = sweep(endpoints, llama.model, args.repeat, args.num_predict, Path(tmp))
         loaded = {r.run_id: loaded_at(Path(r.get("server_log"))) for r in runs}
     print(f"{len(runs)} cells, num_gpu 0,1,2,-1 × {args.repeat}, num_predict {args.num_predict}; medians in ms\n")
-    print("| backend set | spawn | health wait (poll lag) | completion (llama.cpp prompt+eval) | stop | bookkeeping | cell | overhead share |")
+    print(
+        "| backend set | spawn | health wait (poll lag) | completion (llama.cpp prompt+eval) | stop | bookkeeping | cell | overhead share |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, _ in endpoints:
         mine = [r for r in runs if r.endpoint == name]
@@ -116,7 +118,9 @@ def main() -> None:
         print(
             f"| {name} | {spawn:.1f} | {health:.0f} ({lag:.0f}) | {completion:.0f} ({inner:.0f}) | {stop:.1f} | {book:.1f} | {cell:.0f} | {share:.1f} % |"
         )
-    print("\noverhead share = (spawn + poll lag + stop + bookkeeping) / cell; the rest of the health wait is the server's own start-up and load.")
+    print(
+        "\noverhead share = (spawn + poll lag + stop + bookkeeping) / cell; the rest of the health wait is the server's own start-up and load."
+    )
 
 
 if __name__ == "__main__":

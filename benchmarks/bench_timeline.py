@@ -47,11 +47,15 @@ def main() -> None:
         hist_first = sum(run(["history", "-t", t, "--offline", "--format", "json"], cache)[0] for t in targets)
         hist_warm = sum(run(["history", "-t", t, "--offline", "--format", "json"], cache)[0] for t in targets)
     cells = sum(len(t["cells"]) for t in data["targets"])
-    print(f"{len(targets)} targets × {data['range']['tags']} releases ({data['range']['from']} … {data['range']['to']}), "
-          f"{data['range']['probed']} probed, {cells} cells")
+    print(
+        f"{len(targets)} targets × {data['range']['tags']} releases ({data['range']['from']} … {data['range']['to']}), "
+        f"{data['range']['probed']} probed, {cells} cells"
+    )
     print(f"timeline: cold {cold:.2f} s, warm {warm:.2f} s")
-    print(f"history once per target: empty cache {hist_first:.2f} s, warm {hist_warm:.2f} s "
-          f"(after the timeline filled the cache: {hist_cold:.2f} s)")
+    print(
+        f"history once per target: empty cache {hist_first:.2f} s, warm {hist_warm:.2f} s "
+        f"(after the timeline filled the cache: {hist_cold:.2f} s)"
+    )
     print(f"warm timeline vs warm history per target: {hist_warm / warm:.1f}× faster")
 
 

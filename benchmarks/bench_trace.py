@@ -47,8 +47,11 @@ def in_process() -> tuple[float, int, int]:
                         source = ctx.source(hop.repo)
                     except Exception:  # noqa: BLE001 - an unavailable source is skipped in both runs
                         continue
-                    under_globs |= {(source.name + getattr(source, "root", ""), p) for p in ctx.files(source, globs)
-                                    if language_of(p)}
+                    under_globs |= {
+                        (source.name + getattr(source, "root", ""), p)
+                        for p in ctx.files(source, globs)
+                        if language_of(p)
+                    }
     sources.close()
     return filtered, parsed, len(under_globs)
 
@@ -61,8 +64,10 @@ def main() -> None:
     print(f"gfxgate trace num_gpu, whole process      : {one:.3f} s (target < 2.0 s)")
     print(f"gfxgate trace --env HSA_OVERRIDE_GFX_VERSION: {env:.3f} s")
     seconds, parsed, under_globs = in_process()
-    print(f"in-process, 5 options + env search: {seconds:.3f} s; {parsed} files parsed, each once "
-          f"(of {under_globs} source files under the hops' globs)")
+    print(
+        f"in-process, 5 options + env search: {seconds:.3f} s; {parsed} files parsed, each once "
+        f"(of {under_globs} source files under the hops' globs)"
+    )
 
 
 if __name__ == "__main__":

@@ -60,23 +60,25 @@ def mutate(data: bytes, rng: random.Random, others: list[bytes]) -> bytes:
         elif op == 1:  # an interesting integer, little-endian, 1-8 bytes
             width = rng.choice((1, 2, 4, 8))
             value = rng.choice(INTERESTING) & ((1 << (8 * width)) - 1)
-            out[pos:pos + width] = value.to_bytes(width, "little")
+            out[pos : pos + width] = value.to_bytes(width, "little")
         elif op == 2:  # a small integer near a real one (sizes and offsets)
             width = rng.choice((2, 4, 8))
-            old = int.from_bytes(out[pos:pos + width].ljust(width, b"\0"), "little")
-            out[pos:pos + width] = ((old + rng.choice((-1, 1, 8, -8, 64, 4096))) % (1 << (8 * width))).to_bytes(width, "little")
+            old = int.from_bytes(out[pos : pos + width].ljust(width, b"\0"), "little")
+            out[pos : pos + width] = ((old + rng.choice((-1, 1, 8, -8, 64, 4096))) % (1 << (8 * width))).to_bytes(
+                width, "little"
+            )
         elif op == 3:  # truncate
-            del out[rng.randrange(len(out)):]
+            del out[rng.randrange(len(out)) :]
         elif op == 4:  # duplicate a chunk
             end = min(len(out), pos + rng.randrange(1, 256))
             out[pos:pos] = out[pos:end]
         elif op == 5:  # remove a chunk
-            del out[pos:pos + rng.randrange(1, 256)]
+            del out[pos : pos + rng.randrange(1, 256)]
         else:  # splice another seed in
             other = rng.choice(others)
             if other:
                 start = rng.randrange(len(other))
-                out[pos:pos + 64] = other[start:start + rng.randrange(1, 512)]
+                out[pos : pos + 64] = other[start : start + rng.randrange(1, 512)]
     return bytes(out)
 
 
@@ -188,21 +190,36 @@ def seeds(work: Path) -> dict[str, tuple[list[bytes], Callable[[bytes], None]]]:
         bundle = built.device_bundle("fuzz-bundle.o").read_bytes()
         out["offload-bundle"] = ([bundle], artifact_target("bundle.o"))
         for version in (1, 2, 3):
-            out[f"ccob-v{version}"] = ([ccob(bundle, version, "zlib"), ccob(bundle, version, "zstd")],
-                                       artifact_target(f"ccob{version}.bin"))
+            out[f"ccob-v{version}"] = (
+                [ccob(bundle, version, "zlib"), ccob(bundle, version, "zstd")],
+                artifact_target(f"ccob{version}.bin"),
+            )
     else:
         print("fuzz: clang-19 not found; ELF, bundle and CCOB formats skipped", file=sys.stderr)
     rules = ROOT / "rules"
-    out["rules-yaml"] = ([(rules / "layers.yaml").read_bytes()] + [p.read_bytes() for p in sorted((rules / "gates").glob("*.yaml"))],
-                         None)  # schema chosen per seed below
+    out["rules-yaml"] = (
+        [(rules / "layers.yaml").read_bytes()] + [p.read_bytes() for p in sorted((rules / "gates").glob("*.yaml"))],
+        None,
+    )  # schema chosen per seed below
     out["worklog"] = ([_worklog_seed(work)], worklog_target())
     try:
         from tests.diagnose import logs
 
         journal = "\n".join(logs.journal(logs.ollama_0_12_3(override="9.0.0"))) + "\n"
-        out["diagnose-log"] = ([("\n".join(make()) + "\n").encode() for make in (
-            logs.ollama_0_12_3, logs.ollama_0_17_5_crash, logs.ollama_0_12_3_rocblas, logs.ollama_0_32,
-            logs.llama_server_hip)] + [journal.encode()], diagnose_target())
+        out["diagnose-log"] = (
+            [
+                ("\n".join(make()) + "\n").encode()
+                for make in (
+                    logs.ollama_0_12_3,
+                    logs.ollama_0_17_5_crash,
+                    logs.ollama_0_12_3_rocblas,
+                    logs.ollama_0_32,
+                    logs.llama_server_hip,
+                )
+            ]
+            + [journal.encode()],
+            diagnose_target(),
+        )
     except ImportError as exc:  # gfxgate/diagnose or its log builders absent
         print(f"fuzz: diagnose logs skipped ({exc})", file=sys.stderr)
     return out
@@ -225,7 +242,7 @@ def _v2_code_object() -> bytes | None:
     data = lib.read_bytes()
     for c in scan_file(lib).code_objects:
         if c.code_object_version == 2:
-            return data[c.offset:c.offset + c.size]
+            return data[c.offset : c.offset + c.size]
     return None
 
 
@@ -235,12 +252,21 @@ def sweep_record(n: int, outcome: str, endpoint: str, **extra) -> dict:
     from gfxgate.sweep.worklog import KIND, SCHEMA_VERSION, cell_key
 
     return {
-        "schema_version": SCHEMA_VERSION, "kind": KIND, "run_id": f"r{n}",
-        "cell": cell_key(endpoint, "m", n, 0), "endpoint": {"name": endpoint, "url": "http://127.0.0.1:1"},
-        "model": "m", "options": {"num_gpu": n, "num_predict": 8}, "outcome": outcome,
-        "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00",
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "run_id": f"r{n}",
+        "cell": cell_key(endpoint, "m", n, 0),
+        "endpoint": {"name": endpoint, "url": "http://127.0.0.1:1"},
+        "model": "m",
+        "options": {"num_gpu": n, "num_predict": 8},
+        "outcome": outcome,
+        "started_at": "2026-01-01T00:00:00.000+00:00",
+        "ended_at": "2026-01-01T00:00:01.000+00:00",
         "error": "" if outcome == "ok" else "llama runner process has terminated: signal: segmentation fault",
-        "gpu_target": "gfx900", "eval_count": 8, "eval_duration": 1000000, **extra,
+        "gpu_target": "gfx900",
+        "eval_count": 8,
+        "eval_duration": 1000000,
+        **extra,
     }
 
 
@@ -255,7 +281,6 @@ def _worklog_seed(work: Path) -> bytes:
     return path.read_bytes()
 
 
-
 # -- report formatters: hostile text in every field, the output inert ------------------------------------------
 #
 # A case is a result object of one type (built once, from real inputs where the tool has them offline) with every
@@ -267,14 +292,83 @@ def _worklog_seed(work: Path) -> bytes:
 # DEL, C1 or ESC.
 
 HOSTILE_PIECES = (
-    "`", "``", "```", "````", "~~~", "~", "~~x~~", "<script>alert(1)</script>", "<img src=x onerror=alert(1)>",
-    "</td></tr></table>", "<!-- c -->", "<", ">", "&lt;b&gt;", "&#60;i>", "&amp;", "[x](http://evil.example/)",
-    "![i](http://evil.example/i.png)", "[x][r]", "[r]: http://evil.example/", "<http://evil.example/>",
-    "http://evil.example/p", "www.evil.example", "user@evil.example", "mailto:u@evil.example", "\r", "\n", "\r\n",
-    "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x00", "\x07", "\x08", "\x7f", "\x1b[31m", "\x1b[2J", "\x1b]0;title\x07",
-    "\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\", "\x9b31m", "\x9d0;t\x9c", "\x1bP", "|", "||", "\\|", "\\",
-    "\\\\", "*", "**", "_", "__", "#", "# ", "## h", "> ", "- ", "+ ", "* ", "1. ", "2) ", "    ", "\t", "---", "===",
-    "***", "___", "- [ ] ", "[^1]", "[^1]: n", "$x$", ":smile:", "@someone", "#1", "\u202e", "\ufeff",
+    "`",
+    "``",
+    "```",
+    "````",
+    "~~~",
+    "~",
+    "~~x~~",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "</td></tr></table>",
+    "<!-- c -->",
+    "<",
+    ">",
+    "&lt;b&gt;",
+    "&#60;i>",
+    "&amp;",
+    "[x](http://evil.example/)",
+    "![i](http://evil.example/i.png)",
+    "[x][r]",
+    "[r]: http://evil.example/",
+    "<http://evil.example/>",
+    "http://evil.example/p",
+    "www.evil.example",
+    "user@evil.example",
+    "mailto:u@evil.example",
+    "\r",
+    "\n",
+    "\r\n",
+    "\u2028",
+    "\u2029",
+    "\x85",
+    "\x0b",
+    "\x0c",
+    "\x00",
+    "\x07",
+    "\x08",
+    "\x7f",
+    "\x1b[31m",
+    "\x1b[2J",
+    "\x1b]0;title\x07",
+    "\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\",
+    "\x9b31m",
+    "\x9d0;t\x9c",
+    "\x1bP",
+    "|",
+    "||",
+    "\\|",
+    "\\",
+    "\\\\",
+    "*",
+    "**",
+    "_",
+    "__",
+    "#",
+    "# ",
+    "## h",
+    "> ",
+    "- ",
+    "+ ",
+    "* ",
+    "1. ",
+    "2) ",
+    "    ",
+    "\t",
+    "---",
+    "===",
+    "***",
+    "___",
+    "- [ ] ",
+    "[^1]",
+    "[^1]: n",
+    "$x$",
+    ":smile:",
+    "@someone",
+    "#1",
+    "\u202e",
+    "\ufeff",
 )
 WORDS = ("a", "gfx900", "rocm", "x.y", "ollama@v0.1", "ok", " ", "  ", "-", "(", ")", ":", "1")
 
@@ -282,8 +376,10 @@ WORDS = ("a", "gfx900", "rocm", "x.y", "ollama@v0.1", "ok", " ", "  ", "-", "(",
 def hostile(rng: random.Random) -> str:
     """A hostile string: a few hostile pieces between plain words, sometimes very long."""
     pick = rng.random  # rng.choice and rng.randrange, unrolled: half of a case's time was drawing these
-    parts = [HOSTILE_PIECES[int(pick() * len(HOSTILE_PIECES))] if pick() < 0.6 else WORDS[int(pick() * len(WORDS))]
-             for _ in range(1 + int(pick() * 6))]
+    parts = [
+        HOSTILE_PIECES[int(pick() * len(HOSTILE_PIECES))] if pick() < 0.6 else WORDS[int(pick() * len(WORDS))]
+        for _ in range(1 + int(pick() * 6))
+    ]
     text = "".join(parts)
     if pick() < 0.01:
         text = text * (100 + int(pick() * 900))  # very long
@@ -335,6 +431,7 @@ def substituter(obj, keep: frozenset = frozenset()) -> Callable[[Callable[[str],
                 if key not in memo:
                     memo[key] = inner(memo, new)
                 return memo[key]
+
         compiled[key] = builder
         return builder
 
@@ -356,8 +453,10 @@ def substituter(obj, keep: frozenset = frozenset()) -> Callable[[Callable[[str],
             items = [(k, _CONST if type(k) is str else walk(k), v, walk(v, k)) for k, v in value.items()]
             return lambda memo, new: {part(k, kb, memo, new): part(v, vb, memo, new) for k, kb, v, vb in items}
         if dataclasses.is_dataclass(value):
-            fields = [(f.name, getattr(value, f.name), walk(getattr(value, f.name), f.name))
-                      for f in dataclasses.fields(value)]
+            fields = [
+                (f.name, getattr(value, f.name), walk(getattr(value, f.name), f.name))
+                for f in dataclasses.fields(value)
+            ]
             if all(b is _CONST for _, _, b in fields):
                 return _CONST
 
@@ -483,8 +582,10 @@ def _md_findings(hostile_md: str, good: _Plain) -> str | None:
     bad = _skeleton(hostile_md)
     if bad != good.skeleton:
         at = next((i for i, (a, b) in enumerate(zip(bad, good.skeleton)) if a != b), min(len(bad), len(good.skeleton)))
-        return (f"Markdown skeleton differs at node {at}: {bad[max(0, at - 3):at + 3]} instead of "
-                f"{good.skeleton[max(0, at - 3):at + 3]}")
+        return (
+            f"Markdown skeleton differs at node {at}: {bad[max(0, at - 3) : at + 3]} instead of "
+            f"{good.skeleton[max(0, at - 3) : at + 3]}"
+        )
     control = _TERMINAL.search(hostile_md)
     if control:
         return f"Markdown holds control U+{ord(control.group()):04X}"
@@ -540,8 +641,9 @@ class ReportType:
     keep: frozenset = frozenset()
 
 
-def report_case(kind: ReportType, fmt: str, base, rng: random.Random, table: dict[str, str] | None = None
-                ) -> tuple[str | None, dict]:
+def report_case(
+    kind: ReportType, fmt: str, base, rng: random.Random, table: dict[str, str] | None = None
+) -> tuple[str | None, dict]:
     """One case: (the problem or None, the replacements made, for replay); ``table`` (filled as the replacements are
     made) keeps them also when the case is cut short by the time cap."""
     table = {} if table is None else table
@@ -650,10 +752,24 @@ def build_history():
     for layer in m.layers[:4]:
         v = slim_verdict(cells[layer.id])
         other = {**v, "status": "unknown", "evidence": [], "reason": "a reason"}
-        rows.append(LayerHistory(layer, "gfx900", Step("v0.1.0", None, None, v),
-                                 (Step("v0.2.0", "v0.1.0", "regression", other, v), Step("v0.3.0", "v0.2.0", "improvement", v, other))))
-    return History("ollama", ("gfx900",), ("v0.1.0", "v0.2.0", "v0.3.0"), ("v0.1.0", "v0.3.0"), False, False,
-                   tuple(rows), ("a note",))
+        rows.append(
+            LayerHistory(
+                layer,
+                "gfx900",
+                Step("v0.1.0", None, None, v),
+                (Step("v0.2.0", "v0.1.0", "regression", other, v), Step("v0.3.0", "v0.2.0", "improvement", v, other)),
+            )
+        )
+    return History(
+        "ollama",
+        ("gfx900",),
+        ("v0.1.0", "v0.2.0", "v0.3.0"),
+        ("v0.1.0", "v0.3.0"),
+        False,
+        False,
+        tuple(rows),
+        ("a note",),
+    )
 
 
 def build_timeline():
@@ -681,7 +797,9 @@ def build_workarounds():
         sources.close()
     first = reports[0]
     found = dataclasses.replace(first.results[0], reason=None, evidence=_evidence())
-    reports[0] = dataclasses.replace(first, override_target="gfx900", override_code="code objects", results=(found, *first.results))
+    reports[0] = dataclasses.replace(
+        first, override_target="gfx900", override_code="code objects", results=(found, *first.results)
+    )
     return reports, tuple(absent) or tuple(w for w in items if w.exists_in)[:1]
 
 
@@ -720,16 +838,46 @@ def build_trace():
 
     spec = next(iter(load_trace_rules().traces.values()))
     loc = Location(repo="ollama", ref="v0.1.0", path="llm/server.go", line=12)
-    found = TraceHop("h1", "stage", "go-field", "found", loc, "code", "Options.num_gpu", "meaning", "doc comment",
-                     None, "a note", "a route", (loc,))
+    found = TraceHop(
+        "h1",
+        "stage",
+        "go-field",
+        "found",
+        loc,
+        "code",
+        "Options.num_gpu",
+        "meaning",
+        "doc comment",
+        None,
+        "a note",
+        "a route",
+        (loc,),
+    )
     missing = TraceHop("h2", "stage", "go-field", "missing", None, reason="a reason")
     stages = tuple(TraceStage(s, "found", (found, missing), "via") for s in spec.stages[:2])
     source = SourceInfo(name="ollama", url="https://example.invalid/o.git", ref="v0.1.0", commit="0" * 40, origin="git")
-    result = TraceResult("num_gpu", spec.id, "a title", "a question", (source,), stages, "a conclusion", None, "a caution",
-                         ("a note",))
-    env = EnvSearch("OLLAMA_X", (source,), (("getenv", "a kind"),),
-                    (EnvRead(repo="ollama", ref="v0.1.0", commit="0" * 40, path="envconfig/config.go", line=3, text="os.Getenv(x)", kind="getenv", function="f", meaning="m"),),
-                    (("llama.cpp", "a reason"),))
+    result = TraceResult(
+        "num_gpu", spec.id, "a title", "a question", (source,), stages, "a conclusion", None, "a caution", ("a note",)
+    )
+    env = EnvSearch(
+        "OLLAMA_X",
+        (source,),
+        (("getenv", "a kind"),),
+        (
+            EnvRead(
+                repo="ollama",
+                ref="v0.1.0",
+                commit="0" * 40,
+                path="envconfig/config.go",
+                line=3,
+                text="os.Getenv(x)",
+                kind="getenv",
+                function="f",
+                meaning="m",
+            ),
+        ),
+        (("llama.cpp", "a reason"),),
+    )
     return result, env
 
 
@@ -743,27 +891,65 @@ def build_sweep():
     path = work / "seed.jsonl"
     lines = [line for line in _worklog_seed(work).split(b"\n") if line.strip()]
     report = build_report(Worklog(path, tuple(Run(_parse_line(path, n, line), n) for n, line in enumerate(lines, 1))))
-    crash = CrashExcerpt("r1", "vulkan", "m", 1, "crash", "compute", "a reason", ("ggml_vk_compute", "abort"),
-                         "logs/r1.log", ("llama_model_load: loaded", "```", "segmentation fault"))
+    crash = CrashExcerpt(
+        "r1",
+        "vulkan",
+        "m",
+        1,
+        "crash",
+        "compute",
+        "a reason",
+        ("ggml_vk_compute", "abort"),
+        "logs/r1.log",
+        ("llama_model_load: loaded", "```", "segmentation fault"),
+    )
     endpoints = (*report.endpoints, ("server", "http://127.0.0.1:2", "llama.cpp version: 1 (abc)"))
-    return dataclasses.replace(report, crashes=(crash, *report.crashes), endpoints=endpoints,
-                               warnings=(*report.warnings, "a warning"))
+    return dataclasses.replace(
+        report, crashes=(crash, *report.crashes), endpoints=endpoints, warnings=(*report.warnings, "a warning")
+    )
 
 
 def build_artifacts():
-    from gfxgate.artifacts.model import CODE_OBJECT, HIP_HOST, SKIPPED, ArtifactReport, CodeObject, FileError, FileReport, TargetString
+    from gfxgate.artifacts.model import (
+        CODE_OBJECT,
+        HIP_HOST,
+        SKIPPED,
+        ArtifactReport,
+        CodeObject,
+        FileError,
+        FileReport,
+        TargetString,
+    )
     from gfxgate.artifacts.render import ArtifactsResult
     from gfxgate.artifacts.verdicts import artifact_verdicts
     from gfxgate.targets import catalog
 
-    co = CodeObject("gfx900", "gfx900", "IN_BUNDLE", 4096, 100, 5, None, "hipv4-amdgcn-amd-amdhsa--gfx900", 16,
-                    ("kernel_a", "kernel_b"))
+    co = CodeObject(
+        "gfx900",
+        "gfx900",
+        "IN_BUNDLE",
+        4096,
+        100,
+        5,
+        None,
+        "hipv4-amdgcn-amd-amdhsa--gfx900",
+        16,
+        ("kernel_a", "kernel_b"),
+    )
     from gfxgate.artifacts.rocblas import LibraryFile
 
     files = (
-        FileReport("lib/libggml-hip.so", HIP_HOST, 1000, 500, (co,), (TargetString("gfx1030", 64, 2),),
-                   LibraryFile("rocblas", "code-objects", "gfx900"),
-                   (FileError("a problem", 12),), "ab" * 32),
+        FileReport(
+            "lib/libggml-hip.so",
+            HIP_HOST,
+            1000,
+            500,
+            (co,),
+            (TargetString("gfx1030", 64, 2),),
+            LibraryFile("rocblas", "code-objects", "gfx900"),
+            (FileError("a problem", 12),),
+            "ab" * 32,
+        ),
         FileReport("lib/x.hsaco", CODE_OBJECT, 10, 10, (co,)),
         FileReport("lib/link.so", SKIPPED, skipped="same file as lib/x.hsaco"),
     )
@@ -783,6 +969,7 @@ def _render(module: str, fmt: str, **options):
 
 def _render_pair(module: str, fmt: str, **options):
     """The formatter of a (result, extra) pair: workarounds (reports, not applicable)."""
+
     def run(pair):
         import importlib
 
@@ -798,28 +985,75 @@ def _both(md, text):
 
 
 REPORT_TYPES = (
-    ReportType("scan", build_scan, _render("gfxgate.report", "md"), _render("gfxgate.report", "text"),
-               frozenset({"kind", "state", "backend"})),
-    ReportType("diff", build_diff, _render("gfxgate.prcheck.render", "md"), _render("gfxgate.prcheck.render", "text"),
-               frozenset({"kind", "status"})),
-    ReportType("check", build_diff, _render("gfxgate.prcheck.render", "md", title="gfxgate check"), None,
-               frozenset({"kind", "status"})),
-    ReportType("history", build_history, _render("gfxgate.history.render", "md"), _render("gfxgate.history.render", "text"),
-               frozenset({"kind", "status"})),
-    ReportType("timeline", build_timeline, _render("gfxgate.timeline.render", "md"), None,
-               frozenset({"route", "kind", "state", "backend", "method", "origin", "key", "backends", "url"})),
-    ReportType("workarounds", build_workarounds, _render_pair("gfxgate.report.workarounds", "md"), None,
-               frozenset({"state"})),
-    ReportType("messages", build_messages, lambda r: __import__("gfxgate.report.messages").report.messages.render(r, "md", sources=()),
-               None, frozenset({"state", "kind"})),
-    ReportType("diagnose", build_diagnose, _render("gfxgate.diagnose.render", "md"), _render("gfxgate.diagnose.render", "text"),
-               frozenset({"log_kind", "outcome", "kind"})),
-    ReportType("trace", build_trace, lambda p: "".join(_render("gfxgate.trace.render", "md")(r) for r in p),
-               lambda p: "".join(_render("gfxgate.trace.render", "text")(r) for r in p), frozenset({"status", "kind", "kinds"})),
-    ReportType("sweep", build_sweep, _render("gfxgate.sweep.render", "md"), None,
-               frozenset({"verdict", "id", "outcome"})),
-    ReportType("artifacts", build_artifacts, _render("gfxgate.artifacts.render", "md"), _render("gfxgate.artifacts.render", "text"),
-               frozenset({"kind", "container"})),
+    ReportType(
+        "scan",
+        build_scan,
+        _render("gfxgate.report", "md"),
+        _render("gfxgate.report", "text"),
+        frozenset({"kind", "state", "backend"}),
+    ),
+    ReportType(
+        "diff",
+        build_diff,
+        _render("gfxgate.prcheck.render", "md"),
+        _render("gfxgate.prcheck.render", "text"),
+        frozenset({"kind", "status"}),
+    ),
+    ReportType(
+        "check",
+        build_diff,
+        _render("gfxgate.prcheck.render", "md", title="gfxgate check"),
+        None,
+        frozenset({"kind", "status"}),
+    ),
+    ReportType(
+        "history",
+        build_history,
+        _render("gfxgate.history.render", "md"),
+        _render("gfxgate.history.render", "text"),
+        frozenset({"kind", "status"}),
+    ),
+    ReportType(
+        "timeline",
+        build_timeline,
+        _render("gfxgate.timeline.render", "md"),
+        None,
+        frozenset({"route", "kind", "state", "backend", "method", "origin", "key", "backends", "url"}),
+    ),
+    ReportType(
+        "workarounds", build_workarounds, _render_pair("gfxgate.report.workarounds", "md"), None, frozenset({"state"})
+    ),
+    ReportType(
+        "messages",
+        build_messages,
+        lambda r: __import__("gfxgate.report.messages").report.messages.render(r, "md", sources=()),
+        None,
+        frozenset({"state", "kind"}),
+    ),
+    ReportType(
+        "diagnose",
+        build_diagnose,
+        _render("gfxgate.diagnose.render", "md"),
+        _render("gfxgate.diagnose.render", "text"),
+        frozenset({"log_kind", "outcome", "kind"}),
+    ),
+    ReportType(
+        "trace",
+        build_trace,
+        lambda p: "".join(_render("gfxgate.trace.render", "md")(r) for r in p),
+        lambda p: "".join(_render("gfxgate.trace.render", "text")(r) for r in p),
+        frozenset({"status", "kind", "kinds"}),
+    ),
+    ReportType(
+        "sweep", build_sweep, _render("gfxgate.sweep.render", "md"), None, frozenset({"verdict", "id", "outcome"})
+    ),
+    ReportType(
+        "artifacts",
+        build_artifacts,
+        _render("gfxgate.artifacts.render", "md"),
+        _render("gfxgate.artifacts.render", "text"),
+        frozenset({"kind", "container"}),
+    ),
 )
 
 
@@ -833,7 +1067,9 @@ def report_formats() -> dict[str, tuple[ReportType, str]]:
     return out
 
 
-def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: float, rng: random.Random, out: Path) -> Result:
+def fuzz_report(
+    name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: float, rng: random.Random, out: Path
+) -> Result:
     result = Result(name)
     start = time.perf_counter()
     signal.signal(signal.SIGPROF, _alarm)
@@ -843,8 +1079,12 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
         # the cap counts this process's CPU time (ITIMER_PROF): a formatter is CPU-bound, and a loaded machine (these
         # runs are niced, several at once) must not turn into findings
         outcome: list = []
-        problem = _guarded(lambda out=outcome, table=table: out.extend(report_case(kind, fmt, base, rng, table)), cap_s,
-                           signal.ITIMER_PROF, "per-case CPU cap")
+        problem = _guarded(
+            lambda out=outcome, table=table: out.extend(report_case(kind, fmt, base, rng, table)),
+            cap_s,
+            signal.ITIMER_PROF,
+            "per-case CPU cap",
+        )
         if outcome:
             problem = problem or outcome[0]
         spent = time.perf_counter() - t0
@@ -852,12 +1092,18 @@ def fuzz_report(name: str, kind: ReportType, fmt: str, base, cases: int, cap_s: 
             result.slowest_s, result.slowest_case = spent, case
         if problem:
             file = f"{name.replace(':', '-')}-{case}.json"
-            (out / file).write_text(json.dumps({"format": name, "problem": problem, "replacements": table}, ensure_ascii=True))
+            (out / file).write_text(
+                json.dumps({"format": name, "problem": problem, "replacements": table}, ensure_ascii=True)
+            )
             result.findings.append({"case": case, "problem": problem, "input": file})
         result.cases += 1
         if result.cases % 1000 == 0:  # a long run stopped early still says how far it got
-            print(f"{name}: {result.cases} cases, {len(result.findings)} findings, slowest {result.slowest_s * 1000:.0f} ms, "
-                  f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+            print(
+                f"{name}: {result.cases} cases, {len(result.findings)} findings, slowest {result.slowest_s * 1000:.0f} ms, "
+                f"{time.perf_counter() - start:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     result.seconds = time.perf_counter() - start
     return result
 
@@ -918,15 +1164,20 @@ def main() -> int:
     names = {n for n in report_formats()} | {kind.name for kind in REPORT_TYPES}
     only_reports = bool(args.formats) and set(args.formats) <= names
     all_seeds = {} if only_reports else seeds(work)  # built before the cap: clang runs as a child process
-    reports = {name: (kind, fmt) for name, (kind, fmt) in report_formats().items()
-               if not args.formats or name in args.formats or kind.name in args.formats}
+    reports = {
+        name: (kind, fmt)
+        for name, (kind, fmt) in report_formats().items()
+        if not args.formats or name in args.formats or kind.name in args.formats
+    }
     bases = {kind.name: kind.build() for kind, _ in reports.values()}  # built before the cap, as the seeds
     cap = args.mem_mb << 20
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     failed = False
     for name, (kind, fmt) in reports.items():
         rng = random.Random(f"{args.seed}-{name}")
-        failed |= _report(fuzz_report(name, kind, fmt, bases[kind.name], args.cases, args.cap_s, rng, args.out), args.json)
+        failed |= _report(
+            fuzz_report(name, kind, fmt, bases[kind.name], args.cases, args.cap_s, rng, args.out), args.json
+        )
     for fmt, (seed_list, target) in all_seeds.items():
         if args.formats and fmt not in args.formats:
             continue
@@ -939,13 +1190,23 @@ def _report(result: Result, as_json: bool) -> bool:
     """Print one format's figures; True when it had findings."""
     fmt = result.fmt
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    line = {"format": fmt, "cases": result.cases, "findings": len(result.findings),
-            "slowest_ms": round(result.slowest_s * 1000, 1), "slowest_case": result.slowest_case,
-            "peak_rss_mb": round(peak_mb, 1), "seconds": round(result.seconds, 1),
-            "first_findings": result.findings[:3]}
-    print(json.dumps(line) if as_json else
-          f"{fmt:22} {result.cases:>7} cases  {len(result.findings):>3} findings  slowest {line['slowest_ms']:>7} ms "
-          f"(case {result.slowest_case})  peak RSS {line['peak_rss_mb']} MB  {line['seconds']} s", flush=True)
+    line = {
+        "format": fmt,
+        "cases": result.cases,
+        "findings": len(result.findings),
+        "slowest_ms": round(result.slowest_s * 1000, 1),
+        "slowest_case": result.slowest_case,
+        "peak_rss_mb": round(peak_mb, 1),
+        "seconds": round(result.seconds, 1),
+        "first_findings": result.findings[:3],
+    }
+    print(
+        json.dumps(line)
+        if as_json
+        else f"{fmt:22} {result.cases:>7} cases  {len(result.findings):>3} findings  slowest {line['slowest_ms']:>7} ms "
+        f"(case {result.slowest_case})  peak RSS {line['peak_rss_mb']} MB  {line['seconds']} s",
+        flush=True,
+    )
     for finding in result.findings[:3]:
         print(f"    {finding}", flush=True)
     return bool(result.findings)

@@ -35,13 +35,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PATHS = ("sys/class/kfd/kfd/topology/nodes/1/properties", "sys/class/kfd/kfd/topology/nodes/1",
-         "sys/class/drm/renderD128/device/vendor", "sys/class/drm/renderD128/device/mem_info_vram_total",
-         "sys/class/drm/renderD128", "etc/group", "etc/passwd", ".gfxgate-doctor/stat.json", ".gfxgate-doctor/logs/0-x",
-         "etc/systemd/system/ollama.service", "etc/systemd/system/ollama.service.d/a.conf", "etc/ollama.env",
-         "proc/7/comm", "proc/7/cmdline", "proc/7/environ", "usr/local/bin/ollama", "usr/local/lib/ollama/rocm",
-         "usr/local/lib/ollama/rocm/libggml-hip.so", "usr/local/lib/ollama/rocm/rocblas/library",
-         "usr/share/libdrm/amdgpu.ids", "opt/rocm/.info/version", "dev/kfd", "etc", "usr", "proc")
+PATHS = (
+    "sys/class/kfd/kfd/topology/nodes/1/properties",
+    "sys/class/kfd/kfd/topology/nodes/1",
+    "sys/class/drm/renderD128/device/vendor",
+    "sys/class/drm/renderD128/device/mem_info_vram_total",
+    "sys/class/drm/renderD128",
+    "etc/group",
+    "etc/passwd",
+    ".gfxgate-doctor/stat.json",
+    ".gfxgate-doctor/logs/0-x",
+    "etc/systemd/system/ollama.service",
+    "etc/systemd/system/ollama.service.d/a.conf",
+    "etc/ollama.env",
+    "proc/7/comm",
+    "proc/7/cmdline",
+    "proc/7/environ",
+    "usr/local/bin/ollama",
+    "usr/local/lib/ollama/rocm",
+    "usr/local/lib/ollama/rocm/libggml-hip.so",
+    "usr/local/lib/ollama/rocm/rocblas/library",
+    "usr/share/libdrm/amdgpu.ids",
+    "opt/rocm/.info/version",
+    "dev/kfd",
+    "etc",
+    "usr",
+    "proc",
+)
 CANARY = b"CANARY-outside-the-root"
 
 
@@ -51,13 +71,24 @@ def _tree(data: bytes, top: Path) -> Path:
     root.mkdir()
     (top / "outside").mkdir()
     (top / "outside/canary").write_bytes(CANARY)
-    links = ["/", "..", "../..", "../../../outside/canary", str(top / "outside/canary"), "/etc/passwd", "/dev/zero",
-             "loop", ".", "/sys/class/kfd/kfd/topology/nodes/1/properties", "../../../../../../outside"]
+    links = [
+        "/",
+        "..",
+        "../..",
+        "../../../outside/canary",
+        str(top / "outside/canary"),
+        "/etc/passwd",
+        "/dev/zero",
+        "loop",
+        ".",
+        "/sys/class/kfd/kfd/topology/nodes/1/properties",
+        "../../../../../../outside",
+    ]
     pos = 0
     while pos + 2 <= len(data) and pos < 4096:
         op, which = data[pos] % 5, data[pos + 1] % len(PATHS)
         size = data[pos + 2] if pos + 2 < len(data) else 0
-        payload = data[pos + 3:pos + 3 + size]
+        payload = data[pos + 3 : pos + 3 + size]
         pos += 3 + size
         path = root / PATHS[which]
         try:
@@ -128,8 +159,11 @@ def unit(data: bytes) -> None:
         shutil.rmtree(tmp)
 
 
-_ALLOWED = re.compile(r"(|#|\[(Unit|Service|Install)\]|# \(gfxgate: withheld\)|Environment=.*|EnvironmentFile=.*|User=.*|"
-                      r"Group=.*|SupplementaryGroups=.*|ExecStart=.*)", re.S)
+_ALLOWED = re.compile(
+    r"(|#|\[(Unit|Service|Install)\]|# \(gfxgate: withheld\)|Environment=.*|EnvironmentFile=.*|User=.*|"
+    r"Group=.*|SupplementaryGroups=.*|ExecStart=.*)",
+    re.S,
+)
 
 
 def collect(data: bytes) -> None:
@@ -173,9 +207,11 @@ def collect(data: bytes) -> None:
 
 TARGETS = {"reader": reader, "unit": unit, "collect": collect}
 SEEDS = {
-    "unit": [b"[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0 OLLAMA_API_KEY=x \\\n  HIP_VISIBLE_DEVICES=0\n"
-             b"EnvironmentFile=-/etc/ollama.env\nUser=ollama\nExecStart=/usr/bin/env A=1 /usr/bin/ollama serve\n"
-             b"\0HSA_OVERRIDE_GFX_VERSION=\"9.0.0\"\nKEY='a\nb'\n# c \\\nX=1\n"],
+    "unit": [
+        b"[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0 OLLAMA_API_KEY=x \\\n  HIP_VISIBLE_DEVICES=0\n"
+        b"EnvironmentFile=-/etc/ollama.env\nUser=ollama\nExecStart=/usr/bin/env A=1 /usr/bin/ollama serve\n"
+        b"\0HSA_OVERRIDE_GFX_VERSION=\"9.0.0\"\nKEY='a\nb'\n# c \\\nX=1\n"
+    ],
     "reader": [bytes([0, 0, 20]) + b"gfx_target_version 9" + bytes([1, 5, 1, 3, 0, 7, 4]) + b"x:x:" + bytes([2, 9, 0])],
 }
 SEEDS["collect"] = SEEDS["unit"]
@@ -188,11 +224,26 @@ def run_one(name: str, seconds: int) -> dict:
         corpus.mkdir()
         for n, seed in enumerate(SEEDS[name]):
             (corpus / f"seed{n}").write_bytes(seed)
-        done = subprocess.run([sys.executable, __file__, "--child", name, f"-max_total_time={seconds}", "-timeout=5",
-                               "-rss_limit_mb=1024", "-print_final_stats=1", str(corpus)], cwd=work,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                name,
+                f"-max_total_time={seconds}",
+                "-timeout=5",
+                "-rss_limit_mb=1024",
+                "-print_final_stats=1",
+                str(corpus),
+            ],
+            cwd=work,
+            capture_output=True,
+            text=True,
+        )
         log = done.stderr
-        crashes = sorted(p.name for p in Path(work).glob("crash-*")) + sorted(p.name for p in Path(work).glob("timeout-*"))
+        crashes = sorted(p.name for p in Path(work).glob("crash-*")) + sorted(
+            p.name for p in Path(work).glob("timeout-*")
+        )
         if crashes:
             keep = ROOT / "benchmarks" / f"fuzz-findings-{name}"
             keep.mkdir(exist_ok=True)
@@ -200,10 +251,16 @@ def run_one(name: str, seconds: int) -> dict:
                 shutil.copy(Path(work) / c, keep / c)
     runs = re.findall(r"stat::number_of_executed_units:\s*(\d+)", log)
     cov = re.findall(r"cov: (\d+) ft: (\d+)", log)
-    return {"target": name, "seconds": seconds, "runs": int(runs[-1]) if runs else None,
-            "cov": int(cov[-1][0]) if cov else None, "ft": int(cov[-1][1]) if cov else None,
-            "findings": crashes, "rc": done.returncode,
-            "tail": "" if not crashes else "\n".join(log.splitlines()[-25:])}
+    return {
+        "target": name,
+        "seconds": seconds,
+        "runs": int(runs[-1]) if runs else None,
+        "cov": int(cov[-1][0]) if cov else None,
+        "ft": int(cov[-1][1]) if cov else None,
+        "findings": crashes,
+        "rc": done.returncode,
+        "tail": "" if not crashes else "\n".join(log.splitlines()[-25:]),
+    }
 
 
 def main() -> None:
@@ -229,8 +286,11 @@ def main() -> None:
     names = sorted(TARGETS) if args.all or not args.target else args.target
     for name in names:
         result = run_one(name, args.seconds)
-        print(f"{name:8} {result['seconds']} s: {result['runs']} runs, cov {result['cov']}, ft {result['ft']}, "
-              f"findings {len(result['findings'])}" + (f"\n{result['tail']}" if result["tail"] else ""), flush=True)
+        print(
+            f"{name:8} {result['seconds']} s: {result['runs']} runs, cov {result['cov']}, ft {result['ft']}, "
+            f"findings {len(result['findings'])}" + (f"\n{result['tail']}" if result["tail"] else ""),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

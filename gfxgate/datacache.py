@@ -42,6 +42,7 @@ except ImportError:  # pragma: no cover - an interpreter without it
 def _hash(data: bytes = b"") -> Any:
     return _blake2b(data, digest_size=32)
 
+
 FORMAT = 3  # bump when the stored layout or a loader's semantics change (2: an entry per content, not per file;
 # 3: BLAKE2b keys and checksum instead of SHA-256)
 _MAGIC = b"gfxgate-rules-cache\n"
@@ -112,9 +113,12 @@ class _Store:
             return {}
         try:
             info = os.fstat(fd)
-            if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHE_BYTES
-                    or (hasattr(os, "getuid") and info.st_uid != os.getuid())
-                    or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+            if (
+                not stat.S_ISREG(info.st_mode)
+                or info.st_size > MAX_CACHE_BYTES
+                or (hasattr(os, "getuid") and info.st_uid != os.getuid())
+                or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+            ):
                 self.foreign = True
                 return {}  # not a file this user wrote for itself: ignored, and replaced on the next write
             blob = os.read(fd, MAX_CACHE_BYTES + 1)
@@ -122,7 +126,11 @@ class _Store:
             return {}
         finally:
             os.close(fd)
-        head, digest, payload = blob[:len(_MAGIC)], blob[len(_MAGIC):len(_MAGIC) + _DIGEST], blob[len(_MAGIC) + _DIGEST:]
+        head, digest, payload = (
+            blob[: len(_MAGIC)],
+            blob[len(_MAGIC) : len(_MAGIC) + _DIGEST],
+            blob[len(_MAGIC) + _DIGEST :],
+        )
         if head != _MAGIC or _hash(payload).digest() != digest:
             return {}
 
@@ -132,8 +140,11 @@ class _Store:
             return {}
         if not isinstance(data, dict):
             return {}
-        return {slot: entry for slot, entry in data.items()
-                if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], bytes)}
+        return {
+            slot: entry
+            for slot, entry in data.items()
+            if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], bytes)
+        }
 
     def get(self, slot: str, k: str) -> tuple[bool, Any]:
         entry = self.entries.get(slot)

@@ -85,7 +85,11 @@ def _entry_lines(text: str, items: str) -> list[int]:
         node = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:
         node = None  # loaded by the pure-Python parser only (see _yaml_error): entries are located at no line
-    entries = next((value for key, value in node.value if key.value == items), None) if isinstance(node, yaml.MappingNode) else None
+    entries = (
+        next((value for key, value in node.value if key.value == items), None)
+        if isinstance(node, yaml.MappingNode)
+        else None
+    )
     return [item.start_mark.line + 1 for item in entries.value] if isinstance(entries, yaml.SequenceNode) else []
 
 
@@ -237,6 +241,7 @@ def load_json(path: Path, raw: bytes, schema: str) -> Any:
 
     Raises ``ValueError`` (``json.JSONDecodeError``, ``UnicodeDecodeError``) for the caller to report.
     """
+
     def parse() -> Any:
         data = loads_input(raw)  # too deep or a number too long: a ValueError too, never a RecursionError
         validate(data, schema, path, {})

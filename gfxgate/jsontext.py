@@ -46,7 +46,11 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_a
             except TypeError:
                 out = None
             # ensure_ascii: json also escapes DEL (0x7f), which orjson writes as it is
-            if out is not None and _floats_as_repr(out) and (not ensure_ascii or (out.isascii() and b"\x7f" not in out)):
+            if (
+                out is not None
+                and _floats_as_repr(out)
+                and (not ensure_ascii or (out.isascii() and b"\x7f" not in out))
+            ):
                 return out.decode("utf-8")
 
     return json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=ensure_ascii)
@@ -67,7 +71,9 @@ def _floats_as_repr(out: bytes) -> bool:
         end = out.find(b"\n", start)
         end = len(out) if end < 0 else end
         last = end - 2 if end > start and out[end - 1] == 44 else end - 1  # before a "," ending the value
-        if last < start or not 48 <= out[last] <= 57:  # a value line ends in a digit (a string's ends in a quote): nothing to read
+        if (
+            last < start or not 48 <= out[last] <= 57
+        ):  # a value line ends in a digit (a string's ends in a quote): nothing to read
             continue
         line = _VALUE_LINE.fullmatch(out, start, end)
         if line is not None:
@@ -91,6 +97,7 @@ def loads_input(raw: bytes | str, *, max_depth: int = MAX_INPUT_DEPTH) -> Any:
     ``max_depth`` (the decoder's RecursionError at ~1,000 levels, else a depth walk that never recurses, so the
     schema validators that do never see more), an integer past Python's digit limit (4,300), ``NaN``,
     ``Infinity`` or a float that overflows (written back as non-JSON ``Infinity`` before)."""
+
     def finite(text: str) -> float:
         value = float(text)
         if not math.isfinite(value):

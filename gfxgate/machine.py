@@ -63,7 +63,7 @@ class RuntimeRun(JsonRecord):
     passed: int | None = None
 
     def sentence(self, version: str | None = None) -> str:
-        """"on a Radeon RX Vega 56 at 0.17.4, Vulkan crashed at num_gpu ≥ 1 with qwen3.5:2b; not measured at
+        """ "on a Radeon RX Vega 56 at 0.17.4, Vulkan crashed at num_gpu ≥ 1 with qwen3.5:2b; not measured at
         v0.32.15: `gfxgate sweep` checks yours"."""
         name = {"rocm": "ROCm", "vulkan": "Vulkan", "cuda": "CUDA", "cpu": "CPU"}[self.backend]
         at = "/".join(self.versions)
@@ -121,17 +121,27 @@ def judge(facts: MachineFacts | None, backend: str) -> BackendJudgement | None:
     runs = [r for r in facts.runs if r.backend == backend]
     failed = [r for r in runs if r.outcome == "failed"]
     if failed and not any(r.outcome == "ok" for r in runs):
-        return BackendJudgement(backend, "failed on this machine", failed[0].summary, (),
-                                tuple(r.where for r in failed[:3]))
+        return BackendJudgement(
+            backend, "failed on this machine", failed[0].summary, (), tuple(r.where for r in failed[:3])
+        )
     runners = facts.runner(backend)
     # the CPU runner comes with every layout's base package (a captured tree may leave its files out): never missing
     if backend != "cpu" and runners and not any(r.installed for r in runners):
         first = runners[0]
-        return BackendJudgement(backend, "not installed",
-                                f"no {backend} runner in the {first.layout} layout: install {first.package}",
-                                first.install, (first.evidence,), first.package)
+        return BackendJudgement(
+            backend,
+            "not installed",
+            f"no {backend} runner in the {first.layout} layout: install {first.package}",
+            first.install,
+            (first.evidence,),
+            first.package,
+        )
     if backend != "cpu" and runs and all(r.outcome == "cpu" for r in runs):
-        commands = (facts.vulkan_driver, "sudo systemctl restart ollama") if backend == "vulkan" and facts.vulkan_driver else ()
+        commands = (
+            (facts.vulkan_driver, "sudo systemctl restart ollama")
+            if backend == "vulkan" and facts.vulkan_driver
+            else ()
+        )
         return BackendJudgement(backend, "ran on the CPU", runs[0].summary, commands, tuple(r.where for r in runs[:3]))
     return None
 
@@ -140,7 +150,9 @@ def shows_cpu(facts: MachineFacts | None) -> bool:
     """The runs ran on the CPU and no GPU backend ran: "nothing to change" would be no answer."""
     if facts is None:
         return False
-    return any(r.backend == "cpu" for r in facts.runs) and not any(r.outcome == "ok" and r.backend != "cpu" for r in facts.runs)
+    return any(r.backend == "cpu" for r in facts.runs) and not any(
+        r.outcome == "ok" and r.backend != "cpu" for r in facts.runs
+    )
 
 
 @functools.cache
@@ -169,8 +181,11 @@ def cautions(target: str, version: str | None = None) -> tuple[tuple[str, str], 
     out = []
     for bad in (r for r in runs if r.outcome != "ok"):
         text = bad.sentence(version)
-        contrast = [r for r in runs if r.outcome == "ok" and r.card == bad.card and r.backend == bad.backend
-                    and r.model != bad.model]
+        contrast = [
+            r
+            for r in runs
+            if r.outcome == "ok" and r.card == bad.card and r.backend == bad.backend and r.model != bad.model
+        ]
         for ok in contrast[:1]:
             count = f" {ok.passed}/{ok.runs}" if ok.runs else ""
             text += f" (the same card ran {ok.model}{count} on it: model dependent)"

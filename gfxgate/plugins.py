@@ -25,8 +25,9 @@ class Plugins(Mapping):
         if self._names is None:
             path = importlib.import_module(self.package).__path__
             modules = (m.name for m in pkgutil.iter_modules(path) if not m.ispkg)
-            self._names = tuple(sorted(m.replace("_", "-") for m in modules
-                                       if not m.startswith("_") and m not in self.helpers))
+            self._names = tuple(
+                sorted(m.replace("_", "-") for m in modules if not m.startswith("_") and m not in self.helpers)
+            )
         return self._names
 
     def __getitem__(self, name: str) -> Any:

@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 elif sys.version_info >= (3, 11):
     from typing import dataclass_transform
 else:  # at run time the decorator only marks the class for type checkers (PEP 681)
+
     def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
         return lambda cls: cls
+
 
 Computed = Mapping[str, Callable[[Any], Any]]
 _T = TypeVar("_T")
@@ -36,27 +38,63 @@ _T = TypeVar("_T")
 # Overloads as ``dataclasses.field``'s: the field's type is its default's. ``default`` is keyword-only because it is
 # what tells a type checker (``json_field`` is a PEP 681 field specifier of ``JsonRecord``) that the field has one.
 @overload
-def json_field(*, default: _T, name: str | None = None, skip: bool = False, value: Callable[[Any], Any] | None = None,
-               before: Computed | None = None, after: Computed | None = None, inline: bool = False) -> _T: ...
+def json_field(
+    *,
+    default: _T,
+    name: str | None = None,
+    skip: bool = False,
+    value: Callable[[Any], Any] | None = None,
+    before: Computed | None = None,
+    after: Computed | None = None,
+    inline: bool = False,
+) -> _T: ...
 
 
 @overload
-def json_field(*, default_factory: Callable[[], _T], name: str | None = None, skip: bool = False,
-               value: Callable[[Any], Any] | None = None, before: Computed | None = None,
-               after: Computed | None = None, inline: bool = False) -> _T: ...
+def json_field(
+    *,
+    default_factory: Callable[[], _T],
+    name: str | None = None,
+    skip: bool = False,
+    value: Callable[[Any], Any] | None = None,
+    before: Computed | None = None,
+    after: Computed | None = None,
+    inline: bool = False,
+) -> _T: ...
 
 
 @overload
-def json_field(*, name: str | None = None, skip: bool = False, value: Callable[[Any], Any] | None = None,
-               before: Computed | None = None, after: Computed | None = None, inline: bool = False) -> Any: ...
+def json_field(
+    *,
+    name: str | None = None,
+    skip: bool = False,
+    value: Callable[[Any], Any] | None = None,
+    before: Computed | None = None,
+    after: Computed | None = None,
+    inline: bool = False,
+) -> Any: ...
 
 
-def json_field(*, default: Any = MISSING, default_factory: Any = MISSING, name: str | None = None, skip: bool = False,
-               value: Callable[[Any], Any] | None = None, before: Computed | None = None,
-               after: Computed | None = None, inline: bool = False) -> Any:
+def json_field(
+    *,
+    default: Any = MISSING,
+    default_factory: Any = MISSING,
+    name: str | None = None,
+    skip: bool = False,
+    value: Callable[[Any], Any] | None = None,
+    before: Computed | None = None,
+    after: Computed | None = None,
+    inline: bool = False,
+) -> Any:
     """A dataclass field with JSON instructions (see the module docstring)."""
-    spec = {"name": name, "skip": skip, "value": value, "before": dict(before or {}), "after": dict(after or {}),
-            "inline": inline}
+    spec = {
+        "name": name,
+        "skip": skip,
+        "value": value,
+        "before": dict(before or {}),
+        "after": dict(after or {}),
+        "inline": inline,
+    }
     return field(default=default, default_factory=default_factory, metadata={"json": spec})
 
 
@@ -140,11 +178,21 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
     steps = []
     for f in fields(cls):
         spec = f.metadata.get("json") or {}
-        steps.append((f.name, spec.get("name") or f.name, bool(spec.get("skip")), spec.get("value"),
-                      tuple(spec.get("before", {}).items()), tuple(spec.get("after", {}).items()),
-                      bool(spec.get("inline"))))
-    if all(not skip and value is None and not before and not after and not inline
-           for _, _, skip, value, before, after, inline in steps):
+        steps.append(
+            (
+                f.name,
+                spec.get("name") or f.name,
+                bool(spec.get("skip")),
+                spec.get("value"),
+                tuple(spec.get("before", {}).items()),
+                tuple(spec.get("after", {}).items()),
+                bool(spec.get("inline")),
+            )
+        )
+    if all(
+        not skip and value is None and not before and not after and not inline
+        for _, _, skip, value, before, after, inline in steps
+    ):
         keys, names = tuple(key for _, key, *_ in steps), tuple(name for name, *_ in steps)
         # one C call fetches every field (a report holds thousands of records); attrgetter of one name is no tuple
         fetch = attrgetter(*names) if len(names) > 1 else (lambda obj: tuple(getattr(obj, n) for n in names))
@@ -158,6 +206,7 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
                 return own.copy()
             return {key: value if type(value) in _PLAIN else to_json(value) for key, value in zip(keys, fetch(obj))}
     else:
+
         def plan(obj: Any) -> dict[str, Any]:
             out: dict[str, Any] = {}
             for name, key, skip, value, before, after, inline in steps:
@@ -172,6 +221,7 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
                 for extra, compute in after:
                     out[extra] = to_json(compute(obj))
             return out
+
     return _FIELD_PLANS.setdefault(cls, plan)
 
 

@@ -15,8 +15,15 @@ def known_names(known: Iterable[str]) -> str:
     return "known: " + ", ".join(sorted(known))
 
 
-def did_you_mean(name: str, known: Iterable[str], *, n: int = 3, cutoff: float = 0.6, then: str | None = None,
-                 otherwise: str | None = None) -> str | None:
+def did_you_mean(
+    name: str,
+    known: Iterable[str],
+    *,
+    n: int = 3,
+    cutoff: float = 0.6,
+    then: str | None = None,
+    otherwise: str | None = None,
+) -> str | None:
     """``did you mean a, b?`` (followed by ``then``) when a known name is close, else ``otherwise``."""
     close = close_names(name, known, n=n, cutoff=cutoff)
     if not close:

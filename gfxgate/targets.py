@@ -82,7 +82,9 @@ class NvidiaArch(NamedTuple):
     family: str
     products: tuple[str, ...] = ()
     jetson: bool = False  # a Tegra/Jetson integrated GPU (Ollama builds its jetpack runners for these)
-    names: tuple[tuple[str, str], ...] = ()  # (card name, source id) from the `nvidia_names:` lists of rules/targets.yaml
+    names: tuple[
+        tuple[str, str], ...
+    ] = ()  # (card name, source id) from the `nvidia_names:` lists of rules/targets.yaml
 
     @property
     def digits(self) -> str:
@@ -125,8 +127,14 @@ class Compatibility(NamedTuple):
 class TargetCatalog:
     """All known processors and generic targets, with the questions asked of them."""
 
-    def __init__(self, processors: list[Processor], nvidia: Sequence[NvidiaArch] = (), *,
-                 probes: Sequence[str] = (), nvidia_probes: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        processors: list[Processor],
+        nvidia: Sequence[NvidiaArch] = (),
+        *,
+        probes: Sequence[str] = (),
+        nvidia_probes: Sequence[str] = (),
+    ) -> None:
         self.by_name = {p.name: p for p in processors}
         self.nvidia = {a.name: a for a in nvidia}  # not in by_name: the gate matrix models AMD processors only
         # the vendor seam: each vendor's names, parser and probes; a target of one vendor never reaches another's code
@@ -154,8 +162,14 @@ class TargetCatalog:
     def _suggest(self, text: str) -> str | None:
         from gfxgate.suggest import did_you_mean
 
-        return did_you_mean(text.lower(), self.names(), n=4, cutoff=0.5, then="(`gfxgate targets` lists all)",
-                            otherwise="`gfxgate targets` lists the known targets")
+        return did_you_mean(
+            text.lower(),
+            self.names(),
+            n=4,
+            cutoff=0.5,
+            then="(`gfxgate targets` lists all)",
+            otherwise="`gfxgate targets` lists the known targets",
+        )
 
     def parse(self, text: str) -> TargetId:
         """Parse ``gfx906:xnack-`` (or a product name such as ``"RX Vega 56"``) into a TargetId."""
@@ -172,16 +186,24 @@ class TargetCatalog:
                 raise TargetError(f"unknown GPU target {text!r}", hint=self._suggest(name))
             found = self.by_card(head)
             if len(found) > 1:
-                raise TargetError(f"{text!r} names several GPU targets: " + ", ".join(f"{p} ({n})" for p, n in found),
-                                  hint="name the card more precisely (e.g. the CPU model of an APU) or the gfx target")
+                raise TargetError(
+                    f"{text!r} names several GPU targets: " + ", ".join(f"{p} ({n})" for p, n in found),
+                    hint="name the card more precisely (e.g. the CPU model of an APU) or the gfx target",
+                )
             if not found and pci is not None:
                 names = marketing_names(*pci)
-                raise TargetError(f"PCI id {text!r}: " + (f"libdrm's amdgpu.ids names it {' / '.join(names)}, which gfxgate does not know"
-                                                         if names else "no entry in libdrm's amdgpu.ids (" +
-                                                         (" or ".join("/" + p for p in AMDGPU_IDS) if not _installed_ids("/") else "installed")
-                                                         + (")" if _installed_ids("/") else ": not installed)")),
-                                  hint="the kernel names the target: /sys/class/kfd/kfd/topology/nodes/*/properties gfx_target_version "
-                                       "(`gfxgate doctor` reads it)")
+                raise TargetError(
+                    f"PCI id {text!r}: "
+                    + (
+                        f"libdrm's amdgpu.ids names it {' / '.join(names)}, which gfxgate does not know"
+                        if names
+                        else "no entry in libdrm's amdgpu.ids ("
+                        + (" or ".join("/" + p for p in AMDGPU_IDS) if not _installed_ids("/") else "installed")
+                        + (")" if _installed_ids("/") else ": not installed)")
+                    ),
+                    hint="the kernel names the target: /sys/class/kfd/kfd/topology/nodes/*/properties gfx_target_version "
+                    "(`gfxgate doctor` reads it)",
+                )
             if not found:
                 raise TargetError(f"unknown GPU target {text!r}", hint=self._suggest(name))
             name = found[0][0]
@@ -226,7 +248,7 @@ class TargetCatalog:
                 words = card_words(card)
                 if words == wanted:
                     exact.setdefault(proc.name, card)
-                elif not whole_only and len(words) > len(wanted) and words[-len(wanted):] == wanted:
+                elif not whole_only and len(words) > len(wanted) and words[-len(wanted) :] == wanted:
                     (cpu_tail if words[0] == "ryzen" else tail).setdefault(proc.name, card)
         order = list(self.by_name)
         return sorted((exact or tail or cpu_tail).items(), key=lambda item: order.index(item[0]))
@@ -251,11 +273,15 @@ class TargetCatalog:
         if name is None:
             name = self._nvidia_product(raw)
         if name is None and len(several := self.nvidia_products(raw)) > 1:
-            raise TargetError(f"{text!r} names several NVIDIA targets: {', '.join(several)}",
-                              hint="name the card more precisely (its line: GeForce, Quadro, Tesla) or the sm_XX target")
+            raise TargetError(
+                f"{text!r} names several NVIDIA targets: {', '.join(several)}",
+                hint="name the card more precisely (its line: GeForce, Quadro, Tesla) or the sm_XX target",
+            )
         if name is None or name not in self.nvidia:
             known = ", ".join(self.nvidia) or "none"
-            raise TargetError(f"unknown NVIDIA target {text!r}", hint=f"known: {known} (sm_XX or a compute capability such as 9.0)")
+            raise TargetError(
+                f"unknown NVIDIA target {text!r}", hint=f"known: {known} (sm_XX or a compute capability such as 9.0)"
+            )
         return self.nvidia[name]
 
     def from_compute_capability(self, capability: str) -> NvidiaArch | None:
@@ -290,8 +316,15 @@ class TargetCatalog:
         """The architectures a product name could be (for an error that says which): exact names, else tails."""
         cleaned = _NV_FORM_FACTOR.sub("", " ".join(text.strip().lower().split()).removeprefix("nvidia ").strip())
         wanted = _nv_key(cleaned)
-        return [a.name for a in self.nvidia.values()
-                if any(_nv_key(p).endswith(wanted) for p in (*a.products, *(n for n, _ in a.names)))] if len(wanted) >= 2 else []
+        return (
+            [
+                a.name
+                for a in self.nvidia.values()
+                if any(_nv_key(p).endswith(wanted) for p in (*a.products, *(n for n, _ in a.names)))
+            ]
+            if len(wanted) >= 2
+            else []
+        )
 
     # -- any vendor (sweep, diagnose, `gfxgate targets`) -------------------------------------------------
     def parse_target(self, text: str) -> TargetId:
@@ -338,7 +371,9 @@ class TargetCatalog:
     def from_hsa_override(self, value: str) -> Processor:
         match = _OVERRIDE_RE.match(value.strip())
         if not match:
-            raise TargetError(f"bad HSA_OVERRIDE_GFX_VERSION {value!r}", hint="the form is major.minor.stepping, e.g. 9.0.0")
+            raise TargetError(
+                f"bad HSA_OVERRIDE_GFX_VERSION {value!r}", hint="the form is major.minor.stepping, e.g. 9.0.0"
+            )
         major, minor, stepping = (int(match[k]) for k in ("major", "minor", "stepping"))
         if minor > 15 or stepping > 15:
             raise TargetError(f"HSA_OVERRIDE_GFX_VERSION {value!r} names no gfx processor")
@@ -446,8 +481,17 @@ def catalog() -> TargetCatalog:
     for group in data.get("nvidia_names", ()):
         for arch_name, cards in group["cards"].items():
             nv_names.setdefault(arch_name, []).extend((card, group["source"]) for card in cards)
-    nvidia = [NvidiaArch(a["name"], a["capability"], a["family"], tuple(a.get("products", ())), bool(a.get("jetson", False)),
-                         tuple(nv_names.get(a["name"], ()))) for a in data.get("nvidia", ())]
+    nvidia = [
+        NvidiaArch(
+            a["name"],
+            a["capability"],
+            a["family"],
+            tuple(a.get("products", ())),
+            bool(a.get("jetson", False)),
+            tuple(nv_names.get(a["name"], ())),
+        )
+        for a in data.get("nvidia", ())
+    ]
     unknown_nv = sorted(set(nv_names) - {a.name for a in nvidia})
     if unknown_nv:
         raise RuleError(f"{path}: nvidia_names: unknown architecture {', '.join(unknown_nv)}")
@@ -463,8 +507,12 @@ def catalog() -> TargetCatalog:
                 raise RuleError(f"{path}: duplicate {kind} {key} ({proc.name} and {seen[key]})")
             seen[key] = proc.name
     vendors = data.get("vendors", {})
-    return TargetCatalog(procs, nvidia, probes=tuple(vendors.get(AMD, {}).get("probes", ())),
-                         nvidia_probes=tuple(vendors.get(NVIDIA, {}).get("probes", ())))
+    return TargetCatalog(
+        procs,
+        nvidia,
+        probes=tuple(vendors.get(AMD, {}).get("probes", ())),
+        nvidia_probes=tuple(vendors.get(NVIDIA, {}).get("probes", ())),
+    )
 
 
 # -- the vendor seam ------------------------------------------------------------------------------------------------
@@ -494,7 +542,9 @@ class AmdVendor:
     name: str = AMD
     label: str = "AMD"
     spelling: re.Pattern[str] = _AMD_SPELLING
-    device_name: re.Pattern[str] | None = None  # "AMD Radeon Graphics" says AMD, "Radeon RX Vega" and "RADV NAVI22" do not: the card lookup decides
+    device_name: re.Pattern[str] | None = (
+        None  # "AMD Radeon Graphics" says AMD, "Radeon RX Vega" and "RADV NAVI22" do not: the card lookup decides
+    )
 
     def __init__(self, catalog: TargetCatalog, probes: Sequence[str] = ()) -> None:
         self._catalog = catalog
@@ -520,7 +570,9 @@ class NvidiaVendor:
     name: str = NVIDIA
     label: str = "NVIDIA"
     spelling: re.Pattern[str] = _NVIDIA_SPELLING
-    device_name: re.Pattern[str] | None = re.compile(r"^NVIDIA\b", re.I)  # CUDA, Vulkan and nvidia-smi all print "NVIDIA <product>"
+    device_name: re.Pattern[str] | None = re.compile(
+        r"^NVIDIA\b", re.I
+    )  # CUDA, Vulkan and nvidia-smi all print "NVIDIA <product>"
 
     def __init__(self, catalog: TargetCatalog, probes: Sequence[str] = ()) -> None:
         self._catalog = catalog
@@ -589,7 +641,7 @@ def read_amdgpu_ids(text: str) -> dict[tuple[int, int], str]:
 @functools.cache
 def _installed_ids(root: str) -> dict[tuple[int, int], str]:
     chosen = os.environ.get("GFXGATE_AMDGPU_IDS") if root == "/" else None  # another libdrm's table, for one run
-    for rel in ([chosen] if chosen else AMDGPU_IDS):
+    for rel in [chosen] if chosen else AMDGPU_IDS:
         try:
             with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as handle:
                 return read_amdgpu_ids(handle.read(1 << 20))
@@ -601,5 +653,7 @@ def _installed_ids(root: str) -> dict[tuple[int, int], str]:
 def marketing_names(device: int, revision: int | None = None, *, root: str = "/") -> list[str]:
     """The marketing names libdrm's amdgpu.ids (read where installed under ``root``) gives a PCI device id."""
     ids = _installed_ids(root)
-    names = [name for (dev, rev), name in sorted(ids.items()) if dev == device and (revision is None or rev == revision)]
+    names = [
+        name for (dev, rev), name in sorted(ids.items()) if dev == device and (revision is None or rev == revision)
+    ]
     return list(dict.fromkeys(names))

@@ -44,8 +44,10 @@ def pytest_sessionfinish(session, exitstatus):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.ensure_newline()
-            reporter.write_line(f"checkout files written during the test run (tests must use temporary copies): "
-                                f"{', '.join(changed)}", red=True)
+            reporter.write_line(
+                f"checkout files written during the test run (tests must use temporary copies): {', '.join(changed)}",
+                red=True,
+            )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -54,11 +56,26 @@ def pytest_sessionfinish(session, exitstatus):
 # git repositories: it is marked `integration` and `slow`. `pytest -m "not slow"` is the inner loop (under a minute);
 # the whole suite, as CI runs it, is every test.
 # 1. by the fixtures a test uses:
-INTEGRATION_FIXTURES = frozenset({
-    "gfxgate_exe", "clang19", "built", "upstream", "source_env", "upstream_env", "trace_upstream", "trace_env", "sources",
-    "history_upstream", "history_env", "timeline_upstream", "reallama", "reallama_vulkan", "ollama_server",
-    "cluster",  # a real Slurm cluster on this host (tests/fleet/conftest.py)
-})
+INTEGRATION_FIXTURES = frozenset(
+    {
+        "gfxgate_exe",
+        "clang19",
+        "built",
+        "upstream",
+        "source_env",
+        "upstream_env",
+        "trace_upstream",
+        "trace_env",
+        "sources",
+        "history_upstream",
+        "history_env",
+        "timeline_upstream",
+        "reallama",
+        "reallama_vulkan",
+        "ollama_server",
+        "cluster",  # a real Slurm cluster on this host (tests/fleet/conftest.py)
+    }
+)
 # 2. whole modules whose tests all do (through a helper, not a fixture), each with what it runs:
 INTEGRATION_MODULES = {
     "tests/test_import_modes.py": "collects the suite again in a pytest subprocess",
@@ -150,8 +167,11 @@ def pytest_runtest_protocol(item, nextitem):
     import fcntl
     import tempfile
 
-    exclusive = (item.nodeid.split("[", 1)[0] in EXCLUSIVE or item.nodeid.split("::", 1)[0] in EXCLUSIVE
-                 or item.get_closest_marker("exclusive") is not None)
+    exclusive = (
+        item.nodeid.split("[", 1)[0] in EXCLUSIVE
+        or item.nodeid.split("::", 1)[0] in EXCLUSIVE
+        or item.get_closest_marker("exclusive") is not None
+    )
     with open(Path(tempfile.gettempdir()) / f"gfxgate-tests-{run}.lock", "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
@@ -160,8 +180,11 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.nodeid.split("::", 1)[0]
-        if (INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ())) or module in INTEGRATION_MODULES
-                or item.get_closest_marker("integration")):
+        if (
+            INTEGRATION_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or module in INTEGRATION_MODULES
+            or item.get_closest_marker("integration")
+        ):
             item.add_marker(pytest.mark.integration)
             item.add_marker(pytest.mark.slow)
         elif item.nodeid.split("[", 1)[0] in SLOW_TESTS:
@@ -180,8 +203,9 @@ def pytest_collection_modifyitems(config, items):
 # The process's environment is cleaned once, before any test or session fixture runs (and so for every subprocess
 # and xdist worker); the autouse fixture below holds each test to it, whatever an earlier test left behind.
 KEPT_GFXGATE = ("GFXGATE_TEST_", "GFXGATE_ISSUE13_FIGURES", "GFXGATE_SLOW_FACTOR", "GFXGATE_BENCH_")
-REMOVED = frozenset({"NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS", "LINES", "LANGUAGE",
-                     "LC_MESSAGES"})
+REMOVED = frozenset(
+    {"NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "TERM", "COLUMNS", "LINES", "LANGUAGE", "LC_MESSAGES"}
+)
 SET = {"LC_ALL": "C.UTF-8"}
 
 

@@ -91,8 +91,11 @@ def machine_mirror(apt_etc: Path = Path("/etc/apt")) -> tuple[str, str]:
     Security and other non-archive URIs are skipped.
     """
     entries: list[tuple[str, str]] = []
-    files = [apt_etc / "sources.list", *sorted((apt_etc / "sources.list.d").glob("*.list")),
-             *sorted((apt_etc / "sources.list.d").glob("*.sources"))]
+    files = [
+        apt_etc / "sources.list",
+        *sorted((apt_etc / "sources.list.d").glob("*.list")),
+        *sorted((apt_etc / "sources.list.d").glob("*.sources")),
+    ]
     for path in files:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
@@ -154,7 +157,9 @@ def private_apt(suite: str, apt: str, root: Path, components: Sequence[str] = ("
     return argv
 
 
-def foreign_packages(suite: str, names: Sequence[str], apt: str, dpkg: str, components: Sequence[str] = ("main",)) -> Path:
+def foreign_packages(
+    suite: str, names: Sequence[str], apt: str, dpkg: str, components: Sequence[str] = ("main",)
+) -> Path:
     """Packages of another suite (``sid``), all extracted into one tree, cached by suite and package set;
     ``components`` beyond main (``contrib``: NVIDIA's CUDA builds) get their own private apt tree."""
     cache = debian_cache()

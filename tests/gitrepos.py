@@ -20,8 +20,9 @@ def new_repo(path: Path) -> git.Repo:
     return repo
 
 
-def commit_tree(repo: git.Repo, files: dict[str, str | None], message: str, tag: str | None = None,
-                date: str | None = None) -> str:
+def commit_tree(
+    repo: git.Repo, files: dict[str, str | None], message: str, tag: str | None = None, date: str | None = None
+) -> str:
     """Write (or, for None, delete) files, commit them, optionally tag; a fixed ``date`` gives stable SHAs."""
     root = Path(repo.working_tree_dir)
     for rel, text in files.items():

@@ -53,7 +53,8 @@ def clear_caches() -> None:
 @contextlib.contextmanager
 def _restored_logging() -> Iterator[None]:
     loggers = [logging.getLogger()] + [
-        logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)]
+        logger for logger in logging.Logger.manager.loggerDict.values() if isinstance(logger, logging.Logger)
+    ]
     saved = [(logger, list(logger.handlers), logger.level, logger.propagate, logger.disabled) for logger in loggers]
     disable = logging.root.manager.disable
     try:
@@ -113,9 +114,15 @@ def _decode(data: bytes, text: bool) -> Any:
     return io.TextIOWrapper(io.BytesIO(data), encoding=_ENCODING).read()
 
 
-def gfxgate(*args: str | os.PathLike, env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None,
-            input: str | bytes | None = None, text: bool = True, timeout: float | None = None,
-            check: bool = False) -> subprocess.CompletedProcess:
+def gfxgate(
+    *args: str | os.PathLike,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike | None = None,
+    input: str | bytes | None = None,
+    text: bool = True,
+    timeout: float | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess:
     """``gfxgate ARGS…`` in this process; what ``subprocess.run([gfxgate, *args], capture_output=True, text=text,
     env=env, cwd=cwd, input=input)`` answers. ``timeout`` is accepted and ignored (no wall-clock bound in process:
     bound CPU time or counted work instead)."""
@@ -128,11 +135,17 @@ def gfxgate(*args: str | os.PathLike, env: Mapping[str, str] | None = None, cwd:
     saved_argv = list(sys.argv)
     saved_cwd = os.getcwd()
     debug = dict(cli._DEBUG)  # noqa: SLF001 - the --debug switch the group sets
-    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file, \
-            _restored_environment(env), _restored_signals(), _restored_logging():
+    with (
+        tempfile.TemporaryFile() as out_file,
+        tempfile.TemporaryFile() as err_file,
+        _restored_environment(env),
+        _restored_signals(),
+        _restored_logging(),
+    ):
         stdout = io.TextIOWrapper(out_file, encoding=_ENCODING, errors="strict", newline="\n")
-        stderr = io.TextIOWrapper(err_file, encoding=_ENCODING, errors="backslashreplace", newline="\n",
-                                  line_buffering=True)
+        stderr = io.TextIOWrapper(
+            err_file, encoding=_ENCODING, errors="backslashreplace", newline="\n", line_buffering=True
+        )
         stdin = io.TextIOWrapper(io.BytesIO(stdin_bytes), encoding=_ENCODING)
         clear_caches()
         try:
@@ -157,8 +170,9 @@ def gfxgate(*args: str | os.PathLike, env: Mapping[str, str] | None = None, cwd:
                     stream.flush()
         out_file.seek(0)
         err_file.seek(0)
-        result = subprocess.CompletedProcess(["gfxgate", *argv], code, _decode(out_file.read(), text),
-                                             _decode(err_file.read(), text))
+        result = subprocess.CompletedProcess(
+            ["gfxgate", *argv], code, _decode(out_file.read(), text), _decode(err_file.read(), text)
+        )
         stdout.detach()  # the temporary files close with the block, not with these wrappers
         stderr.detach()
     if check:

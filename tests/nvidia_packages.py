@@ -36,8 +36,23 @@ def wheel_tree(name: str, version: str) -> Path:
         return tree
     tree.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=tree.parent) as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", tmp,
-                        f"{name}=={version}"], check=True, capture_output=True, text=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-q",
+                "-d",
+                tmp,
+                f"{name}=={version}",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         wheels = sorted(Path(tmp).glob("*.whl"))
         assert wheels, f"pip download {name}=={version} produced no wheel"
         staging = Path(tmp) / "tree"
@@ -84,7 +99,9 @@ def list_entries(tool: Path, path: Path) -> list[tuple[str, int, str]]:
     """``cuobjdump --list-elf --list-ptx PATH`` as (``ELF``/``PTX``, its number, ``sm_XX``) per line."""
     import re
 
-    done = subprocess.run([str(tool), "--list-elf", "--list-ptx", str(path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(tool), "--list-elf", "--list-ptx", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     out = []
     for line in done.stdout.splitlines():

@@ -82,7 +82,14 @@ class RealLlama:
 
 
 def tiny_llama(
-    path: Path, *, n_layer: int = 4, n_embd: int = 64, n_ff: int = 128, n_head: int = 4, n_head_kv: int | None = None, seed: int = 0
+    path: Path,
+    *,
+    n_layer: int = 4,
+    n_embd: int = 64,
+    n_ff: int = 128,
+    n_head: int = 4,
+    n_head_kv: int | None = None,
+    seed: int = 0,
 ) -> Path:
     """A random-weight llama GGUF with an SPM vocabulary (bytes + a few letters): garbage text, real shapes.
 
@@ -95,7 +102,15 @@ def tiny_llama(
     import gguf
 
     letters = "abcdefghijklmnopqrstuvwxyz"
-    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256)), "\u2581", *letters, *("\u2581" + c for c in letters)]
+    tokens = [
+        "<unk>",
+        "<s>",
+        "</s>",
+        *(f"<0x{b:02X}>" for b in range(256)),
+        "\u2581",
+        *letters,
+        *("\u2581" + c for c in letters),
+    ]
     types = [2, 3, 3, *([6] * 256), *([1] * (1 + 2 * len(letters)))]  # unknown, control, byte, normal
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     writer = gguf.GGUFWriter(str(tmp), "llama")

@@ -21,7 +21,7 @@ from tests.signals import default_interrupts
 
 ROOT = Path(__file__).resolve().parents[1]
 
-FAULTS = textwrap.dedent('''
+FAULTS = textwrap.dedent("""
     import os, signal
     fault = os.environ.get("GFXGATE_TEST_FAULT")
     if fault:
@@ -34,7 +34,7 @@ FAULTS = textwrap.dedent('''
             raise AssertionError("SIGINT did not interrupt")
 
         _targets.catalog = catalog
-''')
+""")
 
 
 def readme_exit_codes() -> dict[int, str]:
@@ -91,8 +91,14 @@ def scenario(code: int, tmp_path: Path, env: dict) -> tuple[list[str], dict]:
 
 
 EXPECTED_STDERR = {
-    0: None, 1: "stale samples", 2: "unknown GPU target", 3: "layers.yaml:2: invalid YAML",
-    4: "unknown tag or ref 'v9'", 5: "this run is offline (it clones nothing)", 6: "no such file", 70: "gfxgate: internal error: RuntimeError",
+    0: None,
+    1: "stale samples",
+    2: "unknown GPU target",
+    3: "layers.yaml:2: invalid YAML",
+    4: "unknown tag or ref 'v9'",
+    5: "this run is offline (it clones nothing)",
+    6: "no such file",
+    70: "gfxgate: internal error: RuntimeError",
     130: "gfxgate: interrupted",
 }
 
@@ -107,8 +113,15 @@ def test_the_table_has_the_codes_the_program_uses():
 @pytest.mark.parametrize("code", sorted(c for c in readme_exit_codes() if c not in (129, 141, 143)))
 def test_every_row_of_the_exit_code_table(code, gfxgate_exe, tmp_path, env):
     args, extra = scenario(code, tmp_path, env)
-    proc = subprocess.run([gfxgate_exe, *args], env={**env, **extra}, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, preexec_fn=default_interrupts)  # Ctrl-C as from a terminal
+    proc = subprocess.run(
+        [gfxgate_exe, *args],
+        env={**env, **extra},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=default_interrupts,
+    )  # Ctrl-C as from a terminal
     assert proc.returncode == code, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
     if EXPECTED_STDERR[code]:
@@ -121,8 +134,14 @@ def test_every_row_of_the_exit_code_table(code, gfxgate_exe, tmp_path, env):
 def test_a_bad_git_timeout_is_a_usage_error(value, gfxgate_exe, tmp_path, env):
     """GFXGATE_GIT_TIMEOUT that is not a whole number of seconds (or overflows the poll timeout) is exit 2, one line."""
     repo = git_repo_with_tag(tmp_path / "repo")
-    proc = subprocess.run([gfxgate_exe, "scan", "--target", "gfx900", "--offline", "--source", f"ollama={repo}"],
-                          env={**env, "GFXGATE_GIT_TIMEOUT": value}, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [gfxgate_exe, "scan", "--target", "gfx900", "--offline", "--source", f"ollama={repo}"],
+        env={**env, "GFXGATE_GIT_TIMEOUT": value},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
     assert f"GFXGATE_GIT_TIMEOUT={value!r}" in proc.stderr.splitlines()[0], proc.stderr
@@ -143,8 +162,9 @@ def test_closed_pipe_is_quiet_141(gfxgate_exe, tmp_path, env):
     read, write = os.pipe()
     os.close(read)  # the reader is gone before gfxgate writes a byte
     try:
-        proc = subprocess.run([gfxgate_exe, "targets"], env=env, stdout=write, stderr=subprocess.PIPE,
-                              text=True, timeout=60)
+        proc = subprocess.run(
+            [gfxgate_exe, "targets"], env=env, stdout=write, stderr=subprocess.PIPE, text=True, timeout=60
+        )
     finally:
         os.close(write)
     assert proc.returncode == 141, proc.stderr
@@ -161,6 +181,7 @@ def test_head_reads_one_line_and_gfxgate_exits_0_or_141(gfxgate_exe, env):
 
 def test_console_script_is_this_tree():
     """The installed script must run this checkout (an editable install), or the tests above prove nothing."""
-    probe = subprocess.run([sys.executable, "-c", "import gfxgate; print(gfxgate.__file__)"], capture_output=True,
-                           text=True, check=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import gfxgate; print(gfxgate.__file__)"], capture_output=True, text=True, check=True
+    )
     assert Path(probe.stdout.strip()).resolve().is_relative_to(ROOT)

@@ -13,8 +13,22 @@ import pytest
 from gfxgate.cli import COMMANDS
 
 # every command that prints a result, as its words after `gfxgate`; the others build or print fixed data
-RESULT_COMMANDS = ["scan", "doctor", "artifacts", "trace", "diff", "history", "check", "workarounds", "timeline", "diagnose",
-                   "messages", "targets", "sweep report", "fleet report"]
+RESULT_COMMANDS = [
+    "scan",
+    "doctor",
+    "artifacts",
+    "trace",
+    "diff",
+    "history",
+    "check",
+    "workarounds",
+    "timeline",
+    "diagnose",
+    "messages",
+    "targets",
+    "sweep report",
+    "fleet report",
+]
 NOT_RESULTS = {"snapshot", "schema", "samples", "pins", "sweep"}  # builders, a schema printer, a group
 
 
@@ -41,15 +55,27 @@ def test_every_result_command_offers_md_json_and_text(words):
 
 
 def _run(exe, *args, env=None):
-    return exe(*args, timeout=120,
-                          env={**os.environ, "COLUMNS": "80", **(env or {})})
+    return exe(*args, timeout=120, env={**os.environ, "COLUMNS": "80", **(env or {})})
 
 
-SAMPLE_LOG = str(__import__("pathlib").Path(__file__).resolve().parents[1] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log")
+SAMPLE_LOG = str(
+    __import__("pathlib").Path(__file__).resolve().parents[1]
+    / "samples"
+    / "logs"
+    / "ollama-0.12.3-override-rocblas.log"
+)
 
 
-@pytest.mark.parametrize("args", [["diagnose", SAMPLE_LOG, "--no-upstream"], ["timeline", "-t", "gfx900"],
-                                  ["targets", "gfx1031"], ["targets"], ["scan", "-t", "gfx1031"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["diagnose", SAMPLE_LOG, "--no-upstream"],
+        ["timeline", "-t", "gfx900"],
+        ["targets", "gfx1031"],
+        ["targets"],
+        ["scan", "-t", "gfx1031"],
+    ],
+)
 def test_the_three_formats_of_one_result_agree(gfxgate_cli, args):
     outs = {fmt: _run(gfxgate_cli, *args, "--format", fmt) for fmt in ("md", "json", "text")}
     for fmt, done in outs.items():
@@ -79,7 +105,10 @@ def test_an_explained_target_says_what_its_hsa_version_means(gfxgate_cli):
     assert re.search(r"^HSA version\s+10\.3\.1$", out, re.M)
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.1 makes another GPU report as gfx1031" in out
     assert "hsa_override_gfx_version" not in out
-    assert json.loads(_run(gfxgate_cli, "targets", "gfx1031", "--format", "json").stdout)["hsa_override_gfx_version"] == "10.3.1"
+    assert (
+        json.loads(_run(gfxgate_cli, "targets", "gfx1031", "--format", "json").stdout)["hsa_override_gfx_version"]
+        == "10.3.1"
+    )
 
 
 def test_top_level_help_says_pins_is_show_and_bump(gfxgate_cli):

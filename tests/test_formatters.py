@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "gfxgate"
-MODULES = ["gfxgate.report", "gfxgate.report.workarounds", "gfxgate.report.messages",
-           *(f"gfxgate.{p.parent.name}.render" for p in sorted(PACKAGE.glob("*/render.py")))]
+MODULES = [
+    "gfxgate.report",
+    "gfxgate.report.workarounds",
+    "gfxgate.report.messages",
+    *(f"gfxgate.{p.parent.name}.render" for p in sorted(PACKAGE.glob("*/render.py"))),
+]
 # what I/O looks like in source: opening or writing files, printing, click, the standard streams, subprocesses
 IO = re.compile(r"\bopen\(|\bprint\(|\bclick\b|sys\.std(?:out|err|in)|\.write_(?:text|bytes)\(|\bsubprocess\b|\bemit\(")
 
@@ -26,8 +30,9 @@ def test_a_formatter_module_has_one_render_entry(name):
     render = importlib.import_module(name).render
     params = list(inspect.signature(render).parameters.values())
     assert [p.name for p in params[1:2]] == ["fmt"], f"{name}.render{inspect.signature(render)}: (result, fmt, ...)"
-    assert all(p.kind is p.KEYWORD_ONLY or p.default is not p.empty for p in params[2:]), \
+    assert all(p.kind is p.KEYWORD_ONLY or p.default is not p.empty for p in params[2:]), (
         f"{name}.render: options after (result, fmt) have defaults or are keyword-only"
+    )
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -40,12 +45,20 @@ def test_a_formatter_module_does_no_io(name):
 
 # -- one format enum, one formatter shape (issue 25 item 6) ---------------------------------------------------------
 # the command whose --format each formatter module serves (its words after `gfxgate`)
-COMMAND_OF = {"gfxgate.report": ["scan"], "gfxgate.report.workarounds": ["workarounds"],
-              "gfxgate.report.messages": ["messages"], "gfxgate.artifacts.render": ["artifacts"],
-              "gfxgate.diagnose.render": ["diagnose"], "gfxgate.doctor.render": ["doctor"],
-              "gfxgate.history.render": ["history"], "gfxgate.prcheck.render": ["diff", "check"],
-              "gfxgate.sweep.render": ["sweep report"], "gfxgate.timeline.render": ["timeline"],
-              "gfxgate.trace.render": ["trace"], "gfxgate.fleet.render": ["fleet report"]}
+COMMAND_OF = {
+    "gfxgate.report": ["scan"],
+    "gfxgate.report.workarounds": ["workarounds"],
+    "gfxgate.report.messages": ["messages"],
+    "gfxgate.artifacts.render": ["artifacts"],
+    "gfxgate.diagnose.render": ["diagnose"],
+    "gfxgate.doctor.render": ["doctor"],
+    "gfxgate.history.render": ["history"],
+    "gfxgate.prcheck.render": ["diff", "check"],
+    "gfxgate.sweep.render": ["sweep report"],
+    "gfxgate.timeline.render": ["timeline"],
+    "gfxgate.trace.render": ["trace"],
+    "gfxgate.fleet.render": ["fleet report"],
+}
 
 
 def test_every_formatter_module_names_its_command():
@@ -67,8 +80,11 @@ def test_a_formatter_refuses_a_format_its_result_does_not_offer(name):
     from gfxgate.report.formats import Format
 
     module = importlib.import_module(name)
-    required = {p.name: None for p in inspect.signature(module.render).parameters.values()
-                if p.kind is p.KEYWORD_ONLY and p.default is p.empty}
+    required = {
+        p.name: None
+        for p in inspect.signature(module.render).parameters.values()
+        if p.kind is p.KEYWORD_ONLY and p.default is p.empty
+    }
     for fmt in [*(f for f in Format if f not in module.FORMATS), "bogus", "MD", "markdown"]:
         with pytest.raises(ValueError, match="unknown format"):
             module.render(None, fmt, **required)

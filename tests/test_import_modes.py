@@ -16,7 +16,11 @@ REPO = Path(__file__).resolve().parents[1]
 def collect(*options: str) -> set[str]:
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *options, "tests"],
-        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert run.returncode == 0, f"collection failed ({' '.join(options)}):\n{run.stdout[-3000:]}\n{run.stderr[-2000:]}"
     return {line for line in run.stdout.splitlines() if "::" in line}
@@ -35,7 +39,9 @@ def test_importlib_mode_collects_the_same_tests(request):
     assert session_ids - importlib_ids == set()
     option = request.config.option
     whole_suite = (
-        option.importmode == "prepend" and not option.keyword and not option.markexpr
+        option.importmode == "prepend"
+        and not option.keyword
+        and not option.markexpr
         and not request.config.getoption("deselect")
         and {i.split("::")[0] for i in session_ids} == {i.split("::")[0] for i in importlib_ids}
     )

@@ -18,7 +18,9 @@ import pytest
 from benchmarks import fuzz
 from tests.diagnose import logs
 
-HTML = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](http://evil.example/) ![i](http://evil.example/i.png)"
+HTML = (
+    "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](http://evil.example/) ![i](http://evil.example/i.png)"
+)
 TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # OSC 0 (window title), OSC 8 (a hidden hyperlink), a bare CR (overwrites the line), U+009B (a one-character CSI)
 ESCAPES = "\x1b]0;owned\x07 \x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\ \rfake line \x9b2J \x7f"
@@ -40,8 +42,12 @@ def run(exe: str, *args: str, cwd) -> subprocess.CompletedProcess:
 def rocblas_log(extra: str, version: str = "") -> str:
     """The v0.12.3 rocBLAS crash log, ``extra`` after its rocBLAS error line, ``version`` after the override's value."""
     lines = logs.ollama_0_12_3_rocblas()
-    lines = [line + extra if line.startswith("rocBLAS error") else line.replace("HSA_OVERRIDE_GFX_VERSION:9.0.0", "HSA_OVERRIDE_GFX_VERSION:9.0.0" + version)
-             for line in lines]
+    lines = [
+        line + extra
+        if line.startswith("rocBLAS error")
+        else line.replace("HSA_OVERRIDE_GFX_VERSION:9.0.0", "HSA_OVERRIDE_GFX_VERSION:9.0.0" + version)
+        for line in lines
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -89,14 +95,59 @@ def test_diff_md_keeps_hostile_evidence_inert(gfxgate_cli, tmp_path):
 def test_one_escaper_covers_what_cmark_gfm_reads_as_markup():
     from gfxgate.report.markdown import code, fence, link, md_escape
 
-    for text in ("a``b", "`", "``x``", "<b>x</b>", "[x](y)", "![i](y)", "a\rb", "a|b", "*x*", "_x_", "~~x~~", "- x",
-                 "# x", "1. x", "> q", "---", "www.evil.example", "http://evil.example", "u@evil.example", "&lt;b&gt;",
-                 "   ", "x #", "[^1]: n", "- [ ] t", "<#u@evil.example>", "<1@x.y>", "`" * 1200, "`` a`b ``"):
-        for markdown in (f"p {md_escape(text)} q", md_escape(text), f"- {md_escape(text)}", f"| a |\n|---|\n| {md_escape(text)} |",
-                         f"p {code(text)} q", f"| a |\n|---|\n| {code(text, cell=True)} |", "\n".join(fence([text, "```", "~~~~"]))):
+    for text in (
+        "a``b",
+        "`",
+        "``x``",
+        "<b>x</b>",
+        "[x](y)",
+        "![i](y)",
+        "a\rb",
+        "a|b",
+        "*x*",
+        "_x_",
+        "~~x~~",
+        "- x",
+        "# x",
+        "1. x",
+        "> q",
+        "---",
+        "www.evil.example",
+        "http://evil.example",
+        "u@evil.example",
+        "&lt;b&gt;",
+        "   ",
+        "x #",
+        "[^1]: n",
+        "- [ ] t",
+        "<#u@evil.example>",
+        "<1@x.y>",
+        "`" * 1200,
+        "`` a`b ``",
+    ):
+        for markdown in (
+            f"p {md_escape(text)} q",
+            md_escape(text),
+            f"- {md_escape(text)}",
+            f"| a |\n|---|\n| {md_escape(text)} |",
+            f"p {code(text)} q",
+            f"| a |\n|---|\n| {code(text, cell=True)} |",
+            "\n".join(fence([text, "```", "~~~~"])),
+        ):
             html = html_of(markdown)
             assert_inert_html(html)
-            for tag in ("<em>", "<strong>", "<del>", "<h1>", "<blockquote>", "<hr", "<ol", "<input", "<li><ul>", "<sup"):
+            for tag in (
+                "<em>",
+                "<strong>",
+                "<del>",
+                "<h1>",
+                "<blockquote>",
+                "<hr",
+                "<ol",
+                "<input",
+                "<li><ul>",
+                "<sup",
+            ):
                 assert tag not in html, (text, markdown, html)
             assert html.count("<td>") <= 1 and html.count("<code>") <= 1 and html.count("<pre>") <= 1, (markdown, html)
     for run in (3, 254, 255, 300, 5000):  # cmark-gfm keeps a fence's length in a byte: a line of 255 closed it
@@ -115,10 +166,20 @@ def test_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gfxg
     worklog = tmp_path / "w.jsonl"
     with WorklogWriter(worklog) as writer:
         for n, outcome in enumerate(("ok", "crash")):
-            writer.append(fuzz.sweep_record(
-                n, outcome, "server", server_version="llama.cpp ``` " + HTML,
-                crash={"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "~~~"],
-                       "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None))
+            writer.append(
+                fuzz.sweep_record(
+                    n,
+                    outcome,
+                    "server",
+                    server_version="llama.cpp ``` " + HTML,
+                    crash={
+                        "excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "~~~"],
+                        "key_frames": ["ggml_vk_compute"],
+                    }
+                    if outcome == "crash"
+                    else None,
+                )
+            )
     done = run(gfxgate_cli, "sweep", "report", str(worklog), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "```" + HTML not in done.stdout
@@ -187,8 +248,11 @@ def test_the_harness_finds_an_unescaped_field():
 
 def test_pins_show_keeps_a_hostile_url_off_the_terminal(gfxgate_cli, tmp_path):
     text = (fuzz.ROOT / "rules" / "pins.toml").read_text(encoding="utf-8")
-    hostile = text.replace('url = "https://github.com/ollama/ollama.git"',
-                           'url = "https://github.com/ollama/ollama.git\\u001b]0;owned\\u0007\\u009b2J"', 1)
+    hostile = text.replace(
+        'url = "https://github.com/ollama/ollama.git"',
+        'url = "https://github.com/ollama/ollama.git\\u001b]0;owned\\u0007\\u009b2J"',
+        1,
+    )
     assert hostile != text
     (tmp_path / "pins.toml").write_text(hostile, encoding="utf-8")
     done = run(gfxgate_cli, "pins", "show", "--pins", "pins.toml", cwd=tmp_path)

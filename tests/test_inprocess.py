@@ -70,7 +70,7 @@ def test_the_example_of_docs_testing_md_runs(gfxgate_cli, tmp_path):
     """The example of docs/testing.md's "Running a command in a test", run as the test it shows."""
     page = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
     marker = "<!-- check: tested-by tests/test_inprocess.py -->\n```python\n"
-    source = page[page.index(marker) + len(marker):].split("```", 1)[0]
+    source = page[page.index(marker) + len(marker) :].split("```", 1)[0]
     scope: dict = {}
     exec(compile(source, "docs/testing.md", "exec"), scope)  # noqa: S102 - the page's own example
     [test] = [value for name, value in scope.items() if name.startswith("test_")]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-SESSION = '''
+SESSION = """
 import os, time
 import pytest
 from tests.conftest import shared_build
@@ -31,7 +31,7 @@ def test_uses_it(thing, n):
     with open(os.environ["BUILD_LOG"] + ".users", "a") as log:
         log.write(os.environ.get("PYTEST_XDIST_WORKER", "none") + "\\n")
     time.sleep(0.1)
-'''
+"""
 
 
 def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
@@ -39,10 +39,18 @@ def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not this repository's addopts
     log = tmp_path / "builds.log"
     log.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *options,
-                           "test_session.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
-                               "BUILD_LOG": str(log), "PYTHONPATH": str(REPO)})  # not this session's worker id
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *options, "test_session.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+            "BUILD_LOG": str(log),
+            "PYTHONPATH": str(REPO),
+        },
+    )  # not this session's worker id
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "8 passed" in done.stdout, done.stdout[-1000:]
     return log.read_text().split(), set((tmp_path / "builds.log.users").read_text().split())
@@ -59,7 +67,7 @@ def test_without_xdist_it_is_built_in_the_session(tmp_path):
     assert len(builds) == 1 and users == {"none"}
 
 
-ALONE = '''
+ALONE = """
 import json, os, time
 import pytest
 
@@ -77,7 +85,7 @@ def test_alone(n):
 @pytest.mark.parametrize("n", range(12))
 def test_beside(n):
     _note("beside")
-'''
+"""
 
 
 def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
@@ -86,10 +94,30 @@ def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
     (tmp_path / "test_session.py").write_text(ALONE)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  exclusive: alone\n")
     log = tmp_path / "runs.log"
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "2", "-p", "tests.conftest",
-                           "test_session.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
-                               "BUILD_LOG": str(log), "PYTHONPATH": str(REPO)})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-n",
+            "2",
+            "-p",
+            "tests.conftest",
+            "test_session.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+            "BUILD_LOG": str(log),
+            "PYTHONPATH": str(REPO),
+        },
+    )
     assert done.returncode == 0 and "15 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
     runs = [json.loads(line) for line in log.read_text().splitlines()]
 
@@ -103,9 +131,26 @@ def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
 
 
 def _collected(*options: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0",
-                           *options, "tests/test_inprocess.py", "tests/test_formats_everywhere.py"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            *options,
+            "tests/test_inprocess.py",
+            "tests/test_formats_everywhere.py",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]  # 5: none selected
     return {line.split("::")[1].split("[")[0] for line in done.stdout.splitlines() if "::" in line}
 

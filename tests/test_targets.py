@@ -22,7 +22,9 @@ def test_product_names_resolve(cat):
     assert cat.parse("Radeon VII").processor == "gfx906"
 
 
-@pytest.mark.parametrize("bad", ["gfx9000", "gfx906:xnack", "gfx906:foo+", "gfx1030:xnack-", "", "gfx906:xnack-:xnack+"])
+@pytest.mark.parametrize(
+    "bad", ["gfx9000", "gfx906:xnack", "gfx906:foo+", "gfx1030:xnack-", "", "gfx906:xnack-:xnack+"]
+)
 def test_bad_targets_are_clear_errors(cat, bad):
     with pytest.raises(TargetError):
         cat.parse(bad)
@@ -43,7 +45,8 @@ def test_family_and_products(cat):
 
 
 @pytest.mark.parametrize(
-    "name,value", [("gfx900", "9.0.0"), ("gfx906", "9.0.6"), ("gfx90a", "9.0.10"), ("gfx1030", "10.3.0"), ("gfx1100", "11.0.0")]
+    "name,value",
+    [("gfx900", "9.0.0"), ("gfx906", "9.0.6"), ("gfx90a", "9.0.10"), ("gfx1030", "10.3.0"), ("gfx1100", "11.0.0")],
 )
 def test_hsa_override_both_ways(cat, name, value):
     assert cat.processor(name).hsa_override == value
@@ -82,11 +85,27 @@ def test_spellings_cover_feature_variants(cat):
     assert cat.spellings(cat.parse("gfx1030")) == ["gfx1030"]
 
 
-@pytest.mark.parametrize("target", ["gfx803", "gfx900", "gfx906:xnack-", "gfx90a:sramecc+:xnack-", "gfx1030", "gfx1100", "gfx9-generic"])
+@pytest.mark.parametrize(
+    "target", ["gfx803", "gfx900", "gfx906:xnack-", "gfx90a:sramecc+:xnack-", "gfx1030", "gfx1100", "gfx9-generic"]
+)
 def test_predefined_macros_match_clang(cat, target, clang19):
     out = subprocess.run(
-        [clang19, "-x", "hip", f"--offload-arch={target}", "-nogpulib", "-nogpuinc", "--cuda-device-only", "-dM", "-E", "-"],
-        input="", capture_output=True, text=True, check=True,
+        [
+            clang19,
+            "-x",
+            "hip",
+            f"--offload-arch={target}",
+            "-nogpulib",
+            "-nogpuinc",
+            "--cuda-device-only",
+            "-dM",
+            "-E",
+            "-",
+        ],
+        input="",
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     defined = {}
     for line in out.splitlines():

@@ -60,7 +60,7 @@ def test_scan_on_an_80_column_terminal_shows_the_answer_first_and_fits(gfxgate_e
     answer = next(i for i, line in enumerate(lines) if line.startswith("The answer for gfx900"))
     assert answer < 15
     # the route's steps follow the answer, and the layers come after them as one row each
-    assert any(line.strip().startswith("1. ") for line in lines[answer:answer + 8])
+    assert any(line.strip().startswith("1. ") for line in lines[answer : answer + 8])
     table = next(i for i, line in enumerate(lines) if line.startswith("Layer"))
     assert table > answer
     assert sum(1 for line in lines[table:] if re.match(r"(Official ROCm matrix|Release packaging)\s+\S", line)) == 2
@@ -85,16 +85,25 @@ def test_verbose_text_holds_every_cell_evidence(gfxgate_cli):
     import json
 
     data = json.loads(gfxgate_cli("scan", "--target", "gfx900", "--format", "json", check=True).stdout)
-    text = gfxgate_cli("scan", "--target", "gfx900", "--format", "text", "-v", check=True, env={**os.environ, "COLUMNS": "400"}).stdout
+    text = gfxgate_cli(
+        "scan", "--target", "gfx900", "--format", "text", "-v", check=True, env={**os.environ, "COLUMNS": "400"}
+    ).stdout
     short = gfxgate_cli("scan", "--target", "gfx900", "--format", "text", check=True).stdout
-    locations = [e["where"] for layer in data["layers"] for cell in layer["cells"] for e in cell.get("evidence", [])
-                 if e.get("where")]
+    locations = [
+        e["where"]
+        for layer in data["layers"]
+        for cell in layer["cells"]
+        for e in cell.get("evidence", [])
+        if e.get("where")
+    ]
     assert len(locations) > 5
     assert not [where for where in locations if where not in text]
     assert sum(where in short for where in locations) < len(locations)  # folded without -v
 
 
-@pytest.mark.parametrize("hostile", ["\x1b]0;owned\x07", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "a\rb", "\u009b31m"])
+@pytest.mark.parametrize(
+    "hostile", ["\x1b]0;owned\x07", "\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "a\rb", "\u009b31m"]
+)
 def test_terminal_text_is_inert(hostile):
     from gfxgate.report.terminal import render
     from gfxgate.report.text import inert
@@ -114,10 +123,15 @@ def _matrix_with_text(text: str):
     from gfxgate.targets import catalog
 
     matrix = scan_matrix([catalog().parse("gfx900")])
-    cells = {key: dataclasses.replace(
-        verdict, summary=text + verdict.summary, remedy=text if verdict.remedy else None,
-        evidence=tuple(dataclasses.replace(e, text=text + e.text) for e in verdict.evidence))
-        for key, verdict in matrix.cells.items()}
+    cells = {
+        key: dataclasses.replace(
+            verdict,
+            summary=text + verdict.summary,
+            remedy=text if verdict.remedy else None,
+            evidence=tuple(dataclasses.replace(e, text=text + e.text) for e in verdict.evidence),
+        )
+        for key, verdict in matrix.cells.items()
+    }
     return dataclasses.replace(matrix, cells=cells, notes=(*matrix.notes, text), targets=matrix.targets)
 
 
@@ -127,11 +141,15 @@ def test_line_oriented_text_wraps_on_a_terminal_only(gfxgate_exe, gfxgate_cli, t
     from tests.conftest import CHECKOUT
 
     log = tmp_path / "o.log"
-    log.write_text((CHECKOUT / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log").read_text()
-                   + 'time=2025-10-05T10:00:09.000+02:00 level=INFO msg="x\x1b]0;owned\x07"\n')
+    log.write_text(
+        (CHECKOUT / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log").read_text()
+        + 'time=2025-10-05T10:00:09.000+02:00 level=INFO msg="x\x1b]0;owned\x07"\n'
+    )
     screen = ANSI.sub("", on_terminal(gfxgate_exe, ["diagnose", str(log)], columns=60))
     assert max(len(line) for line in screen.split("\n")) <= 60
     assert "\x07" not in screen and "\x1b]" not in screen
-    piped = gfxgate_cli("diagnose", str(log), "--format", "text", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}).stdout
+    piped = gfxgate_cli(
+        "diagnose", str(log), "--format", "text", env={k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    ).stdout
     assert max(len(line) for line in piped.split("\n")) > 60
     assert "\x07" not in piped and "\x1b" not in piped

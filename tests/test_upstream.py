@@ -34,7 +34,9 @@ def _scan(capsys, monkeypatch, *args):
     out, err = capsys.readouterr()
     assert info.value.code == 0, err
     data = json.loads(out)
-    return lambda layer, target: next(l for l in data["layers"] if l["id"] == layer)["cells"][data["targets"].index(target)]
+    return lambda layer, target: next(l for l in data["layers"] if l["id"] == layer)["cells"][
+        data["targets"].index(target)
+    ]
 
 
 @pytest.mark.parametrize("rule_id,case", cases())
@@ -51,16 +53,27 @@ def test_real_tree_decides_what_each_rule_fixture_says(rule_id, case, tmp_path):
     ruleset = default_rules()
     rule = next(r for r in ruleset.rules if r.id == rule_id)
     root = Path(UPSTREAM)
-    sources = SourceSet(load_pins(), sources={"ollama": str(root / "ollama"), "rocm-docs": str(root / "ROCm"), "clr": str(root / "clr"),
-                                                  "rocblas": str(root / "rocBLAS")},
-                        refs=dict(named), offline=True)
+    sources = SourceSet(
+        load_pins(),
+        sources={
+            "ollama": str(root / "ollama"),
+            "rocm-docs": str(root / "ROCm"),
+            "clr": str(root / "clr"),
+            "rocblas": str(root / "rocBLAS"),
+        },
+        refs=dict(named),
+        offline=True,
+    )
     try:
         facts = collect_facts(RuleSet(layers=ruleset.layers, rules=(rule,)), sources)[rule.id]
     finally:
         sources.close()
     expectations = read_case(case, tmp_path)
-    text = {(e.path, e.evidence_line): (tmp_path / e.path).read_text(encoding="utf-8").splitlines()[e.evidence_line - 1]
-            for e in expectations if e.evidence_line}
+    text = {
+        (e.path, e.evidence_line): (tmp_path / e.path).read_text(encoding="utf-8").splitlines()[e.evidence_line - 1]
+        for e in expectations
+        if e.evidence_line
+    }
 
     def same_line(e, finding):
         line = text[(e.path, e.evidence_line)].strip()
@@ -88,7 +101,6 @@ def test_real_v0_12_3_still_allows_gfx900(capsys, monkeypatch):
     assert "GetSupportedGFX" in cell("discovery", "gfx900")["summary"]
 
 
-
 def test_real_rocm_docs_without_a_gpu_list(capsys, monkeypatch):
     """rocm-6.0.2 and rocm-6.1.0 hold neither linux-support.md (up to rocm-6.0.0) nor compatibility-matrix.rst (from
     rocm-6.1.1): their docs link the GPU list to ROCm/rocm-install-on-linux. The row stays unknown, its reason that link
@@ -99,11 +111,16 @@ def test_real_rocm_docs_without_a_gpu_list(capsys, monkeypatch):
         assert "layout changed" not in matrix["reason"], (tag, matrix["reason"])
         assert "rocm-install-on-linux:reference/system-requirements" in matrix["reason"], (tag, matrix["reason"])
         assert [e["where"] for e in matrix["evidence"]] == [f"rocm-docs@{tag}:docs/about/compatibility/openmp.md:18"]
-    for tag, path in (("rocm-6.0.0", "docs/about/compatibility/linux-support.md"),
-                      ("rocm-6.1.1", "docs/compatibility/compatibility-matrix.rst")):
+    for tag, path in (
+        ("rocm-6.0.0", "docs/about/compatibility/linux-support.md"),
+        ("rocm-6.1.1", "docs/compatibility/compatibility-matrix.rst"),
+    ):
         matrix = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", f"rocm-docs={tag}")("official-matrix", "gfx900")
         assert matrix["status"] == "blocked", (tag, matrix)
-        assert all(e["where"].startswith(f"rocm-docs@{tag}:{path}:") for e in matrix["evidence"]), (tag, matrix["evidence"])
+        assert all(e["where"].startswith(f"rocm-docs@{tag}:{path}:") for e in matrix["evidence"]), (
+            tag,
+            matrix["evidence"],
+        )
 
 
 def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
@@ -123,7 +140,9 @@ def test_real_workarounds_at_v0_17_5(capsys, monkeypatch):
     states = {w["id"]: w["state"] for w in items}
     assert states["hsa-override-9.0.0"] == "live" and states["copy-rocblas-tensile"] == "live"
     hsa = next(w for w in items if w["id"] == "hsa-override-9.0.0")
-    assert any(e["where"].startswith("ollama@v0.17.5:envconfig/config.go:") for c in hsa["checks"] for e in c["evidence"])
+    assert any(
+        e["where"].startswith("ollama@v0.17.5:envconfig/config.go:") for c in hsa["checks"] for e in c["evidence"]
+    )
 
 
 def _scan_v030(capsys, monkeypatch, *args):
@@ -140,7 +159,9 @@ def test_real_v0_30_0_layout(capsys, monkeypatch):
     cell = _scan_v030(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1103", "--ref", "ollama=v0.30.0")
     build = cell("cmake-filter", "gfx900")
     assert build["status"] == "override-required"
-    assert build["remedy"].startswith("cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900")
+    assert build["remedy"].startswith(
+        "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900"
+    )
     wheres = [e["where"] for e in build["evidence"]]
     assert "ollama@v0.30.0:cmake/local.cmake:287" in wheres and "ollama@v0.30.0:docs/development.md:51" in wheres
     assert cell("cmake-filter", "gfx1103")["status"] == "allowed"  # v0.30.0's rocm_v7_2_linux still lists gfx1103
@@ -164,8 +185,15 @@ def test_real_v0_30_0_layout(capsys, monkeypatch):
 def test_real_newest_release_has_no_unknown_row(capsys, monkeypatch):
     cell = _scan_v030(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1031", "-t", "gfx1103", "--ref", "ollama=latest")
     for target in ("gfx900", "gfx1031", "gfx1103"):
-        for layer in ("official-matrix", "cmake-filter", "cmake-presets", "release-packaging", "discovery",
-                      "source-macros", "vulkan"):
+        for layer in (
+            "official-matrix",
+            "cmake-filter",
+            "cmake-presets",
+            "release-packaging",
+            "discovery",
+            "source-macros",
+            "vulkan",
+        ):
             assert cell(layer, target)["status"] != "unknown", (layer, target, cell(layer, target)["reason"])
     assert cell("cmake-presets", "gfx1103")["status"] == "blocked"  # gfx1103 left the release preset in v0.31.2
     assert cell("release-packaging", "gfx900")["status"] == "blocked"
@@ -173,8 +201,13 @@ def test_real_newest_release_has_no_unknown_row(capsys, monkeypatch):
 
 
 def test_real_vulkan_switch_over_the_versions(capsys, monkeypatch):
-    expected = {"v0.12.5": "blocked", "v0.12.6": "allowed", "v0.12.10": "allowed", "v0.12.11": "override-required",
-                "v0.17.5": "override-required"}
+    expected = {
+        "v0.12.5": "blocked",
+        "v0.12.6": "allowed",
+        "v0.12.10": "allowed",
+        "v0.12.11": "override-required",
+        "v0.17.5": "override-required",
+    }
     for tag, status in expected.items():
         cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", f"ollama={tag}")
         assert cell("vulkan", "gfx900")["status"] == status, tag
@@ -186,11 +219,20 @@ def test_real_v0_30_0_release_candidates_decide_the_build_rows(capsys, monkeypat
     expected = {
         "v0.30.0-rc0": ["ollama@v0.30.0-rc0:Dockerfile:121", "ollama@v0.30.0-rc0:Dockerfile:120"],
         "v0.30.0-rc15": ["ollama@v0.30.0-rc15:Dockerfile:121", "ollama@v0.30.0-rc15:Dockerfile:120"],
-        "v0.30.0-rc16": ["ollama@v0.30.0-rc16:llama/server/CMakePresets.json:117", "ollama@v0.30.0-rc16:Dockerfile:120"],
-        "v0.30.0-rc18": ["ollama@v0.30.0-rc18:llama/server/CMakePresets.json:117", "ollama@v0.30.0-rc18:cmake/local.cmake:216",
-                         "ollama@v0.30.0-rc18:docs/development.md:45"],
-        "v0.30.0-rc25": ["ollama@v0.30.0-rc25:llama/server/CMakePresets.json:114", "ollama@v0.30.0-rc25:cmake/local.cmake:244",
-                         "ollama@v0.30.0-rc25:docs/development.md:45"],
+        "v0.30.0-rc16": [
+            "ollama@v0.30.0-rc16:llama/server/CMakePresets.json:117",
+            "ollama@v0.30.0-rc16:Dockerfile:120",
+        ],
+        "v0.30.0-rc18": [
+            "ollama@v0.30.0-rc18:llama/server/CMakePresets.json:117",
+            "ollama@v0.30.0-rc18:cmake/local.cmake:216",
+            "ollama@v0.30.0-rc18:docs/development.md:45",
+        ],
+        "v0.30.0-rc25": [
+            "ollama@v0.30.0-rc25:llama/server/CMakePresets.json:114",
+            "ollama@v0.30.0-rc25:cmake/local.cmake:244",
+            "ollama@v0.30.0-rc25:docs/development.md:45",
+        ],
     }
     for tag, wheres in expected.items():
         cell = _scan(capsys, monkeypatch, "-t", "gfx900", "-t", "gfx1030", "--ref", f"ollama={tag}")
@@ -200,16 +242,21 @@ def test_real_v0_30_0_release_candidates_decide_the_build_rows(capsys, monkeypat
         assert cell("cmake-filter", "gfx1030")["status"] == "allowed", tag
         assert cell("cmake-presets", "gfx900")["status"] == "blocked", tag
         assert cell("cmake-presets", "gfx1030")["status"] == "allowed", tag
-    assert build["remedy"] == ("cmake -B build . -DOLLAMA_LLAMA_SERVER_BACKENDS=rocm -DCMAKE_HIP_ARCHITECTURES=gfx900"
-                               " && cmake --build build")
+    assert build["remedy"] == (
+        "cmake -B build . -DOLLAMA_LLAMA_SERVER_BACKENDS=rocm -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build"
+    )
 
 
 def test_real_integrated_gpu_filter_from_v0_30_0_rc28(capsys, monkeypatch):
     """filterIntegratedGPUs drops APUs from rc28 on; its log line names OLLAMA_IGPU_ENABLE only from rc32, so from
     rc28 to rc31 the evidence names the variable from envconfig (config.go:236), from rc32 the log line does."""
     before = {"discovery": "partial", "vulkan": "allowed"}  # rc27: no filter yet (the Tensile check decides discovery)
-    expected = {"v0.30.0-rc27": (before, None), "v0.30.0-rc28": (None, "envconfig/config.go:236"),
-                "v0.30.0-rc31": (None, "envconfig/config.go:236"), "v0.30.0-rc32": (None, "discover/runner.go:391")}
+    expected = {
+        "v0.30.0-rc27": (before, None),
+        "v0.30.0-rc28": (None, "envconfig/config.go:236"),
+        "v0.30.0-rc31": (None, "envconfig/config.go:236"),
+        "v0.30.0-rc32": (None, "discover/runner.go:391"),
+    }
     for tag, (statuses, where) in expected.items():
         cell = _scan(capsys, monkeypatch, "-t", "gfx1103", "--ref", f"ollama={tag}")
         for layer in ("discovery", "vulkan"):
@@ -225,10 +272,18 @@ def test_real_build_scripts_and_too_old_check_before_cmake(capsys, monkeypatch):
     takes one, and discovery's "amdgpu too old" below gfx9 (hard-coded, then RocmComputeMajorMin)."""
     expected = {  # tag: {(layer, target): status}
         "v0.1.17": {("cmake-presets", "gfx900"): "blocked", ("cmake-filter", "gfx900"): "blocked"},  # no ROCm build
-        "v0.1.20": {("cmake-presets", "gfx803"): "allowed", ("cmake-filter", "gfx1030"): "allowed",
-                    ("cmake-filter", "gfx1100"): "allowed", ("discovery", "gfx803"): "allowed"},
+        "v0.1.20": {
+            ("cmake-presets", "gfx803"): "allowed",
+            ("cmake-filter", "gfx1030"): "allowed",
+            ("cmake-filter", "gfx1100"): "allowed",
+            ("discovery", "gfx803"): "allowed",
+        },
         "v0.1.22": {("cmake-filter", "gfx1031"): "override-required", ("cmake-presets", "gfx1031"): "blocked"},
-        "v0.1.26": {("cmake-presets", "gfx803"): "blocked", ("discovery", "gfx803"): "blocked", ("discovery", "gfx900"): "allowed"},
+        "v0.1.26": {
+            ("cmake-presets", "gfx803"): "blocked",
+            ("discovery", "gfx803"): "blocked",
+            ("discovery", "gfx900"): "allowed",
+        },
         # no HIP_ARCHS?= yet, but make's command line replaces HIP_ARCHS_COMMON
         "v0.4.7": {("cmake-filter", "gfx1031"): "override-required", ("cmake-presets", "gfx900"): "allowed"},
         # the same Makefile in the CI tag before the first candidate and in the candidates (not "no build script")
@@ -259,7 +314,12 @@ def test_real_build_rows_switch_to_cmake_at_the_first_v0_5_8_candidate(capsys, m
                 got = cell(layer, target)
                 assert got["status"] != "unknown" and got.get("reason") is None, (tag, layer, target, got.get("reason"))
                 if rules:
-                    assert {e["source"] for e in got["evidence"]} == {rules[layer]}, (tag, layer, target, got["evidence"])
+                    assert {e["source"] for e in got["evidence"]} == {rules[layer]}, (
+                        tag,
+                        layer,
+                        target,
+                        got["evidence"],
+                    )
 
 
 @pytest.mark.parametrize("name", ["ollama", "ROCm", "clr", "ollama-python"])
@@ -297,10 +357,22 @@ def test_real_timeline_snapshot_covers_the_newest_release_and_is_what_the_clone_
     assert stored["releases"] == releases
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(root))
     with pytest.raises(SystemExit):
-        main(["timeline", "--format", "json", "--live", "--offline", *[a for t in stored["targets"] for a in ("-t", t["target"])]])
+        main(
+            [
+                "timeline",
+                "--format",
+                "json",
+                "--live",
+                "--offline",
+                *[a for t in stored["targets"] for a in ("-t", t["target"])],
+            ]
+        )
     live = json.loads(capsys.readouterr().out)
-    assert [(t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in live["targets"]] == \
-        [(t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in stored["targets"]]
+    assert [
+        (t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in live["targets"]
+    ] == [
+        (t["target"], t["sentence"], [(c["from"], c["to"], c["label"]) for c in t["cells"]]) for t in stored["targets"]
+    ]
 
 
 def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
@@ -311,9 +383,11 @@ def test_real_build_step_is_the_command_of_each_era(capsys, monkeypatch):
     monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(root / "ROCm"))
     monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(root / "clr"))  # ROCm/clr: the HIP runtime's ISA table
     monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(root / "rocBLAS"))  # ROCm/rocBLAS: the bundled rocBLAS's targets
-    expected = {"v0.5.7": "make -j 5 HIP_ARCHS=gfx803",
-                "v0.17.5": "cmake -B build -DAMDGPU_TARGETS=gfx803 && cmake --build build",
-                "v0.32.15": "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx803 && cmake --build build"}
+    expected = {
+        "v0.5.7": "make -j 5 HIP_ARCHS=gfx803",
+        "v0.17.5": "cmake -B build -DAMDGPU_TARGETS=gfx803 && cmake --build build",
+        "v0.32.15": "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx803 && cmake --build build",
+    }
     for tag, command in expected.items():
         with pytest.raises(SystemExit) as info:
             main(["scan", "--format", "json", "--offline", "-t", "gfx803", "--ref", f"ollama={tag}"])
@@ -354,8 +428,11 @@ def test_real_source_build_workaround_of_each_era(capsys, monkeypatch):
         "v0.5.8-rc0": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:88"),
         "v0.5.8-rc13": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:90"),
         "v0.17.5": ("cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build", "live", "CMakeLists.txt:125"),
-        "v0.32.15": ("cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build",
-                     "live", "docs/development.md:51"),
+        "v0.32.15": (
+            "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build",
+            "live",
+            "docs/development.md:51",
+        ),
     }
     for tag, (setting, state, where) in expected.items():
         with pytest.raises(SystemExit) as info:
@@ -397,10 +474,16 @@ def test_real_discovery_v0_1_25_to_v0_1_28_is_the_gfx9_minimum_alone(capsys, mon
         for target in targets:
             got = cell("discovery", target)
             assert got["status"] == ("blocked" if target == "gfx803" else "allowed"), (tag, target, got["summary"])
-            assert "no gfx name allowlist" in got["summary"] and "GetSupportedGFX" not in got["summary"], (tag, got["summary"])
+            assert "no gfx name allowlist" in got["summary"] and "GetSupportedGFX" not in got["summary"], (
+                tag,
+                got["summary"],
+            )
             texts = [e["text"] for e in got["evidence"]]
             assert any("v.Major < 9" in t for t in texts) and any("rocm_check_vram(" in t for t in texts), (tag, texts)
-            assert all(e["where"].startswith(f"ollama@{tag}:gpu/gpu.go:") for e in got["evidence"]), (tag, got["evidence"])
+            assert all(e["where"].startswith(f"ollama@{tag}:gpu/gpu.go:") for e in got["evidence"]), (
+                tag,
+                got["evidence"],
+            )
     cell = _scan(capsys, monkeypatch, "-t", "gfx900", "--ref", "ollama=v0.1.29")
     assert "GetSupportedGFX" in cell("discovery", "gfx900")["summary"]
     assert "no gfx name allowlist" not in cell("discovery", "gfx900")["summary"]
@@ -420,7 +503,9 @@ def test_real_make_takes_the_build_row_remedy_of_v0_4_to_v0_5_1(tag, capsys, mon
     assert words[:3] == ["make", "-j", "5"] and all("=" in w for w in words[3:]), row["remedy"]
     tree = tmp_path / "ollama"
     tree.mkdir()
-    archive = subprocess.run(["git", "-C", str(Path(UPSTREAM) / "ollama"), "archive", tag], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(Path(UPSTREAM) / "ollama"), "archive", tag], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     rocm = tmp_path / "rocm"
     (rocm / "bin").mkdir(parents=True)
@@ -431,7 +516,9 @@ def test_real_make_takes_the_build_row_remedy_of_v0_4_to_v0_5_1(tag, capsys, mon
     env = {**os.environ, "PATH": f"{rocm / 'bin'}{os.pathsep}{os.environ['PATH']}", "HIP_PATH": str(rocm)}
 
     def arches(*assignments: str) -> set[str]:
-        run = subprocess.run(["make", "-n", *assignments], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+        run = subprocess.run(
+            ["make", "-n", *assignments], cwd=tree, env=env, capture_output=True, text=True, timeout=120
+        )
         return set(re.findall(r"--offload-arch=(\S+)", run.stdout))
 
     linux = re.search(r"^HIP_ARCHS_LINUX\s*:=(.*)$", (tree / "llama/make/Makefile.rocm").read_text(), re.M)[1].split()
@@ -456,6 +543,11 @@ def test_real_rocm_compute_major_min_is_linked_only_where_the_variable_exists(ca
         listed = {w["id"]: w["state"] for w in report["workarounds"]}
         absent = [n["id"] for n in report["not_applicable"]]
         if linked:
-            assert listed.get("build-rocm-compute-major-min") == "live" and "build-rocm-compute-major-min" not in absent, tag
+            assert (
+                listed.get("build-rocm-compute-major-min") == "live" and "build-rocm-compute-major-min" not in absent
+            ), tag
         else:
-            assert "build-rocm-compute-major-min" not in listed and "build-rocm-compute-major-min" in absent, (tag, listed)
+            assert "build-rocm-compute-major-min" not in listed and "build-rocm-compute-major-min" in absent, (
+                tag,
+                listed,
+            )

@@ -16,9 +16,20 @@ H200 = ROOT / "tests" / "sweep" / "fixtures" / "h200"
 H200_WORKLOG = ROOT / "samples" / "h200" / "sweep.jsonl"
 
 # every function of the AMD target model: its parser, card names, PCI ids, HSA overrides, macros, compatibility
-AMD_METHODS = [(tm.TargetCatalog, name) for name in ("parse", "by_card", "processor", "generics_of", "card_sources",
-                                                      "from_hsa_override", "predefined_macros", "spellings",
-                                                      "compatibility")]
+AMD_METHODS = [
+    (tm.TargetCatalog, name)
+    for name in (
+        "parse",
+        "by_card",
+        "processor",
+        "generics_of",
+        "card_sources",
+        "from_hsa_override",
+        "predefined_macros",
+        "spellings",
+        "compatibility",
+    )
+]
 AMD_METHODS += [(tm.AmdVendor, name) for name in ("parse", "knows", "names", "describe")]
 AMD_FUNCTIONS = ("pci_id", "marketing_names", "card_words", "read_amdgpu_ids")
 
@@ -36,6 +47,7 @@ def no_amd(monkeypatch):
         def refuse(*args, **kwargs):
             called.append(name)
             raise AmdCalled(f"the AMD target model was asked: {name}{args[1:] if args else ''}")
+
         return refuse
 
     # the rules are loaded and cross-checked before: the loader builds AMD's processors from rules/targets.yaml and
@@ -106,8 +118,9 @@ def test_diagnose_reads_an_h200_log_without_amd(no_amd):
     from gfxgate.diagnose import diagnose_inputs
     from gfxgate.diagnose.render import render
 
-    diagnoses = diagnose_inputs([str(H200 / "cuda-g16.log")], units=[], since=None, sources={}, offline=True,
-                                locate=False)
+    diagnoses = diagnose_inputs(
+        [str(H200 / "cuda-g16.log")], units=[], since=None, sources={}, offline=True, locate=False
+    )
     data = json.loads(render(diagnoses, "json"))
     assert "sm_90" in json.dumps(data)
     for fmt in ("md", "text"):
@@ -137,5 +150,8 @@ def test_the_amd_target_grammar_is_the_target_models_alone():
         assert not re.search(r"re\.compile\(r?b?[\"'][^\"']*gfx", source), module
     assert tm.AMD_BUNDLE_TARGET.search("hipv4-amdgcn-amd-amdhsa--gfx906:xnack-")[1] == "gfx906:xnack-"
     assert tm.AMD_BUNDLE_TARGET.search("hipv4-amdgcn-amd-amdhsa--gfx10-3-generic")[1] == "gfx10-3-generic"
-    assert [m[0] for m in tm.AMD_TARGET_BYTES.finditer(b"x gfx1030 gfx9-generic gfx90a gfx12345")] == \
-        [b"gfx1030", b"gfx9-generic", b"gfx90a"]
+    assert [m[0] for m in tm.AMD_TARGET_BYTES.finditer(b"x gfx1030 gfx9-generic gfx90a gfx12345")] == [
+        b"gfx1030",
+        b"gfx9-generic",
+        b"gfx90a",
+    ]

@@ -55,8 +55,9 @@ class OverrideCheck:
         return needs_clause(self.posed, self.failing, self.also_needs, release)
 
 
-def needs_clause(posed: str, failing: Sequence[tuple[str, str, str]], also_needs: AlsoNeeds,
-                 release: str = "this release") -> str:
+def needs_clause(
+    posed: str, failing: Sequence[tuple[str, str, str]], also_needs: AlsoNeeds, release: str = "this release"
+) -> str:
     """The clause of an override whose posed target ``release`` does not ship: ``failing`` is (layer, status, where)
     of the posed target's refusing cells; what the override also needs follows from their layers (``also_needs``)."""
     refusing = {layer for layer, _, _ in failing}
@@ -74,11 +75,22 @@ def check_override(view: StatusView, value: str, needs: Needs, also_needs: AlsoN
     statuses = {layer: view.status_of(layer, posed) for layer, _ in needs}
     if all(s is None for s in statuses.values()):
         return OverrideCheck(value, posed, False, also_needs=also)
-    failing = [(layer, s) for layer, allowed in needs if (s := statuses[layer]) is not None and s in RANK
-               and s not in allowed]
+    failing = [
+        (layer, s) for layer, allowed in needs if (s := statuses[layer]) is not None and s in RANK and s not in allowed
+    ]
     if not failing:
-        return OverrideCheck(value, posed, True, evidence=tuple(e for layer, _ in needs
-                                                                for e in view.evidence_of(layer, posed)[:1]),
-                             also_needs=also)
-    return OverrideCheck(value, posed, True, tuple((layer, s.value, view.where_of(layer, posed)) for layer, s in failing),
-                         tuple(e for layer, _ in failing for e in view.evidence_of(layer, posed)[:1]), also)
+        return OverrideCheck(
+            value,
+            posed,
+            True,
+            evidence=tuple(e for layer, _ in needs for e in view.evidence_of(layer, posed)[:1]),
+            also_needs=also,
+        )
+    return OverrideCheck(
+        value,
+        posed,
+        True,
+        tuple((layer, s.value, view.where_of(layer, posed)) for layer, s in failing),
+        tuple(e for layer, _ in failing for e in view.evidence_of(layer, posed)[:1]),
+        also,
+    )

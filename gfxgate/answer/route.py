@@ -55,7 +55,11 @@ class StepRule(NamedTuple):
         the step's by its layer (rocBLAS artifacts "no code for gfx900 …" is what copying rocBLAS files lifts)."""
         if cell.status not in self.covered(cell.layer):
             return False
-        return self.matches is None or cell.status != Status.OVERRIDE_REQUIRED or rule_regex(self.matches).search(cell.summary) is not None
+        return (
+            self.matches is None
+            or cell.status != Status.OVERRIDE_REQUIRED
+            or rule_regex(self.matches).search(cell.summary) is not None
+        )
 
 
 class RouteRule(NamedTuple):
@@ -164,7 +168,9 @@ class BackendAnswer(JsonRecord):
     undecided: tuple[str, ...] = ()  # routes tried before (or instead of) the option that could not be decided
     refused: tuple[str, ...] = ()  # why the decided routes do not apply
     evidence: tuple[Evidence, ...] = ()  # the cells that refuse the backend's routes
-    machine: BackendJudgement | None = None  # what this machine's runners and runs say of the backend (decide's machine=)
+    machine: BackendJudgement | None = (
+        None  # what this machine's runners and runs say of the backend (decide's machine=)
+    )
 
     def to_json(self) -> dict[str, Any]:
         """The fields; ``machine`` only where a machine was judged (a release's answer has no machine)."""
@@ -190,7 +196,9 @@ class Route(JsonRecord, PerBackend):
     best: RouteOption | None
     label: str
     certain: bool
-    reason: str | None = json_field(default=None, after={"sentence": lambda route: route.sentence})  # why uncertain or missing
+    reason: str | None = json_field(
+        default=None, after={"sentence": lambda route: route.sentence}
+    )  # why uncertain or missing
     runtime: RuntimeCheck | None = None
     beyond: tuple[BeyondRoute, ...] = ()  # routes beyond the official release, listed after the official ones
 
@@ -203,7 +211,11 @@ class Route(JsonRecord, PerBackend):
     @property
     def sentence(self) -> str:
         """The answer in one line, e.g. "gfx900 at v0.17.5: ROCm: build + rocBLAS files; or Vulkan: OLLAMA_VULKAN=1"."""
-        others = [b.option.label for b in self.backends if b.option and b.option is not self.best and not b.option.route == "cpu"]
+        others = [
+            b.option.label
+            for b in self.backends
+            if b.option and b.option is not self.best and not b.option.route == "cpu"
+        ]
         head = f"{self.target}" + (f" at {self.version}" if self.version else "") + ": "
         text = head + (self.label if self.best else "undecided")
         if others and self.best is not None and self.best.backend != "cpu":
@@ -221,8 +233,9 @@ class Route(JsonRecord, PerBackend):
         text = self.sentence
         for b in self.beyond:  # a condition's first clause: what must hold (not what to do, nor where it was read)
             if b.option is not None:
-                text += f"; or {b.option.label}" + "".join(f" (if: {c.split(' — ', 1)[0].split(' [', 1)[0]})"
-                                                           for c in b.option.conditions)
+                text += f"; or {b.option.label}" + "".join(
+                    f" (if: {c.split(' — ', 1)[0].split(' [', 1)[0]})" for c in b.option.conditions
+                )
         return text
 
 
@@ -246,7 +259,10 @@ class BeyondRoute(JsonRecord):
 
 
 CheckOutcome = Literal["confirmed", "partly confirmed", "refuted", "not measured"]
-_CHECK_OUTCOME: dict[Status, CheckOutcome] = {Status.ALLOWED: "confirmed", Status.PARTIAL: "partly confirmed"}  # else refuted
+_CHECK_OUTCOME: dict[Status, CheckOutcome] = {
+    Status.ALLOWED: "confirmed",
+    Status.PARTIAL: "partly confirmed",
+}  # else refuted
 
 
 @dataclass(frozen=True)
@@ -291,10 +307,9 @@ def _applies(step: StepRule, by_id: Mapping[str, Any], processor: str) -> bool:
     return w is not None and (not w.applies_to or processor in w.applies_to)
 
 
-
-
-def _walk(rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_id: Mapping[str, Any],
-          rules: RouteRules) -> tuple[_Outcome, dict[str, list[Verdict]]]:
+def _walk(
+    rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_id: Mapping[str, Any], rules: RouteRules
+) -> tuple[_Outcome, dict[str, list[Verdict]]]:
     """Check a route's needs in one column; returns the outcome and, per used step, the cells it covers."""
     titles = _layer_titles(matrix)
     evidence: list[Evidence] = []
@@ -303,8 +318,13 @@ def _walk(rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_i
     used: dict[str, list[Verdict]] = {}
     for row in matrix.layers:  # a backend's runtime that cannot run the target refuses every route of that backend
         runs = matrix.cells.get((row.id, column))
-        if (row.id in rules.runs_on and rule.backend in row.backends and runs is not None and runs.status == Status.BLOCKED
-                and not rule.beyond):  # a route beyond the release brings its own runtime
+        if (
+            row.id in rules.runs_on
+            and rule.backend in row.backends
+            and runs is not None
+            and runs.status == Status.BLOCKED
+            and not rule.beyond
+        ):  # a route beyond the release brings its own runtime
             refusals.append(f"{rule.id}: {titles[row.id]} is {runs.status.value} ({runs.summary})")
             evidence[:0] = runs.evidence
     for layer, allowed in rule.needs:
@@ -317,7 +337,9 @@ def _walk(rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_i
             evidence += cell.evidence
             continue
         if cell.status not in RANK:
-            unknowns.append(f"{rule.id}: {titles[layer]} is {cell.status.value}" + (f" ({cell.reason})" if cell.reason else ""))
+            unknowns.append(
+                f"{rule.id}: {titles[layer]} is {cell.status.value}" + (f" ({cell.reason})" if cell.reason else "")
+            )
             continue
         steps = [s for s in rule.steps + rules.device_steps if s.lifts(cell) and _applies(s, by_id, processor)]
         if not steps:
@@ -333,7 +355,9 @@ def _walk(rule: RouteRule, matrix: MatrixView, column: str, processor: str, by_i
     return _Outcome(APPLIES, [], evidence), used
 
 
-def _device_steps(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, Any], rules: RouteRules) -> dict[str, list[Verdict]]:
+def _device_steps(
+    rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, Any], rules: RouteRules
+) -> dict[str, list[Verdict]]:
     """Under an HSA override, the device's own restrictions that a device step lifts (an iGPU stays an iGPU)."""
     used: dict[str, list[Verdict]] = {}
     for layer, allowed in rule.needs:
@@ -346,8 +370,14 @@ def _device_steps(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mappi
     return used
 
 
-def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict]], by_id: Mapping[str, Any],
-                matrix: MatrixView, target: str) -> tuple[list, list, list]:
+def _make_steps(
+    rule: RouteRule,
+    rules: RouteRules,
+    used: dict[str, list[Verdict]],
+    by_id: Mapping[str, Any],
+    matrix: MatrixView,
+    target: str,
+) -> tuple[list, list, list]:
     """(route steps, device steps) as (StepRule, RouteStep) pairs, in the rules' order, and the steps the installed
     tree already satisfies (SatisfiedStep)."""
     route_steps: list[tuple[StepRule, RouteStep]] = []
@@ -366,14 +396,32 @@ def _make_steps(rule: RouteRule, rules: RouteRules, used: dict[str, list[Verdict
                 if step_rule.matches:  # the lines that show the restriction this step lifts come first
                     evidence.sort(key=lambda e: rule_regex(step_rule.matches).search(f"{e.text} {e.note}") is None)
                 setting = step_setting(w, target, rule=step_rule, cells=cells)
-                bucket.append((step_rule, RouteStep(w.id, w.title, setting, w.risk, tuple(dict.fromkeys(c.layer for c in cells)),
-                                                    tuple(evidence))))
+                bucket.append(
+                    (
+                        step_rule,
+                        RouteStep(
+                            w.id,
+                            w.title,
+                            setting,
+                            w.risk,
+                            tuple(dict.fromkeys(c.layer for c in cells)),
+                            tuple(evidence),
+                        ),
+                    )
+                )
     return route_steps, device, satisfied
 
 
-def _option(rule: RouteRule, label: str, phrase: str, evidence: Iterable[Evidence],
-            route_steps: list[tuple[Any, RouteStep]], device: list[tuple[Any, RouteStep]],
-            override_target: str | None = None, satisfied: Sequence[SatisfiedStep] = ()) -> RouteOption:
+def _option(
+    rule: RouteRule,
+    label: str,
+    phrase: str,
+    evidence: Iterable[Evidence],
+    route_steps: list[tuple[Any, RouteStep]],
+    device: list[tuple[Any, RouteStep]],
+    override_target: str | None = None,
+    satisfied: Sequence[SatisfiedStep] = (),
+) -> RouteOption:
     if satisfied and not route_steps and rule.done_label:
         label, phrase = rule.done_label, rule.done_phrase or rule.done_label
     elif "{steps}" in label or "{steps}" in phrase:
@@ -383,13 +431,29 @@ def _option(rule: RouteRule, label: str, phrase: str, evidence: Iterable[Evidenc
         label += "".join(f" + {s.short}" for s, _ in device)
         phrase += " with " + " and ".join(s.phrase for s, _ in device)
     steps = tuple(s for _, s in route_steps + device)
-    evidence = tuple(evidence) + tuple(e for s in steps for e in s.evidence) + tuple(e for s in satisfied for e in s.evidence)
-    return RouteOption(rule.id, rule.backend, label, phrase, evidence, steps, override_target=override_target,
-                       satisfied=tuple(satisfied))
+    evidence = (
+        tuple(evidence) + tuple(e for s in steps for e in s.evidence) + tuple(e for s in satisfied for e in s.evidence)
+    )
+    return RouteOption(
+        rule.id,
+        rule.backend,
+        label,
+        phrase,
+        evidence,
+        steps,
+        override_target=override_target,
+        satisfied=tuple(satisfied),
+    )
 
 
-def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, Any], rules: RouteRules,
-         overrides: list[tuple[Any, str | None]]) -> _Outcome:
+def _try(
+    rule: RouteRule,
+    matrix: MatrixView,
+    target: str,
+    by_id: Mapping[str, Any],
+    rules: RouteRules,
+    overrides: list[tuple[Any, str | None]],
+) -> _Outcome:
     processor = _processor(target)
     if rule.as_override:
         if not overrides:
@@ -402,13 +466,32 @@ def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, A
                 continue
             outcome, used = _walk(rule, matrix, column, _processor(column), by_id, rules)
             if outcome.state == APPLIES and not used:
-                own = [c for layer, allowed in rule.needs
-                       if (layer, target) in matrix.cells and (c := matrix.cells[(layer, target)]).status not in allowed]
+                own = [
+                    c
+                    for layer, allowed in rule.needs
+                    if (layer, target) in matrix.cells and (c := matrix.cells[(layer, target)]).status not in allowed
+                ]
                 why = tuple(e for c in own for e in c.evidence) or tuple(outcome.evidence)
-                step = RouteStep(w.id, w.title, step_setting(w, target), w.risk, tuple(c.layer for c in own) or tuple(w.unblocks), why)
-                _, device, _ = _make_steps(rule, rules, _device_steps(rule, matrix, target, by_id, rules), by_id, matrix, target)
-                option = _option(rule, rule.label.replace("{override}", w.override), rule.phrase.replace("{override}", w.override),
-                                 outcome.evidence, [(None, step)], device, override_target=column)
+                step = RouteStep(
+                    w.id,
+                    w.title,
+                    step_setting(w, target),
+                    w.risk,
+                    tuple(c.layer for c in own) or tuple(w.unblocks),
+                    why,
+                )
+                _, device, _ = _make_steps(
+                    rule, rules, _device_steps(rule, matrix, target, by_id, rules), by_id, matrix, target
+                )
+                option = _option(
+                    rule,
+                    rule.label.replace("{override}", w.override),
+                    rule.phrase.replace("{override}", w.override),
+                    outcome.evidence,
+                    [(None, step)],
+                    device,
+                    override_target=column,
+                )
                 return _Outcome(APPLIES, option=option)
             if outcome.state == UNDECIDED:
                 undecided += outcome.reasons
@@ -423,11 +506,15 @@ def _try(rule: RouteRule, matrix: MatrixView, target: str, by_id: Mapping[str, A
         return outcome
     route_steps, device, satisfied = _make_steps(rule, rules, used, by_id, matrix, target)
     outcome.option = _option(rule, rule.label, rule.phrase, outcome.evidence, route_steps, device, satisfied=satisfied)
-    if rule.conditions or rule.states:  # the cells the route names that let it through with a condition say what must hold
-        held = tuple(f"{cell.summary}" + (f" — {cell.remedy}" if cell.remedy else "")
-                     for layer in dict.fromkeys(rule.states + rule.conditions)
-                     if (cell := matrix.cells.get((layer, target))) is not None
-                     and (layer in rule.states or cell.status not in (Status.ALLOWED, Status.NOT_SCANNED, Status.NOT_MEASURED)))
+    if (
+        rule.conditions or rule.states
+    ):  # the cells the route names that let it through with a condition say what must hold
+        held = tuple(
+            f"{cell.summary}" + (f" — {cell.remedy}" if cell.remedy else "")
+            for layer in dict.fromkeys(rule.states + rule.conditions)
+            if (cell := matrix.cells.get((layer, target))) is not None
+            and (layer in rule.states or cell.status not in (Status.ALLOWED, Status.NOT_SCANNED, Status.NOT_MEASURED))
+        )
         outcome.option = dataclasses.replace(outcome.option, conditions=held)
     return outcome
 
@@ -436,9 +523,16 @@ def _same_version(a: str, b: str) -> bool:
     return a.removeprefix("v") == b.removeprefix("v")
 
 
-def _runtime(matrix: MatrixView, target: str, best: RouteOption | None, *, rules: RouteRules,
-             backends: Mapping[str, Verdict] | None = None, version: str = "",
-             runtime_version: str | None = None) -> RuntimeCheck | None:
+def _runtime(
+    matrix: MatrixView,
+    target: str,
+    best: RouteOption | None,
+    *,
+    rules: RouteRules,
+    backends: Mapping[str, Verdict] | None = None,
+    version: str = "",
+    runtime_version: str | None = None,
+) -> RuntimeCheck | None:
     """What the runtime row says about the answer. With the runs split by the backend they exercised
     (``backends``), only the best route's own backend confirms or refutes it; a row that ran other backends says
     it did not measure this route (a CPU-only endpoint or a Vulkan run is not the ROCm route). A row measured at
@@ -448,28 +542,48 @@ def _runtime(matrix: MatrixView, target: str, best: RouteOption | None, *, rules
         return None
     head = ""
     if runtime_version and version and not _same_version(runtime_version, version):
-        head = (f"the runtime ran ollama {runtime_version}, this answer is for {version} "
-                f"(`--ref ollama=v{runtime_version.removeprefix('v')}` judges the run's own version); ")
+        head = (
+            f"the runtime ran ollama {runtime_version}, this answer is for {version} "
+            f"(`--ref ollama=v{runtime_version.removeprefix('v')}` judges the run's own version); "
+        )
     if best is not None and best.backend == "cpu":
         outcome: CheckOutcome = "refuted" if cell.status in (Status.ALLOWED, Status.PARTIAL) else "confirmed"
         return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
     if backends is not None and best is not None:
         own = backends.get(best.backend)
         if own is None or own.status not in RANK:
-            measured = ", ".join(f"{rules.title(b) if b in dict(rules.backends) else b} ({v.status.value}: {v.summary})"
-                                 for b, v in backends.items()) or f"no GPU backend ({cell.summary})"
-            return RuntimeCheck("not measured", head + f"the runs exercised {measured}, not the "
-                                f"{rules.title(best.backend)} route of this answer", cell.evidence)
+            measured = (
+                ", ".join(
+                    f"{rules.title(b) if b in dict(rules.backends) else b} ({v.status.value}: {v.summary})"
+                    for b, v in backends.items()
+                )
+                or f"no GPU backend ({cell.summary})"
+            )
+            return RuntimeCheck(
+                "not measured",
+                head + f"the runs exercised {measured}, not the {rules.title(best.backend)} route of this answer",
+                cell.evidence,
+            )
         outcome = _CHECK_OUTCOME.get(own.status, "refuted")
-        return RuntimeCheck(outcome, head + f"{rules.title(best.backend)} runtime {own.status.value}: {own.summary}",
-                            own.evidence)
+        return RuntimeCheck(
+            outcome, head + f"{rules.title(best.backend)} runtime {own.status.value}: {own.summary}", own.evidence
+        )
     outcome = _CHECK_OUTCOME.get(cell.status, "refuted")
     return RuntimeCheck(outcome, head + f"runtime {cell.status.value}: {cell.summary}", cell.evidence)
 
 
-def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds: Iterable[Any], version: str | None = None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
-           machine: MachineFacts | None = None, os: str = "linux") -> Route:
+def decide(
+    matrix: MatrixView,
+    target: str,
+    *,
+    rules: RouteRules,
+    workarounds: Iterable[Any],
+    version: str | None = None,
+    runtime: Mapping[str, Verdict] | None = None,
+    runtime_version: str | None = None,
+    machine: MachineFacts | None = None,
+    os: str = "linux",
+) -> Route:
     """The answer for ``target`` from its column of ``matrix`` (and, for HSA overrides, the override target's), by
     the route rules (``rules``: gate.route.default_routes) and the workaround records (``workarounds``: loaded once,
     gate.workarounds.default_workarounds), both passed in: this layer reads no file and imports no pipeline.
@@ -524,21 +638,41 @@ def decide(matrix: MatrixView, target: str, *, rules: RouteRules, workarounds: I
     if best is not None:
         label = best.label
         rule = next(r for r in rules.routes if r.id == best.route)
-        if rule.alone and all(a.state == "none" for a in answers if a.backend not in (best.backend, fallback.backend if fallback else None)):
+        if rule.alone and all(
+            a.state == "none"
+            for a in answers
+            if a.backend not in (best.backend, fallback.backend if fallback else None)
+        ):
             label = rule.alone
     certain = best is not None and not skipped
     reason = "; ".join(dict.fromkeys(skipped)) or None
     if best is None and reason is None:
         reason = "no route decided"
     beyond = _beyond(beyond_rules, matrix, target, by_id, rules, refs)
-    route = Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
-                  reason=reason, runtime=_runtime(matrix, target, best, rules=rules, backends=runtime, version=version,
-                                                  runtime_version=runtime_version), beyond=beyond)
+    route = Route(
+        target=target,
+        version=version,
+        backends=tuple(answers),
+        best=best,
+        label=label,
+        certain=certain,
+        reason=reason,
+        runtime=_runtime(
+            matrix, target, best, rules=rules, backends=runtime, version=version, runtime_version=runtime_version
+        ),
+        beyond=beyond,
+    )
     return with_machine(route, machine)
 
 
-def _beyond(beyond_rules: tuple[RouteRule, ...], matrix: MatrixView, target: str, by_id: Mapping[str, Any],
-            rules: RouteRules, refs: Mapping[str, str]) -> tuple[BeyondRoute, ...]:
+def _beyond(
+    beyond_rules: tuple[RouteRule, ...],
+    matrix: MatrixView,
+    target: str,
+    by_id: Mapping[str, Any],
+    rules: RouteRules,
+    refs: Mapping[str, str],
+) -> tuple[BeyondRoute, ...]:
     """The routes beyond the official release, each decided on its own (none competes with an official route). A
     route whose layers this view does not hold at all (the stored timeline, which reads no fork) is left out: nothing
     was read for it, which is not the same as unknown."""
@@ -554,8 +688,17 @@ def _beyond(beyond_rules: tuple[RouteRule, ...], matrix: MatrixView, target: str
         if outcome.state == APPLIES and outcome.option is not None:
             out.append(BeyondRoute(rule.id, rule.source or "", version, APPLIES, outcome.option))
         else:
-            out.append(BeyondRoute(rule.id, rule.source or "", version, outcome.state, None,
-                                   tuple(outcome.reasons) or ("no reason recorded",), tuple(outcome.evidence)))
+            out.append(
+                BeyondRoute(
+                    rule.id,
+                    rule.source or "",
+                    version,
+                    outcome.state,
+                    None,
+                    tuple(outcome.reasons) or ("no reason recorded",),
+                    tuple(outcome.evidence),
+                )
+            )
     return tuple(out)
 
 
@@ -580,15 +723,23 @@ def with_machine(route: Route, machine: MachineFacts | None) -> Route:
         said = judge(machine, b.backend)
         if said is None and b.option is not None and b.backend != "cpu" and not b.option.steps and shows_cpu(machine):
             cpu = [r for r in machine.runs if r.backend == "cpu"]
-            said = BackendJudgement(b.backend, "ran on the CPU", "every run on this machine ran on the CPU, though the "
-                                    "release needs no setting here: the runner or the driver is what is missing "
-                                    "(`gfxgate doctor` looks at this machine)", (), tuple(r.where for r in cpu[:3]))
+            said = BackendJudgement(
+                b.backend,
+                "ran on the CPU",
+                "every run on this machine ran on the CPU, though the "
+                "release needs no setting here: the runner or the driver is what is missing "
+                "(`gfxgate doctor` looks at this machine)",
+                (),
+                tuple(r.where for r in cpu[:3]),
+            )
         backends.append(dataclasses.replace(b, machine=said) if said is not None else b)
     best, label = route.best, route.label
     if best is not None and best.backend != "cpu":
         judged = {b.backend for b in backends if b.machine is not None}
         if best.backend in judged:
-            free = next((b.option for b in backends if b.option is not None and b.backend not in judged | {"cpu"}), None)
+            free = next(
+                (b.option for b in backends if b.option is not None and b.backend not in judged | {"cpu"}), None
+            )
             if free is not None:
                 best, label = free, free.label
     return dataclasses.replace(route, backends=tuple(backends), best=best, label=label)
@@ -629,14 +780,21 @@ def attach_checks(route: Route, reports: Mapping[str, Any]) -> Route:
         return dataclasses.replace(option, steps=tuple(steps))
 
     backends = tuple(dataclasses.replace(b, option=checked(b.option)) for b in route.backends)
-    best = next((b.option for b in backends if route.best is not None and b.option is not None
-                 and b.option.route == route.best.route), None)
+    best = next(
+        (
+            b.option
+            for b in backends
+            if route.best is not None and b.option is not None and b.option.route == route.best.route
+        ),
+        None,
+    )
     if best is None and route.best is not None:  # the CPU fallback has no steps
         best = route.best
     reason = "; ".join(([route.reason] if route.reason else []) + stale) or None
     beyond = tuple(dataclasses.replace(b, option=checked(b.option)) for b in route.beyond)
-    return dataclasses.replace(route, backends=backends, best=best, certain=route.certain and not stale, reason=reason,
-                               beyond=beyond)
+    return dataclasses.replace(
+        route, backends=backends, best=best, certain=route.certain and not stale, reason=reason, beyond=beyond
+    )
 
 
 NOT_CHECKED = "not checked"
@@ -644,15 +802,27 @@ NOT_CHECKED = "not checked"
 
 def mark_unchecked(route: Route, why: str) -> Route:
     """Every step without a check result says so: a snapshot answer's steps were not checked at this version."""
+
     def mark(option: RouteOption | None) -> RouteOption | None:
         if option is None or not option.steps:
             return option
-        return dataclasses.replace(option, steps=tuple(s if s.check is not None else dataclasses.replace(
-            s, check=StepCheck(NOT_CHECKED, why)) for s in option.steps))
+        return dataclasses.replace(
+            option,
+            steps=tuple(
+                s if s.check is not None else dataclasses.replace(s, check=StepCheck(NOT_CHECKED, why))
+                for s in option.steps
+            ),
+        )
 
     backends = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.backends)
-    best = next((b.option for b in backends if route.best is not None and b.option is not None
-                 and b.option.route == route.best.route), route.best)
+    best = next(
+        (
+            b.option
+            for b in backends
+            if route.best is not None and b.option is not None and b.option.route == route.best.route
+        ),
+        route.best,
+    )
     beyond = tuple(dataclasses.replace(b, option=mark(b.option)) for b in route.beyond)
     return dataclasses.replace(route, backends=backends, best=best, beyond=beyond)
 
@@ -671,11 +841,14 @@ def step_settings(routes: Iterable[Route]) -> dict[str, dict[str, str]]:
 
 def step_workarounds(routes: Iterable[Route]) -> set[str]:
     """The workaround ids used as steps by these routes (what a live scan checks)."""
-    return ({s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps}
-            | {s.workaround for r in routes for b in r.beyond if b.option for s in b.option.steps})
+    return {s.workaround for r in routes for b in r.backends if b.option for s in b.option.steps} | {
+        s.workaround for r in routes for b in r.beyond if b.option for s in b.option.steps
+    }
 
 
-def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteRules) -> list[tuple[str, str, str]] | None:
+def step_ruled_out(
+    view: StatusView, target: str, workaround: str, rules: RouteRules
+) -> list[tuple[str, str, str]] | None:
     """Whether no route that takes ``workaround`` as a step can exist for ``target`` at the release ``view`` holds:
     for each such route, (its label, the first needed layer whose decided status neither the route accepts nor any of
     its steps lifts, that status); None when one of them can (or the workaround is no route's step, or the view does
@@ -686,9 +859,14 @@ def step_ruled_out(view: StatusView, target: str, workaround: str, rules: RouteR
         return None
     out = []
     for route in routes:
-        blocking = [(layer, status) for layer, ok in route.needs
-                    if (status := view.status_of(layer, target)) is not None and status in RANK and status not in ok
-                    and status not in {s for step in route.steps for s in step.covered(layer)}]
+        blocking = [
+            (layer, status)
+            for layer, ok in route.needs
+            if (status := view.status_of(layer, target)) is not None
+            and status in RANK
+            and status not in ok
+            and status not in {s for step in route.steps for s in step.covered(layer)}
+        ]
         if not blocking:
             return None
         layer, status = blocking[0]
@@ -702,7 +880,6 @@ def vendor_of(target: str) -> str:
 
     vendor = catalog().vendor_of(target)
     return vendor.name if vendor is not None else "amd"
-
 
 
 # -- a Route read back from a stored timeline ---------------------------------------------------------------------
@@ -719,8 +896,9 @@ class StoredBackend(NamedTuple):
     steps: tuple[str, ...]
 
 
-def stored_route_id(rules: RouteRules, backend: str, steps: tuple[str, ...], target: str,
-                    workarounds: Iterable[Any]) -> str | None:
+def stored_route_id(
+    rules: RouteRules, backend: str, steps: tuple[str, ...], target: str, workarounds: Iterable[Any]
+) -> str | None:
     """The route rule a stored backend's route is, from its step ids (the data; no label is read): an override's
     workaround first is the override route; a step of a route's own steps is that route; else the backend's route
     without steps of its own (rocm-release, vulkan-default, cuda-release, the CPU)."""
@@ -735,9 +913,19 @@ def stored_route_id(rules: RouteRules, backend: str, steps: tuple[str, ...], tar
     return next((r.id for r in mine if not r.as_override and not r.steps), None)
 
 
-def stored_route(target: str, version: str, *, route: str, label: str, certain: bool, reason: str | None,
-                 backends: Iterable[Any], rules: RouteRules, workarounds: Iterable[Any],
-                 evidence: tuple[Evidence, ...] = ()) -> Route:
+def stored_route(
+    target: str,
+    version: str,
+    *,
+    route: str,
+    label: str,
+    certain: bool,
+    reason: str | None,
+    backends: Iterable[Any],
+    rules: RouteRules,
+    workarounds: Iterable[Any],
+    evidence: tuple[Evidence, ...] = (),
+) -> Route:
     """The Route a timeline stored for ``target`` at ``version`` (an ollama tag), read back: each backend's route
     from its stored step ids, each step's setting computed as ``decide`` computes it (:func:`step_setting`, the
     workaround at that version with its route step's rule). What doctor's and workarounds' timeline answers and
@@ -745,15 +933,25 @@ def stored_route(target: str, version: str, *, route: str, label: str, certain: 
     ref_of = {"ollama": version}.get
     by_id = {w.id: w.at(ref_of) for w in workarounds if w.exists_at(ref_of)}
     every = {w.id: w.at(ref_of) for w in workarounds}
-    step_rules = {s.workaround: s for r in rules.routes for s in r.steps} | {s.workaround: s for s in rules.device_steps}
+    step_rules = {s.workaround: s for r in rules.routes for s in r.steps} | {
+        s.workaround: s for s in rules.device_steps
+    }
     answers: list[BackendAnswer] = []
     best: RouteOption | None = None
     for b in backends:
         title = rules.title(b.backend) if b.backend in dict(rules.backends) else b.backend
         if b.state != "route":
             reasons = (b.reason,) if b.reason else ()
-            answers.append(BackendAnswer(b.backend, title, None, reasons if b.state == UNDECIDED else (),
-                                         reasons if b.state != UNDECIDED else (), tuple(b.evidence)))
+            answers.append(
+                BackendAnswer(
+                    b.backend,
+                    title,
+                    None,
+                    reasons if b.state == UNDECIDED else (),
+                    reasons if b.state != UNDECIDED else (),
+                    tuple(b.evidence),
+                )
+            )
             continue
         ev = tuple(b.evidence) or tuple(evidence) or (Evidence("timeline", None, b.label or ""),)
         steps = []
@@ -765,7 +963,9 @@ def stored_route(target: str, version: str, *, route: str, label: str, certain: 
         rid = stored_route_id(rules, b.backend, tuple(b.steps), target, workarounds) or route
         rule_ = next((r for r in rules.routes if r.id == rid), None)
         override = posed_target(every[b.steps[0]].override) if rule_ is not None and rule_.as_override else None
-        option = RouteOption(rid, b.backend, b.label or label, b.phrase or "", ev, tuple(steps), override_target=override)
+        option = RouteOption(
+            rid, b.backend, b.label or label, b.phrase or "", ev, tuple(steps), override_target=override
+        )
         answers.append(BackendAnswer(b.backend, title, option))
     backend_of = {r.id: r.backend for r in rules.routes}
     if route in backend_of:
@@ -775,8 +975,9 @@ def stored_route(target: str, version: str, *, route: str, label: str, certain: 
             answers = [dataclasses.replace(a, option=best) if a.backend == best.backend else a for a in answers]
     if best is None and not reason:
         reason = "no route decided"
-    return Route(target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain,
-                 reason=reason)
+    return Route(
+        target=target, version=version, backends=tuple(answers), best=best, label=label, certain=certain, reason=reason
+    )
 
 
 def ruled_out(route: Route, workaround: str, rules: RouteRules) -> list[tuple[str, BackendAnswer]] | None:
@@ -806,8 +1007,9 @@ def with_recipes(route: Route, build: Mapping[str, Any] | None) -> Route:
     def option(o: RouteOption | None) -> RouteOption | None:
         if o is None or not o.steps:
             return o
-        steps = tuple(dataclasses.replace(s, recipe=recipe_for(build, s.workaround, s.setting, route.version))
-                      for s in o.steps)
+        steps = tuple(
+            dataclasses.replace(s, recipe=recipe_for(build, s.workaround, s.setting, route.version)) for s in o.steps
+        )
         return dataclasses.replace(o, steps=steps) if steps != o.steps else o
 
     backends = tuple(dataclasses.replace(b, option=option(b.option)) for b in route.backends)

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-SETTING_FIELDS = ("target", "processor", "number")  # the placeholders a workaround's setting may hold ({number}: 61 of sm_61)
+SETTING_FIELDS = (
+    "target",
+    "processor",
+    "number",
+)  # the placeholders a workaround's setting may hold ({number}: 61 of sm_61)
 
 
 def fill_setting(template: str, target: str | None) -> str:
@@ -14,8 +18,11 @@ def fill_setting(template: str, target: str | None) -> str:
     ``<processor>``, the way the other placeholders of a setting (``<ollama>``) are written."""
     processor = target.split(":", 1)[0] if target else None
     number = re.sub(r"^[^0-9]+", "", processor) if processor else None  # sm_61 -> 61 (CMAKE_CUDA_ARCHITECTURES)
-    return (template.replace("{target}", target or "<target>").replace("{processor}", processor or "<processor>")
-            .replace("{number}", number or "<number>"))
+    return (
+        template.replace("{target}", target or "<target>")
+        .replace("{processor}", processor or "<processor>")
+        .replace("{number}", number or "<number>")
+    )
 
 
 def step_setting(workaround: Any, target: str | None, *, rule: Any = None, cells: Iterable[Any] = ()) -> str:
@@ -28,8 +35,14 @@ def step_setting(workaround: Any, target: str | None, *, rule: Any = None, cells
     return fill_setting(versioned or (rule.setting if rule is not None else None) or workaround.setting, target)
 
 
-def build_recipe(build: Mapping[str, Any], setting: str, version: str | None, *, distro: Sequence[str] = (),
-                 exec_start: str | None = None) -> tuple[str, ...]:
+def build_recipe(
+    build: Mapping[str, Any],
+    setting: str,
+    version: str | None,
+    *,
+    distro: Sequence[str] = (),
+    exec_start: str | None = None,
+) -> tuple[str, ...]:
     """The build route as commands at ``version`` (``0.32.15`` or ``v0.32.15``), from rules/installs.yaml's ``build``
     (passed in: this layer reads no file): the HIP SDK of the release's ROCm (for ``distro``'s family where a machine
     says it, else the generic line), the clone at the tag, the route's configure line (``setting``), the build, the
@@ -40,13 +53,18 @@ def build_recipe(build: Mapping[str, Any], setting: str, version: str | None, *,
     family = next((d for d in distro if d in build["sdk"]), "other")
     out = [build["sdk"][family].replace("{rocm}", rocm or f"of v{v}'s Dockerfile")]
     if rocm is None:
-        out.append("# the ROCm version v" + v + " builds with: " + build["lookup"].replace("{version}", v) + " (in the clone)")
+        out.append(
+            "# the ROCm version v" + v + " builds with: " + build["lookup"].replace("{version}", v) + " (in the clone)"
+        )
     out.append(build["clone"].replace("{version}", v))
     out.append(setting if "cmake --build" in setting else f"{setting} && {build['build']}")
     out += [build["go"], build["install"]]
     if exec_start and not exec_start.startswith("/usr/local/bin/ollama"):
-        out += ["sudo systemctl edit ollama", "# add, in the editor (saved as /etc/systemd/system/ollama.service.d/override.conf):",
-                build["service"]]
+        out += [
+            "sudo systemctl edit ollama",
+            "# add, in the editor (saved as /etc/systemd/system/ollama.service.d/override.conf):",
+            build["service"],
+        ]
     out.append("sudo systemctl daemon-reload && sudo systemctl restart ollama")
     return tuple(out)
 

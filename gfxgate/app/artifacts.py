@@ -29,8 +29,10 @@ def artifacts(req: ArtifactsRequest) -> ArtifactsResult:
     targets = parse_targets(req.targets)
     roots = list(req.paths) or gpu_code_dirs()
     if not roots:
-        raise InputError("no PATH given and none of the default folders exists",
-                         hint="name the files or folders to scan, e.g. gfxgate artifacts /usr/lib/ollama")
+        raise InputError(
+            "no PATH given and none of the default folders exists",
+            hint="name the files or folders to scan, e.g. gfxgate artifacts /usr/lib/ollama",
+        )
     missing = [str(p) for p in roots if not p.exists() and not p.is_symlink()]
     if missing:
         raise InputError(f"no such file or folder: {', '.join(missing)}")

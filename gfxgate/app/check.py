@@ -31,8 +31,9 @@ def check(req: CheckRequest) -> DiffResult:
     if not parsed:
         raise UsageError("name at least one --target", hint="e.g. gfxgate check --base-ref origin/main --target gfx900")
     pins_path = req.pins or default_pins_path()
-    result = run_check(parsed, req.base_ref, pins_path, sources=req.sources, offline=req.offline,
-                       rules_root=req.rules_root, os=req.os)
+    result = run_check(
+        parsed, req.base_ref, pins_path, sources=req.sources, offline=req.offline, rules_root=req.rules_root, os=req.os
+    )
     failing = fail_on_targets(req.fail_on, result.diff.targets)
     pins_uri, lines = pins_location(result.pins_path)
     return DiffResult(result.diff, failing, pins_uri, lines, result.pins_path)

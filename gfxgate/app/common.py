@@ -45,8 +45,10 @@ def refuse_output_over_inputs(output: Path | None, inputs: Iterable[str | Path])
             continue
         try:
             if stat.S_ISREG(os.stat(name).st_mode) and os.path.samefile(name, output):
-                raise UsageError(f"-o {output} is the input {name}: the report would replace it",
-                                 hint="write the report to another file")
+                raise UsageError(
+                    f"-o {output} is the input {name}: the report would replace it",
+                    hint="write the report to another file",
+                )
         except OSError:
             continue  # a missing output or input: nothing to protect here (the read reports a missing input)
 
@@ -60,8 +62,10 @@ def require_source(sourceset: SourceSet, name: str, command: str) -> Source:
         return sourceset.get(name)
     except SourceError as exc:
         source = getattr(exc, "source", None) or name  # llama.cpp at v0.30+: the llama-cpp clone, not ollama's
-        error = type(exc)(f"{command}: cannot read {source}, so there is nothing to answer from ({exc.message}); "
-                          f"give --source {source}=CLONE (a local clone with its tags)")
+        error = type(exc)(
+            f"{command}: cannot read {source}, so there is nothing to answer from ({exc.message}); "
+            f"give --source {source}=CLONE (a local clone with its tags)"
+        )
         raise error from None
 
 
@@ -72,6 +76,8 @@ def fail_on_targets(values: tuple[str, ...], available: tuple[str, ...]) -> tupl
     names = tuple(str(t) for t in parse_targets(values))
     missing = [n for n in names if n not in available]
     if missing:
-        raise UsageError(f"--fail-on-target names {', '.join(missing)}, which is not in both reports",
-                         hint="compared targets: " + (", ".join(available) or "none"))
+        raise UsageError(
+            f"--fail-on-target names {', '.join(missing)}, which is not in both reports",
+            hint="compared targets: " + (", ".join(available) or "none"),
+        )
     return names

@@ -31,17 +31,27 @@ def diagnose(req: DiagnoseRequest) -> DiagnoseResult:
     from gfxgate.errors import UsageError
 
     if not req.logs and not req.units:
-        raise UsageError("name a log file, '-' for stdin, or --journal-unit UNIT",
-                         hint="e.g. gfxgate diagnose server.log, or journalctl -u ollama | gfxgate diagnose -")
+        raise UsageError(
+            "name a log file, '-' for stdin, or --journal-unit UNIT",
+            hint="e.g. gfxgate diagnose server.log, or journalctl -u ollama | gfxgate diagnose -",
+        )
     if req.since and not req.units:
         raise UsageError("--since only applies to --journal-unit")
     layers = _check_fail_on(req.fail_on)
     refuse_output_over_inputs(req.output, req.logs)
-    diagnoses = diagnose_inputs(list(req.logs), units=list(req.units), since=req.since, sources=req.sources,
-                                offline=req.offline, locate=req.locate)
+    diagnoses = diagnose_inputs(
+        list(req.logs),
+        units=list(req.units),
+        since=req.since,
+        sources=req.sources,
+        offline=req.offline,
+        locate=req.locate,
+    )
     hits: list[str] = []
     if layers:
-        hits = sorted({f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)})
+        hits = sorted(
+            {f.layer for d in diagnoses for f in d.findings if f.verdict and ("any" in layers or f.layer in layers)}
+        )
     return DiagnoseResult(diagnoses, tuple(hits))
 
 
@@ -62,6 +72,9 @@ def _check_fail_on(values: tuple[str, ...]) -> set[str]:
                 from gfxgate.suggest import did_you_mean
 
                 layers = "layers: any, " + ", ".join(known)
-                raise UsageError(f"unknown --fail-on-layer layer {part!r}", hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers))
+                raise UsageError(
+                    f"unknown --fail-on-layer layer {part!r}",
+                    hint=did_you_mean(part, known, n=1, then=layers, otherwise=layers),
+                )
             out.add(part)
     return out

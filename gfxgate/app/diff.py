@@ -35,11 +35,14 @@ def same_os(old: Mapping[str, Any], new: Mapping[str, Any], wanted: str | None) 
 
     sides = (old.get("os", "linux"), new.get("os", "linux"))
     if sides[0] != sides[1]:
-        raise UsageError(f"diff: the old matrix answers for {sides[0]}, the new one for {sides[1]}",
-                         hint="compare two scans made with the same --os")
+        raise UsageError(
+            f"diff: the old matrix answers for {sides[0]}, the new one for {sides[1]}",
+            hint="compare two scans made with the same --os",
+        )
     if wanted is not None and sides[0] != wanted:
-        raise UsageError(f"diff: the matrices answer for {sides[0]}, not --os {wanted}",
-                         hint=f"scan with --os {wanted}")
+        raise UsageError(
+            f"diff: the matrices answer for {sides[0]}, not --os {wanted}", hint=f"scan with --os {wanted}"
+        )
 
 
 def diff(req: DiffRequest) -> DiffResult:

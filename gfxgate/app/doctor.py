@@ -28,7 +28,9 @@ def examine(req: DoctorRequest) -> DoctorResult:
     wanted = {p.strip() for v in req.fail_on for p in v.split(",") if p.strip()}
     bad = wanted - {"rocm", "vulkan", "cuda", "cpu", "any"}
     if bad:
-        raise UsageError(f"unknown --fail-on-backend backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cuda, cpu, any")
+        raise UsageError(
+            f"unknown --fail-on-backend backend {', '.join(sorted(bad))}", hint="backends: rocm, vulkan, cuda, cpu, any"
+        )
     from gfxgate.doctor.collect import check_paths
 
     check_paths(req.collect, req.output, req.root, req.logs)  # before anything is read or written
@@ -41,6 +43,12 @@ def examine(req: DoctorRequest) -> DoctorResult:
         from gfxgate.doctor.collect import write
 
         collected = write(req.collect, report, fs)
-    failing = sorted({b.backend for t in report.targets for b in t.backends
-                      if b.state != "runs" and ("any" in wanted or b.backend in wanted)})
+    failing = sorted(
+        {
+            b.backend
+            for t in report.targets
+            for b in t.backends
+            if b.state != "runs" and ("any" in wanted or b.backend in wanted)
+        }
+    )
     return DoctorResult(report, collected, tuple(failing))

@@ -81,7 +81,9 @@ def _make(folder: Path) -> None:
     except OSError as exc:
         from gfxgate.fsio import OutputError
 
-        raise OutputError(f"cannot create {folder}: {exc.strerror or exc}", hint="--dir must be a folder every node can write") from None
+        raise OutputError(
+            f"cannot create {folder}: {exc.strerror or exc}", hint="--dir must be a folder every node can write"
+        ) from None
 
 
 # -- doctor on every node ---------------------------------------------------------------------------------------------
@@ -151,8 +153,10 @@ def node(req: NodeRequest) -> NodeResult:
         error, code = " ".join(str(exc).split()), int(exc.exit_code)
     folder = req.folder / NODES_DIR
     _make(folder)
-    path = write_text_atomic(folder / f"{name}.json",
-                             envelope(name, environment(), doctor_json, exit_code=code, error=error, failing=failing))
+    path = write_text_atomic(
+        folder / f"{name}.json",
+        envelope(name, environment(), doctor_json, exit_code=code, error=error, failing=failing),
+    )
     return NodeResult(name, path, code, failing, error)
 
 
@@ -203,34 +207,47 @@ def sweep(req: FleetSweepRequest) -> SubmitResult:
 
     for arg in req.sweep_args:
         if arg.split("=", 1)[0] in _OWN_OPTIONS:
-            raise UsageError(f"{arg.split('=', 1)[0]} is set by the array (each task: its own cell and worklog under DIR/{RUNS_DIR})")
+            raise UsageError(
+                f"{arg.split('=', 1)[0]} is set by the array (each task: its own cell and worklog under DIR/{RUNS_DIR})"
+            )
     if req.parallel is not None and req.parallel < 1:
         raise UsageError("--parallel must be at least 1")
     keys = _plan_keys(req.sweep_options)
     plan_path = req.folder / PLAN_FILE
     saved = _read_plan(plan_path)
     if saved is not None and saved.get("cells") != keys:
-        raise UsageError(f"{plan_path} holds another sweep plan ({len(saved.get('cells') or [])} cells; these options make {len(keys)})",
-                         hint="resume with the same sweep options, or give another --dir")
+        raise UsageError(
+            f"{plan_path} holds another sweep plan ({len(saved.get('cells') or [])} cells; these options make {len(keys)})",
+            hint="resume with the same sweep options, or give another --dir",
+        )
     jobs = list(saved.get("jobs") or []) if saved else []
     if jobs and not req.print_only:
         from gfxgate.host.slurm import active_tasks
 
         active = active_tasks(str(jobs[-1]))
         if active:
-            raise UsageError(f"array job {jobs[-1]} still has {len(active)} task(s) pending or running: wait, or scancel {jobs[-1]}",
-                             hint="resuming now would run those cells twice")
+            raise UsageError(
+                f"array job {jobs[-1]} still has {len(active)} task(s) pending or running: wait, or scancel {jobs[-1]}",
+                hint="resuming now would run those cells twice",
+            )
     log = read_worklog_set(req.folder / RUNS_DIR, missing_ok=True)
     todo = missing_cells(keys, log)
-    script = sweep_script(req.folder, _gfxgate(req.gfxgate), _placement(req.where), req.sweep_args, todo or [0], req.parallel)
+    script = sweep_script(
+        req.folder, _gfxgate(req.gfxgate), _placement(req.where), req.sweep_args, todo or [0], req.parallel
+    )
     if not todo:
         return SubmitResult(script, None, None, cells=len(keys))
     done = _submit(req.folder, "fleet-sweep.sbatch", script, req.print_only, req.wait, req.timeout)
     if done.job_id is not None:
         from gfxgate.fsio import write_text_atomic
 
-        body = {"kind": PLAN_KIND, "schema_version": 1, "sweep_args": list(req.sweep_args), "cells": keys,
-                "jobs": [*jobs, done.job_id]}
+        body = {
+            "kind": PLAN_KIND,
+            "schema_version": 1,
+            "sweep_args": list(req.sweep_args),
+            "cells": keys,
+            "jobs": [*jobs, done.job_id],
+        }
         write_text_atomic(plan_path, json.dumps(body, indent=1, ensure_ascii=True) + "\n")
     return SubmitResult(done.script, done.script_path, done.job_id, done.returncode, len(keys), tuple(todo))
 

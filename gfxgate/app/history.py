@@ -37,8 +37,23 @@ def history(req: HistoryRequest) -> HistoryResult:
     from gfxgate.targets import catalog
 
     parsed = parse_targets(req.targets)
-    prober = TagProber(load_pins(), default_rules().for_os(req.os), req.repo, parsed, catalog(), sources=req.sources,
-                       offline=req.offline, cache=default_facts_cache(req.repo), on_probe=req.on_probe)
-    result = walk(prober, first=req.first, last=req.last, layers=list(req.layers) or None, prereleases=req.prereleases,
-                  every_tag=req.every_tag)
+    prober = TagProber(
+        load_pins(),
+        default_rules().for_os(req.os),
+        req.repo,
+        parsed,
+        catalog(),
+        sources=req.sources,
+        offline=req.offline,
+        cache=default_facts_cache(req.repo),
+        on_probe=req.on_probe,
+    )
+    result = walk(
+        prober,
+        first=req.first,
+        last=req.last,
+        layers=list(req.layers) or None,
+        prereleases=req.prereleases,
+        every_tag=req.every_tag,
+    )
     return HistoryResult(result, prober.cache.warning or None)

@@ -39,7 +39,10 @@ def render_h200(folder: Path) -> dict[str, str]:
         return {}
     shown = f"{folder.name}/{H200}"
     report = dataclasses.replace(build_report(read_worklog(worklog)), worklog=f"{shown}/sweep.jsonl")
-    out = {f"{H200}/sweep-report.md": render_sweep(report, "md"), f"{H200}/sweep-report.json": render_sweep(report, "json")}
+    out = {
+        f"{H200}/sweep-report.md": render_sweep(report, "md"),
+        f"{H200}/sweep-report.json": render_sweep(report, "json"),
+    }
     soak = base / "soak.jsonl"
     if soak.is_file():
         report = dataclasses.replace(build_report(read_worklog(soak)), worklog=f"{shown}/soak.jsonl")
@@ -69,7 +72,9 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
     pin_sets = load_pins().pin_sets
     for prefix, refs in [("", None), *((f"{name}/", dict(refs)) for name, refs in sorted(pin_sets.items()))]:
         for name in SAMPLE_TARGETS:
-            matrix = recorded_runs(scan_matrix([catalog().parse_target(name)], FactsRequest(refs=refs)))  # what scan prints
+            matrix = recorded_runs(
+                scan_matrix([catalog().parse_target(name)], FactsRequest(refs=refs))
+            )  # what scan prints
             out[f"{prefix}{name}.md"] = render(matrix, "md")
             out[f"{prefix}{name}.json"] = render(matrix, "json")
             out[f"{prefix}{name}.txt"] = render(matrix, "text", width=80)  # what a terminal of 80 columns shows
@@ -85,7 +90,11 @@ def render_samples(folder: Path | None = None) -> dict[str, str]:
 
 # the embedded timeline per vendor: one file of each kind per vendor keeps every sample under 200 KB (issue 40; the
 # whole timeline was 274 KB of Markdown, 329 KB of SVG); name: samples/<name>.{md,svg,png}
-TIMELINES = {"timeline": ("linux", "amd"), "timeline-nvidia": ("linux", "nvidia"), "timeline-windows": ("windows", None)}
+TIMELINES = {
+    "timeline": ("linux", "amd"),
+    "timeline-nvidia": ("linux", "nvidia"),
+    "timeline-windows": ("windows", None),
+}
 """Sample name -> (the release's OS, the vendor whose targets it shows; None: every target of that OS's timeline)."""
 
 
@@ -98,8 +107,11 @@ def timelines() -> dict[str, Timeline]:
     out = {}
     for name, (os, which) in TIMELINES.items():
         timeline = loaded[os]
-        out[name] = timeline if which is None else timeline.select(
-            [t for t in timeline.targets if catalog().parse_target(t).vendor == which])
+        out[name] = (
+            timeline
+            if which is None
+            else timeline.select([t for t in timeline.targets if catalog().parse_target(t).vendor == which])
+        )
     return out
 
 

@@ -53,8 +53,10 @@ def scan(req: ScanRequest) -> GateMatrix:
             raise UsageError("--target auto reads the targets from a log", hint="add --log LOG")
         detected = sorted({g.processor for d in diagnoses for g in d.gpus if g.processor})
         if not detected:
-            raise UsageError("--target auto: the log names no gfx target",
-                             hint="name the target (--target gfx900); `gfxgate diagnose LOG` says what the log lacks")
+            raise UsageError(
+                "--target auto: the log names no gfx target",
+                hint="name the target (--target gfx900); `gfxgate diagnose LOG` says what the log lacks",
+            )
         names = [n for n in names if n.lower() != "auto"] + detected
     parsed = parse_targets(names)
     if not parsed:
@@ -73,11 +75,26 @@ def scan(req: ScanRequest) -> GateMatrix:
         runtime_version = versions[0] if len(versions) == 1 else None
     from gfxgate.gate.scan import FactsRequest
 
-    facts = FactsRequest(live=req.live, refs=req.refs, sources=req.sources, offline=req.offline, rules_root=req.rules_root,
-                         snapshot_path=req.snapshot_path, today=req.today, os=req.os)
-    result = matrix(parsed, facts, installed=installed_paths(req.installed) or None, runtime=req.runtime,
-                    runtime_cells=runtime_cells, runtime_backends=runtime_backends, runtime_version=runtime_version,
-                    machine=machine_facts)
+    facts = FactsRequest(
+        live=req.live,
+        refs=req.refs,
+        sources=req.sources,
+        offline=req.offline,
+        rules_root=req.rules_root,
+        snapshot_path=req.snapshot_path,
+        today=req.today,
+        os=req.os,
+    )
+    result = matrix(
+        parsed,
+        facts,
+        installed=installed_paths(req.installed) or None,
+        runtime=req.runtime,
+        runtime_cells=runtime_cells,
+        runtime_backends=runtime_backends,
+        runtime_version=runtime_version,
+        machine=machine_facts,
+    )
     if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` words them (diagnose/summary.py)
         import dataclasses
 
@@ -97,8 +114,11 @@ def recorded_runs(result: GateMatrix) -> GateMatrix:
 
     from gfxgate.machine import cautions
 
-    notes = [RECORDED.format(target=route.target) + text + f" [{source}]" for route in result.routes
-             for text, source in cautions(route.target, route.version.removeprefix("v") if route.version else None)]
+    notes = [
+        RECORDED.format(target=route.target) + text + f" [{source}]"
+        for route in result.routes
+        for text, source in cautions(route.target, route.version.removeprefix("v") if route.version else None)
+    ]
     return dataclasses.replace(result, notes=tuple(result.notes) + tuple(notes)) if notes else result
 
 
@@ -159,5 +179,12 @@ def matrix(
         runtime_backends = worklog_backends(runtime, columns_)
     for target_name, verdict in (runtime_cells or {}).items():  # `scan --log`: the runtime row from diagnosed logs
         extra[("runtime", target_name)] = verdict
-    return answer(gate, targets, extra_cells=extra, runtime_backends=runtime_backends, runtime_version=runtime_version,
-                  check_steps=check_steps, machine=machine)
+    return answer(
+        gate,
+        targets,
+        extra_cells=extra,
+        runtime_backends=runtime_backends,
+        runtime_version=runtime_version,
+        check_steps=check_steps,
+        machine=machine,
+    )

@@ -3,9 +3,29 @@
 from __future__ import annotations
 
 # every schema is a file gfxgate/schemas/NAME.schema.json (loaded with gfxgate.datafiles.load_schema)
-FILES = ("matrix", "gates", "pins", "targets", "layers", "snapshot", "workarounds", "routes", "timeline", "trace", "trace-result",
-         "diagnose", "messages", "artifacts", "sweep-worklog", "sweep-report", "doctor", "installs", "runtime",
-         "fleet-report", "fleet-node")
+FILES = (
+    "matrix",
+    "gates",
+    "pins",
+    "targets",
+    "layers",
+    "snapshot",
+    "workarounds",
+    "routes",
+    "timeline",
+    "trace",
+    "trace-result",
+    "diagnose",
+    "messages",
+    "artifacts",
+    "sweep-worklog",
+    "sweep-report",
+    "doctor",
+    "installs",
+    "runtime",
+    "fleet-report",
+    "fleet-node",
+)
 
 
 def schema(name: str) -> str:

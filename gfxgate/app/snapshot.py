@@ -34,7 +34,9 @@ def build(req: SnapshotBuildRequest) -> Iterator[BuiltSnapshot]:
     from gfxgate.sources.resolve import SourceSet, load_pins
 
     if req.refs:
-        raise UsageError("the snapshot records the pins; use `gfxgate pins bump` or edit rules/pins.toml to change a version")
+        raise UsageError(
+            "the snapshot records the pins; use `gfxgate pins bump` or edit rules/pins.toml to change a version"
+        )
     pins = load_pins()
     # the pins, then (unless an output names one file) each pin set of rules/pins.toml into its own pins-NAME.json
     jobs = [(pins, req.output or snap.default_path())]
@@ -44,8 +46,9 @@ def build(req: SnapshotBuildRequest) -> Iterator[BuiltSnapshot]:
         sourceset = SourceSet(chosen, sources=req.sources, offline=req.offline)
         try:
             # a source beyond the release that cannot be read keeps the shipped snapshot's facts of its pin
-            data = snap.build(default_rules(), sourceset, chosen,
-                              previous=snap.default_path() if chosen is pins else target)
+            data = snap.build(
+                default_rules(), sourceset, chosen, previous=snap.default_path() if chosen is pins else target
+            )
         finally:
             sourceset.close()
         target.parent.mkdir(parents=True, exist_ok=True)

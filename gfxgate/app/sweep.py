@@ -37,7 +37,9 @@ class SweepRequest:
     worklog: Path = Path(DEFAULT_WORKLOG)
     resume: bool = True
     retry: tuple[str, ...] = ()
-    cells: tuple[int, ...] = ()  # only these cells of the plan (0-based, plan order: a Slurm array task's index); () all
+    cells: tuple[
+        int, ...
+    ] = ()  # only these cells of the plan (0-based, plan order: a Slurm array task's index); () all
     planned: Callable[[Any], None] | None = None  # given: the plan (sweep.runner.SweepPlan) goes to it, nothing runs
     gpu_target: str | None = None
     journal_units: tuple[str, ...] = ()  # NAME=UNIT

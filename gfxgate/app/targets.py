@@ -34,7 +34,9 @@ def targets(req: TargetsRequest) -> TargetsResult:
             return TargetsResult(target, tuple(dict(describe(proc), matched=card) for proc, card in found), True)
     if target:
         return TargetsResult(target, (describe(target),))
-    return TargetsResult(None, tuple([describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia]))
+    return TargetsResult(
+        None, tuple([describe(name) for name in cat.names()] + [describe_nvidia(name) for name in cat.nvidia])
+    )
 
 
 def describe(target_text: str) -> dict:
@@ -59,7 +61,6 @@ def describe(target_text: str) -> dict:
         "members": list(proc.members),
         "card_names": cat.card_sources(proc.name),
     }
-
 
 
 def describe_nvidia(name: str) -> dict:

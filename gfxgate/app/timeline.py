@@ -36,21 +36,34 @@ def timeline(req: TimelineRequest) -> TimelineResult:
 
     names = [str(t) for t in parse_targets(req.targets)] or None
     if req.live:
-        return compute_live(names or snap.default_targets(), req.first, req.last, req.sources, req.offline,
-                            req.prereleases, req.every_tag, req.on_probe, req.os)
+        return compute_live(
+            names or snap.default_targets(),
+            req.first,
+            req.last,
+            req.sources,
+            req.offline,
+            req.prereleases,
+            req.every_tag,
+            req.on_probe,
+            req.os,
+        )
     first, last = req.first, req.last
     stored = snap.load(os=req.os)
     if names:
         missing = [n for n in names if n not in stored.targets]
         if missing:
-            raise UsageError(f"not in the embedded timeline: {', '.join(missing)}", hint="use --live (with --source ollama=CLONE)")
+            raise UsageError(
+                f"not in the embedded timeline: {', '.join(missing)}", hint="use --live (with --source ollama=CLONE)"
+            )
     for bound in (first, last):
         if bound is not None and bound not in stored.tags:
             from gfxgate.sources.versions import nearest_tags
 
             near = nearest_tags(bound, list(stored.tags))
-            raise SourceError(f"{bound!r} is not a release of the embedded timeline ({stored.tags[0]} … {stored.tags[-1]})",
-                              hint=("nearest tags: " + ", ".join(near)) if near else "use --live for other tags")
+            raise SourceError(
+                f"{bound!r} is not a release of the embedded timeline ({stored.tags[0]} … {stored.tags[-1]})",
+                hint=("nearest tags: " + ", ".join(near)) if near else "use --live for other tags",
+            )
     if first and last and stored.tags.index(first) > stored.tags.index(last):
         raise UsageError(f"--from {first} comes after --to {last} in release order")
     return TimelineResult(stored.select(names, first, last))
@@ -91,9 +104,17 @@ def store(req: StoreRequest) -> tuple[StoredTimeline, ...]:
     return tuple(out)
 
 
-def compute_live(names: list[str], first: str | None, last: str | None, sources: dict[str, str], offline: bool,
-                 prereleases: bool, every_tag: bool, on_probe: Callable[[str], None] | None = None,
-                 os: str = "linux") -> TimelineResult:
+def compute_live(
+    names: list[str],
+    first: str | None,
+    last: str | None,
+    sources: dict[str, str],
+    offline: bool,
+    prereleases: bool,
+    every_tag: bool,
+    on_probe: Callable[[str], None] | None = None,
+    os: str = "linux",
+) -> TimelineResult:
     """The timeline of ``names`` over the ollama release tags, probed with the same rules and facts cache as
     `gfxgate history` (the override routes' targets probed too), for ``os``'s release: from the first release its own
     rules read (``snapshot.first_release``: Windows from v0.30.0) unless ``first`` says otherwise."""
@@ -111,8 +132,26 @@ def compute_live(names: list[str], first: str | None, last: str | None, sources:
     # AMD's and NVIDIA's targets: those of the vendors the OS's rules answer (Windows: AMD's)
     parsed = [t for t in (cat.parse_target(n) for n in names) if getattr(t, "vendor", "amd") in ruleset.vendors()]
     probe_targets = parsed + [cat.parse(n) for n in extra_targets(parsed, for_os(default_workarounds(), os))]
-    prober = TagProber(load_pins(), ruleset, "ollama", probe_targets, cat, sources=sources, offline=offline,
-                       cache=default_facts_cache("ollama"), on_probe=on_probe, coupled=COUPLED)
-    result = compute(prober, [str(t) for t in parsed], first=first or first_release(ruleset, os), last=last,
-                     prereleases=prereleases, every_tag=every_tag, ruleset=ruleset, os=os)
+    prober = TagProber(
+        load_pins(),
+        ruleset,
+        "ollama",
+        probe_targets,
+        cat,
+        sources=sources,
+        offline=offline,
+        cache=default_facts_cache("ollama"),
+        on_probe=on_probe,
+        coupled=COUPLED,
+    )
+    result = compute(
+        prober,
+        [str(t) for t in parsed],
+        first=first or first_release(ruleset, os),
+        last=last,
+        prereleases=prereleases,
+        every_tag=every_tag,
+        ruleset=ruleset,
+        os=os,
+    )
     return TimelineResult(result, prober.cache.warning or None)

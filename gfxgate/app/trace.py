@@ -30,7 +30,10 @@ def trace(req: TraceRequest) -> TraceResult | EnvSearch:
 
     param, env_name = req.param, req.env_name
     if bool(param) == bool(env_name):
-        raise UsageError("name either an option or --env NAME", hint="e.g. gfxgate trace num_gpu, gfxgate trace --env HSA_OVERRIDE_GFX_VERSION")
+        raise UsageError(
+            "name either an option or --env NAME",
+            hint="e.g. gfxgate trace num_gpu, gfxgate trace --env HSA_OVERRIDE_GFX_VERSION",
+        )
     if env_name and req.graph:
         raise UsageError("--graph draws an option's hops; it does not apply to --env")
     pins = load_pins()
@@ -39,7 +42,9 @@ def trace(req: TraceRequest) -> TraceResult | EnvSearch:
         from gfxgate.suggest import did_you_mean, known_names
 
         known = known_names(rules.traces)
-        raise UsageError(f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known))
+        raise UsageError(
+            f"no trace rule for {param!r}", hint=did_you_mean(param, rules.traces, then=known, otherwise=known)
+        )
     sourceset = SourceSet(pins, sources=req.sources, refs=req.refs, offline=req.offline)
     try:
         # a version or location the user named must exist: fail clearly (exit 4/5) instead of
@@ -70,8 +75,10 @@ def trace(req: TraceRequest) -> TraceResult | EnvSearch:
             require_source(sourceset, needed[0], "trace")  # raises, naming the --source to give
         for failed in unreadable:
             source = getattr(failed, "source", None) or "a source"
-            sourceset.notes.append(f"partial trace: {source} cannot be read, so its hops are missing ({failed.message}); "
-                                   f"give --source {source}=CLONE (a local clone with its tags)")
+            sourceset.notes.append(
+                f"partial trace: {source} cannot be read, so its hops are missing ({failed.message}); "
+                f"give --source {source}=CLONE (a local clone with its tags)"
+            )
         return trace_option(rules.traces[param], sourceset)
     finally:
         sourceset.close()

@@ -52,8 +52,12 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsResult:
         # a workaround is a vendor's when the layers it unblocks are (an NVIDIA build flag is no answer for gfx900)
         layer_vendors = {layer.id: set(layer.vendors) for layer in default_rules().layers}
         vendors = {getattr(t, "vendor", "amd") for t in parsed}
-        items = tuple(w for w in items if (not w.applies_to or processors & set(w.applies_to))
-                      and any(vendors & layer_vendors.get(layer, {"amd"}) for layer in w.unblocks))
+        items = tuple(
+            w
+            for w in items
+            if (not w.applies_to or processors & set(w.applies_to))
+            and any(vendors & layer_vendors.get(layer, {"amd"}) for layer in w.unblocks)
+        )
     artifacts = None
     if req.installed:
         from gfxgate.artifacts.scan import scan_paths
@@ -83,7 +87,9 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsResult:
                 return stored
             ollama = None
         matrix = steps = None
-        if parsed:  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
+        if (
+            parsed
+        ):  # each entry's setting is its route step's for the targets: the same answer as `scan` at this version
             if not embedded or (not refs and ollama is not None and ollama.ref != pins.sources["ollama"].ref):
                 facts = FactsRequest(refs=refs, sources=sources, offline=offline, strict_coupled=False, os=req.os)
             matrix = scan_matrix(parsed, facts, trim=False, check_steps=tw.check_steps)
@@ -91,15 +97,36 @@ def workarounds(req: WorkaroundsRequest) -> WorkaroundsResult:
         if ollama is None:
             version = refs.get("ollama") or pins.sources["ollama"].ref
             ref_of = (refs or {"ollama": version}).get
-            reports = wk.unchecked(items, ref_of, "ollama cannot be read here, so the workarounds' own checks did not "
-                                   "run; the route settings and override checks are the embedded snapshot's (give "
-                                   "--source ollama=CLONE to check them)", targets=parsed, steps=steps, view=matrix,
-                                   override=override, release=f"ollama {version}")
-            return WorkaroundsResult(tuple(reports), tuple(matrix.sources) if matrix is not None else (),
-                                     tuple(w for w in items if not w.exists_at(ref_of)))
-        view = matrix if matrix is not None else _stored_release(ollama.ref, req.os)  # without targets: the stored release's
-        reports = tw.check_all(items, sourceset, targets=parsed, artifacts=artifacts, steps=steps, view=view,
-                               override=override, release=f"ollama {ollama.ref}")
+            reports = wk.unchecked(
+                items,
+                ref_of,
+                "ollama cannot be read here, so the workarounds' own checks did not "
+                "run; the route settings and override checks are the embedded snapshot's (give "
+                "--source ollama=CLONE to check them)",
+                targets=parsed,
+                steps=steps,
+                view=matrix,
+                override=override,
+                release=f"ollama {version}",
+            )
+            return WorkaroundsResult(
+                tuple(reports),
+                tuple(matrix.sources) if matrix is not None else (),
+                tuple(w for w in items if not w.exists_at(ref_of)),
+            )
+        view = (
+            matrix if matrix is not None else _stored_release(ollama.ref, req.os)
+        )  # without targets: the stored release's
+        reports = tw.check_all(
+            items,
+            sourceset,
+            targets=parsed,
+            artifacts=artifacts,
+            steps=steps,
+            view=view,
+            override=override,
+            release=f"ollama {ollama.ref}",
+        )
         absent = tw.not_applicable(items, sourceset)
         infos = tuple(s.info() for s in sourceset.opened())
     finally:
@@ -120,8 +147,9 @@ def _stored_release(tag: str, os: str = "linux") -> ReleaseView | None:
     return cells.at(tag) if tag in cells.tags else None
 
 
-def _from_timeline(items: tuple[Workaround, ...], parsed: list, refs: Mapping[str, str],
-                   os: str = "linux") -> WorkaroundsResult | None:
+def _from_timeline(
+    items: tuple[Workaround, ...], parsed: list, refs: Mapping[str, str], os: str = "linux"
+) -> WorkaroundsResult | None:
     """The answer at a release of the embedded timeline (``--ref ollama=TAG``, offline, no clone): each entry not
     checked, its setting the stored Route's step's (the route's own setting: the stored timeline keeps statuses, not
     a cell's versioned command), and the override check over the stored release; None when the timeline does not
@@ -145,8 +173,16 @@ def _from_timeline(items: tuple[Workaround, ...], parsed: list, refs: Mapping[st
     rules = routes_for_os(default_routes(), os)
     # each step's setting is the stored Route's (read back once, as doctor's timeline answer reads it)
     steps = step_settings([cells.route_at(t, tag) for t in (str(t) for t in parsed) if t in cells.targets])
-    reports = wk.unchecked(items, ref_of, f"ollama cannot be read here, so the workarounds' own checks did not run; the "
-                           f"route settings and override checks are the embedded timeline's at {tag} (give --source "
-                           "ollama=CLONE to check them)", targets=parsed, steps=steps, view=cells.at(tag),
-                           override=override_rule(rules), release=f"ollama {tag}")
+    reports = wk.unchecked(
+        items,
+        ref_of,
+        f"ollama cannot be read here, so the workarounds' own checks did not run; the "
+        f"route settings and override checks are the embedded timeline's at {tag} (give --source "
+        "ollama=CLONE to check them)",
+        targets=parsed,
+        steps=steps,
+        view=cells.at(tag),
+        override=override_rule(rules),
+        release=f"ollama {tag}",
+    )
     return WorkaroundsResult(tuple(reports), (), tuple(w for w in items if not w.exists_at(ref_of)))

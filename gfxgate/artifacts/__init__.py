@@ -18,10 +18,17 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "scan_paths": "scan", "scan_file": "scan", "iter_files": "scan",
-    "ArtifactReport": "model", "FileReport": "model", "CodeObject": "model",
-    "artifact_verdicts": "verdicts", "ROCBLAS_LAYER": "verdicts", "INSTALLED_LAYER": "verdicts",
-    "ArtifactsResult": "render", "render": "render",
+    "scan_paths": "scan",
+    "scan_file": "scan",
+    "iter_files": "scan",
+    "ArtifactReport": "model",
+    "FileReport": "model",
+    "CodeObject": "model",
+    "artifact_verdicts": "verdicts",
+    "ROCBLAS_LAYER": "verdicts",
+    "INSTALLED_LAYER": "verdicts",
+    "ArtifactsResult": "render",
+    "render": "render",
 }
 __all__ = sorted(_EXPORTS)
 

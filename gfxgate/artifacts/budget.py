@@ -50,7 +50,8 @@ class Budget:
             if self.used[what] + n > limit:
                 self.used[what] = limit
                 raise BudgetExceeded(
-                    f"budget exhausted: {what} over {limit} (a total for all files and threads of this scan)", offset)
+                    f"budget exhausted: {what} over {limit} (a total for all files and threads of this scan)", offset
+                )
             self.used[what] += n
 
 

@@ -108,8 +108,11 @@ def parse_bundle(blob: Blob, offset: int = 0, room: int | None = None, head: byt
                 raise ArtifactFormatError("bundle entry id runs past the end", blob.start + offset + pos + 24)
         entry_id = table[pos + 24 : pos + 24 + id_len].decode("utf-8", "replace")
         if size and (off == 0 or off + size > room):
-            raise ArtifactFormatError(f"bundle entry {entry_id!r} at 0x{off:x}+0x{size:x} lies outside the bundle "
-                                      f"(0x{room:x} bytes available)", blob.start + offset + pos)
+            raise ArtifactFormatError(
+                f"bundle entry {entry_id!r} at 0x{off:x}+0x{size:x} lies outside the bundle "
+                f"(0x{room:x} bytes available)",
+                blob.start + offset + pos,
+            )
         pos += 24 + id_len
         kind, triple, target = split_entry_id(entry_id)
         entries.append(BundleEntry(entry_id, kind, triple, target, off, size))
@@ -135,8 +138,10 @@ def parse_compressed_header(blob: Blob, offset: int = 0) -> CompressedHeader:
     else:
         total, uncompressed, digest = fields[2], fields[3], fields[4]
         if total < size or total > blob.size - offset:
-            raise ArtifactFormatError(f"compressed bundle total size {total} does not fit (0x{blob.size - offset:x} "
-                                      "bytes available)", blob.start + offset + 8)
+            raise ArtifactFormatError(
+                f"compressed bundle total size {total} does not fit (0x{blob.size - offset:x} bytes available)",
+                blob.start + offset + 8,
+            )
     return CompressedHeader(version, method, total, uncompressed, digest, size)
 
 
@@ -149,8 +154,9 @@ class Inflater:
 
     CHUNK = 1 << 16
 
-    def __init__(self, blob: Blob, offset: int, header: CompressedHeader, cap: int = DEFAULT_DECOMPRESS_CAP,
-                 budget=None) -> None:
+    def __init__(
+        self, blob: Blob, offset: int, header: CompressedHeader, cap: int = DEFAULT_DECOMPRESS_CAP, budget=None
+    ) -> None:
         self.header = header
         self.budget = budget
         self._large = False  # holds the budget's large-inflation slot
@@ -169,7 +175,9 @@ class Inflater:
 
             self._zstd = zstandard.ZstdDecompressor().stream_reader(
                 # zstandard's stubs want an IO[bytes]; it calls read() only, which the blob's stream has
-                self.source.stream(), read_size=self.CHUNK, read_across_frames=False  # type: ignore[arg-type]
+                self.source.stream(),  # type: ignore[arg-type]
+                read_size=self.CHUNK,
+                read_across_frames=False,
             )
 
     def need(self, n: int) -> None:
@@ -199,7 +207,9 @@ class Inflater:
                 if len(self.out) > self.limit:
                     raise ArtifactFormatError(
                         f"compressed bundle inflates beyond {self.limit} bytes (declared "
-                        f"{self.header.uncompressed_size})", self.origin)
+                        f"{self.header.uncompressed_size})",
+                        self.origin,
+                    )
         except ArtifactFormatError:
             raise
         except Exception as exc:  # noqa: BLE001 - zlib.error, zstd.ZstdError: corrupt stream
@@ -277,14 +287,17 @@ def fatbin_wrappers(blob: Blob, seg_offset: int, seg_size: int) -> list[int]:
     so zero pointers are skipped and the section walk remains the primary method.
     """
     if seg_size % 24 or seg_size // 24 > MAX_WRAPPERS:
-        raise ArtifactFormatError(f".hipFatBinSegment of {seg_size} bytes is not a whole number of records",
-                                  blob.start + seg_offset)
+        raise ArtifactFormatError(
+            f".hipFatBinSegment of {seg_size} bytes is not a whole number of records", blob.start + seg_offset
+        )
     data = blob.exact(seg_offset, seg_size, ".hipFatBinSegment")
     out = []
     for i in range(seg_size // 24):
         magic, _, pointer, _ = struct.unpack_from("<IIQQ", data, i * 24)
         if magic != FATBIN_WRAPPER_MAGIC:
-            raise ArtifactFormatError(f"bad .hipFatBinSegment record magic 0x{magic:x}", blob.start + seg_offset + i * 24)
+            raise ArtifactFormatError(
+                f"bad .hipFatBinSegment record magic 0x{magic:x}", blob.start + seg_offset + i * 24
+            )
         if pointer:
             out.append(pointer)
     return out

@@ -16,7 +16,14 @@ from gfxgate.answer.override import posed_target
 
 # Match kinds from best to worst.
 EXACT, ANY_FEATURE, GENERIC, ASSUMED, CONDITIONAL, OVERRIDE, NONE = (
-    "exact", "any-feature", "generic", "assumed-xnack-off", "conditional", "override", "none")
+    "exact",
+    "any-feature",
+    "generic",
+    "assumed-xnack-off",
+    "conditional",
+    "override",
+    "none",
+)
 RUNS = (EXACT, ANY_FEATURE, GENERIC, ASSUMED)
 _ORDER = {k: i for i, k in enumerate((EXACT, ANY_FEATURE, GENERIC, ASSUMED, CONDITIONAL, OVERRIDE, NONE))}
 
@@ -81,10 +88,14 @@ def override_match(code: str, device: TargetId) -> Match | None:
     if inner.kind not in RUNS:
         return None
     value = posed.hsa_override
-    return Match(OVERRIDE, code,
-                 f"with HSA_OVERRIDE_GFX_VERSION={value} the runtime reports {posed.name} and loads the {code} "
-                 f"code; {posed.name} and {device.processor} share only the generic ISA subset, so kernels using "
-                 f"{posed.name}-only instructions can fault", override=value)
+    return Match(
+        OVERRIDE,
+        code,
+        f"with HSA_OVERRIDE_GFX_VERSION={value} the runtime reports {posed.name} and loads the {code} "
+        f"code; {posed.name} and {device.processor} share only the generic ISA subset, so kernels using "
+        f"{posed.name}-only instructions can fault",
+        override=value,
+    )
 
 
 def override_loads(value: str, discovery_checks: bool = False) -> str:
@@ -94,9 +105,11 @@ def override_loads(value: str, discovery_checks: bool = False) -> str:
     posed = posed_target(value)
     generics = [g.name for g in catalog().generics_of(posed)]
     code = f"{posed} code objects" + (f" (or {' / '.join(generics)} code)" if generics else "")
-    return (f"HSA_OVERRIDE_GFX_VERSION={value} makes the runtime report {posed}: HIP loads {code}, rocBLAS reads "
-            f"TensileLibrary_lazy_{posed}.dat, TensileLibrary_*_{posed}.co and Kernels.so-000-{posed}.hsaco"
-            + (f", and Ollama's discovery checks TensileLibrary_lazy_{posed}.dat" if discovery_checks else ""))
+    return (
+        f"HSA_OVERRIDE_GFX_VERSION={value} makes the runtime report {posed}: HIP loads {code}, rocBLAS reads "
+        f"TensileLibrary_lazy_{posed}.dat, TensileLibrary_*_{posed}.co and Kernels.so-000-{posed}.hsaco"
+        + (f", and Ollama's discovery checks TensileLibrary_lazy_{posed}.dat" if discovery_checks else "")
+    )
 
 
 def best_matches(codes: Iterable[str], device: TargetId) -> list[Match]:

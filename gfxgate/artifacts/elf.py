@@ -173,8 +173,10 @@ class Blob:
     def exact(self, offset: int, n: int, what: str) -> bytes:
         out = self.read(offset, n)
         if len(out) != n:
-            raise ArtifactFormatError(f"{what} runs past the end ({n} bytes at 0x{offset:x}, size 0x{self.size:x})",
-                                      self.start + max(offset, 0))
+            raise ArtifactFormatError(
+                f"{what} runs past the end ({n} bytes at 0x{offset:x}, size 0x{self.size:x})",
+                self.start + max(offset, 0),
+            )
         return out
 
     def prefetch(self, offset: int, n: int) -> None:
@@ -203,7 +205,7 @@ class Blob:
             for pos, piece, own in self.data.chunks(lo, hi, overlap):
                 yield pos - self.start, piece, own
         elif lo < hi:
-            yield lo - self.start, memoryview(self.data)[lo:min(hi + overlap, len(self.data))], hi - lo
+            yield lo - self.start, memoryview(self.data)[lo : min(hi + overlap, len(self.data))], hi - lo
 
     def stream(self) -> BlobStream:
         return BlobStream(self)
@@ -292,7 +294,9 @@ def parse_header(blob: Blob, offset: int = 0) -> ElfHeader:
         e_type, machine = struct.unpack_from(fmt + "HH", raw, 16)
         return ElfHeader(elf_class, data == 1, ident[7], ident[8], e_type, machine, 0, 0, 0, 0, 0, 0, 0)
     (_, e_type, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum, _) = _EHDR.unpack(raw)
-    return ElfHeader(2, True, ident[7], ident[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize, phnum)
+    return ElfHeader(
+        2, True, ident[7], ident[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize, phnum
+    )
 
 
 def mach_name(mach: int) -> str:
@@ -310,11 +314,15 @@ def code_object_header(blob: Blob, offset: int = 0, budget=None) -> CodeObjectHe
         raise ArtifactFormatError("no ELF magic", blob.start + offset)
     if raw[4] != 2 or raw[5] != 1 or raw[18:20] != b"\xe0\x00":
         other = parse_header(blob, offset)
-        raise ArtifactFormatError(f"not an AMDGPU ELF (e_machine {other.machine}, class {other.elf_class})",
-                                  blob.start + offset)
+        raise ArtifactFormatError(
+            f"not an AMDGPU ELF (e_machine {other.machine}, class {other.elf_class})", blob.start + offset
+        )
     (_, e_type, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum, _) = _EHDR.unpack(raw)
-    hdr = ElfHeader(2, True, raw[7], raw[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize,
-                    phnum) if raw[7] == ELFOSABI_AMDGPU_HSA and raw[8] == 0 else None
+    hdr = (
+        ElfHeader(2, True, raw[7], raw[8], e_type, machine, flags, shoff, shentsize, shnum, phoff, phentsize, phnum)
+        if raw[7] == ELFOSABI_AMDGPU_HSA and raw[8] == 0
+        else None
+    )
     extent = max(EHDR_SIZE, shoff + shnum * shentsize, phoff + phnum * phentsize)
     if hdr is not None:  # code object v2: the processor is in a note, not in e_flags
         proc, xnack, sramecc = _v2_target(blob.window(offset, extent), hdr, budget)
@@ -364,8 +372,9 @@ def _notes(blob: Blob, hdr: ElfHeader, budget=None):
             continue
         seen.add((sh_offset, sh_size))
         if len(seen) > MAX_NOTE_SECTIONS:
-            raise ArtifactFormatError(f"more than {MAX_NOTE_SECTIONS} note sections (a per-code-object limit)",
-                                      blob.start + hdr.shoff)
+            raise ArtifactFormatError(
+                f"more than {MAX_NOTE_SECTIONS} note sections (a per-code-object limit)", blob.start + hdr.shoff
+            )
         if sh_size > MAX_NOTE_BYTES:
             raise ArtifactFormatError(f"note section of {sh_size} bytes", blob.start + sh_offset)
         data = blob.exact(sh_offset, sh_size, "note section")
@@ -382,8 +391,9 @@ def _notes(blob: Blob, hdr: ElfHeader, budget=None):
                 raise ArtifactFormatError("note runs past its section", blob.start + sh_offset + pos)
             count += 1
             if count > MAX_NOTES:
-                raise ArtifactFormatError(f"more than {MAX_NOTES} notes (a per-code-object limit)",
-                                          blob.start + sh_offset + pos)
+                raise ArtifactFormatError(
+                    f"more than {MAX_NOTES} notes (a per-code-object limit)", blob.start + sh_offset + pos
+                )
             if budget is not None and count % 256 == 0:
                 budget.charge("notes", 256, blob.start + sh_offset + pos)
             owner = data[pos + 12 : name_end].rstrip(b"\0").decode("latin-1")
@@ -428,8 +438,15 @@ def kernel_names(blob: Blob, offset: int = 0, budget=None) -> tuple[str, ...]:
         if owner != "AMDGPU" or ntype != NT_AMDGPU_METADATA:
             continue
         try:
-            meta = msgpack.unpackb(desc, raw=False, strict_map_key=False, max_bin_len=len(desc),
-                                   max_str_len=len(desc), max_array_len=1 << 16, max_map_len=1 << 16)
+            meta = msgpack.unpackb(
+                desc,
+                raw=False,
+                strict_map_key=False,
+                max_bin_len=len(desc),
+                max_str_len=len(desc),
+                max_array_len=1 << 16,
+                max_map_len=1 << 16,
+            )
         except Exception as exc:  # noqa: BLE001 - msgpack raises several unrelated types on crafted input
             raise ArtifactFormatError(f"bad msgpack in NT_AMDGPU_METADATA: {type(exc).__name__}", off) from None
         kernels = meta.get("amdhsa.kernels", []) if isinstance(meta, dict) else None
@@ -508,8 +525,19 @@ class HostElf(NamedTuple):
 
 
 _SHDR = struct.Struct("<IIQQQQIIQQ")
-SHT_NAMES = {0: "SHT_NULL", 1: "SHT_PROGBITS", 2: "SHT_SYMTAB", 3: "SHT_STRTAB", 4: "SHT_RELA", 5: "SHT_HASH",
-             6: "SHT_DYNAMIC", 7: "SHT_NOTE", 8: "SHT_NOBITS", 9: "SHT_REL", 11: "SHT_DYNSYM"}
+SHT_NAMES = {
+    0: "SHT_NULL",
+    1: "SHT_PROGBITS",
+    2: "SHT_SYMTAB",
+    3: "SHT_STRTAB",
+    4: "SHT_RELA",
+    5: "SHT_HASH",
+    6: "SHT_DYNAMIC",
+    7: "SHT_NOTE",
+    8: "SHT_NOBITS",
+    9: "SHT_REL",
+    11: "SHT_DYNSYM",
+}
 MAX_SHSTRTAB = 16 << 20
 
 
@@ -518,7 +546,7 @@ def _name_at(strings: bytes, offset: int, limit: int) -> bytes:
     if offset >= len(strings):
         return b""
     end = strings.find(b"\0", offset, offset + limit)
-    return strings[offset:end if end >= 0 else offset + limit]
+    return strings[offset : end if end >= 0 else offset + limit]
 
 
 def host_elf(blob: Blob, budget=None) -> HostElf:

@@ -26,7 +26,9 @@ from gfxgate.artifacts.elf import ArtifactFormatError, Blob
 FATBIN_MAGIC = 0xBA55ED50
 MAGIC_BYTES = struct.pack("<I", FATBIN_MAGIC)
 CONTAINER_HEADER = struct.Struct("<IHHQ")  # magic, version, header size, size of the entries that follow
-ENTRY_HEADER = struct.Struct("<HHIQIIHHII")  # kind, ?, header size, payload size, compressed size, ?, minor, major, arch, name offset
+ENTRY_HEADER = struct.Struct(
+    "<HHIQIIHHII"
+)  # kind, ?, header size, payload size, compressed size, ?, minor, major, arch, name offset
 ENTRY_MIN = 64
 KIND_PTX, KIND_ELF = 1, 2
 KINDS = {KIND_PTX: "ptx", KIND_ELF: "cubin"}
@@ -72,14 +74,19 @@ def parse_container(blob: Blob, offset: int, budget: list[int] | None = None) ->
         raise ArtifactFormatError(f"fatbin container header size {header_size}", where)
     end = offset + header_size + entries_size
     if end > blob.size:
-        raise ArtifactFormatError(f"fatbin container of {header_size + entries_size} bytes runs past the end "
-                                  f"(0x{blob.size - offset:x} bytes left)", where)
+        raise ArtifactFormatError(
+            f"fatbin container of {header_size + entries_size} bytes runs past the end "
+            f"(0x{blob.size - offset:x} bytes left)",
+            where,
+        )
     budget = budget if budget is not None else [MAX_ENTRIES]
     entries: list[FatbinEntry] = []
     pos = offset + header_size
     while pos < end:
         if budget[0] <= 0:
-            raise ArtifactFormatError(f"stopped after {MAX_ENTRIES} fatbin entries (a per-file limit)", blob.start + pos)
+            raise ArtifactFormatError(
+                f"stopped after {MAX_ENTRIES} fatbin entries (a per-file limit)", blob.start + pos
+            )
         budget[0] -= 1
         raw = blob.exact(pos, ENTRY_MIN, "fatbin entry header")
         kind, _, ehsize, size, _compressed, _, minor, major, arch, _ = ENTRY_HEADER.unpack_from(raw)
@@ -87,11 +94,22 @@ def parse_container(blob: Blob, offset: int, budget: list[int] | None = None) ->
         if ehsize < ENTRY_MIN or ehsize > MAX_ENTRY_HEADER:
             raise ArtifactFormatError(f"fatbin entry header size {ehsize}", blob.start + pos)
         if pos + ehsize + size > end:
-            raise ArtifactFormatError(f"fatbin entry of {ehsize + size} bytes runs past its container's end",
-                                      blob.start + pos)
+            raise ArtifactFormatError(
+                f"fatbin entry of {ehsize + size} bytes runs past its container's end", blob.start + pos
+            )
         compression = "zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4 else None
-        entries.append(FatbinEntry(KINDS.get(kind, f"kind {kind}"), arch, blob.start + pos, size, compression,
-                                   f"{major}.{minor}", flags, usize if compression else None))
+        entries.append(
+            FatbinEntry(
+                KINDS.get(kind, f"kind {kind}"),
+                arch,
+                blob.start + pos,
+                size,
+                compression,
+                f"{major}.{minor}",
+                flags,
+                usize if compression else None,
+            )
+        )
         pos += ehsize + size
     return FatbinContainer(where, header_size + entries_size, tuple(entries))
 

@@ -94,11 +94,20 @@ def _unpack(data: bytes, what: str, offset: int) -> Any:
     n = len(data)
     try:
         # every length limit is at most the bytes there are: a claimed count of 2**32 fails before allocating
-        return msgpack.unpackb(data, raw=False, strict_map_key=False, max_str_len=min(n, MAX_TOC_BYTES),
-                               max_bin_len=n, max_array_len=n, max_map_len=n, max_ext_len=n)
+        return msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=False,
+            max_str_len=min(n, MAX_TOC_BYTES),
+            max_bin_len=n,
+            max_array_len=n,
+            max_map_len=n,
+            max_ext_len=n,
+        )
     except Exception as exc:  # noqa: BLE001 - msgpack raises ValueError, ExtraData, FormatError, StackError, …
-        raise ArtifactFormatError(f"{what}: not a valid msgpack document ({type(exc).__name__}: {exc})",
-                                  offset) from None
+        raise ArtifactFormatError(
+            f"{what}: not a valid msgpack document ({type(exc).__name__}: {exc})", offset
+        ) from None
 
 
 def _text(value: Any, what: str, offset: int) -> str:
@@ -122,12 +131,14 @@ def parse_archive(blob: Blob, budget=None) -> KpackArchive:
         raise ArtifactFormatError(f"kpack version {version} is not one this reader knows ({VERSIONS})", blob.start + 4)
     size = blob.size
     if not HEADER_SIZE <= toc_offset < size:
-        raise ArtifactFormatError(f"kpack TOC offset 0x{toc_offset:x} lies outside the file (size 0x{size:x})",
-                                  blob.start + 8)
+        raise ArtifactFormatError(
+            f"kpack TOC offset 0x{toc_offset:x} lies outside the file (size 0x{size:x})", blob.start + 8
+        )
     toc_size = size - toc_offset
     if toc_size > MAX_TOC_BYTES:
-        raise ArtifactFormatError(f"kpack TOC of {toc_size} bytes is over the {MAX_TOC_BYTES}-byte limit",
-                                  blob.start + toc_offset)
+        raise ArtifactFormatError(
+            f"kpack TOC of {toc_size} bytes is over the {MAX_TOC_BYTES}-byte limit", blob.start + toc_offset
+        )
     if budget is not None:
         budget.charge("string-table bytes", toc_size, blob.start + toc_offset)
     where = blob.start + toc_offset
@@ -136,21 +147,35 @@ def parse_archive(blob: Blob, budget=None) -> KpackArchive:
         raise ArtifactFormatError(f"kpack TOC is a {type(toc).__name__}, not a map", where)
     scheme = toc.get("compression_scheme")
     if scheme not in SCHEMES:
-        raise ArtifactFormatError(f"kpack compression scheme {scheme!r:.60} is not one this reader knows {SCHEMES}",
-                                  where)
+        raise ArtifactFormatError(
+            f"kpack compression scheme {scheme!r:.60} is not one this reader knows {SCHEMES}", where
+        )
     arches = toc.get("gfx_arches", [])
     if not isinstance(arches, list) or len(arches) > MAX_KERNELS:
         raise ArtifactFormatError("kpack TOC: gfx_arches is not a list", where)
     kernels = _kernels(toc.get("toc"), where)
-    locations = (_noop_blobs(blob, toc, toc_offset, where) if scheme == "none"
-                 else _zstd_frames(blob, toc, toc_offset, where, budget))
+    locations = (
+        _noop_blobs(blob, toc, toc_offset, where)
+        if scheme == "none"
+        else _zstd_frames(blob, toc, toc_offset, where, budget)
+    )
     for k in kernels:
         if k.ordinal >= len(locations):
-            raise ArtifactFormatError(f"kpack TOC: {k.binary} {k.arch} has ordinal {k.ordinal}, "
-                                      f"the archive holds {len(locations)} code objects", where)
-    return KpackArchive(version, toc_offset, _text(toc.get("group_name", ""), "group_name", where),
-                        _text(toc.get("gfx_arch_family", ""), "gfx_arch_family", where),
-                        tuple(_text(a, "a gfx_arches item", where) for a in arches), scheme, kernels, locations)
+            raise ArtifactFormatError(
+                f"kpack TOC: {k.binary} {k.arch} has ordinal {k.ordinal}, "
+                f"the archive holds {len(locations)} code objects",
+                where,
+            )
+    return KpackArchive(
+        version,
+        toc_offset,
+        _text(toc.get("group_name", ""), "group_name", where),
+        _text(toc.get("gfx_arch_family", ""), "gfx_arch_family", where),
+        tuple(_text(a, "a gfx_arches item", where) for a in arches),
+        scheme,
+        kernels,
+        locations,
+    )
 
 
 def _kernels(table: Any, where: int) -> tuple[KpackKernel, ...]:
@@ -168,9 +193,15 @@ def _kernels(table: Any, where: int) -> tuple[KpackKernel, ...]:
             if len(out) >= MAX_KERNELS:
                 raise ArtifactFormatError(f"kpack TOC lists more than {MAX_KERNELS} code objects", where)
             original = entry.get("original_size")
-            out.append(KpackKernel(binary, arch, _count(entry.get("ordinal"), f"{binary} {arch} ordinal", where),
-                                   _text(entry.get("type", ""), "a type", where),
-                                   None if original is None else _count(original, "original_size", where)))
+            out.append(
+                KpackKernel(
+                    binary,
+                    arch,
+                    _count(entry.get("ordinal"), f"{binary} {arch} ordinal", where),
+                    _text(entry.get("type", ""), "a type", where),
+                    None if original is None else _count(original, "original_size", where),
+                )
+            )
     return tuple(out)
 
 
@@ -185,8 +216,11 @@ def _noop_blobs(blob: Blob, toc: dict, toc_offset: int, where: int) -> tuple[tup
         offset = _count(item.get("offset"), f"blobs[{i}].offset", where)
         size = _count(item.get("size"), f"blobs[{i}].size", where)
         if offset < HEADER_SIZE or offset + size > toc_offset:
-            raise ArtifactFormatError(f"kpack blob {i} (0x{offset:x}+0x{size:x}) lies outside the blob data "
-                                      f"(0x{HEADER_SIZE:x}..0x{toc_offset:x})", where)
+            raise ArtifactFormatError(
+                f"kpack blob {i} (0x{offset:x}+0x{size:x}) lies outside the blob data "
+                f"(0x{HEADER_SIZE:x}..0x{toc_offset:x})",
+                where,
+            )
         out.append((offset, size))
     return tuple(out)
 
@@ -195,8 +229,11 @@ def _zstd_frames(blob: Blob, toc: dict, toc_offset: int, where: int, budget) -> 
     start = _count(toc.get("zstd_offset"), "zstd_offset", where)
     size = _count(toc.get("zstd_size"), "zstd_size", where)
     if start < HEADER_SIZE or start + size > toc_offset or size < 4:
-        raise ArtifactFormatError(f"kpack zstd region (0x{start:x}+0x{size:x}) lies outside the blob data "
-                                  f"(0x{HEADER_SIZE:x}..0x{toc_offset:x})", where)
+        raise ArtifactFormatError(
+            f"kpack zstd region (0x{start:x}+0x{size:x}) lies outside the blob data "
+            f"(0x{HEADER_SIZE:x}..0x{toc_offset:x})",
+            where,
+        )
     (count,) = struct.unpack("<I", blob.exact(start, 4, "kpack zstd frame count"))
     if count > MAX_KERNELS or count * 4 > size - 4:
         raise ArtifactFormatError(f"kpack zstd region claims {count} frames in {size} bytes", blob.start + start)
@@ -207,8 +244,9 @@ def _zstd_frames(blob: Blob, toc: dict, toc_offset: int, where: int, budget) -> 
     for i in range(count):
         (length,) = struct.unpack("<I", blob.exact(pos, 4, f"kpack zstd frame {i} size"))
         if pos + 4 + length > end:
-            raise ArtifactFormatError(f"kpack zstd frame {i} ({length} bytes) runs past its region "
-                                      f"(ends 0x{end:x})", blob.start + pos)
+            raise ArtifactFormatError(
+                f"kpack zstd frame {i} ({length} bytes) runs past its region (ends 0x{end:x})", blob.start + pos
+            )
         out.append((pos + 4, length))
         pos += 4 + length
     return tuple(out)
@@ -231,8 +269,9 @@ def inflate(blob: Blob, offset: int, size: int, limit: int, budget=None) -> byte
                 budget.charge("inflated bytes", len(piece), blob.start + offset)
             out += piece
             if len(out) > limit:
-                raise ArtifactFormatError(f"kpack zstd frame inflates past {limit} bytes (a per-code-object limit)",
-                                          blob.start + offset)
+                raise ArtifactFormatError(
+                    f"kpack zstd frame inflates past {limit} bytes (a per-code-object limit)", blob.start + offset
+                )
     except zstandard.ZstdError as exc:
         raise ArtifactFormatError(f"kpack zstd frame: {exc}", blob.start + offset) from None
     finally:
@@ -253,8 +292,10 @@ def parse_ref(data: bytes, offset: int) -> tuple[str | None, tuple[str, ...]]:
         paths = ref.get("kpack_search_paths", [])
         if not isinstance(paths, list) or len(paths) > MAX_SEARCH_PATHS:
             raise ArtifactFormatError(".rocm_kpack_ref: kpack_search_paths is not a list of paths", offset)
-        return (None if name is None else _text(name, "kernel_name", offset),
-                tuple(_text(p, "a search path", offset) for p in paths))
+        return (
+            None if name is None else _text(name, "kernel_name", offset),
+            tuple(_text(p, "a search path", offset) for p in paths),
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -123,8 +123,14 @@ class FileReport(JsonRecord):
     path: str
     kind: str
     size: int = 0
-    bytes_read: int = json_field(default=0, after={"targets": lambda f: f.target_counts(), "kernel_counts": lambda f: f.kernel_counts(),
-                                                     "cuda_targets": lambda f: f.cuda_counts()})
+    bytes_read: int = json_field(
+        default=0,
+        after={
+            "targets": lambda f: f.target_counts(),
+            "kernel_counts": lambda f: f.kernel_counts(),
+            "cuda_targets": lambda f: f.cuda_counts(),
+        },
+    )
     code_objects: tuple[CodeObject, ...] = ()
     strings: tuple[TargetString, ...] = ()
     library: LibraryFile | None = None
@@ -137,9 +143,16 @@ class FileReport(JsonRecord):
     @property
     def interesting(self) -> bool:
         """Worth listing in a report: GPU code, target names, a library name, an error or a skip."""
-        return bool(self.code_objects or self.cuda_code or self.strings or self.library or self.errors or self.skipped
-                    or self.kpack
-                    or self.kind not in (HOST, OTHER))
+        return bool(
+            self.code_objects
+            or self.cuda_code
+            or self.strings
+            or self.library
+            or self.errors
+            or self.skipped
+            or self.kpack
+            or self.kind not in (HOST, OTHER)
+        )
 
     def target_counts(self) -> dict[str, int]:
         return dict(sorted(Counter(c.target for c in self.code_objects).items(), key=lambda kv: target_key(kv[0])))
@@ -214,24 +227,33 @@ class ArtifactReport:
                 row(lib.binary)["archives"].add(f.path)
             if f.kpack.role == "reference" and f.kpack.kernel_name:
                 row(f.kpack.kernel_name)["referenced_by"].add(f.path)
-        return {name: {"archs": sorted(r["archs"], key=target_key), "archives": sorted(r["archives"]),
-                       "referenced_by": sorted(r["referenced_by"])} for name, r in sorted(out.items())}
+        return {
+            name: {
+                "archs": sorted(r["archs"], key=target_key),
+                "archives": sorted(r["archives"]),
+                "referenced_by": sorted(r["referenced_by"]),
+            }
+            for name, r in sorted(out.items())
+        }
 
     def to_json(self) -> dict[str, Any]:
         kinds = Counter(f.kind for f in self.files)
-        return document("artifacts", {
-            "paths": list(self.paths),
-            "options": {"kernels": self.kernels, "sha256": self.sha256},
-            "summary": {
-                "files": len(self.files),
-                "by_kind": dict(sorted(kinds.items())),
-                "errors": sum(len(f.errors) for f in self.files),
-                "bytes_read": sum(f.bytes_read for f in self.files),
-                "size": sum(f.size for f in self.files),
+        return document(
+            "artifacts",
+            {
+                "paths": list(self.paths),
+                "options": {"kernels": self.kernels, "sha256": self.sha256},
+                "summary": {
+                    "files": len(self.files),
+                    "by_kind": dict(sorted(kinds.items())),
+                    "errors": sum(len(f.errors) for f in self.files),
+                    "bytes_read": sum(f.bytes_read for f in self.files),
+                    "size": sum(f.size for f in self.files),
+                },
+                "targets": self.target_counts(),
+                "kpack": self.kpack_libraries(),
+                "cuda_targets": self.cuda_counts(),
+                "files": [f.to_json() for f in self.files if f.interesting],
+                "notes": list(self.notes),
             },
-            "targets": self.target_counts(),
-            "kpack": self.kpack_libraries(),
-            "cuda_targets": self.cuda_counts(),
-            "files": [f.to_json() for f in self.files if f.interesting],
-            "notes": list(self.notes),
-        })
+        )

@@ -51,11 +51,15 @@ def _kpack_lines(f: FileReport) -> list[str]:
     if k is None:
         return []
     if k.role == "archive":
-        head = [f"kpack archive v{k.version}, {k.compression}, group {k.group_name or '-'}, "
-                f"covers {', '.join(k.gfx_arches) or '-'}"]
+        head = [
+            f"kpack archive v{k.version}, {k.compression}, group {k.group_name or '-'}, "
+            f"covers {', '.join(k.gfx_arches) or '-'}"
+        ]
         return head + [f"kpack {lib.binary}: {', '.join(lib.archs)}" for lib in k.libraries]
-    return [f"kpack reference {k.kernel_name or '(no kernel name)'}: {k.hipk_wrappers} HIPK wrapper(s), archives at "
-            f"{', '.join(k.search_paths) or '-'}"]
+    return [
+        f"kpack reference {k.kernel_name or '(no kernel name)'}: {k.hipk_wrappers} HIPK wrapper(s), archives at "
+        f"{', '.join(k.search_paths) or '-'}"
+    ]
 
 
 def render_json(result: ArtifactsResult) -> str:
@@ -71,33 +75,55 @@ def render_md(result: ArtifactsResult) -> str:
     read = sum(f.bytes_read for f in rep.files)
     errors = sum(len(f.errors) for f in rep.files)
     skipped = [f for f in rep.files if f.kind == SKIPPED]
-    out.append(f"Scanned {len(rep.files) - len(skipped)} file(s), {size} bytes; read {read} bytes "
-               f"({_pct(read, size)}); {errors} error(s); {len(skipped)} skipped.")
+    out.append(
+        f"Scanned {len(rep.files) - len(skipped)} file(s), {size} bytes; read {read} bytes "
+        f"({_pct(read, size)}); {errors} error(s); {len(skipped)} skipped."
+    )
     out.append("")
     if result.cells:
         out += ["## Answer", "", "| target | layer | status | summary | remedy |", "|---|---|---|---|---|"]
         for v in result.verdicts():
-            out.append(f"| {md_escape(v.target)} | {md_escape(v.layer)} | **{v.status}** | {md_escape(v.summary)} | {md_escape(v.remedy or v.reason or '')} |")
+            out.append(
+                f"| {md_escape(v.target)} | {md_escape(v.layer)} | **{v.status}** | {md_escape(v.summary)} | {md_escape(v.remedy or v.reason or '')} |"
+            )
         out.append("")
         for v in result.verdicts():
             if v.evidence:
                 out.append(f"Evidence for {md_escape(v.layer)} / {md_escape(v.target)}:")
-                out += [f"- {code(str(e.location))} {code(e.text)}" + (f" — {md_escape(e.note)}" if e.note else "") for e in v.evidence]
+                out += [
+                    f"- {code(str(e.location))} {code(e.text)}" + (f" — {md_escape(e.note)}" if e.note else "")
+                    for e in v.evidence
+                ]
                 out.append("")
     counts = rep.target_counts()
     if counts:
-        out += ["## Targets found", "", "| target | code objects | files |" + (" kernels |" if rep.kernels else ""),
-                "|---|---|---|" + ("---|" if rep.kernels else "")]
+        out += [
+            "## Targets found",
+            "",
+            "| target | code objects | files |" + (" kernels |" if rep.kernels else ""),
+            "|---|---|---|" + ("---|" if rep.kernels else ""),
+        ]
         for t, row in counts.items():
-            out.append(f"| {md_escape(t)} | {row['code_objects']} | {row['files']} |" + (f" {row['kernels']} |" if rep.kernels else ""))
+            out.append(
+                f"| {md_escape(t)} | {row['code_objects']} | {row['files']} |"
+                + (f" {row['kernels']} |" if rep.kernels else "")
+            )
         out.append("")
     cuda = rep.cuda_counts()
     if cuda:
-        out += ["## NVIDIA code found", "",
-                "A cubin runs on its compute capability (and newer minors of its major); PTX is compiled by the driver "
-                "at first load for its compute capability and newer.", "",
-                "| architecture | cubin entries | PTX entries | files |", "|---|---|---|---|"]
-        out += [f"| {md_escape(a)} | {row.get('cubin', 0)} | {row.get('ptx', 0)} | {row['files']} |" for a, row in cuda.items()]
+        out += [
+            "## NVIDIA code found",
+            "",
+            "A cubin runs on its compute capability (and newer minors of its major); PTX is compiled by the driver "
+            "at first load for its compute capability and newer.",
+            "",
+            "| architecture | cubin entries | PTX entries | files |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| {md_escape(a)} | {row.get('cubin', 0)} | {row.get('ptx', 0)} | {row['files']} |"
+            for a, row in cuda.items()
+        ]
         out.append("")
     listed = [f for f in rep.files if f.interesting and f.kind != SKIPPED]
     if listed:
@@ -105,19 +131,29 @@ def render_md(result: ArtifactsResult) -> str:
     for f in listed:
         out.append(f"### {code(f.path)}")
         out.append("")
-        lib = (f" · {md_escape(f.library.library)} {md_escape(f.library.kind)} named for {md_escape(f.library.target or 'all targets')}"
-               if f.library else "")
+        lib = (
+            f" · {md_escape(f.library.library)} {md_escape(f.library.kind)} named for {md_escape(f.library.target or 'all targets')}"
+            if f.library
+            else ""
+        )
         out.append(f"{md_escape(f.kind)}, {f.size} bytes, read {f.bytes_read} ({_pct(f.bytes_read, f.size)}){lib}")
         if f.sha256:
             out.append(f"sha256 {code(f.sha256)}")
         out.append("")
         if f.code_objects:
-            out += [f"Targets: {md_escape(_co_line(f))}", "", "| target | in | offset | entry | kernels |", "|---|---|---|---|---|"]
+            out += [
+                f"Targets: {md_escape(_co_line(f))}",
+                "",
+                "| target | in | offset | entry | kernels |",
+                "|---|---|---|---|---|",
+            ]
             for c in f.code_objects[:200]:
                 kernels = "" if c.kernels is None else ", ".join(c.kernels[:8]) + (" …" if len(c.kernels) > 8 else "")
                 off = f"0x{c.offset:x}" + (f"+0x{c.inner_offset:x}" if c.inner_offset is not None else "")
-                out.append(f"| {md_escape(c.target)}{'' if c.confirmed else ' (id only)'} | {md_escape(c.container)} | {off} | "
-                           f"{md_escape(c.entry_id or '')} | {md_escape(kernels)} |")
+                out.append(
+                    f"| {md_escape(c.target)}{'' if c.confirmed else ' (id only)'} | {md_escape(c.container)} | {off} | "
+                    f"{md_escape(c.entry_id or '')} | {md_escape(kernels)} |"
+                )
             if len(f.code_objects) > 200:
                 out.append(f"| … {len(f.code_objects) - 200} more | | | | |")
             out.append("")
@@ -126,13 +162,18 @@ def render_md(result: ArtifactsResult) -> str:
         if f.cuda_code:
             containers = len({c.container for c in f.cuda_code})
             packed = sorted({c.compression for c in f.cuda_code if c.compression})
-            out.append(f"NVIDIA fat binary: {len(f.cuda_code)} entries in {containers} container(s)"
-                       + (f", compressed ({', '.join(packed)})" if packed else "") + ": "
-                       + md_escape(", ".join(_cuda_cell(a, r) for a, r in f.cuda_counts().items())))
+            out.append(
+                f"NVIDIA fat binary: {len(f.cuda_code)} entries in {containers} container(s)"
+                + (f", compressed ({', '.join(packed)})" if packed else "")
+                + ": "
+                + md_escape(", ".join(_cuda_cell(a, r) for a, r in f.cuda_counts().items()))
+            )
             out.append("")
         if f.strings:
-            out.append("Target names as text (weaker evidence): "
-                       + ", ".join(f"{md_escape(s.target)} ×{s.count} @0x{s.offset:x}" for s in f.strings))
+            out.append(
+                "Target names as text (weaker evidence): "
+                + ", ".join(f"{md_escape(s.target)} ×{s.count} @0x{s.offset:x}" for s in f.strings)
+            )
             out.append("")
         for e in f.errors:
             out.append(f"- error{f' @0x{e.offset:x}' if e.offset is not None else ''}: {md_escape(e.message)}")
@@ -156,8 +197,10 @@ def _aliases(skipped: list) -> tuple[list, list]:
 
 
 def _alias_line(aliases: list) -> str:
-    return (f"{len(aliases)} other name(s) of files or folders already scanned (symbolic or hard links), not "
-            "listed; `--format json` lists each")
+    return (
+        f"{len(aliases)} other name(s) of files or folders already scanned (symbolic or hard links), not "
+        "listed; `--format json` lists each"
+    )
 
 
 def render_text(result: ArtifactsResult) -> str:
@@ -188,8 +231,11 @@ def render_text(result: ArtifactsResult) -> str:
     scanned = sum(1 for f in rep.files if f.kind != SKIPPED)
     found = sum(len(f.code_objects) for f in rep.files)
     nv = sum(len(f.cuda_code) for f in rep.files)
-    out.append(f"{scanned} file(s) scanned, {found} GPU code object(s) found" + (f", {nv} NVIDIA fat binary entries" if nv else "")
-               + (f"; {_alias_line(aliases)}" if aliases else ""))
+    out.append(
+        f"{scanned} file(s) scanned, {found} GPU code object(s) found"
+        + (f", {nv} NVIDIA fat binary entries" if nv else "")
+        + (f"; {_alias_line(aliases)}" if aliases else "")
+    )
 
     return inert_lines(out)
 

@@ -24,9 +24,32 @@ from gfxgate.artifacts import kpack as kp
 from gfxgate.artifacts.budget import SMALL_INFLATE, Budget
 from gfxgate.artifacts.elf import ArtifactFormatError, Blob, mach_table
 from gfxgate.artifacts.model import (
-    BUNDLE, CODE_OBJECT, COMPRESSED_BUNDLE, CUDA_HOST, EMBEDDED, FATBIN, HIP_HOST, HOST, HOST_WITH_IMAGES, IN_BUNDLE,
-    IN_COMPRESSED, IN_FILE, IN_KPACK, KPACK, KPACK_HOST, OTHER, SKIPPED, ArtifactReport, CodeObject, CudaCode,
-    FileError, FileReport, KpackInfo, KpackLibrary, TargetString, target_key,
+    BUNDLE,
+    CODE_OBJECT,
+    COMPRESSED_BUNDLE,
+    CUDA_HOST,
+    EMBEDDED,
+    FATBIN,
+    HIP_HOST,
+    HOST,
+    HOST_WITH_IMAGES,
+    IN_BUNDLE,
+    IN_COMPRESSED,
+    IN_FILE,
+    IN_KPACK,
+    KPACK,
+    KPACK_HOST,
+    OTHER,
+    SKIPPED,
+    ArtifactReport,
+    CodeObject,
+    CudaCode,
+    FileError,
+    FileReport,
+    KpackInfo,
+    KpackLibrary,
+    TargetString,
+    target_key,
 )
 from gfxgate.artifacts.rocblas import classify
 
@@ -39,12 +62,35 @@ LOOKAHEAD = 16  # .hip_fatbin blobs parsed ahead of the one being decoded (their
 
 class _ScanLimit(Exception):
     """A per-file work limit was reached; the file's report says so and the scan moves on."""
+
+
 HIP_RUNTIME_LIBS = ("libamdhip64", "libhsa-runtime64", "librocblas", "libhipblas", "librocsolver", "libMIOpen")
 _EMBEDDED_MAGIC = b"\x7fELF\x02\x01\x01"  # 64-bit little-endian ELF, version 1
 # Allocated sections that hold linker/unwinder tables, never data a program embeds.
-_NOT_DATA = (".hip_fatbin", ".hipFatBinSegment", ".nv_fatbin", ".nvFatBinSegment", ".eh_frame", ".gcc_except_table", ".got", ".init_array",
-             ".fini_array", ".dynamic", ".interp", ".note", ".gnu", ".rela", ".rel.", ".dynsym", ".dynstr", ".tbss",
-             ".tdata", ".ctors", ".dtors", ".jcr")
+_NOT_DATA = (
+    ".hip_fatbin",
+    ".hipFatBinSegment",
+    ".nv_fatbin",
+    ".nvFatBinSegment",
+    ".eh_frame",
+    ".gcc_except_table",
+    ".got",
+    ".init_array",
+    ".fini_array",
+    ".dynamic",
+    ".interp",
+    ".note",
+    ".gnu",
+    ".rela",
+    ".rel.",
+    ".dynsym",
+    ".dynstr",
+    ".tbss",
+    ".tdata",
+    ".ctors",
+    ".dtors",
+    ".jcr",
+)
 
 
 class _FileScan:
@@ -78,8 +124,16 @@ class _FileScan:
             self.errors.append(FileError(f"more than {MAX_ERRORS} errors; the rest are not listed"))
 
     # -- code objects ------------------------------------------------------------------------------
-    def code_object(self, image: Blob, container: str, *, origin: int, size: int,
-                    entry: bnd.BundleEntry | None = None, inner_offset: int | None = None) -> None:
+    def code_object(
+        self,
+        image: Blob,
+        container: str,
+        *,
+        origin: int,
+        size: int,
+        entry: bnd.BundleEntry | None = None,
+        inner_offset: int | None = None,
+    ) -> None:
         """Decode the ELF that starts ``image``; ``origin`` is what the report calls its file offset."""
         self.decoded += 1
         if self.decoded > MAX_OBJECTS:
@@ -94,8 +148,7 @@ class _FileScan:
         available = size if container == IN_COMPRESSED else min(size, image.size) if size else image.size
         if hdr.extent > available:
             # the section header table lies past the end: a cut file or entry, not a usable code object
-            self.error(f"truncated code object: its headers span {hdr.extent} bytes, {available} are there",
-                       origin)
+            self.error(f"truncated code object: its headers span {hdr.extent} bytes, {available} are there", origin)
             return
         kernels = None
         if self.kernels:
@@ -106,17 +159,37 @@ class _FileScan:
         note = ""
         if entry is not None and entry.target and _norm(entry.target) != hdr.target:
             note = f"entry id says {entry.target}, e_flags say {hdr.target}"
-        self.objects.append(CodeObject(
-            hdr.target, hdr.processor, container, origin, size if size else hdr.extent,
-            code_object_version=hdr.code_object_version, generic_version=hdr.generic_version,
-            entry_id=entry.id if entry else None, inner_offset=inner_offset, kernels=kernels, note=note,
-        ))
+        self.objects.append(
+            CodeObject(
+                hdr.target,
+                hdr.processor,
+                container,
+                origin,
+                size if size else hdr.extent,
+                code_object_version=hdr.code_object_version,
+                generic_version=hdr.generic_version,
+                entry_id=entry.id if entry else None,
+                inner_offset=inner_offset,
+                kernels=kernels,
+                note=note,
+            )
+        )
 
     def unconfirmed(self, entry: bnd.BundleEntry, container: str, origin: int, inner_offset: int | None) -> None:
         """A bundle entry whose ELF could not be read: its id still names a target (weaker evidence)."""
-        self.objects.append(CodeObject(entry.target, entry.target.split(":")[0], container, origin, entry.size,
-                                       entry_id=entry.id, inner_offset=inner_offset, confirmed=False,
-                                       note="target from the entry id only"))
+        self.objects.append(
+            CodeObject(
+                entry.target,
+                entry.target.split(":")[0],
+                container,
+                origin,
+                entry.size,
+                entry_id=entry.id,
+                inner_offset=inner_offset,
+                confirmed=False,
+                note="target from the entry id only",
+            )
+        )
 
     def _prefetched(self, walk: Iterator[bnd.FatbinBlob]) -> Iterator[bnd.FatbinBlob]:
         """The fatbin walk, LOOKAHEAD blobs ahead of its consumer: the code object headers of the bundles
@@ -179,8 +252,9 @@ class _FileScan:
                     self.unconfirmed(entry, IN_COMPRESSED, origin, entry.offset)
                 continue
             image = inflater.blob().window(entry.offset, entry.size)
-            self.code_object(image, IN_COMPRESSED, origin=origin, size=entry.size, entry=entry,
-                             inner_offset=entry.offset)
+            self.code_object(
+                image, IN_COMPRESSED, origin=origin, size=entry.size, entry=entry, inner_offset=entry.offset
+            )
         problem = inflater.verify()
         if problem:
             self.error(problem, origin)
@@ -196,10 +270,15 @@ class _FileScan:
         libraries: dict[str, list[str]] = {}
         for k in archive.kernels:
             libraries.setdefault(kp.library_of(k.binary), []).append(k.arch)
-        self.kpack = KpackInfo("archive", archive.version, archive.group_name, archive.arch_family,
-                               archive.gfx_arches, archive.compression,
-                               tuple(KpackLibrary(b, tuple(sorted(set(a), key=target_key)))
-                                     for b, a in sorted(libraries.items())))
+        self.kpack = KpackInfo(
+            "archive",
+            archive.version,
+            archive.group_name,
+            archive.arch_family,
+            archive.gfx_arches,
+            archive.compression,
+            tuple(KpackLibrary(b, tuple(sorted(set(a), key=target_key))) for b, a in sorted(libraries.items())),
+        )
         for k in sorted(archive.kernels, key=lambda k: (k.ordinal, k.binary, k.arch)):
             offset, stored = archive.locations[k.ordinal]
             inner: int | None = None
@@ -213,13 +292,19 @@ class _FileScan:
             before, errors = len(self.objects), len(self.errors)
             self.code_object(image, IN_KPACK, origin=offset, size=size, inner_offset=inner)
             # name the TOC entry and its place in the archive (an inflated frame's offsets are its own)
-            self.errors[errors:] = [e if e.message.startswith("more than") else
-                                    FileError(f"kpack {k.binary} {k.arch}: {e.message}", self.blob.start + offset)
-                                    for e in self.errors[errors:]]
+            self.errors[errors:] = [
+                e
+                if e.message.startswith("more than")
+                else FileError(f"kpack {k.binary} {k.arch}: {e.message}", self.blob.start + offset)
+                for e in self.errors[errors:]
+            ]
             if len(self.objects) > before:
                 found = self.objects[-1]
-                note = (f"the kpack TOC says {k.arch}, e_flags say {found.target}"
-                        if found.processor != k.arch.split(":")[0] else "")
+                note = (
+                    f"the kpack TOC says {k.arch}, e_flags say {found.target}"
+                    if found.processor != k.arch.split(":")[0]
+                    else ""
+                )
                 self.objects[-1] = dataclasses.replace(found, entry_id=k.binary, note=note)
             else:
                 self.kpack_unconfirmed(k, offset, stored)
@@ -241,13 +326,25 @@ class _FileScan:
             return None
         self.inflate_left -= len(data)
         if k.original_size is not None and len(data) != k.original_size:
-            self.error(f"kpack code object {k.binary} {k.arch} inflates to {len(data)} bytes, "
-                       f"the TOC says {k.original_size}", self.blob.start + offset)
+            self.error(
+                f"kpack code object {k.binary} {k.arch} inflates to {len(data)} bytes, the TOC says {k.original_size}",
+                self.blob.start + offset,
+            )
         return Blob(data)
 
     def kpack_unconfirmed(self, k: kp.KpackKernel, offset: int, stored: int) -> None:
-        self.objects.append(CodeObject(k.arch, k.arch.split(":")[0], IN_KPACK, offset, stored, entry_id=k.binary,
-                                       confirmed=False, note="target from the kpack TOC only"))
+        self.objects.append(
+            CodeObject(
+                k.arch,
+                k.arch.split(":")[0],
+                IN_KPACK,
+                offset,
+                stored,
+                entry_id=k.binary,
+                confirmed=False,
+                note="target from the kpack TOC only",
+            )
+        )
 
     def kpack_reference(self, info: elf.HostElf) -> None:
         """A host ELF pointing at kpack archives: ``HIPK`` wrapper records and its ``.rocm_kpack_ref`` marker."""
@@ -263,18 +360,21 @@ class _FileScan:
         name: str | None = None
         paths: tuple[str, ...] = ()
         if ref is None:
-            self.error(f"{hipk} HIPK wrapper record(s) but no {kp.REF_SECTION} section",
-                       segment.offset if segment else None)
+            self.error(
+                f"{hipk} HIPK wrapper record(s) but no {kp.REF_SECTION} section", segment.offset if segment else None
+            )
         elif ref.type == "SHT_NOBITS" or ref.size > kp.MAX_REF_BYTES:
             self.error(f"{kp.REF_SECTION} of {ref.size} bytes is empty or over {kp.MAX_REF_BYTES}", ref.offset)
         else:
             try:
-                name, paths = kp.parse_ref(self.blob.exact(ref.offset, ref.size, kp.REF_SECTION),
-                                           self.blob.start + ref.offset)
+                name, paths = kp.parse_ref(
+                    self.blob.exact(ref.offset, ref.size, kp.REF_SECTION), self.blob.start + ref.offset
+                )
             except ArtifactFormatError as exc:
                 self.error(exc)
-        self.kpack = KpackInfo("reference", kernel_name=name, search_paths=paths, hipk_wrappers=hipk,
-                               hipf_wrappers=hipf)
+        self.kpack = KpackInfo(
+            "reference", kernel_name=name, search_paths=paths, hipk_wrappers=hipk, hipf_wrappers=hipf
+        )
 
     # -- NVIDIA fat binaries ---------------------------------------------------------------------------
     def nv_fatbin(self, offset: int, size: int) -> None:
@@ -283,8 +383,9 @@ class _FileScan:
             if isinstance(item, ArtifactFormatError):
                 self.error(item)
                 continue
-            self.cuda += [CudaCode(e.sm, e.kind, e.offset, e.size, item.offset, e.compression, e.version)
-                          for e in item.entries]
+            self.cuda += [
+                CudaCode(e.sm, e.kind, e.offset, e.size, item.offset, e.compression, e.version) for e in item.entries
+            ]
 
     # -- host ELF ------------------------------------------------------------------------------------
     def host(self, size: int) -> None:
@@ -304,11 +405,14 @@ class _FileScan:
         if fatbin is not None and fatbin.type != "SHT_NOBITS":
             self.kind = HIP_HOST
             if fatbin.offset + fatbin.size > size:
-                self.error(f".hip_fatbin (0x{fatbin.offset:x}+0x{fatbin.size:x}) runs past the end of the file",
-                           fatbin.offset)
+                self.error(
+                    f".hip_fatbin (0x{fatbin.offset:x}+0x{fatbin.size:x}) runs past the end of the file", fatbin.offset
+                )
             starts = set()
             wrappers = self.wrapper_pointers(info)
-            if isinstance(wrappers, list):  # cold cache: let the blob headers' reads overlap instead of following the walk
+            if isinstance(
+                wrappers, list
+            ):  # cold cache: let the blob headers' reads overlap instead of following the walk
                 for pointer in wrappers:
                     pos = pointer - fatbin.addr + fatbin.offset
                     if fatbin.offset <= pos < fatbin.offset + fatbin.size:
@@ -326,9 +430,16 @@ class _FileScan:
         if self.kind == CUDA_HOST and fatbin is None:
             return  # NVIDIA code is in its containers: no AMDGPU images or gfx names to search the data for
         budget = MAX_SEARCH_BYTES
-        data_sections = [s for s in info.sections
-                         if s.type == "SHT_PROGBITS" and s.allocated and not s.executable
-                         and not s.name.startswith(_NOT_DATA) and s.size > 0 and s.offset + s.size <= size]
+        data_sections = [
+            s
+            for s in info.sections
+            if s.type == "SHT_PROGBITS"
+            and s.allocated
+            and not s.executable
+            and not s.name.startswith(_NOT_DATA)
+            and s.size > 0
+            and s.offset + s.size <= size
+        ]
         found_embedded = False
         for sec in data_sections:
             if budget <= 0:
@@ -356,8 +467,9 @@ class _FileScan:
         except ArtifactFormatError as exc:
             return exc
 
-    def follow_wrappers(self, info: elf.HostElf, fatbin: elf.Section, starts: set[int],
-                        pointers: list[int] | ArtifactFormatError | None) -> None:
+    def follow_wrappers(
+        self, info: elf.HostElf, fatbin: elf.Section, starts: set[int], pointers: list[int] | ArtifactFormatError | None
+    ) -> None:
         """Cross-check the walk with the ``.hipFatBinSegment`` pointers; parse any blob the walk missed."""
         if pointers is None:
             return
@@ -439,9 +551,15 @@ def _norm(target_id: str) -> str:
     return head + "".join(f":{f}" for f in sorted(features))
 
 
-def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
-              cap: int = bnd.DEFAULT_DECOMPRESS_CAP, display: str | None = None,
-              budget: Budget | None = None) -> FileReport:
+def scan_file(
+    path: Path,
+    *,
+    kernels: bool = False,
+    sha256: bool = False,
+    cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
+    display: str | None = None,
+    budget: Budget | None = None,
+) -> FileReport:
     """Scan one regular file. Never raises for bad content; OS errors become a skipped entry.
     ``budget`` is shared by every file of one scan (a fresh one when not given)."""
     name = display or str(path)
@@ -460,8 +578,14 @@ def scan_file(path: Path, *, kernels: bool = False, sha256: bool = False,
         return FileReport(name, SKIPPED, library=library, skipped=f"unreadable: {exc.strerror or exc}")
 
 
-def scan_bytes(data: bytes, name: str = "<bytes>", *, kernels: bool = False,
-               cap: int = bnd.DEFAULT_DECOMPRESS_CAP, budget: Budget | None = None) -> FileReport:
+def scan_bytes(
+    data: bytes,
+    name: str = "<bytes>",
+    *,
+    kernels: bool = False,
+    cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
+    budget: Budget | None = None,
+) -> FileReport:
     """Scan an in-memory file (the fuzz tests use it); same rules as scan_file."""
     if not data:
         return FileReport(name, OTHER, 0, 0, library=classify(Path(name)))
@@ -519,8 +643,19 @@ def _scan_data(name, data, size, kernels, sha256, cap, library, budget: Budget) 
         if claimed not in held:
             scan.error(f"the name claims {library.target}, the code objects are for {', '.join(held)}")
     # Overlapping reads (a header read twice) are counted twice; no file is read more than whole.
-    return FileReport(name, kind, size, min(blob.bytes_read, size), tuple(objects), tuple(scan.strings), library,
-                      tuple(scan.errors), digest, kpack=scan.kpack, cuda_code=tuple(scan.cuda))
+    return FileReport(
+        name,
+        kind,
+        size,
+        min(blob.bytes_read, size),
+        tuple(objects),
+        tuple(scan.strings),
+        library,
+        tuple(scan.errors),
+        digest,
+        kpack=scan.kpack,
+        cuda_code=tuple(scan.cuda),
+    )
 
 
 # -- walking ---------------------------------------------------------------------------------------------
@@ -574,9 +709,15 @@ def iter_files(paths: Iterable[Path]) -> Iterator[tuple[Path, str | None]]:
                 yield path, "not a regular file (device, FIFO or socket)"
 
 
-def scan_paths(paths: list[Path], *, kernels: bool = False, sha256: bool = False, jobs: int | None = None,
-               cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
-               progress: Callable[[str], None] | None = None) -> ArtifactReport:
+def scan_paths(
+    paths: list[Path],
+    *,
+    kernels: bool = False,
+    sha256: bool = False,
+    jobs: int | None = None,
+    cap: int = bnd.DEFAULT_DECOMPRESS_CAP,
+    progress: Callable[[str], None] | None = None,
+) -> ArtifactReport:
     """Scan files and folders; files run in a thread pool (pread, searches and hashing release the GIL).
     One :class:`Budget` bounds the work of all files and threads together."""
     jobs = jobs or min(8, (os.cpu_count() or 1) * 2)

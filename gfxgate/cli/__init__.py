@@ -24,16 +24,44 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "artifacts": ("gfxgate.cli.artifacts", "artifacts", "Which GPU code is really installed (ELF, bundles, rocBLAS)."),
     "trace": ("gfxgate.cli.trace", "trace", "Follow an option from the Python client into llama.cpp."),
     "sweep": ("gfxgate.cli.sweep", "sweep", "Backend x num_gpu runtime sweep against Ollama servers."),
-    "diff": ("gfxgate.cli.diff", "diff", "What flipped between two gate matrices (exit 1 on a --fail-on-target regression)."),
+    "diff": (
+        "gfxgate.cli.diff",
+        "diff",
+        "What flipped between two gate matrices (exit 1 on a --fail-on-target regression).",
+    ),
     "history": ("gfxgate.cli.history", "history", "The release tags at which each layer's status changed."),
-    "check": ("gfxgate.cli.check", "check", "PR check: gate-matrix diff of the pins at a git ref vs. the working tree."),
+    "check": (
+        "gfxgate.cli.check",
+        "check",
+        "PR check: gate-matrix diff of the pins at a git ref vs. the working tree.",
+    ),
     "pins": ("gfxgate.cli.pins", "pins", "Show the upstream pins, or bump one and rebuild the snapshot."),
-    "workarounds": ("gfxgate.cli.workarounds", "workarounds", "Documented workarounds, each checked against the pinned sources."),
-    "timeline": ("gfxgate.cli.timeline", "timeline", "Every target × every release: the route at each (table, JSON, SVG, PNG)."),
+    "workarounds": (
+        "gfxgate.cli.workarounds",
+        "workarounds",
+        "Documented workarounds, each checked against the pinned sources.",
+    ),
+    "timeline": (
+        "gfxgate.cli.timeline",
+        "timeline",
+        "Every target × every release: the route at each (table, JSON, SVG, PNG).",
+    ),
     "diagnose": ("gfxgate.cli.diagnose", "diagnose", "Which layer stopped this GPU, from your Ollama / llama.cpp log."),
-    "doctor": ("gfxgate.cli.doctor", "doctor", "This machine: GPUs, installs, the service's environment, access, and the fix."),
-    "fleet": ("gfxgate.cli.fleet", "fleet", "A Slurm cluster: doctor on every node in one table; the sweep as a job array."),
-    "messages": ("gfxgate.cli.messages", "messages", "The log messages diagnose knows, each checked against the pinned sources."),
+    "doctor": (
+        "gfxgate.cli.doctor",
+        "doctor",
+        "This machine: GPUs, installs, the service's environment, access, and the fix.",
+    ),
+    "fleet": (
+        "gfxgate.cli.fleet",
+        "fleet",
+        "A Slurm cluster: doctor on every node in one table; the sweep as a job array.",
+    ),
+    "messages": (
+        "gfxgate.cli.messages",
+        "messages",
+        "The log messages diagnose knows, each checked against the pinned sources.",
+    ),
 }
 
 
@@ -92,8 +120,11 @@ def main(argv: list[str] | None = None) -> None:
 
             traceback.print_exc()
         message = " ".join(str(exc).split()) or "(no message)"
-        echo(f"gfxgate: internal error: {type(exc).__name__}: {message[:500]} "
-             "(a bug: please report it; `gfxgate --debug …` shows the traceback)", err=True)
+        echo(
+            f"gfxgate: internal error: {type(exc).__name__}: {message[:500]} "
+            "(a bug: please report it; `gfxgate --debug …` shows the traceback)",
+            err=True,
+        )
         sys.exit(int(ExitCode.INTERNAL))
     sys.exit(0)
 

@@ -15,8 +15,13 @@ from gfxgate.cli.common import echo, emit, format_option, output_option, termina
 
 @click.command("artifacts")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--target", "-t", "target_values", multiple=True,
-              help="Answer for this GPU target (repeatable, comma-separated allowed), e.g. gfx900.")
+@click.option(
+    "--target",
+    "-t",
+    "target_values",
+    multiple=True,
+    help="Answer for this GPU target (repeatable, comma-separated allowed), e.g. gfx900.",
+)
 @click.option("--kernels", is_flag=True, help="List kernel names from each code object's metadata note.")
 @click.option("--sha256", is_flag=True, help="Add each file's SHA-256 (reads whole files).")
 @click.option("--jobs", "-j", type=click.IntRange(1, 64), default=None, help="Files scanned in parallel.")
@@ -42,12 +47,16 @@ def artifacts(paths, target_values, kernels, sha256, jobs, fmt, output) -> None:
 
             from rich.progress import Progress, SpinnerColumn, TextColumn
 
-            bar = stack.enter_context(Progress(SpinnerColumn(), TextColumn("{task.completed} files · {task.description}"),
-                                               transient=True))
+            bar = stack.enter_context(
+                Progress(SpinnerColumn(), TextColumn("{task.completed} files · {task.description}"), transient=True)
+            )
             task = bar.add_task("scanning", total=None)
             request = dataclasses.replace(request, progress=lambda p: bar.update(task, advance=1, description=p[-60:]))
         result = run(request)
     emit(terminal_text(render(result, fmt), fmt, output), output)
     report = result.report
     errors = sum(len(f.errors) for f in report.files)
-    echo(f"gfxgate: {len(report.files)} file(s), {len(report.target_counts()) + len(report.cuda_counts())} target(s), {errors} error(s)", err=True)
+    echo(
+        f"gfxgate: {len(report.files)} file(s), {len(report.target_counts()) + len(report.cuda_counts())} target(s), {errors} error(s)",
+        err=True,
+    )

@@ -67,11 +67,13 @@ def output_option() -> Callable:
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
         help="Write the report to this file instead of stdout (a regular file is replaced whole, atomically; "
-             "a device or FIFO is written in place; a symbolic link is followed).",
+        "a device or FIFO is written in place; a symbolic link is followed).",
     )
 
 
-def source_options(func: Callable | None = None, *, refs: bool = True, online: bool = False, note: str = "") -> Callable:
+def source_options(
+    func: Callable | None = None, *, refs: bool = True, online: bool = False, note: str = ""
+) -> Callable:
     """--ref NAME=TAG (unless ``refs=False``), --source NAME=URL_OR_PATH and --offline: every command reading upstream code.
 
     Use as ``@source_options`` or ``@source_options(refs=False)`` (commands that choose the tags themselves).
@@ -81,17 +83,34 @@ def source_options(func: Callable | None = None, *, refs: bool = True, online: b
     if func is None:
         return lambda f: source_options(f, refs=refs, online=online, note=note)
     if online:
-        func = click.option("--online", is_flag=True,
-                            help="Allow cloning and fetching upstream sources (default: only cached clones and local paths).")(func)
+        func = click.option(
+            "--online",
+            is_flag=True,
+            help="Allow cloning and fetching upstream sources (default: only cached clones and local paths).",
+        )(func)
     else:
-        func = click.option("--offline", is_flag=True, envvar="GFXGATE_OFFLINE",
-                            help="Never touch the network: only cached clones and local paths.")(func)
-    func = click.option("--source", "sources", multiple=True, metavar="NAME=URL_OR_PATH",
-                        help=f"Read NAME from another URL or a local clone/folder ({note + '; ' if note else ''}"
-                             "env: GFXGATE_SOURCE_<NAME>).")(func)
+        func = click.option(
+            "--offline",
+            is_flag=True,
+            envvar="GFXGATE_OFFLINE",
+            help="Never touch the network: only cached clones and local paths.",
+        )(func)
+    func = click.option(
+        "--source",
+        "sources",
+        multiple=True,
+        metavar="NAME=URL_OR_PATH",
+        help=f"Read NAME from another URL or a local clone/folder ({note + '; ' if note else ''}"
+        "env: GFXGATE_SOURCE_<NAME>).",
+    )(func)
     if refs:
-        func = click.option("--ref", "refs", multiple=True, metavar="NAME=TAG",
-                            help="Scan another version of NAME (e.g. ollama=v0.12.3); NAME=latest is its newest release tag.")(func)
+        func = click.option(
+            "--ref",
+            "refs",
+            multiple=True,
+            metavar="NAME=TAG",
+            help="Scan another version of NAME (e.g. ollama=v0.12.3); NAME=latest is its newest release tag.",
+        )(func)
     return func
 
 
@@ -102,9 +121,16 @@ def os_option(func: Callable | None = None, *, help: str | None = None, default:
         return lambda f: os_option(f, help=help, default=default)
     from gfxgate.model import OSES
 
-    return click.option("--os", "os_name", type=click.Choice(OSES), default=default, show_default=default is not None,
-                        help=help or "Answer for Ollama's release on this OS: its rules, routes and workarounds "
-                                     "(docs/windows.md).")(func)
+    return click.option(
+        "--os",
+        "os_name",
+        type=click.Choice(OSES),
+        default=default,
+        show_default=default is not None,
+        help=help or "Answer for Ollama's release on this OS: its rules, routes and workarounds (docs/windows.md).",
+    )(func)
+
+
 def fail_on_option(kind: str, metavar: str, help: str) -> Callable:
     """``--fail-on-KIND`` (``layer``, ``backend``, ``target``): one meaning per option name (issue 40). The old
     ``--fail-on`` still works, hidden from --help, with a deprecation note on stderr; both add to ``fail_on``."""
@@ -122,8 +148,16 @@ def fail_on_option(kind: str, metavar: str, help: str) -> Callable:
         return tuple(ctx.meta.get("fail_on_old", ())) + tuple(value)
 
     def decorate(func: Callable) -> Callable:
-        func = click.option("--fail-on", "fail_on_old", multiple=True, metavar=metavar, hidden=True, expose_value=False,
-                            callback=old_given, help=f"Deprecated spelling of {new}.")(func)
+        func = click.option(
+            "--fail-on",
+            "fail_on_old",
+            multiple=True,
+            metavar=metavar,
+            hidden=True,
+            expose_value=False,
+            callback=old_given,
+            help=f"Deprecated spelling of {new}.",
+        )(func)
         return click.option(new, "fail_on", multiple=True, metavar=metavar, callback=merged, help=help)(func)
 
     return decorate
@@ -162,8 +196,13 @@ class probe_progress:  # noqa: N801 - used as a context manager, like open()
         from rich.console import Console
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        self.progress = progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                                            console=Console(stderr=True, highlight=False, markup=False), transient=True)
+        self.progress = progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True, highlight=False, markup=False),
+            transient=True,
+        )
         progress.start()
         self.task = progress.add_task(self.label, total=None)
         return self._step

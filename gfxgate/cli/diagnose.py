@@ -10,8 +10,13 @@ from gfxgate.cli.io import echo  # message lines: their controls made visible
 
 @click.command()
 @click.argument("logs", nargs=-1, metavar="[LOG]...")
-@click.option("--journal-unit", "units", multiple=True, metavar="UNIT",
-              help="Read the systemd journal of UNIT (journalctl -u UNIT); repeatable.")
+@click.option(
+    "--journal-unit",
+    "units",
+    multiple=True,
+    metavar="UNIT",
+    help="Read the systemd journal of UNIT (journalctl -u UNIT); repeatable.",
+)
 @click.option("--since", metavar="TIME", help="With --journal-unit: only entries since TIME (journalctl --since).")
 @format_option(("md", "json", "text"))
 @output_option()
@@ -36,8 +41,18 @@ def diagnose(logs, units, since, fmt, output, fail_on, sources, online, no_upstr
         from gfxgate.sources.resolve import parse_assignments
 
         sources = parse_assignments(sources, "--source")
-    result = run(DiagnoseRequest(tuple(logs), tuple(units), since, tuple(fail_on), sources or {},
-                                 offline=not online, locate=not no_upstream, output=output))
+    result = run(
+        DiagnoseRequest(
+            tuple(logs),
+            tuple(units),
+            since,
+            tuple(fail_on),
+            sources or {},
+            offline=not online,
+            locate=not no_upstream,
+            output=output,
+        )
+    )
     emit(terminal_text(render(result.diagnoses, fmt), fmt, output), output)
     if result.failing:
         echo(f"gfxgate: findings on {', '.join(result.failing)}", err=True)

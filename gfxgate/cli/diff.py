@@ -22,8 +22,12 @@ DIFF_FORMATS = ("md", "json", "sarif", "text")
 @format_option(DIFF_FORMATS)
 @output_option()
 @fail_on_option("target", "TARGET", "Exit 1 when one of these targets regressed (repeatable or comma-separated).")
-@click.option("--pins", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Pins file the SARIF locations point at (default: rules/pins.toml of this repository).")
+@click.option(
+    "--pins",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Pins file the SARIF locations point at (default: rules/pins.toml of this repository).",
+)
 @os_option(default=None, help="Refuse matrices that do not answer for this OS (default: any, the same on both sides).")
 def diff(old, new, fmt, output, fail_on, pins, os_name) -> None:
     """Compare two `gfxgate scan --format json` reports: regressions, drift, improvements, with both evidences.
@@ -34,8 +38,13 @@ def diff(old, new, fmt, output, fail_on, pins, os_name) -> None:
     from gfxgate.app.diff import diff as run
     from gfxgate.prcheck.render import render
 
-    result = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output,
-                             os=os_name))
-    emit(terminal_text(render(result.diff, fmt, failing=result.failing, pins_uri=result.pins_uri,
-                              pins_lines=result.pins_lines), fmt, output), output)
+    result = run(DiffRequest(old, new, tuple(fail_on), pins, locate_pins=fmt == "sarif", output=output, os=os_name))
+    emit(
+        terminal_text(
+            render(result.diff, fmt, failing=result.failing, pins_uri=result.pins_uri, pins_lines=result.pins_lines),
+            fmt,
+            output,
+        ),
+        output,
+    )
     report_exit(result.diff, result.failing)

@@ -11,23 +11,46 @@ import click
 
 from gfxgate.cli.common import echo, emit, fail_on_option, format_option, output_option
 
-_DIR = click.option("--dir", "folder", required=True, type=click.Path(file_okay=False, path_type=Path),
-                    help="A folder every node sees (NFS, Lustre …): the batch script, the nodes' answers, the worklogs.")
+_DIR = click.option(
+    "--dir",
+    "folder",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A folder every node sees (NFS, Lustre …): the batch script, the nodes' answers, the worklogs.",
+)
 
 
 def _where(f):
-    for opt in reversed((
-        click.option("-N", "--nodes", type=int, default=None, help="Number of nodes (sbatch -N)."),
-        click.option("--nodelist", default=None, metavar="HOSTLIST", help="These nodes (sbatch --nodelist, e.g. n[1-4])."),
-        click.option("--partition", "-p", default=None, help="Partition (sbatch --partition)."),
-        click.option("--time", default=None, metavar="TIME", help="Time limit (sbatch --time)."),
-        click.option("--sbatch-arg", "sbatch_args", multiple=True, metavar="--OPTION=VALUE",
-                     help="Another sbatch option, written into the script (repeatable: --sbatch-arg=--account=lab)."),
-        click.option("--gfxgate", "gfxgate_exe", default=None, metavar="PATH",
-                     help="The gfxgate the tasks run [default: this one, if the nodes see the same path]."),
-        click.option("--print", "print_only", is_flag=True, help="Print the batch script for review; submit nothing."),
-        click.option("--wait", is_flag=True, help="Wait for the job to end (sbatch --wait); exit 1 when a task failed."),
-    )):
+    for opt in reversed(
+        (
+            click.option("-N", "--nodes", type=int, default=None, help="Number of nodes (sbatch -N)."),
+            click.option(
+                "--nodelist", default=None, metavar="HOSTLIST", help="These nodes (sbatch --nodelist, e.g. n[1-4])."
+            ),
+            click.option("--partition", "-p", default=None, help="Partition (sbatch --partition)."),
+            click.option("--time", default=None, metavar="TIME", help="Time limit (sbatch --time)."),
+            click.option(
+                "--sbatch-arg",
+                "sbatch_args",
+                multiple=True,
+                metavar="--OPTION=VALUE",
+                help="Another sbatch option, written into the script (repeatable: --sbatch-arg=--account=lab).",
+            ),
+            click.option(
+                "--gfxgate",
+                "gfxgate_exe",
+                default=None,
+                metavar="PATH",
+                help="The gfxgate the tasks run [default: this one, if the nodes see the same path].",
+            ),
+            click.option(
+                "--print", "print_only", is_flag=True, help="Print the batch script for review; submit nothing."
+            ),
+            click.option(
+                "--wait", is_flag=True, help="Wait for the job to end (sbatch --wait); exit 1 when a task failed."
+            ),
+        )
+    ):
         f = opt(f)
     return f
 
@@ -40,8 +63,12 @@ def fleet() -> None:
 @fleet.command("doctor")
 @_DIR
 @_where
-@click.option("--root", default=None, metavar="PATH",
-              help="doctor's --root on every node; {node} becomes the node's name (captured trees: --root 'trees/{node}').")
+@click.option(
+    "--root",
+    default=None,
+    metavar="PATH",
+    help="doctor's --root on every node; {node} becomes the node's name (captured trees: --root 'trees/{node}').",
+)
 @fail_on_option("backend", "BACKEND|any", "doctor's --fail-on-backend on every node (the task exits 1).")
 def doctor(folder, nodes, nodelist, partition, time, sbatch_args, gfxgate_exe, print_only, wait, root, fail_on) -> None:
     """Submit one job with one task per node (sbatch -N … --ntasks-per-node=1, srun gfxgate fleet node DIR): each
@@ -54,8 +81,17 @@ def doctor(folder, nodes, nodelist, partition, time, sbatch_args, gfxgate_exe, p
     from gfxgate.app.fleet import FleetDoctorRequest, Where
     from gfxgate.app.fleet import doctor as run
 
-    done = run(FleetDoctorRequest(folder, Where(nodes, nodelist, partition, time, tuple(sbatch_args)), root, tuple(fail_on),
-                                  gfxgate_exe, print_only, wait))
+    done = run(
+        FleetDoctorRequest(
+            folder,
+            Where(nodes, nodelist, partition, time, tuple(sbatch_args)),
+            root,
+            tuple(fail_on),
+            gfxgate_exe,
+            print_only,
+            wait,
+        )
+    )
     _submitted(done, f"gfxgate fleet report {folder}")
 
 
@@ -92,7 +128,12 @@ def node(folder: Path, root: str | None, fail_on: tuple[str, ...]) -> None:
 
 @fleet.command("report")
 @click.argument("folder", type=click.Path(path_type=Path))
-@click.option("--expect", multiple=True, metavar="NODE", help="A node that should have answered besides the job's nodes (repeatable).")
+@click.option(
+    "--expect",
+    multiple=True,
+    metavar="NODE",
+    help="A node that should have answered besides the job's nodes (repeatable).",
+)
 @format_option(("md", "json", "text"))
 @output_option()
 def report(folder: Path, expect: tuple[str, ...], fmt: str, output: Path | None) -> None:
@@ -108,8 +149,10 @@ def report(folder: Path, expect: tuple[str, ...], fmt: str, output: Path | None)
     result = run(FleetReportRequest(folder, tuple(expect)))
     emit(render(result, fmt), output)
     if result.missing or result.failed:
-        echo(f"gfxgate: fleet: did not answer: {', '.join(result.missing) or '-'}; doctor failed: {', '.join(result.failed) or '-'}",
-             err=True)
+        echo(
+            f"gfxgate: fleet: did not answer: {', '.join(result.missing) or '-'}; doctor failed: {', '.join(result.failed) or '-'}",
+            err=True,
+        )
         sys.exit(1)
 
 
@@ -118,7 +161,9 @@ def report(folder: Path, expect: tuple[str, ...], fmt: str, output: Path | None)
 @_where
 @click.option("--parallel", type=int, default=None, metavar="K", help="At most K array tasks at once (--array=…%K).")
 @click.argument("sweep_args", nargs=-1, type=click.UNPROCESSED, metavar="-- SWEEP_OPTIONS...")
-def sweep(folder, nodes, nodelist, partition, time, sbatch_args, gfxgate_exe, print_only, wait, parallel, sweep_args) -> None:
+def sweep(
+    folder, nodes, nodelist, partition, time, sbatch_args, gfxgate_exe, print_only, wait, parallel, sweep_args
+) -> None:
     """The sweep as a job array: `gfxgate fleet sweep --dir DIR -- SWEEP_OPTIONS` submits one array task per cell of
     the plan SWEEP_OPTIONS make (sbatch --array=0-N%K; SLURM_ARRAY_TASK_ID picks the cell: `gfxgate sweep
     SWEEP_OPTIONS --cell INDEX`), each with its own worklog DIR/runs/cell-INDEX.jsonl whose runs carry their node.
@@ -136,11 +181,24 @@ def sweep(folder, nodes, nodelist, partition, time, sbatch_args, gfxgate_exe, pr
     args = list(sweep_args[1:]) if sweep_args[:1] == ("--",) else list(sweep_args)
     with sweep_command.make_context("gfxgate sweep", list(args)) as ctx:  # `gfxgate sweep`'s own parsing and errors
         options = dict(ctx.params)
-    done = run(FleetSweepRequest(folder, tuple(args), options, Where(nodes, nodelist, partition, time, tuple(sbatch_args)),
-                                 parallel, gfxgate_exe, print_only, wait))
+    done = run(
+        FleetSweepRequest(
+            folder,
+            tuple(args),
+            options,
+            Where(nodes, nodelist, partition, time, tuple(sbatch_args)),
+            parallel,
+            gfxgate_exe,
+            print_only,
+            wait,
+        )
+    )
     if not done.indices and done.job_id is None and not print_only:
-        echo(f"gfxgate: fleet: all {done.cells} cells of the plan are in {folder}/runs; nothing to submit "
-             f"(gfxgate sweep report {folder}/runs)", err=True)
+        echo(
+            f"gfxgate: fleet: all {done.cells} cells of the plan are in {folder}/runs; nothing to submit "
+            f"(gfxgate sweep report {folder}/runs)",
+            err=True,
+        )
         return
     if done.job_id is not None:
         echo(f"gfxgate: fleet: {len(done.indices)} of {done.cells} cell(s) to run", err=True)

@@ -41,8 +41,15 @@ def _set_debug(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gfxgate")
-@click.option("--debug", is_flag=True, envvar="GFXGATE_DEBUG", is_eager=True, expose_value=False,
-              callback=_set_debug, help="Show the traceback of an internal error (exit code 70).")
+@click.option(
+    "--debug",
+    is_flag=True,
+    envvar="GFXGATE_DEBUG",
+    is_eager=True,
+    expose_value=False,
+    callback=_set_debug,
+    help="Show the traceback of an internal error (exit code 70).",
+)
 def cli() -> None:
     """gfxgate: what really stands between an AMD GPU target and a working local LLM.
 

@@ -8,14 +8,25 @@ from gfxgate.cli.common import emit, format_option, os_option, output_option, so
 
 
 @click.command()
-@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET", required=True,
-              help="GPU target; repeatable or comma-separated.")
-@click.option("--repo", default="ollama", show_default=True, help="The pinned repository whose release tags are walked.")
+@click.option(
+    "-t",
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TARGET",
+    required=True,
+    help="GPU target; repeatable or comma-separated.",
+)
+@click.option(
+    "--repo", default="ollama", show_default=True, help="The pinned repository whose release tags are walked."
+)
 @click.option("--from", "first", metavar="TAG", help="First release tag (default: the oldest).")
 @click.option("--to", "last", metavar="TAG", help="Last release tag (default: the newest).")
 @click.option("--layer", "layers", multiple=True, metavar="LAYER", help="Only these layers (repeatable).")
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (-rc1 …) in the walk.")
-@click.option("--every-tag", is_flag=True, help="Probe every tag instead of bisecting (slower; sees changes that revert).")
+@click.option(
+    "--every-tag", is_flag=True, help="Probe every tag instead of bisecting (slower; sees changes that revert)."
+)
 @source_options(refs=False)
 @os_option
 @format_option(("md", "json", "text"))
@@ -33,8 +44,21 @@ def history(targets, repo, first, last, layers, prereleases, every_tag, sources,
     from gfxgate.sources.resolve import parse_assignments
 
     with probe_progress(f"history of {repo}") as on_probe:
-        done = run(HistoryRequest(tuple(targets), repo, first, last, tuple(layers), prereleases, every_tag,
-                                  parse_assignments(sources, "--source"), offline, on_probe, os_name))
+        done = run(
+            HistoryRequest(
+                tuple(targets),
+                repo,
+                first,
+                last,
+                tuple(layers),
+                prereleases,
+                every_tag,
+                parse_assignments(sources, "--source"),
+                offline,
+                on_probe,
+                os_name,
+            )
+        )
     result = done.result
     emit(terminal_text(render(result, fmt), fmt, output), output)
     if done.cache_warning:

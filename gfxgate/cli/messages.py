@@ -25,8 +25,13 @@ def messages(fmt, output, refs, sources, offline, fail_on_stale) -> None:
     from gfxgate.report.messages import render
     from gfxgate.sources.resolve import parse_assignments
 
-    result = run(MessagesRequest(sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"),
-                                 offline=offline))
-    emit(render(list(result.checks), fmt, sources=result.sources, **(terminal(output) if fmt == "text" else {})), output)
+    result = run(
+        MessagesRequest(
+            sources=parse_assignments(sources, "--source"), refs=parse_assignments(refs, "--ref"), offline=offline
+        )
+    )
+    emit(
+        render(list(result.checks), fmt, sources=result.sources, **(terminal(output) if fmt == "text" else {})), output
+    )
     if fail_on_stale and result.stale:
         raise SystemExit(int(ExitCode.FINDINGS))

@@ -19,10 +19,20 @@ def pins() -> None:
 @pins.command("bump")
 @click.argument("name")
 @click.argument("tag")
-@click.option("--pins", "pins_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="The pins file (default: rules/pins.toml of the repository around the current folder).")
-@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Snapshot to regenerate (default: snapshots/pins.json next to the pins file).")
+@click.option(
+    "--pins",
+    "pins_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The pins file (default: rules/pins.toml of the repository around the current folder).",
+)
+@click.option(
+    "--snapshot",
+    "snapshot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Snapshot to regenerate (default: snapshots/pins.json next to the pins file).",
+)
 @click.option("--no-snapshot", is_flag=True, help="Only edit the pins file.")
 @source_options(refs=False)
 def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline) -> None:
@@ -30,9 +40,15 @@ def bump_cmd(name, tag, pins_path, snapshot_path, no_snapshot, sources, offline)
     from gfxgate.app.pins import PinsBumpRequest, bump
     from gfxgate.sources.resolve import parse_assignments
 
-    result = bump(PinsBumpRequest(name, tag, pins_path, snapshot_path, no_snapshot, parse_assignments(sources, "--source"),
-                                  offline))
-    echo(f"gfxgate: {name}: {result.old_ref} -> {result.new_ref} ({(result.commit or '')[:12]}) in {result.pins_path}", err=True)
+    result = bump(
+        PinsBumpRequest(
+            name, tag, pins_path, snapshot_path, no_snapshot, parse_assignments(sources, "--source"), offline
+        )
+    )
+    echo(
+        f"gfxgate: {name}: {result.old_ref} -> {result.new_ref} ({(result.commit or '')[:12]}) in {result.pins_path}",
+        err=True,
+    )
     if result.snapshot_path is not None:
         states = ", ".join(f"{k}: {v}" for k, v in sorted(result.rule_states.items()))
         echo(f"gfxgate: wrote {result.snapshot_path} (rules {states})", err=True)

@@ -10,27 +10,68 @@ from gfxgate.cli.common import emit, format_option, os_option, output_option, so
 
 
 @click.command()
-@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET",
-              help="GPU target (gfx900, gfx906:xnack-, 'RX Vega 56'); repeatable or comma-separated.")
+@click.option(
+    "-t",
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TARGET",
+    help="GPU target (gfx900, gfx906:xnack-, 'RX Vega 56'); repeatable or comma-separated.",
+)
 @format_option(("md", "json", "text", "sarif"))
 @output_option()
 @source_options
 @os_option
 @click.option("--live", is_flag=True, help="Read the sources instead of the embedded snapshot.")
-@click.option("--installed", "installed", multiple=True, metavar="DIR",
-              help="Scan installed GPU code under DIR for the artifact rows (repeatable; 'default' = the usual places).")
-@click.option("--runtime", type=click.Path(path_type=Path),  # read_worklog: missing, folder, FIFO, device → exit 6
-              help="A `gfxgate sweep` worklog for the runtime row.")
-@click.option("--log", "logs", multiple=True, metavar="LOG",
-              type=click.Path(allow_dash=True),  # read as diagnose reads a log: missing, folder, FIFO, device → exit 6
-              help="An Ollama / llama.cpp log (as `gfxgate diagnose` reads it) for the runtime row; with --target auto, also the targets.")
-@click.option("--rules", "rules_root", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.")
-@click.option("--snapshot", "snapshot_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Evaluate from this snapshot file instead of the embedded one.")
+@click.option(
+    "--installed",
+    "installed",
+    multiple=True,
+    metavar="DIR",
+    help="Scan installed GPU code under DIR for the artifact rows (repeatable; 'default' = the usual places).",
+)
+@click.option(
+    "--runtime",
+    type=click.Path(path_type=Path),  # read_worklog: missing, folder, FIFO, device → exit 6
+    help="A `gfxgate sweep` worklog for the runtime row.",
+)
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    metavar="LOG",
+    type=click.Path(allow_dash=True),  # read as diagnose reads a log: missing, folder, FIFO, device → exit 6
+    help="An Ollama / llama.cpp log (as `gfxgate diagnose` reads it) for the runtime row; with --target auto, also the targets.",
+)
+@click.option(
+    "--rules",
+    "rules_root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Use gate rules from this folder (layers.yaml, gates/*.yaml) instead of the shipped ones.",
+)
+@click.option(
+    "--snapshot",
+    "snapshot_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Evaluate from this snapshot file instead of the embedded one.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Text format: also every cell's evidence, remedy and the notes.")
-def scan(targets, fmt, output, refs, sources, offline, os_name, live, installed, runtime, logs, rules_root, snapshot_path,
-         verbose) -> None:
+def scan(
+    targets,
+    fmt,
+    output,
+    refs,
+    sources,
+    offline,
+    os_name,
+    live,
+    installed,
+    runtime,
+    logs,
+    rules_root,
+    snapshot_path,
+    verbose,
+) -> None:
     """The gate matrix: for each layer and target, a status with its evidence and remedy.
 
     Without --live, --ref or --source the evidence comes from the embedded snapshot of the
@@ -45,9 +86,21 @@ def scan(targets, fmt, output, refs, sources, offline, os_name, live, installed,
     from gfxgate.report import render
     from gfxgate.sources.resolve import parse_assignments
 
-    matrix = run(ScanRequest(targets=tuple(targets), live=live, refs=parse_assignments(refs, "--ref"),
-                             sources=parse_assignments(sources, "--source"), offline=offline, installed=tuple(installed),
-                             runtime=runtime, logs=tuple(logs), rules_root=rules_root, snapshot_path=snapshot_path,
-                             today=date.today(), os=os_name))
+    matrix = run(
+        ScanRequest(
+            targets=tuple(targets),
+            live=live,
+            refs=parse_assignments(refs, "--ref"),
+            sources=parse_assignments(sources, "--source"),
+            offline=offline,
+            installed=tuple(installed),
+            runtime=runtime,
+            logs=tuple(logs),
+            rules_root=rules_root,
+            snapshot_path=snapshot_path,
+            today=date.today(),
+            os=os_name,
+        )
+    )
     options = {**terminal(output), "verbose": verbose} if fmt == "text" else {}
     emit(render(matrix, fmt, **options), output)

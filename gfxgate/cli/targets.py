@@ -33,9 +33,14 @@ def _explain(info: dict) -> list[tuple[str, str]]:
         else:
             rows.append((LABELS.get(key, key), _value(value)))
     if info.get("hsa_override_gfx_version"):
-        rows.append(("", f"(HSA_OVERRIDE_GFX_VERSION={info['hsa_override_gfx_version']} makes another GPU report as "
-                         f"{info['processor']}; which override helps {info['processor']} itself: "
-                         f"gfxgate scan -t {info['processor']})"))
+        rows.append(
+            (
+                "",
+                f"(HSA_OVERRIDE_GFX_VERSION={info['hsa_override_gfx_version']} makes another GPU report as "
+                f"{info['processor']}; which override helps {info['processor']} itself: "
+                f"gfxgate scan -t {info['processor']})",
+            )
+        )
     return rows
 
 
@@ -48,8 +53,18 @@ def render_one(info: dict, fmt: str) -> str:
         return dumps(document("target", info), ensure_ascii=True)
     rows = _explain(info)
     if fmt == "md":
-        return "\n".join([f"# {md_escape(info['target'])}", "", "| | |", "|---|---|",
-                          *(f"| {md_escape(k)} | {md_escape(v)} |" for k, v in rows)]) + "\n"
+        return (
+            "\n".join(
+                [
+                    f"# {md_escape(info['target'])}",
+                    "",
+                    "| | |",
+                    "|---|---|",
+                    *(f"| {md_escape(k)} | {md_escape(v)} |" for k, v in rows),
+                ]
+            )
+            + "\n"
+        )
     return "\n".join(inert(f"{k:26} {v}") for k, v in rows)
 
 
@@ -67,11 +82,19 @@ def render_list(rows: list[dict], fmt: str) -> str:
         else:
             names = ", ".join(row["products"][:3]) or ("generic: " + " ".join(row["members"]))
             cells = (row["processor"], row["family"], row["hsa_override_gfx_version"] or "-", names)
-        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |" if fmt == "md" else
-                     inert(f"{cells[0]:16} {cells[1]:8} {cells[2]:8} {cells[3]}"))
+        lines.append(
+            "| " + " | ".join(md_escape(c) for c in cells) + " |"
+            if fmt == "md"
+            else inert(f"{cells[0]:16} {cells[1]:8} {cells[2]:8} {cells[3]}")
+        )
     if fmt == "md":
-        lines = ["# gfxgate targets", "", "| Processor | Family | HSA version / compute capability | Products |",
-                 "|---|---|---|---|", *lines]
+        lines = [
+            "# gfxgate targets",
+            "",
+            "| Processor | Family | HSA version / compute capability | Products |",
+            "|---|---|---|---|",
+            *lines,
+        ]
         return "\n".join(lines) + "\n"
     return "\n".join(lines)
 
@@ -100,11 +123,22 @@ def targets(target: str | None, hsa_override: str | None, fmt: str) -> None:
         from gfxgate.report.markdown import md_escape
 
         target = result.name or ""
-        click.echo((f"# {md_escape(target)} names {len(rows)} GPU targets\n\n| Processor | Family | Codename | Name |\n"
-                    "|---|---|---|---|\n" + "".join(f"| {row['processor']} | {row['family']} | {md_escape(row['codename'])} | "
-                                                     f"{md_escape(row['matched'])} |\n" for row in rows))
-                   if fmt == "md" else f"{target!r} names {len(rows)} GPU targets:\n" + "\n".join(
-                       f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}" for row in rows))
+        click.echo(
+            (
+                f"# {md_escape(target)} names {len(rows)} GPU targets\n\n| Processor | Family | Codename | Name |\n"
+                "|---|---|---|---|\n"
+                + "".join(
+                    f"| {row['processor']} | {row['family']} | {md_escape(row['codename'])} | "
+                    f"{md_escape(row['matched'])} |\n"
+                    for row in rows
+                )
+            )
+            if fmt == "md"
+            else f"{target!r} names {len(rows)} GPU targets:\n"
+            + "\n".join(
+                f"  {row['processor']:10} {row['family']:8} {row['codename']:14} {row['matched']}" for row in rows
+            )
+        )
         return
     if result.name:
         click.echo(render_one(result.rows[0], fmt))

@@ -9,8 +9,14 @@ from gfxgate.cli.io import echo  # message lines: their controls made visible
 
 
 @click.command()
-@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET",
-              help="GPU target; repeatable or comma-separated (default: every target a rule names).")
+@click.option(
+    "-t",
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="TARGET",
+    help="GPU target; repeatable or comma-separated (default: every target a rule names).",
+)
 @click.option("--from", "first", metavar="TAG", help="First release (default: the oldest).")
 @click.option("--to", "last", metavar="TAG", help="Last release (default: the newest).")
 @format_option(("md", "json", "text", "svg", "png"))
@@ -20,10 +26,15 @@ from gfxgate.cli.io import echo  # message lines: their controls made visible
 @os_option
 @click.option("--prereleases", is_flag=True, help="Include pre-release tags (implies --live).")
 @click.option("--every-tag", is_flag=True, help="Probe every release instead of bisecting (implies --live).")
-@click.option("-v", "--verbose", is_flag=True,
-              help="List every rule and release whose source could not be read (Markdown and stderr; JSON always has them).")
-def timeline(targets, first, last, fmt, output, live, sources, offline, os_name, prereleases, every_tag,
-             verbose) -> None:
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="List every rule and release whose source could not be read (Markdown and stderr; JSON always has them).",
+)
+def timeline(
+    targets, first, last, fmt, output, live, sources, offline, os_name, prereleases, every_tag, verbose
+) -> None:
     """The support timeline: per target and release, the shortest route (ROCm out of the box, override, build +
     rocBLAS files, Vulkan, CPU), the flips between with their evidence, and each target's answer sentence.
 
@@ -43,15 +54,30 @@ def timeline(targets, first, last, fmt, output, live, sources, offline, os_name,
         raise UsageError("a PNG is binary: write it with -o FILE (or redirect stdout)")
     live = live or bool(sources) or prereleases or every_tag
     with probe_progress("timeline of ollama") if live else contextlib.nullcontext() as on_probe:
-        done = run(TimelineRequest(tuple(targets), first, last, live, parse_assignments(sources, "--source"), offline,
-                                   prereleases, every_tag, on_probe, os_name))
+        done = run(
+            TimelineRequest(
+                tuple(targets),
+                first,
+                last,
+                live,
+                parse_assignments(sources, "--source"),
+                offline,
+                prereleases,
+                every_tag,
+                on_probe,
+                os_name,
+            )
+        )
     if done.cache_warning:
         click.echo(f"gfxgate: warning: {done.cache_warning}", err=True)
     result = done.result
     emit(render(result, fmt, verbose=verbose, **(terminal(output) if fmt == "text" else {})), output)
     cells = sum(len(r.cells) for r in result.rows)
-    echo(f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"
-         f" ({result.origin})", err=True)
+    echo(
+        f"gfxgate: {len(result.targets)} targets, {len(result.tags)} releases, {result.probed} probed, {cells} cells"
+        f" ({result.origin})",
+        err=True,
+    )
     report_unreadable(result, verbose)
 
 

@@ -58,7 +58,9 @@ class Message:
     defined_at: str = ""  # rules file:line
     vendor: str | None = None  # amd, nvidia, intel: the vendor whose GPUs the message is about (None: any vendor)
     vendor_remedies: tuple[VendorRemedy, ...] = ()  # what a log of another vendor gets instead of remedy/workarounds
-    os_remedies: tuple[VendorRemedy, ...] = ()  # what a log of another OS (windows) gets instead (its `vendor` is the OS)
+    os_remedies: tuple[
+        VendorRemedy, ...
+    ] = ()  # what a log of another OS (windows) gets instead (its `vendor` is the OS)
 
     @property
     def is_failure(self) -> bool:
@@ -69,7 +71,9 @@ class Message:
         """Printed only by Ollama's GPU discovery (``discover/``, before v0.4 ``gpu/``): such a failure drops the
         device before any runner starts, whatever layer causes it (no ROCm library, Vulkan not enabled)."""
         return bool(self.printed_by) and all(
-            spec.repo == "ollama" and all(path.startswith(DISCOVERY_PATHS) for path in spec.paths) for spec in self.printed_by)
+            spec.repo == "ollama" and all(path.startswith(DISCOVERY_PATHS) for path in spec.paths)
+            for spec in self.printed_by
+        )
 
     def remedy_for(self, vendor: str | None) -> VendorRemedy | None:
         """The remedy a log of ``vendor``'s GPU gets instead of the message's own, if the catalogue gives one."""
@@ -127,24 +131,43 @@ class Catalogue:
 def _message(raw: dict, regex: Pattern, where: str) -> Message:
     """One entry of rules/messages.yaml (as its schema shapes it) as a Message, its pattern compiled."""
     return Message(
-        id=raw["id"], family=raw["family"], kind=raw["kind"], title=raw["title"],
+        id=raw["id"],
+        family=raw["family"],
+        kind=raw["kind"],
+        title=raw["title"],
         literals=(raw["literal"],) if isinstance(raw["literal"], str) else tuple(raw["literal"]),
-        pattern=raw["pattern"], logs=tuple(raw["logs"]), regex=regex,
+        pattern=raw["pattern"],
+        logs=tuple(raw["logs"]),
+        regex=regex,
         versions=tuple(sorted((raw.get("versions") or {}).items())),
         printed_by=tuple(GrepSpec(p["repo"], tuple(p["paths"]), p["grep"]) for p in raw.get("printed_by", ())),
-        not_available=raw.get("not_available"), layer=raw.get("layer"),
-        implies=Status(raw["implies"]) if raw.get("implies") else None, remedy=raw.get("remedy"),
-        workarounds=tuple(raw.get("workarounds", ())), examples=tuple(raw["examples"]),
-        counterexamples=tuple(raw.get("counterexamples", ())), defined_at=where, vendor=raw.get("vendor"),
-        vendor_remedies=tuple(VendorRemedy(v, r["remedy"], tuple(r.get("workarounds", ())))
-                              for v, r in sorted((raw.get("vendor_remedies") or {}).items())),
-        os_remedies=tuple(VendorRemedy(o, r["remedy"], tuple(r.get("workarounds", ())))
-                          for o, r in sorted((raw.get("os_remedies") or {}).items())),
+        not_available=raw.get("not_available"),
+        layer=raw.get("layer"),
+        implies=Status(raw["implies"]) if raw.get("implies") else None,
+        remedy=raw.get("remedy"),
+        workarounds=tuple(raw.get("workarounds", ())),
+        examples=tuple(raw["examples"]),
+        counterexamples=tuple(raw.get("counterexamples", ())),
+        defined_at=where,
+        vendor=raw.get("vendor"),
+        vendor_remedies=tuple(
+            VendorRemedy(v, r["remedy"], tuple(r.get("workarounds", ())))
+            for v, r in sorted((raw.get("vendor_remedies") or {}).items())
+        ),
+        os_remedies=tuple(
+            VendorRemedy(o, r["remedy"], tuple(r.get("workarounds", ())))
+            for o, r in sorted((raw.get("os_remedies") or {}).items())
+        ),
     )
 
 
-def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None,
-         workarounds: set[str] | None = None) -> Catalogue:
+def load(
+    path: Path | None = None,
+    *,
+    layers: set[str] | None = None,
+    repos: set[str] | None = None,
+    workarounds: set[str] | None = None,
+) -> Catalogue:
     from gfxgate.datafiles import _node_lines, load_yaml
     from gfxgate.saferegex import RuleRegexError, rule_regex
 
@@ -181,15 +204,25 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
             problems.append("a fact has no vendor remedies")
         if workarounds is not None:
             problems += [f"unknown workaround {w!r}" for w in message.workarounds if w not in workarounds]
-            problems += [f"vendor_remedies.{r.vendor}: unknown workaround {w!r}" for r in message.vendor_remedies
-                         for w in r.workarounds if w not in workarounds]
-            problems += [f"os_remedies.{r.vendor}: unknown workaround {w!r}" for r in message.os_remedies
-                         for w in r.workarounds if w not in workarounds]
+            problems += [
+                f"vendor_remedies.{r.vendor}: unknown workaround {w!r}"
+                for r in message.vendor_remedies
+                for w in r.workarounds
+                if w not in workarounds
+            ]
+            problems += [
+                f"os_remedies.{r.vendor}: unknown workaround {w!r}"
+                for r in message.os_remedies
+                for w in r.workarounds
+                if w not in workarounds
+            ]
         from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 
-        problems += [f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
-                     for text in (message.remedy or "", *(r.remedy for r in message.vendor_remedies + message.os_remedies))
-                     for name in unknown_placeholders(text)]
+        problems += [
+            f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
+            for text in (message.remedy or "", *(r.remedy for r in message.vendor_remedies + message.os_remedies))
+            for name in unknown_placeholders(text)
+        ]
         for spec in message.printed_by:
             if repos is not None and spec.repo not in repos:
                 problems.append(f"unknown repo {spec.repo!r}")
@@ -226,8 +259,13 @@ def default_catalogue() -> Catalogue:
     if loaded is not None:
         return loaded
     path = rules_dir() / "messages.yaml"
-    return Catalogue(tuple(_message(raw, compile_pattern(raw["pattern"]), f"{path}:messages[{index}]")
-                           for index, raw in enumerate(data["messages"])), str(path))
+    return Catalogue(
+        tuple(
+            _message(raw, compile_pattern(raw["pattern"]), f"{path}:messages[{index}]")
+            for index, raw in enumerate(data["messages"])
+        ),
+        str(path),
+    )
 
 
 @functools.cache
@@ -238,10 +276,20 @@ def default_workaround_records() -> tuple:
     ``exists_in``)."""
     from gfxgate.gate.workarounds import Era, Workaround
 
-    return tuple(Workaround(**{**fields, "unblocks": tuple(fields["unblocks"]), "applies_to": tuple(fields["applies_to"]),
-                               "checks": (), "exists_in": Era(fields["exists_in"][0], fields["exists_in"][1], "", ())
-                                                                                  if fields["exists_in"] else None})
-                 for fields in _checked()[0]["workarounds"])
+    return tuple(
+        Workaround(
+            **{
+                **fields,
+                "unblocks": tuple(fields["unblocks"]),
+                "applies_to": tuple(fields["applies_to"]),
+                "checks": (),
+                "exists_in": Era(fields["exists_in"][0], fields["exists_in"][1], "", ())
+                if fields["exists_in"]
+                else None,
+            }
+        )
+        for fields in _checked()[0]["workarounds"]
+    )
 
 
 class WorkaroundRecords:
@@ -275,14 +323,32 @@ def _checked() -> tuple[dict[str, Any], Catalogue | None]:
 
         pins = load_pins()
         workarounds = default_workarounds()
-        loaded.append(load(layers=set(layer_ids()), repos=set(pins.sources) | set(pins.layouts),
-                           workarounds={w.id for w in workarounds}))
-        return {"messages": load_yaml(root / "messages.yaml", "messages")["messages"],
-                "workarounds": [{"id": w.id, "title": w.title, "kind": w.kind, "setting": w.setting, "what": w.what,
-                                 "addresses": w.addresses, "unblocks": list(w.unblocks), "risk": w.risk,
-                                 "override": w.override, "applies_to": list(w.applies_to),
-                                 "exists_in": [w.exists_in.repo, w.exists_in.versions] if w.exists_in else None}
-                                for w in workarounds]}
+        loaded.append(
+            load(
+                layers=set(layer_ids()),
+                repos=set(pins.sources) | set(pins.layouts),
+                workarounds={w.id for w in workarounds},
+            )
+        )
+        return {
+            "messages": load_yaml(root / "messages.yaml", "messages")["messages"],
+            "workarounds": [
+                {
+                    "id": w.id,
+                    "title": w.title,
+                    "kind": w.kind,
+                    "setting": w.setting,
+                    "what": w.what,
+                    "addresses": w.addresses,
+                    "unblocks": list(w.unblocks),
+                    "risk": w.risk,
+                    "override": w.override,
+                    "applies_to": list(w.applies_to),
+                    "exists_in": [w.exists_in.repo, w.exists_in.versions] if w.exists_in else None,
+                }
+                for w in workarounds
+            ],
+        }
 
     # "-3": the workarounds are gate.workarounds' records' fields (an entry of an earlier shape is another kind)
     data = datacache.cached(root / "messages.yaml", b"\0\0".join(parts), "diagnose-checked-3", "messages", parse)

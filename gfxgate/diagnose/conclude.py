@@ -37,8 +37,16 @@ def _mib(value: float) -> str:
     return f"{value:,.0f} MiB" if value >= 10 else f"{value:.2f} MiB"
 
 
-def first_conclusions(runs: list[Run], findings: list[Finding], hits: list[Hit], gpus: list[Gpu], vendors: frozenset[str],
-                      overrides: dict[str, str], kind: str | None, catalogue) -> tuple[list[Conclusion], list[Finding]]:
+def first_conclusions(
+    runs: list[Run],
+    findings: list[Finding],
+    hits: list[Hit],
+    gpus: list[Gpu],
+    vendors: frozenset[str],
+    overrides: dict[str, str],
+    kind: str | None,
+    catalogue,
+) -> tuple[list[Conclusion], list[Finding]]:
     """The conclusions that say the cause first, and the findings only the whole log shows (a CUDA build's ARCHS
     against the device's compute capability, a CPU runner after a GPU plan)."""
     out: list[Conclusion] = []
@@ -65,40 +73,76 @@ def _driver(findings: list[Finding], catalogue) -> list[Conclusion]:
         compute = f" (compute capability {a['compute']})" if a.get("compute") else ""
         driver = f"the driver ({a['driver']})" if a.get("driver") else "the driver"
         needs = f": it needs {a['required_driver']}" if a.get("required_driver") else ""
-        return [Conclusion("driver-too-old", f"{driver} is older than the cuda_v12 runner's floor (550; 570 for compute "
-                           f"capability < 7) for {device}{compute}{needs}; discovery dropped the device ({_line(old[0])})",
-                           tuple(f.evidence[0] for f in old[:3]), remedy=old[0].remedy)]
+        return [
+            Conclusion(
+                "driver-too-old",
+                f"{driver} is older than the cuda_v12 runner's floor (550; 570 for compute "
+                f"capability < 7) for {device}{compute}{needs}; discovery dropped the device ({_line(old[0])})",
+                tuple(f.evidence[0] for f in old[:3]),
+                remedy=old[0].remedy,
+            )
+        ]
     invalid = [f for f in findings if f.message == "cuda-kernel-image-invalid"]
     if invalid:
         error = _groups(catalogue, invalid[0]).get("error", "device kernel image is invalid")
-        return [Conclusion("driver-too-old", f"the NVIDIA driver is older than the CUDA runtime the runner was built with "
-                           f"(\"{error}\", {_line(invalid[0])})", (invalid[0].evidence[0],), remedy=invalid[0].remedy)]
+        return [
+            Conclusion(
+                "driver-too-old",
+                f"the NVIDIA driver is older than the CUDA runtime the runner was built with "
+                f'("{error}", {_line(invalid[0])})',
+                (invalid[0].evidence[0],),
+                remedy=invalid[0].remedy,
+            )
+        ]
     return []
 
 
-def _no_kernel(findings: list[Finding], hits: list[Hit], gpus: list[Gpu], catalogue) -> tuple[list[Conclusion], list[Finding]]:
+def _no_kernel(
+    findings: list[Finding], hits: list[Hit], gpus: list[Gpu], catalogue
+) -> tuple[list[Conclusion], list[Finding]]:
     for finding in findings:
         if finding.message == "cuda-no-kernel-image":
             g = _groups(catalogue, finding)
             compiled = ", ".join(arch_capability(a.strip()) for a in g.get("archs", "").split(",") if a.strip())
-            return [Conclusion("no-kernel-for-gpu", f"the CUDA build has no code for compute capability "
-                               f"{arch_capability(g['arch'])} (kernel {g.get('kernel', '?')}"
-                               + (f"; it was compiled for {compiled}" if compiled else "") + f", {_line(finding)})",
-                               (finding.evidence[0],), remedy=finding.remedy)], []
+            return [
+                Conclusion(
+                    "no-kernel-for-gpu",
+                    f"the CUDA build has no code for compute capability "
+                    f"{arch_capability(g['arch'])} (kernel {g.get('kernel', '?')}"
+                    + (f"; it was compiled for {compiled}" if compiled else "")
+                    + f", {_line(finding)})",
+                    (finding.evidence[0],),
+                    remedy=finding.remedy,
+                )
+            ], []
         if finding.message == "ollama-cuda-cc-not-compiled":
             a = attrs(finding.evidence[0].text)
             folder = _CUDA_FOLDER.findall(a.get("libDirs", ""))
             archs = [x for x in re.findall(r"\d+", a.get("archs", ""))]
             cc = a.get("cc", "")
-            return [Conclusion("no-kernel-for-gpu", f"Ollama's CUDA runner{f' ({folder[-1]})' if folder else ''} has no code "
-                               f"for {a.get('device', 'the GPU')}" + (f" (compute capability {arch_capability(cc)})" if cc.isdigit() else "")
-                               + (f"; it was compiled for {', '.join(arch_capability(x) for x in archs)}" if archs else "")
-                               + f"; discovery skipped the device ({_line(finding)})", (finding.evidence[0],), remedy=finding.remedy)], []
+            return [
+                Conclusion(
+                    "no-kernel-for-gpu",
+                    f"Ollama's CUDA runner{f' ({folder[-1]})' if folder else ''} has no code "
+                    f"for {a.get('device', 'the GPU')}"
+                    + (f" (compute capability {arch_capability(cc)})" if cc.isdigit() else "")
+                    + (f"; it was compiled for {', '.join(arch_capability(x) for x in archs)}" if archs else "")
+                    + f"; discovery skipped the device ({_line(finding)})",
+                    (finding.evidence[0],),
+                    remedy=finding.remedy,
+                )
+            ], []
         if finding.message == "ggml-cuda-error-invalid-device-function" and finding.vendor == NVIDIA:
             gpu = next((g for g in gpus if g.target == finding.target), None)
             what = f"{gpu.name} (compute capability {_capability(gpu.target)})" if gpu and gpu.target else "this GPU"
-            return [Conclusion("no-kernel-for-gpu", f"the CUDA library has no kernel for {what} ({_line(finding)})",
-                               (finding.evidence[0],), remedy=finding.remedy)], []
+            return [
+                Conclusion(
+                    "no-kernel-for-gpu",
+                    f"the CUDA library has no kernel for {what} ({_line(finding)})",
+                    (finding.evidence[0],),
+                    remedy=finding.remedy,
+                )
+            ], []
     # ggml's system_info lists the architectures the CUDA backend carries; a device below the lowest has no code
     archs_hit = next((h for h in reversed(hits) if h.message.id == "ggml-cuda-archs"), None)
     if archs_hit is None:
@@ -110,22 +154,48 @@ def _no_kernel(findings: list[Finding], hits: list[Hit], gpus: list[Gpu], catalo
             continue
         capability = _capability(gpu.target or "")
         compiled = ", ".join(arch_capability(str(a)) for a in archs)
-        evidence = (gpu.evidence[0], evidence_of(archs_hit.line, archs_hit.message.id, "the CUDA build's architectures"))
+        evidence = (
+            gpu.evidence[0],
+            evidence_of(archs_hit.line, archs_hit.message.id, "the CUDA build's architectures"),
+        )
         message = catalogue.by_id("cuda-no-kernel-image")
         remedy = message.remedy or ""
         title = "The CUDA build's ARCHS list has no code for the GPU's compute capability"
-        verdict = Verdict(layer="installed-gpu-code", target=gpu.target or "", status=Status.BLOCKED,
-                          summary=f"{title} (log lines {evidence[0].location.line if evidence[0].location else '?'}, "
-                                  f"{evidence[1].location.line if evidence[1].location else '?'})",
-                          evidence=evidence, remedy=remedy or None)
-        finding = Finding(message="ggml-cuda-archs", family="cuda-no-kernel", title=title, layer="installed-gpu-code",
-                          evidence=evidence, target=gpu.target, target_reason=f"{gpu.name}'s compute capability {capability}",
-                          verdict=verdict, remedy=remedy, workarounds=("ollama-debug",), vendor=NVIDIA,
-                          context=(f"compute capability {capability} is below the lowest architecture compiled ({compiled}): "
-                                   "no cubin runs on it and no PTX can be JIT-compiled for it",))
-        return [Conclusion("no-kernel-for-gpu", f"the CUDA build has no code for compute capability {capability} "
-                           f"({gpu.name}): system_info lists ARCHS = {archs_hit.get('archs')} (the lowest {arch_capability(str(archs[0]))})",
-                           evidence, remedy=remedy)], [finding]
+        verdict = Verdict(
+            layer="installed-gpu-code",
+            target=gpu.target or "",
+            status=Status.BLOCKED,
+            summary=f"{title} (log lines {evidence[0].location.line if evidence[0].location else '?'}, "
+            f"{evidence[1].location.line if evidence[1].location else '?'})",
+            evidence=evidence,
+            remedy=remedy or None,
+        )
+        finding = Finding(
+            message="ggml-cuda-archs",
+            family="cuda-no-kernel",
+            title=title,
+            layer="installed-gpu-code",
+            evidence=evidence,
+            target=gpu.target,
+            target_reason=f"{gpu.name}'s compute capability {capability}",
+            verdict=verdict,
+            remedy=remedy,
+            workarounds=("ollama-debug",),
+            vendor=NVIDIA,
+            context=(
+                f"compute capability {capability} is below the lowest architecture compiled ({compiled}): "
+                "no cubin runs on it and no PTX can be JIT-compiled for it",
+            ),
+        )
+        return [
+            Conclusion(
+                "no-kernel-for-gpu",
+                f"the CUDA build has no code for compute capability {capability} "
+                f"({gpu.name}): system_info lists ARCHS = {archs_hit.get('archs')} (the lowest {arch_capability(str(archs[0]))})",
+                evidence,
+                remedy=remedy,
+            )
+        ], [finding]
     return [], []
 
 
@@ -134,7 +204,9 @@ def _capability(target: str) -> str:
     return arch_capability(str(number)) if number is not None else target
 
 
-def _out_of_memory(findings: list[Finding], runs: list[Run], hits: list[Hit], gpus: list[Gpu], catalogue) -> list[Conclusion]:
+def _out_of_memory(
+    findings: list[Finding], runs: list[Run], hits: list[Hit], gpus: list[Gpu], catalogue
+) -> list[Conclusion]:
     oom = [f for f in findings if f.family == OOM]
     if not oom:
         return []
@@ -152,22 +224,37 @@ def _out_of_memory(findings: list[Finding], runs: list[Run], hits: list[Hit], gp
     free = _free_memory(hits, g.get("buffer") or (f"CUDA{g['device']}" if g.get("device") else ""))
     run = runs[first.run] if first.run is not None and first.run < len(runs) else None
     phase = {"load": " while loading", "compute": " while computing"}.get(run.phase if run else "", "")
-    numbers = ", ".join(x for x in (needed and f"needed {needed}" + (f" on {device}" if device else ""),
-                                    free and f"the device has {free} free") if x)
+    numbers = ", ".join(
+        x
+        for x in (
+            needed and f"needed {needed}" + (f" on {device}" if device else ""),
+            free and f"the device has {free} free",
+        )
+        if x
+    )
     offload = run.offload if run and run.offload else _planned_layers(hits)
     layers = ""
     if offload and "/" in offload and offload.split("/")[0].isdigit() and int(offload.split("/")[0]) > 0:
         layers = f" (num_gpu below {offload.split('/')[0]}: this run offloaded {offload})"
-    text = (f"out of {memory}{phase}" + (f" ({numbers})" if numbers else "")
-            + f": offload fewer layers{layers} or shorten the context ({first.title.lower()}, {_line(first)})")
+    text = (
+        f"out of {memory}{phase}"
+        + (f" ({numbers})" if numbers else "")
+        + f": offload fewer layers{layers} or shorten the context ({first.title.lower()}, {_line(first)})"
+    )
     return [Conclusion("out-of-memory", text, tuple(f.evidence[0] for f in oom[:3]), remedy=first.remedy)]
 
 
 def _free_memory(hits: list[Hit], device: str) -> str:
     """The free memory the log reports for ``device`` (llama.cpp's device list), or for its only GPU (Ollama's
     inference compute ``available``, the memory estimate's ``memory.available``); "" when it reports none."""
-    listed = [h for h in hits if h.message.id in ("llama-list-devices", "llama-device-info") and h.get("backend").upper() != "CPU"]
-    named = [h for h in listed if h.get("device") == device] or (listed if len({h.get("device") for h in listed}) == 1 else [])
+    listed = [
+        h
+        for h in hits
+        if h.message.id in ("llama-list-devices", "llama-device-info") and h.get("backend").upper() != "CPU"
+    ]
+    named = [h for h in listed if h.get("device") == device] or (
+        listed if len({h.get("device") for h in listed}) == 1 else []
+    )
     if named:
         return f"{int(named[-1].get('free')):,} MiB"
     computes = [attrs(h.get("attrs")) for h in hits if h.message.id == "ollama-inference-compute"]
@@ -199,19 +286,40 @@ def _no_gpu_runner(hits: list[Hit]) -> tuple[list[Conclusion], list[Finding]]:
                 continue
             found = _CPU_RUNNER.search(hit.get("cmd"))
             runner = re.split(r"[/\\]", found[0])[1] if found else "CPU"
-            evidence = (evidence_of(plan.line, plan.message.id, f"planned {layers} layers on {library}"),
-                        evidence_of(hit.line, hit.message.id, "a CPU runner started"))
+            evidence = (
+                evidence_of(plan.line, plan.message.id, f"planned {layers} layers on {library}"),
+                evidence_of(hit.line, hit.message.id, "a CPU runner started"),
+            )
             vendor = backend_vendor(library)
-            folders = "lib/ollama/cuda_v12 or cuda_v13" if vendor == NVIDIA else "lib/ollama/rocm" if vendor == AMD else f"the {library} runner"
-            remedy = (f"This install has no {library} runner, so Ollama fell back to {runner}: install the release archive "
-                      f"that carries {folders} (the GPU runners ship beside the main binary), or build with {library.upper()}; "
-                      "check that OLLAMA_LLM_LIBRARY does not name a CPU runner.")
+            folders = (
+                "lib/ollama/cuda_v12 or cuda_v13"
+                if vendor == NVIDIA
+                else "lib/ollama/rocm"
+                if vendor == AMD
+                else f"the {library} runner"
+            )
+            remedy = (
+                f"This install has no {library} runner, so Ollama fell back to {runner}: install the release archive "
+                f"that carries {folders} (the GPU runners ship beside the main binary), or build with {library.upper()}; "
+                "check that OLLAMA_LLM_LIBRARY does not name a CPU runner."
+            )
             title = "Ollama planned GPU layers but started a runner without a GPU backend"
-            finding = Finding(message="ollama-offload-to", family="no-gpu-runner", title=title, layer="installed-gpu-code",
-                              evidence=evidence, target=None, target_reason="the CPU runner names no device",
-                              remedy=remedy, workarounds=("ollama-debug",), vendor=vendor)
-            text = (f"the runner that started has no GPU backend: Ollama planned {layers} layers for {library} "
-                    f"(log line {plan.line.number}) but started the {runner} runner (log line {hit.line.number})")
+            finding = Finding(
+                message="ollama-offload-to",
+                family="no-gpu-runner",
+                title=title,
+                layer="installed-gpu-code",
+                evidence=evidence,
+                target=None,
+                target_reason="the CPU runner names no device",
+                remedy=remedy,
+                workarounds=("ollama-debug",),
+                vendor=vendor,
+            )
+            text = (
+                f"the runner that started has no GPU backend: Ollama planned {layers} layers for {library} "
+                f"(log line {plan.line.number}) but started the {runner} runner (log line {hit.line.number})"
+            )
             return [Conclusion("no-gpu-runner", text, evidence, remedy=remedy)], [finding]
     return [], []
 
@@ -224,8 +332,14 @@ def _wrong_device(hits: list[Hit], gpus: list[Gpu]) -> list[Conclusion]:
         if a.get("integrated") != "true":
             return []
         picked = a.get("description") or a.get("name", "")
-        computes = [attrs(h.get("attrs")) | {"_line": str(h.line.number)} for h in hits if h.message.id == "ollama-inference-compute"]
-        discrete = next((c for c in computes if c.get("type") == "discrete" and c.get("description", c.get("name")) != picked), None)
+        computes = [
+            attrs(h.get("attrs")) | {"_line": str(h.line.number)}
+            for h in hits
+            if h.message.id == "ollama-inference-compute"
+        ]
+        discrete = next(
+            (c for c in computes if c.get("type") == "discrete" and c.get("description", c.get("name")) != picked), None
+        )
         if discrete is None:
             return []
         other = discrete.get("description") or discrete.get("name", "")
@@ -234,18 +348,33 @@ def _wrong_device(hits: list[Hit], gpus: list[Gpu]) -> list[Conclusion]:
         label = f"the {picked_vendor.title() if picked_vendor else 'integrated'} iGPU's {a.get('library', '')} device ({picked})"
         if backend_vendor(library) == NVIDIA:
             folder = next(iter(_CUDA_FOLDER.findall(discrete.get("libdirs", ""))), "")
-            choice = f"OLLAMA_LLM_LIBRARY={folder}" if folder else "OLLAMA_LLM_LIBRARY=cuda_v13 (cuda_v12 below driver 580)"
-            remedy = f"Keep Ollama on the {other}: {choice}, or OLLAMA_VULKAN=0 so the iGPU's Vulkan device is not offered."
+            choice = (
+                f"OLLAMA_LLM_LIBRARY={folder}" if folder else "OLLAMA_LLM_LIBRARY=cuda_v13 (cuda_v12 below driver 580)"
+            )
+            remedy = (
+                f"Keep Ollama on the {other}: {choice}, or OLLAMA_VULKAN=0 so the iGPU's Vulkan device is not offered."
+            )
         else:
-            remedy = (f"Keep Ollama on the {other}: hide the iGPU from Vulkan (GGML_VK_VISIBLE_DEVICES, OLLAMA_VULKAN=0 "
-                      f"where the {other} has its own backend).")
+            remedy = (
+                f"Keep Ollama on the {other}: hide the iGPU from Vulkan (GGML_VK_VISIBLE_DEVICES, OLLAMA_VULKAN=0 "
+                f"where the {other} has its own backend)."
+            )
         evidence = (evidence_of(hit.line, hit.message.id, "the scheduler's choice"),)
-        return [Conclusion("wrong-device", f"Ollama picked {label} instead of the {other} ({library}, inference compute at "
-                           f"log line {discrete['_line']}; the choice at log line {hit.line.number})", evidence, remedy=remedy)]
+        return [
+            Conclusion(
+                "wrong-device",
+                f"Ollama picked {label} instead of the {other} ({library}, inference compute at "
+                f"log line {discrete['_line']}; the choice at log line {hit.line.number})",
+                evidence,
+                remedy=remedy,
+            )
+        ]
     return []
 
 
-def _hidden_by_environment(hits: list[Hit], runs: list[Run], vendors: frozenset[str], overrides: dict[str, str]) -> list[Conclusion]:
+def _hidden_by_environment(
+    hits: list[Hit], runs: list[Run], vendors: frozenset[str], overrides: dict[str, str]
+) -> list[Conclusion]:
     value = overrides.get("ROCR_VISIBLE_DEVICES", "")
     if not value or NVIDIA not in vendors or AMD in vendors:
         return []
@@ -254,11 +383,17 @@ def _hidden_by_environment(hits: list[Hit], runs: list[Run], vendors: frozenset[
     config = next((h for h in reversed(hits) if h.message.id == "ollama-server-config"), None)
     if config is None:
         return []
-    return [Conclusion("hidden-by-environment", f"ROCR_VISIBLE_DEVICES={value} is set for the server on a machine whose GPU "
-                       f"is NVIDIA's (a batch scheduler such as Slurm sets it on GPU nodes): the CUDA device is hidden from "
-                       f"ggml's discovery (log line {config.line.number})", (evidence_of(config.line, config.message.id),),
-                       remedy="Unset ROCR_VISIBLE_DEVICES (and HIP_VISIBLE_DEVICES) in the server's environment; choose "
-                              "NVIDIA GPUs with CUDA_VISIBLE_DEVICES.")]
+    return [
+        Conclusion(
+            "hidden-by-environment",
+            f"ROCR_VISIBLE_DEVICES={value} is set for the server on a machine whose GPU "
+            f"is NVIDIA's (a batch scheduler such as Slurm sets it on GPU nodes): the CUDA device is hidden from "
+            f"ggml's discovery (log line {config.line.number})",
+            (evidence_of(config.line, config.message.id),),
+            remedy="Unset ROCR_VISIBLE_DEVICES (and HIP_VISIBLE_DEVICES) in the server's environment; choose "
+            "NVIDIA GPUs with CUDA_VISIBLE_DEVICES.",
+        )
+    ]
 
 
 def device_roles(gpus: list[Gpu], runs: list[Run], findings: list[Finding], hits: list[Hit]) -> list[Gpu]:
@@ -271,17 +406,32 @@ def device_roles(gpus: list[Gpu], runs: list[Run], findings: list[Finding], hits
             continue
         a = attrs(finding.evidence[0].text) if "=" in finding.evidence[0].text else {}
         name = a.get("description") or a.get("device") or ""
-        if not name or name.startswith(("ROCm", "CUDA", "Vulkan")) and name[-1:].isdigit() and a.get("description") is None:
+        if (
+            not name
+            or name.startswith(("ROCm", "CUDA", "Vulkan"))
+            and name[-1:].isdigit()
+            and a.get("description") is None
+        ):
             continue
         left.setdefault(name, f"left out: {finding.title} ({_line(finding)})")
         if not any(g.name == name for g in out):
-            out.append(Gpu(name, finding.target, a.get("library") or "?", (finding.evidence[0],), detail="named by a discovery line",
-                           vendor=name_vendor(name)))
+            out.append(
+                Gpu(
+                    name,
+                    finding.target,
+                    a.get("library") or "?",
+                    (finding.evidence[0],),
+                    detail="named by a discovery line",
+                    vendor=name_vendor(name),
+                )
+            )
     selected = {}
     for hit in hits:
         if hit.message.id == "ollama-selecting-gpu":
             a = attrs(hit.get("attrs"))
-            selected[a.get("description") or a.get("name", "")] = f"selected by the scheduler (log line {hit.line.number})"
+            selected[a.get("description") or a.get("name", "")] = (
+                f"selected by the scheduler (log line {hit.line.number})"
+            )
     used = next((r for r in reversed(runs) if r.gpu_devices), None)
     result = []
     for gpu in out:

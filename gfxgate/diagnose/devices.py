@@ -102,4 +102,6 @@ def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
     return None, NO_CHIP
 
 
-_BUS_ADDRESS = re.compile(r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")  # PCI domain:bus:device.function
+_BUS_ADDRESS = re.compile(
+    r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
+)  # PCI domain:bus:device.function

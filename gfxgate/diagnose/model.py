@@ -58,7 +58,9 @@ class Finding(NeedsEvidence):
     target: str | None = None
     target_reason: str = ""  # how the target was decided, or why it could not be
     # None when the target is unknown or the match is stale; the JSON has its status too
-    verdict: Verdict | None = json_field(default=None, before={"status": lambda f: f.verdict.status.value if f.verdict else None})
+    verdict: Verdict | None = json_field(
+        default=None, before={"status": lambda f: f.verdict.status.value if f.verdict else None}
+    )
     remedy: str = ""
     workarounds: tuple[str, ...] = ()
     printed_at: tuple[Location, ...] = json_field(default=(), value=lambda locations: [str(loc) for loc in locations])

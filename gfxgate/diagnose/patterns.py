@@ -81,17 +81,24 @@ class LiteralScanner:
 
             self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             try:  # each byte escaped: a literal is matched as the bytes it is, whatever they are
-                self._db.compile(expressions=[b"".join(b"\\x%02x" % byte for byte in lit) for lit in self.literals],
-                                 ids=list(range(len(self.literals))), flags=[0] * len(self.literals))
-            except hyperscan.error:  # e.g. a processor without the SIMD instructions Hyperscan needs (ArchitectureError)
+                self._db.compile(
+                    expressions=[b"".join(b"\\x%02x" % byte for byte in lit) for lit in self.literals],
+                    ids=list(range(len(self.literals))),
+                    flags=[0] * len(self.literals),
+                )
+            except (
+                hyperscan.error
+            ):  # e.g. a processor without the SIMD instructions Hyperscan needs (ArchitectureError)
                 if engine is not None:
                     raise
                 self.engine = "re2"
             self._stopped = hyperscan.ScanTerminated
         if self.engine != "hyperscan":
-            self._re2 = compile_pattern("|".join(re2.escape(lit.decode("utf-8", "surrogateescape")) for lit in self.literals)
-                                        if all(_is_utf8(lit) for lit in self.literals) else
-                                        "|".join(_bytes_escape(lit) for lit in self.literals))
+            self._re2 = compile_pattern(
+                "|".join(re2.escape(lit.decode("utf-8", "surrogateescape")) for lit in self.literals)
+                if all(_is_utf8(lit) for lit in self.literals)
+                else "|".join(_bytes_escape(lit) for lit in self.literals)
+            )
 
     def candidates(self, text: bytes | bytearray) -> list[int]:
         if self.engine != "hyperscan":
@@ -122,7 +129,6 @@ class LiteralScanner:
                 except self._stopped:
                     base, repeats = line_end + 1, 0
         return found
-
 
     def _per_line(self, text: bytes | bytearray) -> list[int]:
         """The RE2 fallback: the first hit of each line that holds one, the next search starting after that line,

@@ -18,29 +18,46 @@ import re
 
 WINDOWS = "windows"
 # rules/workarounds.yaml entries that act only on Linux: ROCr/HSA variables, Linux install paths
-LINUX_ONLY = frozenset({"hsa-override-9.0.0", "hsa-override-9.0.6", "hsa-override-10.3.0", "hsa-override-11.0.0",
-                        "hsa-enable-sdma-0", "rocr-visible-devices", "copy-rocblas-tensile"})
+LINUX_ONLY = frozenset(
+    {
+        "hsa-override-9.0.0",
+        "hsa-override-9.0.6",
+        "hsa-override-10.3.0",
+        "hsa-override-11.0.0",
+        "hsa-enable-sdma-0",
+        "rocr-visible-devices",
+        "copy-rocblas-tensile",
+    }
+)
 # words of a remedy that only make sense on Linux
-LINUX_WORDS = re.compile(r"HSA_|ROCR_VISIBLE|systemd|systemctl|drop-in|journalctl|/etc/|/usr/|/opt/rocm|/dev/kfd|\bldd\b|"
-                         r"render/video|libggml-hip\.so|\.so\b")
-OVERRIDE_NOTE = ("HSA_OVERRIDE_GFX_VERSION has no effect on Windows (ollama/ollama#3107): ROCm on Windows does not go "
-                 "through HSA, so no override maps this GPU to another target there")
-_WINDOWS = re.compile(r"source=(?:amd_windows|amd_hip_windows|gpu_windows|rocm_windows|cpu_windows)\.go:|"
-                      r"\b[A-Za-z]:(?:\\\\?)(?:Users|Program Files|Windows|a\\\\?ollama)|\\\\?AppData\\\\?|"
-                      r"[\w-]\.(?:dll|exe|DLL|EXE)\b|exit status 0xc0000[0-9a-fA-F]{3}\b")
+LINUX_WORDS = re.compile(
+    r"HSA_|ROCR_VISIBLE|systemd|systemctl|drop-in|journalctl|/etc/|/usr/|/opt/rocm|/dev/kfd|\bldd\b|"
+    r"render/video|libggml-hip\.so|\.so\b"
+)
+OVERRIDE_NOTE = (
+    "HSA_OVERRIDE_GFX_VERSION has no effect on Windows (ollama/ollama#3107): ROCm on Windows does not go "
+    "through HSA, so no override maps this GPU to another target there"
+)
+_WINDOWS = re.compile(
+    r"source=(?:amd_windows|amd_hip_windows|gpu_windows|rocm_windows|cpu_windows)\.go:|"
+    r"\b[A-Za-z]:(?:\\\\?)(?:Users|Program Files|Windows|a\\\\?ollama)|\\\\?AppData\\\\?|"
+    r"[\w-]\.(?:dll|exe|DLL|EXE)\b|exit status 0xc0000[0-9a-fA-F]{3}\b"
+)
 _WINDOWS_PARTS = ("_windows.go:", ":\\", "AppData", ".dll", ".exe", "0xc0000", ".DLL", ".EXE")
 # NTSTATUS codes a Windows runner exits with, and what each says of a GPU install
 STATUS = {
     "0xc0000005": "exit status 0xc0000005 is a Windows access violation (STATUS_ACCESS_VIOLATION): a crash inside a "
-                  "driver or GPU library, often a rocBLAS/hipBLAS DLL of another HIP SDK than the runner was built with",
+    "driver or GPU library, often a rocBLAS/hipBLAS DLL of another HIP SDK than the runner was built with",
     "0xc0000135": "exit status 0xc0000135 is Windows' STATUS_DLL_NOT_FOUND: a DLL the runner needs (amdhip64_7.dll or "
-                  "amdhip64_6.dll from the AMD driver, hipblas.dll/rocblas.dll beside the runner, or CUDA's) is missing",
+    "amdhip64_6.dll from the AMD driver, hipblas.dll/rocblas.dll beside the runner, or CUDA's) is missing",
     "0xc0000139": "exit status 0xc0000139 is Windows' STATUS_ENTRYPOINT_NOT_FOUND: a DLL of another version than the "
-                  "runner expects (rocblas.dll/hipblas.dll from another HIP SDK, an older amdhip64 driver DLL)",
+    "runner expects (rocblas.dll/hipblas.dll from another HIP SDK, an older amdhip64 driver DLL)",
 }
 _STATUS = re.compile(r"0xc0000(?:005|135|139)\b")
 # messages only Ollama's Windows code prints (discover/amd.go's detectOldAMDDriverWindows, amd_hip_windows.go)
-WINDOWS_MESSAGES = frozenset({"ollama-amd-driver-too-old-windows", "ollama-amdhip-dll-missing", "ollama-igpu-skipped-windows-v0129"})
+WINDOWS_MESSAGES = frozenset(
+    {"ollama-amd-driver-too-old-windows", "ollama-amdhip-dll-missing", "ollama-igpu-skipped-windows-v0129"}
+)
 
 
 def shows_windows(message_id: str, text: str) -> bool:

@@ -56,7 +56,7 @@ class Batch(NamedTuple):
 
 def decode_line(raw: bytes | bytearray) -> tuple[str, bool]:
     """A line's text (invalid UTF-8 replaced), cut to MAX_LINE characters; and whether it was cut."""
-    text = raw[:MAX_LINE * 4].decode("utf-8", errors="replace")
+    text = raw[: MAX_LINE * 4].decode("utf-8", errors="replace")
     if len(text) > MAX_LINE:
         return text[:MAX_LINE], len(raw) < MAX_LINE * 4  # (a line of MAX_LINE*4 bytes was cut, and said, while read)
     return text, False
@@ -108,8 +108,8 @@ def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
             notes.append(f"{name}: stopped after {MAX_BYTES >> 20} MiB")
             break
         if len(buffer) < size:  # the batch before cut it: back to full size (within its allocation: no new memory)
-            buffer += padding[:size - len(buffer)]
-        with memoryview(buffer) as view, view[have:have + CHUNK] as space:
+            buffer += padding[: size - len(buffer)]
+        with memoryview(buffer) as view, view[have : have + CHUNK] as space:
             got = readinto(space) or 0
         read += got
         end = have + got
@@ -121,7 +121,7 @@ def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
                 if newline < 0:
                     continue
                 after = buffer[newline:end]  # from the newline that ends the kept head
-                buffer[have:have + len(after)] = after
+                buffer[have : have + len(after)] = after
                 end, skipping = have + len(after), False
         if not got:  # end of input: the last line has no newline
             if not end:
@@ -141,7 +141,7 @@ def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
             if rest > limit:
                 rest, skipping = limit, True
                 cut += 1
-            carry = bytes(buffer[newline + 1:newline + 1 + rest])
+            carry = bytes(buffer[newline + 1 : newline + 1 + rest])
             del buffer[newline:]
             have = rest
         count = buffer.count(b"\n") + 1
@@ -159,7 +159,9 @@ def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
         if have:  # the unfinished line to the buffer's start, for the next read
             buffer[:have] = carry
     if cut:
-        notes.append(f"{name}: {cut} line(s) longer than {MAX_LINE} characters (over {limit} bytes) were cut while reading")
+        notes.append(
+            f"{name}: {cut} line(s) longer than {MAX_LINE} characters (over {limit} bytes) were cut while reading"
+        )
 
 
 def read_path(path: str) -> LogInput:
@@ -198,7 +200,10 @@ def _check_stdin(stdin: IO[str]) -> None:
         return
     if stat.S_ISCHR(mode) and (stdin.isatty() or _is_dev_null(st)):
         return
-    raise InputError(f"standard input is {file_kind(mode)}, not a log", hint="pipe a log in: journalctl -u ollama | gfxgate diagnose -")
+    raise InputError(
+        f"standard input is {file_kind(mode)}, not a log",
+        hint="pipe a log in: journalctl -u ollama | gfxgate diagnose -",
+    )
 
 
 def _is_dev_null(st) -> bool:
@@ -217,7 +222,9 @@ def read_journal(unit: str, *, since: str | None = None, journalctl: str = "jour
     import shutil
 
     if shutil.which(journalctl) is None:
-        raise InputError(f"{journalctl} is not installed (not on PATH)", hint="save the log to a file and pass its path")
+        raise InputError(
+            f"{journalctl} is not installed (not on PATH)", hint="save the log to a file and pass its path"
+        )
     notes: list[str] = []
     return LogInput(f"journal:{unit}", _journal_batches(unit, since, journalctl, notes), notes)
 

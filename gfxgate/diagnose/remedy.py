@@ -27,8 +27,9 @@ def unknown_placeholders(template: str) -> list[str]:
     return [name for name in placeholders(template) if name not in FIELDS]
 
 
-def fill(template: str, *, target: str | None, version: str | None, log_kind: str | None = "ollama",
-         phase: str | None = None) -> str:
+def fill(
+    template: str, *, target: str | None, version: str | None, log_kind: str | None = "ollama", phase: str | None = None
+) -> str:
     """The remedy for one finding: every placeholder filled from the facts (or said to be unknown)."""
     if "{" not in template:
         return template
@@ -47,12 +48,18 @@ def fill(template: str, *, target: str | None, version: str | None, log_kind: st
 
 
 _CRASH_PHASE = {  # what a crash means, by the phase of the run it ended (diagnose: before or after the ready line)
-    "load": ("The runner crashed while loading the model, before it was ready: the library or the model could not be "
-             "set up on this GPU (a rocBLAS, HIP or Vulkan error just above says which)"),
-    "compute": ("The runner crashed after it was ready, in compute: the backend's kernels fail on this GPU "
-                "(ggml_backend_sched_graph_compute_async in the frames)"),
-    "": ("Read the stack frames around this line: in compute frames the backend's kernels fail on this GPU; in load "
-         "frames the library or the model cannot be set up"),
+    "load": (
+        "The runner crashed while loading the model, before it was ready: the library or the model could not be "
+        "set up on this GPU (a rocBLAS, HIP or Vulkan error just above says which)"
+    ),
+    "compute": (
+        "The runner crashed after it was ready, in compute: the backend's kernels fail on this GPU "
+        "(ggml_backend_sched_graph_compute_async in the frames)"
+    ),
+    "": (
+        "Read the stack frames around this line: in compute frames the backend's kernels fail on this GPU; in load "
+        "frames the library or the model cannot be set up"
+    ),
 }
 
 
@@ -71,7 +78,9 @@ def _timeline():
         return None
 
 
-def release_status(processor: str | None, version: str | None, layer: str = "release-packaging") -> tuple[str | None, str]:
+def release_status(
+    processor: str | None, version: str | None, layer: str = "release-packaging"
+) -> tuple[str | None, str]:
     """The status of ``layer`` (release-packaging unless said) for ``processor`` at ollama ``version`` in the embedded
     timeline, and where it was read (the flip that set it, ``repo@tag:path:line``, or the range of releases)."""
     if not processor or not version:
@@ -98,8 +107,10 @@ def release_rocblas(processor: str | None, version: str | None) -> str:
     if status is None:
         return f"whether ollama {_tag(version)} ships {processor}'s rocBLAS files is not in gfxgate's timeline"
     if status == "allowed":
-        return (f"ollama {_tag(version)}'s release deletes no rocBLAS file for {processor} (release-packaging allowed: "
-                f"{where}): the missing files are not the release's doing")
+        return (
+            f"ollama {_tag(version)}'s release deletes no rocBLAS file for {processor} (release-packaging allowed: "
+            f"{where}): the missing files are not the release's doing"
+        )
     return f"ollama {_tag(version)}'s release deletes them (release-packaging {status}: {where})"
 
 
@@ -110,8 +121,14 @@ def _first_with(processor: str, after: str | None, layer: str, statuses: set[str
     if timeline is None or processor not in timeline.targets:
         return None
     start = timeline.tags.index(after) if after in timeline.tags else -1
-    return next((cell.first for cell in timeline.row(processor).cells
-                 if timeline.tags.index(cell.first) > start and dict(cell.layers).get(layer) in statuses), None)
+    return next(
+        (
+            cell.first
+            for cell in timeline.row(processor).cells
+            if timeline.tags.index(cell.first) > start and dict(cell.layers).get(layer) in statuses
+        ),
+        None,
+    )
 
 
 def vulkan_backend(processor: str | None, version: str | None) -> str:
@@ -121,20 +138,27 @@ def vulkan_backend(processor: str | None, version: str | None) -> str:
     status, where = release_status(processor, version, "vulkan")
     if processor is None or status is None:
         first = _first_with(processor or "gfx1030", None, "vulkan", reachable)
-        return ("the Vulkan backend" + (f" (Ollama has one from {first} in gfxgate's timeline)" if first else "")
-                + ("" if version is None else f"; whether ollama {_tag(version)} has it is not in gfxgate's timeline"))
+        return (
+            "the Vulkan backend"
+            + (f" (Ollama has one from {first} in gfxgate's timeline)" if first else "")
+            + ("" if version is None else f"; whether ollama {_tag(version)} has it is not in gfxgate's timeline")
+        )
     tag = _tag(version or "")
     if status in ("allowed", "partial"):
         return f"the Vulkan backend (ollama {tag} turns it on by default: vulkan {status}, {where})"
     if status == "override-required":
         return f"the Vulkan backend with OLLAMA_VULKAN=1 (ollama {tag} ships it off: vulkan {status}, {where})"
     first = _first_with(processor, tag, "vulkan", reachable)
-    return ((f"the Vulkan backend of ollama {first} or newer" if first else "no Vulkan backend of any release in gfxgate's timeline")
-            + f" (ollama {tag} has no Vulkan backend for {processor}: vulkan {status}, {where})")
+    return (
+        f"the Vulkan backend of ollama {first} or newer"
+        if first
+        else "no Vulkan backend of any release in gfxgate's timeline"
+    ) + f" (ollama {tag} has no Vulkan backend for {processor}: vulkan {status}, {where})"
 
 
-def keep_existing(ids: tuple[str, ...], workarounds, target: str | None, version: str | None,
-                  log_kind: str | None) -> tuple[tuple[str, ...], list[str]]:
+def keep_existing(
+    ids: tuple[str, ...], workarounds, target: str | None, version: str | None, log_kind: str | None
+) -> tuple[tuple[str, ...], list[str]]:
     """The workaround ids of a finding that the release the log ran has, and why each other one was left out: an entry
     outside its ``exists_in`` at that version (the rule the scan's routes and ``gfxgate workarounds`` apply), and a
     step of routes (``rules/routes.yaml``) that the embedded timeline's row of the target at that version rules out
@@ -202,8 +226,10 @@ def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> st
     rules = default_routes()
     route = timeline.route_at(processor, tag)  # the answer's own record at that release
     refused: list[tuple[str, BackendAnswer | None]] | None = list(ruled_out(route, workaround, rules) or []) or None
-    layers = {label: (layer, status) for label, layer, status in step_ruled_out(timeline.at(tag), processor, workaround,
-                                                                                rules) or ()}
+    layers = {
+        label: (layer, status)
+        for label, layer, status in step_ruled_out(timeline.at(tag), processor, workaround, rules) or ()
+    }
     if refused is None:  # a backend with another route (ROCm out of the box): the stored layers may still refuse it
         taken = any(s.workaround == workaround for b in route.backends if b.option is not None for s in b.option.steps)
         if taken or not layers:
@@ -216,8 +242,9 @@ def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> st
             why = f"{layer} {status}: {release_status(processor, tag, layer)[1]}"
         else:
             why = "; ".join(answer.refused) if answer is not None and answer.refused else "no route of its backend"
-        out.append(f"a step of the route '{label}', which ollama {tag} cannot give {processor} whatever the steps do "
-                   f"({why})")
+        out.append(
+            f"a step of the route '{label}', which ollama {tag} cannot give {processor} whatever the steps do ({why})"
+        )
     return "; ".join(out)
 
 
@@ -230,7 +257,9 @@ def listed_targets(text: str | None) -> tuple[str, ...] | None:
     return found or None
 
 
-def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | None) -> tuple[tuple[str, ...], list[str]]:
+def keep_overrides(
+    ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | None
+) -> tuple[tuple[str, ...], list[str]]:
     """The workaround ids of a finding without the HSA overrides whose posed target the line's own list (what the
     installed library has: supported types, available TensileLibrary files) does not name — an override to a target
     the install has no kernels for is no help by itself (9.0.6 on a list of gfx1030 and gfx1100) — and why each was
@@ -250,9 +279,10 @@ def keep_overrides(ids: tuple[str, ...], workarounds, listed: tuple[str, ...] | 
             except TargetError:
                 posed = None
             if posed is not None and posed not in listed:
-                notes.append(f"{w.setting} left out: it selects {posed}, which the line's list ({', '.join(listed)}) "
-                             f"does not name, so the installed library has no {posed} kernels either")
+                notes.append(
+                    f"{w.setting} left out: it selects {posed}, which the line's list ({', '.join(listed)}) "
+                    f"does not name, so the installed library has no {posed} kernels either"
+                )
                 continue
         kept.append(wid)
     return tuple(kept), notes
-

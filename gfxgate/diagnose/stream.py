@@ -29,7 +29,9 @@ MAX_HITS = 20_000
 MAX_RUNS = 1_000
 MAX_VERSIONS = 100
 MAX_PER_LINE = 16
-MEMO_LINES = 4_096  # distinct line texts whose matches are remembered  # messages taken from one line (a pasted paragraph)
+MEMO_LINES = (
+    4_096  # distinct line texts whose matches are remembered  # messages taken from one line (a pasted paragraph)
+)
 KIND_LINES = 5_000  # lines read for the slog-format hint
 # a slog line holds time=, level= and msg= (counted among the first KIND_LINES lines for the format hint)
 PRE_LINES = 200  # lines kept before a runtime failure (the run's load / start markers)
@@ -73,7 +75,7 @@ class Capture:
         """The captured lines in [begin, end): (index of the first, texts)."""
         lo = max(begin, self.start)
         hi = min(end, self.start + len(self.lines))
-        return lo, [capture_text(line) for line in self.lines[lo - self.start:max(lo, hi) - self.start]]
+        return lo, [capture_text(line) for line in self.lines[lo - self.start : max(lo, hi) - self.start]]
 
 
 def capture_text(raw: bytes) -> str:
@@ -111,7 +113,7 @@ class Scan:
                 extra_first, extra = before.window(begin, capture.start)
                 first, lines, capture, number = extra_first, extra + lines, before, number - 1
             following = number
-            for later in self.captures[following + 1:]:  # and forward
+            for later in self.captures[following + 1 :]:  # and forward
                 if first + len(lines) != later.start or later.start >= end:
                     break
                 lines = lines + later.window(later.start, end)[1]
@@ -185,7 +187,9 @@ class _Collector:
         self.current: Capture | None = None  # the capture the latest failure opened or extended
         self.open: list[Capture] = []  # captures still taking lines
         self.crashes: dict[tuple, int] = {}  # crash windows opened per (failure message, run kind)
-        self.latest: dict[tuple, Capture] = {}  # per key beyond FIRST_CRASHES: the latest window, replacing the one before
+        self.latest: dict[
+            tuple, Capture
+        ] = {}  # per key beyond FIRST_CRASHES: the latest window, replacing the one before
         self.repeated = 0
         self.run_kind = ""  # the message id of the latest run start
         self.recent: deque[Batch] = deque()
@@ -240,7 +244,12 @@ class _Collector:
         last = self.current
         run = (self.starts[RUN_START], self.starts[LLAMA_START])
         # a further failure of the same run extends its window; another run's crash opens its own (counted per key)
-        if last is not None and last.run == run and last.start <= index < last.end + PRE_LINES and index < last.start + MAX_CAPTURE_LINES:
+        if (
+            last is not None
+            and last.run == run
+            and last.start <= index < last.end + PRE_LINES
+            and index < last.start + MAX_CAPTURE_LINES
+        ):
             last.end = min(max(last.end, index + CRASH_WINDOW), last.start + MAX_CAPTURE_LINES)
             if last not in self.open:
                 self.open.append(last)
@@ -278,7 +287,9 @@ class _Collector:
         stop = min(capture.end, batch.first + batch.line_count, upto if upto is not None else capture.end)
         if have >= stop or have < batch.first:  # nothing new in this batch (or lines no longer kept: never here)
             return
-        lines = [bytes(line[:CAPTURE_CHARS * 4]) for line in self._lines(batch)[have - batch.first:stop - batch.first]]
+        lines = [
+            bytes(line[: CAPTURE_CHARS * 4]) for line in self._lines(batch)[have - batch.first : stop - batch.first]
+        ]
         capture.lines += lines
         self.captured += sum(map(len, lines))
 
@@ -299,19 +310,29 @@ class _Collector:
     def notes(self) -> list[str]:
         out = []
         if self.cut:
-            out.append(f"{self.name}: {self.cut} recognised line(s) longer than {MAX_LINE} characters were cut to that length before matching")
+            out.append(
+                f"{self.name}: {self.cut} recognised line(s) longer than {MAX_LINE} characters were cut to that length before matching"
+            )
         if self.dropped:
-            out.append(f"{self.name}: {self.dropped} recognised line(s) beyond the first {MAX_HITS} kept were counted, not kept "
-                       f"(each message keeps its first {KEEP_PER_KEY - 1} lines and its latest per run)")
+            out.append(
+                f"{self.name}: {self.dropped} recognised line(s) beyond the first {MAX_HITS} kept were counted, not kept "
+                f"(each message keeps its first {KEEP_PER_KEY - 1} lines and its latest per run)"
+            )
         if self.starts_dropped:
-            out.append(f"{self.name}: {self.starts_dropped} run start(s) after the first {MAX_RUNS} per kind were not split into runs")
+            out.append(
+                f"{self.name}: {self.starts_dropped} run start(s) after the first {MAX_RUNS} per kind were not split into runs"
+            )
         if self.repeated:
-            out.append(f"{self.name}: {self.repeated} crash window(s) of a failure already kept {FIRST_CRASHES} times in the same "
-                       "run kind were not kept (the first ones and the latest of each are): a run without its window says "
-                       "which run holds the localisation")
+            out.append(
+                f"{self.name}: {self.repeated} crash window(s) of a failure already kept {FIRST_CRASHES} times in the same "
+                "run kind were not kept (the first ones and the latest of each are): a run without its window says "
+                "which run holds the localisation"
+            )
         if self.captures_dropped:
-            out.append(f"{self.name}: {self.captures_dropped} crash window(s) after the first {len(self.captures)} were not kept "
-                       "(their failures are reported without the crash localisation)")
+            out.append(
+                f"{self.name}: {self.captures_dropped} crash window(s) after the first {len(self.captures)} were not kept "
+                "(their failures are reported without the crash localisation)"
+            )
         return out
 
 
@@ -341,7 +362,7 @@ def _tail(batch: Batch, lines: int) -> Batch:
     at = len(text)
     for _ in range(lines):
         at = text.rfind(b"\n", 0, at)
-    return Batch(batch.first + batch.line_count - lines, bytes(text[at + 1:]), lines)
+    return Batch(batch.first + batch.line_count - lines, bytes(text[at + 1 :]), lines)
 
 
 def scan(log: LogInput, catalogue: Catalogue) -> Scan:
@@ -352,7 +373,9 @@ def scan(log: LogInput, catalogue: Catalogue) -> Scan:
     memo: dict[str, list[Match]] = {}  # a line's matches by its text (repeated lines are matched once)
     lines = 0
     name = log.name
-    runtime_failure = {m.id for m in catalogue.messages if m.is_failure and m.layer == "runtime" and m.family != "offload-zero"}
+    runtime_failure = {
+        m.id for m in catalogue.messages if m.is_failure and m.layer == "runtime" and m.family != "offload-zero"
+    }
     for batch in log.batches:
         text = batch.text
         lines = batch.first + batch.line_count
@@ -390,7 +413,13 @@ def scan(log: LogInput, catalogue: Catalogue) -> Scan:
                     collector.failure_at(number, message.id)
         collector.recent.pop()
         collector.batch_done(batch)
-    return Scan(name, sorted((h for slot in collector.kept.values() for h in slot), key=lambda h: h.seq),
-                lines, collector.recognised, slog, sorted(collector.captures, key=lambda c: c.start),
-                list(log.notes) + collector.notes(), collector.repeated)
-
+    return Scan(
+        name,
+        sorted((h for slot in collector.kept.values() for h in slot), key=lambda h: h.seq),
+        lines,
+        collector.recognised,
+        slog,
+        sorted(collector.captures, key=lambda c: c.start),
+        list(log.notes) + collector.notes(),
+        collector.repeated,
+    )

@@ -56,7 +56,11 @@ class MessageCheck:
 
     @property
     def evidence(self) -> tuple[Evidence, ...]:
-        return tuple(Evidence(source=self.message.id, location=loc, note="printing code") for r in self.results for loc in r.locations)
+        return tuple(
+            Evidence(source=self.message.id, location=loc, note="printing code")
+            for r in self.results
+            for loc in r.locations
+        )
 
 
 def _search(spec: GrepSpec, sourceset, log_kind: str | None) -> SpecResult:
@@ -84,7 +88,9 @@ def check_catalogue(catalogue: Catalogue, sourceset) -> list[MessageCheck]:
     out = []
     for message in catalogue.messages:
         if not message.printed_by:
-            out.append(MessageCheck(message, NOT_AVAILABLE, message.not_available or "no printing code among the sources"))
+            out.append(
+                MessageCheck(message, NOT_AVAILABLE, message.not_available or "no printing code among the sources")
+            )
             continue
         # a message only llama.cpp's own programs print is looked for in llama.cpp itself, not in Ollama's copy
         kind = None if "ollama" in message.logs else "llama.cpp"
@@ -97,19 +103,35 @@ def check_catalogue(catalogue: Catalogue, sourceset) -> list[MessageCheck]:
             more = sum(len(r.locations) for r in found) - 1
             summary = f"printed at {first}" + (f" (+{more} more)" if more else "")
             if not expected:
-                out.append(MessageCheck(message, STALE, f"{summary}, but the catalogue says {why}: fix its versions", results))
+                out.append(
+                    MessageCheck(message, STALE, f"{summary}, but the catalogue says {why}: fix its versions", results)
+                )
             else:
                 out.append(MessageCheck(message, LIVE, summary, results))
         elif unavailable:  # a printer that could not be read may still print it: not stale, unknown
             searched = sorted({r.where for r in results if not r.reason})
-            out.append(MessageCheck(message, UNKNOWN, "; ".join(sorted({r.reason for r in unavailable if r.reason}))
-                                    + (f" (not found at {', '.join(searched)})" if searched else ""), results))
+            out.append(
+                MessageCheck(
+                    message,
+                    UNKNOWN,
+                    "; ".join(sorted({r.reason for r in unavailable if r.reason}))
+                    + (f" (not found at {', '.join(searched)})" if searched else ""),
+                    results,
+                )
+            )
         elif not expected:
             out.append(MessageCheck(message, RETIRED, f"not printed: {why}", results))
         else:
             places = ", ".join(sorted({r.where for r in results if not r.reason}))
-            out.append(MessageCheck(message, STALE, f"stale at {places}: no printing code found for "
-                                    + "; ".join(r.spec.describe() for r in results if not r.reason), results))
+            out.append(
+                MessageCheck(
+                    message,
+                    STALE,
+                    f"stale at {places}: no printing code found for "
+                    + "; ".join(r.spec.describe() for r in results if not r.reason),
+                    results,
+                )
+            )
     return out
 
 

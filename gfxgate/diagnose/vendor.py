@@ -18,18 +18,32 @@ import re
 AMD, NVIDIA, INTEL = "amd", "nvidia", "intel"
 # rules/workarounds.yaml entries that act only on AMD's stack (HSA/ROCr/HIP variables, rocBLAS files, gfx builds,
 # OLLAMA_LLM_LIBRARY=rocm): never advice for an NVIDIA or Intel GPU
-AMD_ONLY = frozenset({
-    "hsa-override-9.0.0", "hsa-override-9.0.6", "hsa-override-10.3.0", "hsa-override-11.0.0", "hsa-enable-sdma-0",
-    "build-amdgpu-targets", "build-rocm-compute-major-min", "copy-rocblas-tensile", "ggml-hip-no-vmm",
-    "ollama-llm-library", "rocr-visible-devices", "hip-visible-devices",
-    "ollama-for-amd-rocmlibs",  # the fork's rocBLAS replacement (docs/forks.md)
-    "build-amdgpu-targets-windows", "copy-rocblas-tensile-windows",  # the Windows release's (docs/windows.md)
-})
+AMD_ONLY = frozenset(
+    {
+        "hsa-override-9.0.0",
+        "hsa-override-9.0.6",
+        "hsa-override-10.3.0",
+        "hsa-override-11.0.0",
+        "hsa-enable-sdma-0",
+        "build-amdgpu-targets",
+        "build-rocm-compute-major-min",
+        "copy-rocblas-tensile",
+        "ggml-hip-no-vmm",
+        "ollama-llm-library",
+        "rocr-visible-devices",
+        "hip-visible-devices",
+        "ollama-for-amd-rocmlibs",  # the fork's rocBLAS replacement (docs/forks.md)
+        "build-amdgpu-targets-windows",
+        "copy-rocblas-tensile-windows",  # the Windows release's (docs/windows.md)
+    }
+)
 # rules/workarounds.yaml entries that act only on NVIDIA's stack: never advice for an AMD or Intel GPU
 NVIDIA_ONLY = frozenset({"build-cuda-architectures"})
 # words of a remedy that only make sense for an NVIDIA GPU (the runner folders, its driver, its device variable)
-NVIDIA_WORDS = re.compile(r"CUDA_VISIBLE_DEVICES|\bcuda_v1\d\b|OLLAMA_LLM_LIBRARY=cuda|NVIDIA driver|nvidia-smi|compute capability|"
-                          r"CMAKE_CUDA_ARCHITECTURES|libggml-cuda")
+NVIDIA_WORDS = re.compile(
+    r"CUDA_VISIBLE_DEVICES|\bcuda_v1\d\b|OLLAMA_LLM_LIBRARY=cuda|NVIDIA driver|nvidia-smi|compute capability|"
+    r"CMAKE_CUDA_ARCHITECTURES|libggml-cuda"
+)
 # words of a remedy that only make sense for an AMD GPU (a remedy without a vendor variant is checked with them)
 AMD_WORDS = re.compile(r"HSA_|ROCR_|HIP_VISIBLE|\bROCm\b|rocBLAS|Tensile|libggml-hip|AMDGPU_TARGETS|\bgfx[0-9]")
 

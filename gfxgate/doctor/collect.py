@@ -78,7 +78,7 @@ class _Cut(io.RawIOBase):
         if want <= 0:
             return 0
         data = self.handle.read(want) or b"\0" * want
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         self.left -= len(data)
         return len(data)
 
@@ -108,16 +108,22 @@ def check_paths(collect: Path | None, output: str | None, root: Path, logs: tupl
         if value is None:
             continue
         if str(value) == "-" and flag == "--collect":
-            raise UsageError("--collect -: the archive is binary; name a file", hint="the report goes to standard output")
+            raise UsageError(
+                "--collect -: the archive is binary; name a file", hint="the report goes to standard output"
+            )
         real = Path(os.path.abspath(value))
         if str(root) != "/" and os.path.realpath(real).startswith(os.path.realpath(root).rstrip("/") + "/"):
             raise UsageError(f"{flag} {value}: inside the captured --root {root}; name a file outside it")
         for log in logs:
-            if log != "-" and (os.path.abspath(log) == str(real) or (ident(log) is not None and ident(log) == ident(real))):
+            if log != "-" and (
+                os.path.abspath(log) == str(real) or (ident(log) is not None and ident(log) == ident(real))
+            ):
                 raise UsageError(f"{flag} {value}: is the --log {log}; name another file")
     if collect is not None:
-        if not to_stdout and (os.path.abspath(collect) == os.path.abspath(str(output))
-                              or (ident(collect) is not None and ident(collect) == ident(str(output)))):
+        if not to_stdout and (
+            os.path.abspath(collect) == os.path.abspath(str(output))
+            or (ident(collect) is not None and ident(collect) == ident(str(output)))
+        ):
             raise UsageError(f"--collect {collect} and -o {output} name the same file; name two files")
         if to_stdout and ident(collect) is not None and ident(collect) == stdout_ident():
             raise UsageError(f"--collect {collect}: is the standard output the report goes to; name a file")
@@ -160,13 +166,18 @@ def write(out: Path, report, fs) -> int:
                             spent += size
                     names.add(path)
                     count += 1
-                for path in ([i.binary for i in report.installs.ollama if i.binary] + list(report.installs.llama_server)):
+                for path in [i.binary for i in report.installs.ollama if i.binary] + list(report.installs.llama_server):
                     if path not in names and _add(tar, member(path), b""):  # where it is installed, never the program
                         names.add(path)
                 for folder in [r.path for i in report.installs.ollama for r in i.runners]:
                     for entry in fs.listdir(folder):
                         rel = f"{folder}/{entry}"
-                        if entry.startswith("libggml") and rel not in names and not fs.is_dir(rel) and _add(tar, member(rel), b""):
+                        if (
+                            entry.startswith("libggml")
+                            and rel not in names
+                            and not fs.is_dir(rel)
+                            and _add(tar, member(rel), b"")
+                        ):
                             names.add(rel)
                 manifest["logs"] = []
                 for n, log in enumerate(p for p in report.logs if p != "-"):

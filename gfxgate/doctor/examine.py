@@ -99,13 +99,16 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     if req.journal and not fs.live:
         from gfxgate.errors import UsageError
 
-        raise UsageError("--journal reads this machine's journal; a captured tree has none", hint="give the log with --log FILE")
+        raise UsageError(
+            "--journal reads this machine's journal; a captured tree has none", hint="give the log with --log FILE"
+        )
     logs = list(req.logs) or fs.captured_logs()  # a replayed capture brings the logs it was made with
     if logs or req.journal:
         from gfxgate.diagnose import diagnose_inputs
 
-        diagnoses = diagnose_inputs(logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None,
-                                    locate=False)
+        diagnoses = diagnose_inputs(
+            logs, units=[req.unit] if req.journal else [], since=_boot_time(fs) if req.journal else None, locate=False
+        )
     version, notes = _version(installs, live, diagnoses)
     if diagnoses:  # the log's own conclusions, as `gfxgate diagnose` and `scan --log` word them
         from gfxgate.diagnose.summary import log_conclusions
@@ -124,24 +127,42 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
     for index, gpu in enumerate(amd):
-        reports.append(_known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index,
-                                            matrix_of, facts))
+        reports.append(
+            _known_target_report(
+                fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts
+            )
+        )
     if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38
         from gfxgate.doctor.nvidia_machine import nvidia_reports
 
-        nv_reports, nv_notes, nv_gpus = nvidia_reports(fs, gpus, version, req, env, proc[1] if proc else None, matrix_of,
-                                                       unit)
+        nv_reports, nv_notes, nv_gpus = nvidia_reports(
+            fs, gpus, version, req, env, proc[1] if proc else None, matrix_of, unit
+        )
         reports += nv_reports
         notes += nv_notes
         gpus = [g for g in gpus if g.vendor != "nvidia"] + nv_gpus
     if not gpus and not any(r.target.startswith("sm_") for r in reports):
-        notes.append("no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
-                     if not loaded else "amdgpu is loaded but KFD lists no GPU node")
+        notes.append(
+            "no GPU in /sys/class/kfd/kfd/topology/nodes or /sys/class/drm: is the amdgpu module loaded?"
+            if not loaded
+            else "amdgpu is loaded but KFD lists no GPU node"
+        )
     return MachineReport(
-        root=str(req.root), gpus=tuple(gpus), amdgpu_loaded=loaded, installs=installs, unit=unit,
-        process_env=tuple(sorted(proc[1].items())) if proc else (), process_env_from=proc[0] if proc else None,
-        nodes=tuple(nodes), access=tuple(users), live=live, logs=tuple(logs), targets=tuple(reports),
-        unreadable=tuple(dict.fromkeys(fs.denied)), notes=tuple(notes + fs.notes), facts=facts,
+        root=str(req.root),
+        gpus=tuple(gpus),
+        amdgpu_loaded=loaded,
+        installs=installs,
+        unit=unit,
+        process_env=tuple(sorted(proc[1].items())) if proc else (),
+        process_env_from=proc[0] if proc else None,
+        nodes=tuple(nodes),
+        access=tuple(users),
+        live=live,
+        logs=tuple(logs),
+        targets=tuple(reports),
+        unreadable=tuple(dict.fromkeys(fs.denied)),
+        notes=tuple(notes + fs.notes),
+        facts=facts,
     ), fs
 
 
@@ -159,15 +180,23 @@ def _machine_path(fs: RootFS, verdict: Verdict) -> Verdict:
     if fs.live:
         return verdict
     base = str(fs.root.resolve()).rstrip("/")
-    evidence = tuple(dataclasses.replace(e, location=dataclasses.replace(e.location, path=e.location.path[len(base):]))
-                     if e.location and e.location.repo == "file" and e.location.path.startswith(base + "/") else e
-                     for e in verdict.evidence)
+    evidence = tuple(
+        dataclasses.replace(e, location=dataclasses.replace(e.location, path=e.location.path[len(base) :]))
+        if e.location and e.location.repo == "file" and e.location.path.startswith(base + "/")
+        else e
+        for e in verdict.evidence
+    )
+
     # a remedy or summary that cites another cell's evidence (the override's posed target) names its path too
     def text(value: str) -> str:
         return value.replace(base + "/", "/")
 
-    return dataclasses.replace(verdict, evidence=evidence, summary=text(verdict.summary),
-                               remedy=text(verdict.remedy) if verdict.remedy else verdict.remedy)
+    return dataclasses.replace(
+        verdict,
+        evidence=evidence,
+        summary=text(verdict.summary),
+        remedy=text(verdict.remedy) if verdict.remedy else verdict.remedy,
+    )
 
 
 def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
@@ -184,17 +213,27 @@ def _version(installs, live, diagnoses) -> tuple[str | None, list[str]]:
             where = str(fact.evidence[0].location) if fact.evidence[0].location else d.log
             seen.append((fact.value.lstrip("v"), f"log {where}"))
     if not seen:
-        notes.append("the installed Ollama version is unknown (no binary answered, no live server, no log): "
-                     "the matrix is the pinned release's")
+        notes.append(
+            "the installed Ollama version is unknown (no binary answered, no live server, no log): "
+            "the matrix is the pinned release's"
+        )
         return None, notes
     versions = list(dict.fromkeys(v for v, _ in seen))
     if len(versions) > 1:
-        notes.append("different Ollama versions: " + "; ".join(f"{v} ({w})" for v, w in seen) + f": judging {versions[0]}")
+        notes.append(
+            "different Ollama versions: " + "; ".join(f"{v} ({w})" for v, w in seen) + f": judging {versions[0]}"
+        )
     return versions[0], notes
 
 
-def _matrix(target: str, version: str | None, req: DoctorRequest, installed: list[Path], runtime_cells,
-            scan_matrix: Callable[..., Any]):
+def _matrix(
+    target: str,
+    version: str | None,
+    req: DoctorRequest,
+    installed: list[Path],
+    runtime_cells,
+    scan_matrix: Callable[..., Any],
+):
     """(matrix, where from, notes): the facts at the installed version (``gate.scan.FactsRequest.at_release``: the
     pins' snapshot at the pin, a pin set's at its release, else the sources there, a coupled source that cannot be
     read falling back to its embedded copy as scan's does); None when the sources cannot be read (the timeline
@@ -210,21 +249,41 @@ def _matrix(target: str, version: str | None, req: DoctorRequest, installed: lis
         matrix = scan_matrix(parsed, facts, installed=installed or None, runtime_cells=runtime_cells)
     except (SourceError, NetworkError) as exc:
         missing = exc.source or "ollama"  # the source that could not be read, not always ollama
-        return None, "", [f"the sources at {tag} cannot be read here ({exc.message}); the answer is the embedded "
-                          f"timeline's at {tag} (give --source {missing}=CLONE for the full matrix)"]
+        return (
+            None,
+            "",
+            [
+                f"the sources at {tag} cannot be read here ({exc.message}); the answer is the embedded "
+                f"timeline's at {tag} (give --source {missing}=CLONE for the full matrix)"
+            ],
+        )
     return matrix, (f"embedded snapshot at {tag}" if facts.embedded else f"sources at {tag}"), []
 
 
 def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, evidence) -> FixStep:
     have = env.get(name)
     if have is not None and have.value == value:
-        return FixStep(workaround, what, (), (_where_ev("unit", have.where, f"{name}={value}", "already set"),), done=True)
+        return FixStep(
+            workaround, what, (), (_where_ev("unit", have.where, f"{name}={value}", "already set"),), done=True
+        )
     ev = list(evidence)
     if have is not None:
-        ev.insert(0, _where_ev("unit", have.where, f"{name}={have.value}", f"set to {have.value!r}, the route needs {value!r}"))
-    text = f"[Service]\nEnvironment=\"{name}={value}\""
-    return FixStep(workaround, what, ("sudo systemctl edit ollama", f"# add, in the editor (saved as {DROPIN}):", text,
-                                      "sudo systemctl daemon-reload && sudo systemctl restart ollama"), tuple(ev))
+        ev.insert(
+            0,
+            _where_ev("unit", have.where, f"{name}={have.value}", f"set to {have.value!r}, the route needs {value!r}"),
+        )
+    text = f'[Service]\nEnvironment="{name}={value}"'
+    return FixStep(
+        workaround,
+        what,
+        (
+            "sudo systemctl edit ollama",
+            f"# add, in the editor (saved as {DROPIN}):",
+            text,
+            "sudo systemctl daemon-reload && sudo systemctl restart ollama",
+        ),
+        tuple(ev),
+    )
 
 
 def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec_start=None) -> list[FixStep]:
@@ -236,12 +295,20 @@ def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec
         step = len(out)
         name, eq, value = setting.partition("=")
         if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
-            out.append(_env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence))
+            out.append(
+                _env_step(name, value, env, None, workaround, f"set {setting} in the service's environment", evidence)
+            )
         elif workaround == "copy-rocblas-tensile":
             out.append(_copy_step(fs, target, installs, evidence, setting))
         elif workaround.startswith("build-") and setting.startswith("cmake "):
-            out.append(FixStep(workaround, f"build the ROCm runner for {target.split(':')[0]} at v{version} and install it: "
-                               f"{setting}", build_recipe(setting, version, facts, exec_start), tuple(evidence)))
+            out.append(
+                FixStep(
+                    workaround,
+                    f"build the ROCm runner for {target.split(':')[0]} at v{version} and install it: {setting}",
+                    build_recipe(setting, version, facts, exec_start),
+                    tuple(evidence),
+                )
+            )
         else:
             out.append(FixStep(workaround, setting, (setting,), tuple(evidence)))
         out[step] = dataclasses.replace(out[step], check=check)
@@ -263,14 +330,27 @@ def _copy_step(fs: RootFS, target: str, installs, evidence, setting: str | None 
     if not dests and installs.system_rocblas:  # no bundled rocBLAS (Arch's ollama-rocm, Debian): the system's is loaded
         has = [f for f in installs.system_rocblas if proc in install.rocblas_lazy_targets(fs, f)]
         if has:
-            return FixStep("copy-rocblas-tensile", f"nothing to copy: the runner loads the system rocBLAS, which has "
-                           f"TensileLibrary_lazy_{proc}.dat ({has[0]})", (),
-                           (_file_ev("rocblas", has[0], None, f"TensileLibrary_lazy_{proc}.dat"),), done=True)
-        return FixStep("copy-rocblas-tensile", f"the runner loads the system rocBLAS ({installs.system_rocblas[0]}), which "
-                       f"has no TensileLibrary_lazy_{proc}.dat: install a rocBLAS built for {proc}",
-                       (f"# a rocBLAS of the same version built for {proc} (its TensileLibrary_lazy_{proc}.dat and "
-                        f"*{proc}* files in {installs.system_rocblas[0]})",), tuple(evidence))
-    sources = [f"{folder}/lib/rocblas/library" for folder, _ in installs.rocm if fs.is_dir(f"{folder}/lib/rocblas/library")]
+            return FixStep(
+                "copy-rocblas-tensile",
+                f"nothing to copy: the runner loads the system rocBLAS, which has "
+                f"TensileLibrary_lazy_{proc}.dat ({has[0]})",
+                (),
+                (_file_ev("rocblas", has[0], None, f"TensileLibrary_lazy_{proc}.dat"),),
+                done=True,
+            )
+        return FixStep(
+            "copy-rocblas-tensile",
+            f"the runner loads the system rocBLAS ({installs.system_rocblas[0]}), which "
+            f"has no TensileLibrary_lazy_{proc}.dat: install a rocBLAS built for {proc}",
+            (
+                f"# a rocBLAS of the same version built for {proc} (its TensileLibrary_lazy_{proc}.dat and "
+                f"*{proc}* files in {installs.system_rocblas[0]})",
+            ),
+            tuple(evidence),
+        )
+    sources = [
+        f"{folder}/lib/rocblas/library" for folder, _ in installs.rocm if fs.is_dir(f"{folder}/lib/rocblas/library")
+    ]
     have = [s for s in sources if any(proc in e for e in fs.listdir(s))]
     if have:
         command = command.replace('"$ROCBLAS"/library', shlex.quote(have[0]))
@@ -281,12 +361,22 @@ def _copy_step(fs: RootFS, target: str, installs, evidence, setting: str | None 
     else:
         named = ", ".join(sources) if sources else "no ROCm folder"
         versions = sorted({v for d in dests if (v := _librocblas_version(fs, d))})
-        why = (f" (no rocBLAS here has {proc} files ({named}): set ROCBLAS to a rocBLAS built for {proc}"
-               + (f", librocblas {', '.join(versions)} as Ollama bundles" if versions else "") + ")")
-        match = ("the copied files must be of librocblas " + ", ".join(versions) if versions else
-                 "the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside Ollama's rocBLAS)")
-    return FixStep("copy-rocblas-tensile", f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
-                   commands, tuple(evidence))
+        why = (
+            f" (no rocBLAS here has {proc} files ({named}): set ROCBLAS to a rocBLAS built for {proc}"
+            + (f", librocblas {', '.join(versions)} as Ollama bundles" if versions else "")
+            + ")"
+        )
+        match = (
+            "the copied files must be of librocblas " + ", ".join(versions)
+            if versions
+            else "the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside Ollama's rocBLAS)"
+        )
+    return FixStep(
+        "copy-rocblas-tensile",
+        f"copy the {proc} rocBLAS/Tensile files into Ollama's rocBLAS{why}; {match}",
+        commands,
+        tuple(evidence),
+    )
 
 
 def _librocblas_version(fs: RootFS, library: str) -> str | None:
@@ -309,47 +399,104 @@ def _rocblas_versions(fs: RootFS, src: str, dests: list[str]) -> str:
         return f"the rocBLAS versions cannot be checked here (no librocblas.so.<version> beside {', '.join(missing) or 'Ollama’s rocBLAS'})"
     if all(w == have for w in want):
         return f"versions match: librocblas {have} in both"
-    return (f"versions differ: the source is librocblas {have}, Ollama bundles {', '.join(sorted(set(w for w in want if w)))}: "
-            f"take the files from a rocBLAS of Ollama's version")
+    return (
+        f"versions differ: the source is librocblas {have}, Ollama bundles {', '.join(sorted(set(w for w in want if w)))}: "
+        f"take the files from a rocBLAS of Ollama's version"
+    )
 
 
 def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int = 0) -> list[Verdict]:
     rows = []
     svc = next((u for u in users if u.role == "service"), None)
     needed = [n for n in nodes if n.path in ("/dev/kfd", gpu.render_node)]
-    ev = [_file_ev("stat", n.path, None, f"{n.path} mode {n.mode} group {n.group}" if n.present else f"{n.path} missing")
-          for n in needed]
+    ev = [
+        _file_ev("stat", n.path, None, f"{n.path} mode {n.mode} group {n.group}" if n.present else f"{n.path} missing")
+        for n in needed
+    ]
     if svc is not None:
         denied = [p for p, ok in svc.nodes if not ok and p in [n.path for n in needed]]
         gline = None
         groups = {n.group for n in needed if n.present and n.path in denied}
         for group in sorted(g for g in groups if g):
             gline = _line_of(fs, "/etc/group", f"{group}:")
-            ev.append(_file_ev("/etc/group", "/etc/group", gline, next((g for g in (fs.read_text("/etc/group") or "").splitlines()
-                                                                    if g.startswith(f"{group}:")), ""),
-                               f"{svc.user} is not a member"))
+            ev.append(
+                _file_ev(
+                    "/etc/group",
+                    "/etc/group",
+                    gline,
+                    next((g for g in (fs.read_text("/etc/group") or "").splitlines() if g.startswith(f"{group}:")), ""),
+                    f"{svc.user} is not a member",
+                )
+            )
         if unit and unit.user_where:
             ev.append(_where_ev("unit", unit.user_where, f"User={unit.user}"))
         status = Status.BLOCKED if denied else Status.ALLOWED
-        summary = (f"the service user {svc.user} cannot open {', '.join(denied)}" if denied
-                   else f"the service user {svc.user} may open {', '.join(n.path for n in needed)}")
-        rows.append(Verdict("access", target, status, summary, tuple(ev),
-                            remedy=(" && ".join(f"sudo usermod -aG {shlex.quote(g)} {shlex.quote(svc.user)}" for g in sorted(groups) if g) or None) if denied else None))
+        summary = (
+            f"the service user {svc.user} cannot open {', '.join(denied)}"
+            if denied
+            else f"the service user {svc.user} may open {', '.join(n.path for n in needed)}"
+        )
+        rows.append(
+            Verdict(
+                "access",
+                target,
+                status,
+                summary,
+                tuple(ev),
+                remedy=(
+                    " && ".join(
+                        f"sudo usermod -aG {shlex.quote(g)} {shlex.quote(svc.user)}" for g in sorted(groups) if g
+                    )
+                    or None
+                )
+                if denied
+                else None,
+            )
+        )
     else:
-        rows.append(Verdict("access", target, Status.UNKNOWN, "no ollama service unit found", reason="no systemd unit of ollama"))
+        rows.append(
+            Verdict(
+                "access", target, Status.UNKNOWN, "no ollama service unit found", reason="no systemd unit of ollama"
+            )
+        )
     # ROCr reads HSA_OVERRIDE_GFX_VERSION_<n> for its n-th GPU before the plain variable (Ollama's docs/gpu.md)
     override = env.get(f"HSA_OVERRIDE_GFX_VERSION_{index}") or env.get("HSA_OVERRIDE_GFX_VERSION")
     if override is not None:
         rows.append(_override_row(fs, target, override, installs))
     if env:
         shown = [s for s in env.values()]
-        env_ev = tuple(_where_ev("unit", s.where, f"{s.name}={s.value}",
-                                 ("overrides " + ", ".join(s.overridden)) if s.overridden else "") for s in shown)
-        rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets " + ", ".join(f"{s.name}={s.value}" for s in shown), env_ev))
+        env_ev = tuple(
+            _where_ev(
+                "unit", s.where, f"{s.name}={s.value}", ("overrides " + ", ".join(s.overridden)) if s.overridden else ""
+            )
+            for s in shown
+        )
+        rows.append(
+            Verdict(
+                "environment",
+                target,
+                Status.ALLOWED,
+                "the service sets " + ", ".join(f"{s.name}={s.value}" for s in shown),
+                env_ev,
+            )
+        )
     elif unit is not None:
-        rows.append(Verdict("environment", target, Status.ALLOWED, "the service sets none of the GPU variables",
-                            (_file_ev("unit", unit.path or unit.name, unit.exec_where and int(unit.exec_where.rsplit(':', 1)[1]),
-                                      f"ExecStart={unit.exec_start}"),)))
+        rows.append(
+            Verdict(
+                "environment",
+                target,
+                Status.ALLOWED,
+                "the service sets none of the GPU variables",
+                (
+                    _file_ev(
+                        "unit",
+                        unit.path or unit.name,
+                        unit.exec_where and int(unit.exec_where.rsplit(":", 1)[1]),
+                        f"ExecStart={unit.exec_start}",
+                    ),
+                ),
+            )
+        )
     return rows
 
 
@@ -363,41 +510,79 @@ def _override_row(fs, target, override, installs) -> Verdict:
     try:
         as_target = posed_target(override.value)
     except TargetError as exc:
-        return Verdict("override", target, Status.BLOCKED, f"HSA_OVERRIDE_GFX_VERSION={override.value}: {exc.message}", tuple(ev))
+        return Verdict(
+            "override", target, Status.BLOCKED, f"HSA_OVERRIDE_GFX_VERSION={override.value}: {exc.message}", tuple(ev)
+        )
     folders = [r for i in installs.ollama for r in i.runners if r.rocblas]
     if not folders:
-        return Verdict("override", target, Status.UNKNOWN, f"the override makes the runtime report {as_target}",
-                       tuple(ev), reason="no bundled rocBLAS folder found")
+        return Verdict(
+            "override",
+            target,
+            Status.UNKNOWN,
+            f"the override makes the runtime report {as_target}",
+            tuple(ev),
+            reason="no bundled rocBLAS folder found",
+        )
     has = [r for r in folders if as_target in r.lazy_catalogs]
     for r in folders:
         names = [n for n in fs.listdir(r.rocblas) if n.startswith("TensileLibrary_lazy_")]
-        ev.append(_file_ev("rocblas", r.rocblas, None, ", ".join(names) or "no TensileLibrary_lazy_*.dat",
-                           f"TensileLibrary_lazy_{as_target}.dat " + ("present" if r in has else "missing")))
+        ev.append(
+            _file_ev(
+                "rocblas",
+                r.rocblas,
+                None,
+                ", ".join(names) or "no TensileLibrary_lazy_*.dat",
+                f"TensileLibrary_lazy_{as_target}.dat " + ("present" if r in has else "missing"),
+            )
+        )
     if has:
-        return Verdict("override", target, Status.ALLOWED,
-                       f"the override makes the runtime report {as_target}; the bundled rocBLAS has its catalog", tuple(ev))
-    return Verdict("override", target, Status.BLOCKED,
-                   f"the override makes the runtime report {as_target}, but the bundled rocBLAS has no "
-                   f"TensileLibrary_lazy_{as_target}.dat: discovery drops the GPU", tuple(ev),
-                   remedy=f"remove the override from {override.where.rsplit(':', 1)[0]}, or copy {as_target}'s rocBLAS files")
+        return Verdict(
+            "override",
+            target,
+            Status.ALLOWED,
+            f"the override makes the runtime report {as_target}; the bundled rocBLAS has its catalog",
+            tuple(ev),
+        )
+    return Verdict(
+        "override",
+        target,
+        Status.BLOCKED,
+        f"the override makes the runtime report {as_target}, but the bundled rocBLAS has no "
+        f"TensileLibrary_lazy_{as_target}.dat: discovery drops the GPU",
+        tuple(ev),
+        remedy=f"remove the override from {override.where.rsplit(':', 1)[0]}, or copy {as_target}'s rocBLAS files",
+    )
 
 
-def _known_target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0,
-                         matrix_of=None, facts=None) -> TargetReport:
+def _known_target_report(
+    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None
+) -> TargetReport:
     """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
     fatal: the other GPUs of the machine keep their report (issue 41)."""
     from gfxgate.errors import TargetError
 
     try:
-        return _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of,
-                              facts)
+        return _target_report(
+            fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts
+        )
     except TargetError as exc:
-        return TargetReport(gpu.target, gpu.name, version, "none: gfxgate does not know this target", (), (), "", None,
-                            (f"{exc.message}: no gate matrix for it in this gfxgate (a newer one may know it)",), ())
+        return TargetReport(
+            gpu.target,
+            gpu.name,
+            version,
+            "none: gfxgate does not know this target",
+            (),
+            (),
+            "",
+            None,
+            (f"{exc.message}: no gate matrix for it in this gfxgate (a newer one may know it)",),
+            (),
+        )
 
 
-def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0,
-                   matrix_of=None, facts=None) -> TargetReport:
+def _target_report(
+    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None
+) -> TargetReport:
     from gfxgate.gate.route import decide
 
     target = gpu.target
@@ -416,8 +601,11 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     rows: tuple[Verdict, ...] = ()
     if matrix is not None:
         route = matrix.routes[0] if matrix.routes else decide(matrix, target)
-        rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
-                     if (layer.id, target) in matrix.cells)
+        rows = tuple(
+            _machine_path(fs, matrix.cells[(layer.id, target)])
+            for layer in matrix.layers
+            if (layer.id, target) in matrix.cells
+        )
     else:  # the Route the embedded timeline stored at this release: the same record scan computes, read back
         route, tag = _timeline_route(target, version)
         if route is None:
@@ -431,12 +619,30 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
         judged = {b.backend: b.machine for b in route.backends}
         for b in route.backends:
             if b.option is None:
-                backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
-                                               reason="; ".join(b.undecided or b.refused) or None))
+                backends.append(
+                    BackendVerdict(
+                        b.backend,
+                        b.title,
+                        "undecided" if b.undecided else "no route",
+                        "-",
+                        reason="; ".join(b.undecided or b.refused) or None,
+                    )
+                )
                 continue
-            steps = _plan_steps([(s.workaround, s.setting, s.evidence, s.check and f"{s.check.state} — {s.check.summary}")
-                                 for s in b.option.steps], target, version, env, installs, fs, gpu, facts,
-                                unit and unit.exec_start)
+            steps = _plan_steps(
+                [
+                    (s.workaround, s.setting, s.evidence, s.check and f"{s.check.state} — {s.check.summary}")
+                    for s in b.option.steps
+                ],
+                target,
+                version,
+                env,
+                installs,
+                fs,
+                gpu,
+                facts,
+                unit and unit.exec_start,
+            )
             backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
     from gfxgate.doctor import facts as machine_facts
@@ -449,9 +655,22 @@ def _target_report(fs, gpu, version, req, installs, unit, env, users, nodes, dia
     backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts, judged)
     answer = machine_facts.answer(answer, backends, facts, pin, target, version)
     pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
-    return TargetReport(target, gpu.name, version, origin or "embedded timeline", tuple(rows) + tuple(machine),
-                        tuple(backends), answer, pin, tuple(notes), layer_backends, pin_commands, gives_up,
-                        machine_facts.packaged_lines(target), machine_facts.runtime_lines(target, version))
+    return TargetReport(
+        target,
+        gpu.name,
+        version,
+        origin or "embedded timeline",
+        tuple(rows) + tuple(machine),
+        tuple(backends),
+        answer,
+        pin,
+        tuple(notes),
+        layer_backends,
+        pin_commands,
+        gives_up,
+        machine_facts.packaged_lines(target),
+        machine_facts.runtime_lines(target, version),
+    )
 
 
 def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) -> BackendVerdict:
@@ -461,40 +680,71 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
     from gfxgate.gate.workarounds import default_workarounds
 
     if verdict.state not in ("runs", "needs steps") or any(
-            s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands) for s in verdict.steps):
+        s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands)
+        for s in verdict.steps
+    ):
         return verdict
     proc = target.split(":")[0]
     # (folder, targets with a lazy catalog, targets any Tensile/Kernels file names): rocBLAS before the lazy catalogs
     # (ROCm 5) has none, so a target is missing only when no file of the folder names it
-    folders = [(r.rocblas, r.lazy_catalogs, {t for t, _ in r.tensile}) for i in installs.ollama for r in i.runners if r.rocblas]
-    folders = folders or [(f, install.rocblas_lazy_targets(fs, f), set(install.rocblas_lazy_targets(fs, f)))
-                          for f in installs.system_rocblas]
+    folders = [
+        (r.rocblas, r.lazy_catalogs, {t for t, _ in r.tensile}) for i in installs.ollama for r in i.runners if r.rocblas
+    ]
+    folders = folders or [
+        (f, install.rocblas_lazy_targets(fs, f), set(install.rocblas_lazy_targets(fs, f)))
+        for f in installs.system_rocblas
+    ]
     if not folders or any(proc in lazy or proc in named for _, lazy, named in folders):
         return verdict
     folder, lazy, _ = folders[0]
-    ev = _file_ev("rocblas", folder, None, ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
-                  f"TensileLibrary_lazy_{proc}.dat missing")
+    ev = _file_ev(
+        "rocblas",
+        folder,
+        None,
+        ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
+        f"TensileLibrary_lazy_{proc}.dat missing",
+    )
     from gfxgate.answer.override import posed_target
 
     for w in default_workarounds():
         if w.override and proc in w.applies_to and posed_target(w.override) in lazy:
-            step = dataclasses.replace(_env_step("HSA_OVERRIDE_GFX_VERSION", w.override, env, None, w.id,
-                                                 f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no "
-                                                 f"{proc} catalog, but has {posed_target(w.override)}'s",
-                                                 (ev,)), origin="machine")
+            step = dataclasses.replace(
+                _env_step(
+                    "HSA_OVERRIDE_GFX_VERSION",
+                    w.override,
+                    env,
+                    None,
+                    w.id,
+                    f"set HSA_OVERRIDE_GFX_VERSION={w.override}: the installed rocBLAS has no "
+                    f"{proc} catalog, but has {posed_target(w.override)}'s",
+                    (ev,),
+                ),
+                origin="machine",
+            )
             steps = (step, *verdict.steps)
-            return dataclasses.replace(verdict, state="needs steps" if any(not s.done for s in steps) else "runs", steps=steps,
-                                       label=f"{verdict.label.replace(' out of the box', '')} + override {w.override} (installed rocBLAS)")
+            return dataclasses.replace(
+                verdict,
+                state="needs steps" if any(not s.done for s in steps) else "runs",
+                steps=steps,
+                label=f"{verdict.label.replace(' out of the box', '')} + override {w.override} (installed rocBLAS)",
+            )
     step = dataclasses.replace(_copy_step(fs, target, installs, (ev,)), origin="machine")
-    return dataclasses.replace(verdict, state="needs steps", steps=(*verdict.steps, step),
-                               label=f"{verdict.label} + rocBLAS files (installed rocBLAS)")
+    return dataclasses.replace(
+        verdict,
+        state="needs steps",
+        steps=(*verdict.steps, step),
+        label=f"{verdict.label} + rocBLAS files (installed rocBLAS)",
+    )
 
 
 def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerdict:
     steps = list(steps)
     if needs_gpu and access_row.status == Status.BLOCKED and access_row.remedy:
-        steps.append(FixStep("access", access_row.summary, (access_row.remedy, "sudo systemctl restart ollama"),
-                             access_row.evidence))
+        steps.append(
+            FixStep(
+                "access", access_row.summary, (access_row.remedy, "sudo systemctl restart ollama"), access_row.evidence
+            )
+        )
     todo = [s for s in steps if not s.done]
     return BackendVerdict(backend, title, "needs steps" if todo else "runs", label, tuple(steps))
 
@@ -517,9 +767,13 @@ def _timeline_route(target: str, version: str | None):
     tag = f"v{version}" if version else (timeline.tags[-1] if timeline is not None else "the pin")
     if timeline is None or target not in timeline.targets or tag not in timeline.tags:
         return None, tag
-    return mark_unchecked(timeline.route_at(target, tag), (
-        f"the embedded timeline holds the gate facts, not the workarounds' checks: `gfxgate workarounds --ref "
-        f"ollama={tag}` checks the step at this version")), tag
+    return mark_unchecked(
+        timeline.route_at(target, tag),
+        (
+            f"the embedded timeline holds the gate facts, not the workarounds' checks: `gfxgate workarounds --ref "
+            f"ollama={tag}` checks the step at this version"
+        ),
+    ), tag
 
 
 def _pin(target: str, version: str | None) -> str | None:
@@ -530,14 +784,21 @@ def _pin(target: str, version: str | None) -> str | None:
     good = None
     for cell in timeline.row(target).cells:
         rocm = next((b for b in cell.backends if b.backend == "rocm"), None)
-        if rocm is not None and rocm.state == "route" and not any(
-                s.startswith(("build-", "copy-")) for s in rocm.steps):
+        if (
+            rocm is not None
+            and rocm.state == "route"
+            and not any(s.startswith(("build-", "copy-")) for s in rocm.steps)
+        ):
             good = cell
     if good is None:
         return None
     inside = version and _in_range(f"v{version}", good, timeline.tags)
     rocm = next(b for b in good.backends if b.backend == "rocm")
-    return None if inside else f"ollama {good.last} (the newest release where ROCm runs {target} as '{rocm.label}': {good.first} … {good.last})"
+    return (
+        None
+        if inside
+        else f"ollama {good.last} (the newest release where ROCm runs {target} as '{rocm.label}': {good.first} … {good.last})"
+    )
 
 
 def _in_range(tag, cell, tags) -> bool:

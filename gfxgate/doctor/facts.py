@@ -47,11 +47,22 @@ def runs_of(diagnoses) -> tuple[RunFact, ...]:
         facts = {f.name: f for f in diagnosis.facts}
         vulkan = facts.get("env:OLLAMA_VULKAN")
         cpu_only = bool(diagnosis.runs) and all(r.outcome == "cpu-only" for r in diagnosis.runs)
-        if (vulkan is not None and vulkan.value.lower() in ("1", "true") and cpu_only
-                and not any(g.backend.lower() == "vulkan" and not g.role.startswith("left out") for g in diagnosis.gpus)):
-            out.append(RunFact("vulkan", "cpu", f"OLLAMA_VULKAN was on ({_where(vulkan.evidence)}), yet discovery "
-                               "listed no Vulkan GPU and every run ran on the CPU: the Vulkan driver "
-                               f"({VULKAN_DRIVER}) or Ollama's Vulkan runner is missing", _where(vulkan.evidence)))
+        if (
+            vulkan is not None
+            and vulkan.value.lower() in ("1", "true")
+            and cpu_only
+            and not any(g.backend.lower() == "vulkan" and not g.role.startswith("left out") for g in diagnosis.gpus)
+        ):
+            out.append(
+                RunFact(
+                    "vulkan",
+                    "cpu",
+                    f"OLLAMA_VULKAN was on ({_where(vulkan.evidence)}), yet discovery "
+                    "listed no Vulkan GPU and every run ran on the CPU: the Vulkan driver "
+                    f"({VULKAN_DRIVER}) or Ollama's Vulkan runner is missing",
+                    _where(vulkan.evidence),
+                )
+            )
         if cpu_only:
             for run in diagnosis.runs:
                 out.append(RunFact("cpu", "ok", f"run {run.index}: {run.summary}", _where(run.evidence)))
@@ -68,13 +79,25 @@ def runs_of_worklog(worklog) -> tuple[RunFact, ...]:
             continue
         where = f"{worklog.path}:{run.line} (run {run.run_id})"
         if run.ok:
-            out.append(RunFact(backend, "ok", f"sweep run {run.run_id}: ok at num_gpu {run.num_gpu} ({run.model})", where))
+            out.append(
+                RunFact(backend, "ok", f"sweep run {run.run_id}: ok at num_gpu {run.num_gpu} ({run.model})", where)
+            )
             continue
         phase = run.get("phase") or {}
-        said = (f", {phase.get('phase')}: {phase.get('reason')}" if isinstance(phase, dict) and phase.get("phase") else "")
+        said = (
+            f", {phase.get('phase')}: {phase.get('reason')}" if isinstance(phase, dict) and phase.get("phase") else ""
+        )
         error = " ".join(str(run.get("error") or "").split())[:160]
-        out.append(RunFact(backend, "failed", f"sweep run {run.run_id}: {run.outcome} at num_gpu {run.num_gpu} ({run.model})"
-                           + said + (f"; {error}" if error else ""), where))
+        out.append(
+            RunFact(
+                backend,
+                "failed",
+                f"sweep run {run.run_id}: {run.outcome} at num_gpu {run.num_gpu} ({run.model})"
+                + said
+                + (f"; {error}" if error else ""),
+                where,
+            )
+        )
     return tuple(out)
 
 
@@ -85,24 +108,42 @@ def apply(backends: list[BackendVerdict], facts: MachineFacts | None, judged=Non
     machine); a backend the Route does not hold is judged here the same way (``machine.judge``)."""
     out = []
     for verdict in backends:
-        said = judged[verdict.backend] if judged is not None and verdict.backend in judged else judge(facts, verdict.backend)
+        said = (
+            judged[verdict.backend]
+            if judged is not None and verdict.backend in judged
+            else judge(facts, verdict.backend)
+        )
         if said is None:
             out.append(verdict)
             continue
         if said.state == "not installed":
-            step = FixStep("install-runner", f"install the {verdict.backend} runner: {said.package}",
-                           said.commands, (Evidence("installs", None, said.reason, said.evidence[0] if said.evidence else ""),),
-                           origin="machine")
+            step = FixStep(
+                "install-runner",
+                f"install the {verdict.backend} runner: {said.package}",
+                said.commands,
+                (Evidence("installs", None, said.reason, said.evidence[0] if said.evidence else ""),),
+                origin="machine",
+            )
             steps = (step,) + tuple(verdict.steps)
         elif said.commands:  # ran on the CPU with Vulkan on: the driver
-            step = FixStep("install-vulkan-driver", "install the Vulkan driver (Mesa RADV) so Ollama's Vulkan runner finds the GPU",
-                           said.commands, (Evidence("log", None, said.reason[:300], ", ".join(said.evidence)),), origin="machine")
+            step = FixStep(
+                "install-vulkan-driver",
+                "install the Vulkan driver (Mesa RADV) so Ollama's Vulkan runner finds the GPU",
+                said.commands,
+                (Evidence("log", None, said.reason[:300], ", ".join(said.evidence)),),
+                origin="machine",
+            )
             steps = (step,) + tuple(verdict.steps)
         else:
             steps = tuple(verdict.steps)
-        reason = said.reason + (f" (evidence: {', '.join(said.evidence)})" if said.evidence and said.state != "not installed" else "")
-        out.append(dataclasses.replace(verdict, state=said.state, steps=steps,
-                                       reason="; ".join(x for x in (reason, verdict.reason) if x)))
+        reason = said.reason + (
+            f" (evidence: {', '.join(said.evidence)})" if said.evidence and said.state != "not installed" else ""
+        )
+        out.append(
+            dataclasses.replace(
+                verdict, state=said.state, steps=steps, reason="; ".join(x for x in (reason, verdict.reason) if x)
+            )
+        )
     return out
 
 
@@ -120,14 +161,21 @@ def remove_override(backends: list[BackendVerdict], rows: list[Verdict]) -> list
     text = row.evidence[0].text
     out = []
     for verdict in backends:
-        if verdict.backend != "rocm" or any(s.commands and "HSA_OVERRIDE_GFX_VERSION=" in " ".join(s.commands)
-                                            for s in verdict.steps if not s.done):
+        if verdict.backend != "rocm" or any(
+            s.commands and "HSA_OVERRIDE_GFX_VERSION=" in " ".join(s.commands) for s in verdict.steps if not s.done
+        ):
             out.append(verdict)
             continue
-        step = FixStep("remove-override", f"remove {text} ({path}:{line}): it blocks ROCm ({row.summary})",
-                       (f"sudo sed -i '{line}d' {shlex.quote(path)}",
-                        "sudo systemctl daemon-reload && sudo systemctl restart ollama"),
-                       (Evidence("unit", Location(repo="file", path=path, line=line), text, "blocking"),), origin="machine")
+        step = FixStep(
+            "remove-override",
+            f"remove {text} ({path}:{line}): it blocks ROCm ({row.summary})",
+            (
+                f"sudo sed -i '{line}d' {shlex.quote(path)}",
+                "sudo systemctl daemon-reload && sudo systemctl restart ollama",
+            ),
+            (Evidence("unit", Location(repo="file", path=path, line=line), text, "blocking"),),
+            origin="machine",
+        )
         state = verdict.state if verdict.state not in ("runs",) else "needs steps"
         out.append(dataclasses.replace(verdict, state=state, steps=(step,) + tuple(verdict.steps)))
     return out
@@ -141,14 +189,22 @@ def runtime_lines(target: str, version: str | None) -> tuple[str, ...]:
 _TROUBLE = ("not installed", "failed on this machine", "ran on the CPU")
 
 
-def answer(sentence: str, backends: list[BackendVerdict], facts: MachineFacts | None, pin: str | None,
-           target: str = "", version: str | None = None) -> str:
+def answer(
+    sentence: str,
+    backends: list[BackendVerdict],
+    facts: MachineFacts | None,
+    pin: str | None,
+    target: str = "",
+    version: str | None = None,
+) -> str:
     """The route's sentence as this machine can follow it: what the machine shows first (a runner not installed,
     a backend that failed, every run on the CPU), then the next backend to try with its first step; never "nothing
     to change" for someone whose runs are on the CPU."""
     lead = sentence.split(":", 1)[-1]
-    trouble = sorted((b for b in backends if b.state in _TROUBLE and b.backend != "cpu"),
-                     key=lambda b: lead.find(b.title) if b.title in lead else len(lead))  # the route's lead first
+    trouble = sorted(
+        (b for b in backends if b.state in _TROUBLE and b.backend != "cpu"),
+        key=lambda b: lead.find(b.title) if b.title in lead else len(lead),
+    )  # the route's lead first
     cpu = shows_cpu(facts)
     if not trouble and not cpu:
         return sentence + _caution(sentence, target, version)
@@ -163,8 +219,9 @@ def answer(sentence: str, backends: list[BackendVerdict], facts: MachineFacts | 
     else:
         then = f"next: pin {pin}" if pin else "no backend runs as the machine is"
     route = sentence.replace("nothing to change", "no release setting to change")
-    return (f"On this machine: {'; '.join(said)}. {then[0].upper() + then[1:]}. The release's route: {route}"
-            + _caution(route, target, version))
+    return f"On this machine: {'; '.join(said)}. {then[0].upper() + then[1:]}. The release's route: {route}" + _caution(
+        route, target, version
+    )
 
 
 def _caution(sentence: str, target: str, version: str | None) -> str:
@@ -172,11 +229,17 @@ def _caution(sentence: str, target: str, version: str | None) -> str:
     if not target:
         return ""
     head = sentence.split(";")[0].split(". The release's route: ")[-1]
-    said = [text for text, _ in cautions(target, version) if any(n in head and n in text for n in ("ROCm", "Vulkan", "CUDA"))]
+    said = [
+        text
+        for text, _ in cautions(target, version)
+        if any(n in head and n in text for n in ("ROCm", "Vulkan", "CUDA"))
+    ]
     return "".join(f". Caution: {text}" for text in said[:1])
 
 
-def pin_route(pin: str | None, facts: MachineFacts | None, installed: str | None = None) -> tuple[tuple[str, ...], str | None]:
+def pin_route(
+    pin: str | None, facts: MachineFacts | None, installed: str | None = None
+) -> tuple[tuple[str, ...], str | None]:
     """The pin as steps: remove the distribution's packages first where they would shadow it (Arch), install the
     release with Ollama's install script, and what the pin gives up."""
     if not pin or facts is None or not facts.pin_install:
@@ -202,11 +265,15 @@ def _installs_rules() -> dict:
     return load_yaml(rules_dir() / "installs.yaml", "installs")
 
 
-def build_recipe(setting: str, version: str | None, facts: MachineFacts | None, exec_start: str | None) -> tuple[str, ...]:
+def build_recipe(
+    setting: str, version: str | None, facts: MachineFacts | None, exec_start: str | None
+) -> tuple[str, ...]:
     """The build route as commands at ``version``: the HIP SDK of the release's ROCm, the clone at the tag, the
     route's configure line (``setting``), the build, the install under /usr/local, and the service pointed at it: the
     recipe scan prints under the build step (answer/steps.py: build_recipe), with this machine's distribution and unit."""
-    return _recipe(_installs_rules()["build"], setting, version, distro=facts.distro if facts else (), exec_start=exec_start)
+    return _recipe(
+        _installs_rules()["build"], setting, version, distro=facts.distro if facts else (), exec_start=exec_start
+    )
 
 
 def packaged_lines(target: str) -> tuple[str, ...]:
@@ -217,4 +284,6 @@ def packaged_lines(target: str) -> tuple[str, ...]:
     if not found:
         return ()
     what = "; ".join(f"{p['package']} {p['version']} ({p['suite']}): {p['what']} has {proc}" for p in found)
-    return (f"packaged route: {what} — `{found[0]['install']}` (llama.cpp's llama-server with --device ROCm0, without Ollama)",)
+    return (
+        f"packaged route: {what} — `{found[0]['install']}` (llama.cpp's llama-server with --device ROCm0, without Ollama)",
+    )

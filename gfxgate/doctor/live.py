@@ -47,12 +47,18 @@ def get(client, url: str, deadline: float) -> tuple[int, bytes]:
     for _ in range(MAX_REDIRECTS + 1):
         if time.monotonic() >= deadline:
             raise LiveError(f"no complete answer within {DEADLINE_S:g} s")
-        with client.stream("GET", url, headers={"Accept-Encoding": "gzip, deflate, identity"},
-                           extensions={"gfxgate.deadline": deadline}) as response:
+        with client.stream(
+            "GET",
+            url,
+            headers={"Accept-Encoding": "gzip, deflate, identity"},
+            extensions={"gfxgate.deadline": deadline},
+        ) as response:
             if response.status_code in (301, 302, 303, 307, 308):
                 target = urljoin(url, response.headers.get("location", ""))
                 if urlsplit(target)[:2] != origin:
-                    raise LiveError(f"{response.status_code} redirect to another host ({urlsplit(target).netloc[:80]}): not followed")
+                    raise LiveError(
+                        f"{response.status_code} redirect to another host ({urlsplit(target).netloc[:80]}): not followed"
+                    )
                 url = target
                 continue
             decoder = _decoder(response.headers.get("content-encoding", ""))
@@ -100,8 +106,9 @@ def ask(url: str) -> Live:
             raise LiveError("not an http:// or https:// URL")
         deadline = time.monotonic() + DEADLINE_S
         base = url.rstrip("/")
-        with httpx.Client(transport=DeadlineTransport(DEADLINE_S), follow_redirects=False,
-                          timeout=httpx.Timeout(DEADLINE_S)) as client:
+        with httpx.Client(
+            transport=DeadlineTransport(DEADLINE_S), follow_redirects=False, timeout=httpx.Timeout(DEADLINE_S)
+        ) as client:
             status, answer = get_json(client, base + "/api/version", deadline)
             if status == 404:
                 status, props = get_json(client, base + "/props", deadline)
@@ -109,9 +116,14 @@ def ask(url: str) -> Live:
                     raise LiveError(f"/props: HTTP {status}" if status >= 400 else "/props: not a JSON object")
                 model = str(props.get("model_path") or "")[:4096]
                 build = str(props.get("build_info") or "")[:80]
-                return Live(url, "llama-server", build or None,
-                            ({"name": model.rsplit("/", 1)[-1], "size": 0, "size_vram": 0, "on_gpu": "see the server log"},)
-                            if model else ())
+                return Live(
+                    url,
+                    "llama-server",
+                    build or None,
+                    ({"name": model.rsplit("/", 1)[-1], "size": 0, "size_vram": 0, "on_gpu": "see the server log"},)
+                    if model
+                    else (),
+                )
             if status >= 400 or not isinstance(answer, dict):
                 raise LiveError(f"/api/version: HTTP {status}" if status >= 400 else "/api/version: not a JSON object")
             version = answer.get("version")
@@ -124,8 +136,14 @@ def ask(url: str) -> Live:
                     continue
                 size, vram = _int(m.get("size")), _int(m.get("size_vram"))
                 share = f"{round(100 * vram / size)} % GPU" if size else "unknown"
-                models.append({"name": str(m.get("model") or m.get("name") or "")[:200], "size": size, "size_vram": vram,
-                               "on_gpu": share})
+                models.append(
+                    {
+                        "name": str(m.get("model") or m.get("name") or "")[:200],
+                        "size": size,
+                        "size_vram": vram,
+                        "on_gpu": share,
+                    }
+                )
             return Live(url, "ollama", str(version)[:40] if version else None, tuple(models))
     except Exception as exc:  # noqa: BLE001 - a server that does not answer is a fact of the report
         return Live(url, error=f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")

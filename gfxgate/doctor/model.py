@@ -23,7 +23,9 @@ class FixStep(NeedsEvidence, JsonRecord):
     commands: tuple[str, ...]  # exact text to run or write
     evidence: tuple[Evidence, ...]
     done: bool = False  # the machine already does it (evidence: where)
-    check: str | None = None  # a route step's check at the version: "live — …", or "not checked — why" (answer/route.py)
+    check: str | None = (
+        None  # a route step's check at the version: "live — …", or "not checked — why" (answer/route.py)
+    )
     origin: str = "route"  # "route": a step of the release's route; "machine": what this machine's files or runs add
 
     evidence_for = "fix step {self.workaround}"

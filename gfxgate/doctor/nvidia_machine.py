@@ -53,7 +53,9 @@ def overlap_pick(supported: Mapping[str, set[str]]) -> dict[str, str]:
         for other in dirs:
             if other == newest:
                 continue
-            if len(supported[newest]) != len(supported[other]) or any(d not in supported[other] for d in supported[newest]):
+            if len(supported[newest]) != len(supported[other]) or any(
+                d not in supported[other] for d in supported[newest]
+            ):
                 any_missing = True
                 break
         if not any_missing:
@@ -74,7 +76,8 @@ def _gpus(fs: RootFS, sys_gpus, smi: list[host_nvidia.SmiGpu]) -> tuple[list[Nvi
     notes: list[str] = []
     by_bus = {g.bus: g for g in smi}
     found: list[tuple[str, str, str, str | None, str | None]] = [
-        (c.model, c.bus, c.path, c.uuid, host_nvidia.pci_device(fs, c.bus)) for c in host_nvidia.cards(fs)]
+        (c.model, c.bus, c.path, c.uuid, host_nvidia.pci_device(fs, c.bus)) for c in host_nvidia.cards(fs)
+    ]
     if not found and smi:
         found = [(g.name, g.bus, "nvidia-smi", None, host_nvidia.pci_device(fs, g.bus)) for g in smi]
     if not found:
@@ -95,13 +98,17 @@ def _gpus(fs: RootFS, sys_gpus, smi: list[host_nvidia.SmiGpu]) -> tuple[list[Nvi
             except TargetError:
                 continue
             how = source
-            ev = (Evidence("nvidia-smi", None, f"{model}: compute_cap {name}", " ".join(host_nvidia.SMI_QUERY))
-                  if path == "nvidia-smi" else
-                  Evidence("nvidia", Location(repo="file", path=path), name if path != where else f"Model: {model}"))
+            ev = (
+                Evidence("nvidia-smi", None, f"{model}: compute_cap {name}", " ".join(host_nvidia.SMI_QUERY))
+                if path == "nvidia-smi"
+                else Evidence("nvidia", Location(repo="file", path=path), name if path != where else f"Model: {model}")
+            )
             break
         if target is None:
-            notes.append(f"{model}{f' ({pci})' if pci else ''}: compute capability unknown to gfxgate; "
-                         "`nvidia-smi --query-gpu=name,compute_cap --format=csv` says it")
+            notes.append(
+                f"{model}{f' ({pci})' if pci else ''}: compute capability unknown to gfxgate; "
+                "`nvidia-smi --query-gpu=name,compute_cap --format=csv` says it"
+            )
         out.append(NvidiaGpu(model, bus, target, how, ev, uuid, pci))
     return out, notes
 
@@ -135,9 +142,16 @@ def _folder_floor(folder: str, window: Window) -> int | None:
     return None
 
 
-def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[str, Any],
-                   process_env: Mapping[str, str] | None, matrix_of: Callable[..., Any], unit=None
-                   ) -> tuple[list[TargetReport], list[str], list[Any]]:
+def nvidia_reports(
+    fs: RootFS,
+    sys_gpus,
+    version: str | None,
+    req,
+    env: Mapping[str, Any],
+    process_env: Mapping[str, str] | None,
+    matrix_of: Callable[..., Any],
+    unit=None,
+) -> tuple[list[TargetReport], list[str], list[Any]]:
     """One TargetReport per NVIDIA GPU, the machine-wide notes (the driver, the runner folders), and the NVIDIA GPUs
     as the report's GPU list shows them (one per bus, each with its own name: sysfs's DRM cards do not say it)."""
     from gfxgate.host.sysfs import Gpu
@@ -148,10 +162,16 @@ def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[
     drv = host_nvidia.driver(fs)
     smi, problem = host_nvidia.smi(fs)  # a live machine with the tool: each GPU's compute_cap, the driver's version
     if drv is None and smi:
-        drv = host_nvidia.NvidiaDriver(smi[0].driver, int(smi[0].driver.split(".")[0]) if smi[0].driver.split(".")[0].isdigit()
-                                       else 0, f"nvidia-smi: driver_version {smi[0].driver}")
-    notes = [f"NVIDIA driver {drv.version} (R{drv.branch}; /{host_nvidia.VERSION_FILE}: {drv.line})" if drv else
-             f"NVIDIA driver: /{host_nvidia.VERSION_FILE} is not there (the nvidia module is not loaded?)"]
+        drv = host_nvidia.NvidiaDriver(
+            smi[0].driver,
+            int(smi[0].driver.split(".")[0]) if smi[0].driver.split(".")[0].isdigit() else 0,
+            f"nvidia-smi: driver_version {smi[0].driver}",
+        )
+    notes = [
+        f"NVIDIA driver {drv.version} (R{drv.branch}; /{host_nvidia.VERSION_FILE}: {drv.line})"
+        if drv
+        else f"NVIDIA driver: /{host_nvidia.VERSION_FILE} is not there (the nvidia module is not loaded?)"
+    ]
     runners = host_nvidia.runners(fs)
     pairs = {r.folder: gpu_code_pairs(fs, list(r.libraries)) for r in runners}
     scanned = {r.folder: [scan_file(real, display=lib) for lib, real in pairs[r.folder]] for r in runners}
@@ -186,10 +206,14 @@ def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[
             if not files:
                 why[(g.bus, r.folder)] = "no libggml-cuda.so in the folder"
             elif not listed:
-                why[(g.bus, r.folder)] = (f"its code does not list {g.target.processor} exactly: Ollama skips the device "
-                                          "(compute capability not in compiled architectures)")
+                why[(g.bus, r.folder)] = (
+                    f"its code does not list {g.target.processor} exactly: Ollama skips the device "
+                    "(compute capability not in compiled architectures)"
+                )
             elif drv and floor and drv.branch < floor:
-                why[(g.bus, r.folder)] = f"driver R{drv.branch} is below {r.folder}'s floor {floor}: discovery drops the device"
+                why[(g.bus, r.folder)] = (
+                    f"driver R{drv.branch} is below {r.folder}'s floor {floor}: discovery drops the device"
+                )
             else:
                 why[(g.bus, r.folder)] = "lists it" + ("" if exact_era else " (runs it)")
                 if skipped:
@@ -201,17 +225,55 @@ def nvidia_reports(fs: RootFS, sys_gpus, version: str | None, req, env: Mapping[
     reports = []
     for g in gpus:
         if g.target is None:
-            reports.append(TargetReport(g.model, g.model, version, "none: gfxgate does not know this GPU", (), (), "", None,
-                                        tuple(n for n in notes if n.startswith(g.model))))
+            reports.append(
+                TargetReport(
+                    g.model,
+                    g.model,
+                    version,
+                    "none: gfxgate does not know this GPU",
+                    (),
+                    (),
+                    "",
+                    None,
+                    tuple(n for n in notes if n.startswith(g.model)),
+                )
+            )
             continue
         matrix, origin, mnotes = matrices[str(g.target)]
-        reports.append(_report(fs, g, gpus, version, matrix, origin, mnotes, drv, runners, scanned, picks, why, values,
-                               env, same, _machine_path))
+        reports.append(
+            _report(
+                fs,
+                g,
+                gpus,
+                version,
+                matrix,
+                origin,
+                mnotes,
+                drv,
+                runners,
+                scanned,
+                picks,
+                why,
+                values,
+                env,
+                same,
+                _machine_path,
+            )
+        )
     drm = [g.pci for g in sys_gpus if g.vendor == "nvidia"]
     if len(drm) == len(gpus) == 1 and gpus[0].pci is None:  # the one DRM card is the one GPU (no PCI folder read)
         gpus[0] = gpus[0]._replace(pci=drm[0])
-    shown = [Gpu("nvidia", g.pci or "10de:?", g.model, g.how or "nvidia driver", str(g.target) if g.target else None,
-                  driver="nvidia") for g in gpus]
+    shown = [
+        Gpu(
+            "nvidia",
+            g.pci or "10de:?",
+            g.model,
+            g.how or "nvidia driver",
+            str(g.target) if g.target else None,
+            driver="nvidia",
+        )
+        for g in gpus
+    ]
     return reports, notes, shown
 
 
@@ -227,8 +289,14 @@ def _matrix(target, version: str | None, req, installed, scan_matrix: Callable[.
     try:
         matrix = scan_matrix([target], facts, installed=installed or None)
     except (SourceError, NetworkError) as exc:
-        return None, "", [f"the sources at {tag} cannot be read here ({exc.message}); give --source "
-                          f"{exc.source or 'ollama'}=CLONE for {target}'s matrix at {tag}"]
+        return (
+            None,
+            "",
+            [
+                f"the sources at {tag} cannot be read here ({exc.message}); give --source "
+                f"{exc.source or 'ollama'}=CLONE for {target}'s matrix at {tag}"
+            ],
+        )
     return matrix, (f"embedded snapshot at {tag}" if facts.embedded else f"sources at {tag}"), []
 
 
@@ -255,8 +323,24 @@ def _file_ev(path: str, text: str, note: str = "", line: int | None = None) -> E
     return Evidence("machine", Location(repo="file", path=path, line=line), text[:300], note)
 
 
-def _report(fs, g: NvidiaGpu, gpus, version, matrix, origin, mnotes, drv, runners, scanned, picks, why, values, env,
-            same, machine_path) -> TargetReport:
+def _report(
+    fs,
+    g: NvidiaGpu,
+    gpus,
+    version,
+    matrix,
+    origin,
+    mnotes,
+    drv,
+    runners,
+    scanned,
+    picks,
+    why,
+    values,
+    env,
+    same,
+    machine_path,
+) -> TargetReport:
     from gfxgate.answer.steps import fill_setting
     from gfxgate.gate.route import decide
     from gfxgate.gate.workarounds import default_workarounds
@@ -265,14 +349,23 @@ def _report(fs, g: NvidiaGpu, gpus, version, matrix, origin, mnotes, drv, runner
     target = str(g.target)
     arch = catalog().nvidia[g.target.processor]
     window = _window(matrix, g.target)
-    tag = f"v{version}" if version else (next((s.ref for s in matrix.sources if s.name == "ollama"), None) if matrix else None)
+    tag = (
+        f"v{version}"
+        if version
+        else (next((s.ref for s in matrix.sources if s.name == "ollama"), None) if matrix else None)
+    )
     rows: list[Verdict] = []
     if matrix is not None:
-        rows += [machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
-                 if (layer.id, target) in matrix.cells]
+        rows += [
+            machine_path(fs, matrix.cells[(layer.id, target)])
+            for layer in matrix.layers
+            if (layer.id, target) in matrix.cells
+        ]
     # the GPU and its compute capability
-    notes = list(mnotes) + [f"{g.model} on {g.bus or 'the PCI bus'}: {target}, compute capability {arch.capability} "
-                            f"({arch.family}; from {g.how})"]
+    notes = list(mnotes) + [
+        f"{g.model} on {g.bus or 'the PCI bus'}: {target}, compute capability {arch.capability} "
+        f"({arch.family}; from {g.how})"
+    ]
     # this driver against the release's window
     driver_row, driver_step = _driver_row(target, drv, window, tag)
     rows.append(driver_row)
@@ -281,37 +374,71 @@ def _report(fs, g: NvidiaGpu, gpus, version, matrix, origin, mnotes, drv, runner
     runner_ev = []
     for r in runners:
         lib = r.libraries[0] if r.libraries else r.path
-        codes = sorted({f"{c.arch} {c.kind}" for f in scanned[r.folder] for c in f.cuda_code},
-                       key=lambda s: (int(re.sub(r"[^0-9]", "", s.split()[0]) or 0), s))
-        runner_ev.append(_file_ev("/" + lib.lstrip("/"), ", ".join(codes) or "no NVIDIA code",
-                                  f"{r.folder}: {why.get((g.bus, r.folder), '')}"))
-    cite = [e for layer in ("cuda-discovery",) for e in (matrix.cells[(layer, target)].evidence[:1]
-                                                          if matrix is not None and (layer, target) in matrix.cells else ())]
+        codes = sorted(
+            {f"{c.arch} {c.kind}" for f in scanned[r.folder] for c in f.cuda_code},
+            key=lambda s: (int(re.sub(r"[^0-9]", "", s.split()[0]) or 0), s),
+        )
+        runner_ev.append(
+            _file_ev(
+                "/" + lib.lstrip("/"),
+                ", ".join(codes) or "no NVIDIA code",
+                f"{r.folder}: {why.get((g.bus, r.folder), '')}",
+            )
+        )
+    cite = [
+        e
+        for layer in ("cuda-discovery",)
+        for e in (
+            matrix.cells[(layer, target)].evidence[:1] if matrix is not None and (layer, target) in matrix.cells else ()
+        )
+    ]
     others = [o for o in gpus if o.bus != g.bus and o.target is not None]
     if not runners:
-        runner_row = Verdict(RUNNER_LAYER, target, Status.UNKNOWN, "no CUDA runner folder installed",
-                             reason="no cuda_v* folder under /usr/lib/ollama or /usr/local/lib/ollama")
+        runner_row = Verdict(
+            RUNNER_LAYER,
+            target,
+            Status.UNKNOWN,
+            "no CUDA runner folder installed",
+            reason="no cuda_v* folder under /usr/lib/ollama or /usr/local/lib/ollama",
+        )
     elif pick:
         shared = [o.model for o in others if picks.get(o.bus) == pick]
         overlap = ""
         listed = [r.folder for r in runners if why.get((g.bus, r.folder), "").startswith("lists")]
         if len(listed) > 1:
-            overlap = (f"; several folders list it ({', '.join(listed)}): filterOverlapByLibrary keeps {pick}"
-                       + (" (every folder takes every GPU: the newest)" if same else
-                          " (the folders take different GPUs: Ollama's loop ends at the oldest folder)"))
+            overlap = f"; several folders list it ({', '.join(listed)}): filterOverlapByLibrary keeps {pick}" + (
+                " (every folder takes every GPU: the newest)"
+                if same
+                else " (the folders take different GPUs: Ollama's loop ends at the oldest folder)"
+            )
             # the function's line at this release, as the cuda-discovery cell found it (rule ollama-cuda-overlap-library)
-            cite += [e for e in (matrix.cells[("cuda-discovery", target)].evidence if matrix is not None
-                                 and ("cuda-discovery", target) in matrix.cells else ())
-                     if e.location and e.location.path == "discover/runner.go" and "filterOverlapByLibrary" in e.text]
-        runner_row = Verdict(RUNNER_LAYER, target, Status.ALLOWED,
-                             f"Ollama picks {pick} for the {g.model}" + overlap
-                             + (f"; the same folder as the {', '.join(shared)}" if shared else ""),
-                             tuple(runner_ev) + tuple(cite))
+            cite += [
+                e
+                for e in (
+                    matrix.cells[("cuda-discovery", target)].evidence
+                    if matrix is not None and ("cuda-discovery", target) in matrix.cells
+                    else ()
+                )
+                if e.location and e.location.path == "discover/runner.go" and "filterOverlapByLibrary" in e.text
+            ]
+        runner_row = Verdict(
+            RUNNER_LAYER,
+            target,
+            Status.ALLOWED,
+            f"Ollama picks {pick} for the {g.model}"
+            + overlap
+            + (f"; the same folder as the {', '.join(shared)}" if shared else ""),
+            tuple(runner_ev) + tuple(cite),
+        )
     else:
-        runner_row = Verdict(RUNNER_LAYER, target, Status.BLOCKED,
-                             f"no installed CUDA runner takes the {g.model}: Ollama skips it (Vulkan or the CPU)",
-                             tuple(runner_ev) + tuple(cite),
-                             remedy="; ".join(f"{r.folder}: {why.get((g.bus, r.folder), '')}" for r in runners))
+        runner_row = Verdict(
+            RUNNER_LAYER,
+            target,
+            Status.BLOCKED,
+            f"no installed CUDA runner takes the {g.model}: Ollama skips it (Vulkan or the CPU)",
+            tuple(runner_ev) + tuple(cite),
+            remedy="; ".join(f"{r.folder}: {why.get((g.bus, r.folder), '')}" for r in runners),
+        )
     rows.append(runner_row)
     rows.append(_env_row(target, env, values, g))
     backends: list[BackendVerdict] = []
@@ -322,50 +449,103 @@ def _report(fs, g: NvidiaGpu, gpus, version, matrix, origin, mnotes, drv, runner
         by_id = {w.id: w.at({"ollama": tag}.get) if tag else w for w in default_workarounds()}
         for b in route.backends:
             if b.option is None:
-                backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
-                                               reason="; ".join(b.undecided or b.refused) or None))
+                backends.append(
+                    BackendVerdict(
+                        b.backend,
+                        b.title,
+                        "undecided" if b.undecided else "no route",
+                        "-",
+                        reason="; ".join(b.undecided or b.refused) or None,
+                    )
+                )
                 continue
             steps = [_route_step(s, env, target, tag) for s in b.option.steps]
             if b.backend == "cuda":
-                steps = _cuda_machine_steps(steps, g, target, pick, runners, why, values, env, driver_step, by_id,
-                                            fill_setting, tag)
+                steps = _cuda_machine_steps(
+                    steps, g, target, pick, runners, why, values, env, driver_step, by_id, fill_setting, tag
+                )
             todo = [s for s in steps if not s.done]
-            backends.append(BackendVerdict(b.backend, b.title, "needs steps" if todo else "runs", b.option.label, tuple(steps)))
+            backends.append(
+                BackendVerdict(b.backend, b.title, "needs steps" if todo else "runs", b.option.label, tuple(steps))
+            )
         answer = _answer(answer, target, tag, pick, driver_row, backends)
-    return TargetReport(target, g.model, version, origin or "embedded timeline", tuple(rows), tuple(backends), answer,
-                        None, tuple(notes), tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers)
-                        if matrix is not None else ())
+    return TargetReport(
+        target,
+        g.model,
+        version,
+        origin or "embedded timeline",
+        tuple(rows),
+        tuple(backends),
+        answer,
+        None,
+        tuple(notes),
+        tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else (),
+    )
 
 
 def _driver_row(target, drv, window: Window, tag) -> tuple[Verdict, FixStep | None]:
-    span = (f"R{window.floor}" if window.floor else "any branch") + (f" … R{window.last}" if window.last else " and newer")
+    span = (f"R{window.floor}" if window.floor else "any branch") + (
+        f" … R{window.last}" if window.last else " and newer"
+    )
     cell_ev = tuple(window.cell.evidence[:2]) if window.cell is not None else ()
     if drv is None:
-        return (Verdict(DRIVER_LAYER, target, Status.BLOCKED, f"no NVIDIA driver loaded; the window at {tag} is {span}",
-                        cell_ev, remedy=f"install an NVIDIA driver in {span}"),
-                FixStep(DRIVER_LAYER, f"install an NVIDIA driver in {span} (the window of {target} at {tag})",
-                        _driver_commands(window), cell_ev, origin="machine"))
+        return (
+            Verdict(
+                DRIVER_LAYER,
+                target,
+                Status.BLOCKED,
+                f"no NVIDIA driver loaded; the window at {tag} is {span}",
+                cell_ev,
+                remedy=f"install an NVIDIA driver in {span}",
+            ),
+            FixStep(
+                DRIVER_LAYER,
+                f"install an NVIDIA driver in {span} (the window of {target} at {tag})",
+                _driver_commands(window),
+                cell_ev,
+                origin="machine",
+            ),
+        )
     ev = (_file_ev("/" + host_nvidia.VERSION_FILE, drv.line, f"R{drv.branch}", 1),) + cell_ev
     if window.floor and drv.branch < window.floor:
         what = f"driver {drv.version} (R{drv.branch}) is below the floor {window.floor}: discovery drops the GPU"
     elif window.last and drv.branch > window.last:
-        what = (f"driver {drv.version} (R{drv.branch}) is past R{window.last}, the last branch that supports {target}"
-                f" (NVIDIA's notice)")
+        what = (
+            f"driver {drv.version} (R{drv.branch}) is past R{window.last}, the last branch that supports {target}"
+            f" (NVIDIA's notice)"
+        )
     else:
-        return Verdict(DRIVER_LAYER, target, Status.ALLOWED,
-                       f"driver {drv.version} (R{drv.branch}) is inside the window {span} at {tag}", ev), None
-    return (Verdict(DRIVER_LAYER, target, Status.BLOCKED, f"{what}; the window at {tag} is {span}", ev,
-                    remedy=f"install an NVIDIA driver in {span}"),
-            FixStep(DRIVER_LAYER, f"install an NVIDIA driver in {span}: {what}", _driver_commands(window), ev, origin="machine"))
+        return Verdict(
+            DRIVER_LAYER,
+            target,
+            Status.ALLOWED,
+            f"driver {drv.version} (R{drv.branch}) is inside the window {span} at {tag}",
+            ev,
+        ), None
+    return (
+        Verdict(
+            DRIVER_LAYER,
+            target,
+            Status.BLOCKED,
+            f"{what}; the window at {tag} is {span}",
+            ev,
+            remedy=f"install an NVIDIA driver in {span}",
+        ),
+        FixStep(
+            DRIVER_LAYER, f"install an NVIDIA driver in {span}: {what}", _driver_commands(window), ev, origin="machine"
+        ),
+    )
 
 
 def _driver_commands(window: Window) -> tuple[str, ...]:
     branch = window.last or window.floor or 580
-    return (f"# a driver of branch R{branch} (inside R{window.floor or branch} … R{window.last or branch}), from your "
-            f"distribution (e.g. Ubuntu: sudo apt install nvidia-driver-{branch}) or NVIDIA's {branch}.x .run installer",
-            "sudo reboot",
-            "cat /proc/driver/nvidia/version  # check: Kernel Module  " + f"{branch}.xx",
-            "sudo systemctl restart ollama")
+    return (
+        f"# a driver of branch R{branch} (inside R{window.floor or branch} … R{window.last or branch}), from your "
+        f"distribution (e.g. Ubuntu: sudo apt install nvidia-driver-{branch}) or NVIDIA's {branch}.x .run installer",
+        "sudo reboot",
+        "cat /proc/driver/nvidia/version  # check: Kernel Module  " + f"{branch}.xx",
+        "sudo systemctl restart ollama",
+    )
 
 
 def _env_row(target, env, values, g: NvidiaGpu) -> Verdict:
@@ -376,22 +556,41 @@ def _env_row(target, env, values, g: NvidiaGpu) -> Verdict:
         setting = env.get(name)
         where = getattr(setting, "where", "") or ""
         path, _, line = where.rpartition(":")
-        ev.append(_file_ev(path or "the server's environment", f"{name}={values[name]}", "",
-                           int(line) if line.isdigit() else None))
+        ev.append(
+            _file_ev(
+                path or "the server's environment", f"{name}={values[name]}", "", int(line) if line.isdigit() else None
+            )
+        )
         said.append(f"{name}={values[name]}")
     visible = values.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         ids = [v.strip() for v in visible.split(",") if v.strip()]
         if not ids or ids == ["-1"]:
-            return Verdict(ENV_LAYER, target, Status.BLOCKED, f"CUDA_VISIBLE_DEVICES={visible} hides every NVIDIA GPU",
-                           tuple(ev), remedy="remove CUDA_VISIBLE_DEVICES from the service's environment")
+            return Verdict(
+                ENV_LAYER,
+                target,
+                Status.BLOCKED,
+                f"CUDA_VISIBLE_DEVICES={visible} hides every NVIDIA GPU",
+                tuple(ev),
+                remedy="remove CUDA_VISIBLE_DEVICES from the service's environment",
+            )
         if g.uuid and any(i.startswith("GPU-") for i in ids) and not any(g.uuid.startswith(i) for i in ids):
-            return Verdict(ENV_LAYER, target, Status.BLOCKED,
-                           f"CUDA_VISIBLE_DEVICES={visible} does not name this GPU ({g.uuid})", tuple(ev),
-                           remedy=f"add {g.uuid} to CUDA_VISIBLE_DEVICES")
+            return Verdict(
+                ENV_LAYER,
+                target,
+                Status.BLOCKED,
+                f"CUDA_VISIBLE_DEVICES={visible} does not name this GPU ({g.uuid})",
+                tuple(ev),
+                remedy=f"add {g.uuid} to CUDA_VISIBLE_DEVICES",
+            )
     if not said:
-        return Verdict(ENV_LAYER, target, Status.ALLOWED, "the service sets neither CUDA_VISIBLE_DEVICES nor OLLAMA_LLM_LIBRARY",
-                       (Evidence("machine", None, "no CUDA_VISIBLE_DEVICES, no OLLAMA_LLM_LIBRARY"),))
+        return Verdict(
+            ENV_LAYER,
+            target,
+            Status.ALLOWED,
+            "the service sets neither CUDA_VISIBLE_DEVICES nor OLLAMA_LLM_LIBRARY",
+            (Evidence("machine", None, "no CUDA_VISIBLE_DEVICES, no OLLAMA_LLM_LIBRARY"),),
+        )
     return Verdict(ENV_LAYER, target, Status.ALLOWED, "the service sets " + ", ".join(said), tuple(ev))
 
 
@@ -401,8 +600,9 @@ def _route_step(step, env, target, tag) -> FixStep:
     name, eq, value = step.setting.partition("=")
     check = step.check and f"{step.check.state} — {step.check.summary}"
     if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
-        out = _env_step(name, value, env, None, step.workaround, f"set {step.setting} in the service's environment",
-                        step.evidence)
+        out = _env_step(
+            name, value, env, None, step.workaround, f"set {step.setting} in the service's environment", step.evidence
+        )
     elif step.setting.startswith("cmake "):
         out = _build_step(step.workaround, step.setting, target, tag, step.evidence)
     else:
@@ -412,16 +612,24 @@ def _route_step(step, env, target, tag) -> FixStep:
 
 def _build_step(workaround, setting, target, tag, evidence, origin="route") -> FixStep:
     v = tag or "<version>"
-    commands = ("git clone --depth 1 --branch " + v + " https://github.com/ollama/ollama && cd ollama",
-                *[c.strip() for c in setting.split("&&")],
-                "# then point the service at the build (its lib/ollama/cuda_v12 folder) and restart: "
-                "sudo systemctl restart ollama")
-    return FixStep(workaround, f"build the CUDA runner with a {target} cubin at {v} ({setting.split(' && ')[0]})",
-                   commands, tuple(evidence), origin=origin)
+    commands = (
+        "git clone --depth 1 --branch " + v + " https://github.com/ollama/ollama && cd ollama",
+        *[c.strip() for c in setting.split("&&")],
+        "# then point the service at the build (its lib/ollama/cuda_v12 folder) and restart: "
+        "sudo systemctl restart ollama",
+    )
+    return FixStep(
+        workaround,
+        f"build the CUDA runner with a {target} cubin at {v} ({setting.split(' && ')[0]})",
+        commands,
+        tuple(evidence),
+        origin=origin,
+    )
 
 
-def _cuda_machine_steps(steps, g, target, pick, runners, why, values, env, driver_step, by_id, fill_setting,
-                        tag) -> list[FixStep]:
+def _cuda_machine_steps(
+    steps, g, target, pick, runners, why, values, env, driver_step, by_id, fill_setting, tag
+) -> list[FixStep]:
     """The CUDA route as this machine needs it: the driver first; the folder switch where OLLAMA_LLM_LIBRARY names a
     folder that does not take the GPU but another installed one would; the build where no installed folder lists the
     compute capability (and the route has no build step already)."""
@@ -432,11 +640,26 @@ def _cuda_machine_steps(steps, g, target, pick, runners, why, values, env, drive
     listing = [r.folder for r in runners if why.get((g.bus, r.folder), "").startswith("lists")]
     if pick is None and requested and listing:
         better = "cuda_v12" if "cuda_v12" in listing else listing[0]
-        ev = tuple(e for r in runners if r.folder == requested
-                   for e in (_file_ev(r.path, why.get((g.bus, r.folder), ""), f"{requested} does not take the {g.model}"),))
-        out.append(dataclasses.replace(_env_step("OLLAMA_LLM_LIBRARY", better, env, None, "ollama-llm-library",
-                                                 f"set OLLAMA_LLM_LIBRARY={better}: the installed {better} lists {target}",
-                                                 ev), origin="machine"))
+        ev = tuple(
+            e
+            for r in runners
+            if r.folder == requested
+            for e in (_file_ev(r.path, why.get((g.bus, r.folder), ""), f"{requested} does not take the {g.model}"),)
+        )
+        out.append(
+            dataclasses.replace(
+                _env_step(
+                    "OLLAMA_LLM_LIBRARY",
+                    better,
+                    env,
+                    None,
+                    "ollama-llm-library",
+                    f"set OLLAMA_LLM_LIBRARY={better}: the installed {better} lists {target}",
+                    ev,
+                ),
+                origin="machine",
+            )
+        )
     elif pick is None and runners and not any(s.workaround == "build-cuda-architectures" for s in out):
         w = by_id.get("build-cuda-architectures")
         if w is not None:

@@ -56,9 +56,14 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
     out = [h(3, "GPUs")]
     for g in report.gpus:
         kind = "iGPU" if g.integrated else "dGPU" if g.integrated is False else ""
-        mem = f"VRAM {_gib(g.vram_bytes)}" + (f", GTT {_gib(g.gtt_bytes)} (what an iGPU can use)" if g.gtt_bytes else "")
-        out.append(f"- {esc(g.name)} ({esc(g.name_source)}) — {esc(g.target or g.vendor)} {kind} {esc(g.pci)}, {mem}"
-                   + (f", {c(g.render_node)}" if g.render_node else "") + (f", from {c(g.kfd_node)}" if g.kfd_node else ""))
+        mem = f"VRAM {_gib(g.vram_bytes)}" + (
+            f", GTT {_gib(g.gtt_bytes)} (what an iGPU can use)" if g.gtt_bytes else ""
+        )
+        out.append(
+            f"- {esc(g.name)} ({esc(g.name_source)}) — {esc(g.target or g.vendor)} {kind} {esc(g.pci)}, {mem}"
+            + (f", {c(g.render_node)}" if g.render_node else "")
+            + (f", from {c(g.kfd_node)}" if g.kfd_node else "")
+        )
     if report.os == "windows":  # no sysfs: the GPUs are those the server log names (the targets below)
         out.append("- a Windows install: no sysfs; the GPUs are those the server log names (below)")
     elif not report.gpus:
@@ -67,12 +72,16 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
         out.append(f"- amdgpu module: {'loaded' if report.amdgpu_loaded else 'not loaded'}")
     out += ["", h(3, "Installed")]
     for i in report.installs.ollama:
-        out.append(f"- Ollama {esc(i.version or 'version unknown')} ({esc(i.version_from or 'no version source')}): "
-                   f"{c(i.binary or '-')}, libraries {c(i.lib or '-')}")
+        out.append(
+            f"- Ollama {esc(i.version or 'version unknown')} ({esc(i.version_from or 'no version source')}): "
+            f"{c(i.binary or '-')}, libraries {c(i.lib or '-')}"
+        )
         for r in i.runners:
             tens = esc(", ".join(f"{t} {n}" for t, n in r.tensile))
-            out.append(f"  - {c(r.path)} [{esc(r.kind)}] {esc(', '.join(r.libraries)) or '-'}"
-                       + (f"; rocBLAS {c(r.rocblas)}: {tens or 'no target files'}" if r.rocblas else ""))
+            out.append(
+                f"  - {c(r.path)} [{esc(r.kind)}] {esc(', '.join(r.libraries)) or '-'}"
+                + (f"; rocBLAS {c(r.rocblas)}: {tens or 'no target files'}" if r.rocblas else "")
+            )
     for server in report.installs.llama_server:
         out.append(f"- llama-server {c(server)}")
     for backend in report.installs.ggml_backends:
@@ -84,23 +93,45 @@ def _machine_lines(report: MachineReport, md: bool) -> list[str]:
     out += ["", h(3, "Service")]
     u = report.unit
     if u is None:
-        out.append("- Windows: no service unit (Ollama starts from its tray app; variables are the user's environment)"
-                   if report.os == "windows" else "- no ollama.service unit found")
+        out.append(
+            "- Windows: no service unit (Ollama starts from its tray app; variables are the user's environment)"
+            if report.os == "windows"
+            else "- no ollama.service unit found"
+        )
     else:
-        out.append(f"- unit {c(u.path or u.name)}" + (f", drop-ins {', '.join(c(d) for d in u.dropins)}" if u.dropins else "")
-                   + f"; User={esc(u.user)}" + (f" ({c(u.user_where)})" if u.user_where else ""))
+        out.append(
+            f"- unit {c(u.path or u.name)}"
+            + (f", drop-ins {', '.join(c(d) for d in u.dropins)}" if u.dropins else "")
+            + f"; User={esc(u.user)}"
+            + (f" ({c(u.user_where)})" if u.user_where else "")
+        )
         for s in u.environment:
-            out.append(f"  - {c(s.name + '=' + s.value)} at {c(s.where)}" + (f" (overrides {esc(', '.join(s.overridden))})" if s.overridden else ""))
+            out.append(
+                f"  - {c(s.name + '=' + s.value)} at {c(s.where)}"
+                + (f" (overrides {esc(', '.join(s.overridden))})" if s.overridden else "")
+            )
     if report.process_env_from:
-        out.append(f"- running server ({c(report.process_env_from)}): " + (", ".join(c(f"{k}={v}") for k, v in report.process_env) or "none of the GPU variables"))
+        out.append(
+            f"- running server ({c(report.process_env_from)}): "
+            + (", ".join(c(f"{k}={v}") for k, v in report.process_env) or "none of the GPU variables")
+        )
     present = {n.path for n in report.nodes if n.present}
     for a in report.access:
-        out.append(f"- {'service user ' + esc(a.user) if a.role == 'service' else 'you (' + esc(a.user) + ')'}: groups {esc(', '.join(a.groups)) or '-'}; "
-                   + ", ".join(f"{p} {'ok' if ok else 'DENIED' if p in present else 'missing'}" for p, ok in a.nodes))
+        out.append(
+            f"- {'service user ' + esc(a.user) if a.role == 'service' else 'you (' + esc(a.user) + ')'}: groups {esc(', '.join(a.groups)) or '-'}; "
+            + ", ".join(f"{p} {'ok' if ok else 'DENIED' if p in present else 'missing'}" for p, ok in a.nodes)
+        )
     if report.live is not None:
         lv = report.live
-        out.append(f"- live {esc(lv.kind)} {c(lv.url)}: " + (lv.error and f"no answer ({esc(lv.error)})" or f"version {esc(lv.version or '-')}; "
-                   + (", ".join(f"{esc(str(m['name']))} {esc(str(m['on_gpu']))}" for m in lv.models) or "no model loaded")))
+        out.append(
+            f"- live {esc(lv.kind)} {c(lv.url)}: "
+            + (
+                lv.error
+                and f"no answer ({esc(lv.error)})"
+                or f"version {esc(lv.version or '-')}; "
+                + (", ".join(f"{esc(str(m['name']))} {esc(str(m['on_gpu']))}" for m in lv.models) or "no model loaded")
+            )
+        )
     return out
 
 
@@ -110,13 +141,19 @@ def _target_lines(report: MachineReport, md: bool) -> list[str]:
     h = (lambda n, s: f"{'#' * n} {s}") if md else (lambda n, s: s + "\n" + ("=" if n == 2 else "-") * len(s))
     out: list[str] = []
     for t in report.targets:
-        out += ["", h(3, f"{esc(t.target)} ({esc(t.gpu)}) at {esc(t.version and 'v' + t.version or 'unknown version')}")]
+        out += [
+            "",
+            h(3, f"{esc(t.target)} ({esc(t.gpu)}) at {esc(t.version and 'v' + t.version or 'unknown version')}"),
+        ]
         out.append(f"matrix: {esc(t.matrix_from)}")
         out.append("")
         for v in t.rows:
             ev = f" — {c(_ev(v.evidence[0]))}" if v.evidence else (f" — {esc(v.reason)}" if v.reason else "")
-            out.append(f"- {v.layer}: **{v.status.value}** {esc(v.summary[:220])}{ev}" if md
-                       else f"- {v.layer:20} {v.status.value:18} {v.summary[:160]}{ev}")
+            out.append(
+                f"- {v.layer}: **{v.status.value}** {esc(v.summary[:220])}{ev}"
+                if md
+                else f"- {v.layer:20} {v.status.value:18} {v.summary[:160]}{ev}"
+            )
         out += ["", f"Answer: {esc(t.answer)}" if t.answer else "Answer: none", ""]
         for b in t.backends:
             out.append(f"- {b.title}: **{b.state}** ({esc(b.label)})" if md else f"- {b.title}: {b.state} ({b.label})")
@@ -131,15 +168,23 @@ def _target_lines(report: MachineReport, md: bool) -> list[str]:
                 if step.commands and not step.done:
                     if md:
                         fence = _fence(step.commands)
-                        out += ["", "    " + fence, *("    " + line for cmd in step.commands for line in cmd.splitlines()),
-                                "    " + fence, ""]
+                        out += [
+                            "",
+                            "    " + fence,
+                            *("    " + line for cmd in step.commands for line in cmd.splitlines()),
+                            "    " + fence,
+                            "",
+                        ]
                     else:
                         out += ["      " + line for cmd in step.commands for line in cmd.splitlines()]
         if t.pin:
             out.append(f"- pin: {esc(t.pin)}" + (f"; gives up {esc(t.pin_gives_up)}" if t.pin_gives_up else ""))
             if t.pin_commands:
-                out += (["", "    ```", *(f"    {cmd}" for cmd in t.pin_commands), "    ```", ""] if md
-                        else [f"      {cmd}" for cmd in t.pin_commands])
+                out += (
+                    ["", "    ```", *(f"    {cmd}" for cmd in t.pin_commands), "    ```", ""]
+                    if md
+                    else [f"      {cmd}" for cmd in t.pin_commands]
+                )
         for line in t.packaged:
             out.append(f"- {esc(line)}")
         for line in t.runtime:
@@ -158,15 +203,24 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u20
 
 
 def _inert(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def render_md(report: MachineReport) -> str:
     return _inert("\n".join(_lines(report, True)).rstrip() + "\n")
 
 
-STATE_STYLES = {"runs": "bold green", "needs steps": "bold yellow", "not installed": "bold red",
-                "failed on this machine": "bold red", "ran on the CPU": "bold red", "undecided": "magenta", "no route": "dim"}
+STATE_STYLES = {
+    "runs": "bold green",
+    "needs steps": "bold yellow",
+    "not installed": "bold red",
+    "failed on this machine": "bold red",
+    "ran on the CPU": "bold red",
+    "undecided": "magenta",
+    "no route": "dim",
+}
 
 
 def render_text(report: MachineReport, *, width: int = 100, color: bool = False) -> str:
@@ -182,7 +236,9 @@ def render_text(report: MachineReport, *, width: int = 100, color: bool = False)
     for t in report.targets:
         out.blank()
         lead = next((b.state for b in t.backends if b.backend != "cpu" and b.title in t.answer[:80]), "undecided")
-        line(("The answer", "bold"), " for ", (t.gpu, "bold"), ": ", (t.answer or "none", STATE_STYLES.get(lead, "bold")))
+        line(
+            ("The answer", "bold"), " for ", (t.gpu, "bold"), ": ", (t.answer or "none", STATE_STYLES.get(lead, "bold"))
+        )
         for b in t.backends:
             line((f"{b.title}: ", "bold"), (b.state, STATE_STYLES.get(b.state, "")), (f" ({b.label})", "dim"), indent=2)
             if b.reason:
@@ -216,8 +272,10 @@ def render_text(report: MachineReport, *, width: int = 100, color: bool = False)
     for t in report.targets:
         out.blank()
         line((f"Layers of {t.target}", "bold"), (f" · {t.matrix_from}", "dim"))
-        out.table(("Layer", "status", "why"), [((v.layer, ""), (v.status.value, STYLES.get(v.status.value, "")), (v.summary, ""))
-                                              for v in t.rows])
+        out.table(
+            ("Layer", "status", "why"),
+            [((v.layer, ""), (v.status.value, STYLES.get(v.status.value, "")), (v.summary, "")) for v in t.rows],
+        )
     if report.unreadable:
         line(("Could not read (run as root to see them): ", "dim"), ", ".join(report.unreadable))
     for note in report.notes:
@@ -259,8 +317,10 @@ def render_prometheus(report: MachineReport) -> str:
     series labelled with its GPU's index (``gpu="0"``), so two identical GPUs are two series, not a duplicate."""
     from gfxgate.model import RANK
 
-    out = ["# HELP gfxgate_gate Gate layer status per target: 1 allowed, 0.67 partial, 0.33 override-required, 0 blocked, -1 unknown.",
-           "# TYPE gfxgate_gate gauge"]
+    out = [
+        "# HELP gfxgate_gate Gate layer status per target: 1 allowed, 0.67 partial, 0.33 override-required, 0 blocked, -1 unknown.",
+        "# TYPE gfxgate_gate gauge",
+    ]
     seen: set[str] = set()  # one sample per series: two identical GPUs differ in their gpu label
 
     def sample(name: str, labels: str, value) -> None:
@@ -273,23 +333,36 @@ def render_prometheus(report: MachineReport) -> str:
         for v in t.rows:
             value = round(RANK[v.status] / 3, 2) if v.status in RANK else -1
             for backend in dict(t.layer_backends).get(v.layer) or ("all",):
-                sample("gfxgate_gate", f'gpu="{i}",target="{_label(t.target)}",layer="{_label(v.layer)}",'
-                       f'backend="{_label(backend)}",release="{release}"', value)
-    out += ["# HELP gfxgate_backend Backend verdict on this machine: 1 runs, 0.5 needs steps, 0 no route, -1 undecided.",
-            "# TYPE gfxgate_backend gauge"]
+                sample(
+                    "gfxgate_gate",
+                    f'gpu="{i}",target="{_label(t.target)}",layer="{_label(v.layer)}",'
+                    f'backend="{_label(backend)}",release="{release}"',
+                    value,
+                )
+    out += [
+        "# HELP gfxgate_backend Backend verdict on this machine: 1 runs, 0.5 needs steps, 0 no route, -1 undecided.",
+        "# TYPE gfxgate_backend gauge",
+    ]
     seen.clear()
     for i, t in enumerate(report.targets):
         release = _label(f"v{t.version}" if t.version else "unknown")
         for b in t.backends:
-            sample("gfxgate_backend", f'gpu="{i}",target="{_label(t.target)}",backend="{_label(b.backend)}",'
-                   f'release="{release}"', STATE_VALUE.get(b.state, -1))
+            sample(
+                "gfxgate_backend",
+                f'gpu="{i}",target="{_label(t.target)}",backend="{_label(b.backend)}",release="{release}"',
+                STATE_VALUE.get(b.state, -1),
+            )
     return "\n".join(out) + "\n"
 
 
 FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.NFD, Format.PROMETHEUS)
 FORMATTERS: dict[Format, Formatter[MachineReport]] = {
-    Format.MD: render_md, Format.JSON: render_json, Format.TEXT: render_text, Format.NFD: render_nfd,
-    Format.PROMETHEUS: render_prometheus}
+    Format.MD: render_md,
+    Format.JSON: render_json,
+    Format.TEXT: render_text,
+    Format.NFD: render_nfd,
+    Format.PROMETHEUS: render_prometheus,
+}
 
 
 def render(report: MachineReport, fmt: Format | str, *, width: int = 100, color: bool = False) -> str:

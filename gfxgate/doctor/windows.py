@@ -21,8 +21,10 @@ def examine(req, fs: RootFS, matrix_of: Callable[..., Any]) -> MachineReport:
     """The report of a captured Windows tree; ``matrix_of`` is the use case's matrix builder (``app/scan.py: matrix``)."""
     installs = install.windows_installs(fs)
     logs = list(req.logs) or install.windows_logs(fs)
-    notes = [f"a Windows install ({', '.join(i.lib or i.binary or '' for i in installs.ollama) or 'no Ollama folder'}): "
-             "answered for the Windows release of Ollama (--os windows): its preset, packaging, discovery, no HSA override"]
+    notes = [
+        f"a Windows install ({', '.join(i.lib or i.binary or '' for i in installs.ollama) or 'no Ollama folder'}): "
+        "answered for the Windows release of Ollama (--os windows): its preset, packaging, discovery, no HSA override"
+    ]
     diagnoses = None
     if logs:
         from gfxgate.diagnose import diagnose_inputs
@@ -30,26 +32,42 @@ def examine(req, fs: RootFS, matrix_of: Callable[..., Any]) -> MachineReport:
         diagnoses = diagnose_inputs(logs, locate=False)
     version = next((f.value.lstrip("v") for d in diagnoses or () if (f := d.fact("ollama-version")) is not None), None)
     if version is None:
-        notes.append("the installed Ollama version is unknown (a captured tree's ollama.exe is never run and no log "
-                     "names it): the matrix is the pinned release's")
+        notes.append(
+            "the installed Ollama version is unknown (a captured tree's ollama.exe is never run and no log "
+            "names it): the matrix is the pinned release's"
+        )
     gpus: dict[str, str] = {}  # target -> the card's name, as the log names them
     for d in diagnoses or ():
         for g in d.gpus:
             if g.target and g.vendor == "amd":
                 gpus.setdefault(g.target, g.name)
     if not gpus:
-        notes.append("no AMD GPU target: a Windows tree has no sysfs; give the server log (--log …\\AppData\\Local\\Ollama"
-                     "\\server.log, or keep it in the captured tree) so its \"inference compute\" line names the card")
+        notes.append(
+            "no AMD GPU target: a Windows tree has no sysfs; give the server log (--log …\\AppData\\Local\\Ollama"
+            '\\server.log, or keep it in the captured tree) so its "inference compute" line names the card'
+        )
     installed = gpu_code(fs, installs.gpu_code_files())
-    reports = tuple(_target(fs, target, name, version, req, installs, installed, matrix_of, diagnoses)
-                    for target, name in gpus.items())
-    return MachineReport(root=str(req.root), gpus=(), amdgpu_loaded=False, installs=installs, unit=None,
-                         logs=tuple(logs), targets=reports, unreadable=tuple(dict.fromkeys(fs.denied)),
-                         notes=tuple(notes + fs.notes), os=WINDOWS)
+    reports = tuple(
+        _target(fs, target, name, version, req, installs, installed, matrix_of, diagnoses)
+        for target, name in gpus.items()
+    )
+    return MachineReport(
+        root=str(req.root),
+        gpus=(),
+        amdgpu_loaded=False,
+        installs=installs,
+        unit=None,
+        logs=tuple(logs),
+        targets=reports,
+        unreadable=tuple(dict.fromkeys(fs.denied)),
+        notes=tuple(notes + fs.notes),
+        os=WINDOWS,
+    )
 
 
-def _target(fs: RootFS, target: str, name: str, version: str | None, req, installs, installed, matrix_of,
-            diagnoses) -> TargetReport:
+def _target(
+    fs: RootFS, target: str, name: str, version: str | None, req, installs, installed, matrix_of, diagnoses
+) -> TargetReport:
     from gfxgate.doctor.examine import _machine_path  # a row's evidence names the machine's path, not the folder's
     from gfxgate.gate.scan import FactsRequest
     from gfxgate.sources.resolve import load_pins
@@ -63,22 +81,45 @@ def _target(fs: RootFS, target: str, name: str, version: str | None, req, instal
 
         runtime_cells = runtime_verdicts(diagnoses, [parsed])
     facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False, os=WINDOWS)
-    matrix = _dll_not_scanned(matrix_of([parsed], facts, installed=installed or None, runtime_cells=runtime_cells),
-                              target, facts.embedded)
+    matrix = _dll_not_scanned(
+        matrix_of([parsed], facts, installed=installed or None, runtime_cells=runtime_cells), target, facts.embedded
+    )
     route = matrix.routes[0]
     backends = []
     for b in route.backends:
         if b.option is None:
-            backends.append(BackendVerdict(b.backend, b.title, "undecided" if b.undecided else "no route", "-",
-                                           reason="; ".join(b.undecided or b.refused) or None))
+            backends.append(
+                BackendVerdict(
+                    b.backend,
+                    b.title,
+                    "undecided" if b.undecided else "no route",
+                    "-",
+                    reason="; ".join(b.undecided or b.refused) or None,
+                )
+            )
             continue
         steps = tuple(_step(s, target, installs) for s in b.option.steps)
         backends.append(BackendVerdict(b.backend, b.title, "needs steps" if steps else "runs", b.option.label, steps))
-    rows = tuple(_machine_path(fs, matrix.cells[(layer.id, target)]) for layer in matrix.layers
-                 if (layer.id, target) in matrix.cells)
-    origin = f"embedded snapshot at {tag} (Windows release)" if facts.embedded else f"sources at {tag} (Windows release)"
-    return TargetReport(target, name, version, origin, rows, tuple(backends), route.sentence, None, (),
-                        tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers))
+    rows = tuple(
+        _machine_path(fs, matrix.cells[(layer.id, target)])
+        for layer in matrix.layers
+        if (layer.id, target) in matrix.cells
+    )
+    origin = (
+        f"embedded snapshot at {tag} (Windows release)" if facts.embedded else f"sources at {tag} (Windows release)"
+    )
+    return TargetReport(
+        target,
+        name,
+        version,
+        origin,
+        rows,
+        tuple(backends),
+        route.sentence,
+        None,
+        (),
+        tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers),
+    )
 
 
 def _dll_not_scanned(matrix, target: str, embedded: bool):
@@ -95,13 +136,21 @@ def _dll_not_scanned(matrix, target: str, embedded: bool):
     cell = matrix.cells.get(key)
     if cell is None or cell.status is not Status.UNKNOWN:
         return matrix
-    why = ("the Windows runner's GPU code is in ggml-hip.dll, a PE DLL, which gfxgate does not read (its rocBLAS "
-           "files are read: the rocBLAS row)")
-    cells = {**matrix.cells, key: Verdict(key[0], target, Status.NOT_SCANNED, "not scanned: ggml-hip.dll is a PE DLL",
-                                          reason=why)}
+    why = (
+        "the Windows runner's GPU code is in ggml-hip.dll, a PE DLL, which gfxgate does not read (its rocBLAS "
+        "files are read: the rocBLAS row)"
+    )
+    cells = {
+        **matrix.cells,
+        key: Verdict(key[0], target, Status.NOT_SCANNED, "not scanned: ggml-hip.dll is a PE DLL", reason=why),
+    }
     matrix = dataclasses.replace(matrix, cells=cells)
-    route = decide(matrix, target, rules=routes_for_os(default_routes(), WINDOWS),
-                   workarounds=for_os(default_workarounds(), WINDOWS))
+    route = decide(
+        matrix,
+        target,
+        rules=routes_for_os(default_routes(), WINDOWS),
+        workarounds=for_os(default_workarounds(), WINDOWS),
+    )
     if embedded:
         route = mark_unchecked(route, "the embedded snapshot holds the gate facts, not the workarounds' checks")
     return dataclasses.replace(matrix, routes=(route,))
@@ -117,9 +166,13 @@ def _step(step, target: str, installs) -> FixStep:
         what = f"set {setting} in your user environment (Ollama reads it when it starts)"
     elif step.workaround == "copy-rocblas-tensile-windows":
         dests = [r.rocblas for i in installs.ollama for r in i.runners if r.rocblas and r.kind == "rocm"]
-        commands = tuple(f'copy <rocBLAS built for {proc}>\\library\\*{proc}* "{windows_path(d)}\\"' for d in dests) or (setting,)
-        what = (f"copy the rocBLAS files for {proc} (TensileLibrary_*{proc}*, Kernels.so-000-{proc}*) into the "
-                "install's rocblas\\library; they must come from a rocBLAS of the installed rocblas.dll's version")
+        commands = tuple(
+            f'copy <rocBLAS built for {proc}>\\library\\*{proc}* "{windows_path(d)}\\"' for d in dests
+        ) or (setting,)
+        what = (
+            f"copy the rocBLAS files for {proc} (TensileLibrary_*{proc}*, Kernels.so-000-{proc}*) into the "
+            "install's rocblas\\library; they must come from a rocBLAS of the installed rocblas.dll's version"
+        )
     else:
         commands, what = (setting,), setting
     return FixStep(step.workaround, what, commands, tuple(step.evidence), check=check)

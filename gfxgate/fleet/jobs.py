@@ -32,7 +32,9 @@ class Placement:
     def __post_init__(self) -> None:
         for label, value in (("--nodelist", self.nodelist), ("--partition", self.partition)):
             if value is not None and not _NAME.fullmatch(value):
-                raise UsageError(f"{label} {value!r}: a Slurm name or hostlist (letters, digits, '.', '_', '-', ',', '[]')")
+                raise UsageError(
+                    f"{label} {value!r}: a Slurm name or hostlist (letters, digits, '.', '_', '-', ',', '[]')"
+                )
         if self.nodes is not None and self.nodes < 1:
             raise UsageError("--nodes must be at least 1")
         if self.time is not None and not re.fullmatch(r"[0-9:-]+", self.time):
@@ -75,7 +77,8 @@ def doctor_script(folder: Path, gfxgate: str, place: Placement, node_args: Seque
         "set -u",
         f"mkdir -p {_q(folder / JOBS_DIR)} {_q(folder / NODES_DIR)}",
         f'scontrol show hostnames "$SLURM_JOB_NODELIST" > {_q(folder / JOBS_DIR)}/"$SLURM_JOB_ID.nodes"',
-        "srun --ntasks-per-node=1 --kill-on-bad-exit=0 " + " ".join(_q(a) for a in [gfxgate, "fleet", "node", str(folder), *node_args]),
+        "srun --ntasks-per-node=1 --kill-on-bad-exit=0 "
+        + " ".join(_q(a) for a in [gfxgate, "fleet", "node", str(folder), *node_args]),
     ]
     return "\n".join(lines) + "\n"
 
@@ -92,8 +95,14 @@ def array_spec(indices: Sequence[int], parallel: int | None) -> str:
     return spec + (f"%{parallel}" if parallel else "")
 
 
-def sweep_script(folder: Path, gfxgate: str, place: Placement, sweep_args: Sequence[str], indices: Sequence[int],
-                 parallel: int | None) -> str:
+def sweep_script(
+    folder: Path,
+    gfxgate: str,
+    place: Placement,
+    sweep_args: Sequence[str],
+    indices: Sequence[int],
+    parallel: int | None,
+) -> str:
     """A job array: task ``SLURM_ARRAY_TASK_ID`` runs cell INDEX of the plan (``gfxgate sweep … --cell INDEX``) into
     its own worklog DIR/runs/cell-INDEX.jsonl; the worklog lines carry the node (SLURMD_NODENAME)."""
     folder = folder.absolute()

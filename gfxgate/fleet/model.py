@@ -87,8 +87,17 @@ def doctor_rows(node: str, doctor: Mapping[str, Any]) -> list[Row]:
         for b in t.get("backends") or []:
             backend = str(b.get("backend"))
             state = str(b.get("state"))
-            rows.append(Row(node, gpu, backend, state, _blocking(t, backend, state, layer_backends),
-                            _fix(t, b, state), t.get("version")))
+            rows.append(
+                Row(
+                    node,
+                    gpu,
+                    backend,
+                    state,
+                    _blocking(t, backend, state, layer_backends),
+                    _fix(t, b, state),
+                    t.get("version"),
+                )
+            )
     return rows
 
 
@@ -102,8 +111,11 @@ def _blocking(target: Mapping[str, Any], backend: str, state: str, layer_backend
     if state == "runs":
         return ()
     wanted = UNDECIDED if state == "undecided" else BLOCKING
-    return tuple(str(r["layer"]) for r in target.get("rows") or []
-                 if r.get("status") in wanted and _gates(str(r["layer"]), backend, layer_backends))
+    return tuple(
+        str(r["layer"])
+        for r in target.get("rows") or []
+        if r.get("status") in wanted and _gates(str(r["layer"]), backend, layer_backends)
+    )
 
 
 def _fix(target: Mapping[str, Any], backend: Mapping[str, Any], state: str) -> str:
@@ -146,7 +158,9 @@ def expected_nodes(folder: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     (DIR/jobs/JOBID.nodes)."""
     jobs: list[str] = []
     nodes: dict[str, str] = {}
-    listed = [p for p in (folder / JOBS_DIR).glob("*.nodes") if p.stem.isdigit()] if (folder / JOBS_DIR).is_dir() else []
+    listed = (
+        [p for p in (folder / JOBS_DIR).glob("*.nodes") if p.stem.isdigit()] if (folder / JOBS_DIR).is_dir() else []
+    )
     for path in sorted(listed, key=lambda p: int(p.stem)):
         jobs.append(path.stem)
 
@@ -176,8 +190,10 @@ def build_report(folder: Path, expect: Iterable[str] = ()) -> FleetReport:
         answers[data["node"]] = (path, data)
     wanted = list(dict.fromkeys([*listed, *(check_node_name(n) for n in expect), *answers]))
     if not wanted:
-        raise InputError(f"{folder} holds no node answers ({NODES_DIR}/*.json) and no job node lists ({JOBS_DIR}/*.nodes)",
-                         hint="run `gfxgate fleet doctor --dir DIR` first (or wait for its job to end)")
+        raise InputError(
+            f"{folder} holds no node answers ({NODES_DIR}/*.json) and no job node lists ({JOBS_DIR}/*.nodes)",
+            hint="run `gfxgate fleet doctor --dir DIR` first (or wait for its job to end)",
+        )
     nodes: list[NodeStatus] = []
     rows: list[Row] = []
     for node in sorted(wanted, key=_natural):
@@ -187,13 +203,28 @@ def build_report(folder: Path, expect: Iterable[str] = ()) -> FleetReport:
         stale = bool(data) and latest is not None and str(slurm.get("job_id")) != latest
         if not data or stale:
             nodes.append(NodeStatus(node, False, latest))
-            rows.append(Row(node, "-", "-", "did not answer", (),
-                            f"no answer from job {latest}; the folder holds an older one (job {slurm.get('job_id')})" if stale
-                            else "no answer in the folder: the task did not run or did not finish"))
+            rows.append(
+                Row(
+                    node,
+                    "-",
+                    "-",
+                    "did not answer",
+                    (),
+                    f"no answer from job {latest}; the folder holds an older one (job {slurm.get('job_id')})"
+                    if stale
+                    else "no answer in the folder: the task did not run or did not finish",
+                )
+            )
             continue
-        status = NodeStatus(node, True, _str(slurm.get("job_id")), _str(slurm.get("step_id")),
-                            data.get("exit_code") if isinstance(data.get("exit_code"), int) else None,
-                            _str(data.get("error")), str(path))
+        status = NodeStatus(
+            node,
+            True,
+            _str(slurm.get("job_id")),
+            _str(slurm.get("step_id")),
+            data.get("exit_code") if isinstance(data.get("exit_code"), int) else None,
+            _str(data.get("error")),
+            str(path),
+        )
         nodes.append(status)
         if data.get("doctor") is None:
             rows.append(Row(node, "-", "-", "error", (), str(data.get("error"))))
@@ -210,9 +241,22 @@ def _natural(name: str) -> list:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
-def envelope(node: str, slurm: Mapping[str, str], doctor_json: str | None, *, exit_code: int, error: str | None,
-             failing: tuple[str, ...] = ()) -> str:
+def envelope(
+    node: str,
+    slurm: Mapping[str, str],
+    doctor_json: str | None,
+    *,
+    exit_code: int,
+    error: str | None,
+    failing: tuple[str, ...] = (),
+) -> str:
     """The file a node's task writes: doctor's JSON document unchanged under ``doctor``, plus who wrote it."""
-    body: dict[str, Any] = {"node": node, "slurm": dict(slurm), "exit_code": exit_code, "failing": list(failing),
-                            "error": error, "doctor": None if doctor_json is None else json.loads(doctor_json)}
+    body: dict[str, Any] = {
+        "node": node,
+        "slurm": dict(slurm),
+        "exit_code": exit_code,
+        "failing": list(failing),
+        "error": error,
+        "doctor": None if doctor_json is None else json.loads(doctor_json),
+    }
     return json.dumps(document(NODE_KIND, body, version=NODE_SCHEMA_VERSION), ensure_ascii=True, indent=1) + "\n"

@@ -30,8 +30,14 @@ def _summary(report: FleetReport) -> str:
 
 
 def render_md(report: FleetReport) -> str:
-    out = ["## gfxgate fleet report", "", md_escape(_summary(report)), "",
-           "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    out = [
+        "## gfxgate fleet report",
+        "",
+        md_escape(_summary(report)),
+        "",
+        "| " + " | ".join(HEADER) + " |",
+        "|" + "---|" * len(HEADER),
+    ]
     for row in report.rows:
         out.append("| " + " | ".join(md_escape(c, cell=True) for c in _cells(row)) + " |")
     return "\n".join(out) + "\n"
@@ -53,7 +59,11 @@ def render_json(report: FleetReport) -> str:
 
 
 FORMATS = (Format.MD, Format.JSON, Format.TEXT)
-FORMATTERS: dict[Format, Formatter[FleetReport]] = {Format.MD: render_md, Format.JSON: render_json, Format.TEXT: render_text}
+FORMATTERS: dict[Format, Formatter[FleetReport]] = {
+    Format.MD: render_md,
+    Format.JSON: render_json,
+    Format.TEXT: render_text,
+}
 
 
 def render(report: FleetReport, fmt: Format | str) -> str:

@@ -31,7 +31,9 @@ def read_worklog_set(folder: Path, *, missing_ok: bool = False) -> Worklog:
     unless ``missing_ok``."""
     files = worklog_files(folder) if folder.exists() or not missing_ok else []
     if not files and not missing_ok:
-        raise InputError(f"{folder} holds no worklogs (*.jsonl)", hint="the runs folder of `gfxgate fleet sweep --dir DIR`")
+        raise InputError(
+            f"{folder} holds no worklogs (*.jsonl)", hint="the runs folder of `gfxgate fleet sweep --dir DIR`"
+        )
     runs: list[Run] = []
     warnings: list[str] = []
     for path in files:

@@ -29,6 +29,7 @@ class DocsCell(NamedTuple):
 
 def cells_of_matrix(matrix: GateMatrix) -> tuple[dict[tuple[str, str], DocsCell], dict[str, str]]:
     """The cells and layer titles of a :class:`GateMatrix`."""
+
     def where(verdict: Verdict) -> str:
         located = [e for e in verdict.evidence if e.location is not None]
         return str(located[0].location) if located else ""
@@ -43,13 +44,15 @@ def cells_of_json(matrix: Mapping[str, Any]) -> tuple[dict[tuple[str, str], Docs
     for layer in matrix.get("layers") or ():
         for cell in layer.get("cells") or ():
             located = [e.get("where") for e in cell.get("evidence") or () if e.get("where")]
-            cells[(layer["id"], cell["target"])] = DocsCell(Status(cell["status"]), cell.get("summary") or "",
-                                                        located[0] if located else "")
+            cells[(layer["id"], cell["target"])] = DocsCell(
+                Status(cell["status"]), cell.get("summary") or "", located[0] if located else ""
+            )
     return cells, {layer["id"]: layer.get("title", layer["id"]) for layer in matrix.get("layers") or ()}
 
 
-def disagreements(cells: Mapping[tuple[str, str], DocsCell], titles: Mapping[str, str],
-                  targets: Iterable[str]) -> tuple[tuple[str, str], ...]:
+def disagreements(
+    cells: Mapping[tuple[str, str], DocsCell], titles: Mapping[str, str], targets: Iterable[str]
+) -> tuple[tuple[str, str], ...]:
     """(target, note) per target and release row that contradicts the docs: docs list it and the release blocks it,
     or the docs leave it out and the release builds and ships it."""
     notes = []
@@ -62,10 +65,24 @@ def disagreements(cells: Mapping[tuple[str, str], DocsCell], titles: Mapping[str
         if docs.status is Status.ALLOWED:
             for layer, cell in release:
                 if cell is not None and cell.status is Status.BLOCKED:
-                    notes.append((target, f"the docs at {ref} list {target} ({docs.where}), but {titles.get(layer, layer)} "
-                                          f"is blocked: {cell.summary} ({cell.where})"))
+                    notes.append(
+                        (
+                            target,
+                            f"the docs at {ref} list {target} ({docs.where}), but {titles.get(layer, layer)} "
+                            f"is blocked: {cell.summary} ({cell.where})",
+                        )
+                    )
         elif all(cell is not None and cell.status is Status.ALLOWED for _, cell in release):
-            notes.append((target, f"the docs at {ref} do not list {target} ({docs.where}), but the release builds and ships "
-                                  "it: " + "; ".join(f"{titles.get(layer, layer)}: {cell.summary} ({cell.where})"
-                                                     for layer, cell in release if cell is not None)))
+            notes.append(
+                (
+                    target,
+                    f"the docs at {ref} do not list {target} ({docs.where}), but the release builds and ships "
+                    "it: "
+                    + "; ".join(
+                        f"{titles.get(layer, layer)}: {cell.summary} ({cell.where})"
+                        for layer, cell in release
+                        if cell is not None
+                    ),
+                )
+            )
     return tuple(notes)

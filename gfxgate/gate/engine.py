@@ -44,7 +44,9 @@ class RuleFacts:
     root: str = ""  # folder of a layout inside its repository (ggml inside ollama)
     facts: dict[str, Any] | None = None
     note: str | None = None  # read at another ref than the one chosen for it, and why
-    unreadable: str | None = None  # state "unavailable": the source that could not be read (llama-cpp for ggml at v0.30+)
+    unreadable: str | None = (
+        None  # state "unavailable": the source that could not be read (llama-cpp for ggml at v0.30+)
+    )
 
     def location(self, path: str, line: int | None) -> Location:
         full = f"{self.root}/{path}" if self.root else path
@@ -55,7 +57,10 @@ class RuleFacts:
         return f"{self.repo}@{self.ref}" if self.repo else "?"
 
     def to_json(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "root", "facts")}
+        out = {
+            k: getattr(self, k)
+            for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "root", "facts")
+        }
         if self.note:
             out["note"] = self.note
         if self.unreadable:
@@ -64,9 +69,10 @@ class RuleFacts:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RuleFacts:
-        read: dict[str, Any] = {k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")}
-        return cls(**read, root=data.get("root") or "",
-                   note=data.get("note"), unreadable=data.get("unreadable"))
+        read: dict[str, Any] = {
+            k: data.get(k) for k in ("rule_id", "digest", "state", "reason", "repo", "ref", "commit", "facts")
+        }
+        return cls(**read, root=data.get("root") or "", note=data.get("note"), unreadable=data.get("unreadable"))
 
 
 def _expand_paths(rule: GateRule, source: Source) -> list[str]:
@@ -87,21 +93,36 @@ def collect_facts(ruleset: RuleSet, sources: SourceSet) -> dict[str, RuleFacts]:
         try:
             source = sources.get(rule.repo)
         except SourceError as exc:
-            out[rule.id] = RuleFacts(**base, state=UNAVAILABLE, reason=f"source not available: {exc.message}",
-                                     unreadable=exc.source or rule.repo)
+            out[rule.id] = RuleFacts(
+                **base,
+                state=UNAVAILABLE,
+                reason=f"source not available: {exc.message}",
+                unreadable=exc.source or rule.repo,
+            )
             continue
-        ident: dict[str, Any] = {"repo": source.name, "ref": source.ref, "commit": source.commit, "root": getattr(source, "root", ""),
-                 "note": sources.substitution(rule.repo) if hasattr(sources, "substitution") else None}
+        ident: dict[str, Any] = {
+            "repo": source.name,
+            "ref": source.ref,
+            "commit": source.commit,
+            "root": getattr(source, "root", ""),
+            "note": sources.substitution(rule.repo) if hasattr(sources, "substitution") else None,
+        }
         unversioned = rule.versions and version_key(source.ref) is None  # a folder, a branch: its version is unknown
         if rule.versions and not unversioned and not in_range(source.ref, rule.versions):
-            out[rule.id] = RuleFacts(**base, **ident, state=NOT_APPLICABLE, reason=f"applies to {rule.repo} {rule.versions}")
+            out[rule.id] = RuleFacts(
+                **base, **ident, state=NOT_APPLICABLE, reason=f"applies to {rule.repo} {rule.versions}"
+            )
             continue
         facts = _rule_facts(rule, source, base, ident)
         if unversioned and facts.state == NO_MATCH:
             # without a version number every rule is tried; one for another range that finds nothing does not apply
-            facts = RuleFacts(**base, **ident, state=NOT_APPLICABLE,
-                              reason=f"applies to {rule.repo} {rule.versions}; {source.ref} has no version number and "
-                                     f"the rule's construct is not there")
+            facts = RuleFacts(
+                **base,
+                **ident,
+                state=NOT_APPLICABLE,
+                reason=f"applies to {rule.repo} {rule.versions}; {source.ref} has no version number and "
+                f"the rule's construct is not there",
+            )
         out[rule.id] = facts
     return out
 
@@ -111,8 +132,13 @@ def _rule_facts(rule: GateRule, source: Source, base: dict, ident: dict) -> Rule
     try:
         paths = _expand_paths(rule, source)
     except SourceError as exc:
-        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}",
-                         unreadable=exc.source or rule.repo)
+        return RuleFacts(
+            **base,
+            **ident,
+            state=UNAVAILABLE,
+            reason=f"source not available: {exc}",
+            unreadable=exc.source or rule.repo,
+        )
     if not paths and rule.absent is not None:
         return RuleFacts(**base, **ident, state=MATCHED, facts={"absent": list(rule.paths)})
     if not paths:
@@ -124,8 +150,13 @@ def _rule_facts(rule: GateRule, source: Source, base: dict, ident: dict) -> Rule
     try:
         facts = MATCHERS[rule.matcher].extract(rule, source, paths)
     except SourceError as exc:
-        return RuleFacts(**base, **ident, state=UNAVAILABLE, reason=f"source not available: {exc}",
-                         unreadable=exc.source or rule.repo)
+        return RuleFacts(
+            **base,
+            **ident,
+            state=UNAVAILABLE,
+            reason=f"source not available: {exc}",
+            unreadable=exc.source or rule.repo,
+        )
     except NoMatch as exc:
         reason = f"rule did not match at {source.name}@{source.ref}: {exc} — upstream layout changed?"
         return RuleFacts(**base, **ident, state=NO_MATCH, reason=reason)
@@ -137,14 +168,17 @@ def absent_finding(rule: GateRule, facts: Mapping[str, Any], target: TargetId) -
     from gfxgate.matchers import Hit, fill
 
     searched = facts["absent"]
-    hits = tuple(Hit(path, None, "(searched: no match)" if rule.matcher == "pattern-status" else "(not present)")
-                 for path in searched[:3])
+    hits = tuple(
+        Hit(path, None, "(searched: no match)" if rule.matcher == "pattern-status" else "(not present)")
+        for path in searched[:3]
+    )
     spec = rule.absent or {}
     return Finding(Status(spec["status"]), fill(spec["summary"], target), hits, remedy=fill(spec.get("remedy"), target))
 
 
-def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog,
-                  read_instead: str | None = None) -> Finding:
+def evaluate_rule(
+    rule: GateRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog, read_instead: str | None = None
+) -> Finding:
     """``read_instead``: why the source was read at another ref than the one asked (a coupling's substitution),
     handed to a matcher that declares ``reads_substitution`` as ``facts["read_instead"]``."""
     if "absent" in facts and rule.absent is not None:
@@ -156,17 +190,27 @@ def evaluate_rule(rule: GateRule, facts: Mapping[str, Any], target: TargetId, ca
 
 
 def _evidence(rule: GateRule, rf: RuleFacts, finding: Finding) -> tuple[Evidence, ...]:
-    return tuple(Evidence(source=rule.id, location=rf.location(h.path, h.line), text=h.text, note=h.note) for h in finding.hits)
+    return tuple(
+        Evidence(source=rule.id, location=rf.location(h.path, h.line), text=h.text, note=h.note) for h in finding.hits
+    )
 
 
-def _layer_verdict(layer_id: str, target: TargetId, rules: list[GateRule], facts: Mapping[str, RuleFacts], findings: dict[str, Finding],
-                   statuses: Mapping[str, Status]) -> Verdict:
+def _layer_verdict(
+    layer_id: str,
+    target: TargetId,
+    rules: list[GateRule],
+    facts: Mapping[str, RuleFacts],
+    findings: dict[str, Finding],
+    statuses: Mapping[str, Status],
+) -> Verdict:
     decided: list[tuple[GateRule, Finding, Status]] = []
     undecided: list[str] = []
     for rule in rules:
         rf = facts.get(rule.id)
         if rf is None:
-            undecided.append(f"{rule.title}: no evidence recorded for this rule (snapshot out of date? run `gfxgate snapshot build`)")
+            undecided.append(
+                f"{rule.title}: no evidence recorded for this rule (snapshot out of date? run `gfxgate snapshot build`)"
+            )
             continue
         if rf.state == NOT_APPLICABLE:
             continue
@@ -190,7 +234,9 @@ def _layer_verdict(layer_id: str, target: TargetId, rules: list[GateRule], facts
         evidence = tuple(e for r, f, _ in decided for e in _evidence(r, facts[r.id], f))
         # a rule that decided "unknown" says why in its summary ("listed without a support mark"): that is the cell's
         summary = "; ".join(dict.fromkeys(f.summary for _, f, _ in decided)) or _undecided_summary(undecided)
-        return Verdict(layer_id, str(target), Status.UNKNOWN, summary, evidence=evidence, reason="; ".join(reasons) or "no rules")
+        return Verdict(
+            layer_id, str(target), Status.UNKNOWN, summary, evidence=evidence, reason="; ".join(reasons) or "no rules"
+        )
     status = combine(s for _, _, s in known)
     evidence = tuple(e for r, f, _ in known for e in _evidence(r, facts[r.id], f))
     summary = "; ".join(f.summary if s == f.status else f"{f.summary} → {s.value}" for _, f, s in known)
@@ -216,16 +262,31 @@ def _undecided_summary(undecided: list[str]) -> str:
 
 def not_scanned(layer: Layer, target: object) -> Verdict:
     if layer.kind == "runtime":
-        return Verdict(layer.id, str(target), Status.NOT_MEASURED, "no sweep worklog given",
-                       reason="no sweep worklog given (`gfxgate sweep`, then `gfxgate scan --runtime WORKLOG`)")
-    return Verdict(layer.id, str(target), Status.NOT_SCANNED, "no installed files given",
-                   reason="no installed files scanned (`gfxgate scan --installed DIR`)")
+        return Verdict(
+            layer.id,
+            str(target),
+            Status.NOT_MEASURED,
+            "no sweep worklog given",
+            reason="no sweep worklog given (`gfxgate sweep`, then `gfxgate scan --runtime WORKLOG`)",
+        )
+    return Verdict(
+        layer.id,
+        str(target),
+        Status.NOT_SCANNED,
+        "no installed files given",
+        reason="no installed files scanned (`gfxgate scan --installed DIR`)",
+    )
 
 
 def other_vendor(layer: Layer, target: object) -> Verdict:
     """The cell of a row another vendor's targets have (an AMD layer in an NVIDIA target's column)."""
-    return Verdict(layer.id, str(target), Status.UNKNOWN, "not a layer of this target's vendor",
-                   reason=f"{layer.title} is a layer of {', '.join(layer.vendors)} targets")
+    return Verdict(
+        layer.id,
+        str(target),
+        Status.UNKNOWN,
+        "not a layer of this target's vendor",
+        reason=f"{layer.title} is a layer of {', '.join(layer.vendors)} targets",
+    )
 
 
 def build_matrix(
@@ -248,7 +309,9 @@ def build_matrix(
             rule.id: evaluate_rule(rule, found, target, catalog, facts[rule.id].note)
             for rule in ruleset.rules
             if rule.layer in mine
-            and rule.id in facts and facts[rule.id].state == MATCHED and (found := facts[rule.id].facts) is not None
+            and rule.id in facts
+            and facts[rule.id].state == MATCHED
+            and (found := facts[rule.id].facts) is not None
         }
         statuses: dict[str, Status] = {}
         for layer in ruleset.layers:  # pass 1: layers decided without cross-layer conditions

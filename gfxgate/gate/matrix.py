@@ -74,7 +74,11 @@ class GateMatrix:
 
     def where_of(self, layer: str, target: str) -> str:
         cell = self.cells.get((layer, target))
-        return f"at {cell.evidence[0].location}" if cell is not None and cell.evidence and cell.evidence[0].location else ""
+        return (
+            f"at {cell.evidence[0].location}"
+            if cell is not None and cell.evidence and cell.evidence[0].location
+            else ""
+        )
 
     def evidence_of(self, layer: str, target: str) -> tuple[Evidence, ...]:
         cell = self.cells.get((layer, target))
@@ -82,11 +86,15 @@ class GateMatrix:
 
     def to_json(self) -> dict[str, Any]:
         """The matrix as ``gfxgate scan --format json`` writes it: each layer with its cells in target order."""
-        return document("gate-matrix", {
-            "targets": to_json(self.targets),
-            "sources": to_json(self.sources),
-            "layers": [{**layer.to_json(), "cells": to_json(self.row(layer.id))} for layer in self.layers],
-            "routes": to_json(self.routes),
-            "notes": to_json(self.notes),
-            **({"os": self.os} if self.os != "linux" else {}),
-        }, version=JSON_SCHEMA_VERSION)
+        return document(
+            "gate-matrix",
+            {
+                "targets": to_json(self.targets),
+                "sources": to_json(self.sources),
+                "layers": [{**layer.to_json(), "cells": to_json(self.row(layer.id))} for layer in self.layers],
+                "routes": to_json(self.routes),
+                "notes": to_json(self.notes),
+                **({"os": self.os} if self.os != "linux" else {}),
+            },
+            version=JSON_SCHEMA_VERSION,
+        )

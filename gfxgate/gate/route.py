@@ -53,8 +53,9 @@ def _statuses(raw: Mapping[str, list[str]]) -> tuple[tuple[str, tuple[Status, ..
     return tuple((layer, tuple(Status(s) for s in values)) for layer, values in raw.items())
 
 
-def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
-                workarounds: Iterable[Any] | None = None) -> RouteRules:
+def load_routes(
+    path: Path | None = None, *, layers: set[str] | None = None, workarounds: Iterable[Any] | None = None
+) -> RouteRules:
     """Load rules/routes.yaml and cross-check backends, layers and workaround ids."""
     path = path or rules_dir() / "routes.yaml"
     data = load_yaml(path, "routes")
@@ -70,12 +71,22 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
                 rule_regex(s["matches"])
             except RuleRegexError as exc:
                 raise RuleError(f"{path}: step {s['workaround']}: {exc.message}") from None
-        return StepRule(s["workaround"], s["short"], s["phrase"], _statuses(s["covers"]), s.get("matches"), s.get("setting"),
-                        s.get("setting_from"), s.get("satisfied_by"))
+        return StepRule(
+            s["workaround"],
+            s["short"],
+            s["phrase"],
+            _statuses(s["covers"]),
+            s.get("matches"),
+            s.get("setting"),
+            s.get("setting_from"),
+            s.get("satisfied_by"),
+        )
 
     device_steps = tuple(step_rule(s) for s in data.get("device_steps", ()))
     for step in device_steps:
-        problems = [f"unknown workaround {step.workaround!r}"] if by_id is not None and step.workaround not in by_id else []
+        problems = (
+            [f"unknown workaround {step.workaround!r}"] if by_id is not None and step.workaround not in by_id else []
+        )
         if known_layers is not None:
             problems += [f"unknown layer {layer!r}" for layer, _ in step.covers if layer not in known_layers]
         if problems:
@@ -83,14 +94,25 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
     for raw in data["routes"]:
         steps = tuple(step_rule(s) for s in raw.get("steps", ()))
         rule = RouteRule(
-            id=raw["id"], backend=raw["backend"], label=raw["label"], phrase=raw["phrase"], needs=_statuses(raw["needs"]),
-            steps=steps, alone=raw.get("alone"), as_override=raw.get("as_target") == "override",
-            fallback=bool(raw.get("fallback")), colour=raw["colour"], legend=raw["legend"],
-            done_label=raw.get("done_label"), done_phrase=raw.get("done_phrase"),
+            id=raw["id"],
+            backend=raw["backend"],
+            label=raw["label"],
+            phrase=raw["phrase"],
+            needs=_statuses(raw["needs"]),
+            steps=steps,
+            alone=raw.get("alone"),
+            as_override=raw.get("as_target") == "override",
+            fallback=bool(raw.get("fallback")),
+            colour=raw["colour"],
+            legend=raw["legend"],
+            done_label=raw.get("done_label"),
+            done_phrase=raw.get("done_phrase"),
             vendors=tuple(raw.get("vendors", ("amd",))),
-            conditions=tuple(raw.get("conditions", ())), os=os_of(raw),
+            conditions=tuple(raw.get("conditions", ())),
+            os=os_of(raw),
             states=tuple(raw.get("states", ())),
-            beyond=bool(raw.get("beyond")), source=raw.get("source"),
+            beyond=bool(raw.get("beyond")),
+            source=raw.get("source"),
             also_needs=tuple((tuple(a["layers"]), a["text"]) for a in raw.get("also_needs", ())),
             **({"none_applies": raw["none_applies"]} if "none_applies" in raw else {}),
         )
@@ -106,10 +128,18 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
         for step in steps:
             if by_id is not None and step.workaround not in by_id:
                 problems.append(f"unknown workaround {step.workaround!r}")
-            elif by_id is not None and step.setting and step.setting.split("=")[0] != by_id[step.workaround].setting.split("=")[0]:
-                problems.append(f"step {step.workaround}: setting {step.setting!r} is not a value of {by_id[step.workaround].setting!r}")
+            elif (
+                by_id is not None
+                and step.setting
+                and step.setting.split("=")[0] != by_id[step.workaround].setting.split("=")[0]
+            ):
+                problems.append(
+                    f"step {step.workaround}: setting {step.setting!r} is not a value of {by_id[step.workaround].setting!r}"
+                )
             if step.setting_from and step.setting_from not in dict(step.covers):
-                problems.append(f"step {step.workaround}: setting_from {step.setting_from!r} is not a layer the step covers")
+                problems.append(
+                    f"step {step.workaround}: setting_from {step.setting_from!r} is not a layer the step covers"
+                )
             if step.satisfied_by and known_layers is not None and step.satisfied_by not in known_layers:
                 problems.append(f"step {step.workaround}: satisfied_by names unknown layer {step.satisfied_by!r}")
             for layer, statuses in step.covers:
@@ -123,8 +153,12 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
         if rule.also_needs and not rule.as_override:
             problems.append("also_needs on a route without as_target: override")
         if known_layers is not None:
-            problems += [f"also_needs: unknown layer {layer!r}" for layers_, _ in rule.also_needs for layer in layers_
-                         if layer not in known_layers]
+            problems += [
+                f"also_needs: unknown layer {layer!r}"
+                for layers_, _ in rule.also_needs
+                for layer in layers_
+                if layer not in known_layers
+            ]
         if rule.beyond and (rule.as_override or rule.fallback or not rule.source):
             problems.append("a beyond route names its source and is neither an override nor a fallback route")
         if rule.source and not rule.beyond:
@@ -142,9 +176,15 @@ def load_routes(path: Path | None = None, *, layers: set[str] | None = None,
         present = [p for p in pending if p in layers]
         if present:
             raise RuleError(f"{path}: pending_layers {', '.join(present)} exist now: remove them from pending_layers")
-    return RouteRules(backends=backends, routes=tuple(routes), pending_layers=pending, device_steps=device_steps,
-                      undecided_colour=data["undecided_colour"], timeline_targets=tuple(data.get("timeline_targets", ())),
-                      runs_on=tuple(data.get("runs_on", ())))
+    return RouteRules(
+        backends=backends,
+        routes=tuple(routes),
+        pending_layers=pending,
+        device_steps=device_steps,
+        undecided_colour=data["undecided_colour"],
+        timeline_targets=tuple(data.get("timeline_targets", ())),
+        runs_on=tuple(data.get("runs_on", ())),
+    )
 
 
 # what the shipped routes are cross-checked against (the layers' ids, the workarounds as default_workarounds checks
@@ -163,7 +203,9 @@ def default_routes() -> RouteRules:
 
     root = rules_dir()
     parts = [name.encode() + b"\0" + (root / name).read_bytes() for name in ROUTES_CHECKED_AGAINST]
-    parts += [name.encode() + b"\0" + (schemas_dir() / f"{name}.schema.json").read_bytes() for name in ROUTES_CHECKED_SCHEMAS]
+    parts += [
+        name.encode() + b"\0" + (schemas_dir() / f"{name}.schema.json").read_bytes() for name in ROUTES_CHECKED_SCHEMAS
+    ]
     checked: list[RouteRules] = []
 
     def check() -> bool:
@@ -178,24 +220,38 @@ def default_routes() -> RouteRules:
     return checked[0] if checked else load_routes()
 
 
-
-
 def routes_for_os(rules: RouteRules, os: str) -> RouteRules:
     """The routes of ``os``'s release (``--os``): the one place routes are selected by OS (the HSA override route is
     Linux's: on Windows the HIP runtime does not go through HSA)."""
     return rules._replace(routes=tuple(r for r in rules.routes if os in r.os))
 
 
-def decide(matrix: MatrixView, target: str, *, version: str | None = None, rules: RouteRules | None = None,
-           workarounds: Iterable[Any] | None = None,
-           runtime: Mapping[str, Verdict] | None = None, runtime_version: str | None = None,
-           machine: MachineFacts | None = None, os: str = "linux") -> Route:
+def decide(
+    matrix: MatrixView,
+    target: str,
+    *,
+    version: str | None = None,
+    rules: RouteRules | None = None,
+    workarounds: Iterable[Any] | None = None,
+    runtime: Mapping[str, Verdict] | None = None,
+    runtime_version: str | None = None,
+    machine: MachineFacts | None = None,
+    os: str = "linux",
+) -> Route:
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
     from gfxgate.gate.workarounds import default_workarounds
 
-    route = _decide(matrix, target, rules=rules or default_routes(),
-                    workarounds=default_workarounds() if workarounds is None else workarounds, version=version,
-                    runtime=runtime, runtime_version=runtime_version, machine=machine, os=os)
+    route = _decide(
+        matrix,
+        target,
+        rules=rules or default_routes(),
+        workarounds=default_workarounds() if workarounds is None else workarounds,
+        version=version,
+        runtime=runtime,
+        runtime_version=runtime_version,
+        machine=machine,
+        os=os,
+    )
     return with_recipes(route, build_recipes())
 
 
@@ -223,7 +279,9 @@ def override_check(view: StatusView, value: str, rules: RouteRules | None = None
     return check_override(view, value, rule.needs if rule else (), rule.also_needs if rule else ())
 
 
-def override_shipped(matrix: StatusView, value: str, rules: RouteRules | None = None) -> tuple[str | None, tuple[Evidence, ...]]:
+def override_shipped(
+    matrix: StatusView, value: str, rules: RouteRules | None = None
+) -> tuple[str | None, tuple[Evidence, ...]]:
     """Whether the release ships what ``HSA_OVERRIDE_GFX_VERSION=value`` makes the stack load (the override check
     over ``matrix``): ``(None, evidence)`` when every needed cell of the posed target passes; else the clause saying
     what the override also needs, with the refusing cells' evidence; "not checked" when the posed target's column is
@@ -236,4 +294,3 @@ def override_needs(posed: str, failing: list[tuple[str, str, str]], release: str
     """The clause of an override whose posed target ``release`` does not ship, in the shipped rules' words."""
     rule = override_rule()
     return needs_clause(posed, failing, rule.also_needs if rule else (), release)
-

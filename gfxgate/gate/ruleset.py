@@ -63,7 +63,9 @@ class GateRule:
     def digest(self) -> str:
         """Stable hash of the rule's definition: a snapshot made with another definition is stale. `os` only selects
         the rule (its facts do not depend on it), so it is not part of the hash."""
-        return _sha256(json.dumps({k: v for k, v in self.raw.items() if k != "os"}, sort_keys=True).encode()).hexdigest()[:16]
+        return _sha256(
+            json.dumps({k: v for k, v in self.raw.items() if k != "os"}, sort_keys=True).encode()
+        ).hexdigest()[:16]
 
 
 class RuleSet(NamedTuple):
@@ -88,8 +90,9 @@ class RuleSet(NamedTuple):
 
     def for_os(self, os: str) -> RuleSet:
         """The layers and rules of the release for ``os`` (``--os``): the one place rules are selected by OS."""
-        return RuleSet(layers=tuple(la for la in self.layers if os in la.os),
-                       rules=tuple(r for r in self.rules if os in r.os))
+        return RuleSet(
+            layers=tuple(la for la in self.layers if os in la.os), rules=tuple(r for r in self.rules if os in r.os)
+        )
 
 
 def rules_uri(path: Path) -> str:
@@ -120,7 +123,9 @@ def _rule(raw: dict, layer: str, path: Path, line: int, uri: str) -> GateRule:
         versions=raw.get("versions"),
         remedy=raw.get("remedy"),
         status_default=Status(status["default"]) if status else None,
-        status_when=tuple(StatusWhen(w["layer"], tuple(Status(s) for s in w["is"]), Status(w["then"])) for w in status.get("when", ())),
+        status_when=tuple(
+            StatusWhen(w["layer"], tuple(Status(s) for s in w["is"]), Status(w["then"])) for w in status.get("when", ())
+        ),
         summary=raw.get("summary"),
         absent=raw.get("absent"),
         defined_in=str(path),
@@ -139,9 +144,17 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
 
     root = root or rules_dir()
     layer_data = load_yaml(root / "layers.yaml", "layers")
-    layers = tuple(Layer(**{**entry, "backends": tuple(entry.get("backends", ())),
-                            "vendors": tuple(entry.get("vendors", ("amd",))),
-                            "os": os_of(entry)}) for entry in layer_data["layers"])
+    layers = tuple(
+        Layer(
+            **{
+                **entry,
+                "backends": tuple(entry.get("backends", ())),
+                "vendors": tuple(entry.get("vendors", ("amd",))),
+                "os": os_of(entry),
+            }
+        )
+        for entry in layer_data["layers"]
+    )
     layer_ids = {layer.id for layer in layers}
     if len(layer_ids) != len(layers):
         raise RuleError(f"{root / 'layers.yaml'}: duplicate layer id")
@@ -163,7 +176,9 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
             if rule.matcher not in MATCHERS:
                 raise RuleError(f"{path}: rule {rule.id}: unknown matcher {rule.matcher!r}")
             if repos is not None and rule.repo not in repos:
-                raise RuleError(f"{path}: rule {rule.id}: unknown repo {rule.repo!r} (known: {', '.join(sorted(repos))})")
+                raise RuleError(
+                    f"{path}: rule {rule.id}: unknown repo {rule.repo!r} (known: {', '.join(sorted(repos))})"
+                )
             for p in rule.paths:
                 safe_relpath(p)
             if rule.versions:

@@ -74,14 +74,26 @@ class FactsRequest:
             raise UsageError(f"unknown OS {self.os!r} (known: {', '.join(OSES)})")
 
     @classmethod
-    def at_release(cls, tag: str | None, *, sources: Mapping[str, str] | None = None, offline: bool = False,
-                   strict_coupled: bool = True, os: str = DEFAULT_OS) -> FactsRequest:
+    def at_release(
+        cls,
+        tag: str | None,
+        *,
+        sources: Mapping[str, str] | None = None,
+        offline: bool = False,
+        strict_coupled: bool = True,
+        os: str = DEFAULT_OS,
+    ) -> FactsRequest:
         """The facts of ollama ``tag``: the pins' snapshot at the pinned release (without --source), a pin set's at
         its own (:meth:`origin`), else the sources at the tag."""
         if not sources and (tag is None or tag == load_pins().sources["ollama"].ref):
             return cls(offline=offline, strict_coupled=strict_coupled, os=os)
-        return cls(refs={"ollama": tag} if tag else None, sources=sources or None, offline=offline,
-                   strict_coupled=strict_coupled, os=os)
+        return cls(
+            refs={"ollama": tag} if tag else None,
+            sources=sources or None,
+            offline=offline,
+            strict_coupled=strict_coupled,
+            os=os,
+        )
 
     def origin(self) -> FactsOrigin:
         """Where the facts come from: "snapshot" (the pins', or ``snapshot_path``), "pin-set" (the pin set's own
@@ -126,8 +138,16 @@ def scan_matrix(
 ) -> GateMatrix:
     """The gate matrix of ``targets`` with their answers: :func:`gate_facts` of ``facts`` then :func:`answer` (the use
     case ``gfxgate.app.scan`` adds the installed files' and the runs' cells between the two)."""
-    return answer(gate_facts(facts or FactsRequest()), targets, extra_cells=extra_cells, runtime_backends=runtime_backends,
-                  runtime_version=runtime_version, trim=trim, check_steps=check_steps, machine=machine)
+    return answer(
+        gate_facts(facts or FactsRequest()),
+        targets,
+        extra_cells=extra_cells,
+        runtime_backends=runtime_backends,
+        runtime_version=runtime_version,
+        trim=trim,
+        check_steps=check_steps,
+        machine=machine,
+    )
 
 
 def gate_facts(request: FactsRequest) -> GateFacts:
@@ -162,16 +182,18 @@ def gate_facts(request: FactsRequest) -> GateFacts:
                     if pins.sources[name].beyond:  # a route beyond the release: its pin's snapshot facts answer
                         continue
                     if (offline and strict_coupled and not optional) or name not in pins.couplings:
-                        raise type(exc)(f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)",
-                                        source=name) from None
+                        raise type(exc)(
+                            f"{exc.message}; give --source {name}=CLONE (a local clone with its tags)", source=name
+                        ) from None
                 except SourceError:
                     pass  # reported per rule as unknown, with the reason
         if use_live:
             facts = collect_facts(ruleset, sourceset)
             infos = tuple(s.info() for s in sourceset.opened())
             notes += sourceset.notes
-            facts, more = _coupled_fallback(ruleset, facts, pins, set(refs or {}) | set(sources or {}), snapshot_path,
-                                            sourceset)
+            facts, more = _coupled_fallback(
+                ruleset, facts, pins, set(refs or {}) | set(sources or {}), snapshot_path, sourceset
+            )
             infos += more
             notes.append("evidence read live from the sources above")
         else:
@@ -183,15 +205,21 @@ def gate_facts(request: FactsRequest) -> GateFacts:
             notes += list(snap.notes) + stale
             if embedded:
                 notes.append(release_note(snap, pins, pin_set, today, request.os))
-            notes.append("evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)")
+            notes.append(
+                "evidence from the embedded snapshot of the pinned tags (`gfxgate snapshot build` regenerates it; --live reads the sources)"
+            )
             if rules_root is not None:
-                notes.append(f"rules from {rules_root}, evaluated against the embedded snapshot: a rule it holds no facts "
-                             "for is unknown; add --live to read the sources")
+                notes.append(
+                    f"rules from {rules_root}, evaluated against the embedded snapshot: a rule it holds no facts "
+                    "for is unknown; add --live to read the sources"
+                )
     finally:
         sourceset.close()
     if request.os != DEFAULT_OS:
-        notes.append(f"answers for the {request.os.capitalize()} release (--os {request.os}): the rules, routes and "
-                     f"workarounds of its build, packaging and discovery")
+        notes.append(
+            f"answers for the {request.os.capitalize()} release (--os {request.os}): the rules, routes and "
+            f"workarounds of its build, packaging and discovery"
+        )
     return GateFacts(ruleset, facts, tuple(infos), tuple(notes), use_live, pins, refs, sources, offline, request.os)
 
 
@@ -225,38 +253,76 @@ def answer(
     from gfxgate.gate.route import decide, default_routes, override_rule, routes_for_os
 
     requested = [str(t) for t in targets]
-    unanswered = [name for t, name in zip(targets, requested) if getattr(t, "vendor", "amd") not in gate.ruleset.vendors()]
+    unanswered = [
+        name for t, name in zip(targets, requested) if getattr(t, "vendor", "amd") not in gate.ruleset.vendors()
+    ]
     if unanswered:
-        raise UsageError(f"no rules of the {gate.os.capitalize()} release for {', '.join(unanswered)}: gfxgate answers "
-                         f"{' and '.join(sorted(gate.ruleset.vendors()))} targets for it", hint="scan with --os linux")
+        raise UsageError(
+            f"no rules of the {gate.os.capitalize()} release for {', '.join(unanswered)}: gfxgate answers "
+            f"{' and '.join(sorted(gate.ruleset.vendors()))} targets for it",
+            hint="scan with --os linux",
+        )
     from gfxgate.gate.workarounds import default_workarounds, for_os, link
 
     route_rules = routes_for_os(default_routes(), gate.os)  # the release's OS selects its routes and workarounds
     workarounds = for_os(default_workarounds(), gate.os)
-    matrix = link(build_matrix(gate.ruleset, gate.facts, columns(targets, workarounds), catalog(),
-                               extra_cells=dict(extra_cells or {}), sources=gate.infos, notes=gate.notes),
-                  workarounds, override_rule(route_rules))
+    matrix = link(
+        build_matrix(
+            gate.ruleset,
+            gate.facts,
+            columns(targets, workarounds),
+            catalog(),
+            extra_cells=dict(extra_cells or {}),
+            sources=gate.infos,
+            notes=gate.notes,
+        ),
+        workarounds,
+        override_rule(route_rules),
+    )
     vendors = {getattr(t, "vendor", "amd") for t in targets}  # an NVIDIA target's matrix has NVIDIA's rows, AMD's AMD's
     layers = tuple(layer for layer in matrix.layers if vendors & set(layer.vendors))
     if layers != matrix.layers:
-        matrix = dataclasses.replace(matrix, layers=layers,
-                                     cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}})
-    routes = tuple(decide(matrix, name, rules=route_rules, workarounds=workarounds,
-                          runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
-                          runtime_version=runtime_version, machine=machine, os=gate.os) for name in requested)
+        matrix = dataclasses.replace(
+            matrix, layers=layers, cells={k: v for k, v in matrix.cells.items() if k[0] in {la.id for la in layers}}
+        )
+    routes = tuple(
+        decide(
+            matrix,
+            name,
+            rules=route_rules,
+            workarounds=workarounds,
+            runtime=(runtime_backends or {}).get(name) if runtime_backends is not None else None,
+            runtime_version=runtime_version,
+            machine=machine,
+            os=gate.os,
+        )
+        for name in requested
+    )
     if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
-        routes = check_steps(routes, gate)      # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
+        routes = check_steps(routes, gate)  # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
     from gfxgate.gate.route import mark_unchecked
 
-    why = ("the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
-           "checks the step at this version") if not gate.live else "its workaround has no check result at this version"
+    why = (
+        (
+            "the embedded snapshot holds the gate facts, not the workarounds' checks: `gfxgate workarounds` or --live "
+            "checks the step at this version"
+        )
+        if not gate.live
+        else "its workaround has no check result at this version"
+    )
     routes = tuple(mark_unchecked(r, why) for r in routes)
     from gfxgate.gate.docs import cells_of_matrix, disagreements
 
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested or not trim}
     docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
-    return dataclasses.replace(matrix, targets=tuple(requested), cells=cells, routes=routes,
-                               notes=matrix.notes + tuple(note for _, note in docs), os=gate.os)
+    return dataclasses.replace(
+        matrix,
+        targets=tuple(requested),
+        cells=cells,
+        routes=routes,
+        notes=matrix.notes + tuple(note for _, note in docs),
+        os=gate.os,
+    )
 
 
 def release_note(snap: Snapshot, pins: Pins, pin_set: str | None, today: date | None, os: str = DEFAULT_OS) -> str:
@@ -272,21 +338,32 @@ def release_note(snap: Snapshot, pins: Pins, pin_set: str | None, today: date | 
     when += ")" if made else ""
     if pin_set is not None:
         return f"answers for ollama {release}{when}, from pin set {pin_set!r} of rules/pins.toml; without --ref, the answer is for the newest release"
-    others = "; ".join(f"--ref ollama={refs['ollama']} answers for pin set {name!r}" for name, refs in sorted(pins.pin_sets.items())
-                       if "ollama" in refs)
-    return f"answers for ollama {release}, the newest release in the embedded snapshot{when}" + (f"; {others}, offline" if others else "")
+    others = "; ".join(
+        f"--ref ollama={refs['ollama']} answers for pin set {name!r}"
+        for name, refs in sorted(pins.pin_sets.items())
+        if "ollama" in refs
+    )
+    return f"answers for ollama {release}, the newest release in the embedded snapshot{when}" + (
+        f"; {others}, offline" if others else ""
+    )
 
 
-def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None,
-                      sourceset: SourceSet) -> tuple[dict, tuple[Any, ...]]:
+def _coupled_fallback(
+    ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[str], snapshot_path: Path | None, sourceset: SourceSet
+) -> tuple[dict, tuple[Any, ...]]:
     """A coupled source (rocm-docs) that cannot be read at all falls back to the embedded snapshot of its pin —
     the newest ref gfxgate has read — and each verdict says so. Sources the user named are never replaced."""
     from gfxgate.gate import snapshot
     from gfxgate.gate.engine import MATCHED, UNAVAILABLE
 
-    wanted = [r for r in ruleset.rules
-              if (r.repo in pins.couplings or (r.repo in pins.sources and pins.sources[r.repo].beyond))
-              and r.repo not in explicit and facts.get(r.id) and facts[r.id].state == UNAVAILABLE]
+    wanted = [
+        r
+        for r in ruleset.rules
+        if (r.repo in pins.couplings or (r.repo in pins.sources and pins.sources[r.repo].beyond))
+        and r.repo not in explicit
+        and facts.get(r.id)
+        and facts[r.id].state == UNAVAILABLE
+    ]
     if not wanted:
         return facts, ()
     snap = snapshot.load(snapshot_path)
@@ -299,7 +376,8 @@ def _coupled_fallback(ruleset: RuleSet, facts: dict, pins: Pins, explicit: set[s
         reason = (facts[rule.id].reason or "").removeprefix("source not available: ")
         wanted_ref = sourceset.substitution(rule.repo)
         note = ((wanted_ref + "; ") if wanted_ref else "") + (
-            f"{rule.repo} cannot be read here ({reason}): evidence from the embedded snapshot of {old.repo}@{old.ref}")
+            f"{rule.repo} cannot be read here ({reason}): evidence from the embedded snapshot of {old.repo}@{old.ref}"
+        )
         if rule.repo not in pins.couplings:  # a source beyond the release: the words a snapshot build keeps it with
             note = snapshot.beyond_note(old.repo or rule.repo, old.ref or "")
         out[rule.id] = dataclasses.replace(old, note=note)

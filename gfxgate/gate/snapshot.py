@@ -75,7 +75,9 @@ class Snapshot(NamedTuple):
             usable[rule.id] = rf
         stale = [r.id for r in ruleset.rules if r.id not in usable and r.id in self.facts]
         if stale:
-            notes.append("snapshot facts ignored for changed rules: " + ", ".join(stale) + " — run `gfxgate snapshot build`")
+            notes.append(
+                "snapshot facts ignored for changed rules: " + ", ".join(stale) + " — run `gfxgate snapshot build`"
+            )
         return usable, notes
 
 
@@ -102,14 +104,22 @@ def _keep_beyond(data: dict[str, Any], ruleset: RuleSet, pins: Pins, previous: P
     kept: set[str] = set()
     for rule in lost:
         rf, pin = old["rules"].get(rule.id), pins.sources[rule.repo]
-        if (rf is None or rf.get("state") != MATCHED or rf.get("digest") != rule.digest
-                or old["pins"].get(rule.repo) != {"url": pin.url, "ref": pin.ref}):
+        if (
+            rf is None
+            or rf.get("state") != MATCHED
+            or rf.get("digest") != rule.digest
+            or old["pins"].get(rule.repo) != {"url": pin.url, "ref": pin.ref}
+        ):
             continue
         data["rules"][rule.id] = {**rf, "note": beyond_note(rule.repo, pin.ref)}
         kept.add(rule.repo)
-    data["sources"] = sorted([s for s in data["sources"] if s["name"] not in kept]
-                             + [s for s in old["sources"] if s["name"] in kept], key=lambda s: s["name"])
-    data["released"] = dict(sorted({**data["released"], **{k: v for k, v in old.get("released", {}).items() if k in kept}}.items()))
+    data["sources"] = sorted(
+        [s for s in data["sources"] if s["name"] not in kept] + [s for s in old["sources"] if s["name"] in kept],
+        key=lambda s: s["name"],
+    )
+    data["released"] = dict(
+        sorted({**data["released"], **{k: v for k, v in old.get("released", {}).items() if k in kept}}.items())
+    )
     return data
 
 
@@ -124,7 +134,9 @@ def build(ruleset: RuleSet, sources: SourceSet, pins: Pins, previous: Path | Non
         pin = pins.sources.get(info.name)
         if pin and info.url != pin.url:
             local[info.url] = pin.url
-        infos.append({**info.to_json(), "url": pin.url if pin else info.url, "origin": "git" if info.commit else info.origin})
+        infos.append(
+            {**info.to_json(), "url": pin.url if pin else info.url, "origin": "git" if info.commit else info.origin}
+        )
         date = src.commit_date() if hasattr(src, "commit_date") else None
         if date:
             released[info.name] = date
@@ -170,7 +182,9 @@ def load(path: Path | None = None) -> Snapshot:
         data = load_json(path, read_limited(path, MAX_SNAPSHOT_BYTES, "a snapshot file"), "snapshot")
     except RuleError:
         if not os.path.lexists(path):
-            raise RuleError(f"{path}: no embedded snapshot", hint="run `gfxgate snapshot build`, or scan with --live") from None
+            raise RuleError(
+                f"{path}: no embedded snapshot", hint="run `gfxgate snapshot build`, or scan with --live"
+            ) from None
         raise
     except (OSError, ValueError) as exc:
         raise InputError(f"{path}: unreadable snapshot: {exc}") from exc

@@ -84,7 +84,9 @@ class Workaround(JsonRecord):
     applies_to: tuple[str, ...] = ()
     eras: tuple[Era, ...] = json_field(default=(), skip=True)
     era: str | None = None  # the era whose setting and checks these are ("ollama <0.4.0"), once resolved by ``at``
-    exists_in: Era | None = json_field(default=None, skip=True)  # the versions where it exists at all (setting, checks unused)
+    exists_in: Era | None = json_field(
+        default=None, skip=True
+    )  # the versions where it exists at all (setting, checks unused)
     os: tuple[str, ...] = json_field(default=("linux",), skip=True)  # the releases (OS) it works on (`os:`)
 
     def applies(self, layer: str, processor: str) -> bool:
@@ -132,7 +134,9 @@ class WorkaroundReport(JsonRecord):
     results: tuple[CheckResult, ...] = json_field(name="checks")
 
 
-def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None) -> tuple[Workaround, ...]:
+def load(
+    path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None
+) -> tuple[Workaround, ...]:
     """Load and cross-check rules/workarounds.yaml (layers, targets, repos, regexes)."""
     from gfxgate.sources.versions import in_range
     from gfxgate.targets import catalog
@@ -141,9 +145,12 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
     data = load_yaml(path, "workarounds")
     cat = catalog()
     out, seen = [], set()
+
     def checks_of(raw_checks: Iterable[dict[str, Any]]) -> tuple[Check, ...]:
-        return tuple(EnvCheck(c["repo"], c["env"]) if "env" in c else GrepSpec(c["repo"], tuple(c["paths"]), c["grep"])
-                     for c in raw_checks)  # the schema: either env, or grep and paths
+        return tuple(
+            EnvCheck(c["repo"], c["env"]) if "env" in c else GrepSpec(c["repo"], tuple(c["paths"]), c["grep"])
+            for c in raw_checks
+        )  # the schema: either env, or grep and paths
 
     for raw in data["workarounds"]:
         checks = checks_of(raw["checks"])
@@ -151,11 +158,21 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
         exists = raw.get("exists_in")
         exists_in = Era(exists["repo"], exists["versions"], "", ()) if exists else None
         item = Workaround(
-            id=raw["id"], title=raw["title"], kind=raw["kind"], setting=raw["setting"], what=raw["what"],
-            addresses=raw["addresses"], unblocks=tuple(raw["unblocks"]), risk=raw["risk"], checks=checks,
-            override=raw.get("override"), eras=eras, exists_in=exists_in, os=os_of(raw),
-            applies_to=tuple(raw.get("applies_to", ())) or (
-                tuple(p.name for p in cat.by_name.values() if p.integrated) if raw.get("integrated_only") else ()),
+            id=raw["id"],
+            title=raw["title"],
+            kind=raw["kind"],
+            setting=raw["setting"],
+            what=raw["what"],
+            addresses=raw["addresses"],
+            unblocks=tuple(raw["unblocks"]),
+            risk=raw["risk"],
+            checks=checks,
+            override=raw.get("override"),
+            eras=eras,
+            exists_in=exists_in,
+            os=os_of(raw),
+            applies_to=tuple(raw.get("applies_to", ()))
+            or (tuple(p.name for p in cat.by_name.values() if p.integrated) if raw.get("integrated_only") else ()),
         )
         problems = []
         if item.id in seen:
@@ -171,8 +188,11 @@ def load(path: Path | None = None, *, layers: set[str] | None = None, repos: set
                 problems.append(str(exc))
 
         for setting in (item.setting, *(era.setting for era in eras)):
-            problems += [f"setting {setting!r}: unknown placeholder {{{name}}} (a setting may name {', '.join(SETTING_FIELDS)})"
-                         for name in _PLACEHOLDER.findall(setting) if name not in SETTING_FIELDS]
+            problems += [
+                f"setting {setting!r}: unknown placeholder {{{name}}} (a setting may name {', '.join(SETTING_FIELDS)})"
+                for name in _PLACEHOLDER.findall(setting)
+                if name not in SETTING_FIELDS
+            ]
         for era in eras + ((exists_in,) if exists_in else ()):
             if repos is not None and era.repo not in repos:
                 problems.append(f"era {era.versions!r}: unknown repo {era.repo!r}")
@@ -219,16 +239,23 @@ def link(matrix: GateMatrix, workarounds: tuple[Workaround, ...], override: Rout
         if verdict.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL):
             processor = verdict.target.split(":")[0]
             applicable = [w for w in workarounds if w.applies(verdict.layer, processor)]
-            verdict = dataclasses.replace(verdict, workarounds=tuple(w.id for w in applicable),
-                                          remedy=_with_override_loads(verdict.remedy, [
-                                              w for w in workarounds if w.override and processor in w.applies_to], matrix,
-                                              override))
+            verdict = dataclasses.replace(
+                verdict,
+                workarounds=tuple(w.id for w in applicable),
+                remedy=_with_override_loads(
+                    verdict.remedy,
+                    [w for w in workarounds if w.override and processor in w.applies_to],
+                    matrix,
+                    override,
+                ),
+            )
         cells[key] = verdict
     return dataclasses.replace(matrix, cells=cells)
 
 
-def _with_override_loads(remedy: str | None, applicable: list[Workaround], matrix: GateMatrix,
-                        override: RouteRule | None = None) -> str | None:
+def _with_override_loads(
+    remedy: str | None, applicable: list[Workaround], matrix: GateMatrix, override: RouteRule | None = None
+) -> str | None:
     """A remedy that names HSA_OVERRIDE_GFX_VERSION also says what each override documented for the target would
     load (whichever layer the remedy belongs to: the release-packaging remedy names the override too) and whether
     the same release ships it (``gfxgate.answer.override``, the posed target's column of the same matrix)."""
@@ -239,8 +266,12 @@ def _with_override_loads(remedy: str | None, applicable: list[Workaround], matri
     loads = []
     for w in applicable:
         if w.override:
-            missing = check_override(matrix, w.override, override.needs, override.also_needs).clause() if override else None
-            loads.append(override_loads(w.override, _discovery_checks_tensile(matrix)) + (f"; but {missing}" if missing else ""))
+            missing = (
+                check_override(matrix, w.override, override.needs, override.also_needs).clause() if override else None
+            )
+            loads.append(
+                override_loads(w.override, _discovery_checks_tensile(matrix)) + (f"; but {missing}" if missing else "")
+            )
     return remedy + ("; " + "; ".join(loads) if loads else "; no documented override value for this target")
 
 
@@ -249,8 +280,9 @@ def _discovery_checks_tensile(matrix: GateMatrix) -> bool:
     return any(cell.layer == "discovery" and "TensileLibrary_lazy" in cell.summary for cell in matrix.cells.values())
 
 
-def shipped_state(item: Workaround, state: str, summary: str, view: StatusView | None,
-                  override: RouteRule | None, release: str) -> tuple[str, str]:
+def shipped_state(
+    item: Workaround, state: str, summary: str, view: StatusView | None, override: RouteRule | None, release: str
+) -> tuple[str, str]:
     """An override entry whose posed target the release does not ship is "not shipped", whatever its variable's check
     says (the check's words follow); any other entry keeps its state."""
     if not item.override or view is None or override is None:
@@ -261,10 +293,17 @@ def shipped_state(item: Workaround, state: str, summary: str, view: StatusView |
     return NOT_SHIPPED, f"{check.clause(release)}; the variable: {state} ({summary})"
 
 
-def unchecked(workarounds: tuple[Workaround, ...], ref_of: Callable[[str], str | None], why: str, *,
-              targets: Iterable[object] = (), steps: dict[str, dict[str, str]] | None = None,
-              view: StatusView | None = None, override: RouteRule | None = None,
-              release: str = "this release") -> list[WorkaroundReport]:
+def unchecked(
+    workarounds: tuple[Workaround, ...],
+    ref_of: Callable[[str], str | None],
+    why: str,
+    *,
+    targets: Iterable[object] = (),
+    steps: dict[str, dict[str, str]] | None = None,
+    view: StatusView | None = None,
+    override: RouteRule | None = None,
+    release: str = "this release",
+) -> list[WorkaroundReport]:
     """The entries that exist at the versions ``ref_of`` names, each not checked (``why``: no source to search), with
     the setting of the targets' routes and the override check over ``view`` as ``trace.workarounds.check_all`` gives them: what
     `workarounds` answers from the embedded evidence when the sources cannot be read."""
@@ -273,16 +312,25 @@ def unchecked(workarounds: tuple[Workaround, ...], ref_of: Callable[[str], str |
         if not item.exists_at(ref_of):
             continue
         item = item.at(ref_of)
-        item = dataclasses.replace(item, setting=setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}),
-                                                              fill_setting))
+        item = dataclasses.replace(
+            item, setting=setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}), fill_setting)
+        )
         state, summary = shipped_state(item, UNKNOWN, f"not checked — {why}", view, override, release)
-        out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=(),
-                                    override_target=posed_target(item.override) if item.override else None))
+        out.append(
+            WorkaroundReport(
+                workaround=item,
+                state=state,
+                summary=summary,
+                results=(),
+                override_target=posed_target(item.override) if item.override else None,
+            )
+        )
     return out
 
 
-def setting_for(item: Workaround, targets: list[str], steps: dict[str, str],
-                fill: Callable[[str, str | None], str]) -> str:
+def setting_for(
+    item: Workaround, targets: list[str], steps: dict[str, str], fill: Callable[[str, str | None], str]
+) -> str:
     """The entry's setting for these targets: the route step's where it is one, else its own filled per target;
     several targets with different settings are listed ``target: setting; …``."""
     per = {t: steps.get(t) or fill(item.setting, t) for t in targets}

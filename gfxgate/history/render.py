@@ -30,12 +30,19 @@ def history_markdown(h: History) -> str:
     method = "every tag probed" if h.every_tag else "found by bisection"
     pre = "pre-releases included" if h.prereleases else "pre-releases excluded"
     out = [f"# gfxgate history: {md_escape(h.repo)}, {md_escape(', '.join(h.targets))}", ""]
-    out.append(f"Release tags {md_escape(h.tags[0])} … {md_escape(h.tags[-1])} in version order: {len(h.tags)} tags, {len(h.probed)} probed ({method}; {pre}).")
+    out.append(
+        f"Release tags {md_escape(h.tags[0])} … {md_escape(h.tags[-1])} in version order: {len(h.tags)} tags, {len(h.probed)} probed ({method}; {pre})."
+    )
     out.append("")
-    out += ["| Layer | Target | At tag | Change | Before (tag) | After | Evidence after |", "|---|---|---|---|---|---|---|"]
+    out += [
+        "| Layer | Target | At tag | Change | Before (tag) | After | Evidence after |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in h.rows:
         first = row.first.verdict
-        out.append(f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | {md_escape(row.first.tag)} | first | — | {_status(first['status'])} | {_first_where(first)} |")
+        out.append(
+            f"| {md_escape(row.layer.title)} | {md_escape(row.target)} | {md_escape(row.first.tag)} | first | — | {_status(first['status'])} | {_first_where(first)} |"
+        )
         for step in row.changes:
             kind, previous, before = _change(step)
             out.append(
@@ -49,8 +56,10 @@ def history_markdown(h: History) -> str:
         out += [f"## {md_escape(row.layer.title)} — {md_escape(row.target)}", ""]
         for step in row.changes:
             kind, previous, before = _change(step)
-            out.append(f"- **{md_escape(step.tag)}** ({kind}, after {md_escape(previous)}): "
-                       f"{md_escape(before['status'])} → {md_escape(step.verdict['status'])}")
+            out.append(
+                f"- **{md_escape(step.tag)}** ({kind}, after {md_escape(previous)}): "
+                f"{md_escape(before['status'])} → {md_escape(step.verdict['status'])}"
+            )
             out.append(f"  - before: {md_escape(before['summary'])} — {_first_where(before)}")
             out.append(f"  - after: {md_escape(step.verdict['summary'])} — {_first_where(step.verdict)}")
         out.append("")

@@ -68,22 +68,38 @@ def tag_window(tags: list[str], first: str | None, last: str | None, all_tags: l
     hi = tags.index(last) if last else len(tags) - 1
     if lo > hi:
         raise UsageError(f"--from {first} comes after --to {last} in release order")
-    return tags[lo: hi + 1]
+    return tags[lo : hi + 1]
 
 
 # -- facts cache --------------------------------------------------------------------------------------
 FACTS_FORMAT = 2  # 2: a header line with the entries' checksum, then the entries (1: the bare entries object)
 MAX_FACTS_BYTES = 16 << 20  # a commit's facts are tens of KB (ollama, every rule at every tag of one commit)
-_FACT_FIELDS: dict[str, type | tuple[type, ...]] = {"rule_id": str, "digest": str, "state": str, "reason": (str, type(None)), "repo": (str, type(None)),
-                "ref": (str, type(None)), "commit": (str, type(None)), "root": (str, type(None)),
-                "facts": (dict, type(None)), "note": (str, type(None)), "unreadable": (str, type(None))}
+_FACT_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "rule_id": str,
+    "digest": str,
+    "state": str,
+    "reason": (str, type(None)),
+    "repo": (str, type(None)),
+    "ref": (str, type(None)),
+    "commit": (str, type(None)),
+    "root": (str, type(None)),
+    "facts": (dict, type(None)),
+    "note": (str, type(None)),
+    "unreadable": (str, type(None)),
+}
 
 
 def _entry_ok(key: Any, raw: Any) -> bool:
     """The shape RuleFacts.to_json writes for a cacheable state (anything else: the file is not trusted)."""
-    return (isinstance(key, str) and key.count("\0") == 1 and isinstance(raw, dict) and raw.keys() <= _FACT_FIELDS.keys()
-            and all(isinstance(raw.get(name), kind) for name, kind in _FACT_FIELDS.items() if name in raw or kind is str)
-            and raw["state"] in CACHEABLE and key.endswith("\0" + raw["digest"]))
+    return (
+        isinstance(key, str)
+        and key.count("\0") == 1
+        and isinstance(raw, dict)
+        and raw.keys() <= _FACT_FIELDS.keys()
+        and all(isinstance(raw.get(name), kind) for name, kind in _FACT_FIELDS.items() if name in raw or kind is str)
+        and raw["state"] in CACHEABLE
+        and key.endswith("\0" + raw["digest"])
+    )
 
 
 def _checksum(body: bytes) -> str:
@@ -168,7 +184,11 @@ class FactsCache:
             return None
         try:
             info = os.fstat(fd)
-            blob = os.read(fd, MAX_FACTS_BYTES + 1) if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FACTS_BYTES else None
+            blob = (
+                os.read(fd, MAX_FACTS_BYTES + 1)
+                if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FACTS_BYTES
+                else None
+            )
             while blob is not None and len(blob) < min(info.st_size, MAX_FACTS_BYTES + 1):  # os.read may return less
                 more = os.read(fd, MAX_FACTS_BYTES + 1 - len(blob))
                 if not more:
@@ -188,8 +208,12 @@ class FactsCache:
         head, sep, body = blob.partition(b"\n")
         try:
             header = loads_input(head)
-            if (not sep or not isinstance(header, dict) or header.get("format") != FACTS_FORMAT
-                    or header.get("blake2b") != _checksum(body)):
+            if (
+                not sep
+                or not isinstance(header, dict)
+                or header.get("format") != FACTS_FORMAT
+                or header.get("blake2b") != _checksum(body)
+            ):
                 return None
             data = loads_input(body)
         except ValueError:
@@ -222,22 +246,28 @@ class FactsCache:
         for commit in sorted(self._dirty):
             path = self._path(root, commit)
             body = json.dumps(self._entries[commit], sort_keys=True).encode("utf-8")
-            header = json.dumps({"format": FACTS_FORMAT, "blake2b": _checksum(body), "code": code_digest()}).encode("utf-8")
+            header = json.dumps({"format": FACTS_FORMAT, "blake2b": _checksum(body), "code": code_digest()}).encode(
+                "utf-8"
+            )
             try:
                 unsafe = _unsafe_folder(base, path)
                 if unsafe is not None:
                     raise OSError(unsafe)
                 path.parent.mkdir(parents=True, exist_ok=True)
                 if os.path.lexists(path) and not path.is_file() or path.is_symlink():
-                    os.unlink(path)  # a link, FIFO or device in the place of a cache file: replaced, never written through
+                    os.unlink(
+                        path
+                    )  # a link, FIFO or device in the place of a cache file: replaced, never written through
                 write_bytes_atomic(path, header + b"\n" + body)
             except (OSError, GfxgateError) as exc:
                 if isinstance(exc, GfxgateError):
                     reason = exc.message
                 else:
                     reason = f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
-                self.warning = (f"the history facts cache cannot be written ({reason}); "
-                                "the answer is the same, the next run computes these facts again")
+                self.warning = (
+                    f"the history facts cache cannot be written ({reason}); "
+                    "the answer is the same, the next run computes these facts again"
+                )
                 break
         self._dirty.clear()
 
@@ -268,24 +298,34 @@ def rules_of_repo(ruleset: RuleSet, pins: Pins, repo: str, coupled: tuple[str, .
 
 def signature(matrix: GateMatrix) -> dict[tuple[str, str], tuple[str, tuple[str, ...]]]:
     """Per (layer, target): the status and the rules whose evidence decides it."""
-    return {
-        key: (v.status.value, tuple(sorted({e.source for e in v.evidence})))
-        for key, v in matrix.cells.items()
-    }
+    return {key: (v.status.value, tuple(sorted({e.source for e in v.evidence}))) for key, v in matrix.cells.items()}
 
 
 class TagProber:
     """Verdicts of one repository's layers at any of its tags, facts cached per (rule, commit, tag)."""
 
-    def __init__(self, pins: Pins, ruleset: RuleSet, repo: str, targets: list, catalog, *,
-                 sources: Mapping[str, str] | None = None, offline: bool = False, cache: FactsCache | None = None,
-                 on_probe: Callable[[str], None] | None = None, coupled: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        pins: Pins,
+        ruleset: RuleSet,
+        repo: str,
+        targets: list,
+        catalog,
+        *,
+        sources: Mapping[str, str] | None = None,
+        offline: bool = False,
+        cache: FactsCache | None = None,
+        on_probe: Callable[[str], None] | None = None,
+        coupled: tuple[str, ...] = (),
+    ) -> None:
         if repo not in pins.sources:
             raise UsageError(f"unknown repository {repo!r}", hint="known: " + ", ".join(sorted(pins.sources)))
         self.pins, self.repo, self.targets, self.catalog = pins, repo, targets, catalog
         self.ruleset = rules_of_repo(ruleset, pins, repo, coupled)
         if not self.ruleset.rules:
-            raise UsageError(f"no gate rule reads {repo}", hint="history follows repositories that gate rules read, e.g. ollama")
+            raise UsageError(
+                f"no gate rule reads {repo}", hint="history follows repositories that gate rules read, e.g. ollama"
+            )
         self.sources = dict(sources or {})
         self.offline = offline
         self.cache = cache or FactsCache(None)
@@ -300,8 +340,10 @@ class TagProber:
         url = sourceset.url(self.repo)
         path = Path(url).expanduser()
         if "://" not in url and path.is_dir() and local_git_dir(path) is None:
-            raise UsageError(f"{self.repo}: {url} is a folder, not a git repository",
-                             hint="history walks tags: point --source at a clone (bare or with a work tree)")
+            raise UsageError(
+                f"{self.repo}: {url} is a folder, not a git repository",
+                hint="history walks tags: point --source at a clone (bare or with a work tree)",
+            )
         repo = GitRepo(self.repo, url, offline=self.offline)
         if repo.managed:
             repo.ensure_clone()
@@ -406,24 +448,41 @@ class History:
         layers: dict[str, dict[str, Any]] = {}
         for row in self.rows:
             entry = layers.setdefault(row.layer.id, {"id": row.layer.id, "title": row.layer.title, "targets": []})
-            entry["targets"].append({
-                "target": row.target,
-                "first": {"tag": row.first.tag, **row.first.verdict},
-                "changes": [s.to_json() for s in row.changes],
-            })
-        return document("gate-history", {
-            "repo": self.repo,
-            "targets": list(self.targets),
-            "method": "every-tag" if self.every_tag else "bisect",
-            "prereleases": self.prereleases,
-            "range": {"from": self.tags[0], "to": self.tags[-1], "tags": len(self.tags), "probed": len(self.probed)},
-            "layers": list(layers.values()),
-            "notes": list(self.notes),
-        })
+            entry["targets"].append(
+                {
+                    "target": row.target,
+                    "first": {"tag": row.first.tag, **row.first.verdict},
+                    "changes": [s.to_json() for s in row.changes],
+                }
+            )
+        return document(
+            "gate-history",
+            {
+                "repo": self.repo,
+                "targets": list(self.targets),
+                "method": "every-tag" if self.every_tag else "bisect",
+                "prereleases": self.prereleases,
+                "range": {
+                    "from": self.tags[0],
+                    "to": self.tags[-1],
+                    "tags": len(self.tags),
+                    "probed": len(self.probed),
+                },
+                "layers": list(layers.values()),
+                "notes": list(self.notes),
+            },
+        )
 
 
-def history(prober: TagProber, *, first: str | None = None, last: str | None = None, layers: list[str] | None = None,
-            prereleases: bool = False, every_tag: bool = False) -> History:
+def history(
+    prober: TagProber,
+    *,
+    first: str | None = None,
+    last: str | None = None,
+    layers: list[str] | None = None,
+    prereleases: bool = False,
+    every_tag: bool = False,
+) -> History:
     """Walk the release tags of ``prober.repo`` and record every change of the selected layers."""
     all_tags = sorted(prober.commits)
     tags = tag_window(prober.release_tags(prereleases=prereleases), first, last, all_tags)
@@ -433,7 +492,9 @@ def history(prober: TagProber, *, first: str | None = None, last: str | None = N
             raise UsageError(f"layer {lid!r} is not read from {prober.repo}", hint="layers: " + ", ".join(known_layers))
     selected = [layer for layer in prober.ruleset.layers if not layers or layer.id in layers]
     # a target's rows are its vendor's layers (an AMD layer says nothing about sm_61): rules/layers.yaml vendors
-    keys = [(layer.id, str(t)) for layer in selected for t in prober.targets if getattr(t, "vendor", "amd") in layer.vendors]
+    keys = [
+        (layer.id, str(t)) for layer in selected for t in prober.targets if getattr(t, "vendor", "amd") in layer.vendors
+    ]
     probed: list[str] = []
     sigs: dict[int, tuple] = {}
 
@@ -460,7 +521,11 @@ def history(prober: TagProber, *, first: str | None = None, last: str | None = N
                     continue
                 kind = classify(old.status.value, new.status.value) or EVIDENCE
                 steps.append(Step(tags[i], tags[i - 1], kind, slim_verdict(new.to_json()), slim_verdict(old.to_json())))
-            rows.append(LayerHistory(layer, str(target), Step(tags[0], None, None, slim_verdict(first_cell.to_json())), tuple(steps)))
+            rows.append(
+                LayerHistory(
+                    layer, str(target), Step(tags[0], None, None, slim_verdict(first_cell.to_json())), tuple(steps)
+                )
+            )
     return History(
         repo=prober.repo,
         targets=tuple(str(t) for t in prober.targets),

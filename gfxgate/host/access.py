@@ -154,4 +154,6 @@ def may_open(node: Node, user: str, uid: int | None, groups: tuple[str, ...]) ->
 def user_access(fs: RootFS, user: str, role: str, node_list: list[Node], extra: tuple[str, ...] = ()) -> UserAccess:
     groups = groups_of(fs, user, extra)
     uid = uid_of(fs, user)
-    return UserAccess(user, role, groups, "/etc/group", tuple((n.path, may_open(n, user, uid, groups)) for n in node_list))
+    return UserAccess(
+        user, role, groups, "/etc/group", tuple((n.path, may_open(n, user, uid, groups)) for n in node_list)
+    )

@@ -35,16 +35,25 @@ def device_memory(drm: Path = DRM) -> dict[str, Any]:
 
 
 def _nvidia(devices: list[dict[str, Any]], notes: list[str]) -> None:
-    rc, out, problem = run_tool(("nvidia-smi", "--query-gpu=index,name,memory.used,memory.total",
-                                 "--format=csv,noheader,nounits"), SAMPLE_TIMEOUT_S)
+    rc, out, problem = run_tool(
+        ("nvidia-smi", "--query-gpu=index,name,memory.used,memory.total", "--format=csv,noheader,nounits"),
+        SAMPLE_TIMEOUT_S,
+    )
     if problem or rc is None:
         notes.append(problem or "nvidia-smi did not answer")
         return
     for line in out.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) == 4 and parts[2].isdigit() and parts[3].isdigit():
-            devices.append({"source": "nvidia-smi", "device": f"GPU{parts[0]}", "name": parts[1],
-                            "used_mib": int(parts[2]), "total_mib": int(parts[3])})
+            devices.append(
+                {
+                    "source": "nvidia-smi",
+                    "device": f"GPU{parts[0]}",
+                    "name": parts[1],
+                    "used_mib": int(parts[2]),
+                    "total_mib": int(parts[3]),
+                }
+            )
 
 
 def _rocm(devices: list[dict[str, Any]], notes: list[str]) -> None:
@@ -57,13 +66,19 @@ def _rocm(devices: list[dict[str, Any]], notes: list[str]) -> None:
     except ValueError:
         notes.append("rocm-smi --json answered no JSON")
         return
-    for card, fields in (cards.items() if isinstance(cards, dict) else ()):
+    for card, fields in cards.items() if isinstance(cards, dict) else ():
         if not isinstance(fields, dict):
             continue
         used, total = fields.get("VRAM Total Used Memory (B)"), fields.get("VRAM Total Memory (B)")
         if str(used).isdigit() and str(total).isdigit():
-            devices.append({"source": "rocm-smi", "device": str(card), "used_mib": int(str(used)) // MIB,
-                            "total_mib": int(str(total)) // MIB})
+            devices.append(
+                {
+                    "source": "rocm-smi",
+                    "device": str(card),
+                    "used_mib": int(str(used)) // MIB,
+                    "total_mib": int(str(total)) // MIB,
+                }
+            )
 
 
 def _sysfs(drm: Path, devices: list[dict[str, Any]], notes: list[str]) -> None:

@@ -24,8 +24,12 @@ if TYPE_CHECKING:  # annotations only
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/ollama/bin")
 LIB_DIRS = ("/usr/local/lib/ollama", "/usr/lib/ollama", "/opt/ollama/lib/ollama")
-LLAMA_LIB_GLOBS = ("usr/lib/*/ggml/backends0/libggml-*.so", "usr/local/lib/libggml-*.so", "usr/lib/libggml-*.so",
-                   "usr/lib/*/libggml-*.so*")
+LLAMA_LIB_GLOBS = (
+    "usr/lib/*/ggml/backends0/libggml-*.so",
+    "usr/local/lib/libggml-*.so",
+    "usr/lib/libggml-*.so",
+    "usr/lib/*/libggml-*.so*",
+)
 _VERSION = re.compile(r"(?:version is|version)\s+v?([0-9]+\.[0-9]+\.[0-9]+)")
 
 
@@ -63,8 +67,11 @@ class Installs(JsonRecord):
         for install in self.ollama:
             for runner in install.runners:
                 # a Windows runner's ggml-hip.dll is PE, which the artifacts reader does not read: not scanned
-                out += [f"{runner.path}/{lib}" for lib in runner.libraries
-                        if ("hip" in lib or "rocm" in lib) and not lib.endswith(".dll")]
+                out += [
+                    f"{runner.path}/{lib}"
+                    for lib in runner.libraries
+                    if ("hip" in lib or "rocm" in lib) and not lib.endswith(".dll")
+                ]
                 if runner.rocblas:
                     out.append(runner.rocblas)
         out += [p for p in self.ggml_backends if "hip" in p.rsplit("/", 1)[-1]]
@@ -99,9 +106,14 @@ def runner_folders(fs: RootFS, lib: str) -> list[RunnerFolder]:
     folders = [(lib, "top")] + [(f"{lib}/{e}", e) for e in fs.listdir(lib) if fs.is_dir(f"{lib}/{e}")]
     for folder, name in folders:
         entries = fs.listdir(folder)
-        libs = tuple(e for e in entries if (e.startswith("libggml") and ".so" in e)
-                     or (e.startswith("ggml-") and e.endswith(".dll")))  # the Windows runners' ggml-hip.dll
-        rocblas = next((f"{folder}/{sub}" for sub in ("rocblas/library", "library") if fs.is_dir(f"{folder}/{sub}")), None)
+        libs = tuple(
+            e
+            for e in entries
+            if (e.startswith("libggml") and ".so" in e) or (e.startswith("ggml-") and e.endswith(".dll"))
+        )  # the Windows runners' ggml-hip.dll
+        rocblas = next(
+            (f"{folder}/{sub}" for sub in ("rocblas/library", "library") if fs.is_dir(f"{folder}/{sub}")), None
+        )
         if not libs and rocblas is None:
             continue
         tensile, lazy = _rocblas(fs, rocblas) if rocblas else ((), ())
@@ -141,8 +153,13 @@ def _run_version(binary: str) -> str | None:
     import subprocess
 
     try:
-        done = subprocess.run([binary, "--version"], capture_output=True, timeout=10, stdin=subprocess.DEVNULL,
-                              env={"PATH": "/usr/bin:/bin", "OLLAMA_HOST": os.environ.get("OLLAMA_HOST", "127.0.0.1:11434")})
+        done = subprocess.run(
+            [binary, "--version"],
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin", "OLLAMA_HOST": os.environ.get("OLLAMA_HOST", "127.0.0.1:11434")},
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return (done.stdout + done.stderr).decode("utf-8", "replace")[:4000]
@@ -160,8 +177,10 @@ def tree_os(fs: RootFS) -> str:
     else "linux" (a live machine is the Linux this runs on)."""
     if fs.live:
         return "linux"
-    windows = any(fs.is_dir(f"{folder}/lib/ollama") or fs.is_file(f"{folder}/ollama.exe")
-                  for folder in fs.glob(WINDOWS_INSTALL_GLOB))
+    windows = any(
+        fs.is_dir(f"{folder}/lib/ollama") or fs.is_file(f"{folder}/ollama.exe")
+        for folder in fs.glob(WINDOWS_INSTALL_GLOB)
+    )
     return "windows" if windows and not (fs.is_dir("/usr") or fs.is_dir("/etc")) else "linux"
 
 
@@ -203,8 +222,14 @@ def find(fs: RootFS, *, path_dirs: tuple[str, ...] = ()) -> Installs:
         version = (fs.read_text(f"{folder}/.info/version", limit=256) or "").strip()[:64]
         rocm.append((folder, version or "unknown"))
     containers = [f"{d}/{n}" for d in dirs for n in ("docker", "podman") if fs.is_file(f"{d}/{n}")]
-    return Installs(tuple(installs), tuple(servers), tuple(backends), tuple(rocm), tuple(dict.fromkeys(containers)),
-                    tuple(system_rocblas(fs)))
+    return Installs(
+        tuple(installs),
+        tuple(servers),
+        tuple(backends),
+        tuple(rocm),
+        tuple(dict.fromkeys(containers)),
+        tuple(system_rocblas(fs)),
+    )
 
 
 # where distributions put rocBLAS's Tensile library: ROCm's own prefix (AMD's packages, Arch's extra/rocblas with
@@ -252,17 +277,34 @@ def machine_facts(fs: RootFS) -> MachineFacts:
             continue  # no library folder (a release that unpacks its runners at run time, a moved prefix): not judged
         layouts.append(layout["id"])
         for backend, spec in layout["backends"].items():
-            found = sorted({f"{lib}/{name}" for lib in libs for glob in spec["runner"] for name in _matching(fs, lib, glob)})
+            found = sorted(
+                {f"{lib}/{name}" for lib in libs for glob in spec["runner"] for name in _matching(fs, lib, glob)}
+            )
             installed = bool(found) or (layout["id"] == "docker")
-            runners.append(RunnerFact(backend, layout["id"], installed, tuple(found), spec["package"],
-                                      tuple(spec["install"]), layout["evidence"]))
+            runners.append(
+                RunnerFact(
+                    backend,
+                    layout["id"],
+                    installed,
+                    tuple(found),
+                    spec["package"],
+                    tuple(spec["install"]),
+                    layout["evidence"],
+                )
+            )
     distro = os_release(fs)
     driver = next((data.get("vulkan_drivers", {})[d] for d in distro if d in data.get("vulkan_drivers", {})), None)
     pin = data.get("pin", {})
     before = next((pin.get("before", {})[lay] for lay in layouts if lay in pin.get("before", {})), None)
     if before is not None:
-        packages = [r.package for r in runners if r.installed and r.layout in layouts and r.package.startswith("ollama")]
-        before = before.replace("{packages}", " ".join(sorted(set(packages), key=lambda p: (p == "ollama", p)))) if packages else None
+        packages = [
+            r.package for r in runners if r.installed and r.layout in layouts and r.package.startswith("ollama")
+        ]
+        before = (
+            before.replace("{packages}", " ".join(sorted(set(packages), key=lambda p: (p == "ollama", p))))
+            if packages
+            else None
+        )
     return MachineFacts(tuple(layouts), tuple(runners), (), distro, driver, pin.get("install"), before)
 
 
@@ -274,8 +316,7 @@ def os_release(fs: RootFS) -> tuple[str, ...]:
         key, eq, value = line.partition("=")
         if eq:
             values[key.strip()] = value.strip().strip("\"'").lower()
-    return tuple(
-        w for w in dict.fromkeys([values.get("ID", ""), *values.get("ID_LIKE", "").split()]) if w)
+    return tuple(w for w in dict.fromkeys([values.get("ID", ""), *values.get("ID_LIKE", "").split()]) if w)
 
 
 def _matching(fs: RootFS, lib: str, pattern: str) -> list[str]:

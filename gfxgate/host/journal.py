@@ -33,7 +33,9 @@ class JournalError(Exception):
         self.missing = missing  # journalctl is not on PATH
 
 
-def journal_argv(unit: str, *, since: str | None = None, until: str | None = None, journalctl: str = "journalctl") -> list[str]:
+def journal_argv(
+    unit: str, *, since: str | None = None, until: str | None = None, journalctl: str = "journalctl"
+) -> list[str]:
     """``journalctl -u UNIT [--since S] [--until U] -o short-iso --no-pager -q``."""
     argv = [journalctl, "-u", unit]
     if since:
@@ -44,8 +46,9 @@ def journal_argv(unit: str, *, since: str | None = None, until: str | None = Non
 
 
 @contextlib.contextmanager
-def open_journal(unit: str, *, timeout: float, since: str | None = None, until: str | None = None,
-                 journalctl: str = "journalctl") -> Iterator[IO[bytes]]:
+def open_journal(
+    unit: str, *, timeout: float, since: str | None = None, until: str | None = None, journalctl: str = "journalctl"
+) -> Iterator[IO[bytes]]:
     """journalctl's stdout as a binary stream, read within ``timeout`` seconds; raises :class:`JournalError`
     (also after the block: the limit expired, or journalctl exited with a failure status)."""
     if not UNIT_RE.fullmatch(unit):
@@ -56,8 +59,12 @@ def open_journal(unit: str, *, timeout: float, since: str | None = None, until: 
     expired = threading.Event()
     with tempfile.TemporaryFile() as errors:
         try:
-            process = proc.spawn(journal_argv(unit, since=since, until=until, journalctl=exe), stdout=proc.PIPE,
-                                 stderr=errors, die_with_parent=True)
+            process = proc.spawn(
+                journal_argv(unit, since=since, until=until, journalctl=exe),
+                stdout=proc.PIPE,
+                stderr=errors,
+                die_with_parent=True,
+            )
         except OSError as exc:
             raise JournalError(f"{journalctl} could not run: {exc.strerror or exc}") from None
 
@@ -84,8 +91,9 @@ def open_journal(unit: str, *, timeout: float, since: str | None = None, until: 
             raise JournalError(f"{journalctl} -u {unit} exited with status {rc}" + (f": {detail}" if detail else ""))
 
 
-def journal_lines(unit: str, *, timeout: float, since: str | None = None, until: str | None = None,
-                  max_bytes: int) -> tuple[list[str], bool]:
+def journal_lines(
+    unit: str, *, timeout: float, since: str | None = None, until: str | None = None, max_bytes: int
+) -> tuple[list[str], bool]:
     """The journal's lines (UTF-8, undecodable bytes replaced), at most ``max_bytes`` of them read: (lines,
     whether the read stopped at that budget, keeping the oldest part). Raises :class:`JournalError`."""
     with open_journal(unit, timeout=timeout, since=since, until=until) as stream:

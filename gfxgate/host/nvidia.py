@@ -58,8 +58,14 @@ def cards(fs: RootFS) -> list[NvidiaCard]:
             key, _, value = line.partition(":")
             fields[key.strip()] = value.strip()
         if fields.get("Model"):
-            out.append(NvidiaCard(fields["Model"], fields.get("Bus Location", info.split("/")[-2]), info,
-                                  fields.get("GPU UUID") or None))
+            out.append(
+                NvidiaCard(
+                    fields["Model"],
+                    fields.get("Bus Location", info.split("/")[-2]),
+                    info,
+                    fields.get("GPU UUID") or None,
+                )
+            )
     return out
 
 
@@ -71,8 +77,14 @@ def pci_device(fs: RootFS, bus: str) -> str | None:
     """``10de:1b38``: the vendor and device id of the PCI function at ``bus`` (``/sys/bus/pci/devices/<bus>/``)."""
     folder = f"sys/bus/pci/devices/{bus}"
     if not fs.exists(f"{folder}/device"):  # a tree with the DRM card only: the card whose uevent names the bus
-        folder = next((card.rsplit("/", 1)[0] for card in fs.glob("sys/class/drm/card[0-9]*/device/uevent")
-                       if f"PCI_SLOT_NAME={bus}" in (fs.read_text(card, limit=4096) or "").splitlines()), folder)
+        folder = next(
+            (
+                card.rsplit("/", 1)[0]
+                for card in fs.glob("sys/class/drm/card[0-9]*/device/uevent")
+                if f"PCI_SLOT_NAME={bus}" in (fs.read_text(card, limit=4096) or "").splitlines()
+            ),
+            folder,
+        )
     ids = []
     for name in ("vendor", "device"):
         match = _PCI_HEX.match((fs.read_text(f"{folder}/{name}", limit=64) or "").strip())

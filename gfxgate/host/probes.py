@@ -26,8 +26,10 @@ class Probe:
 PROBES: tuple[Probe, ...] = (
     Probe("rocm-smi", ("rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"), json=True),
     Probe("amd-smi", ("amd-smi", "static", "--asic", "--json"), json=True),
-    Probe("nvidia-smi", ("nvidia-smi", "--query-gpu=name,driver_version,memory.total,memory.used,compute_cap",
-                         "--format=csv")),
+    Probe(
+        "nvidia-smi",
+        ("nvidia-smi", "--query-gpu=name,driver_version,memory.total,memory.used,compute_cap", "--format=csv"),
+    ),
     Probe("vulkaninfo", ("vulkaninfo", "--summary")),
 )
 

@@ -68,13 +68,28 @@ class Process:
     """A started command in its own process group. Use it as a context manager (or call :meth:`close`): the
     group is killed and the leader reaped at the end, whatever happened."""
 
-    def __init__(self, argv: Sequence[str], *, stdin: Any = DEVNULL, stdout: Any = DEVNULL, stderr: Any = DEVNULL,
-                 env: Mapping[str, str] | None = None, cwd: Any = None, die_with_parent: bool = False) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: Any = DEVNULL,
+        stdout: Any = DEVNULL,
+        stderr: Any = DEVNULL,
+        env: Mapping[str, str] | None = None,
+        cwd: Any = None,
+        die_with_parent: bool = False,
+    ) -> None:
         self.args = [os.fspath(a) for a in argv]
         # OSError (FileNotFoundError, PermissionError …) from here: the command did not start; the caller words it
         self._popen = subprocess.Popen(
-            self.args, stdin=stdin, stdout=stdout, stderr=stderr, env=None if env is None else dict(env), cwd=cwd,
-            start_new_session=True, preexec_fn=_die_with_parent if die_with_parent else None,
+            self.args,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env=None if env is None else dict(env),
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_die_with_parent if die_with_parent else None,
         )
         self.pid = self._popen.pid
         self.stdin: IO[bytes] | None = self._popen.stdin
@@ -181,7 +196,9 @@ class Process:
         self.close()
 
     # -- a bounded exchange ---------------------------------------------------------------------------------
-    def communicate(self, data: bytes | None, timeout: float, max_output: int | None) -> tuple[bytes, bytes, bool, bool]:
+    def communicate(
+        self, data: bytes | None, timeout: float, max_output: int | None
+    ) -> tuple[bytes, bytes, bool, bool]:
         """Write ``data`` to stdin, read stdout and stderr until both end and the leader exited, within
         ``timeout`` seconds and ``max_output`` bytes per stream: (stdout, stderr, timed out, over budget)."""
         deadline = time.monotonic() + timeout
@@ -240,23 +257,47 @@ class Process:
                     raise
 
 
-def spawn(argv: Sequence[str], *, stdin: Any = DEVNULL, stdout: Any = DEVNULL, stderr: Any = DEVNULL,
-          env: Mapping[str, str] | None = None, cwd: Any = None, die_with_parent: bool = True) -> Process:
+def spawn(
+    argv: Sequence[str],
+    *,
+    stdin: Any = DEVNULL,
+    stdout: Any = DEVNULL,
+    stderr: Any = DEVNULL,
+    env: Mapping[str, str] | None = None,
+    cwd: Any = None,
+    die_with_parent: bool = True,
+) -> Process:
     """Start a long-lived command (a server) in its own process group; killed with gfxgate by default
     (``die_with_parent``). Raises OSError when it cannot start. Stop it with :meth:`Process.stop` or
     :meth:`Process.close` (always, in a ``finally`` or a ``with``)."""
     return Process(argv, stdin=stdin, stdout=stdout, stderr=stderr, env=env, cwd=cwd, die_with_parent=die_with_parent)
 
 
-def run_bounded(argv: Sequence[str], *, timeout: float, input: bytes | None = None, max_output: int | None,
-                merge_stderr: bool = False, capture_stderr: bool = True, env: Mapping[str, str] | None = None,
-                cwd: Any = None, die_with_parent: bool = False) -> Result:
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    input: bytes | None = None,
+    max_output: int | None,
+    merge_stderr: bool = False,
+    capture_stderr: bool = True,
+    env: Mapping[str, str] | None = None,
+    cwd: Any = None,
+    die_with_parent: bool = False,
+) -> Result:
     """Run a command that answers and ends: ``timeout`` seconds and ``max_output`` bytes per stream at most
     (None: unlimited), its process group killed at the end. ``merge_stderr``: stderr into stdout;
     ``capture_stderr=False``: stderr discarded. Raises OSError when it cannot start."""
     stderr = STDOUT if merge_stderr else PIPE if capture_stderr else DEVNULL
-    with Process(argv, stdin=PIPE if input is not None else DEVNULL, stdout=PIPE, stderr=stderr, env=env, cwd=cwd,
-                 die_with_parent=die_with_parent) as proc:
+    with Process(
+        argv,
+        stdin=PIPE if input is not None else DEVNULL,
+        stdout=PIPE,
+        stderr=stderr,
+        env=env,
+        cwd=cwd,
+        die_with_parent=die_with_parent,
+    ) as proc:
         out, err, timed_out, over = proc.communicate(input, timeout, max_output)
         rc = proc.close()
     return Result(proc.args, rc, out, err, timed_out, over)
@@ -271,8 +312,17 @@ class LogPump(threading.Thread):
     the file and closes both when the pipe ends (when every process holding its write end is gone), so a
     caller waits for it with ``join`` and never closes either under it."""
 
-    def __init__(self, stream: IO[bytes], sink: IO[bytes], *, max_line: int, head_lines: int, head_bytes: int,
-                 tail_lines: int, tail_bytes: int) -> None:
+    def __init__(
+        self,
+        stream: IO[bytes],
+        sink: IO[bytes],
+        *,
+        max_line: int,
+        head_lines: int,
+        head_bytes: int,
+        tail_lines: int,
+        tail_bytes: int,
+    ) -> None:
         super().__init__(daemon=True, name="gfxgate-log-pump")
         self._stream, self._sink = stream, sink
         self.max_line, self.head_lines, self.head_bytes = max_line, head_lines, head_bytes
@@ -357,8 +407,10 @@ class LogPump(threading.Thread):
             self.dropped_bytes += sum(len(x) + 1 for x in extra)
             lines = lines[len(lines) - self.tail_lines :]
         if self.dropped_lines or self.dropped_bytes:
-            self._write(f"[gfxgate: {self.dropped_lines} lines ({self.dropped_bytes} bytes) of the server's output "
-                        "left out here]\n".encode())
+            self._write(
+                f"[gfxgate: {self.dropped_lines} lines ({self.dropped_bytes} bytes) of the server's output "
+                "left out here]\n".encode()
+            )
         for one in lines:
             self._write(self._cap(one, 0) + b"\n")
         if last:

@@ -158,7 +158,9 @@ class RootFS:
             step = []
             for base in paths:
                 if any(ch in part for ch in "*?["):
-                    step += [base.rstrip("/") + "/" + n for n in self.listdir(base, cap=cap) if fnmatch.fnmatchcase(n, part)]
+                    step += [
+                        base.rstrip("/") + "/" + n for n in self.listdir(base, cap=cap) if fnmatch.fnmatchcase(n, part)
+                    ]
                 else:
                     step.append(base.rstrip("/") + "/" + part)
                 if len(step) > cap:
@@ -300,8 +302,12 @@ class RootFS:
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((statmod.S_ISFIFO, "a FIFO"), (statmod.S_ISCHR, "a character device"),
-                       (statmod.S_ISBLK, "a block device"), (statmod.S_ISSOCK, "a socket")):
+    for test, name in (
+        (statmod.S_ISFIFO, "a FIFO"),
+        (statmod.S_ISCHR, "a character device"),
+        (statmod.S_ISBLK, "a block device"),
+        (statmod.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -323,11 +329,24 @@ def check_manifest(raw: object) -> tuple[dict, int]:
     if isinstance(stats, dict):
         good = {}
         for path, info in list(stats.items())[:GLOB_CAP]:
-            if (isinstance(path, str) and path.startswith("/") and "\0" not in path and len(path) < 4096
-                    and isinstance(info, dict) and isinstance(info.get("mode"), str) and _MODE.fullmatch(info["mode"])
-                    and _id(info.get("uid")) and _id(info.get("gid")) and info.get("kind") in KINDS):
-                good[path] = {"mode": f"{int(info['mode'], 8):04o}", "uid": info["uid"], "gid": info["gid"],
-                              "kind": info["kind"]}
+            if (
+                isinstance(path, str)
+                and path.startswith("/")
+                and "\0" not in path
+                and len(path) < 4096
+                and isinstance(info, dict)
+                and isinstance(info.get("mode"), str)
+                and _MODE.fullmatch(info["mode"])
+                and _id(info.get("uid"))
+                and _id(info.get("gid"))
+                and info.get("kind") in KINDS
+            ):
+                good[path] = {
+                    "mode": f"{int(info['mode'], 8):04o}",
+                    "uid": info["uid"],
+                    "gid": info["gid"],
+                    "kind": info["kind"],
+                }
             else:
                 dropped += 1
         dropped += max(0, len(stats) - GLOB_CAP)

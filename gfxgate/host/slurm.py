@@ -33,8 +33,10 @@ def _run(argv: Sequence[str], timeout: float) -> proc.Result:
     try:
         return proc.run_bounded(list(argv), timeout=timeout, max_output=MAX_OUTPUT)
     except FileNotFoundError:
-        raise SlurmError(f"{argv[0]} is not installed here (Slurm's client commands: Debian's slurm-client)",
-                         hint="run this on a machine of the cluster (a login node), or use --print and submit elsewhere") from None
+        raise SlurmError(
+            f"{argv[0]} is not installed here (Slurm's client commands: Debian's slurm-client)",
+            hint="run this on a machine of the cluster (a login node), or use --print and submit elsewhere",
+        ) from None
     except OSError as exc:
         raise SlurmError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
@@ -44,13 +46,17 @@ def _words(result: proc.Result) -> str:
     return " ".join(text.split())[:500] or f"exit status {result.returncode}"
 
 
-def sbatch(script: Path, args: Sequence[str] = (), *, wait: bool = False, timeout: float = QUERY_TIMEOUT_S) -> Submitted:
+def sbatch(
+    script: Path, args: Sequence[str] = (), *, wait: bool = False, timeout: float = QUERY_TIMEOUT_S
+) -> Submitted:
     """Submit ``script`` (``sbatch --parsable [--wait] ARGS SCRIPT``); returns the job id. With ``wait`` sbatch
     returns when the job ends, its exit status the job's (non-zero when a task failed)."""
     argv = ["sbatch", "--parsable", *(["--wait"] if wait else []), *args, str(script)]
     result = _run(argv, timeout)
     if result.timed_out:
-        raise SlurmError(f"sbatch did not return within {timeout:.0f} s" + (" (the job is still running)" if wait else ""))
+        raise SlurmError(
+            f"sbatch did not return within {timeout:.0f} s" + (" (the job is still running)" if wait else "")
+        )
     out = result.stdout.decode("utf-8", "replace")
     first = next((line.strip() for line in out.splitlines() if line.strip()), "")
     found = _JOB_ID.match(first)
@@ -86,8 +92,15 @@ def check_job_id(job_id: str) -> str:
 
 def environment() -> dict[str, str]:
     """What Slurm tells a task about itself (empty outside a job): the node, the job, the step, the array task."""
-    names = {"node": "SLURMD_NODENAME", "job_id": "SLURM_JOB_ID", "step_id": "SLURM_STEP_ID", "procid": "SLURM_PROCID",
-             "array_job_id": "SLURM_ARRAY_JOB_ID", "array_task_id": "SLURM_ARRAY_TASK_ID", "cluster": "SLURM_CLUSTER_NAME"}
+    names = {
+        "node": "SLURMD_NODENAME",
+        "job_id": "SLURM_JOB_ID",
+        "step_id": "SLURM_STEP_ID",
+        "procid": "SLURM_PROCID",
+        "array_job_id": "SLURM_ARRAY_JOB_ID",
+        "array_task_id": "SLURM_ARRAY_TASK_ID",
+        "cluster": "SLURM_CLUSTER_NAME",
+    }
     return {key: os.environ[var] for key, var in names.items() if os.environ.get(var)}
 
 
@@ -95,6 +108,8 @@ def node_name() -> str:
     """This node's Slurm name (SLURMD_NODENAME), which a task always has; an InputError outside one."""
     name = os.environ.get("SLURMD_NODENAME", "")
     if not name:
-        raise InputError("SLURMD_NODENAME is not set: `gfxgate fleet node` runs as a task of a Slurm job (srun)",
-                         hint="`gfxgate fleet doctor --print` shows the job that runs it")
+        raise InputError(
+            "SLURMD_NODENAME is not set: `gfxgate fleet node` runs as a task of a Slurm job (srun)",
+            hint="`gfxgate fleet doctor --print` shows the job that runs it",
+        )
     return name

@@ -74,7 +74,9 @@ def _driver(fs: RootFS, device: str) -> str | None:
 
 def amdgpu_loaded(fs: RootFS) -> bool:
     # a file, not the folder: a capture holds what was read
-    return (fs.read_text("/sys/module/amdgpu/initstate", limit=64) or "").strip() == "live" or "amdgpu " in (fs.read_text("/proc/modules") or "")
+    return (fs.read_text("/sys/module/amdgpu/initstate", limit=64) or "").strip() == "live" or "amdgpu " in (
+        fs.read_text("/proc/modules") or ""
+    )
 
 
 def marketing_name(fs: RootFS, device: int, revision: int | None) -> str | None:
@@ -82,7 +84,9 @@ def marketing_name(fs: RootFS, device: int, revision: int | None) -> str | None:
         text = fs.read_text("/" + rel, limit=4 << 20)
         if text:
             ids = read_amdgpu_ids(text)
-            return ids.get((device, revision or 0)) or next((n for (d, _), n in sorted(ids.items()) if d == device), None)
+            return ids.get((device, revision or 0)) or next(
+                (n for (d, _), n in sorted(ids.items()) if d == device), None
+            )
     return None
 
 
@@ -110,17 +114,36 @@ def gpus(fs: RootFS) -> list[Gpu]:
         vram = _int(fs, f"{device}/mem_info_vram_total") if device else None
         gtt = _int(fs, f"{device}/mem_info_gtt_total") if device else None
         integrated = proc.integrated if proc is not None else None
-        out.append(Gpu("amd", f"{vendor:04x}:{(dev_id or 0):04x}" + (f":{revision:02x}" if revision is not None else ""),
-                       name or "unknown", source, target, integrated, vram, gtt if integrated else None,
-                       f"/dev/dri/renderD{minor}" if minor else None, node, _driver(fs, device) if device else None,
-                       props.get("simd_count", 0) // max(props.get("simd_per_cu", 4), 1)))
+        out.append(
+            Gpu(
+                "amd",
+                f"{vendor:04x}:{(dev_id or 0):04x}" + (f":{revision:02x}" if revision is not None else ""),
+                name or "unknown",
+                source,
+                target,
+                integrated,
+                vram,
+                gtt if integrated else None,
+                f"/dev/dri/renderD{minor}" if minor else None,
+                node,
+                _driver(fs, device) if device else None,
+                props.get("simd_count", 0) // max(props.get("simd_per_cu", 4), 1),
+            )
+        )
     for card in fs.glob("sys/class/drm/card[0-9]*/device/vendor"):
         device = card.rsplit("/", 1)[0]
         if _hex(fs, card) != NVIDIA:
             continue
         dev_id = _hex(fs, f"{device}/device") or 0
-        out.append(Gpu("nvidia", f"{NVIDIA:04x}:{dev_id:04x}", _nvidia_name(fs) or "NVIDIA GPU",
-                       "nvidia driver" if _nvidia_name(fs) else "unknown", driver=_driver(fs, device)))
+        out.append(
+            Gpu(
+                "nvidia",
+                f"{NVIDIA:04x}:{dev_id:04x}",
+                _nvidia_name(fs) or "NVIDIA GPU",
+                "nvidia driver" if _nvidia_name(fs) else "unknown",
+                driver=_driver(fs, device),
+            )
+        )
     return out
 
 

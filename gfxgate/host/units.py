@@ -18,11 +18,26 @@ from typing import Iterable, Iterator
 from gfxgate.host.rootfs import RootFS
 from gfxgate.serial import JsonRecord
 
-UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
-             "/lib/systemd/system")
+UNIT_DIRS = (
+    "/etc/systemd/system",
+    "/run/systemd/system",
+    "/usr/local/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/lib/systemd/system",
+)
 # The variables that decide which GPU a server uses (issue 26); nothing else of an environment is kept.
-VARIABLES = ("HSA_OVERRIDE_GFX_VERSION", "OLLAMA_VULKAN", "OLLAMA_IGPU_ENABLE", "OLLAMA_LLM_LIBRARY", "ROCR_VISIBLE_DEVICES",
-             "HIP_VISIBLE_DEVICES", "GGML_VK_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "HSA_ENABLE_SDMA", "OLLAMA_HOST")
+VARIABLES = (
+    "HSA_OVERRIDE_GFX_VERSION",
+    "OLLAMA_VULKAN",
+    "OLLAMA_IGPU_ENABLE",
+    "OLLAMA_LLM_LIBRARY",
+    "ROCR_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "GGML_VK_VISIBLE_DEVICES",
+    "CUDA_VISIBLE_DEVICES",
+    "HSA_ENABLE_SDMA",
+    "OLLAMA_HOST",
+)
 
 
 def listed(name: str) -> bool:
@@ -57,8 +72,19 @@ class Unit(JsonRecord):
 
 OVERRIDDEN_SHOWN = 5  # earlier assignments a setting lists (the last ones); the rest are counted
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", '"': '"',
-            "'": "'", "s": " "}
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "s": " ",
+}
 _SPECIFIER = re.compile(r"%(.)", re.S)
 _BLANKS = re.compile(r"[ \t\n\r]+")  # systemd's WHITESPACE
 WITHHELD = "# (gfxgate: withheld)"
@@ -96,7 +122,7 @@ def _cunescape(text: str, i: int) -> tuple[str, int]:
         return _ESCAPES[ch], i + 1
     for prefix, digits, base in (("x", 2, 16), ("u", 4, 16), ("U", 8, 16)):
         if ch == prefix:
-            code = text[i + 1:i + 1 + digits]
+            code = text[i + 1 : i + 1 + digits]
             if len(code) == digits and all(c in "0123456789abcdefABCDEF" for c in code):
                 value = int(code, base)
                 if value == 0 or value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
@@ -104,7 +130,7 @@ def _cunescape(text: str, i: int) -> tuple[str, int]:
                 return chr(value), i + 1 + digits
             raise ValueError("escape")
     if ch in "01234567":
-        code = text[i:i + 3]
+        code = text[i : i + 3]
         if len(code) == 3 and all(c in "01234567" for c in code) and 0 < int(code, 8) < 256:
             return chr(int(code, 8)), i + 3
     raise ValueError("escape")
@@ -276,8 +302,18 @@ def sd_quote(word: str) -> str:
     """``word`` as one word that systemd's extract_first_word reads back as ``word`` (double quotes, C escapes)."""
     if word and re.fullmatch(r"[A-Za-z0-9_=.,:/@+-]+", word):
         return word
-    inner = "".join("\\\\" if c == "\\" else '\\"' if c == '"' else "%%" if c == "%" else
-                    f"\\x{ord(c):02x}" if ord(c) < 0x20 or c in "'" else c for c in word)
+    inner = "".join(
+        "\\\\"
+        if c == "\\"
+        else '\\"'
+        if c == '"'
+        else "%%"
+        if c == "%"
+        else f"\\x{ord(c):02x}"
+        if ord(c) < 0x20 or c in "'"
+        else c
+        for c in word
+    )
     return f'"{inner}"'
 
 
@@ -287,7 +323,12 @@ def _keep_exec(words: list[str]) -> str:
     out: list[str] = []
     for n, word in enumerate(words):
         name, eq, _ = word.partition("=")
-        if n == 0 or word == "serve" or (eq and listed(name)) or (out and out[-1].rsplit("/", 1)[-1] == "env" and word.startswith("/")):
+        if (
+            n == 0
+            or word == "serve"
+            or (eq and listed(name))
+            or (out and out[-1].rsplit("/", 1)[-1] == "env" and word.startswith("/"))
+        ):
             out.append(word)
         elif not out or out[-1] != "…":
             out.append("…")
@@ -351,7 +392,7 @@ def read_unit(fs: RootFS, name: str = "ollama.service") -> Unit | None:
             if not stripped or stripped[0] in "#;":
                 continue
             if stripped.startswith("["):
-                section = stripped[1:stripped.index("]")] if "]" in stripped else ""
+                section = stripped[1 : stripped.index("]")] if "]" in stripped else ""
                 kept[number - 1] = f"[{section}]" if section in ("Unit", "Service", "Install") else "#"
                 continue
             if section != "Service" or "=" not in stripped:
@@ -366,7 +407,9 @@ def read_unit(fs: RootFS, name: str = "ollama.service") -> Unit | None:
                 else:
                     words, bad = split_words(value)
                     if bad:
-                        problems.append(f"{where}: unbalanced quotes or an invalid escape; systemd ignores the rest of the line")
+                        problems.append(
+                            f"{where}: unbalanced quotes or an invalid escape; systemd ignores the rest of the line"
+                        )
                     keep = []
                     for word in words:
                         word, other = _specifiers(word)
@@ -418,8 +461,19 @@ def read_unit(fs: RootFS, name: str = "ollama.service") -> Unit | None:
                 kept[number - 1] = f"{var}={shlex.quote(val)}"
         fs.keep(file, "\n".join(kept).encode())
     settings = tuple(v.setting(k) for k, v in env.items())
-    return Unit(name, path, tuple(extra), user, group, user_where, tuple(groups), exec_start, exec_where, settings,
-                tuple(problems[:50]))
+    return Unit(
+        name,
+        path,
+        tuple(extra),
+        user,
+        group,
+        user_where,
+        tuple(groups),
+        exec_start,
+        exec_where,
+        settings,
+        tuple(problems[:50]),
+    )
 
 
 PROC_CAP = 1 << 16  # processes looked at (pid_max's default is 4,194,304; a busy machine runs a few thousand)

@@ -78,7 +78,9 @@ class CrashSignature(JsonRecord):
     terminated: bool = False
     frames: tuple[str, ...] = ()  # function names, innermost first, de-duplicated
     key_frames: tuple[str, ...] = ()  # the frames that locate the crash (compute or load functions)
-    first_line: int | None = json_field(default=None, skip=True)  # index into the lines given, of the first crash marker
+    first_line: int | None = json_field(
+        default=None, skip=True
+    )  # index into the lines given, of the first crash marker
     excerpt: tuple[str, ...] = ()
 
     @property
@@ -230,7 +232,9 @@ def classify_phase(
     if outcome == "timeout":
         started = _last_marker_before(lines, len(lines), STARTED_RES)
         where = (
-            f"after the runner started (log: {_short(lines[started])})" if started is not None else "no runner-start marker"
+            f"after the runner started (log: {_short(lines[started])})"
+            if started is not None
+            else "no runner-start marker"
         )
         return Phase("timeout", f"no complete answer within the request timeout; {where}")
     if outcome == "connection-error":
@@ -252,12 +256,20 @@ def classify_phase(
             )
         if compute and not load:
             return Phase(
-                "compute", f"runner crashed ({crash.label}) in compute frames {' → '.join(compute)}", (crash.first_line,)
+                "compute",
+                f"runner crashed ({crash.label}) in compute frames {' → '.join(compute)}",
+                (crash.first_line,),
             )
         loading = _last_marker_before(lines, crash.first_line, LOADING_RES)
         if load or loading is not None:
-            what = f"in {' → '.join(load)}" if load or loading is None else f"while loading (log line {loading + first_line_no}: {_short(lines[loading])})"
-            return Phase("load", f"runner crashed ({crash.label}) {what}, before 'llama runner started'", (crash.first_line,))
+            what = (
+                f"in {' → '.join(load)}"
+                if load or loading is None
+                else f"while loading (log line {loading + first_line_no}: {_short(lines[loading])})"
+            )
+            return Phase(
+                "load", f"runner crashed ({crash.label}) {what}, before 'llama runner started'", (crash.first_line,)
+            )
         return Phase("unknown", f"runner crashed ({crash.label}) but the log shows neither load nor start markers")
     if crash.terminated or crash.exit_status is not None:
         return Phase(

@@ -27,16 +27,16 @@ def strip_prefix(text: str) -> tuple[str, bool]:
     head = text[:1]
     match = _JOURNAL_RE.match(text) if head.isdigit() or head.isupper() else None
     if match:
-        text, journal = text[match.end():], True
+        text, journal = text[match.end() :], True
     elif head.isdigit() or head.isalpha():
         match = _DOCKER_RE.match(text)
         if match:
-            text = text[match.end():]
+            text = text[match.end() :]
     if "\x1b" in text:
         text = _ANSI_RE.sub("", text)
     match = _LLAMA_PREFIX_RE.match(text) if text[:1].isdigit() else None
     if match:
-        text = text[match.end():]
+        text = text[match.end() :]
     return text.rstrip("\r\n"), journal
 
 

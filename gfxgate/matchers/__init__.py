@@ -86,8 +86,9 @@ class Matcher(Protocol):
         line and line text; raises :class:`NoMatch` (with the reason) when the construct is absent."""
         ...
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId,
-                 catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         """One target's :class:`Finding` from the facts ``extract`` returned (or the snapshot stored)."""
         ...
 
@@ -186,10 +187,13 @@ def gates_schema(shell: dict[str, Any]) -> dict[str, Any]:
     rule = schema["$defs"]["rule"]
     rule["properties"]["matcher"] = {**rule["properties"]["matcher"], "enum": list(MATCHERS)}
     rule["allOf"] = [
-        {"if": {"properties": {"matcher": {"const": name}}},
-         "then": {**({"required": list(requires)} if (requires := getattr(m, "rule_requires", ())) else {}),
-                  "properties": {"params": m.params_schema}}}
+        {
+            "if": {"properties": {"matcher": {"const": name}}},
+            "then": {
+                **({"required": list(requires)} if (requires := getattr(m, "rule_requires", ())) else {}),
+                "properties": {"params": m.params_schema},
+            },
+        }
         for name, m in MATCHERS.items()
     ]
     return schema
-

@@ -34,27 +34,38 @@ MAX_LIST_LINES = 200  # a list that never ends is not a list
 
 class BuildTargetList:
     name = "build-target-list"
-    params_schema = params_object(['lists', 'what'], {
-        'lists': {'type': 'array',
- 'minItems': 1,
- 'items': {'type': 'object',
-           'required': ['start'],
-           'additionalProperties': False,
-           'properties': {'start': {'type': 'string'}, 'end': {'type': 'string'}}}},
-        'what': {'type': 'string'},
-        'override': {'type': 'string'},
-        'defer_to': {'type': 'array', 'items': {'type': 'string'}},
-        'fixed_list_remedy': {'type': 'string'},
-        # only the first list found, trying ``lists`` in order: a file that keeps one list per version
-        # (rocBLAS's TARGET_LIST_ROCM_5.6 … _6.3) builds the one its version selects, not all of them
-        'first_list': {'type': 'boolean'},
-    })
+    params_schema = params_object(
+        ["lists", "what"],
+        {
+            "lists": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["start"],
+                    "additionalProperties": False,
+                    "properties": {"start": {"type": "string"}, "end": {"type": "string"}},
+                },
+            },
+            "what": {"type": "string"},
+            "override": {"type": "string"},
+            "defer_to": {"type": "array", "items": {"type": "string"}},
+            "fixed_list_remedy": {"type": "string"},
+            # only the first list found, trying ``lists`` in order: a file that keeps one list per version
+            # (rocBLAS's TARGET_LIST_ROCM_5.6 … _6.3) builds the one its version selects, not all of them
+            "first_list": {"type": "boolean"},
+        },
+    )
     reads_substitution = True  # a coupled source read at another release decides nothing (evaluate)
-    rule_requires = ('params',)
+    rule_requires = ("params",)
 
     def check_params(self, rule: MatcherRule) -> None:
-        patterns = [(f"lists[{i}].{key}", spec[key]) for i, spec in enumerate(rule.params.get("lists") or ())
-                    for key in ("start", "end") if key in spec]
+        patterns = [
+            (f"lists[{i}].{key}", spec[key])
+            for i, spec in enumerate(rule.params.get("lists") or ())
+            for key in ("start", "end")
+            if key in spec
+        ]
         if "override" in rule.params:
             patterns.append(("override", rule.params["override"]))
         stray = [p for p in rule.params.get("defer_to") or () if p not in rule.paths]
@@ -87,7 +98,9 @@ class BuildTargetList:
                     break
             if not entries:
                 continue
-            found = next((hit(path, n + 1, line) for n, line in enumerate(lines) if override and override.search(line)), None)
+            found = next(
+                (hit(path, n + 1, line) for n, line in enumerate(lines) if override and override.search(line)), None
+            )
             return {"path": path, "entries": entries, "override": found}
         if defer:  # another build system is there: its own rules decide, this one does not say "no ROCm build"
             raise NoMatch(f"no GPU target list in a build script; {', '.join(defer)} builds this release")
@@ -95,7 +108,9 @@ class BuildTargetList:
             return {"absent": list(paths)}
         raise NoMatch(f"no GPU target list in {', '.join(paths)}")
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         what = rule.params["what"]
         proc = catalog.processor(target.processor)
         modes = [catalog.parse(s) for s in catalog.spellings(target) if s.count(":") == len(proc.features)]
@@ -113,8 +128,11 @@ class BuildTargetList:
         listed = ", ".join(dict.fromkeys(e["target"] for e in covering))
         if facts.get("read_instead"):  # another release's list says nothing about this one's
             where = f"as {listed}" if covered else f"not {target.processor}"
-            return Finding(Status.UNKNOWN, f"{what} of another release lists {where} ({facts['read_instead']})",
-                           tuple(Hit.from_json(e) for e in (covering or facts["entries"][:1])))
+            return Finding(
+                Status.UNKNOWN,
+                f"{what} of another release lists {where} ({facts['read_instead']})",
+                tuple(Hit.from_json(e) for e in (covering or facts["entries"][:1])),
+            )
         if covered and len(covered) == len(modes):
             return Finding(Status.ALLOWED, f"in {what} ({listed})", tuple(Hit.from_json(e) for e in covering))
         remedy = fill(rule.remedy, target)
@@ -124,17 +142,28 @@ class BuildTargetList:
             only = ", ".join(sorted(covered))
             hits = tuple(Hit.from_json(e) for e in covering)
             if facts.get("override"):  # the other modes need your own list, as an unlisted target does
-                return Finding(Status.OVERRIDE_REQUIRED, f"in {what} as {listed} (only {only} devices); other modes only with your own list",
-                               hits + (Hit.from_json(facts["override"], "a user list replaces the default"),), remedy=remedy)
+                return Finding(
+                    Status.OVERRIDE_REQUIRED,
+                    f"in {what} as {listed} (only {only} devices); other modes only with your own list",
+                    hits + (Hit.from_json(facts["override"], "a user list replaces the default"),),
+                    remedy=remedy,
+                )
             return Finding(Status.PARTIAL, f"in {what} as {listed}: only {only} devices", hits, remedy=remedy)
         first = facts["entries"][0]
         first_hit = Hit.from_json(first, f"the first entry of {what}; {target.processor} is not in it")
         if facts.get("override"):
-            return Finding(Status.OVERRIDE_REQUIRED, f"not in {what}; built only with your own list",
-                           (first_hit, Hit.from_json(facts["override"], "a user list replaces the default")),
-                           remedy=remedy)
-        return Finding(Status.BLOCKED, f"not in {what}" + (" (and no way to give your own list)" if "override" in rule.params else ""),
-                       (first_hit,), remedy=remedy)
+            return Finding(
+                Status.OVERRIDE_REQUIRED,
+                f"not in {what}; built only with your own list",
+                (first_hit, Hit.from_json(facts["override"], "a user list replaces the default")),
+                remedy=remedy,
+            )
+        return Finding(
+            Status.BLOCKED,
+            f"not in {what}" + (" (and no way to give your own list)" if "override" in rule.params else ""),
+            (first_hit,),
+            remedy=remedy,
+        )
 
 
 MATCHER: Matcher = BuildTargetList()

@@ -26,7 +26,13 @@ if TYPE_CHECKING:
     from gfxgate.targets import TargetCatalog, TargetId
     from tree_sitter import Parser
 
-_DIRECTIVES = {"preproc_if": "if", "preproc_ifdef": "ifdef", "preproc_elif": "elif", "preproc_elifdef": "elifdef", "preproc_else": "else"}
+_DIRECTIVES = {
+    "preproc_if": "if",
+    "preproc_ifdef": "ifdef",
+    "preproc_elif": "elif",
+    "preproc_elifdef": "elifdef",
+    "preproc_else": "else",
+}
 
 
 @functools.cache
@@ -85,7 +91,13 @@ def _tree(node: Any, src: bytes, lines: list[str], path: str, describe: dict[str
             out.append({"k": "cond", "branches": _branches(child, src, lines, path, describe)})
         elif child.type == "preproc_def" or child.type == "preproc_function_def":
             name = child.child_by_field_name("name")
-            out.append({"k": "def", "name": src[name.start_byte : name.end_byte].decode(), **hit(path, child.start_point[0] + 1, _line_text(lines, child.start_point[0]))})
+            out.append(
+                {
+                    "k": "def",
+                    "name": src[name.start_byte : name.end_byte].decode(),
+                    **hit(path, child.start_point[0] + 1, _line_text(lines, child.start_point[0])),
+                }
+            )
         elif child.type not in _DIRECTIVES and child.child_count:
             out.extend(_tree(child, src, lines, path, describe))
     return out
@@ -100,7 +112,9 @@ def _branches(node: Any, src: bytes, lines: list[str], path: str, describe: dict
         if directive in ("ifdef", "elifdef"):
             name_node = current.child_by_field_name("name")
             name = src[name_node.start_byte : name_node.end_byte].decode() if name_node else ""
-            negate = _line_text(lines, row).startswith(("#ifndef", "#elifndef")) or re.match(r"#\s*(el)?ifndef", _line_text(lines, row))
+            negate = _line_text(lines, row).startswith(("#ifndef", "#elifndef")) or re.match(
+                r"#\s*(el)?ifndef", _line_text(lines, row)
+            )
             cond = ["not", ["defined", name]] if negate else ["defined", name]
         elif directive == "else":
             cond = None
@@ -111,10 +125,25 @@ def _branches(node: Any, src: bytes, lines: list[str], path: str, describe: dict
         end_byte = alternative.start_byte if alternative is not None else current.end_byte
         body_text = src[current.start_byte : end_byte].decode("utf-8", "replace")
         body_lines = body_text.splitlines()[1:]
-        tags = [key for key, rx in describe.items() if rule_regex(rx).search(body_text.split("\n", 1)[1] if "\n" in body_text else "")]
-        first_code = next((ln.strip() for ln in body_lines if ln.strip() and not ln.strip().startswith(("#", "//"))), "")
+        tags = [
+            key
+            for key, rx in describe.items()
+            if rule_regex(rx).search(body_text.split("\n", 1)[1] if "\n" in body_text else "")
+        ]
+        first_code = next(
+            (ln.strip() for ln in body_lines if ln.strip() and not ln.strip().startswith(("#", "//"))), ""
+        )
         body = _tree(_Body(current, alternative), src, lines, path, describe)
-        branches.append({**hit(path, row + 1, _line_text(lines, row)), "d": directive, "cond": cond, "body": body, "tags": tags, "first": first_code})
+        branches.append(
+            {
+                **hit(path, row + 1, _line_text(lines, row)),
+                "d": directive,
+                "cond": cond,
+                "body": body,
+                "tags": tags,
+                "first": first_code,
+            }
+        )
         current = alternative
     return branches
 
@@ -208,7 +237,14 @@ def _eval(expr: Any, macros: dict[str, str], maybe: frozenset[str] = frozenset()
         left, right = _eval(expr[2], macros, maybe), _eval(expr[3], macros, maybe)
         if not isinstance(left, int) or not isinstance(right, int) or isinstance(left, bool) or isinstance(right, bool):
             return None
-        return {"==": left == right, "!=": left != right, "<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[expr[1]]
+        return {
+            "==": left == right,
+            "!=": left != right,
+            "<": left < right,
+            "<=": left <= right,
+            ">": left > right,
+            ">=": left >= right,
+        }[expr[1]]
     return None
 
 
@@ -249,7 +285,11 @@ class Walk:
                 continue
             active = []
             for index, branch in enumerate(node["branches"]):
-                value = True if branch["cond"] is None else _truth(_eval(branch["cond"], self.macros, frozenset(self.maybe)))
+                value = (
+                    True
+                    if branch["cond"] is None
+                    else _truth(_eval(branch["cond"], self.macros, frozenset(self.maybe)))
+                )
                 if value is None:
                     self.unknown.append(branch)
                     for undecided in node["branches"][index:]:  # any of these may have been compiled
@@ -263,14 +303,17 @@ class Walk:
 
 class CPreprocessor:
     name = "c-preprocessor"
-    params_schema = params_object(['report'], {
-        'report': {'enum': ['derived-macros', 'active-branch']},
-        'assume_defined': {'type': 'array', 'items': {'type': 'string'}},
-        'macros': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
-        'anchor': {'type': 'string'},
-        'describe': {'type': 'object', 'additionalProperties': {'type': 'string'}},
-    })
-    rule_requires = ('params',)  # keys a rule of this matcher must have
+    params_schema = params_object(
+        ["report"],
+        {
+            "report": {"enum": ["derived-macros", "active-branch"]},
+            "assume_defined": {"type": "array", "items": {"type": "string"}},
+            "macros": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "anchor": {"type": "string"},
+            "describe": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    )
+    rule_requires = ("params",)  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         params = rule.params
@@ -316,7 +359,9 @@ class CPreprocessor:
                 raise NoMatch(f"none of {', '.join(sorted(wanted))} is #defined in {', '.join(paths)}")
         return {"files": files, "anchor": anchored}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         params = rule.params
         macros = {**catalog.predefined_macros(target), **{m: "1" for m in params.get("assume_defined", [])}}
         walk = Walk(macros)
@@ -328,13 +373,19 @@ class CPreprocessor:
             hits = []
             for name in derived:
                 chain = walk.defined_by[name]
-                hits += [Hit.from_json(b, f"active for {target}") for b in chain[:-1] if b.get("d")] + [Hit.from_json(chain[-1], f"defines {name}")]
+                hits += [Hit.from_json(b, f"active for {target}") for b in chain[:-1] if b.get("d")] + [
+                    Hit.from_json(chain[-1], f"defines {name}")
+                ]
             if derived:
                 return Finding(Status.ALLOWED, " → ".join(f"`{m}`" for m in own[:1] + derived), tuple(_dedupe(hits)))
             if walk.unknown:
                 b = walk.unknown[0]
-                return Finding(Status.UNKNOWN, f"condition not decidable without the full build: {b['text']}", (Hit.from_json(b),))
-            first = next((Hit.from_json(n["branches"][0]) for f in facts["files"] for n in f["nodes"] if n["k"] == "cond"), None)
+                return Finding(
+                    Status.UNKNOWN, f"condition not decidable without the full build: {b['text']}", (Hit.from_json(b),)
+                )
+            first = next(
+                (Hit.from_json(n["branches"][0]) for f in facts["files"] for n in f["nodes"] if n["k"] == "cond"), None
+            )
             return Finding(
                 Status.PARTIAL,
                 f"no family macro ({', '.join(params['macros'])}) for {target}: generic code paths only",
@@ -347,7 +398,11 @@ class CPreprocessor:
             b = walk.unknown[-1]
             return Finding(Status.UNKNOWN, f"branch not decidable: {b['text']}", (anchor_hit, Hit.from_json(b)))
         if not active:
-            return Finding(Status.PARTIAL, f"no branch of the chain at {anchor['text'][:60]} is compiled for {target}", (anchor_hit,))
+            return Finding(
+                Status.PARTIAL,
+                f"no branch of the chain at {anchor['text'][:60]} is compiled for {target}",
+                (anchor_hit,),
+            )
         chosen = active[-1]
         label = "; ".join(chosen["tags"]) or chosen["first"] or "(empty branch)"
         active_hits = (anchor_hit,) + tuple(Hit.from_json(b, "active") for b in active)

@@ -33,17 +33,39 @@ _OUTCOME = {"status": {"$ref": "#/$defs/status"}, "summary": {"type": "string"},
 
 class CcCompare:
     name = "cc-compare"
-    params_schema = params_object(["checks", "otherwise"], {
-        "values": {"type": "object", "additionalProperties": {"type": "string"}},
-        "checks": {"type": "array", "minItems": 1, "items": {
-            "type": "object", "required": ["status", "summary"], "additionalProperties": False,
-            "properties": {"pattern": {"type": "string"}, "when": {"enum": ["below", "equal", "unlisted"]},
-                           "all": {"type": "boolean"}, "families": {"type": "array", "items": {"type": "string"}},
-                           "jetson": {"type": "boolean", "description": "families: only Jetson GPUs (true) or none (false)"},
-                           "cite": {"type": "string"}, **_OUTCOME}}},
-        "otherwise": {"type": "object", "required": ["status", "summary"], "additionalProperties": False,
-                      "properties": _OUTCOME},
-    })
+    params_schema = params_object(
+        ["checks", "otherwise"],
+        {
+            "values": {"type": "object", "additionalProperties": {"type": "string"}},
+            "checks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["status", "summary"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "pattern": {"type": "string"},
+                        "when": {"enum": ["below", "equal", "unlisted"]},
+                        "all": {"type": "boolean"},
+                        "families": {"type": "array", "items": {"type": "string"}},
+                        "jetson": {
+                            "type": "boolean",
+                            "description": "families: only Jetson GPUs (true) or none (false)",
+                        },
+                        "cite": {"type": "string"},
+                        **_OUTCOME,
+                    },
+                },
+            },
+            "otherwise": {
+                "type": "object",
+                "required": ["status", "summary"],
+                "additionalProperties": False,
+                "properties": _OUTCOME,
+            },
+        },
+    )
     rule_requires = ("params",)
 
     def check_params(self, rule: MatcherRule) -> None:
@@ -79,14 +101,18 @@ class CcCompare:
             if "pattern" not in check:
                 checks.append(None)
                 continue
-            rows = [{"major": int(m.group("major")), "minor": int(m.groupdict().get("minor") or 0), **h}
-                    for m, h in matches(check["pattern"], bool(check.get("all")))]
+            rows = [
+                {"major": int(m.group("major")), "minor": int(m.groupdict().get("minor") or 0), **h}
+                for m, h in matches(check["pattern"], bool(check.get("all")))
+            ]
             checks.append(rows)
         if all(not rows for rows in checks if rows is not None) and any(rows is not None for rows in checks):
             raise NoMatch(f"no bound of {len(checks)} checks is in {', '.join(paths)}")
         return {"values": values, "checks": checks}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         arch = catalog.nvidia[target.processor]
         cc = tuple(int(x) for x in arch.capability.split("."))
         extra = {name: v["v"] for name, v in facts["values"].items()}
@@ -114,12 +140,20 @@ class CcCompare:
                     extra["bound"] = f"{bound[0]}.{bound[1]}"
                     return self._finding(check, target, extra, (Hit.from_json(row), *value_hits))
         # the target's own row where a check lists rows (a docs table), else each check's bound
-        evidence = tuple(Hit.from_json(next((r for r in rows if (r["major"], r["minor"]) == cc), rows[0]))
-                         for rows in facts["checks"] if rows) + value_hits
+        evidence = (
+            tuple(
+                Hit.from_json(next((r for r in rows if (r["major"], r["minor"]) == cc), rows[0]))
+                for rows in facts["checks"]
+                if rows
+            )
+            + value_hits
+        )
         return self._finding(rule.params["otherwise"], target, extra, evidence)
 
     @staticmethod
-    def _finding(outcome: dict[str, Any], target: TargetId, extra: dict[str, str], hits: tuple[Hit, ...], note: str = "") -> Finding:
+    def _finding(
+        outcome: dict[str, Any], target: TargetId, extra: dict[str, str], hits: tuple[Hit, ...], note: str = ""
+    ) -> Finding:
         summary = fill(outcome["summary"], target, **extra)
         if note:
             summary += f" ({note})"

@@ -33,7 +33,7 @@ def parse_commands(text: str) -> list[tuple[str, list[str], int, str]]:
             i += 1
             continue
         start = i
-        buf = lines[i][match.end():]
+        buf = lines[i][match.end() :]
         depth, quoted, j = 1, False, 0
         args: list[str | None] = []
         current: str | None = ""  # None: just after a closing quote (an argument "" is kept, none starts)
@@ -102,10 +102,13 @@ def cmake_regex(pattern: str) -> Any:  # a compiled RE2 (untyped)
 
 class CMakeListFilter:
     name = "cmake-list-filter"
-    params_schema = params_object(['variable'], {
-        'variable': {'type': 'string'},
-        'platform': {'enum': ['linux', 'windows']},
-    })
+    params_schema = params_object(
+        ["variable"],
+        {
+            "variable": {"type": "string"},
+            "platform": {"enum": ["linux", "windows"]},
+        },
+    )
 
     def check_params(self, rule: MatcherRule) -> None:
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", rule.params.get("variable", "")):
@@ -136,7 +139,9 @@ class CMakeListFilter:
             raise NoMatch(f"no list(FILTER {variable} …) in {', '.join(paths)}")
         return {"variable": variable, "filters": filters}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         variable = facts["variable"]
         platform = rule.params.get("platform", "linux")
         spellings = catalog.spellings(target)
@@ -155,12 +160,19 @@ class CMakeListFilter:
             elif include and matching:
                 conditional.append(Hit.from_json(flt, f"keeps only {', '.join(matching)}"))
             elif default_only:
-                default_only_drop.append(Hit.from_json(flt, f"{flt['mode']} {flt['regex']} drops {target} from the default list"))
+                default_only_drop.append(
+                    Hit.from_json(flt, f"{flt['mode']} {flt['regex']} drops {target} from the default list")
+                )
             else:
                 hard_drop.append(Hit.from_json(flt, f"{flt['mode']} {flt['regex']} drops {target}"))
         remedy = fill(rule.remedy, target) or f"configure with -D{variable}={target}"
         if hard_drop:
-            return Finding(Status.BLOCKED, f"dropped by the {variable} filter even when set explicitly", tuple(hard_drop + skipped), remedy=None)
+            return Finding(
+                Status.BLOCKED,
+                f"dropped by the {variable} filter even when set explicitly",
+                tuple(hard_drop + skipped),
+                remedy=None,
+            )
         if default_only_drop:
             return Finding(
                 Status.OVERRIDE_REQUIRED,
@@ -169,7 +181,12 @@ class CMakeListFilter:
                 remedy=remedy,
             )
         if conditional:
-            return Finding(Status.PARTIAL, "kept only with a feature setting: " + conditional[0].note, tuple(conditional + skipped), remedy=remedy)
+            return Finding(
+                Status.PARTIAL,
+                "kept only with a feature setting: " + conditional[0].note,
+                tuple(conditional + skipped),
+                remedy=remedy,
+            )
         if kept:
             return Finding(Status.ALLOWED, f"kept by the {variable} filter", tuple(kept + skipped))
         return Finding(Status.ALLOWED, f"no {variable} filter applies on {platform}", tuple(skipped))

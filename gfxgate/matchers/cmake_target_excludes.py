@@ -33,11 +33,19 @@ MAX_CALL_LINES = 200  # a call longer than this is not one declaration: the file
 
 class CmakeTargetExcludes:
     name = "cmake-target-excludes"
-    params_schema = params_object(["function", "needed"], {
-        "function": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
-        "keyword": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
-        "needed": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"type": "string", "minLength": 1}},
-    })
+    params_schema = params_object(
+        ["function", "needed"],
+        {
+            "function": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+            "keyword": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"},
+            "needed": {
+                "type": "array",
+                "minItems": 1,
+                "uniqueItems": True,
+                "items": {"type": "string", "minLength": 1},
+            },
+        },
+    )
 
     def check_params(self, rule: MatcherRule) -> None:  # no regex params: the schema checks them all
         return None
@@ -66,7 +74,7 @@ class CmakeTargetExcludes:
                     raise NoMatch(f"{path}:{first + 1}: {function}( not closed within {MAX_CALL_LINES} lines")
                 excluded: list[str] = []
                 if keyword in words:
-                    for word in words[words.index(keyword) + 1:]:
+                    for word in words[words.index(keyword) + 1 :]:
                         if _KEYWORD.match(word):
                             break
                         excluded.append(word)
@@ -76,22 +84,35 @@ class CmakeTargetExcludes:
             raise NoMatch(f"no {function}( call in {', '.join(paths)}")
         return {"targets": targets}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         needed = rule.params["needed"]
         mine = [t for t in facts["targets"] if t["target"] == target.processor]
         if not mine:
             declared = sorted({t["target"] for t in facts["targets"]})
             first = facts["targets"][0]
-            return Finding(Status.BLOCKED, f"{target.processor} is not declared (declared: {', '.join(declared)})",
-                           (Hit.from_json(first, f"{target.processor} absent"),), remedy=fill(rule.remedy, target))
+            return Finding(
+                Status.BLOCKED,
+                f"{target.processor} is not declared (declared: {', '.join(declared)})",
+                (Hit.from_json(first, f"{target.processor} absent"),),
+                remedy=fill(rule.remedy, target),
+            )
         row = mine[0]
         out = [p for p in needed if p in row["excluded"]]
         if out:
-            return Finding(Status.BLOCKED, f"excludes {', '.join(out)} for {target.processor}",
-                           (Hit.from_json(row, f"excluded: {', '.join(row['excluded'])}"),), remedy=fill(rule.remedy, target))
+            return Finding(
+                Status.BLOCKED,
+                f"excludes {', '.join(out)} for {target.processor}",
+                (Hit.from_json(row, f"excluded: {', '.join(row['excluded'])}"),),
+                remedy=fill(rule.remedy, target),
+            )
         also = f"; excludes {', '.join(row['excluded'])}" if row["excluded"] else ""
-        return Finding(Status.ALLOWED, f"builds {', '.join(needed)} for {target.processor}{also}",
-                       (Hit.from_json(row, f"excluded: {', '.join(row['excluded']) or 'nothing'}"),))
+        return Finding(
+            Status.ALLOWED,
+            f"builds {', '.join(needed)} for {target.processor}{also}",
+            (Hit.from_json(row, f"excluded: {', '.join(row['excluded']) or 'nothing'}"),),
+        )
 
 
 MATCHER: Matcher = CmakeTargetExcludes()

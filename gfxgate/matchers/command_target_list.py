@@ -41,12 +41,15 @@ def logical_lines(text: str) -> list[tuple[str, list[tuple[int, int, str]]]]:
 
 class CommandTargetList:
     name = "command-target-list"
-    params_schema = params_object(['variable', 'pattern'], {
-        'variable': {'type': 'string'},
-        'pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
-        'label': {'type': 'string'},
-    })
-    rule_requires = ('params',)  # keys a rule of this matcher must have
+    params_schema = params_object(
+        ["variable", "pattern"],
+        {
+            "variable": {"type": "string"},
+            "pattern": {"type": "string", "pattern": "\\(\\?P<list>"},
+            "label": {"type": "string"},
+        },
+    )
+    rule_requires = ("params",)  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         check_regex_params(rule, "pattern")
@@ -63,13 +66,16 @@ class CommandTargetList:
                 _, number, line = next(p for p in reversed(parts) if p[0] <= start)
                 groups = found.groupdict()
                 name = (rule.params.get("label") or "{name}").replace("{name}", groups.get("name") or path)
-                lists.append({**hit(path, number, line), "preset": name,
-                              "targets": [t for t in groups["list"].split(";") if t]})
+                lists.append(
+                    {**hit(path, number, line), "preset": name, "targets": [t for t in groups["list"].split(";") if t]}
+                )
         if not lists:
             raise NoMatch(f"no command line matching /{rule.params['pattern']}/ in {', '.join(paths)}")
         return {"variable": rule.params["variable"], "lists": lists}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         return JSON_LISTS.evaluate(rule, facts, target, catalog)
 
 

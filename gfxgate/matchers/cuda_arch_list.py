@@ -64,8 +64,11 @@ def read_presets(path: str, text: str) -> list[dict[str, Any]]:
         data = json.loads(text)
     except ValueError as exc:
         raise NoMatch(f"{path} is not JSON: {exc}") from None
-    presets: dict[str, dict[str, Any]] = {str(p.get("name")): p for p in data.get("configurePresets", [])
-                                          if isinstance(p, dict) and isinstance(p.get("name"), str)}
+    presets: dict[str, dict[str, Any]] = {
+        str(p.get("name")): p
+        for p in data.get("configurePresets", [])
+        if isinstance(p, dict) and isinstance(p.get("name"), str)
+    }
     lines = text.splitlines()
 
     def cache_of(name: str, depth: int = 0) -> dict[str, Any]:
@@ -84,8 +87,14 @@ def read_presets(path: str, text: str) -> list[dict[str, Any]]:
         if not isinstance(own, str) or preset.get("hidden"):
             continue
         cache = cache_of(name)
-        number = next((i for i, line in enumerate(lines, 1)
-                       if i not in used and "CMAKE_CUDA_ARCHITECTURES" in line and own in line), None)
+        number = next(
+            (
+                i
+                for i, line in enumerate(lines, 1)
+                if i not in used and "CMAKE_CUDA_ARCHITECTURES" in line and own in line
+            ),
+            None,
+        )
         if number is None:
             continue
         used.add(number)
@@ -96,8 +105,16 @@ def read_presets(path: str, text: str) -> list[dict[str, Any]]:
                 archs.append([int(match[1]), match[2], match[3] == "-virtual"])
                 if match[3] is None:  # CMake: an entry without -real / -virtual builds the cubin and the PTX
                     archs.append([int(match[1]), match[2], True])
-        out.append({"preset": name, "runner": _runner(name, cache), "os": _os(name, cache),
-                    "jetson": "jetpack" in name.lower(), "archs": archs, **hit(path, number, lines[number - 1])})
+        out.append(
+            {
+                "preset": name,
+                "runner": _runner(name, cache),
+                "os": _os(name, cache),
+                "jetson": "jetpack" in name.lower(),
+                "archs": archs,
+                **hit(path, number, lines[number - 1]),
+            }
+        )
     return out  # none: a presets file without CUDA runners (the top-level one from v0.30 holds MLX's)
 
 
@@ -111,7 +128,7 @@ def read_lists(path: str, lines: list[str], regex: Any) -> list[dict[str, Any]]:
         if match is None:
             continue
         groups = match.groupdict()
-        runner = (f"cuda_v{groups['runner']}" if groups.get("runner") else f"cuda_v{named[1]}" if named else "cuda")
+        runner = f"cuda_v{groups['runner']}" if groups.get("runner") else f"cuda_v{named[1]}" if named else "cuda"
         archs = []
         for item in (groups.get("archs") or "").split(";"):
             found = re.fullmatch(r"\s*([0-9]+)([a-z]?)(-virtual|-real)?\s*", item)
@@ -121,8 +138,16 @@ def read_lists(path: str, lines: list[str], regex: Any) -> list[dict[str, Any]]:
         archs += [[n, suffix, True] for n, suffix, virtual in list(archs) if not virtual]
         if archs:
             os_ = "windows" if path.endswith(".ps1") else "linux"
-            out.append({"preset": f"{path}:{number}", "runner": runner, "os": os_, "jetson": "jetpack" in runner,
-                        "archs": archs, **hit(path, number, line)})
+            out.append(
+                {
+                    "preset": f"{path}:{number}",
+                    "runner": runner,
+                    "os": os_,
+                    "jetson": "jetpack" in runner,
+                    "archs": archs,
+                    **hit(path, number, line),
+                }
+            )
     return out
 
 
@@ -153,12 +178,15 @@ WORDS = {"cubin": "cubin", "ptx": "PTX only", "compatible": "not listed", "absen
 
 class CudaArchList:
     name = "cuda-arch-list"
-    params_schema = params_object(["mode"], {
-        "mode": {"enum": ["build", "packaging", "discovery", "release"]},
-        # the OS whose presets decide (the Windows release builds llama_cuda_v12_windows: Pascal as PTX only)
-        "os": {"enum": ["linux", "windows"]},
-        **REGEXES.schema,
-    })
+    params_schema = params_object(
+        ["mode"],
+        {
+            "mode": {"enum": ["build", "packaging", "discovery", "release"]},
+            # the OS whose presets decide (the Windows release builds llama_cuda_v12_windows: Pascal as PTX only)
+            "os": {"enum": ["linux", "windows"]},
+            **REGEXES.schema,
+        },
+    )
     rule_requires = ("params",)
 
     def check_params(self, rule: MatcherRule) -> None:
@@ -178,13 +206,18 @@ class CudaArchList:
             seen = {(p["runner"], str(p["archs"])) for p in presets}
             for path, lines in others.items():
                 for listed in read_lists(path, lines, regexes["lists"]):
-                    if (listed["runner"], str(listed["archs"])) not in seen:  # the Dockerfile's ARG = the Makefile's default
+                    if (
+                        listed["runner"],
+                        str(listed["archs"]),
+                    ) not in seen:  # the Dockerfile's ARG = the Makefile's default
                         seen.add((listed["runner"], str(listed["archs"])))
                         presets.append(listed)
         if not presets:
             if regexes["lists"] is not None:
                 raise NoMatch(f"no CUDA architecture list in {', '.join(paths)}")
-            raise NoMatch(f"no CMake preset of {', '.join(p for p in paths if p.endswith('.json'))} sets CMAKE_CUDA_ARCHITECTURES")
+            raise NoMatch(
+                f"no CMake preset of {', '.join(p for p in paths if p.endswith('.json'))} sets CMAKE_CUDA_ARCHITECTURES"
+            )
         facts: dict[str, Any] = {"presets": presets}
         if rule.params["mode"] == "packaging":
             if regexes["built_by"] is None:
@@ -206,14 +239,23 @@ class CudaArchList:
                             copied.setdefault(runner_folder(match.group("runner")), hit(path, number, line))
                 facts["copied"] = copied
         if rule.params["mode"] == "discovery":
-            found = next((hit(path, number, line) for path, lines in others.items()
-                          for number, line in enumerate(lines, 1) if regexes["reject"] and regexes["reject"].search(line)), None)
+            found = next(
+                (
+                    hit(path, number, line)
+                    for path, lines in others.items()
+                    for number, line in enumerate(lines, 1)
+                    if regexes["reject"] and regexes["reject"].search(line)
+                ),
+                None,
+            )
             if found is None:
                 raise NoMatch("the discovery check of compiled architectures is not there")
             facts["reject"] = found
         return facts
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         arch = catalog.nvidia[target.processor]
         cc = arch.cc_number
         mode = rule.params["mode"]
@@ -221,43 +263,74 @@ class CudaArchList:
         presets = [p for p in facts["presets"] if p["jetson"] == arch.jetson]  # Jetson GPUs: the JetPack runners
         if mode == "packaging":
             copied = facts.get("copied")
-            presets = [dict(p, ship=facts["built"][p["preset"]], copy=(copied or {}).get(p["runner"])) for p in presets
-                       if p["preset"] in facts["built"] and (copied is None or p["runner"] in copied)]
+            presets = [
+                dict(p, ship=facts["built"][p["preset"]], copy=(copied or {}).get(p["runner"]))
+                for p in presets
+                if p["preset"] in facts["built"] and (copied is None or p["runner"] in copied)
+            ]
         rows = [(p, *classify(p["archs"], cc)) for p in presets]
         hits = tuple(Hit(p["path"], p["line"], p["text"]) for p, _, _ in rows)
         if mode == "packaging":
             hits += tuple(Hit.from_json(p["ship"]) for p, _, _ in rows)
             hits += tuple(Hit.from_json(p["copy"]) for p, _, _ in rows if p.get("copy"))
-        described = "; ".join(f"{p['runner']} ({p['os']}): {WORDS[kind]}" + (f" ({entry})" if entry else "")
-                              for p, kind, entry in rows) or "no CUDA runner"
+        described = (
+            "; ".join(
+                f"{p['runner']} ({p['os']}): {WORDS[kind]}" + (f" ({entry})" if entry else "")
+                for p, kind, entry in rows
+            )
+            or "no CUDA runner"
+        )
         want = rule.params.get("os", "linux")  # Windows: its own presets; the JetPack ones (Jetson boards) are Linux's
-        chosen = [(p, kind, entry) for p, kind, entry in rows
-                  if p["os"] == want or (p["os"] == "any" and not (want != "linux" and p["jetson"]))]
+        chosen = [
+            (p, kind, entry)
+            for p, kind, entry in rows
+            if p["os"] == want or (p["os"] == "any" and not (want != "linux" and p["jetson"]))
+        ]
         linux = chosen or (rows if want == "linux" else [])
         if mode == "discovery":
             listed = [p["runner"] for p, _, _ in linux if any(n == cc for n, s, _ in p["archs"] if not s)]
             code = f"{cc}0"
             if listed:
-                return Finding(Status.ALLOWED, f"discovery accepts CC {arch.capability} (\"{code}\" is in the compiled "
-                               f"architectures of {', '.join(dict.fromkeys(listed))})", (Hit.from_json(facts["reject"]), *hits))
+                return Finding(
+                    Status.ALLOWED,
+                    f'discovery accepts CC {arch.capability} ("{code}" is in the compiled '
+                    f"architectures of {', '.join(dict.fromkeys(listed))})",
+                    (Hit.from_json(facts["reject"]), *hits),
+                )
             runnable = [f"{p['runner']} ({entry})" for p, kind, entry in linux if kind == "compatible"]
-            why = (f"; CUDA would run it from {', '.join(runnable)}, but the match is exact" if runnable else "")
-            return Finding(Status.BLOCKED, f"discovery skips the device: \"{code}\" is in no runner's compiled "
-                           f"architectures (\"compute capability not in compiled architectures\"){why}",
-                           (Hit.from_json(facts["reject"]), *hits), remedy=remedy)
+            why = f"; CUDA would run it from {', '.join(runnable)}, but the match is exact" if runnable else ""
+            return Finding(
+                Status.BLOCKED,
+                f'discovery skips the device: "{code}" is in no runner\'s compiled '
+                f'architectures ("compute capability not in compiled architectures"){why}',
+                (Hit.from_json(facts["reject"]), *hits),
+                remedy=remedy,
+            )
         kinds = {kind for _, kind, _ in linux}
         what = "release" if mode in ("packaging", "release") else "build"
         if not rows and arch.jetson and rule.params.get("lists"):  # no JetPack list in a build script: not known here
-            return Finding(Status.UNKNOWN, f"the build scripts list no JetPack runner for {target}: {described}", hits,
-                           remedy=remedy)
+            return Finding(
+                Status.UNKNOWN,
+                f"the build scripts list no JetPack runner for {target}: {described}",
+                hits,
+                remedy=remedy,
+            )
         if "cubin" in kinds:
             return Finding(Status.ALLOWED, f"the {what} has a {target} cubin: {described}", hits)
         if "ptx" in kinds:
-            return Finding(Status.PARTIAL, f"the {what} has {target} as PTX only (compiled by the driver at first "
-                           f"load): {described}", hits, remedy=remedy)
+            return Finding(
+                Status.PARTIAL,
+                f"the {what} has {target} as PTX only (compiled by the driver at first load): {described}",
+                hits,
+                remedy=remedy,
+            )
         if "compatible" in kinds:  # CUDA runs it from an older cubin or PTX; an exact discovery match still rejects it
-            return Finding(Status.PARTIAL, f"the {what} does not list {target}, but CUDA's compatibility runs it from "
-                           f"another entry: {described}", hits, remedy=remedy)
+            return Finding(
+                Status.PARTIAL,
+                f"the {what} does not list {target}, but CUDA's compatibility runs it from another entry: {described}",
+                hits,
+                remedy=remedy,
+            )
         return Finding(Status.BLOCKED, f"no runner of the {what} lists {target}: {described}", hits, remedy=remedy)
 
 

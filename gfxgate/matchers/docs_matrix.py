@@ -32,7 +32,7 @@ class DocsMatrix:
     name = "docs-matrix"
     # ``row``: a regex over the label cell; ``version_from_ref``: the column's version in the scanned ref
     regexes = RegexParams(row=None, version_from_ref=r"(\d+\.\d+(?:\.\d+)?)")
-    params_schema = params_object(['row'], regexes.schema)
+    params_schema = params_object(["row"], regexes.schema)
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -49,7 +49,7 @@ class DocsMatrix:
             for number, line in enumerate(lines, 1):
                 stripped = line.strip()
                 if stripped.startswith(":header:"):
-                    header_line, versions = number, [_clean(c) for c in _cells(stripped[len(":header:"):])][1:]
+                    header_line, versions = number, [_clean(c) for c in _cells(stripped[len(":header:") :])][1:]
                     continue
                 if header_line is None or not stripped or not row_rx.search(_cells(stripped)[0]):
                     continue  # the row is found by its label, the table's first cell
@@ -60,7 +60,12 @@ class DocsMatrix:
                 listed = []
                 for offset, row in enumerate(lines[number - 1 :]):
                     cells = _cells(row) if row.strip() else []
-                    if offset and (not cells or cells[0].strip() or not any(c.strip() for c in cells[1:]) or cells[1].startswith("..")):
+                    if offset and (
+                        not cells
+                        or cells[0].strip()
+                        or not any(c.strip() for c in cells[1:])
+                        or cells[1].startswith("..")
+                    ):
                         break
                     value = _clean(cells[column + 1]) if len(cells) > column + 1 else ""
                     if value:
@@ -75,17 +80,30 @@ class DocsMatrix:
                 }
         raise NoMatch(f"no csv-table row {row_label!r} in {', '.join(paths)}")
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         version = facts["version"]
-        note = "" if facts["version"] == facts["version_wanted"] else f" (tag names {facts['version_wanted']}; newest column used)"
+        note = (
+            ""
+            if facts["version"] == facts["version_wanted"]
+            else f" (tag names {facts['version_wanted']}; newest column used)"
+        )
         names = [entry["target"] for entry in facts["listed"]]
         for entry in facts["listed"]:
             if entry["target"].split(":")[0] == target.processor:
-                return Finding(Status.ALLOWED, f"listed for ROCm {version}{note}", (Hit.from_json(facts["row"]), Hit.from_json(entry, f"column ROCm {version}")))
+                return Finding(
+                    Status.ALLOWED,
+                    f"listed for ROCm {version}{note}",
+                    (Hit.from_json(facts["row"]), Hit.from_json(entry, f"column ROCm {version}")),
+                )
         return Finding(
             Status.BLOCKED,
             f"not listed for ROCm {version}{note} (listed: {', '.join(names)})",
-            (Hit.from_json(facts["header"], "ROCm versions"), Hit.from_json(facts["row"], f"{target.processor} absent from this column")),
+            (
+                Hit.from_json(facts["header"], "ROCm versions"),
+                Hit.from_json(facts["row"], f"{target.processor} absent from this column"),
+            ),
             remedy=fill(rule.remedy, target),
         )
 

@@ -27,16 +27,23 @@ _MAJOR = re.compile(r"^gfx(?P<major>[0-9]+)[0-9a-f]{2}$")
 
 class GfxMajorMinimum:
     name = "gfx-major-minimum"
-    params_schema = params_object(['minimum', 'below'], {
-        'minimum': {'type': 'array', 'minItems': 1, 'items': {'type': 'string'}},
-        'below': {'type': 'object',
- 'required': ['status', 'summary'],
- 'additionalProperties': False,
- 'properties': {'status': {'$ref': '#/$defs/status'},
-                'summary': {'type': 'string'},
-                'remedy': {'type': 'string'}}},
-    })
-    rule_requires = ('params',)
+    params_schema = params_object(
+        ["minimum", "below"],
+        {
+            "minimum": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+            "below": {
+                "type": "object",
+                "required": ["status", "summary"],
+                "additionalProperties": False,
+                "properties": {
+                    "status": {"$ref": "#/$defs/status"},
+                    "summary": {"type": "string"},
+                    "remedy": {"type": "string"},
+                },
+            },
+        },
+    )
+    rule_requires = ("params",)
 
     def check_params(self, rule: MatcherRule) -> None:
         for i, pattern in enumerate(rule.params.get("minimum") or ()):
@@ -54,7 +61,9 @@ class GfxMajorMinimum:
                         return {**hit(path, number, line), "minimum": int(found.group("major"))}
         raise NoMatch(f"no minimum gfx major version in {', '.join(paths)}")
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         minimum = facts["minimum"]
         match = _MAJOR.match(target.processor)
         if match is None:  # a generic target (gfx9-generic …): its generation is in its name
@@ -65,8 +74,12 @@ class GfxMajorMinimum:
             return Finding(Status.ALLOWED, f"not rejected as too old (gfx{major} ≥ the minimum gfx{minimum})", evidence)
         below = rule.params["below"]
         extra = {"minimum": str(minimum), "major": str(major)}
-        return Finding(Status(below["status"]), fill(below["summary"], target, **extra), evidence,
-                       remedy=fill(below.get("remedy"), target, **extra))
+        return Finding(
+            Status(below["status"]),
+            fill(below["summary"], target, **extra),
+            evidence,
+            remedy=fill(below.get("remedy"), target, **extra),
+        )
 
 
 MATCHER: Matcher = GfxMajorMinimum()

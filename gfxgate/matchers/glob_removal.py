@@ -22,10 +22,13 @@ if TYPE_CHECKING:
 class GlobRemoval:
     name = "glob-removal"
     regexes = RegexParams(command=r"\brm\b")  # the lines that may remove files
-    params_schema = params_object(['artifacts'], {
-        'artifacts': {'type': 'array', 'items': {'type': 'string', 'pattern': '\\{target\\}'}, 'minItems': 1},
-        **regexes.schema,
-    })
+    params_schema = params_object(
+        ["artifacts"],
+        {
+            "artifacts": {"type": "array", "items": {"type": "string", "pattern": "\\{target\\}"}, "minItems": 1},
+            **regexes.schema,
+        },
+    )
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -43,14 +46,20 @@ class GlobRemoval:
                     words = line.split()
                 if "rm" not in words:
                     continue
-                globs = [w for w in words[words.index("rm") + 1 :] if not w.startswith("-") and w not in ("&&", ";", "||", "\\")]
+                globs = [
+                    w
+                    for w in words[words.index("rm") + 1 :]
+                    if not w.startswith("-") and w not in ("&&", ";", "||", "\\")
+                ]
                 globs = [g for g in globs if any(ch in g for ch in "*?[")]
                 if globs:
                     removals.append({**hit(path, number, line), "globs": globs})
         # a scanned file without removal steps is evidence too: nothing is deleted there
         return {"removals": removals, "scanned": list(paths)}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         names = [
             template.replace("{target}", spelled.replace(":", "-"))
             for spelled in catalog.spellings(target)  # the bare name first
@@ -65,7 +74,12 @@ class GlobRemoval:
                     removed.append(Hit.from_json(removal, f"`{base}` removes `{hits[0]}`"))
                     break
         if removed:
-            return Finding(Status.BLOCKED, f"the release deletes {target.processor} GPU library files ({removed[0].note})", tuple(removed), remedy=fill(rule.remedy, target))
+            return Finding(
+                Status.BLOCKED,
+                f"the release deletes {target.processor} GPU library files ({removed[0].note})",
+                tuple(removed),
+                remedy=fill(rule.remedy, target),
+            )
         shown = tuple(Hit.from_json(r, "does not match " + target.processor) for r in facts["removals"][:2])
         if not shown:
             shown = tuple(Hit(path, None, "", "no rm of a glob in this file") for path in facts["scanned"])

@@ -72,11 +72,14 @@ def find_go(src: bytes, find: str, pattern: re.Pattern) -> list[tuple[int, str, 
 class GoSource:
     name = "go-source"
     regexes = RegexParams(pattern=None)
-    params_schema = params_object(['find', 'pattern'], {
-        'find': {'enum': ['function', 'call', 'string', 'assignment']},
-        **regexes.schema,
-    })
-    rule_requires = ('params', 'status', 'summary')  # keys a rule of this matcher must have
+    params_schema = params_object(
+        ["find", "pattern"],
+        {
+            "find": {"enum": ["function", "call", "string", "assignment"]},
+            **regexes.schema,
+        },
+    )
+    rule_requires = ("params", "status", "summary")  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -97,7 +100,9 @@ class GoSource:
             raise NoMatch(f"no Go {find} matching /{rule.params['pattern']}/ in {len(paths)} file(s)")
         return {"hits": hits}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         first = facts["hits"][0]
         summary = fill(rule.summary or "", target, function=first["function"] or "?", match=first["match"])  # required
         hits = tuple(Hit.from_json(h, f"in {h['function']}()" if h["function"] else "") for h in facts["hits"][:3])

@@ -58,23 +58,32 @@ class IgpuMemoryFloor:
                     facts["check"] = hit(path, number, line)
                 found = rx["const"].search(line)
                 if facts["const"] is None and found:
-                    facts["const"] = {**hit(path, number, line), "value": _value(line[found.end():])}
+                    facts["const"] = {**hit(path, number, line), "value": _value(line[found.end() :])}
         if facts["check"] is None or facts["const"] is None:
-            raise NoMatch(f"no /{rule.params['check']}/ check with its /{rule.params['const']}/ constant in "
-                          f"{len(paths)} file(s)")
+            raise NoMatch(
+                f"no /{rule.params['check']}/ check with its /{rule.params['const']}/ constant in {len(paths)} file(s)"
+            )
         return facts
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         value = facts["const"]["value"]
         check = Hit.from_json(facts["check"], "the device is skipped as an iGPU below the floor")
         const = Hit.from_json(facts["const"], f"the floor: {value}")
         if not catalog.processor(target.processor).integrated:
-            return Finding(Status.ALLOWED, f"discrete GPU: only a device reporting under {value} of VRAM is skipped "
-                                           "as an iGPU", (check,))
-        return Finding(Status.OVERRIDE_REQUIRED,
-                       f"an integrated GPU is skipped unless it reports at least {value} of VRAM (IGPUMemLimit): at "
-                       "a 512 MiB firmware carve-out it is skipped whatever HSA_OVERRIDE_GFX_VERSION says",
-                       (check, const), remedy=rule.remedy)
+            return Finding(
+                Status.ALLOWED,
+                f"discrete GPU: only a device reporting under {value} of VRAM is skipped as an iGPU",
+                (check,),
+            )
+        return Finding(
+            Status.OVERRIDE_REQUIRED,
+            f"an integrated GPU is skipped unless it reports at least {value} of VRAM (IGPUMemLimit): at "
+            "a 512 MiB firmware carve-out it is skipped whatever HSA_OVERRIDE_GFX_VERSION says",
+            (check, const),
+            remedy=rule.remedy,
+        )
 
 
 MATCHER: Matcher = IgpuMemoryFloor()

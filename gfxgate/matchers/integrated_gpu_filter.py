@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 class IntegratedGpuFilter:
     name = "integrated-gpu-filter"
     regexes = RegexParams(function=None, message=None, switch=None)
-    params_schema = params_object(['function', 'message'], {**regexes.schema, 'default_allowed': {'type': 'string'}})
-    rule_requires = ('params',)  # keys a rule of this matcher must have
+    params_schema = params_object(["function", "message"], {**regexes.schema, "default_allowed": {"type": "string"}})
+    rule_requires = ("params",)  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -39,7 +39,13 @@ class IntegratedGpuFilter:
         rx = self.regexes.compile(rule)
         function, message, switch = rx["function"], rx["message"], rx["switch"]
         allowed_var = rule.params.get("default_allowed")
-        facts: dict[str, Any] = {"function": None, "message": None, "allowed": None, "allowed_targets": [], "switch": None}
+        facts: dict[str, Any] = {
+            "function": None,
+            "message": None,
+            "allowed": None,
+            "allowed_targets": [],
+            "switch": None,
+        }
         for path in paths:
             raw = source.read(path) or b""
             text = raw.decode("utf-8", "replace")
@@ -58,7 +64,10 @@ class IntegratedGpuFilter:
                 line = next(i for i, text_line in enumerate(lines, 1) if switch.search(text_line))
                 facts["switch"] = hit(path, line, lines[line - 1])
             if allowed_var and facts["allowed"] is None:
-                start = next((i for i, line in enumerate(lines) if re.match(rf"^\s*var\s+{re.escape(allowed_var)}\s*=", line)), None)
+                start = next(
+                    (i for i, line in enumerate(lines) if re.match(rf"^\s*var\s+{re.escape(allowed_var)}\s*=", line)),
+                    None,
+                )
                 if start is not None:
                     targets = []
                     for var_line in lines[start:]:
@@ -68,14 +77,20 @@ class IntegratedGpuFilter:
                     facts["allowed"] = hit(path, start + 1, lines[start])
                     facts["allowed_targets"] = targets
         if facts["function"] is None or facts["message"] is None:
-            raise NoMatch(f"no Go function /{rule.params['function']}/ with the message /{rule.params['message']}/ "
-                          f"in {len(paths)} file(s)")
+            raise NoMatch(
+                f"no Go function /{rule.params['function']}/ with the message /{rule.params['message']}/ "
+                f"in {len(paths)} file(s)"
+            )
         if switch and facts["switch"] is None:
-            raise NoMatch(f"no line matching /{rule.params['switch']}/ (the variable that admits integrated GPUs) "
-                          f"in {len(paths)} file(s)")
+            raise NoMatch(
+                f"no line matching /{rule.params['switch']}/ (the variable that admits integrated GPUs) "
+                f"in {len(paths)} file(s)"
+            )
         return facts
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         proc = catalog.processor(target.processor)
         name = facts["function"]["name"]
         fn = Hit.from_json(facts["function"], f"in {facts['message']['in']}()" if facts["message"]["in"] else "")
@@ -84,12 +99,19 @@ class IntegratedGpuFilter:
             return Finding(Status.ALLOWED, f"discrete GPU: {name} drops only integrated GPUs", (fn,))
         if target.processor in facts["allowed_targets"]:
             kept = Hit.from_json(facts["allowed"], f"lists {target.processor}")
-            return Finding(Status.ALLOWED, f"integrated GPU kept by default ({name}: {target.processor} is listed)", (kept, fn))
+            return Finding(
+                Status.ALLOWED, f"integrated GPU kept by default ({name}: {target.processor} is listed)", (kept, fn)
+            )
         remedy = fill(rule.remedy, target) or "OLLAMA_IGPU_ENABLE=1"
-        switch = (Hit.from_json(facts["switch"], "the variable that admits integrated GPUs"),) if facts.get("switch") else ()
-        return Finding(Status.OVERRIDE_REQUIRED,
-                       f"integrated GPU ({proc.codename or proc.name}): dropped by {name} unless OLLAMA_IGPU_ENABLE=1",
-                       (msg, fn) + switch, remedy=remedy)
+        switch = (
+            (Hit.from_json(facts["switch"], "the variable that admits integrated GPUs"),) if facts.get("switch") else ()
+        )
+        return Finding(
+            Status.OVERRIDE_REQUIRED,
+            f"integrated GPU ({proc.codename or proc.name}): dropped by {name} unless OLLAMA_IGPU_ENABLE=1",
+            (msg, fn) + switch,
+            remedy=remedy,
+        )
 
 
 MATCHER: Matcher = IntegratedGpuFilter()

@@ -34,7 +34,7 @@ def _table(text: str, declaration: re.Pattern[str]) -> tuple[tuple[int, str], li
     if start is None:
         return None
     body = []
-    for number, line in numbered[start + 1:]:
+    for number, line in numbered[start + 1 :]:
         if line.strip().startswith("};"):
             break
         body.append((number, line))
@@ -43,8 +43,9 @@ def _table(text: str, declaration: re.Pattern[str]) -> tuple[tuple[int, str], li
 
 class IsaTable:
     name = "isa-table"
-    params_schema = params_object(["array", "support_column"], {
-        "array": {"type": "string"}, "support_column": {"type": "integer", "minimum": 1}})
+    params_schema = params_object(
+        ["array", "support_column"], {"array": {"type": "string"}, "support_column": {"type": "integer", "minimum": 1}}
+    )
     reads_substitution = True  # evaluate() sees facts["read_instead"] when the coupling read another ref
 
     def extract(self, rule: MatcherRule, source: Source, paths: list[str]) -> dict[str, Any]:
@@ -55,7 +56,11 @@ class IsaTable:
             if table is None:
                 continue
             (number, text), body = table
-            rows = [self._row(path, row_number, line, m, column, array) for row_number, line in body if (m := _ROW.match(line))]
+            rows = [
+                self._row(path, row_number, line, m, column, array)
+                for row_number, line in body
+                if (m := _ROW.match(line))
+            ]
             if not rows:
                 raise NoMatch(f"{path}: {array}[] has no target rows")
             return {"array": array, "ref": source.ref, "declared": hit(path, number, text), "rows": rows}
@@ -68,23 +73,41 @@ class IsaTable:
             raise NoMatch(f"{path}:{number}: a {array} row with no column {column}")
         return {**hit(path, number, line), "processor": m.group("id"), "rocm": cells[column - 1] == "true"}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         rows = [r for r in facts["rows"] if r["processor"] == target.processor]
         runs = [r for r in rows if r["rocm"]]
         ref = facts.get("ref") or "this ROCm"
         if runs:
-            return Finding(Status.ALLOWED, f"the HIP runtime of {ref} supports {target.processor} ({facts['array']})",
-                           tuple(Hit.from_json(r, "ROCm runtime: supported") for r in runs[:3]))
+            return Finding(
+                Status.ALLOWED,
+                f"the HIP runtime of {ref} supports {target.processor} ({facts['array']})",
+                tuple(Hit.from_json(r, "ROCm runtime: supported") for r in runs[:3]),
+            )
         if rows:
-            why, hits = f"{target.processor} is in {facts['array']} but not for the ROCm runtime", tuple(
-                Hit.from_json(r, "ROCm runtime: not supported") for r in rows[:3])
+            why, hits = (
+                f"{target.processor} is in {facts['array']} but not for the ROCm runtime",
+                tuple(Hit.from_json(r, "ROCm runtime: not supported") for r in rows[:3]),
+            )
         else:
-            why, hits = f"{facts['array']} has no row for {target.processor}", (Hit.from_json(facts["declared"], f"no {target.processor} row"),)
+            why, hits = (
+                f"{facts['array']} has no row for {target.processor}",
+                (Hit.from_json(facts["declared"], f"no {target.processor} row"),),
+            )
         if facts.get("read_instead"):
-            return Finding(Status.UNKNOWN, f"{why} at {ref}, read because the release's own ROCm cannot be "
-                                           f"({facts['read_instead']}): a newer runtime may support it", hits)
-        return Finding(Status.BLOCKED, f"{why}: ROCm {ref.removeprefix('rocm-')} cannot run code built for it", hits,
-                       fill(rule.remedy, target))
+            return Finding(
+                Status.UNKNOWN,
+                f"{why} at {ref}, read because the release's own ROCm cannot be "
+                f"({facts['read_instead']}): a newer runtime may support it",
+                hits,
+            )
+        return Finding(
+            Status.BLOCKED,
+            f"{why}: ROCm {ref.removeprefix('rocm-')} cannot run code built for it",
+            hits,
+            fill(rule.remedy, target),
+        )
 
 
 MATCHER: Matcher = IsaTable()

@@ -46,10 +46,14 @@ def _line_of(lines: list[str], preset: str, variable: str) -> tuple[int, str]:
 class JsonTargetList:
     name = "json-target-list"
     regexes = RegexParams(presets=".*", exclude_presets=None)  # over preset names
-    params_schema = params_object(['variable'], {
-        'variable': {'type': 'string'}, **regexes.schema,
-        'built_by': params_object(['path', 'pattern'], {'path': {'type': 'string'}, 'pattern': {'type': 'string'}}),
-    })
+    params_schema = params_object(
+        ["variable"],
+        {
+            "variable": {"type": "string"},
+            **regexes.schema,
+            "built_by": params_object(["path", "pattern"], {"path": {"type": "string"}, "pattern": {"type": "string"}}),
+        },
+    )
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -86,8 +90,11 @@ class JsonTargetList:
             except json.JSONDecodeError as exc:
                 raise NoMatch(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from exc
             # a preset without a string name (CMake requires one) is no preset: it cannot be named, inherited or matched
-            presets = {p["name"]: p for p in data.get("configurePresets", [])
-                       if isinstance(p, dict) and isinstance(p.get("name"), str)}
+            presets = {
+                p["name"]: p
+                for p in data.get("configurePresets", [])
+                if isinstance(p, dict) and isinstance(p.get("name"), str)
+            }
 
             def resolved(name: str, seen: tuple = ()) -> str | None:
                 preset = presets.get(name) or {}  # noqa: B023 - called in this iteration only
@@ -112,9 +119,15 @@ class JsonTargetList:
                 value = resolved(name)
                 if value is None:
                     continue
-                owner = name if variable in (preset.get("cacheVariables") or {}) else self._owner(presets, name, variable)
+                owner = (
+                    name if variable in (preset.get("cacheVariables") or {}) else self._owner(presets, name, variable)
+                )
                 line, text_line = _line_of(lines, owner, variable)
-                entry = {**hit(path, line, text_line), "preset": name, "targets": [t for t in str(value).split(";") if t]}
+                entry = {
+                    **hit(path, line, text_line),
+                    "preset": name,
+                    "targets": [t for t in str(value).split(";") if t],
+                }
                 if configured is not None:
                     entry["configured"] = configured[name]
                 lists.append(entry)
@@ -141,7 +154,9 @@ class JsonTargetList:
             todo.extend([parents] if isinstance(parents, str) else parents)
         return name
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         variable = facts["variable"]
         # every concrete mode a device of this target can run in (gfx90a: sramecc±, xnack±)
         proc = catalog.processor(target.processor)
@@ -151,7 +166,9 @@ class JsonTargetList:
         for entry in facts["lists"]:
             if entry.get("configured"):
                 built = entry["configured"]
-                configures[entry["preset"]] = Hit.from_json(built, f"{built['path']} configures preset {entry['preset']!r}")
+                configures[entry["preset"]] = Hit.from_json(
+                    built, f"{built['path']} configures preset {entry['preset']!r}"
+                )
             codes = []
             for listed in entry["targets"]:
                 try:
@@ -165,7 +182,14 @@ class JsonTargetList:
                 full.append((name, Hit.from_json(entry, f"preset {name!r} lists {', '.join(sorted(covering))}")))
             elif covered:
                 only = ", ".join(str(m) for m in covered)
-                partial.append((name, Hit.from_json(entry, f"preset {name!r} lists {', '.join(sorted(covering))}: only {only} devices")))
+                partial.append(
+                    (
+                        name,
+                        Hit.from_json(
+                            entry, f"preset {name!r} lists {', '.join(sorted(covering))}: only {only} devices"
+                        ),
+                    )
+                )
             else:
                 missing.append((name, Hit.from_json(entry, f"preset {name!r} does not list {target.processor}")))
         remedy = fill(rule.remedy, target) or f"build with -D{variable}={target}"
@@ -175,18 +199,29 @@ class JsonTargetList:
         if "<ROCm preset>" in remedy and len(presets) == 1:
             remedy = remedy.replace("<ROCm preset>", shlex.quote(presets[0]))
 
-        def evidence(found: list[tuple[str, Hit]]) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it
+        def evidence(
+            found: list[tuple[str, Hit]],
+        ) -> tuple[Hit, ...]:  # each preset's list, then the line that configures it
             return tuple(h for name, listed in found for h in (listed, configures.get(name)) if h is not None)
 
-        def names(found: list[tuple[str, Hit]]) -> str:  # the presets of a summary and where the release configures them
+        def names(
+            found: list[tuple[str, Hit]],
+        ) -> str:  # the presets of a summary and where the release configures them
             text = ", ".join(dict.fromkeys(name for name, _ in found))
             where = [f"{configures[n].path}:{configures[n].line}" for n, _ in found if n in configures]
-            return f"{text}: the release configures {'it' if len(where) == 1 else 'them'} at {', '.join(where)}" if where else text
+            return (
+                f"{text}: the release configures {'it' if len(where) == 1 else 'them'} at {', '.join(where)}"
+                if where
+                else text
+            )
 
         if full:
             return Finding(Status.ALLOWED, f"built by preset(s) {names(full)}", evidence(full))
         if partial:
             return Finding(Status.PARTIAL, partial[0][1].note, evidence(partial), remedy=remedy)
-        return Finding(Status.BLOCKED, f"not in {variable} of any preset ({names(missing)})", evidence(missing), remedy=remedy)
+        return Finding(
+            Status.BLOCKED, f"not in {variable} of any preset ({names(missing)})", evidence(missing), remedy=remedy
+        )
+
 
 MATCHER: Matcher = JsonTargetList()

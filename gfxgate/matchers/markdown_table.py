@@ -34,11 +34,19 @@ def _name(cell: str) -> str:
 class MarkdownTable:
     name = "markdown-table"
     regexes = RegexParams(column=None, support_column=r"^Support$", supported="✅", unsupported="❌")
-    params_schema = params_object(['column'], {
-        **regexes.schema, "listed_means_supported": {"type": "boolean"},
-        "unmarked": {"type": "object", "required": ["status", "summary"], "additionalProperties": False,
-                     "properties": {"status": {"$ref": "#/$defs/status"}, "summary": {"type": "string", "minLength": 1}}},
-    })
+    params_schema = params_object(
+        ["column"],
+        {
+            **regexes.schema,
+            "listed_means_supported": {"type": "boolean"},
+            "unmarked": {
+                "type": "object",
+                "required": ["status", "summary"],
+                "additionalProperties": False,
+                "properties": {"status": {"$ref": "#/$defs/status"}, "summary": {"type": "string", "minLength": 1}},
+            },
+        },
+    )
 
     def check_params(self, rule: MatcherRule) -> None:
         self.regexes.check(rule)
@@ -66,33 +74,51 @@ class MarkdownTable:
                     if len(row) > target_col and row[target_col]:
                         mark = row[support_col] if support_col is not None and len(row) > support_col else ""
                         state = "yes" if listed or yes.search(mark) else "no" if no.search(mark) else "unknown"
-                        rows.append({**hit(path, index + 1, lines[index]), "target": row[target_col], "supported": state})
+                        rows.append(
+                            {**hit(path, index + 1, lines[index]), "target": row[target_col], "supported": state}
+                        )
                     index += 1
         if not rows:
             raise NoMatch(f"no Markdown table with a /{rule.params['column']}/ column in {', '.join(paths)}")
         return {"headers": headers, "rows": rows}
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         mine = [r for r in facts["rows"] if _name(r["target"]).split(":")[0] == target.processor]
         supported = [r for r in mine if r["supported"] == "yes"]
         if supported:
-            return Finding(Status.ALLOWED, f"listed as supported ({len(supported)} product row(s))",
-                           tuple(Hit.from_json(r, "supported") for r in supported[:3]))
+            return Finding(
+                Status.ALLOWED,
+                f"listed as supported ({len(supported)} product row(s))",
+                tuple(Hit.from_json(r, "supported") for r in supported[:3]),
+            )
         unsupported = [r for r in mine if r["supported"] == "no"]
         if unsupported:
-            return Finding(Status.BLOCKED, f"listed as not supported ({len(unsupported)} product row(s))",
-                           tuple(Hit.from_json(r, "not supported") for r in unsupported[:3]), remedy=fill(rule.remedy, target))
+            return Finding(
+                Status.BLOCKED,
+                f"listed as not supported ({len(unsupported)} product row(s))",
+                tuple(Hit.from_json(r, "not supported") for r in unsupported[:3]),
+                remedy=fill(rule.remedy, target),
+            )
         unmarked = rule.params.get("unmarked")
         if mine and unmarked:
             status = Status(unmarked["status"])
-            return Finding(status, fill(unmarked["summary"], target), tuple(Hit.from_json(r, "no mark") for r in mine[:3]),
-                           remedy=fill(rule.remedy, target) if status != Status.ALLOWED else None)
+            return Finding(
+                status,
+                fill(unmarked["summary"], target),
+                tuple(Hit.from_json(r, "no mark") for r in mine[:3]),
+                remedy=fill(rule.remedy, target) if status != Status.ALLOWED else None,
+            )
         if mine:
             return Finding(Status.UNKNOWN, "listed without a support mark", tuple(Hit.from_json(r) for r in mine[:3]))
         listed = sorted({_name(r["target"]) for r in facts["rows"] if r["supported"] == "yes"})
-        return Finding(Status.BLOCKED, f"not listed (supported: {', '.join(listed)})",
-                       tuple(Hit.from_json(h, f"{target.processor} absent from this table") for h in facts["headers"][:3]),
-                       remedy=fill(rule.remedy, target))
+        return Finding(
+            Status.BLOCKED,
+            f"not listed (supported: {', '.join(listed)})",
+            tuple(Hit.from_json(h, f"{target.processor} absent from this table") for h in facts["headers"][:3]),
+            remedy=fill(rule.remedy, target),
+        )
 
 
 MATCHER: Matcher = MarkdownTable()

@@ -25,19 +25,28 @@ if TYPE_CHECKING:
 
 class PatternStatus:
     name = "pattern-status"
-    params_schema = params_object(['checks'], {
-        'checks': {'type': 'array',
- 'minItems': 1,
- 'items': {'type': 'object',
-           'required': ['pattern', 'status', 'summary'],
-           'additionalProperties': False,
-           'properties': {'pattern': {'type': 'string'},
-                          # unknown: the construct found says the answer is not in this repository (rocm-docs-gpu-list-elsewhere)
-                          'status': {'anyOf': [{'$ref': '#/$defs/status'}, {'const': 'unknown'}]},
-                          'summary': {'type': 'string'},
-                          'remedy': {'type': 'string'}}}},
-    })
-    rule_requires = ('params',)  # keys a rule of this matcher must have
+    params_schema = params_object(
+        ["checks"],
+        {
+            "checks": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["pattern", "status", "summary"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "pattern": {"type": "string"},
+                        # unknown: the construct found says the answer is not in this repository (rocm-docs-gpu-list-elsewhere)
+                        "status": {"anyOf": [{"$ref": "#/$defs/status"}, {"const": "unknown"}]},
+                        "summary": {"type": "string"},
+                        "remedy": {"type": "string"},
+                    },
+                },
+            },
+        },
+    )
+    rule_requires = ("params",)  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         for i, check in enumerate(rule.params.get("checks") or ()):
@@ -56,10 +65,14 @@ class PatternStatus:
             return {"absent": list(paths)}
         raise NoMatch(f"none of {len(rule.params['checks'])} patterns matches a line of {', '.join(paths)}")
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         check = rule.params["checks"][facts["check"]]
         summary = fill(check["summary"], target, match=facts["match"], path=facts["path"])
-        remedy = fill(check.get("remedy") or (rule.remedy if Status(check["status"]) != Status.ALLOWED else None), target)
+        remedy = fill(
+            check.get("remedy") or (rule.remedy if Status(check["status"]) != Status.ALLOWED else None), target
+        )
         return Finding(Status(check["status"]), summary, (Hit.from_json(facts),), remedy=remedy)
 
 

@@ -28,20 +28,24 @@ if TYPE_CHECKING:
 class PresetPassthrough:
     name = "preset-passthrough"
     # the default list comes from a presets file (presets_file + presets) or a command line (list_pattern)
-    params_schema = params_object(['variable', 'selector', 'user_variables'], {
-        'presets_file': {'type': 'string'},
-        'variable': {'type': 'string'},
-        'presets': {'type': 'string'},
-        'list_pattern': {'type': 'string', 'pattern': '\\(\\?P<list>'},
-        'list_label': {'type': 'string'},
-        'selector': {'type': 'string'},
-        'selector_note': {'type': 'string'},
-        'user_variables': {'type': 'array', 'items': {'type': 'string'}, 'minItems': 1},
-        'command': {'type': 'string', 'pattern': '\\(\\?P<arch>'},
-        'configure': {'type': 'string', 'pattern': '\\{target\\}'},
-        'build': {'type': 'string'},
-    }, oneOf=[{'required': ['presets_file', 'presets']}, {'required': ['list_pattern']}])
-    rule_requires = ('params',)  # keys a rule of this matcher must have
+    params_schema = params_object(
+        ["variable", "selector", "user_variables"],
+        {
+            "presets_file": {"type": "string"},
+            "variable": {"type": "string"},
+            "presets": {"type": "string"},
+            "list_pattern": {"type": "string", "pattern": "\\(\\?P<list>"},
+            "list_label": {"type": "string"},
+            "selector": {"type": "string"},
+            "selector_note": {"type": "string"},
+            "user_variables": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "command": {"type": "string", "pattern": "\\(\\?P<arch>"},
+            "configure": {"type": "string", "pattern": "\\{target\\}"},
+            "build": {"type": "string"},
+        },
+        oneOf=[{"required": ["presets_file", "presets"]}, {"required": ["list_pattern"]}],
+    )
+    rule_requires = ("params",)  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         check_regex_params(rule, "presets", "list_pattern", "selector", "command")
@@ -54,9 +58,14 @@ class PresetPassthrough:
             lists_rule = replaced(rule, params={"variable": rule.params["variable"], "presets": rule.params["presets"]})
             lists = JSON_LISTS.extract(lists_rule, source, [presets_file])
         else:
-            lists_rule = replaced(rule, params={"variable": rule.params["variable"],
-                                                           "pattern": rule.params["list_pattern"],
-                                                           **({"label": rule.params["list_label"]} if "list_label" in rule.params else {})})
+            lists_rule = replaced(
+                rule,
+                params={
+                    "variable": rule.params["variable"],
+                    "pattern": rule.params["list_pattern"],
+                    **({"label": rule.params["list_label"]} if "list_label" in rule.params else {}),
+                },
+            )
             lists = COMMAND_LISTS.extract(lists_rule, source, paths)
         selector = rule_regex(rule.params["selector"])
         user_vars = rule.params["user_variables"]
@@ -73,22 +82,34 @@ class PresetPassthrough:
                 if command and facts["command"] is None:
                     found = command.search(line)
                     if found:
-                        facts["command"] = {**hit(path, number, line), "command": found.group(0).strip(),
-                                            "arch": found.group("arch")}
+                        facts["command"] = {
+                            **hit(path, number, line),
+                            "command": found.group(0).strip(),
+                            "arch": found.group("arch"),
+                        }
         if facts["selector"] is None:
-            raise NoMatch(f"no line matching /{rule.params['selector']}/ (the user-arch preset switch) in "
-                          + ", ".join(p for p in paths if p != presets_file))
+            raise NoMatch(
+                f"no line matching /{rule.params['selector']}/ (the user-arch preset switch) in "
+                + ", ".join(p for p in paths if p != presets_file)
+            )
         return facts
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         lists_rule = replaced(rule, remedy=None)
-        default = JSON_LISTS.evaluate(lists_rule, {"variable": facts["variable"], "lists": facts["lists"]}, target, catalog)
+        default = JSON_LISTS.evaluate(
+            lists_rule, {"variable": facts["variable"], "lists": facts["lists"]}, target, catalog
+        )
         presets = ", ".join(entry["preset"] for entry in facts["lists"])
         note = rule.params.get("selector_note") or "a user list selects the *_user_arch preset, which passes it through"
         switch = Hit.from_json(facts["selector"], note)
         if default.status == Status.ALLOWED:
-            return Finding(Status.ALLOWED, f"in the default list of {presets}; a user list passes through",
-                           default.hits + (switch,))
+            return Finding(
+                Status.ALLOWED,
+                f"in the default list of {presets}; a user list passes through",
+                default.hits + (switch,),
+            )
         backend = re.sub(r"_(linux|windows)$", "", facts["lists"][0]["preset"])
         if facts["command"]:
             cmd = facts["command"]
@@ -101,9 +122,13 @@ class PresetPassthrough:
             configure = f"cmake -B build . -DOLLAMA_LLAMA_BACKENDS={backend} -DAMDGPU_TARGETS={target.processor}"
             where = None
         hits = default.hits[:1] + (switch,) + ((where,) if where else ())
-        summary = (f"not in the default list of {presets}; building from source with your own list passes it "
-                   f"through (no filter): {configure}")
-        return Finding(Status.OVERRIDE_REQUIRED, summary, hits, remedy=f"{configure} && {_build_command(rule, configure)}")
+        summary = (
+            f"not in the default list of {presets}; building from source with your own list passes it "
+            f"through (no filter): {configure}"
+        )
+        return Finding(
+            Status.OVERRIDE_REQUIRED, summary, hits, remedy=f"{configure} && {_build_command(rule, configure)}"
+        )
 
 
 def _build_command(rule: MatcherRule, configure: str) -> str:

@@ -145,27 +145,36 @@ def _archive_job(path: str, text: str, os_name: str, arch: str) -> dict[str, Any
             break
         target_hit = None
         if chosen:
-            at = _line_of(lines, job_line - 1, re.compile(rf"^\s*-?\s*{re.escape(key or '')}:\s*['\"]?{re.escape(chosen)}['\"]?\s*$"))
+            at = _line_of(
+                lines,
+                job_line - 1,
+                re.compile(rf"^\s*-?\s*{re.escape(key or '')}:\s*['\"]?{re.escape(chosen)}['\"]?\s*$"),
+            )
             target_hit = {**hit(path, at, lines[at - 1]), "name": chosen} if at else None
         arms = []
         main = "ollama-${{ matrix.os }}-${{ matrix.arch }}"
         for number in range(job_line - 1, len(lines)):
             arm = _CASE_ARM.match(lines[number])
             if arm and arm.group(2) == main:
-                arms.append({**hit(path, number + 1, lines[number]), "patterns": [p.strip() for p in arm.group(1).split("|")]})
+                arms.append(
+                    {**hit(path, number + 1, lines[number]), "patterns": [p.strip() for p in arm.group(1).split("|")]}
+                )
         return {"target": target_hit, "arms": arms}
     return None
 
 
 class ReleaseArchive:
     name = "release-archive"
-    params_schema = params_object(["folder", "stage"], {
-        "folder": {"type": "string", "pattern": "^[A-Za-z0-9_.*-]+$"},  # the runner folder under lib/ollama
-        "stage": {"type": "string"},  # regex over a COPY --from stage name: the runner's build
-        "os": {"type": "string"},
-        "arch": {"type": "string"},
-        "title": {"type": "string"},  # the runner in summaries ("Vulkan")
-    })
+    params_schema = params_object(
+        ["folder", "stage"],
+        {
+            "folder": {"type": "string", "pattern": "^[A-Za-z0-9_.*-]+$"},  # the runner folder under lib/ollama
+            "stage": {"type": "string"},  # regex over a COPY --from stage name: the runner's build
+            "os": {"type": "string"},
+            "arch": {"type": "string"},
+            "title": {"type": "string"},  # the runner in summaries ("Vulkan")
+        },
+    )
     rule_requires = ("params",)
 
     def check_params(self, rule: MatcherRule) -> None:
@@ -187,8 +196,14 @@ class ReleaseArchive:
             job = _archive_job(workflow, source.read_text(workflow) or "", os_name, arch)
             if job:
                 break
-        facts: dict[str, Any] = {"dockerfile": path, "builds": builds, "target": None, "reached": [], "chain": [],
-                                 "arms": None}
+        facts: dict[str, Any] = {
+            "dockerfile": path,
+            "builds": builds,
+            "target": None,
+            "reached": [],
+            "chain": [],
+            "arms": None,
+        }
         if job is None:
             return facts
         facts["arms"] = job["arms"] or None
@@ -199,28 +214,42 @@ class ReleaseArchive:
             facts["reached"] = [c for c in copies if stage.search(c["stage"])]
         return facts
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         params = rule.params
         title, folder = params.get("title", params["folder"]), params["folder"]
         where = f"lib/ollama/{folder}"
         if not facts["builds"]:
-            absent = (rule.absent or {}).get("summary") or f"not shipped: no stage of {facts['dockerfile']} copies a {title} build"
-            return Finding(Status.BLOCKED, absent, (Hit(facts["dockerfile"], None, "(searched: no match)"),), remedy=rule.remedy)
+            absent = (rule.absent or {}).get(
+                "summary"
+            ) or f"not shipped: no stage of {facts['dockerfile']} copies a {title} build"
+            return Finding(
+                Status.BLOCKED, absent, (Hit(facts["dockerfile"], None, "(searched: no match)"),), remedy=rule.remedy
+            )
         arms = facts.get("arms")
         taken = [a for a in arms or () if any(fnmatch.fnmatchcase(where, p) for p in a["patterns"])]
         if facts.get("target") is not None and not facts["reached"]:
             name = facts["target"]["name"]
-            hits = (Hit.from_json(facts["target"], f"the Linux tarballs are built from Docker target `{name}`"),
-                    *(Hit.from_json(h, "the stages that target goes through") for h in facts["chain"][:3]))
-            return Finding(Status.BLOCKED,
-                           f"built but not in the Linux release archive: the tarballs are built from Docker target "
-                           f"{name}, whose stages copy no {title} build into lib/ollama",
-                           hits, remedy=rule.remedy)
+            hits = (
+                Hit.from_json(facts["target"], f"the Linux tarballs are built from Docker target `{name}`"),
+                *(Hit.from_json(h, "the stages that target goes through") for h in facts["chain"][:3]),
+            )
+            return Finding(
+                Status.BLOCKED,
+                f"built but not in the Linux release archive: the tarballs are built from Docker target "
+                f"{name}, whose stages copy no {title} build into lib/ollama",
+                hits,
+                remedy=rule.remedy,
+            )
         if arms is not None and not taken:
             hits = tuple(Hit.from_json(a, "the main tarball's component list") for a in arms[:4])
-            return Finding(Status.BLOCKED,
-                           f"built but not in the Linux release archive: the tarball's component list takes no {where}",
-                           hits, remedy=rule.remedy)
+            return Finding(
+                Status.BLOCKED,
+                f"built but not in the Linux release archive: the tarball's component list takes no {where}",
+                hits,
+                remedy=rule.remedy,
+            )
         copies = facts["reached"] or facts["builds"]
         hits = (Hit.from_json(copies[0]), *(Hit.from_json(a, f"the tarball takes {where}") for a in taken[:1]))
         return Finding(Status.ALLOWED, f"shipped in the Linux archive (COPY --from={copies[0]['stage']})", hits)

@@ -55,12 +55,15 @@ def _enclosing_if(lines: list[str], start: int, at: int) -> int | None:
 
 class VulkanArchitecture:
     name = "vulkan-architecture"
-    params_schema = params_object(['function', 'enum', 'families'], {
-        'function': {'type': 'string'},
-        'enum': {'type': 'string'},
-        'families': {'type': 'object', 'additionalProperties': {'type': 'string', 'pattern': '^[A-Z][A-Z0-9_]*$'}},
-    })
-    rule_requires = ('params',)  # keys a rule of this matcher must have
+    params_schema = params_object(
+        ["function", "enum", "families"],
+        {
+            "function": {"type": "string"},
+            "enum": {"type": "string"},
+            "families": {"type": "object", "additionalProperties": {"type": "string", "pattern": "^[A-Z][A-Z0-9_]*$"}},
+        },
+    )
+    rule_requires = ("params",)  # keys a rule of this matcher must have
 
     def check_params(self, rule: MatcherRule) -> None:
         families = rule.params.get("families")
@@ -91,7 +94,11 @@ class VulkanArchitecture:
             uses: dict[str, dict[str, Any]] = {}
             # one pass over the file (ggml-vulkan.cpp: ~16,000 lines) with one regex of all the classes, not a
             # compile-cache lookup, comment strip and search per line and class (0.39 s of a 0.49 s live scan)
-            any_class = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(classes, key=len, reverse=True))) + r")\b") if classes else None
+            any_class = (
+                re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(classes, key=len, reverse=True))) + r")\b")
+                if classes
+                else None
+            )
             for i, line in enumerate(lines):
                 if start <= i <= end or any_class is None or any_class.search(line) is None:
                     continue
@@ -105,21 +112,27 @@ class VulkanArchitecture:
             return {"function": hit(path, start + 1, lines[start]), "returns": returns, "uses": uses}
         raise NoMatch(f"no {enum} {function}() in {', '.join(paths)}")
 
-    def evaluate(self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog) -> Finding:
+    def evaluate(
+        self, rule: MatcherRule, facts: Mapping[str, Any], target: TargetId, catalog: TargetCatalog
+    ) -> Finding:
         proc = catalog.processor(target.processor)
         cls = rule.params["families"].get(proc.family)
         fn = Hit.from_json(facts["function"], "classifies AMD devices from Vulkan properties, not gfx names")
         ret = next((r for r in facts["returns"] if r["class"] == cls), None)
         if cls is None or ret is None:
             why = f"no class for family {proc.family}" if cls is None else f"{cls} is not produced at this version"
-            return Finding(Status.ALLOWED, f"ggml-vulkan: {why}; {target.processor} runs the generic Vulkan paths", (fn,))
+            return Finding(
+                Status.ALLOWED, f"ggml-vulkan: {why}; {target.processor} runs the generic Vulkan paths", (fn,)
+            )
         uses = facts["uses"].get(cls, {"count": 0, "hits": []})
         hits = [Hit.from_json(ret, f"{proc.family} → {cls}")]
         if "condition" in ret:
             hits.insert(0, Hit.from_json(ret["condition"], "the condition of that class"))
         hits += [Hit.from_json(h, f"uses {cls}") for h in uses["hits"][:2]]
-        summary = (f"ggml-vulkan classifies {target.processor} ({proc.family}) as {cls} "
-                   f"({facts['function']['text'].split('(')[0].split()[-1]}); {uses['count']} line(s) outside the classifier use {cls}")
+        summary = (
+            f"ggml-vulkan classifies {target.processor} ({proc.family}) as {cls} "
+            f"({facts['function']['text'].split('(')[0].split()[-1]}); {uses['count']} line(s) outside the classifier use {cls}"
+        )
         return Finding(Status.ALLOWED, summary, tuple(hits))
 
 

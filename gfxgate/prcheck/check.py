@@ -27,15 +27,20 @@ from gfxgate.sources.resolve import load_pins
 def toplevel(path: Path) -> Path:
     top = work_tree_root(path)
     if top is None:
-        raise UsageError(f"{path} is not inside a git repository", hint="`gfxgate check` compares against a git ref of this repository")
+        raise UsageError(
+            f"{path} is not inside a git repository",
+            hint="`gfxgate check` compares against a git ref of this repository",
+        )
     return top
 
 
 def resolve_ref(top: Path, ref: str) -> str:
     out = run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=top)
     if out.returncode != 0 or not out.stdout.strip():
-        raise SourceError(f"unknown git ref {ref!r} in {top}",
-                          hint="fetch it first (actions/checkout with fetch-depth: 0), e.g. origin/main or a commit SHA")
+        raise SourceError(
+            f"unknown git ref {ref!r} in {top}",
+            hint="fetch it first (actions/checkout with fetch-depth: 0), e.g. origin/main or a commit SHA",
+        )
     return out.stdout.strip()
 
 
@@ -45,8 +50,10 @@ def show_at(top: Path, commit: str, relpath: str) -> bytes | None:
     if size.returncode != 0 or not size.stdout.strip().isdigit():
         return None
     if int(size.stdout) > MAX_YAML_BYTES:
-        raise RuleError(f"{relpath} at {commit[:12]}: {int(size.stdout)} bytes; a pins or rules file may have at most "
-                        f"{MAX_YAML_BYTES}")
+        raise RuleError(
+            f"{relpath} at {commit[:12]}: {int(size.stdout)} bytes; a pins or rules file may have at most "
+            f"{MAX_YAML_BYTES}"
+        )
     out = run_git(["cat-file", "blob", f"{commit}:{relpath}"], cwd=top, text=False)
     return out.stdout if out.returncode == 0 else None
 
@@ -55,11 +62,15 @@ def rules_at(top: Path, commit: str, rules_rel: str, dest: Path) -> Path | None:
     """Write layers.yaml and gates/*.yaml of ``rules_rel`` at ``commit`` under ``dest``; None when absent there."""
     listing = run_git(["ls-tree", "-r", "-z", "--name-only", commit, "--", rules_rel], cwd=top)
     names = [n for n in listing.stdout.split("\0") if n]
-    wanted = [n for n in names if n == f"{rules_rel}/layers.yaml" or (n.startswith(f"{rules_rel}/gates/") and n.endswith(".yaml"))]
+    wanted = [
+        n
+        for n in names
+        if n == f"{rules_rel}/layers.yaml" or (n.startswith(f"{rules_rel}/gates/") and n.endswith(".yaml"))
+    ]
     if listing.returncode != 0 or f"{rules_rel}/layers.yaml" not in wanted:
         return None
     for name in wanted:
-        rel = name[len(rules_rel) + 1:]
+        rel = name[len(rules_rel) + 1 :]
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(show_at(top, commit, name) or b"")
@@ -78,8 +89,16 @@ class PrCheckResult:
     diff: MatrixDiff
 
 
-def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[str, str] | None = None, offline: bool = False,
-              rules_root: Path | None = None, os: str = "linux") -> PrCheckResult:
+def run_check(
+    targets: list,
+    base_ref: str,
+    pins_path: Path,
+    *,
+    sources: dict[str, str] | None = None,
+    offline: bool = False,
+    rules_root: Path | None = None,
+    os: str = "linux",
+) -> PrCheckResult:
     pins_path = pins_path.resolve()
     if not pins_path.is_file():
         raise UsageError(f"{pins_path}: no such pins file")
@@ -90,8 +109,10 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
         raise UsageError(f"{pins_path}: not inside the git repository {top}")
     base_text = show_at(top, commit, pins_rel)
     if base_text is None:
-        raise SourceError(f"{pins_rel} does not exist at {base_ref} ({commit[:12]})",
-                          hint="a new pins file has no base to compare with; scan it with `gfxgate scan --live`")
+        raise SourceError(
+            f"{pins_rel} does not exist at {base_ref} ({commit[:12]})",
+            hint="a new pins file has no base to compare with; scan it with `gfxgate scan --live`",
+        )
     new_pins = load_pins(pins_path)
     rules_folder = (rules_root or rules_dir()).resolve()
     rules_rel = inside_repo(rules_folder, top)
@@ -106,11 +127,27 @@ def run_check(targets: list, base_ref: str, pins_path: Path, *, sources: dict[st
         for folder, pins in ((rules_root, new_pins), (base_rules or rules_root, base_pins)):
             if folder is not None:
                 load_rules(folder, repos=set(pins.sources) | set(pins.layouts))
-        old = scan_matrix(targets, FactsRequest(live=True, sources=sources, offline=offline, pins=base_pins,
-                                                rules_root=base_rules or rules_root, os=os), check_steps=check_steps)
-        new = scan_matrix(targets, FactsRequest(live=True, sources=sources, offline=offline, pins=new_pins,
-                                                rules_root=rules_root, os=os), check_steps=check_steps)
+        old = scan_matrix(
+            targets,
+            FactsRequest(
+                live=True, sources=sources, offline=offline, pins=base_pins, rules_root=base_rules or rules_root, os=os
+            ),
+            check_steps=check_steps,
+        )
+        new = scan_matrix(
+            targets,
+            FactsRequest(live=True, sources=sources, offline=offline, pins=new_pins, rules_root=rules_root, os=os),
+            check_steps=check_steps,
+        )
     old_json, new_json = old.to_json(), new.to_json()
     fail_closed(old_json, new_json, command="check")
-    return PrCheckResult(base_ref, commit, pins_path, pins_rel, base_rules is not None, old_json, new_json,
-                       diff_matrices(old_json, new_json))
+    return PrCheckResult(
+        base_ref,
+        commit,
+        pins_path,
+        pins_rel,
+        base_rules is not None,
+        old_json,
+        new_json,
+        diff_matrices(old_json, new_json),
+    )

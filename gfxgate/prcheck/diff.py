@@ -79,7 +79,12 @@ def slim_verdict(cell: Mapping[str, Any]) -> dict[str, Any]:
         "status": cell["status"],
         "summary": cell.get("summary") or "",
         "evidence": [
-            {"where": e.get("where"), "text": e.get("text") or "", "rule": e.get("source"), "commit": (e.get("location") or {}).get("commit")}
+            {
+                "where": e.get("where"),
+                "text": e.get("text") or "",
+                "rule": e.get("source"),
+                "commit": (e.get("location") or {}).get("commit"),
+            }
             for e in cell.get("evidence") or ()
         ],
         "remedy": cell.get("remedy"),
@@ -116,6 +121,7 @@ def _slim_sources(matrix: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
 
 def diff_matrices(old: Mapping[str, Any], new: Mapping[str, Any]) -> MatrixDiff:
     """Every cell present in both matrices whose status or evidence differs, in the new matrix's order."""
+
     def cells(matrix):
         out = {}
         for layer in matrix["layers"]:
@@ -173,8 +179,10 @@ def fail_closed(old: Mapping[str, Any], new: Mapping[str, Any], *, command: str)
         missing = unreadable_sources(matrix)
         if missing:
             name, cells = next(iter(missing.items()))
-            raise NetworkError(f"{command}: the {side} side could not read {name} ({cells} cell(s) unknown: source not "
-                               f"available); give --source {name}=CLONE (a local clone with its tags) and scan again")
+            raise NetworkError(
+                f"{command}: the {side} side could not read {name} ({cells} cell(s) unknown: source not "
+                f"available); give --source {name}=CLONE (a local clone with its tags) and scan again"
+            )
 
 
 def _docs_notes(old: Mapping[str, Any], new: Mapping[str, Any], targets: tuple[str, ...]) -> list[str]:
@@ -211,7 +219,13 @@ def load_matrix(path: Path) -> dict[str, Any]:
         missing = [t for t in targets if t not in have]
         extra = [t for t in have if t not in targets] or [t for t in set(have) if have.count(t) > 1]
         if missing or extra:
-            what = f"no cell for target {missing[0]}" if missing else f"a cell for {extra[0]!r} that is not one of its targets or twice"
-            raise InputError(f"{path}: not a gfxgate gate matrix (layer {layer['id']}: {what})",
-                             hint="make it with `gfxgate scan --format json -o FILE`")
+            what = (
+                f"no cell for target {missing[0]}"
+                if missing
+                else f"a cell for {extra[0]!r} that is not one of its targets or twice"
+            )
+            raise InputError(
+                f"{path}: not a gfxgate gate matrix (layer {layer['id']}: {what})",
+                hint="make it with `gfxgate scan --format json -o FILE`",
+            )
     return data

@@ -66,7 +66,7 @@ def ref_lines(text: str) -> dict[str, int]:
             table = _table_name(head["name"])
             continue
         if table and table.startswith("sources.") and _REF.match(line):
-            out.setdefault(table[len("sources."):], number)
+            out.setdefault(table[len("sources.") :], number)
     return out
 
 
@@ -90,7 +90,7 @@ def set_ref(text: str, name: str, tag: str) -> tuple[str, str]:
         match = _REF.match(body)
         if not match:
             continue
-        ending = line[len(body):]
+        ending = line[len(body) :]
         value = f"{match['q']}{tag}{match['q']}"
         if match["comment"]:
             width = len(match["q"] + match["value"] + match["q"]) + len(match["gap"])
@@ -100,7 +100,7 @@ def set_ref(text: str, name: str, tag: str) -> tuple[str, str]:
             new = f"{match['lead']}{value}"
         lines[index] = new + ending
         return "".join(lines), match["value"]
-    raise RuleError(f"pins file has no `ref = \"…\"` line in [sources.{name}]")
+    raise RuleError(f'pins file has no `ref = "…"` line in [sources.{name}]')
 
 
 @dataclass(frozen=True)
@@ -122,14 +122,23 @@ def rules_for(pins_path: Path, pins):
     return default_rules()
 
 
-def bump(pins_path: Path, name: str, tag: str, *, snapshot_path: Path | None, sources: dict[str, str] | None = None,
-         offline: bool = False) -> Bump:
+def bump(
+    pins_path: Path,
+    name: str,
+    tag: str,
+    *,
+    snapshot_path: Path | None,
+    sources: dict[str, str] | None = None,
+    offline: bool = False,
+) -> Bump:
     """Set the pin, check the tag exists (nearest tags otherwise), write the file and regenerate the snapshot."""
 
     pins = load_pins(pins_path)
     if name not in pins.sources:
-        raise UsageError(f"no source named {name!r} in {pins_path}",
-                         hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
+        raise UsageError(
+            f"no source named {name!r} in {pins_path}",
+            hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)),
+        )
     text = pins_path.read_text(encoding="utf-8")
     new_text, old_ref = set_ref(text, name, tag)
     # the tag must exist before anything is written

@@ -25,7 +25,10 @@ def dumps(data: Any) -> str:
 
 
 def _sources(sources) -> str:
-    parts = [code(f"{s['name']}@{s['ref']}") + (f" ({md_escape(s['commit'][:12])})" if s.get("commit") else "") for s in sources]
+    parts = [
+        code(f"{s['name']}@{s['ref']}") + (f" ({md_escape(s['commit'][:12])})" if s.get("commit") else "")
+        for s in sources
+    ]
     return ", ".join(parts) or "(none)"
 
 
@@ -44,7 +47,13 @@ def _evidence_cell(verdict: Mapping[str, Any]) -> str:
 
 
 def _counts_line(counts: Mapping[str, int]) -> str:
-    names = {REGRESSION: "regression", DRIFT: "drift", IMPROVEMENT: "improvement", RESOLVED: "resolved", EVIDENCE: "evidence moved"}
+    names = {
+        REGRESSION: "regression",
+        DRIFT: "drift",
+        IMPROVEMENT: "improvement",
+        RESOLVED: "resolved",
+        EVIDENCE: "evidence moved",
+    }
     parts = []
     for kind in KINDS:
         n = counts.get(kind, 0)
@@ -72,10 +81,14 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
     if flips:
         out += ["| Target | Layer | Change | Old | New |", "|---|---|---|---|---|"]
         for c in flips:
-            out.append(f"| {md_escape(c.target)} | {md_escape(c.layer_title)} | {KIND_LABELS[c.kind]} | {_status(c.old_status)} | {_status(c.new_status)} |")
+            out.append(
+                f"| {md_escape(c.target)} | {md_escape(c.layer_title)} | {KIND_LABELS[c.kind]} | {_status(c.old_status)} | {_status(c.new_status)} |"
+            )
         out.append("")
         for c in flips:
-            out.append(f"## {md_escape(c.target)} — {md_escape(c.layer_title)}: {md_escape(c.old_status)} → {md_escape(c.new_status)} ({c.kind})")
+            out.append(
+                f"## {md_escape(c.target)} — {md_escape(c.layer_title)}: {md_escape(c.old_status)} → {md_escape(c.new_status)} ({c.kind})"
+            )
             out.append("")
             old, new = c.to_json()["old"], c.to_json()["new"]
             out += ["| | Old | New |", "|---|---|---|"]
@@ -95,7 +108,9 @@ def diff_markdown(diff: MatrixDiff, *, title: str = "gfxgate diff", failing: tup
         for c in moved:
             before = ", ".join(code(e["where"]) for e in c.to_json()["old"]["evidence"]) or "—"
             after = ", ".join(code(e["where"]) for e in c.to_json()["new"]["evidence"]) or "—"
-            out.append(f"- {md_escape(c.target)} / {md_escape(c.layer_title)} ({md_escape(c.new_status)}): {before} → {after}")
+            out.append(
+                f"- {md_escape(c.target)} / {md_escape(c.layer_title)} ({md_escape(c.new_status)}): {before} → {after}"
+            )
         out.append("")
     if diff.notes:
         out += ["## Notes", ""] + [f"- {md_escape(n)}" for n in diff.notes] + [""]
@@ -119,11 +134,24 @@ def diff_text(diff: MatrixDiff, *, failing: tuple[str, ...] = ()) -> str:
 FORMATS = (Format.MD, Format.JSON, Format.TEXT, Format.SARIF)
 
 
-def render(diff: MatrixDiff, fmt: Format | str, *, failing: tuple[str, ...] = (), pins_lines: Mapping[str, int] | None = None,
-           pins_uri: str = "rules/pins.toml", title: str = "gfxgate diff") -> str:
+def render(
+    diff: MatrixDiff,
+    fmt: Format | str,
+    *,
+    failing: tuple[str, ...] = (),
+    pins_lines: Mapping[str, int] | None = None,
+    pins_uri: str = "rules/pins.toml",
+    title: str = "gfxgate diff",
+) -> str:
     fmt = choose(fmt, FORMATS)
     if fmt is Format.JSON:
-        return dumps({**diff.to_json(), "fail_on": list(failing), "failing": sorted({c.target for c in diff.regressions(failing)}) if failing else []})
+        return dumps(
+            {
+                **diff.to_json(),
+                "fail_on": list(failing),
+                "failing": sorted({c.target for c in diff.regressions(failing)}) if failing else [],
+            }
+        )
     if fmt is Format.SARIF:
         return dumps(diff_sarif(diff, pins_uri=pins_uri, pins_lines=pins_lines or {}))
     if fmt is Format.TEXT:

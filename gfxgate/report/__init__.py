@@ -43,8 +43,9 @@ FORMATTERS: dict[Format, Formatter[GateMatrix]] = {
 }
 
 
-def render(matrix: GateMatrix, fmt: Format | str, *, width: int = 100, color: bool = False,
-           verbose: bool = False) -> str:
+def render(
+    matrix: GateMatrix, fmt: Format | str, *, width: int = 100, color: bool = False, verbose: bool = False
+) -> str:
     """``width``, ``color`` and ``verbose`` lay out the text format; the other formats have one form."""
     fmt = choose(fmt, FORMATS)
     if fmt is Format.TEXT:

@@ -105,11 +105,11 @@ def _code_spans(text: str, cell: bool) -> list[tuple[bool, str]]:
         if close is None:
             i += 1
             continue
-        content = text[opening.end():runs[close].start()]
+        content = text[opening.end() : runs[close].start()]
         if len(content) > 1 and content[0] == content[-1] == " " and content.strip(" "):
             content = content[1:-1]
         if content and (cell or "|" not in content):
-            out += [(False, text[start:opening.start()]), (True, content)]
+            out += [(False, text[start : opening.start()]), (True, content)]
             start = runs[close].end()
         i = close + 1
     return out + [(False, text[start:])]
@@ -139,9 +139,14 @@ def _md_escape(text: str, cell: bool) -> str:
     if not text:
         return "&#32;"  # blank: still one text node (an empty "**…**" would be a thematic break)
     parts = _code_spans(text, cell)
-    text = "".join(code(part, cell=cell) if is_code else
-                   _open_before_code(_escape_inline(part)) if i + 1 < len(parts) and parts[i + 1][0] else _escape_inline(part)
-                   for i, (is_code, part) in enumerate(parts))
+    text = "".join(
+        code(part, cell=cell)
+        if is_code
+        else _open_before_code(_escape_inline(part))
+        if i + 1 < len(parts) and parts[i + 1][0]
+        else _escape_inline(part)
+        for i, (is_code, part) in enumerate(parts)
+    )
     if text.endswith("#"):
         text = text[:-1] + "\\#"  # an ATX heading's closing sequence would swallow it
     match = _BLOCK_START.match(text)
@@ -287,13 +292,21 @@ def render(matrix: GateMatrix) -> str:
     w = out.append
     w(f"# gfxgate gate matrix: {md_escape(', '.join(map(str, m.targets)))}\n\n")
     if m.sources:
-        w("Sources: " + ", ".join(code(f"{s.name}@{s.ref}") + (f" ({md_escape(s.commit[:12])})" if s.commit else "")
-                                  for s in m.sources) + ".\n")
+        w(
+            "Sources: "
+            + ", ".join(
+                code(f"{s.name}@{s.ref}") + (f" ({md_escape(s.commit[:12])})" if s.commit else "") for s in m.sources
+            )
+            + ".\n"
+        )
     w("\n| Layer | " + "".join(f"{md_escape(t)} | " for t in m.targets) + "\n")
     w("|---|" + "---|" * len(m.targets) + "\n")
     for layer in m.layers:
-        w(f"| {md_escape(layer.title)} | "
-          + "".join(f"{LABELS[v.status]}: {md_escape(v.summary, cell=True)} | " for v in m.row(layer.id)) + "\n")
+        w(
+            f"| {md_escape(layer.title)} | "
+            + "".join(f"{LABELS[v.status]}: {md_escape(v.summary, cell=True)} | " for v in m.row(layer.id))
+            + "\n"
+        )
     if m.routes:
         w("| **The answer** | " + "".join(f"{answer_cell(m.route(t))} | " for t in m.targets) + "\n")
     w("\n" + _STATUSES + "\n")
@@ -302,9 +315,13 @@ def render(matrix: GateMatrix) -> str:
         for v in m.row(layer.id):
             w(f"### {md_escape(v.target)}: {LABELS[v.status]}\n\n{md_escape(v.summary)}\n\n")
             for e in v.evidence:
-                w("- " + (code(str(e.location)) if e.location else "(no location)")
-                  + (f" — {code(e.text)}" if e.text else "") + (f" ({md_escape(e.note)})" if e.note else "")
-                  + f" [{md_escape(e.source)}]\n")
+                w(
+                    "- "
+                    + (code(str(e.location)) if e.location else "(no location)")
+                    + (f" — {code(e.text)}" if e.text else "")
+                    + (f" ({md_escape(e.note)})" if e.note else "")
+                    + f" [{md_escape(e.source)}]\n"
+                )
             if v.remedy:
                 w(f"\nRemedy: {md_escape(v.remedy)}\n")
             if v.reason:
@@ -315,29 +332,55 @@ def render(matrix: GateMatrix) -> str:
     if m.routes:
         w(_ANSWER + "\n")
         for r in m.routes:
-            w(f"### {md_escape(r.target)}: {md_escape(r.label)}" + (" (uncertain)" if not r.certain and r.best else "") + "\n\n")
+            w(
+                f"### {md_escape(r.target)}: {md_escape(r.label)}"
+                + (" (uncertain)" if not r.certain and r.best else "")
+                + "\n\n"
+            )
             w(f"{md_escape(r.full_sentence)}\n\n")
             for b in r.backends:
                 if b.option:
                     o = b.option
-                    w(f"- **{md_escape(o.label)}**" + (f" (runs as {md_escape(o.override_target)})" if o.override_target else "") + "\n")
+                    w(
+                        f"- **{md_escape(o.label)}**"
+                        + (f" (runs as {md_escape(o.override_target)})" if o.override_target else "")
+                        + "\n"
+                    )
                     for s in o.steps:
-                        w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
-                          + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
-                          + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
-                             f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
+                        w(
+                            f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
+                            + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
+                            + (
+                                f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
+                                f"{md_escape(s.check.summary)}"
+                                if s.check
+                                else ""
+                            )
+                            + "\n"
+                        )
                         if s.recipe:  # a build step: its commands at this version (answer/steps.py: build_recipe)
                             w("\n    the whole build, in order:\n\n" + fenced(s.recipe, indent="    ") + "\n")
                     if b.machine is not None:  # the Route's word from this machine's runs (scan --log)
-                        w(f"  - on this machine: {md_escape(b.machine.state)} — {md_escape(b.machine.reason)}"
-                          + (f" ({', '.join(code(e) for e in b.machine.evidence)})" if b.machine.evidence else "") + "\n")
+                        w(
+                            f"  - on this machine: {md_escape(b.machine.state)} — {md_escape(b.machine.reason)}"
+                            + (f" ({', '.join(code(e) for e in b.machine.evidence)})" if b.machine.evidence else "")
+                            + "\n"
+                        )
                     for condition in o.conditions:
                         w(f"  - if: {md_escape(condition)}\n")
                     for done in o.satisfied:
-                        w(f"  - already done: {md_escape(done.workaround)} — the installed tree's {md_escape(done.layer)} row is allowed: "
-                          + ", ".join(code(str(e.location)) if e.location else md_escape(e.source) for e in done.evidence[:3]) + "\n")
-                    w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
-                                                   for e in o.evidence) + "\n")
+                        w(
+                            f"  - already done: {md_escape(done.workaround)} — the installed tree's {md_escape(done.layer)} row is allowed: "
+                            + ", ".join(
+                                code(str(e.location)) if e.location else md_escape(e.source) for e in done.evidence[:3]
+                            )
+                            + "\n"
+                        )
+                    w(
+                        "  - evidence: "
+                        + ", ".join(code(str(e.location)) if e.location else md_escape(e.source) for e in o.evidence)
+                        + "\n"
+                    )
                 elif b.state == "undecided":
                     w(f"- **{md_escape(b.title)}**: undecided — {md_escape('; '.join(map(str, b.undecided)))}\n")
                 else:
@@ -345,23 +388,38 @@ def render(matrix: GateMatrix) -> str:
             for beyond in r.beyond:  # routes beyond the official release (docs/forks.md), after the official ones
                 where = f"{beyond.source}@{beyond.version}"
                 if beyond.option is None:
-                    w(f"- **or {md_escape(beyond.route)}** ({md_escape(where)}): {md_escape(beyond.state)} — "
-                      f"{md_escape('; '.join(beyond.reasons))}\n")
+                    w(
+                        f"- **or {md_escape(beyond.route)}** ({md_escape(where)}): {md_escape(beyond.state)} — "
+                        f"{md_escape('; '.join(beyond.reasons))}\n"
+                    )
                     continue
                 o = beyond.option
                 w(f"- **or {md_escape(o.label)}** (beyond the official release: {md_escape(where)})\n")
                 for condition in o.conditions:
                     w(f"  - if: {md_escape(condition)}\n")
                 for s in o.steps:
-                    w(f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
-                      + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
-                      + (f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
-                         f"{md_escape(s.check.summary)}" if s.check else "") + "\n")
-                w("  - evidence: " + ", ".join(code(str(e.location)) if e.location else md_escape(e.source)
-                                               for e in o.evidence) + "\n")
+                    w(
+                        f"  - step {code(s.setting)} ({md_escape(s.workaround)}), covers {md_escape(', '.join(map(str, s.covers)))}: "
+                        + ", ".join(code(str(e.location)) if e.location else "" for e in s.evidence)
+                        + (
+                            f"; {'' if s.check.state == 'not checked' else 'checked: '}{md_escape(s.check.state)} — "
+                            f"{md_escape(s.check.summary)}"
+                            if s.check
+                            else ""
+                        )
+                        + "\n"
+                    )
+                w(
+                    "  - evidence: "
+                    + ", ".join(code(str(e.location)) if e.location else md_escape(e.source) for e in o.evidence)
+                    + "\n"
+                )
             if r.runtime:
-                w(f"- **Runtime**: {md_escape(r.runtime.outcome)} — {md_escape(r.runtime.summary)}"
-                  + "".join(f" [{md_escape(e.source)}]" for e in r.runtime.evidence) + "\n")
+                w(
+                    f"- **Runtime**: {md_escape(r.runtime.outcome)} — {md_escape(r.runtime.summary)}"
+                    + "".join(f" [{md_escape(e.source)}]" for e in r.runtime.evidence)
+                    + "\n"
+                )
             w("\n")
     if m.notes:
         w("## Notes\n\n" + "".join(f"- {md_escape(n)}\n" for n in m.notes))

@@ -16,21 +16,40 @@ def render_md(checks, *, sources) -> str:
     lines = checked_table("gfxgate message catalogue check", sources, ("Message", "Layer", "State", "Where / why"))
     for c in checks:
         m = c.message
-        lines.append(f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{md_escape(c.state)}** | {md_escape(c.summary)} |")
+        lines.append(
+            f"| {code(m.id, cell=True)} | {md_escape(m.layer or 'fact')} | **{md_escape(c.state)}** | {md_escape(c.summary)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def render_json(checks, *, sources) -> str:
-    data = document("message-check", {
-        "sources": [s.to_json() for s in sources],
-        "messages": [
-            {"id": c.message.id, "family": c.message.family, "kind": c.message.kind, "layer": c.message.layer,
-             "state": c.state, "summary": c.summary,
-             "searched": [{"spec": r.spec.describe(), "where": r.where, "reason": r.reason,
-                           "locations": [str(loc) for loc in r.locations]} for r in c.results]}
-            for c in checks
-        ],
-    }, version=SCHEMA_VERSION)
+    data = document(
+        "message-check",
+        {
+            "sources": [s.to_json() for s in sources],
+            "messages": [
+                {
+                    "id": c.message.id,
+                    "family": c.message.family,
+                    "kind": c.message.kind,
+                    "layer": c.message.layer,
+                    "state": c.state,
+                    "summary": c.summary,
+                    "searched": [
+                        {
+                            "spec": r.spec.describe(),
+                            "where": r.where,
+                            "reason": r.reason,
+                            "locations": [str(loc) for loc in r.locations],
+                        }
+                        for r in c.results
+                    ],
+                }
+                for c in checks
+            ],
+        },
+        version=SCHEMA_VERSION,
+    )
     return dumps(data) + "\n"
 
 

@@ -63,20 +63,24 @@ def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
     return {"name": "gfxgate", "version": __version__, "semanticVersion": __version__, "rules": rules}
 
 
-def _document(rules: list[dict[str, Any]], results: list[dict[str, Any]], properties: dict[str, Any], category: str) -> dict[str, Any]:
+def _document(
+    rules: list[dict[str, Any]], results: list[dict[str, Any]], properties: dict[str, Any], category: str
+) -> dict[str, Any]:
     index = {r["id"]: i for i, r in enumerate(rules)}
     for result in results:
         result["ruleIndex"] = index[result["ruleId"]]
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": _driver(rules)},
-            "automationDetails": {"id": f"gfxgate/{category}/"},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-            "properties": properties,
-        }],
+        "runs": [
+            {
+                "tool": {"driver": _driver(rules)},
+                "automationDetails": {"id": f"gfxgate/{category}/"},
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+                "properties": properties,
+            }
+        ],
     }
 
 
@@ -96,17 +100,23 @@ def scan_sarif(matrix: GateMatrix) -> dict[str, Any]:
         if not cells:
             continue
         rule_id = f"gfxgate/scan/{layer.id}"
-        rules.append({
-            "id": rule_id,
-            "name": "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", layer.id)),
-            "shortDescription": {"text": layer.title},
-            "fullDescription": {"text": layer.question},
-            "defaultConfiguration": {"level": "warning"},
-            "properties": {"tags": ["gfxgate", layer.kind]},
-        })
+        rules.append(
+            {
+                "id": rule_id,
+                "name": "".join(w.capitalize() for w in re.split(r"[^A-Za-z0-9]+", layer.id)),
+                "shortDescription": {"text": layer.title},
+                "fullDescription": {"text": layer.question},
+                "defaultConfiguration": {"level": "warning"},
+                "properties": {"tags": ["gfxgate", layer.kind]},
+            }
+        )
         for v in cells:
             deciding = sorted({e.source for e in v.evidence})
-            where = next((rule_where[r] for r in deciding if r in rule_where), None) or layer_where.get(layer.id) or ("rules/layers.yaml", 1)
+            where = (
+                next((rule_where[r] for r in deciding if r in rule_where), None)
+                or layer_where.get(layer.id)
+                or ("rules/layers.yaml", 1)
+            )
             evidence = [e.to_json() for e in v.evidence]
             text = f"{v.target}: {layer.title} is {v.status.value} — {v.summary}."
             if evidence:
@@ -115,43 +125,56 @@ def scan_sarif(matrix: GateMatrix) -> dict[str, Any]:
                 text += f" {'Why' if v.status is Status.UNKNOWN else 'Also checked'}: {v.reason}."
             if v.remedy:
                 text += f" Remedy: {v.remedy}"
-            results.append({
-                "ruleId": rule_id,
-                "level": SCAN_LEVELS[v.status],
-                "message": {"text": text},
-                "locations": [_location(where)],
-                "partialFingerprints": {"gfxgate/v1": fingerprint("scan", layer.id, v.target, v.status.value, *deciding)},
-                "properties": {
-                    "target": v.target,
-                    "layer": layer.id,
-                    "status": v.status.value,
-                    "rules": deciding,
-                    "evidence": [e["where"] for e in evidence if e["where"]],
-                },
-            })
+            results.append(
+                {
+                    "ruleId": rule_id,
+                    "level": SCAN_LEVELS[v.status],
+                    "message": {"text": text},
+                    "locations": [_location(where)],
+                    "partialFingerprints": {
+                        "gfxgate/v1": fingerprint("scan", layer.id, v.target, v.status.value, *deciding)
+                    },
+                    "properties": {
+                        "target": v.target,
+                        "layer": layer.id,
+                        "status": v.status.value,
+                        "rules": deciding,
+                        "evidence": [e["where"] for e in evidence if e["where"]],
+                    },
+                }
+            )
     properties = {"targets": list(matrix.targets), "sources": [f"{s.name}@{s.ref}" for s in matrix.sources]}
     return _document(rules, results, properties, "scan")
 
 
 # -- diff -------------------------------------------------------------------------------------------------
-def diff_sarif(diff, *, pins_uri: str = "rules/pins.toml", pins_lines: Mapping[str, int] | None = None) -> dict[str, Any]:
+def diff_sarif(
+    diff, *, pins_uri: str = "rules/pins.toml", pins_lines: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """One result per status change, located at the pin of the repository whose evidence changed."""
     pins_lines = pins_lines or {}
     kinds = [k for k in DIFF_LEVELS if diff.of_kind(k)]
-    rules = [{
-        "id": f"gfxgate/diff/{kind}",
-        "name": kind.capitalize(),
-        "shortDescription": {"text": f"Gate {kind}"},
-        "fullDescription": {"text": DIFF_TEXT[kind]},
-        "defaultConfiguration": {"level": DIFF_LEVELS[kind]},
-        "properties": {"tags": ["gfxgate", "diff"]},
-    } for kind in kinds]
+    rules = [
+        {
+            "id": f"gfxgate/diff/{kind}",
+            "name": kind.capitalize(),
+            "shortDescription": {"text": f"Gate {kind}"},
+            "fullDescription": {"text": DIFF_TEXT[kind]},
+            "defaultConfiguration": {"level": DIFF_LEVELS[kind]},
+            "properties": {"tags": ["gfxgate", "diff"]},
+        }
+        for kind in kinds
+    ]
     results = []
     for c in diff.changes:
         if c.kind not in DIFF_LEVELS:
             continue
         old, new = c.to_json()["old"], c.to_json()["new"]
-        repos = [e["where"].split("@", 1)[0] for e in new["evidence"] + old["evidence"] if e.get("where") and "@" in e["where"]]
+        repos = [
+            e["where"].split("@", 1)[0]
+            for e in new["evidence"] + old["evidence"]
+            if e.get("where") and "@" in e["where"]
+        ]
         line = next((pins_lines[r] for r in repos if r in pins_lines), 1)
         text = (
             f"{c.target}: {c.layer_title} {c.old_status} → {c.new_status} ({c.kind})."
@@ -162,15 +185,25 @@ def diff_sarif(diff, *, pins_uri: str = "rules/pins.toml", pins_lines: Mapping[s
             text += f" Why: {new['reason']}."
         if new["remedy"]:
             text += f" Remedy: {new['remedy']}"
-        results.append({
-            "ruleId": f"gfxgate/diff/{c.kind}",
-            "level": DIFF_LEVELS[c.kind],
-            "message": {"text": text},
-            "locations": [_location((pins_uri, line))],
-            "partialFingerprints": {"gfxgate/v1": fingerprint("diff", c.kind, c.layer, c.target, c.old_status, c.new_status)},
-            "properties": {"target": c.target, "layer": c.layer, "kind": c.kind, "old_status": c.old_status,
-                           "new_status": c.new_status, "rules": list(c.rule_ids)},
-        })
+        results.append(
+            {
+                "ruleId": f"gfxgate/diff/{c.kind}",
+                "level": DIFF_LEVELS[c.kind],
+                "message": {"text": text},
+                "locations": [_location((pins_uri, line))],
+                "partialFingerprints": {
+                    "gfxgate/v1": fingerprint("diff", c.kind, c.layer, c.target, c.old_status, c.new_status)
+                },
+                "properties": {
+                    "target": c.target,
+                    "layer": c.layer,
+                    "kind": c.kind,
+                    "old_status": c.old_status,
+                    "new_status": c.new_status,
+                    "rules": list(c.rule_ids),
+                },
+            }
+        )
     properties = {
         "targets": list(diff.targets),
         "old_sources": [f"{s['name']}@{s['ref']}" for s in diff.old_sources],

@@ -34,9 +34,20 @@ _DIM = "dim"
 
 
 def _console(width: int, color: bool):
-    return Console(file=io.StringIO(), width=width, color_system="standard" if color else None,
-                   force_terminal=color, no_color=not color, highlight=False, markup=False, emoji=False,
-                   soft_wrap=False, legacy_windows=False, force_jupyter=False, force_interactive=False)
+    return Console(
+        file=io.StringIO(),
+        width=width,
+        color_system="standard" if color else None,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=False,
+        legacy_windows=False,
+        force_jupyter=False,
+        force_interactive=False,
+    )
 
 
 def _text(*parts: tuple[str, str] | str):
@@ -63,11 +74,23 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
             console.print()
         head = route.target + (f" at {route.version}" if route.version else "")
         label = route.label if route.best else "undecided"
-        console.print(_text(("The answer", "bold"), " for ", (head, "bold"), ": ",
-                            (label, "bold green" if route.best and route.certain else "bold yellow")))
+        console.print(
+            _text(
+                ("The answer", "bold"),
+                " for ",
+                (head, "bold"),
+                ": ",
+                (label, "bold green" if route.best and route.certain else "bold yellow"),
+            )
+        )
         if not route.certain or route.best is None:
-            console.print(Padding(_text(("uncertain: " if not route.certain else "", "yellow"), route.reason or ""),
-                                  (0, 0, 0, 2), expand=False))
+            console.print(
+                Padding(
+                    _text(("uncertain: " if not route.certain else "", "yellow"), route.reason or ""),
+                    (0, 0, 0, 2),
+                    expand=False,
+                )
+            )
         best = route.best.backend if route.best else None
         for backend in sorted(route.backends, key=lambda b: b.backend != best):  # the best route first
             if backend.option is not None:
@@ -95,38 +118,93 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     console.print(Padding(steps, (0, 0, 0, 4)))
                 for done in option.satisfied:  # a step the installed tree already satisfies
                     where = _where(done.evidence)
-                    console.print(Padding(_text(("already done: ", _DIM), done.workaround, ((f" ({where})" if verbose and where else ""), _DIM)),
-                                          (0, 0, 0, 4), expand=False))
+                    console.print(
+                        Padding(
+                            _text(
+                                ("already done: ", _DIM),
+                                done.workaround,
+                                ((f" ({where})" if verbose and where else ""), _DIM),
+                            ),
+                            (0, 0, 0, 4),
+                            expand=False,
+                        )
+                    )
                 for condition in option.conditions:  # what must hold (a driver window), from the cells the route names
                     console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
                 if backend.machine is not None:  # the Route's word from this machine's runs (decide's machine=)
                     said = backend.machine
-                    console.print(Padding(_text((f"on this machine: {said.state}", "yellow"), f" — {said.reason}",
-                                                ((f" ({', '.join(said.evidence)})" if verbose and said.evidence else ""), _DIM)),
-                                          (0, 0, 0, 4), expand=False))
+                    console.print(
+                        Padding(
+                            _text(
+                                (f"on this machine: {said.state}", "yellow"),
+                                f" — {said.reason}",
+                                ((f" ({', '.join(said.evidence)})" if verbose and said.evidence else ""), _DIM),
+                            ),
+                            (0, 0, 0, 4),
+                            expand=False,
+                        )
+                    )
                 elif not option.steps and not option.satisfied and not option.conditions:
                     runtime = matrix.cells.get(("runtime", route.target))
                     if runtime is not None and runtime.status.value == "blocked":  # the log's runs used no GPU
-                        console.print(Padding(_text(("no release setting to change, but the runs used no GPU: ", "yellow"),
-                                                    runtime.summary, " — `gfxgate doctor --log LOG` says what this "
-                                                    "machine lacks (the runner, the driver)"), (0, 0, 0, 4), expand=False))
+                        console.print(
+                            Padding(
+                                _text(
+                                    ("no release setting to change, but the runs used no GPU: ", "yellow"),
+                                    runtime.summary,
+                                    " — `gfxgate doctor --log LOG` says what this "
+                                    "machine lacks (the runner, the driver)",
+                                ),
+                                (0, 0, 0, 4),
+                                expand=False,
+                            )
+                        )
                     else:
                         console.print(Padding(_text(("nothing to change", _DIM)), (0, 0, 0, 4), expand=False))
             elif backend.state == "undecided":
-                console.print(Padding(_text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),
-                                      (0, 0, 0, 2), expand=False))
+                console.print(
+                    Padding(
+                        _text((f"{backend.title}: undecided", "yellow"), f" — {'; '.join(backend.undecided)}"),
+                        (0, 0, 0, 2),
+                        expand=False,
+                    )
+                )
             elif verbose:
-                console.print(Padding(_text((f"{backend.title}: no route", _DIM), f" — {'; '.join(backend.refused)}"),
-                                      (0, 0, 0, 2), expand=False))
+                console.print(
+                    Padding(
+                        _text((f"{backend.title}: no route", _DIM), f" — {'; '.join(backend.refused)}"),
+                        (0, 0, 0, 2),
+                        expand=False,
+                    )
+                )
         for beyond in route.beyond:  # routes beyond the official release (docs/forks.md), after the official ones
             if beyond.option is None:
                 if verbose or beyond.state == "undecided":
-                    console.print(Padding(_text((f"or {beyond.route}: {beyond.state}", "yellow" if beyond.state == "undecided" else _DIM),
-                                                f" — {'; '.join(beyond.reasons)}"), (0, 0, 0, 2), expand=False))
+                    console.print(
+                        Padding(
+                            _text(
+                                (
+                                    f"or {beyond.route}: {beyond.state}",
+                                    "yellow" if beyond.state == "undecided" else _DIM,
+                                ),
+                                f" — {'; '.join(beyond.reasons)}",
+                            ),
+                            (0, 0, 0, 2),
+                            expand=False,
+                        )
+                    )
                 continue
-            console.print(Padding(_text(("or ", _DIM), (beyond.option.label, "bold"),
-                                        (f" (beyond the official release: {beyond.source}@{beyond.version})", _DIM)),
-                                  (0, 0, 0, 2), expand=False))
+            console.print(
+                Padding(
+                    _text(
+                        ("or ", _DIM),
+                        (beyond.option.label, "bold"),
+                        (f" (beyond the official release: {beyond.source}@{beyond.version})", _DIM),
+                    ),
+                    (0, 0, 0, 2),
+                    expand=False,
+                )
+            )
             for condition in beyond.option.conditions:
                 console.print(Padding(_text(("if: ", _DIM), condition), (0, 0, 0, 4), expand=False))
             for number, step in enumerate(beyond.option.steps, 1):
@@ -135,12 +213,22 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                     what.append_text(_text((f"\n{step.workaround}; {_where(step.evidence)}", _DIM)))
                 console.print(Padding(what, (0, 0, 0, 4), expand=False))
         if route.runtime:
-            console.print(Padding(_text(("runtime: ", "bold"), f"{route.runtime.outcome} — {route.runtime.summary}"),
-                                  (0, 0, 0, 2), expand=False))
+            console.print(
+                Padding(
+                    _text(("runtime: ", "bold"), f"{route.runtime.outcome} — {route.runtime.summary}"),
+                    (0, 0, 0, 2),
+                    expand=False,
+                )
+            )
         recorded = f"recorded on {route.target}: "  # app/scan.py recorded_runs: rules/runtime.yaml's runs
         for note in (n for n in matrix.notes if n.startswith(recorded)):
-            console.print(Padding(_text(("recorded: ", "bold"), note.removeprefix(recorded).rsplit(" [", 1)[0]),
-                                  (0, 0, 0, 2), expand=False))
+            console.print(
+                Padding(
+                    _text(("recorded: ", "bold"), note.removeprefix(recorded).rsplit(" [", 1)[0]),
+                    (0, 0, 0, 2),
+                    expand=False,
+                )
+            )
 
 
 def _layers(console, matrix: GateMatrix, verbose: bool) -> None:
@@ -149,7 +237,7 @@ def _layers(console, matrix: GateMatrix, verbose: bool) -> None:
         groups = [list(matrix.targets)]
     else:  # as many target columns as the width holds beside a wrapped layer column; more go in another table
         per_table = max(1, (console.width - 16) // (status_width + 3))
-        groups = [list(matrix.targets[i:i + per_table]) for i in range(0, len(matrix.targets), per_table)]
+        groups = [list(matrix.targets[i : i + per_table]) for i in range(0, len(matrix.targets), per_table)]
     for number, group in enumerate(groups):
         if number:
             console.print()
@@ -183,8 +271,19 @@ def _evidence(console, matrix: GateMatrix) -> None:
     for layer in matrix.layers:
         console.print(_text((layer.title, "bold")))
         for verdict in matrix.row(layer.id):
-            console.print(Padding(_text((verdict.target, "bold"), " ", (verdict.status.value, STYLES.get(verdict.status.value, "")),
-                                        ": ", verdict.summary), (0, 0, 0, 2), expand=False))
+            console.print(
+                Padding(
+                    _text(
+                        (verdict.target, "bold"),
+                        " ",
+                        (verdict.status.value, STYLES.get(verdict.status.value, "")),
+                        ": ",
+                        verdict.summary,
+                    ),
+                    (0, 0, 0, 2),
+                    expand=False,
+                )
+            )
             for evidence in verdict.evidence:
                 where = str(evidence.location) if evidence.location else evidence.source
                 console.print(Padding(_text((where, "cyan"), "  ", evidence.text or ""), (0, 0, 0, 4), expand=False))
@@ -198,7 +297,9 @@ def render(matrix: GateMatrix, *, width: int = 100, color: bool = False, verbose
     """The matrix as terminal text of at most ``width`` columns."""
     console = _console(max(width, 40), color)
     sources = ", ".join(f"{s.name}@{s.ref}" for s in matrix.sources)
-    console.print(_text(("gfxgate", "bold"), f" · {', '.join(matrix.targets)}", (f" · {sources}" if sources else "", _DIM)))
+    console.print(
+        _text(("gfxgate", "bold"), f" · {', '.join(matrix.targets)}", (f" · {sources}" if sources else "", _DIM))
+    )
     release = next((note for note in matrix.notes if note.startswith("answers for ")), None)
     if release:  # which release the answer is for and how old it is (gate/scan.py: release_note)
         console.print(_text((release, _DIM)))
@@ -242,8 +343,9 @@ def wrap_lines(text: str, *, width: int = 100) -> str:
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")))
-        out += textwrap.wrap(line, width=width, subsequent_indent=indent + "    ", break_on_hyphens=False,
-                             replace_whitespace=False) or [""]
+        out += textwrap.wrap(
+            line, width=width, subsequent_indent=indent + "    ", break_on_hyphens=False, replace_whitespace=False
+        ) or [""]
     return "\n".join(out)
 
 
@@ -332,7 +434,7 @@ class Lines:
         rest = max(self.width - sum(w + 2 for w in widths), 8)
 
         def cut(text: str) -> str:
-            return text if len(text) <= rest else text[:rest - 1] + "…"
+            return text if len(text) <= rest else text[: rest - 1] + "…"
 
         self.rows.append("  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  " + header[-1])
         self.rows.append("─" * min(self.width, sum(w + 2 for w in widths) + rest))

@@ -95,7 +95,11 @@ class GrepSpec(NamedTuple):
     def hits(self, source: Source) -> list[FileHit]:
         """The lines the regex finds in ``source`` (RE2, see ``Source.grep``), in the files the paths name there:
         globs expanded, each file once, files absent at this version skipped."""
-        paths = [p for pattern in self.paths for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])]
+        paths = [
+            p
+            for pattern in self.paths
+            for p in (source.glob(pattern) if any(c in pattern for c in "*?[") else [pattern])
+        ]
         paths = [p for p in dict.fromkeys(paths) if source.read(p) is not None]
         return source.grep(self.grep, paths) if paths else []
 

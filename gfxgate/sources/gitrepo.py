@@ -63,8 +63,10 @@ def git_timeout() -> int:
         return DEFAULT_GIT_TIMEOUT
     seconds = int(value) if value.isascii() and value.isdigit() else 0
     if not 1 <= seconds <= MAX_GIT_TIMEOUT:
-        raise UsageError(f"GFXGATE_GIT_TIMEOUT={value!r}: not a whole number of seconds from 1 to {MAX_GIT_TIMEOUT}",
-                         hint=f"unset it for the default ({DEFAULT_GIT_TIMEOUT} s), or e.g. GFXGATE_GIT_TIMEOUT=1200")
+        raise UsageError(
+            f"GFXGATE_GIT_TIMEOUT={value!r}: not a whole number of seconds from 1 to {MAX_GIT_TIMEOUT}",
+            hint=f"unset it for the default ({DEFAULT_GIT_TIMEOUT} s), or e.g. GFXGATE_GIT_TIMEOUT=1200",
+        )
     return seconds
 
 
@@ -72,8 +74,16 @@ def _git_env(offline: bool) -> dict[str, str]:
     return {**os.environ, **_BASE_ENV, **_READ_ENV, **(_OFFLINE_ENV if offline else {})}
 
 
-def run_git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = None, offline: bool = False,
-            timeout: int | None = None, stdin: str | None = None, text: bool = True) -> GitResult:
+def run_git(
+    args: list[str],
+    *,
+    git_dir: Path | None = None,
+    cwd: Path | None = None,
+    offline: bool = False,
+    timeout: int | None = None,
+    stdin: str | None = None,
+    text: bool = True,
+) -> GitResult:
     """Run ``git ARGS`` (never through a shell); a timeout is a :class:`NetworkError`, a missing git a :class:`SourceError`.
 
     The command runs in its own process group (``host.proc``), killed when it ends or times out, so the helpers
@@ -86,13 +96,21 @@ def run_git(args: list[str], *, git_dir: Path | None = None, cwd: Path | None = 
         raise SourceError(f"{cwd}: no such folder")
     encoding = locale.getpreferredencoding(False)
     try:
-        done = proc.run_bounded(cmd, timeout=timeout, input=None if stdin is None else stdin.encode(encoding),
-                                max_output=None, env=env, cwd=cwd)
+        done = proc.run_bounded(
+            cmd,
+            timeout=timeout,
+            input=None if stdin is None else stdin.encode(encoding),
+            max_output=None,
+            env=env,
+            cwd=cwd,
+        )
     except FileNotFoundError as exc:
         raise SourceError("git is not installed", hint="install git (Debian: apt-get install git)") from exc
     if done.timed_out:
-        raise NetworkError(f"git {' '.join(args[:2])} timed out after {timeout} s",
-                           hint="a slow or unreachable remote? GFXGATE_GIT_TIMEOUT sets the limit in seconds")
+        raise NetworkError(
+            f"git {' '.join(args[:2])} timed out after {timeout} s",
+            hint="a slow or unreachable remote? GFXGATE_GIT_TIMEOUT sets the limit in seconds",
+        )
     if not text:
         return GitResult(cmd, done.returncode, done.stdout, done.stderr)
     return GitResult(cmd, done.returncode, _text(done.stdout, encoding), _text(done.stderr, encoding))
@@ -130,13 +148,18 @@ def _clone_into(name: str, url: str, dest: Path) -> None:
     """A bare partial clone (commits and trees, no blobs) of ``url`` into the empty folder ``dest``."""
     out = run_git(["clone", "--bare", "--filter=blob:none", "--quiet", "--", url, str(dest)])
     if out.returncode != 0:
-        raise _git_failure(name, f"cannot clone {url}", out.stderr, hint=f"give --source {name}=CLONE (a local clone with its tags)")
+        raise _git_failure(
+            name, f"cannot clone {url}", out.stderr, hint=f"give --source {name}=CLONE (a local clone with its tags)"
+        )
 
 
 def tag_commits(git_dir: Path) -> dict[str, str]:
     """Every tag of a git directory and the commit it points at (annotated tags peeled), in one git call."""
-    out = run_git(["for-each-ref", "refs/tags", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)"],
-                  git_dir=git_dir, offline=True)
+    out = run_git(
+        ["for-each-ref", "refs/tags", "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)"],
+        git_dir=git_dir,
+        offline=True,
+    )
     if out.returncode != 0:
         raise SourceError(f"{git_dir}: cannot list tags: {_last_error(out.stderr)}")
     commits = {}
@@ -197,9 +220,10 @@ class CatFileBatch:
         self._start()
 
     def _start(self) -> None:
-        self._proc, self._check = (_cat_file(["git", "--git-dir", str(self._git_dir), "cat-file", mode],
-                                             _git_env(self._offline))
-                                   for mode in ("--batch", "--batch-check"))
+        self._proc, self._check = (
+            _cat_file(["git", "--git-dir", str(self._git_dir), "cat-file", mode], _git_env(self._offline))
+            for mode in ("--batch", "--batch-check")
+        )
 
     def _restart(self) -> None:
         for cat in (self._proc, self._check):
@@ -299,7 +323,7 @@ class GitRepo:
             raise NetworkError(
                 f"{self.name}: no cached clone of {self.url}, and this run is offline (it clones nothing)",
                 hint=f"give --source {self.name}=CLONE (a local clone with its tags), or clone it once (a run without "
-                     "--offline; for diagnose, with --online)",
+                "--offline; for diagnose, with --online)",
             )
         self.git_dir.parent.mkdir(parents=True, exist_ok=True)
         # One cloner per cache clone: two cold scans sharing a cache used to race to rename their temporary
@@ -321,8 +345,12 @@ class GitRepo:
             return
         out = run_git(["fetch", "--filter=blob:none", "--tags", "--quiet", "origin"], git_dir=self.git_dir)
         if out.returncode != 0:
-            raise _git_failure(self.name, f"cannot fetch the tags of {self.url}", out.stderr,
-                               hint="--offline uses the tags already in the cache")
+            raise _git_failure(
+                self.name,
+                f"cannot fetch the tags of {self.url}",
+                out.stderr,
+                hint="--offline uses the tags already in the cache",
+            )
         self._tags = None
 
     def tags(self) -> list[str]:
@@ -346,8 +374,9 @@ class GitRepo:
             elif tags:  # none spelled like it (a name without a version number): say what there is
                 ordered = sort_tags(tags)
                 newest = ([t for t in ordered if not is_prerelease(t)] or ordered)[-3:][::-1]
-                hint = (f"no tag is spelled like it; {len(tags)} tags"
-                        + (f", the newest releases: {', '.join(newest)}" if newest else ""))
+                hint = f"no tag is spelled like it; {len(tags)} tags" + (
+                    f", the newest releases: {', '.join(newest)}" if newest else ""
+                )
             else:
                 hint = "the repository has no tags"
             if self.offline and self.managed:
@@ -363,7 +392,9 @@ class GitRepo:
 
     def _rev_parse(self, ref: str) -> str | None:
         for candidate in (f"refs/tags/{ref}", ref):
-            out = run_git(["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=self.git_dir, offline=True)
+            out = run_git(
+                ["rev-parse", "--verify", "--quiet", f"{candidate}^{{commit}}"], git_dir=self.git_dir, offline=True
+            )
             if out.returncode == 0 and out.stdout.strip():
                 return out.stdout.strip()
         return None
@@ -379,7 +410,9 @@ class GitRepo:
             # not a tag upstream either: list what the remote has so the error can suggest
             remote = run_git(["ls-remote", "--tags", "--refs", "origin"], git_dir=self.git_dir)
             if remote.returncode == 0:
-                self._tags = sorted({line.rsplit("refs/tags/", 1)[-1] for line in remote.stdout.splitlines() if "refs/tags/" in line})
+                self._tags = sorted(
+                    {line.rsplit("refs/tags/", 1)[-1] for line in remote.stdout.splitlines() if "refs/tags/" in line}
+                )
         else:
             self._tags = None
 
@@ -394,14 +427,24 @@ class GitRepo:
         missing = sorted(set(oids) & self.missing_objects(commit))
         if missing:
             run_git(
-                ["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags", "--no-write-fetch-head", "--stdin", "origin"],
+                [
+                    "-c",
+                    "fetch.negotiationAlgorithm=noop",
+                    "fetch",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--stdin",
+                    "origin",
+                ],
                 git_dir=self.git_dir,
                 stdin="\n".join(missing) + "\n",
             )
 
     def missing_objects(self, commit: str) -> set[str]:
         """Objects of ``commit``'s tree not in the local database (never triggers a lazy fetch)."""
-        out = run_git(["rev-list", "--objects", "--no-walk", "--missing=print", commit], git_dir=self.git_dir, offline=True)
+        out = run_git(
+            ["rev-list", "--objects", "--no-walk", "--missing=print", commit], git_dir=self.git_dir, offline=True
+        )
         return {line[1:].split()[0] for line in out.stdout.splitlines() if line.startswith("?")}
 
     # -- reading ------------------------------------------------------------------------------------
@@ -435,7 +478,7 @@ class GitRepo:
         for raw in out.stdout.splitlines():
             if not raw.startswith(prefix):
                 continue
-            path, line, text = raw[len(prefix):].split(":", 2)
+            path, line, text = raw[len(prefix) :].split(":", 2)
             hits.append(FileHit(path, int(line), text))
         return hits
 

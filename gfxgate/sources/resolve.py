@@ -107,9 +107,16 @@ def load_pins(path: Path | None = None) -> Pins:
         layouts[name] = layout
     couplings = {}
     for name, spec in data.get("couplings", {}).items():
-        coupling = Coupling(name=name, by=spec["by"], files=tuple(spec["files"]), pattern=spec["pattern"], ref=spec["ref"],
-                            branch=spec.get("branch"), pin_unnamed=spec.get("pin_unnamed", True),
-                            optional=spec.get("optional", False))
+        coupling = Coupling(
+            name=name,
+            by=spec["by"],
+            files=tuple(spec["files"]),
+            pattern=spec["pattern"],
+            ref=spec["ref"],
+            branch=spec.get("branch"),
+            pin_unnamed=spec.get("pin_unnamed", True),
+            optional=spec.get("optional", False),
+        )
         for repo in (name, coupling.by):
             if repo not in sources:
                 raise RuleError(f"{path}: coupling {name} names unknown source {repo!r}")
@@ -132,8 +139,9 @@ def _check_pins_regex(path: Path, table: str, key: str, what: str, pattern: str,
             rule_regex(pattern)
     except RuleRegexError as exc:
         line = _key_line(path, table, key)
-        raise RuleError(f"{path}:{line}: {what}: {key}: {exc.message}" if line else
-                        f"{path}: {what}: {key}: {exc.message}") from None
+        raise RuleError(
+            f"{path}:{line}: {what}: {key}: {exc.message}" if line else f"{path}: {what}: {key}: {exc.message}"
+        ) from None
 
 
 def _key_line(path: Path, table: str, key: str) -> int:
@@ -156,15 +164,22 @@ def parse_assignments(values: tuple[str, ...] | list[str], what: str) -> dict[st
         if not sep or not name.strip() or not rest.strip():
             raise UsageError(f"bad {what} {_excerpt(value)}", hint="the form is NAME=VALUE, e.g. ollama=v0.12.3")
         if what == "--ref" and len(rest.strip()) > MAX_REF_CHARS:  # the error line quotes its start, not 100 KB
-            raise UsageError(f"bad --ref {_excerpt(value)}: {len(rest.strip())} characters; a tag or branch name "
-                             f"gfxgate reads has at most {MAX_REF_CHARS}")
-        if what == "--source" and (len(rest.strip()) > MAX_SOURCE_CHARS
-                                   or max(map(len, rest.strip().split("/"))) > MAX_REF_CHARS):
-            raise UsageError(f"bad --source {_excerpt(value)}: longer than a path or URL can be "
-                             f"({MAX_SOURCE_CHARS} characters, {MAX_REF_CHARS} per folder name)")
+            raise UsageError(
+                f"bad --ref {_excerpt(value)}: {len(rest.strip())} characters; a tag or branch name "
+                f"gfxgate reads has at most {MAX_REF_CHARS}"
+            )
+        if what == "--source" and (
+            len(rest.strip()) > MAX_SOURCE_CHARS or max(map(len, rest.strip().split("/"))) > MAX_REF_CHARS
+        ):
+            raise UsageError(
+                f"bad --source {_excerpt(value)}: longer than a path or URL can be "
+                f"({MAX_SOURCE_CHARS} characters, {MAX_REF_CHARS} per folder name)"
+            )
         if what == "--ref" and not _REF_NAME.match(rest.strip()):
-            raise UsageError(f"bad --ref {_excerpt(value)}: {_excerpt(rest.strip())} is not a tag or branch name",
-                             hint="a ref starts with a letter, digit or _ and has no spaces or '..', e.g. ollama=v0.12.3")
+            raise UsageError(
+                f"bad --ref {_excerpt(value)}: {_excerpt(rest.strip())} is not a tag or branch name",
+                hint="a ref starts with a letter, digit or _ and has no spaces or '..', e.g. ollama=v0.12.3",
+            )
         out[name.strip()] = rest.strip()
     return out
 
@@ -178,6 +193,7 @@ def _excerpt(value: str, limit: int = 80) -> str:
     """``repr(value)``, its start only when it is long (an error line stays one readable line)."""
     return repr(value) if len(value) <= limit else f"{value[:limit]!r}… ({len(value)} characters)"
 
+
 # git check-ref-format's rules, narrowed: never an option (--output=x was passed on to git), never a range.
 _REF_NAME = re.compile(r"^(?!.*\.\.)(?!.*@\{)[A-Za-z0-9_][A-Za-z0-9._/+-]*$")
 
@@ -189,7 +205,13 @@ class RootedSource(Source):
         self.inner = inner
         self.root = root.strip("/")
         self.alias = alias
-        self.name, self.url, self.ref, self.commit, self.origin = inner.name, inner.url, inner.ref, inner.commit, inner.origin
+        self.name, self.url, self.ref, self.commit, self.origin = (
+            inner.name,
+            inner.url,
+            inner.ref,
+            inner.commit,
+            inner.origin,
+        )
 
     def _full(self, path: str) -> str:
         path = safe_relpath(path)
@@ -200,12 +222,16 @@ class RootedSource(Source):
 
     def list_files(self) -> list[str]:
         prefix = f"{self.root}/" if self.root else ""
-        return [p[len(prefix):] for p in self.inner.list_files() if p.startswith(prefix)]
+        return [p[len(prefix) :] for p in self.inner.list_files() if p.startswith(prefix)]
 
     def grep(self, pattern: str, paths: list[str] | None = None, *, fixed: bool = False) -> list[FileHit]:
         prefix = f"{self.root}/" if self.root else ""
         full = [self._full(p) for p in paths] if paths is not None else ([self.root] if self.root else None)
-        return [FileHit(h.path[len(prefix):], h.line, h.text) for h in self.inner.grep(pattern, full, fixed=fixed) if h.path.startswith(prefix)]
+        return [
+            FileHit(h.path[len(prefix) :], h.line, h.text)
+            for h in self.inner.grep(pattern, full, fixed=fixed)
+            if h.path.startswith(prefix)
+        ]
 
     def location(self, path: str, line: int | None = None) -> Location:
         return self.inner.location(self._full(path), line)
@@ -241,13 +267,17 @@ class SourceSet:
 
                 layout = pins.layouts.get(name)
                 if layout is not None:  # ggml, llama.cpp: read inside another source, not a source of their own
-                    raise UsageError(f"{name!r} is not a source: gfxgate reads it inside {layout.vendored_in} "
-                                     f"({', '.join(r + '/' for r in layout.vendored_roots)}) or, where "
-                                     f"{layout.vendored_in} names a {layout.upstream} tag in {layout.version_file}, "
-                                     f"from {layout.upstream}",
-                                     hint=f"name the source that holds it: {layout.upstream} or {layout.vendored_in}")
-                raise UsageError(f"unknown source name {name!r}",
-                                 hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)))
+                    raise UsageError(
+                        f"{name!r} is not a source: gfxgate reads it inside {layout.vendored_in} "
+                        f"({', '.join(r + '/' for r in layout.vendored_roots)}) or, where "
+                        f"{layout.vendored_in} names a {layout.upstream} tag in {layout.version_file}, "
+                        f"from {layout.upstream}",
+                        hint=f"name the source that holds it: {layout.upstream} or {layout.vendored_in}",
+                    )
+                raise UsageError(
+                    f"unknown source name {name!r}",
+                    hint=did_you_mean(name, pins.sources, otherwise=known_names(pins.sources)),
+                )
         self._open: dict[tuple[str, str], Source] = {}
         self._failed: dict[tuple[str, str], SourceError] = {}  # a source that could not be opened is tried once per run
         self._repos: dict[str, GitRepo] = {}
@@ -277,8 +307,10 @@ class SourceSet:
         pin, url = self.pins.sources[name], self.url(name)
         path = Path(url).expanduser()
         if "://" not in url and path.is_dir() and local_git_dir(path) is None:
-            raise UsageError(f"--ref {name}=latest needs a git repository, but {url} is a plain folder",
-                             hint="name a tag instead, or point --source at a clone")
+            raise UsageError(
+                f"--ref {name}=latest needs a git repository, but {url} is a plain folder",
+                hint="name a tag instead, or point --source at a clone",
+            )
         if name not in self._repos:
             self._repos[name] = GitRepo(name, url, offline=self.offline)
         repo = self._repos[name]
@@ -287,8 +319,11 @@ class SourceSet:
         tags = sort_tags([t for t in repo.tags() if not is_prerelease(t) and (rx is None or rx.search(t))])
         if not tags:
             raise SourceError(f"{name}: no release tags{f' matching {pin.release_tags}' if rx else ''} in {url}")
-        self.notes.append(f"{name}: latest = {tags[-1]} (the newest release tag"
-                          + (f" matching {pin.release_tags}" if rx else "") + f" of {len(tags)})")
+        self.notes.append(
+            f"{name}: latest = {tags[-1]} (the newest release tag"
+            + (f" matching {pin.release_tags}" if rx else "")
+            + f" of {len(tags)})"
+        )
         return tags[-1]
 
     def _coupled(self, name: str) -> tuple[str, str | None]:
@@ -317,8 +352,9 @@ class SourceSet:
             if found:
                 break
         if found is None:
-            self.notes.append(f"{name}: pinned {pin.ref} ({coupling.by}@{host.ref} names no version in "
-                              f"{', '.join(coupling.files)})")
+            self.notes.append(
+                f"{name}: pinned {pin.ref} ({coupling.by}@{host.ref} names no version in {', '.join(coupling.files)})"
+            )
             if not coupling.pin_unnamed:
                 return pin.ref, f"{coupling.by}@{host.ref} names no {name} version: read the pin {pin.ref}"
             return pin.ref, None
@@ -332,12 +368,16 @@ class SourceSet:
             branch = coupling.branch.replace("{minor}", ".".join(version.split(".")[:2])) if coupling.branch else None
             if branch is not None and self._readable(name, branch):
                 # the release line's own branch, not another release: noted, not a substitution
-                self.notes.append(f"{name}: {where} ({text}) names {wanted}, which has no tag ({exc.message}); "
-                                  f"read its release branch {branch}")
+                self.notes.append(
+                    f"{name}: {where} ({text}) names {wanted}, which has no tag ({exc.message}); "
+                    f"read its release branch {branch}"
+                )
                 return branch, None
             fallback = self._nearest_readable(name, wanted)
-            note = (f"{name}: {where} ({text}) names {wanted}, which cannot be read ({exc.message}); "
-                    f"read {fallback} instead (the newest readable {name} release tag not newer than {wanted}, else the pin)")
+            note = (
+                f"{name}: {where} ({text}) names {wanted}, which cannot be read ({exc.message}); "
+                f"read {fallback} instead (the newest readable {name} release tag not newer than {wanted}, else the pin)"
+            )
             self.notes.append(note)
             return fallback, f"{wanted} cannot be read here: read {fallback} instead"
         self.notes.append(f"{name}: {wanted} (chosen by {where}: {text})")
@@ -356,8 +396,14 @@ class SourceSet:
         tags = repo.tags() if repo is not None and hasattr(repo, "tags") else []
         rx = rule_regex(pin.release_tags) if pin.release_tags else None
         limit = version_key(wanted)
-        older = [t for t in sort_tags(tags) if (rx is None or rx.search(t)) and limit is not None
-                 and (key := version_key(t)) is not None and key <= limit]
+        older = [
+            t
+            for t in sort_tags(tags)
+            if (rx is None or rx.search(t))
+            and limit is not None
+            and (key := version_key(t)) is not None
+            and key <= limit
+        ]
         return older[-1] if older else pin.ref  # no tags known (the repository cannot be opened): the pin
 
     def substitution(self, name: str) -> str | None:
@@ -400,8 +446,10 @@ class SourceSet:
         if "://" not in url and not path.exists() and not re.match(r"^[\w.-]+@[\w.-]+:", url):
             raise SourceError(f"{name}: source path {url} does not exist")
         if "://" not in url and path.exists() and not path.is_dir():
-            raise UsageError(f"{name}: source {url} is a file; give a folder, a git clone or a URL",
-                             hint="e.g. --source ollama=~/src/ollama or --source ollama=https://github.com/ollama/ollama.git")
+            raise UsageError(
+                f"{name}: source {url} is a file; give a folder, a git clone or a URL",
+                hint="e.g. --source ollama=~/src/ollama or --source ollama=https://github.com/ollama/ollama.git",
+            )
         if name not in self._repos:
             self._repos[name] = GitRepo(name, url, offline=self.offline)
         return GitSource(self._repos[name], ref)
@@ -420,15 +468,22 @@ class SourceSet:
             try:
                 upstream = self.get(spec.upstream, tag)
             except SourceError as exc:
-                raise SourceError(f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}",
-                                  source=spec.upstream) from exc
+                raise SourceError(
+                    f"{name}: {where} names {spec.upstream} {tag}, which cannot be read: {exc.message}",
+                    source=spec.upstream,
+                ) from exc
             folder = f", folder {spec.upstream_root}/" if spec.upstream_root else ""  # "" = the whole repository
             if upstream.origin == "directory":
                 # a plain folder has no tags: say that its version is the user's word, not checked
-                self.notes.append(f"{name}: {where} names {spec.upstream} {tag}; read from the folder "
-                                  f"{spec.upstream}@{upstream.ref} instead, whose version gfxgate cannot check{folder}")
-                self._coupled_refs[name] = (tag, f"{spec.version_file} names {spec.upstream} {tag}: read from a folder "
-                                                 "whose version gfxgate cannot check")
+                self.notes.append(
+                    f"{name}: {where} names {spec.upstream} {tag}; read from the folder "
+                    f"{spec.upstream}@{upstream.ref} instead, whose version gfxgate cannot check{folder}"
+                )
+                self._coupled_refs[name] = (
+                    tag,
+                    f"{spec.version_file} names {spec.upstream} {tag}: read from a folder "
+                    "whose version gfxgate cannot check",
+                )
             else:
                 self.notes.append(f"{name}: {spec.upstream}@{tag} (named by {where}){folder}")
             view = RootedSource(upstream, spec.upstream_root, alias=name)
@@ -438,7 +493,9 @@ class SourceSet:
             if root is None:
                 raise SourceError(
                     f"{name}: {spec.vendored_in}@{host.ref} has neither {spec.version_file} nor a vendored copy under "
-                    + ", ".join(spec.vendored_roots), source=name)
+                    + ", ".join(spec.vendored_roots),
+                    source=name,
+                )
             self.notes.append(f"{name}: vendored in {spec.vendored_in}@{host.ref} under {root}/")
             view = RootedSource(host, root, alias=name)
         self._open[key] = view

@@ -89,7 +89,7 @@ def in_range(tag: str, spec: str | None) -> bool:
         op = re.match(r"^(>=|<=|==|!=|>|<)", part)
         if not op:
             raise ValueError(f"bad version range {spec!r}")
-        bound = version_key(part[op.end():].strip())
+        bound = version_key(part[op.end() :].strip())
         if bound is None:
             raise ValueError(f"bad version in range {spec!r}")
         ok = {
@@ -125,7 +125,7 @@ def nearest_tags(wanted: str, tags: list[str] | tuple[str, ...], n: int = 5) -> 
     ordered, keys = _ordered(tuple(tags), not is_prerelease(wanted))
     if key is not None and ordered:
         index = bisect.bisect_left(keys, key)
-        return list(ordered[max(0, index - n // 2): index + (n - n // 2)])
+        return list(ordered[max(0, index - n // 2) : index + (n - n // 2)])
     from gfxgate.suggest import close_names
 
     return close_names(wanted, tags, n=n, cutoff=0.3)

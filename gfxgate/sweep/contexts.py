@@ -118,12 +118,23 @@ def build_contexts(runs: Sequence[Run]) -> ContextSweep | None:
                 group = [r for r in runs if (config_of(r), r.ctx, r.endpoint) == (config, ctx, endpoint)]
                 if group:
                     rows.append(_row(config, ctx, endpoint, group))
-    comparisons = [c for config in configs for ctx in contexts for stage in STAGES
-                   for c in [_compare(config, ctx, stage, [r for r in rows if (r.config, r.ctx) == (config, ctx)])]]
-    fits = [_fit(config, endpoint, [r for r in rows if (r.config, r.endpoint) == (config, endpoint)])
-            for config in configs for endpoint in endpoints if any(r.endpoint == endpoint and r.config == config for r in rows)]
-    sentence = "; ".join(_sentence(config, len(configs) > 1, contexts, endpoints, comparisons, fits)
-                         for config in configs) + "."
+    comparisons = [
+        c
+        for config in configs
+        for ctx in contexts
+        for stage in STAGES
+        for c in [_compare(config, ctx, stage, [r for r in rows if (r.config, r.ctx) == (config, ctx)])]
+    ]
+    fits = [
+        _fit(config, endpoint, [r for r in rows if (r.config, r.endpoint) == (config, endpoint)])
+        for config in configs
+        for endpoint in endpoints
+        if any(r.endpoint == endpoint and r.config == config for r in rows)
+    ]
+    sentence = (
+        "; ".join(_sentence(config, len(configs) > 1, contexts, endpoints, comparisons, fits) for config in configs)
+        + "."
+    )
     return ContextSweep(
         sentence=sentence if len(configs) > 1 else sentence[0].upper() + sentence[1:],  # a model's name keeps its case
         method=METHOD,
@@ -198,13 +209,22 @@ def _short(text: str, limit: int = 160) -> str:
 def _compare(config: str, ctx: int, stage: str, rows: Sequence[ContextRow]) -> Comparison:
     measured = [r for r in rows if getattr(r, stage) is not None]
     if len(rows) < 2:
-        return Comparison(config, ctx, stage, None, None, None, f"only {rows[0].endpoint} measured" if rows else "no runs")
+        return Comparison(
+            config, ctx, stage, None, None, None, f"only {rows[0].endpoint} measured" if rows else "no runs"
+        )
     if len(measured) < 2:
         return Comparison(config, ctx, stage, None, None, None, "not compared (fewer than two backends answered)")
     few = [r.endpoint for r in measured if (getattr(r, stage).n if getattr(r, stage) else 0) < MIN_RUNS]
     if few:
-        return Comparison(config, ctx, stage, None, None, None,
-                          f"not compared ({', '.join(few)}: fewer than {MIN_RUNS} successful runs)")
+        return Comparison(
+            config,
+            ctx,
+            stage,
+            None,
+            None,
+            None,
+            f"not compared ({', '.join(few)}: fewer than {MIN_RUNS} successful runs)",
+        )
     # several backends: the fastest median against the next; a difference only where the intervals separate
     ranked = sorted(measured, key=lambda r: getattr(r, stage).median, reverse=True)
     first, second = ranked[0], ranked[1]
@@ -213,8 +233,15 @@ def _compare(config: str, ctx: int, stage: str, rows: Sequence[ContextRow]) -> C
         return Comparison(config, ctx, stage, None, None, None, "no measurable difference")
     ratio = decided[1]
     shown = f"{ratio:.2f}×" if ratio is not None else "faster"
-    return Comparison(config, ctx, stage, first.endpoint, second.endpoint, ratio,
-                      f"{first.endpoint} {shown} faster than {second.endpoint}")
+    return Comparison(
+        config,
+        ctx,
+        stage,
+        first.endpoint,
+        second.endpoint,
+        ratio,
+        f"{first.endpoint} {shown} faster than {second.endpoint}",
+    )
 
 
 def _fit(config: str, endpoint: str, rows: Sequence[ContextRow]) -> Fit:
@@ -271,8 +298,14 @@ def _stage_text(stage: str, config: str, contexts: Sequence[int], comparisons: S
     return f"{stage} " + ", ".join(parts)
 
 
-def _sentence(config: str, named: bool, contexts: Sequence[int], endpoints: Sequence[str],
-              comparisons: Sequence[Comparison], fits: Sequence[Fit]) -> str:
+def _sentence(
+    config: str,
+    named: bool,
+    contexts: Sequence[int],
+    endpoints: Sequence[str],
+    comparisons: Sequence[Comparison],
+    fits: Sequence[Fit],
+) -> str:
     mine = [f for f in fits if f.config == config]
     parts = [t for t in (_stage_text(s, config, contexts, comparisons) for s in STAGES) if t]
     if not parts:
@@ -286,7 +319,9 @@ def _sentence(config: str, named: bool, contexts: Sequence[int], endpoints: Sequ
     fit_texts = []
     for f in mine:
         if f.largest is None:
-            text = f"{f.endpoint} fits none" + (f" (fails at {ctx_label(f.fails_at)}: {f.failure})" if f.fails_at else "")
+            text = f"{f.endpoint} fits none" + (
+                f" (fails at {ctx_label(f.fails_at)}: {f.failure})" if f.fails_at else ""
+            )
         else:
             text = f"{f.endpoint} fits {ctx_label(f.largest)}"
             if f.fails_at is not None:

@@ -73,8 +73,14 @@ def _classes() -> dict[str, Any]:
         def __init__(self, clock: Clock) -> None:
             self.inner, self.clock = httpcore.SyncBackend(), clock
 
-        def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                        socket_options: Any = None) -> Stream:
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> Stream:
             timeout = self.clock.cap(timeout, httpcore.ConnectTimeout)
             return Stream(self.inner.connect_tcp(host, port, timeout, local_address, socket_options), self.clock)
 
@@ -124,8 +130,12 @@ def _classes() -> dict[str, Any]:
             self.clock.deadline, self.clock.limit = deadline, round(min(self.limit, deadline - time.monotonic()), 3)
             self.body_head = bytearray()
             response = self.inner.handle_request(request)
-            return httpx.Response(response.status_code, headers=response.headers, extensions=response.extensions,
-                                  stream=HeadStream(response.stream, self))
+            return httpx.Response(
+                response.status_code,
+                headers=response.headers,
+                extensions=response.extensions,
+                stream=HeadStream(response.stream, self),
+            )
 
         def close(self) -> None:
             self.clock.deadline = None

@@ -14,7 +14,14 @@ from typing import Any, Iterable, Sequence
 from gfxgate.sweep.worklog import Run
 
 
-_DEVICE_BACKENDS = (("vulkan", "vulkan"), ("rocm", "rocm"), ("hip", "rocm"), ("cuda", "cuda"), ("none", "cpu"), ("cpu", "cpu"))
+_DEVICE_BACKENDS = (
+    ("vulkan", "vulkan"),
+    ("rocm", "rocm"),
+    ("hip", "rocm"),
+    ("cuda", "cuda"),
+    ("none", "cpu"),
+    ("cpu", "cpu"),
+)
 BACKEND_NAMES = ("rocm", "vulkan", "cuda", "cpu")
 
 
@@ -219,9 +226,9 @@ def device_target(run: Run, device: str) -> str | None:
     """``sm_90`` for ``CUDA0`` (or ``gfx900`` for ``ROCm0``): ggml_cuda_init's ``Device 0:`` line names CUDA/HIP
     device 0; a Vulkan device gets none (that line is the CUDA module's, even when it is the same GPU)."""
     for prefix in ("CUDA", "ROCm", "HIP"):
-        if device.startswith(prefix) and device[len(prefix):].isdigit():
+        if device.startswith(prefix) and device[len(prefix) :].isdigit():
             for gpu in (run.get("offload") or {}).get("gpus") or ():
-                if isinstance(gpu, dict) and gpu.get("index") == int(device[len(prefix):]) and gpu.get("target"):
+                if isinstance(gpu, dict) and gpu.get("index") == int(device[len(prefix) :]) and gpu.get("target"):
                     return str(gpu["target"])
     return None
 
@@ -282,13 +289,24 @@ def kv_mib(run: Run) -> float | None:
 
 def tool_used_mib(run: Run) -> int | None:
     """The most memory nvidia-smi / rocm-smi / sysfs said one GPU held while the server held the model."""
-    used = [int(d["used_mib"]) for d in ((run.get("device_memory") or {}).get("devices") or ())
-            if isinstance(d, dict) and isinstance(d.get("used_mib"), int)]
+    used = [
+        int(d["used_mib"])
+        for d in ((run.get("device_memory") or {}).get("devices") or ())
+        if isinstance(d, dict) and isinstance(d.get("used_mib"), int)
+    ]
     return max(used) if used else None
 
 
-_OOM_WORDS = ("out of memory", "failed to allocate", "insufficient memory", "requires more system memory",
-              "cannot be allocated", "outofdevicememory", "cudamalloc failed", "hipmalloc failed")
+_OOM_WORDS = (
+    "out of memory",
+    "failed to allocate",
+    "insufficient memory",
+    "requires more system memory",
+    "cannot be allocated",
+    "outofdevicememory",
+    "cudamalloc failed",
+    "hipmalloc failed",
+)
 
 
 def out_of_memory(run: Run) -> str | None:
@@ -308,5 +326,8 @@ def failure_line(run: Run) -> str | None:
     if run.ok:
         return None
     logged = (run.get("offload") or {}).get("first_error") or {}
-    return out_of_memory(run) or (str(logged["text"]) if isinstance(logged, dict) and logged.get("text") else None) \
+    return (
+        out_of_memory(run)
+        or (str(logged["text"]) if isinstance(logged, dict) and logged.get("text") else None)
         or (str(run.get("error")) if run.get("error") else None)
+    )

@@ -51,7 +51,13 @@ def hypothesis_gpu_unusable(runs: Sequence[Run]) -> Hypothesis:
         for run in deciding:
             by_endpoint.setdefault(run.endpoint, []).append(run)
         said = "; ".join(f"{ep} answered with num_gpu={_list_num_gpu(rs)}" for ep, rs in by_endpoint.items())
-        return Hypothesis("gpu-unusable", question, "rejected", f"{said} (with layers on the GPU per /api/ps or the server log where shown)", _ids(deciding))
+        return Hypothesis(
+            "gpu-unusable",
+            question,
+            "rejected",
+            f"{said} (with layers on the GPU per /api/ps or the server log where shown)",
+            _ids(deciding),
+        )
     if gpu_runs:
         deciding = _first_per(gpu_runs, lambda r: (r.endpoint, r.num_gpu))
         silent = [r for r in gpu_runs if r.ok]
@@ -132,11 +138,19 @@ def hypothesis_backend_compute(runs: Sequence[Run]) -> Hypothesis:
     gpu = {ep: [r for r in runs if r.endpoint == ep and is_gpu_run(r)] for ep in endpoints}
     passing = [ep for ep in endpoints if any(gpu_pass(r) for r in gpu[ep])]
     # An endpoint whose GPU runs all answered without offload (a CPU-only backend set) did not fail.
-    failing = [ep for ep in endpoints if gpu[ep] and not any(gpu_pass(r) for r in gpu[ep]) and not all(r.ok for r in gpu[ep])]
+    failing = [
+        ep for ep in endpoints if gpu[ep] and not any(gpu_pass(r) for r in gpu[ep]) and not all(r.ok for r in gpu[ep])
+    ]
     if not failing:
         any_gpu = [r for rs in gpu.values() for r in rs]
         reason = "no endpoint fails with num_gpu ≠ 0: there is no failure to explain" if any_gpu else "no GPU runs"
-        return Hypothesis("backend-compute-failure", question, "rejected" if any_gpu else "inconclusive", reason, _ids(_first_per(any_gpu, lambda r: r.endpoint)))
+        return Hypothesis(
+            "backend-compute-failure",
+            question,
+            "rejected" if any_gpu else "inconclusive",
+            reason,
+            _ids(_first_per(any_gpu, lambda r: r.endpoint)),
+        )
     failed_runs = [r for ep in failing for r in gpu[ep] if not r.ok]
     if not passing:
         return Hypothesis(
@@ -148,8 +162,12 @@ def hypothesis_backend_compute(runs: Sequence[Run]) -> Hypothesis:
         )
     phases = Counter(phase_of(r)[0] for r in failed_runs)
     pass_runs = _first_per([r for ep in passing for r in gpu[ep] if gpu_pass(r)], lambda r: r.endpoint)
-    cpu_ok = _first_per([r for ep in failing for r in runs if r.endpoint == ep and r.num_gpu == 0 and r.ok], lambda r: r.endpoint)
-    compute_runs = _first_per([r for r in failed_runs if phase_of(r)[0] == "compute"], lambda r: (r.endpoint, r.num_gpu))
+    cpu_ok = _first_per(
+        [r for ep in failing for r in runs if r.endpoint == ep and r.num_gpu == 0 and r.ok], lambda r: r.endpoint
+    )
+    compute_runs = _first_per(
+        [r for r in failed_runs if phase_of(r)[0] == "compute"], lambda r: (r.endpoint, r.num_gpu)
+    )
     phase_words = ", ".join(f"{n}× {p}" for p, n in sorted(phases.items()))
     if set(phases) == {"compute"}:
         cpu = f"; {', '.join(r.endpoint for r in cpu_ok)} still answers with num_gpu=0" if cpu_ok else ""

@@ -85,25 +85,39 @@ OFFLOADED_RE = re.compile(_PREFIX + r"load_tensors: offloaded (?P<n>\d+)/(?P<m>\
 NO_GPU_RE = re.compile(r"no usable GPU found")
 # "load_tensors:        CUDA0 model buffer size =   816.11 MiB", "llama_kv_cache:  Vulkan0 KV buffer size = …",
 # "llama_context:  CUDA_Host  output buffer size = …", "llama_context:        CUDA0 compute buffer size = …"
-BUFFER_RE = re.compile(_PREFIX + r"\w+:\s+(?P<buf>\S+)\s+(?P<kind>model|KV|compute|output) buffer size =\s*(?P<mib>[0-9]+(?:\.[0-9]+)?) MiB")
+BUFFER_RE = re.compile(
+    _PREFIX
+    + r"\w+:\s+(?P<buf>\S+)\s+(?P<kind>model|KV|compute|output) buffer size =\s*(?P<mib>[0-9]+(?:\.[0-9]+)?) MiB"
+)
 # debug level (-lv 5): "load_tensors: layer  12 assigned to device CUDA0, is_swa = 0"
 ASSIGNED_RE = re.compile(_PREFIX + r"load_tensors: layer\s+(?P<layer>\d+) assigned to device (?P<dev>[^,\s]+)")
 # `llama-server --list-devices`: "  CUDA0: NVIDIA H200 (143155 MiB, 142583 MiB free)"
-LISTED_RE = re.compile(r"^\s+(?P<dev>[A-Za-z][\w-]*\d+): (?P<desc>.*?) \((?P<total>\d+) MiB, (?P<free>\d+) MiB free\)\s*$")
+LISTED_RE = re.compile(
+    r"^\s+(?P<dev>[A-Za-z][\w-]*\d+): (?P<desc>.*?) \((?P<total>\d+) MiB, (?P<free>\d+) MiB free\)\s*$"
+)
 # nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader: "12345, /…/llama-server, 1234 MiB"
 GPU_APP_RE = re.compile(r"^\s*(?P<pid>\d+),\s*(?P<name>[^,]*),\s*(?P<mib>\d+) MiB\s*$")
 VERBOSITY_FLAGS = ("-lv", "--verbosity", "--log-verbosity")
 # ggml_cuda_init (ggml-cuda.cu): "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB";
 # built with HIP: "  Device 0: AMD Radeon RX Vega, gfx900:xnack- (0x900), VMM: no, Wave Size: 64, VRAM: 8176 MiB"
-CUDA_DEVICE_RE = re.compile(_PREFIX + r"\s*Device (?P<index>\d+): (?P<name>[^,]+), (?:compute capability (?P<cc>\d+\.\d+)|(?P<gfx>gfx[0-9a-f]+(?::[a-z]+[+-])*) \(0x[0-9a-f]+\))")
+CUDA_DEVICE_RE = re.compile(
+    _PREFIX
+    + r"\s*Device (?P<index>\d+): (?P<name>[^,]+), (?:compute capability (?P<cc>\d+\.\d+)|(?P<gfx>gfx[0-9a-f]+(?::[a-z]+[+-])*) \(0x[0-9a-f]+\))"
+)
 LOADING_RE = re.compile(r"load_model: loading model|llama_model_loader: loaded meta data|load_tensors:")
 LOADED_RE = re.compile(r"llama_server: model loaded|main: model loaded|server is listening|llama_server: listening on")
 TASK_RE = re.compile(r"launch_slot_|processing task|new prompt, n_ctx_slot")
 ERROR_LINE_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
 LOGGED_ERROR_RE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E ")  # llama.cpp's own error level
 # the device (or, on the CPU, the process) had no room: the run does not fit at this context
-OOM_RE = re.compile(r"failed to allocate|insufficient memory|out of memory|ErrorOutOfDeviceMemory|OutOfDeviceMemory|cudaMalloc failed|hipMalloc failed", re.IGNORECASE)
-LOAD_ERROR_RE = re.compile(r"error loading model|failed to load model|failed to open GGUF|gguf_init_from_file|exiting due to model loading error|couldn't bind", re.IGNORECASE)
+OOM_RE = re.compile(
+    r"failed to allocate|insufficient memory|out of memory|ErrorOutOfDeviceMemory|OutOfDeviceMemory|cudaMalloc failed|hipMalloc failed",
+    re.IGNORECASE,
+)
+LOAD_ERROR_RE = re.compile(
+    r"error loading model|failed to load model|failed to open GGUF|gguf_init_from_file|exiting due to model loading error|couldn't bind",
+    re.IGNORECASE,
+)
 
 
 def is_host_buffer(name: str) -> bool:
@@ -111,8 +125,16 @@ def is_host_buffer(name: str) -> bool:
     return name.startswith("CPU") or name.endswith("_Host")
 
 
-def server_argv(command: Sequence[str], model: Path, port: int, num_gpu: int, *, ctx: int | None = None,
-                flash_attn: str | None = None, kv_type: str | None = None) -> tuple[list[str], str]:
+def server_argv(
+    command: Sequence[str],
+    model: Path,
+    port: int,
+    num_gpu: int,
+    *,
+    ctx: int | None = None,
+    flash_attn: str | None = None,
+    kv_type: str | None = None,
+) -> tuple[list[str], str]:
     """The argv of one cell's server, and a note when gfxgate's verbosity could not go first.
 
     ``--log-verbosity`` goes right after the llama-server executable (the first argv element whose file name starts
@@ -124,12 +146,26 @@ def server_argv(command: Sequence[str], model: Path, port: int, num_gpu: int, *,
     if not any(a in VERBOSITY_FLAGS for a in argv[1:]):
         exe = next((i for i, a in enumerate(argv) if os.path.basename(a).startswith("llama-server")), None)
         if exe is None:
-            note = (f"no llama-server executable in the endpoint command ({argv[0]!r} …): --log-verbosity "
-                    f"{LOG_VERBOSITY} follows its own flags, so a --device there hides the backend load lines")
+            note = (
+                f"no llama-server executable in the endpoint command ({argv[0]!r} …): --log-verbosity "
+                f"{LOG_VERBOSITY} follows its own flags, so a --device there hides the backend load lines"
+            )
             argv += ["--log-verbosity", LOG_VERBOSITY]
         else:
             argv[exe + 1 : exe + 1] = ["--log-verbosity", LOG_VERBOSITY]
-    argv += ["-m", str(model), "--host", HOST, "--port", str(port), "-np", "1", "-c", str(ctx or CTX_SIZE), *ngl_args(num_gpu)]
+    argv += [
+        "-m",
+        str(model),
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "-np",
+        "1",
+        "-c",
+        str(ctx or CTX_SIZE),
+        *ngl_args(num_gpu),
+    ]
     if flash_attn is not None:
         argv += ["-fa", flash_attn]
     if kv_type is not None:
@@ -143,7 +179,14 @@ def parse_listed_devices(text: str) -> list[dict[str, Any]]:
     for line in text.splitlines():
         match = LISTED_RE.match(line)
         if match:
-            out.append({"device": match["dev"], "description": match["desc"], "total_mib": int(match["total"]), "free_mib": int(match["free"])})
+            out.append(
+                {
+                    "device": match["dev"],
+                    "description": match["desc"],
+                    "total_mib": int(match["total"]),
+                    "free_mib": int(match["free"]),
+                }
+            )
     return out
 
 
@@ -272,7 +315,11 @@ class LogFacts:
         for name in names:
             host = is_host_buffer(name)
             if self.assigned:
-                held = counts.get(name, 0) if not host else (counts.get("CPU", 0) if name == _host_model_buffer(self) else None)
+                held = (
+                    counts.get(name, 0)
+                    if not host
+                    else (counts.get("CPU", 0) if name == _host_model_buffer(self) else None)
+                )
             elif n_of is not None and len(gpus) == 1 and not self.all_host:
                 held = n_of[0] if name == gpus[0] else (n_of[1] - n_of[0] if name == _host_model_buffer(self) else None)
             elif n_of is not None and self.all_host:
@@ -312,13 +359,19 @@ class LogFacts:
             out["on_gpu"] = self.on_gpu  # the device(s) this run used: they hold the model's weights
             out["placement"] = self.placement(self.offloaded)
             out["vram_mib"] = round(sum(mib for (buf, _), mib in self.buffers.items() if not is_host_buffer(buf)), 2)
-            out["buffers_mib"] = {kind: round(sum(mib for (_, k), mib in self.buffers.items() if k == kind), 2)
-                                  for kind in ("model", "KV", "compute", "output") if any(k == kind for _, k in self.buffers)}
+            out["buffers_mib"] = {
+                kind: round(sum(mib for (_, k), mib in self.buffers.items() if k == kind), 2)
+                for kind in ("model", "KV", "compute", "output")
+                if any(k == kind for _, k in self.buffers)
+            }
             if self.all_host and n:
                 # llama.cpp prints "offloaded N/M" from -ngl even when no GPU device takes a layer (--device none)
                 out["layers"], out["log_layers"] = 0, n
-                out["no_gpu_reason"] = "every model buffer is in system memory (" + ", ".join(
-                    buf for buf, kind in self.buffers if kind == "model") + ")"
+                out["no_gpu_reason"] = (
+                    "every model buffer is in system memory ("
+                    + ", ".join(buf for buf, kind in self.buffers if kind == "model")
+                    + ")"
+                )
         return out
 
 
@@ -391,13 +444,26 @@ def ordered_unique(items: Any) -> list[Any]:
     return out
 
 
-TRIM_RE = re.compile(r"ggml_cuda_init|^(?:\S+ )?(?:[A-Z] )?\s*Device \d+: |ggml_vulkan: |^(?:\S+ )?(?:[A-Z] )?build: |system_info: ")
+TRIM_RE = re.compile(
+    r"ggml_cuda_init|^(?:\S+ )?(?:[A-Z] )?\s*Device \d+: |ggml_vulkan: |^(?:\S+ )?(?:[A-Z] )?build: |system_info: "
+)
 
 
 def trim_log(lines: Sequence[str]) -> list[str]:
     """The lines of a llama-server log that the sweep reads (backends, devices, offload, buffers, load/compute
     boundary, errors) and the build and GPU lines diagnose reads: a committed sample keeps these, not the whole log."""
-    keep = (BACKEND_RE, DEVICE_RE, OFFLOADED_RE, NO_GPU_RE, BUFFER_RE, ASSIGNED_RE, LOADED_RE, LOAD_ERROR_RE, OOM_RE, TRIM_RE)
+    keep = (
+        BACKEND_RE,
+        DEVICE_RE,
+        OFFLOADED_RE,
+        NO_GPU_RE,
+        BUFFER_RE,
+        ASSIGNED_RE,
+        LOADED_RE,
+        LOAD_ERROR_RE,
+        OOM_RE,
+        TRIM_RE,
+    )
     return [line for line in lines if any(pattern.search(line) for pattern in keep)]
 
 
@@ -501,18 +567,27 @@ class LlamaServerDriver:
         if version is None:
             out["note"] = "the command printed no 'version: N (commit)' line"
         elif re.search(r"\(unknown\)|commit unknown", version):  # "0 (unknown)", "0.5.0-dev (build 0, commit unknown)"
-            out["note"] = ("built without git metadata (a source tarball?): the commit is unknown; configure with "
-                           "-DLLAMA_BUILD_COMMIT=<commit> to record it")
+            out["note"] = (
+                "built without git metadata (a source tarball?): the commit is unknown; configure with "
+                "-DLLAMA_BUILD_COMMIT=<commit> to record it"
+            )
         elif re.search(r"^llama\.cpp 0 |\(build 0,", version):
-            out["note"] = "build number 0 (no git history): the commit names the source tree, the build number is not a b-tag"
+            out["note"] = (
+                "build number 0 (no git history): the commit names the source tree, the build number is not a b-tag"
+            )
         return out
 
     def listed_devices(self, endpoint: LlamaServerEndpoint) -> dict[str, Any]:
         """``COMMAND --list-devices`` once per endpoint: the devices that command's backends can offload to."""
         if endpoint.name not in self._devices:
-            output = _version_output([*endpoint.command, "--list-devices"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout))
+            output = _version_output(
+                [*endpoint.command, "--list-devices"], min(VERSION_TIMEOUT_S, self.runner.plan.timeout)
+            )
             devices = parse_listed_devices(output)
-            self._devices[endpoint.name] = {"command": shlex.join([*endpoint.command, "--list-devices"]), "devices": devices}
+            self._devices[endpoint.name] = {
+                "command": shlex.join([*endpoint.command, "--list-devices"]),
+                "devices": devices,
+            }
             if not devices:
                 self._devices[endpoint.name]["note"] = "no device listed" if output else "the command printed nothing"
         return self._devices[endpoint.name]
@@ -532,7 +607,14 @@ class LlamaServerDriver:
 
         lines = _read_lines(log_path)
         facts = parse_log(lines)
-        collected = Collected("server-log", str(log_path), tuple(lines), "" if lines else "llama-server wrote no log lines", True, 1 if lines else None)
+        collected = Collected(
+            "server-log",
+            str(log_path),
+            tuple(lines),
+            "" if lines else "llama-server wrote no log lines",
+            True,
+            1 if lines else None,
+        )
         signature, phase = self._classify(ex, lines, facts)
         if signature.found and ex.outcome == "http-error":
             ex.outcome = "crash"
@@ -554,9 +636,16 @@ class LlamaServerDriver:
         if facts.no_gpu:
             notes.append("llama-server: no usable GPU found, -ngl ignored (CPU-only backend set)")
         return {
-            **record_fields(cell, plan, host=self.runner.host, started=started, ended=ended, wall=wall, prompt=ex.prompt_text),
+            **record_fields(
+                cell, plan, host=self.runner.host, started=started, ended=ended, wall=wall, prompt=ex.prompt_text
+            ),
             "run_id": run_id,
-            "endpoint": {"name": endpoint.name, "url": endpoint.url, "kind": KIND_NAME, "command": list(endpoint.command)},
+            "endpoint": {
+                "name": endpoint.name,
+                "url": endpoint.url,
+                "kind": KIND_NAME,
+                "command": list(endpoint.command),
+            },
             "server_version": self.version(endpoint),
             "server_version_source": self.version_source(endpoint),
             "devices_listed": self.listed_devices(endpoint),
@@ -565,7 +654,7 @@ class LlamaServerDriver:
             "model_digest": self.digest(model_path),
             "model_details": None,
             "options": options,
-            "server_args": ex.argv[len(endpoint.command):],
+            "server_args": ex.argv[len(endpoint.command) :],
             "keep_alive": None,
             "stream": False,
             "first_token_s": None,
@@ -577,7 +666,9 @@ class LlamaServerDriver:
             "eval_count": eval_count,
             "prompt_eval_count": prompt_count,
             "durations_ns": {
-                "total": _ns((ex.answered_s - ex.request_s) if ex.answered_s is not None and ex.request_s is not None else None),
+                "total": _ns(
+                    (ex.answered_s - ex.request_s) if ex.answered_s is not None and ex.request_s is not None else None
+                ),
                 "load": _ns(ex.ready_s),
                 "prompt_eval": _ns_ms(timings.get("prompt_ms")),
                 "eval": _ns_ms(timings.get("predicted_ms")),
@@ -589,16 +680,26 @@ class LlamaServerDriver:
             if isinstance(timings.get("prompt_per_second"), (int, float))
             else None,
             "device_memory": ex.device_memory,
-            "ps_after": {"ok": False, "note": "llama-server has no /api/ps; offload is read from its log (see offload)", "models": []},
+            "ps_after": {
+                "ok": False,
+                "note": "llama-server has no /api/ps; offload is read from its log (see offload)",
+                "models": [],
+            },
             "offload": facts.to_json(),
             "vram_sampled": self._sampled_vram(ex),
             "overhead": {
                 "spawn_s": round(ex.spawn_s, 4),
                 "health_wait_s": _round(ex.ready_s - ex.spawn_s if ex.ready_s is not None else None),
                 "health_polls": ex.health_polls,
-                "completion_s": _round(ex.answered_s - ex.request_s if ex.answered_s is not None and ex.request_s is not None else None),
+                "completion_s": _round(
+                    ex.answered_s - ex.request_s if ex.answered_s is not None and ex.request_s is not None else None
+                ),
                 "stop_s": _round(ex.stop_s),
-                "server_exit": {"returncode": ex.returncode, "signal": signal_name(ex.returncode), "after_stop": ex.stopped_rc},
+                "server_exit": {
+                    "returncode": ex.returncode,
+                    "signal": signal_name(ex.returncode),
+                    "after_stop": ex.stopped_rc,
+                },
             },
             "evidence": [collected.to_json()],
             "server_log": str(log_path),
@@ -616,16 +717,21 @@ class LlamaServerDriver:
             return None
         collected = self._gpu_memory.read_new()  # the lines written during this run
         pid = ex.proc.pid if ex.proc is not None else None
-        return {"source": "nvidia-smi", "where": collected.where, **sampled_vram(collected.lines, pid),
-                **({"note": collected.note} if collected.note else {})}
+        return {
+            "source": "nvidia-smi",
+            "where": collected.where,
+            **sampled_vram(collected.lines, pid),
+            **({"note": collected.note} if collected.note else {}),
+        }
 
     def _exchange(self, endpoint: LlamaServerEndpoint, cell: Cell, model: Path, log_path: Path) -> Exchange:
         import httpx
 
         plan = self.runner.plan
         port = free_port()
-        argv, ex_note = server_argv(endpoint.command, model, port, cell.num_gpu, ctx=cell.ctx,
-                                    flash_attn=cell.flash_attn, kv_type=cell.kv_type)
+        argv, ex_note = server_argv(
+            endpoint.command, model, port, cell.num_gpu, ctx=cell.ctx, flash_attn=cell.flash_attn, kv_type=cell.kv_type
+        )
         ex = Exchange(argv, port, log_path)
         ex.argv_note = ex_note
         t0 = time.monotonic()
@@ -639,8 +745,14 @@ class LlamaServerDriver:
         if ex.proc is None:
             ex.outcome, ex.error, ex.died_during = "crash", ex.spawn_error, "load"
             return ex
-        ex.pump = ex.proc.pump_output(log, max_line=MAX_LINE_BYTES, head_lines=LOG_HEAD_LINES, head_bytes=LOG_HEAD_BYTES,
-                                      tail_lines=LOG_TAIL_LINES, tail_bytes=LOG_TAIL_BYTES)
+        ex.pump = ex.proc.pump_output(
+            log,
+            max_line=MAX_LINE_BYTES,
+            head_lines=LOG_HEAD_LINES,
+            head_bytes=LOG_HEAD_BYTES,
+            tail_lines=LOG_TAIL_LINES,
+            tail_bytes=LOG_TAIL_BYTES,
+        )
         base = f"http://{HOST}:{port}"
         try:
             # every request ends by its wall-clock deadline: a server dripping bytes or never answering is a timeout
@@ -658,7 +770,9 @@ class LlamaServerDriver:
                 ex.pump.join(PUMP_JOIN_S)
         return ex
 
-    def _wait_ready(self, ex: Exchange, proc: hostproc.Process, client: Any, base: str, t0: float, timeout: float) -> bool:
+    def _wait_ready(
+        self, ex: Exchange, proc: hostproc.Process, client: Any, base: str, t0: float, timeout: float
+    ) -> bool:
         import httpx
 
         deadline = t0 + timeout
@@ -692,12 +806,21 @@ class LlamaServerDriver:
         prompt: Any = plan.prompt
         if cell.prompt_tokens is not None:
             prompt = self._prompt_ids(ex, client, base, cell.prompt_tokens)
-        payload = {"prompt": prompt, "n_predict": plan.num_predict, "seed": plan.seed, "temperature": 0, "cache_prompt": False}
+        payload = {
+            "prompt": prompt,
+            "n_predict": plan.num_predict,
+            "seed": plan.seed,
+            "temperature": 0,
+            "cache_prompt": False,
+        }
         ex.request_s = time.monotonic() - t0
         try:
             response = client.post(f"{base}/completion", json=payload)
         except httpx.TimeoutException as exc:
-            ex.outcome, ex.error = "timeout", f"no complete answer within {plan.timeout:g} s ({type(exc).__name__}: {exc})"
+            ex.outcome, ex.error = (
+                "timeout",
+                f"no complete answer within {plan.timeout:g} s ({type(exc).__name__}: {exc})",
+            )
             ex.died_during = "compute"
             return
         except httpx.TransportError as exc:
@@ -739,7 +862,9 @@ class LlamaServerDriver:
                 if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
                     break
                 if len(ids) >= tokens:
-                    ex.prompt_note = f"prompt: {tokens} token ids of the filler text, tokenized by the server (/tokenize)"
+                    ex.prompt_note = (
+                        f"prompt: {tokens} token ids of the filler text, tokenized by the server (/tokenize)"
+                    )
                     return ids[:tokens]
                 words = words * 2 + 1
                 ex.prompt_text = filler(words)
@@ -768,7 +893,9 @@ class LlamaServerDriver:
         if killed:
             ex.stop_note = f"llama-server ignored SIGTERM for {STOP_GRACE_S:g} s; killed with SIGKILL"
 
-    def _classify(self, ex: Exchange, lines: Sequence[str], facts: LogFacts) -> tuple[crashmod.CrashSignature, crashmod.Phase]:
+    def _classify(
+        self, ex: Exchange, lines: Sequence[str], facts: LogFacts
+    ) -> tuple[crashmod.CrashSignature, crashmod.Phase]:
         logged = crashmod.parse_crash(lines)  # GGML_ASSERT / backtrace frames, when llama.cpp printed them
         if ex.outcome == "ok":
             return crashmod.CrashSignature(), crashmod.Phase("none", "the run succeeded")
@@ -776,13 +903,21 @@ class LlamaServerDriver:
         if ex.outcome == "timeout":
             if ex.died_during == "load" and boundary is not None:
                 return logged, crashmod.Phase(
-                    "timeout", f"the log says the model loaded ({_at(lines, boundary, 'model loaded')}) but {ex.error}: the server hung"
+                    "timeout",
+                    f"the log says the model loaded ({_at(lines, boundary, 'model loaded')}) but {ex.error}: the server hung",
                 )
             if ex.died_during == "load":
-                where = _at(lines, facts.loading_line, "load started") if facts.loading_line is not None else "no load line in the log"
-                return logged, crashmod.Phase("timeout", f"llama-server did not become ready while loading ({ex.error}); {where}")
+                where = (
+                    _at(lines, facts.loading_line, "load started")
+                    if facts.loading_line is not None
+                    else "no load line in the log"
+                )
+                return logged, crashmod.Phase(
+                    "timeout", f"llama-server did not become ready while loading ({ex.error}); {where}"
+                )
             return logged, crashmod.Phase(
-                "timeout", f"no /completion answer within the timeout after the model loaded ({_at(lines, boundary, 'model loaded')})"
+                "timeout",
+                f"no /completion answer within the timeout after the model loaded ({_at(lines, boundary, 'model loaded')})",
             )
         if ex.returncode is not None and ex.died_during:
             sig = signal_name(ex.returncode)
@@ -792,7 +927,9 @@ class LlamaServerDriver:
             anchor = facts.load_error_line if ex.died_during == "load" and facts.load_error_line is not None else None
             excerpt = _excerpt(lines, anchor if anchor is not None else first, boundary, logged)
             signature = crashmod.CrashSignature(
-                signals=tuple(dict.fromkeys(([sig] if sig and not sig.startswith("signal ") else []) + list(logged.signals))),
+                signals=tuple(
+                    dict.fromkeys(([sig] if sig and not sig.startswith("signal ") else []) + list(logged.signals))
+                ),
                 exit_status=ex.returncode if ex.returncode > 0 else None,
                 terminated=True,
                 frames=frames,
@@ -808,7 +945,8 @@ class LlamaServerDriver:
                 else:
                     why = "the log has no load line yet"
                 return signature, crashmod.Phase(
-                    "load", f"llama-server {_death_text(ex.returncode)} before it served (/health never ok, no 'model loaded'); {why}"
+                    "load",
+                    f"llama-server {_death_text(ex.returncode)} before it served (/health never ok, no 'model loaded'); {why}",
                 )
             task = f"; request started at log line {facts.task_line + 1}" if facts.task_line is not None else ""
             frames_text = f" in {' → '.join(f for f in key if f in crashmod.COMPUTE_FRAMES)}" if key else ""
@@ -818,14 +956,17 @@ class LlamaServerDriver:
                 f"({_at(lines, boundary, 'model loaded')}){task}",
             )
         if ex.outcome == "connection-error":
-            return logged, crashmod.Phase("transport", f"the HTTP exchange failed while the server kept running: {ex.error}")
+            return logged, crashmod.Phase(
+                "transport", f"the HTTP exchange failed while the server kept running: {ex.error}"
+            )
         # An HTTP failure from a server that kept running: 4xx rejects the request (not a backend failure),
         # 5xx after the model loaded is a failure while serving it, located by the log's error line.
         errors = [i for i in range(facts.task_line or boundary or 0, len(lines)) if ERROR_LINE_RE.search(lines[i])]
         logged_error = f"; log line {errors[0] + 1}: {_short(lines[errors[0]])}" if errors else ""
         if ex.status is not None and 400 <= ex.status < 500:
             return logged, crashmod.Phase(
-                "unknown", f"llama-server rejected the request (HTTP {ex.status}: {_short(ex.error)}) and kept running{logged_error}"
+                "unknown",
+                f"llama-server rejected the request (HTTP {ex.status}: {_short(ex.error)}) and kept running{logged_error}",
             )
         if boundary is not None:
             return logged, crashmod.Phase(
@@ -840,8 +981,9 @@ def _version_output(argv: Sequence[str], seconds: float) -> str:
     """stdout + stderr of ``COMMAND --version``: ``seconds`` and VERSION_MAX_BYTES at most (host.proc kills its
     process group at either limit, and always at the end); "" when it did not run or did not finish."""
     try:
-        done = hostproc.run_bounded(argv, timeout=seconds, max_output=VERSION_MAX_BYTES, merge_stderr=True,
-                                    die_with_parent=True)
+        done = hostproc.run_bounded(
+            argv, timeout=seconds, max_output=VERSION_MAX_BYTES, merge_stderr=True, die_with_parent=True
+        )
     except OSError:
         return ""
     if done.timed_out:
@@ -874,7 +1016,9 @@ def _error_text(body: Any) -> str:
     return ""
 
 
-def _excerpt(lines: Sequence[str], first: int, boundary: int | None, logged: crashmod.CrashSignature) -> tuple[str, ...]:
+def _excerpt(
+    lines: Sequence[str], first: int, boundary: int | None, logged: crashmod.CrashSignature
+) -> tuple[str, ...]:
     if logged.excerpt:
         return logged.excerpt
     if not lines:

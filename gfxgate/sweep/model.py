@@ -110,13 +110,15 @@ class SweepReport(JsonRecord):
     hosts: tuple[str, ...]
     span: RunSpan | None
     endpoints: tuple[tuple[str, str, str], ...] = json_field(  # (name, url, server version)
-        value=lambda endpoints: [{"name": n, "url": u, "server_version": v} for n, u, v in endpoints])
+        value=lambda endpoints: [{"name": n, "url": u, "server_version": v} for n, u, v in endpoints]
+    )
     models: tuple[str, ...]
     num_gpus: tuple[int, ...] = json_field(name="num_gpu")
     cells: tuple[Cell, ...]
     details: tuple[CellDetail, ...]
     devices: tuple[tuple[str, str], ...] = json_field(  # (endpoint, the device(s) its runs used)
-        value=lambda devices: [{"endpoint": e, "devices": d} for e, d in devices])
+        value=lambda devices: [{"endpoint": e, "devices": d} for e, d in devices]
+    )
     hypotheses: tuple[Hypothesis, ...]
     crashes: tuple[CrashExcerpt, ...]
     runs: tuple[RunRow, ...]
@@ -265,7 +267,16 @@ def _target_text(target: str | None) -> str:
 def _run_row(run: Run, superseded: bool) -> RunRow:
     where = offload_text(run)
     return RunRow(
-        run.run_id, run.line, run.endpoint, run.model, run.num_gpu, run.outcome, cell_text([run]), phase_of(run)[0], where, superseded,
+        run.run_id,
+        run.line,
+        run.endpoint,
+        run.model,
+        run.num_gpu,
+        run.outcome,
+        cell_text([run]),
+        phase_of(run)[0],
+        where,
+        superseded,
         (run.get("slurm") or {}).get("node"),
     )
 

@@ -124,13 +124,24 @@ def render_markdown(report: SweepReport, lang: str = "en", *, plot: str | None =
     out.append(f"- {t['hosts']}: {md_escape(', '.join(report.hosts)) or '—'}")
     if report.span is not None:
         span = report.span
-        out.append(f"- {t['span']}: " + md_escape(t["span_text"].format(
-            first=span.first_started_at, last=span.last_ended_at, duration=_duration(span.seconds),
-            pause=_duration(span.longest_pause_s))))
+        out.append(
+            f"- {t['span']}: "
+            + md_escape(
+                t["span_text"].format(
+                    first=span.first_started_at,
+                    last=span.last_ended_at,
+                    duration=_duration(span.seconds),
+                    pause=_duration(span.longest_pause_s),
+                )
+            )
+        )
     out.append(
         f"- {t['endpoints']}: "
-        + ", ".join(f"{md_escape(n)} = {code(u)}" + (f" ({md_escape(v)})" if v.startswith("llama.cpp") else f" (ollama {md_escape(v)})" if v else "")
-                    for n, u, v in report.endpoints)
+        + ", ".join(
+            f"{md_escape(n)} = {code(u)}"
+            + (f" ({md_escape(v)})" if v.startswith("llama.cpp") else f" (ollama {md_escape(v)})" if v else "")
+            for n, u, v in report.endpoints
+        )
     )
     if any(d != "—" for _, d in report.devices):
         out.append(f"- {t['devices']}: " + "; ".join(f"{md_escape(n)} = {md_escape(d)}" for n, d in report.devices))
@@ -147,7 +158,12 @@ def render_markdown(report: SweepReport, lang: str = "en", *, plot: str | None =
         if any(d.tokens_per_s or d.vram_log_mib is not None or d.placement for d in details):
             out += [f"### {t['details']}", "", t["detail_head"], "|---:|---|---:|---|---:|---:|---|---:|---:|---|"]
             out += [_detail_row(d) for d in details] + [""]
-    out += [f"## {t['hypotheses']}", "", f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |", "|---|---|---|---|"]
+    out += [
+        f"## {t['hypotheses']}",
+        "",
+        f"| {t['question']} | {t['verdict']} | {t['reason']} | {t['runs']} |",
+        "|---|---|---|---|",
+    ]
     for h in report.hypotheses:
         runs = ", ".join(code(r, cell=True) for r in h.run_ids) or "—"
         # the hypothesis's own question is English; another language translates it
@@ -157,7 +173,9 @@ def render_markdown(report: SweepReport, lang: str = "en", *, plot: str | None =
     if not report.crashes:
         out += [f"_{t['none']}_", ""]
     for c in report.crashes:
-        out.append(f"### {code(c.run_id)} — {md_escape(c.endpoint)}, num_gpu={c.num_gpu}: {md_escape(c.label)}, {t['phase']} **{md_escape(c.phase)}**")
+        out.append(
+            f"### {code(c.run_id)} — {md_escape(c.endpoint)}, num_gpu={c.num_gpu}: {md_escape(c.label)}, {t['phase']} **{md_escape(c.phase)}**"
+        )
         out.append("")
         out.append(f"- {t['phase']}: {md_escape(c.phase)} — {md_escape(c.reason)}")
         if c.frames:
@@ -166,13 +184,19 @@ def render_markdown(report: SweepReport, lang: str = "en", *, plot: str | None =
             out.append(f"- {t['log']}: {code(c.source)}")
         out += ["", *fence(c.lines), ""]
     nodes = any(r.node for r in report.runs)  # a job array's runs (gfxgate fleet sweep): the Slurm node of each
-    out += [f"## {t['allruns']}", "", "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |"
-            + (" node |" if nodes else ""), "|---|---:|---|---|---:|---|---|---|" + ("---|" if nodes else "")]
+    out += [
+        f"## {t['allruns']}",
+        "",
+        "| run | line | endpoint | model | num_gpu | outcome | phase | offload (ps / log) |"
+        + (" node |" if nodes else ""),
+        "|---|---:|---|---|---:|---|---|---|" + ("---|" if nodes else ""),
+    ]
     for r in report.runs:
         run = f"~~{code(r.run_id, cell=True)}~~ ({t['superseded']})" if r.superseded else code(r.run_id, cell=True)
         out.append(
             f"| {run} | {r.line} | {md_escape(r.endpoint)} | {md_escape(r.model)} | {r.num_gpu} | {md_escape(r.text)} | "
-            f"{md_escape(r.phase)} | {md_escape(r.vram)} |" + (f" {md_escape(r.node or '—', cell=True)} |" if nodes else "")
+            f"{md_escape(r.phase)} | {md_escape(r.vram)} |"
+            + (f" {md_escape(r.node or '—', cell=True)} |" if nodes else "")
         )
     out.append("")
     if report.warnings:
@@ -194,18 +218,26 @@ def _mib(value) -> str:
 def context_markdown(sweep, plot: str | None = None) -> list[str]:
     """The context sweep: its one-sentence verdict, the table per context and backend, the comparisons, the plot."""
     coverages = sorted({iv.coverage for r in sweep.rows for iv in (r.prefill, r.decode) if iv is not None})
-    cover = (f"; the intervals' exact coverage here: {', '.join(f'{c:.1%}' for c in coverages)}" if coverages else "")
-    out = ["## Context sweep", "", f"**{md_escape(sweep.sentence)}**", "",
-           f"Medians with a {sweep.level:.0%} interval: {md_escape(sweep.method)} (below 6 runs the whole range, "
-           f"whose coverage is less than {sweep.level:.0%}){md_escape(cover)}. Warm-up runs: {sweep.warmups}, recorded "
-           f"and left out. Two backends differ only where their intervals separate with at least {sweep.min_runs} "
-           "successful runs each; otherwise: no measurable difference.", ""]
+    cover = f"; the intervals' exact coverage here: {', '.join(f'{c:.1%}' for c in coverages)}" if coverages else ""
+    out = [
+        "## Context sweep",
+        "",
+        f"**{md_escape(sweep.sentence)}**",
+        "",
+        f"Medians with a {sweep.level:.0%} interval: {md_escape(sweep.method)} (below 6 runs the whole range, "
+        f"whose coverage is less than {sweep.level:.0%}){md_escape(cover)}. Warm-up runs: {sweep.warmups}, recorded "
+        f"and left out. Two backends differ only where their intervals separate with at least {sweep.min_runs} "
+        "successful runs each; otherwise: no measurable difference.",
+        "",
+    ]
     for config in sweep.configs:
         if len(sweep.configs) > 1:
             out += [f"### {md_escape(config)}", ""]
-        out += ["| context | backend | runs ok (warm-up) | prefill tok/s | decode tok/s | first token ms | prompt tokens "
-                "(server) | KV MiB | GPU buffers MiB | GPU used MiB (tool) | fits |",
-                "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        out += [
+            "| context | backend | runs ok (warm-up) | prefill tok/s | decode tok/s | first token ms | prompt tokens "
+            "(server) | KV MiB | GPU buffers MiB | GPU used MiB (tool) | fits |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        ]
         for row in (r for r in sweep.rows if r.config == config):
             fits = "yes" if row.fits else f"no: {row.failure}" if row.failure else "no"
             if row.failure_line:
@@ -214,7 +246,8 @@ def context_markdown(sweep, plot: str | None = None) -> list[str]:
                 f"| {ctx_label(row.ctx)} | {md_escape(row.endpoint)} | {row.ok}/{row.counted} ({row.warmups}) | "
                 f"{_interval_text(row.prefill)} | {_interval_text(row.decode)} | {_interval_text(row.first_token_ms, 0)} | "
                 f"{', '.join(map(str, row.prompt_tokens)) or '—'} | {_mib(row.kv_mib)} | {_mib(row.device_mib)} | "
-                f"{'—' if row.tool_mib is None else row.tool_mib} | {md_escape(fits)} |")
+                f"{'—' if row.tool_mib is None else row.tool_mib} | {md_escape(fits)} |"
+            )
         out += ["", "| context | prefill | decode |", "|---:|---|---|"]
         for ctx in sweep.contexts:
             cells = [sweep.comparison(config, ctx, stage) for stage in ("prefill", "decode")]
@@ -224,7 +257,9 @@ def context_markdown(sweep, plot: str | None = None) -> list[str]:
         fits_text = "; ".join(
             f"{md_escape(f.endpoint)}: {ctx_label(f.largest) if f.largest else 'none'}"
             + (f" (fails at {ctx_label(f.fails_at)}: {md_escape(f.failure)})" if f.fails_at else "")
-            for f in sweep.fits if f.config == config)
+            for f in sweep.fits
+            if f.config == config
+        )
         out += [f"Largest context that fits: {fits_text}.", ""]
     if plot:
         target = "".join(c if c.isalnum() or c in "-_./" else f"%{ord(c):02X}" for c in plot)  # no ')' or space ends it
@@ -241,7 +276,10 @@ def _spread_text(spread, unit: str = "", scale: float = 1.0, digits: int = 1) ->
 
 def _speed(report: SweepReport, cell) -> str:
     """The cell's generation speed: median tokens/s of its successful runs, and how many runs that is."""
-    detail = next((d for d in report.details if (d.model, d.num_gpu, d.endpoint) == (cell.model, cell.num_gpu, cell.endpoint)), None)
+    detail = next(
+        (d for d in report.details if (d.model, d.num_gpu, d.endpoint) == (cell.model, cell.num_gpu, cell.endpoint)),
+        None,
+    )
     if detail is None or detail.tokens_per_s is None:
         return "—"
     return f"{detail.tokens_per_s[0]:.1f} ({detail.ok} run{'s' if detail.ok != 1 else ''})"
@@ -249,10 +287,16 @@ def _speed(report: SweepReport, cell) -> str:
 
 def _detail_row(d) -> str:
     cells = [
-        str(d.num_gpu), md_escape(d.endpoint), f"{d.ok}/{d.runs}", ", ".join(map(str, d.eval_count)) or "—",
-        _spread_text(d.tokens_per_s), _spread_text(d.first_token_s, " ms", 1000.0, 0), md_escape(d.layers),
+        str(d.num_gpu),
+        md_escape(d.endpoint),
+        f"{d.ok}/{d.runs}",
+        ", ".join(map(str, d.eval_count)) or "—",
+        _spread_text(d.tokens_per_s),
+        _spread_text(d.first_token_s, " ms", 1000.0, 0),
+        md_escape(d.layers),
         "—" if d.vram_log_mib is None else f"{d.vram_log_mib:.1f} MiB",
-        "—" if d.vram_sampled_mib is None else f"{d.vram_sampled_mib} MiB", md_escape(d.placement) or "—",
+        "—" if d.vram_sampled_mib is None else f"{d.vram_sampled_mib} MiB",
+        md_escape(d.placement) or "—",
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -286,17 +330,38 @@ FORMATTERS: dict[Format, Formatter[SweepReport]] = {  # the English report; rend
 
 
 @overload
-def render(report: SweepReport, fmt: Literal["md", "json", "text", "svg"], lang: str = "en", *, width: int = 100,
-           color: bool = False, plot: str | None = None) -> str: ...
+def render(
+    report: SweepReport,
+    fmt: Literal["md", "json", "text", "svg"],
+    lang: str = "en",
+    *,
+    width: int = 100,
+    color: bool = False,
+    plot: str | None = None,
+) -> str: ...
 
 
 @overload
-def render(report: SweepReport, fmt: Format | str, lang: str = "en", *, width: int = 100, color: bool = False,
-           plot: str | None = None) -> str | bytes: ...
+def render(
+    report: SweepReport,
+    fmt: Format | str,
+    lang: str = "en",
+    *,
+    width: int = 100,
+    color: bool = False,
+    plot: str | None = None,
+) -> str | bytes: ...
 
 
-def render(report: SweepReport, fmt: Format | str, lang: str = "en", *, width: int = 100, color: bool = False,
-           plot: str | None = None) -> str | bytes:
+def render(
+    report: SweepReport,
+    fmt: Format | str,
+    lang: str = "en",
+    *,
+    width: int = 100,
+    color: bool = False,
+    plot: str | None = None,
+) -> str | bytes:
     """``plot``: where the plot is written beside a Markdown report (linked under the context table)."""
     fmt = choose(fmt, FORMATS)
     if fmt is Format.TEXT:

@@ -73,7 +73,9 @@ def parse_endpoint(text: str) -> Endpoint:
     except ValueError:
         raise UsageError(f"--endpoint {text!r}: bad port in {url!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"--endpoint {text!r}: {url!r} is not an http(s) URL", hint="e.g. vulkan=http://127.0.0.1:11434")
+        raise UsageError(
+            f"--endpoint {text!r}: {url!r} is not an http(s) URL", hint="e.g. vulkan=http://127.0.0.1:11434"
+        )
     if parts.query or parts.fragment:
         raise UsageError(f"--endpoint {text!r}: the URL must not carry a query or fragment")
     del port
@@ -123,14 +125,29 @@ class Cell:
 
     @property
     def key(self) -> str:
-        return cell_key(self.endpoint.name, self.model, self.num_gpu, self.repeat, ctx=self.ctx,
-                        prompt_tokens=self.prompt_tokens, flash_attn=self.flash_attn, kv_type=self.kv_type,
-                        warmup=self.warmup)
+        return cell_key(
+            self.endpoint.name,
+            self.model,
+            self.num_gpu,
+            self.repeat,
+            ctx=self.ctx,
+            prompt_tokens=self.prompt_tokens,
+            flash_attn=self.flash_attn,
+            kv_type=self.kv_type,
+            warmup=self.warmup,
+        )
 
     def __str__(self) -> str:
-        axes = "".join(f" {name}={value}" for name, value in (("ctx", self.ctx), ("prompt", self.prompt_tokens),
-                                                               ("fa", self.flash_attn), ("kv", self.kv_type))
-                       if value is not None)
+        axes = "".join(
+            f" {name}={value}"
+            for name, value in (
+                ("ctx", self.ctx),
+                ("prompt", self.prompt_tokens),
+                ("fa", self.flash_attn),
+                ("kv", self.kv_type),
+            )
+            if value is not None
+        )
         run = f"warm-up #{self.repeat + 1}" if self.warmup else f"#{self.repeat + 1}"
         return f"{self.endpoint.name} {self.model} num_gpu={self.num_gpu}{axes} {run}"
 
@@ -152,7 +169,9 @@ class SweepPlan:
     server_logs: Mapping[str, Path] = field(default_factory=dict)
     journal_units: Mapping[str, str] = field(default_factory=dict)
     probe_gpu: bool = True
-    gpu_memory_log: Path | None = None  # a GPU sampler's CSV (nvidia-smi --query-compute-apps=pid,process_name,used_memory)
+    gpu_memory_log: Path | None = (
+        None  # a GPU sampler's CSV (nvidia-smi --query-compute-apps=pid,process_name,used_memory)
+    )
     contexts: tuple[int | None, ...] = (None,)  # --ctx
     prompt_tokens: tuple[str | None, ...] = (None,)  # --prompt-tokens: "512" or "50%" (of the context)
     flash_attn: tuple[str | None, ...] = (None,)  # --flash-attn on,off
@@ -170,7 +189,9 @@ class SweepPlan:
         for label, mapping in (("--server-log", self.server_logs), ("--journal-unit", self.journal_units)):
             unknown = sorted(set(mapping) - set(names))
             if unknown:
-                raise UsageError(f"{label} names unknown endpoint(s) {', '.join(unknown)} (endpoints: {', '.join(names)})")
+                raise UsageError(
+                    f"{label} names unknown endpoint(s) {', '.join(unknown)} (endpoints: {', '.join(names)})"
+                )
         for name, path in self.server_logs.items():
             _check_log_file(name, Path(path))
         if self.repeats < 1 or self.num_predict < 1 or self.timeout <= 0:
@@ -182,19 +203,25 @@ class SweepPlan:
             raise UsageError(
                 f"--flash-attn and --kv-type start llama-servers with -fa / -ctk -ctv; the Ollama endpoint(s) "
                 f"{', '.join(ollama)} were started with their own OLLAMA_FLASH_ATTENTION / OLLAMA_KV_CACHE_TYPE",
-                hint="start one Ollama server per setting and give each its own --endpoint (rocm-fa=…, rocm-q8=…)")
+                hint="start one Ollama server per setting and give each its own --endpoint (rocm-fa=…, rocm-q8=…)",
+            )
         for ctx in self.contexts:
             for text in self.prompt_tokens:
                 tokens = prompt_length(text, ctx, self.num_predict)
                 if tokens is not None and ctx is not None and tokens + self.num_predict > ctx:
-                    raise UsageError(f"--prompt-tokens {text} and --num-predict {self.num_predict} do not fit --ctx {ctx}",
-                                     hint="give a share of the context instead (--prompt-tokens 50%), or a shorter prompt")
+                    raise UsageError(
+                        f"--prompt-tokens {text} and --num-predict {self.num_predict} do not fit --ctx {ctx}",
+                        hint="give a share of the context instead (--prompt-tokens 50%), or a shorter prompt",
+                    )
 
     def configurations(self) -> list[tuple[int | None, int | None, str | None, str | None, str | None]]:
         """(ctx, prompt tokens, flash attention, KV type, prompt spec) of every configuration, small contexts first."""
         return [
             (ctx, prompt_length(text, ctx, self.num_predict), fa, kv, text)
-            for ctx in self.contexts for text in self.prompt_tokens for fa in self.flash_attn for kv in self.kv_types
+            for ctx in self.contexts
+            for text in self.prompt_tokens
+            for fa in self.flash_attn
+            for kv in self.kv_types
         ]
 
     def cells(self) -> list[Cell]:
@@ -217,7 +244,7 @@ class SweepPlan:
                 for ctx, tokens, fa, kv, spec in self.configurations():
                     rounds = [(i, True) for i in range(self.warmup)] + [(i, False) for i in range(self.repeats)]
                     for turn, (index, warm) in enumerate(rounds):
-                        for endpoint in (serving if turn % 4 in (0, 3) else serving[::-1]):
+                        for endpoint in serving if turn % 4 in (0, 3) else serving[::-1]:
                             out.append(Cell(endpoint, model, num_gpu, index, ctx, tokens, fa, kv, warm, spec))
         return out
 
@@ -233,8 +260,10 @@ class SweepPlan:
         return self.prompt if cell.prompt_tokens is None else filler(cell.prompt_tokens)
 
 
-FILLER = ("the quick brown fox jumps over the lazy dog while a small cat sleeps on a warm mat near the door and "
-          "the rain falls on the old red roof of the house by the river ").split()
+FILLER = (
+    "the quick brown fox jumps over the lazy dog while a small cat sleeps on a warm mat near the door and "
+    "the rain falls on the old red roof of the house by the river "
+).split()
 
 
 def filler(tokens: int) -> str:
@@ -455,7 +484,11 @@ def _ctrl_c_stops_between_runs():
         interrupted.set()
         interrupted.raise_()
 
-    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL, signal.SIGHUP: signal.SIG_DFL}
+    defaults = {
+        signal.SIGINT: signal.default_int_handler,
+        signal.SIGTERM: signal.SIG_DFL,
+        signal.SIGHUP: signal.SIG_DFL,
+    }
     installed = {}
     for signum, default in defaults.items():
         if signal.getsignal(signum) is default:
@@ -715,16 +748,18 @@ class SweepRunner:
     def _environment_probes(self) -> list[dict[str, Any]]:
         if self._environment is None:
             probes = gpu_probes(self.plan.gpu_target) if self.plan.probe_gpu else []
-            self._environment = [
-                {**p.to_json(), "excerpt": list(p.lines[:40])} for p in probes
-            ] or [{"source": "gpu-probes", "ok": False, "note": "GPU probes disabled (--no-probe-gpu)"}]
+            self._environment = [{**p.to_json(), "excerpt": list(p.lines[:40])} for p in probes] or [
+                {"source": "gpu-probes", "ok": False, "note": "GPU probes disabled (--no-probe-gpu)"}
+            ]
         return self._environment
 
 
 def run_id(cell: Cell) -> str:
     """``vulkan-g-1-c8192-r0-1a2b3c4d``: endpoint, num_gpu, context (where set), repeat (``w``: a warm-up run)."""
     ctx = f"-c{cell.ctx}" if cell.ctx is not None else ""
-    return f"{cell.endpoint.name}-g{cell.num_gpu}{ctx}-{'w' if cell.warmup else 'r'}{cell.repeat}-{uuid.uuid4().hex[:8]}"
+    return (
+        f"{cell.endpoint.name}-g{cell.num_gpu}{ctx}-{'w' if cell.warmup else 'r'}{cell.repeat}-{uuid.uuid4().hex[:8]}"
+    )
 
 
 def _crash_source(collected: Sequence[Collected]) -> Collected | None:
@@ -775,6 +810,7 @@ def read_prompt(value: str | None) -> str:
         except OSError as exc:
             raise InputError(f"--prompt {value!r}: cannot read {path}: {exc.strerror or exc}") from None
         except UnicodeDecodeError as exc:
-            raise InputError(f"--prompt {value!r}: {path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at "
-                             f"offset {exc.start})") from None
+            raise InputError(
+                f"--prompt {value!r}: {path} is not UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+            ) from None
     return value

@@ -63,8 +63,10 @@ def runtime_verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, V
 def runtime_backend_verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, dict[str, Verdict]]:
     """Per target, one ``runtime`` verdict per backend its runs exercised (``facts.backend_of``): what the answer's
     routes are confirmed or refuted by, each by its own backend's runs only."""
-    return {key: {b: v for b, v in backends.items() if b is not None} for key, backends in
-            _verdicts(Path(worklog_path), targets).items()}
+    return {
+        key: {b: v for b, v in backends.items() if b is not None}
+        for key, backends in _verdicts(Path(worklog_path), targets).items()
+    }
 
 
 def _verdicts(worklog_path: Path, targets: list[TargetId]) -> dict[str, dict[str | None, Verdict]]:
@@ -86,8 +88,11 @@ def _judge(runs: list[Run], key: str, target: TargetId, worklog_path: Path, reco
     gpu_runs = [r for r in runs if is_gpu_run(r) and backend_of(r) != "cpu"]
     if not gpu_runs:
         cpu_only = any(backend_of(r) == "cpu" for r in runs)
-        what = "no runs" if not runs else ("only CPU runs (num_gpu=0 or a CPU-only endpoint)" if cpu_only
-                                           else "only num_gpu=0 (CPU) runs")
+        what = (
+            "no runs"
+            if not runs
+            else ("only CPU runs (num_gpu=0 or a CPU-only endpoint)" if cpu_only else "only num_gpu=0 (CPU) runs")
+        )
         return Verdict(
             layer=LAYER,
             target=key,

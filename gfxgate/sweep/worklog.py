@@ -36,9 +36,18 @@ REQUIRED = ("run_id", "cell", "endpoint", "model", "options", "outcome", "starte
 MAX_WORKLOG_BYTES = 64 << 20  # ~10,000 runs; more is not a worklog gfxgate wrote
 
 
-def cell_key(endpoint: str, model: str, num_gpu: int, repeat: int, *, ctx: int | None = None,
-             prompt_tokens: int | None = None, flash_attn: str | None = None, kv_type: str | None = None,
-             warmup: bool = False) -> str:
+def cell_key(
+    endpoint: str,
+    model: str,
+    num_gpu: int,
+    repeat: int,
+    *,
+    ctx: int | None = None,
+    prompt_tokens: int | None = None,
+    flash_attn: str | None = None,
+    kv_type: str | None = None,
+    warmup: bool = False,
+) -> str:
     """The identity of one planned run; a rerun skips cells whose key is already in the worklog.
 
     The context axes are appended only where they are set, so a sweep without them keeps the keys (and the resume)
@@ -151,7 +160,9 @@ def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
     except FileNotFoundError:
         if missing_ok:
             return Worklog(path, ())
-        raise InputError(f"worklog {path} does not exist", hint="run `gfxgate sweep --worklog FILE ...` first") from None
+        raise InputError(
+            f"worklog {path} does not exist", hint="run `gfxgate sweep --worklog FILE ...` first"
+        ) from None
     except OSError as exc:
         raise InputError(f"cannot read worklog {path}: {exc.strerror or exc}") from None
     lines = data.split(b"\n")
@@ -284,8 +295,13 @@ def slurm_fields() -> dict[str, Any]:
 
 # what Slurm tells a task about itself (the same names as host/slurm.py's, read here: the reader and the report's
 # formatters stay clear of host/)
-SLURM_ENV = {"node": "SLURMD_NODENAME", "job_id": "SLURM_JOB_ID", "array_job_id": "SLURM_ARRAY_JOB_ID",
-             "array_task_id": "SLURM_ARRAY_TASK_ID", "cluster": "SLURM_CLUSTER_NAME"}
+SLURM_ENV = {
+    "node": "SLURMD_NODENAME",
+    "job_id": "SLURM_JOB_ID",
+    "array_job_id": "SLURM_ARRAY_JOB_ID",
+    "array_task_id": "SLURM_ARRAY_TASK_ID",
+    "cluster": "SLURM_CLUSTER_NAME",
+}
 
 
 class WorklogWriter:
@@ -324,8 +340,10 @@ class WorklogWriter:
         try:
             self._set_aside_torn_tail()
         except OSError as exc:
-            raise OutputError(f"cannot repair the torn last line of worklog {self.path}: {exc.strerror or exc}",
-                              hint="free space (or pick another --worklog); the runs already written are kept") from None
+            raise OutputError(
+                f"cannot repair the torn last line of worklog {self.path}: {exc.strerror or exc}",
+                hint="free space (or pick another --worklog); the runs already written are kept",
+            ) from None
 
     def _set_aside_torn_tail(self) -> None:
         try:
@@ -379,8 +397,10 @@ class WorklogWriter:
             if written:
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, before)  # no torn line left behind (the next run would repair one)
-            raise OutputError(f"cannot append to worklog {self.path}: {exc.strerror or exc}",
-                              hint="free space (or pick another --worklog); the runs already written are kept") from None
+            raise OutputError(
+                f"cannot append to worklog {self.path}: {exc.strerror or exc}",
+                hint="free space (or pick another --worklog); the runs already written are kept",
+            ) from None
         return written
 
     def close(self) -> None:

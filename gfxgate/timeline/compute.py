@@ -52,7 +52,9 @@ class Linker:
         loc = e.location
         url = None
         if loc is not None and loc.repo in self.bases and self.bases[loc.repo] and (loc.commit or loc.ref):
-            url = f"{self.bases[loc.repo]}/blob/{loc.commit or loc.ref}/{loc.path}" + (f"#L{loc.line}" if loc.line else "")
+            url = f"{self.bases[loc.repo]}/blob/{loc.commit or loc.ref}/{loc.path}" + (
+                f"#L{loc.line}" if loc.line else ""
+            )
         return Ev(str(loc) if loc else e.source, e.text[:200], e.source, url)
 
     def many(self, evidence, limit: int = MAX_EVIDENCE) -> tuple[Ev, ...]:
@@ -84,8 +86,12 @@ def _key(e: Evidence) -> tuple:
 
 
 def _route_signature(route) -> tuple:
-    return (route.best.route if route.best else "undecided", route.label, route.certain,
-            tuple((b.backend, b.state, b.option.label if b.option else None) for b in route.backends))
+    return (
+        route.best.route if route.best else "undecided",
+        route.label,
+        route.certain,
+        tuple((b.backend, b.state, b.option.label if b.option else None) for b in route.backends),
+    )
 
 
 def _refusals(b, layer_of: dict[str, str], link: Linker) -> tuple[Refusal, ...]:
@@ -101,8 +107,11 @@ def _refusals(b, layer_of: dict[str, str], link: Linker) -> tuple[Refusal, ...]:
 def _refusal_key(route, layer_of: dict[str, str]) -> tuple:
     """The layers refusing each backend without a route: a run of releases whose refusal moves to another layer
     (the build list up to v0.1.20, then clr's missing row) is two cells, each with its own evidence."""
-    return tuple((b.backend, tuple(dict.fromkeys(layer_of.get(e.source, e.source) for e in b.evidence)))
-                 for b in route.backends if b.option is None and b.state == "none")
+    return tuple(
+        (b.backend, tuple(dict.fromkeys(layer_of.get(e.source, e.source) for e in b.evidence)))
+        for b in route.backends
+        if b.option is None and b.state == "none"
+    )
 
 
 def _vendor_of(target: str) -> str:
@@ -114,17 +123,45 @@ def _backends(route, link: Linker, layer_of: dict[str, str]) -> tuple[BackendSta
     out = []
     for b in route.backends:
         if b.option is not None:
-            out.append(BackendState(b.backend, "route", b.option.label, b.option.phrase, None, link.many(b.option.evidence),
-                                    steps=tuple(s.workaround for s in b.option.steps)))
+            out.append(
+                BackendState(
+                    b.backend,
+                    "route",
+                    b.option.label,
+                    b.option.phrase,
+                    None,
+                    link.many(b.option.evidence),
+                    steps=tuple(s.workaround for s in b.option.steps),
+                )
+            )
         else:
             reasons = b.undecided if b.state == "undecided" else b.refused
-            out.append(BackendState(b.backend, b.state, None, None, reasons[0] if reasons else None, link.many(b.evidence),
-                                    _refusals(b, layer_of, link)))
+            out.append(
+                BackendState(
+                    b.backend,
+                    b.state,
+                    None,
+                    None,
+                    reasons[0] if reasons else None,
+                    link.many(b.evidence),
+                    _refusals(b, layer_of, link),
+                )
+            )
     return tuple(out)
 
 
-def compute(prober, targets: list[str], *, first: str | None = None, last: str | None = None,
-            prereleases: bool = False, every_tag: bool = False, ruleset=None, pins=None, os: str = "linux") -> Timeline:
+def compute(
+    prober,
+    targets: list[str],
+    *,
+    first: str | None = None,
+    last: str | None = None,
+    prereleases: bool = False,
+    every_tag: bool = False,
+    ruleset=None,
+    pins=None,
+    os: str = "linux",
+) -> Timeline:
     """The timeline of ``targets`` over ``prober.repo``'s releases (``prober.targets`` must include the override
     targets) for ``os``'s release: its rules (the prober's), routes and workarounds."""
     ruleset = ruleset or default_rules().for_os(os)
@@ -187,37 +224,66 @@ def compute(prober, targets: list[str], *, first: str | None = None, last: str |
 
     rows = []
     for t in targets:
-        starts = [i for i in bounds if i == 0 or _route_signature(routes[i][t]) != _route_signature(routes[i - 1][t])
-                  or _refusal_key(routes[i][t], layer_of) != _refusal_key(routes[i - 1][t], layer_of)]
+        starts = [
+            i
+            for i in bounds
+            if i == 0
+            or _route_signature(routes[i][t]) != _route_signature(routes[i - 1][t])
+            or _refusal_key(routes[i][t], layer_of) != _refusal_key(routes[i - 1][t], layer_of)
+        ]
         cells = []
         for n, a in enumerate(starts):
             b = (starts[n + 1] - 1) if n + 1 < len(starts) else len(tags) - 1
             r = routes[a][t]
             m = matrices[a]
             best_evidence = link.many(r.best.evidence, 6) if r.best else ()
-            cells.append(Cell(
-                target=t, first=tags[a], last=tags[b], tags=b - a + 1,
-                route=r.best.route if r.best else "undecided", label=r.label, certain=r.certain,
-                backends=_backends(r, link, layer_of), steps=tuple(s.workaround for s in r.best.steps) if r.best else (),
-                layers=tuple((layer.id, m.cells[(layer.id, t)].status.value) for layer in m.layers
-                             if _vendor_of(t) in layer.vendors),  # the rows of the target's vendor
-                evidence=best_evidence, reason=r.reason,
-                start=flips(t, a) if a > 0 else (),
-                end=flips(t, b + 1) if b + 1 < len(tags) else (),
-                docs=docs_notes(t, a, b),
-            ))
+            cells.append(
+                Cell(
+                    target=t,
+                    first=tags[a],
+                    last=tags[b],
+                    tags=b - a + 1,
+                    route=r.best.route if r.best else "undecided",
+                    label=r.label,
+                    certain=r.certain,
+                    backends=_backends(r, link, layer_of),
+                    steps=tuple(s.workaround for s in r.best.steps) if r.best else (),
+                    layers=tuple(
+                        (layer.id, m.cells[(layer.id, t)].status.value)
+                        for layer in m.layers
+                        if _vendor_of(t) in layer.vendors
+                    ),  # the rows of the target's vendor
+                    evidence=best_evidence,
+                    reason=r.reason,
+                    start=flips(t, a) if a > 0 else (),
+                    end=flips(t, b + 1) if b + 1 < len(tags) else (),
+                    docs=docs_notes(t, a, b),
+                )
+            )
         rows.append(Row(t, tuple(cells)))
     window = set(tags)
     repo_of = {r.id: r.repo for r in prober.ruleset.rules}
-    unreadable = tuple(Unreadable(rule, tag, source, facts.reason or "", _supply_hint(source, prober))
-                       for (rule, tag), facts in sorted(prober.unavailable.items()) if tag in window
-                       for source in [facts.unreadable or repo_of[rule]])
+    unreadable = tuple(
+        Unreadable(rule, tag, source, facts.reason or "", _supply_hint(source, prober))
+        for (rule, tag), facts in sorted(prober.unavailable.items())
+        if tag in window
+        for source in [facts.unreadable or repo_of[rule]]
+    )
     said = {f"{u.rule}: {u.reason}" for u in unreadable}
     notes = sorted(n for n in prober.notes if n not in said)  # the unreadable records say the rest, grouped by source
     return Timeline(
-        repo=prober.repo, tags=tuple(tags), probed=len(sigs), method="every-tag" if every_tag else "bisect",
-        prereleases=prereleases, rows=tuple(rows), origin="live", key=RouteKey.of(route_rules), notes=tuple(notes),
-        backends=route_rules.backends, unreadable=unreadable, os=os,
+        repo=prober.repo,
+        tags=tuple(tags),
+        probed=len(sigs),
+        method="every-tag" if every_tag else "bisect",
+        prereleases=prereleases,
+        rows=tuple(rows),
+        origin="live",
+        key=RouteKey.of(route_rules),
+        notes=tuple(notes),
+        backends=route_rules.backends,
+        unreadable=unreadable,
+        os=os,
     )
 
 
@@ -226,8 +292,10 @@ def _supply_hint(source: str | None, prober) -> str | None:
     pins = prober.pins
     if source in pins.layouts:  # the layout itself is missing: the host release vendors no copy and names no tag
         spec = pins.layouts[source]
-        return (f"{spec.vendored_in} vendors no copy at these releases and names no {spec.upstream} tag "
-                f"({spec.version_file}): nothing to supply")
+        return (
+            f"{spec.vendored_in} vendors no copy at these releases and names no {spec.upstream} tag "
+            f"({spec.version_file}): nothing to supply"
+        )
     if source is not None and source in pins.sources:
         how = f"supply a clone with its tags: --source {source}=CLONE (or GFXGATE_SOURCE_{source.upper().replace('-', '_')})"
         return how + ("" if not prober.offline else ", or run once without --offline to clone it")

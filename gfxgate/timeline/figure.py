@@ -90,13 +90,16 @@ def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
         for c in row.cells:
             extras += [x for x in timeline.key.conditions(c) if x not in extras]
     band = {extra: CONDITION_COLOURS[i % len(CONDITION_COLOURS)] for i, extra in enumerate(extras)}
-    entries: list[tuple[str, str, bool, str | None]] = [(colours[k][0], colours[k][1], False, None)
-                                                        for k in colours if k in used]
+    entries: list[tuple[str, str, bool, str | None]] = [
+        (colours[k][0], colours[k][1], False, None) for k in colours if k in used
+    ]
     entries += [("#ffffff", f"bottom band: also needs {extra}", False, band[extra]) for extra in extras]
     if any(not c.certain and c.route != UNDECIDED for row in timeline.rows for c in row.cells):
         entries.append(("#9e9e9e", "hatched: a shorter route is undecided", True, None))
     if any(c.start for row in timeline.rows for c in row.cells):
-        entries.append(("#111111", "tick: layers flipped here" + (" (click: the evidence)" if interactive else ""), False, None))
+        entries.append(
+            ("#111111", "tick: layers flipped here" + (" (click: the evidence)" if interactive else ""), False, None)
+        )
     lx, ly = 8.0, 30.0
     for colour, label, hatch, stripe in entries:
         width = 22 + 7.0 * len(label)
@@ -120,15 +123,47 @@ def layout(timeline: Timeline, *, interactive: bool = True) -> Figure:
             if c.route == UNDECIDED and c.reason:
                 tip += f" — {c.reason.split('; ')[0]}"
             href = next((e.url for e in c.evidence if e.url), None)
-            shapes.append(Rect(x, y, w, row_h - gap, colours[key][0], tip, href=href,
-                               hatch=not c.certain and c.route != UNDECIDED, css=f"cell route-{key}"))
+            shapes.append(
+                Rect(
+                    x,
+                    y,
+                    w,
+                    row_h - gap,
+                    colours[key][0],
+                    tip,
+                    href=href,
+                    hatch=not c.certain and c.route != UNDECIDED,
+                    css=f"cell route-{key}",
+                )
+            )
             for k, extra in enumerate(timeline.key.conditions(c)):  # stacked upwards when a route needs several
-                shapes.append(Rect(x, y + row_h - gap - 4 * (k + 1), w, 4, band[extra], f"{tip} — also needs {extra}",
-                                   css="condition"))
+                shapes.append(
+                    Rect(
+                        x,
+                        y + row_h - gap - 4 * (k + 1),
+                        w,
+                        4,
+                        band[extra],
+                        f"{tip} — also needs {extra}",
+                        css="condition",
+                    )
+                )
             if c.start:
-                flips = "; ".join(f.change + (f" ({f.reason.split('; ')[0]})" if f.reason else f" ({f.evidence[0].where})" if f.evidence else "") for f in c.start)
+                flips = "; ".join(
+                    f.change
+                    + (
+                        f" ({f.reason.split('; ')[0]})"
+                        if f.reason
+                        else f" ({f.evidence[0].where})"
+                        if f.evidence
+                        else ""
+                    )
+                    for f in c.start
+                )
                 link = next((e.url for f in c.start for e in f.evidence if e.url), None)
-                shapes.append(Rect(x, y, 2, row_h - gap, "#111111", f"{row.target} at {c.first}: {flips}", href=link, css="flip"))
+                shapes.append(
+                    Rect(x, y, 2, row_h - gap, "#111111", f"{row.target} at {c.first}: {flips}", href=link, css="flip")
+                )
     axis_y = top + len(timeline.rows) * row_h + 4
     starts = sorted({tags.index(c.first) for row in timeline.rows for c in row.cells})
     last_x = -100.0
@@ -155,21 +190,27 @@ def render_svg(timeline: Timeline) -> str:
     ]
     for s in fig.shapes:
         if isinstance(s, Rect):
-            body = (f'<rect class="{s.css}" x="{s.x:.2f}" y="{s.y:.2f}" width="{s.w:.2f}" height="{s.h:.2f}" fill="{s.fill}"'
-                    + (' stroke="#888888" stroke-width="0.5"' if s.css == "legend" else "") + ">"
-                    + (f"<title>{escape(s.title)}</title>" if s.title else "") + "</rect>")
+            body = (
+                f'<rect class="{s.css}" x="{s.x:.2f}" y="{s.y:.2f}" width="{s.w:.2f}" height="{s.h:.2f}" fill="{s.fill}"'
+                + (' stroke="#888888" stroke-width="0.5"' if s.css == "legend" else "")
+                + ">"
+                + (f"<title>{escape(s.title)}</title>" if s.title else "")
+                + "</rect>"
+            )
             if s.hatch:
                 body += f'<rect x="{s.x:.2f}" y="{s.y:.2f}" width="{s.w:.2f}" height="{s.h:.2f}" fill="url(#hatch)" pointer-events="none"/>'
             if s.href:
                 # SVG 2's href alone (every current browser): the URL once per link, not twice with xlink:href
-                body = f"<a href={quoteattr(s.href)} target=\"_blank\">{body}</a>"
+                body = f'<a href={quoteattr(s.href)} target="_blank">{body}</a>'
             out.append(body)
         elif isinstance(s, Text):
             anchor = {"start": "start", "middle": "middle", "end": "end"}[s.anchor]
             transform = f' transform="rotate({s.rotate} {s.x:.2f} {s.y:.2f})"' if s.rotate else ""
             weight = ' font-weight="bold"' if s.bold else ""
-            out.append(f'<text x="{s.x:.2f}" y="{s.y:.2f}" font-size="{s.size}" fill="{s.fill}" text-anchor="{anchor}"{weight}{transform}>'
-                       f"{escape(s.text)}</text>")
+            out.append(
+                f'<text x="{s.x:.2f}" y="{s.y:.2f}" font-size="{s.size}" fill="{s.fill}" text-anchor="{anchor}"{weight}{transform}>'
+                f"{escape(s.text)}</text>"
+            )
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -177,7 +218,10 @@ def render_svg(timeline: Timeline) -> str:
 def _font(size: int, bold: bool = False):
     from PIL import ImageFont
 
-    for name in (("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"), "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
+    for name in (
+        ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf"),
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    ):
         try:
             return ImageFont.truetype(name, size)
         except OSError:
@@ -194,8 +238,12 @@ def render_png(timeline: Timeline, *, scale: int = 2) -> bytes:
     draw = ImageDraw.Draw(image)
     for s in fig.shapes:
         if isinstance(s, Rect):
-            box = (round(s.x * scale), round(s.y * scale), max(round((s.x + s.w) * scale) - 1, round(s.x * scale)),
-                   round((s.y + s.h) * scale) - 1)
+            box = (
+                round(s.x * scale),
+                round(s.y * scale),
+                max(round((s.x + s.w) * scale) - 1, round(s.x * scale)),
+                round((s.y + s.h) * scale) - 1,
+            )
             fill = "#9e9e9e" if s.hatch and s.css == "legend" else s.fill
             draw.rectangle(box, fill=fill, outline="#888888" if s.css == "legend" else None)
             if s.hatch:
@@ -213,8 +261,13 @@ def render_png(timeline: Timeline, *, scale: int = 2) -> bytes:
                 w = int(draw.textlength(s.text, font=font)) + 4
                 h = int(s.size * scale * 1.4)
                 tile = Image.new("RGBA", (w, h), (255, 255, 255, 0))
-                ImageDraw.Draw(tile).text((w if s.anchor == "end" else 0, h * 0.75), s.text, font=font, fill=s.fill,
-                                          anchor="rs" if s.anchor == "end" else "ls")
+                ImageDraw.Draw(tile).text(
+                    (w if s.anchor == "end" else 0, h * 0.75),
+                    s.text,
+                    font=font,
+                    fill=s.fill,
+                    anchor="rs" if s.anchor == "end" else "ls",
+                )
                 turned = tile.rotate(-s.rotate, expand=True, resample=Image.Resampling.BICUBIC)
                 image.paste(turned, (int(x - turned.width), int(y - 2 * scale)), turned)
             else:

@@ -41,7 +41,9 @@ class Flip(JsonRecord):
     new: str
     kind: str
     evidence: tuple[Ev, ...] = ()
-    reason: str | None = None  # set where the new cell has no evidence (unknown: why); the evidence is then the old cell's
+    reason: str | None = (
+        None  # set where the new cell has no evidence (unknown: why); the evidence is then the old cell's
+    )
 
     def __post_init__(self) -> None:
         if not self.evidence and not self.reason:
@@ -56,8 +58,16 @@ class Flip(JsonRecord):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Flip:
-        return cls(data["tag"], data["previous_tag"], data["layer"], data["old"], data["new"], data["kind"],
-                   tuple(Ev.from_json(e) for e in data["evidence"]), data.get("reason"))
+        return cls(
+            data["tag"],
+            data["previous_tag"],
+            data["layer"],
+            data["old"],
+            data["new"],
+            data["kind"],
+            tuple(Ev.from_json(e) for e in data["evidence"]),
+            data.get("reason"),
+        )
 
 
 @dataclass(frozen=True)
@@ -85,9 +95,16 @@ class BackendState(JsonRecord):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> BackendState:
-        return cls(data["backend"], data["state"], data.get("label"), data.get("phrase"), data.get("reason"),
-                   tuple(Ev.from_json(e) for e in data.get("evidence", ())),
-                   tuple(Refusal.from_json(r) for r in data.get("refused_by", ())), tuple(data.get("steps", ())))
+        return cls(
+            data["backend"],
+            data["state"],
+            data.get("label"),
+            data.get("phrase"),
+            data.get("reason"),
+            tuple(Ev.from_json(e) for e in data.get("evidence", ())),
+            tuple(Refusal.from_json(r) for r in data.get("refused_by", ())),
+            tuple(data.get("steps", ())),
+        )
 
 
 @json_dataclass(frozen=True)
@@ -121,11 +138,20 @@ class Cell(JsonRecord, PerBackend):
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Cell:
         return cls(
-            target=data["target"], first=data["from"], last=data["to"], tags=data["tags"], route=data["route"],
-            label=data["label"], certain=data["certain"], reason=data.get("reason"),
-            backends=tuple(BackendState.from_json(b) for b in data["backends"]), steps=tuple(data["steps"]),
-            layers=tuple(data["layers"].items()), evidence=tuple(Ev.from_json(e) for e in data["evidence"]),
-            start=tuple(Flip.from_json(f) for f in data["start"]), end=tuple(Flip.from_json(f) for f in data["end"]),
+            target=data["target"],
+            first=data["from"],
+            last=data["to"],
+            tags=data["tags"],
+            route=data["route"],
+            label=data["label"],
+            certain=data["certain"],
+            reason=data.get("reason"),
+            backends=tuple(BackendState.from_json(b) for b in data["backends"]),
+            steps=tuple(data["steps"]),
+            layers=tuple(data["layers"].items()),
+            evidence=tuple(Ev.from_json(e) for e in data["evidence"]),
+            start=tuple(Flip.from_json(f) for f in data["start"]),
+            end=tuple(Flip.from_json(f) for f in data["end"]),
             docs=tuple(data.get("docs") or ()),
         )
 
@@ -167,8 +193,10 @@ class MissingSource(JsonRecord):
     @property
     def line(self) -> str:
         span = self.tags[0] if len(self.tags) == 1 else f"{self.tags[0]} … {self.tags[-1]}"
-        what = (f"{self.source} could not be read at {len(self.tags)} probed release(s) ({span}): "
-                f"{len(self.rules)} rule(s) unknown there ({', '.join(self.rules)})")
+        what = (
+            f"{self.source} could not be read at {len(self.tags)} probed release(s) ({span}): "
+            f"{len(self.rules)} rule(s) unknown there ({', '.join(self.rules)})"
+        )
         return what + (f"; {self.hint}" if self.hint else "")
 
 
@@ -189,10 +217,14 @@ class RouteKey:
         layers: dict[str, set[str]] = {}
         for rule in rules.routes:
             layers.setdefault(rule.backend, set()).update(
-                {layer for layer, _ in rule.needs} | {layer for s in rule.steps for layer, _ in s.covers})
-        return cls(tuple((r.id, r.colour, r.legend) for r in rules.routes), rules.undecided_colour,
-                   tuple((backend, frozenset(names)) for backend, names in layers.items()),
-                   tuple((step.workaround, step.short) for step in rules.device_steps))
+                {layer for layer, _ in rule.needs} | {layer for s in rule.steps for layer, _ in s.covers}
+            )
+        return cls(
+            tuple((r.id, r.colour, r.legend) for r in rules.routes),
+            rules.undecided_colour,
+            tuple((backend, frozenset(names)) for backend, names in layers.items()),
+            tuple((step.workaround, step.short) for step in rules.device_steps),
+        )
 
     def conditions(self, cell: Cell) -> tuple[str, ...]:
         """The device settings ``cell``'s route needs besides its own steps ("+ OLLAMA_IGPU_ENABLE=1")."""
@@ -229,8 +261,10 @@ class Timeline:
         order = {t: i for i, t in enumerate(self.tags)}
         for u in sorted(self.unreadable, key=lambda u: (order.get(u.tag, len(order)), u.rule)):
             groups.setdefault((u.source, u.hint), []).append(u)
-        return [MissingSource(source, hint, tuple(dict.fromkeys(u.tag for u in us)), tuple(sorted({u.rule for u in us})))
-                for (source, hint), us in groups.items()]
+        return [
+            MissingSource(source, hint, tuple(dict.fromkeys(u.tag for u in us)), tuple(sorted({u.rule for u in us})))
+            for (source, hint), us in groups.items()
+        ]
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -253,7 +287,7 @@ class Timeline:
         """A sub-timeline: some targets, a window of releases (cells clipped, flips outside the window dropped)."""
         lo = self.tags.index(first) if first else 0
         hi = self.tags.index(last) if last else len(self.tags) - 1
-        window = self.tags[lo: hi + 1]
+        window = self.tags[lo : hi + 1]
         rows = []
         for row in self.rows:
             if targets is not None and row.target not in targets:
@@ -264,19 +298,35 @@ class Timeline:
                 if b < lo or a > hi:
                     continue
                 a2, b2 = max(a, lo), min(b, hi)
-                cells.append(replace(c, first=self.tags[a2], last=self.tags[b2], tags=b2 - a2 + 1,
-                                     start=c.start if a2 == a else (), end=c.end if b2 == b else ()))
+                cells.append(
+                    replace(
+                        c,
+                        first=self.tags[a2],
+                        last=self.tags[b2],
+                        tags=b2 - a2 + 1,
+                        start=c.start if a2 == a else (),
+                        end=c.end if b2 == b else (),
+                    )
+                )
             rows.append(Row(row.target, tuple(cells)))
         if targets is not None:
             rows.sort(key=lambda r: targets.index(r.target))
         kept = set(window)
-        return replace(self, tags=window, rows=tuple(rows), unreadable=tuple(u for u in self.unreadable if u.tag in kept))
+        return replace(
+            self, tags=window, rows=tuple(rows), unreadable=tuple(u for u in self.unreadable if u.tag in kept)
+        )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], key: RouteKey, *, origin: str | None = None) -> Timeline:
         return cls(
-            repo=data["repo"], tags=tuple(data["releases"]), probed=data["range"]["probed"], method=data["method"],
-            prereleases=data["prereleases"], origin=origin or data["origin"], key=key, notes=tuple(data.get("notes", ())),
+            repo=data["repo"],
+            tags=tuple(data["releases"]),
+            probed=data["range"]["probed"],
+            method=data["method"],
+            prereleases=data["prereleases"],
+            origin=origin or data["origin"],
+            key=key,
+            notes=tuple(data.get("notes", ())),
             backends=tuple((b["id"], b["title"]) for b in data["backends"]),
             unreadable=tuple(Unreadable.from_json(u) for u in data.get("unreadable", ())),
             rows=tuple(Row(t["target"], tuple(Cell.from_json(c) for c in t["cells"])) for t in data["targets"]),

@@ -24,14 +24,17 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
         how = f"the snapshot probed {timeline.probed} releases of its range and bisected the rest"
     else:
         how = f"{timeline.probed} probed, the rest bisected"
-    origin = ("from the embedded timeline snapshot (`--live` recomputes)" if timeline.origin == "snapshot"
-              else "computed from the release tags")
+    origin = (
+        "from the embedded timeline snapshot (`--live` recomputes)"
+        if timeline.origin == "snapshot"
+        else "computed from the release tags"
+    )
     out = [
         f"# Support timeline: {_md_cell(timeline.repo)} {_md_cell(tags[0])} … {_md_cell(tags[-1])}"
         + (f" ({_md_cell(timeline.os.capitalize())} release)" if timeline.os != "linux" else ""),
         "",
         f"{len(tags)} releases ({how}), {origin}. Each cell is the shortest route (`rules/routes.yaml`) over the releases"
-        " of its column; \"(?)\" marks an answer that a shorter, undecided route could change.",
+        ' of its column; "(?)" marks an answer that a shorter, undecided route could change.',
         "",
         "| Target | " + " | ".join(_md_cell(a if a == b else f"{a} – {b}") for a, b in columns) + " |",
         "|---|" + "---|" * len(columns),
@@ -54,16 +57,23 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
             for e in clause.evidence:
                 first.setdefault(e.where, e)
             shown = list(first.values())[:4]
-            wheres = ", ".join(link(code(e.where), e.url) if e.url else code(e.where) for e in shown) or "no evidence line"
+            wheres = (
+                ", ".join(link(code(e.where), e.url) if e.url else code(e.where) for e in shown) or "no evidence line"
+            )
             out.append(f"- {_md_cell(clause.text)} — {wheres}")
         out.append("")
         out.append("| Releases | Route | Flips that start it |")
         out.append("|---|---|---|")
         for c in row.cells:
             span = _md_cell(c.first if c.first == c.last else f"{c.first} – {c.last}")
-            flips = "; ".join(
-                _md_cell(f.change) + (f" ({_md_cell(_short(f.reason))})" if f.reason else f" ({code(f.evidence[0].where, cell=True)})")
-                for f in c.start) or "—"
+            flips = (
+                "; ".join(
+                    _md_cell(f.change)
+                    + (f" ({_md_cell(_short(f.reason))})" if f.reason else f" ({code(f.evidence[0].where, cell=True)})")
+                    for f in c.start
+                )
+                or "—"
+            )
             label = c.label + ("" if c.certain or c.route == "undecided" else " (?)")
             if c.route == "undecided" and c.reason:  # an honest unknown says which layer it could not read, and why
                 label += f": {_short(c.reason)}"
@@ -71,15 +81,23 @@ def render_md(timeline: Timeline, *, verbose: bool = False) -> str:
         out.append("")
         docs = [note for c in row.cells for note in c.docs]
         if docs:  # Ollama's docs against the release (each note names the release it was read at)
-            out += ["Where Ollama's docs and the release disagree:", ""] + [f"- {_md_cell(note)}" for note in docs] + [""]
+            out += (
+                ["Where Ollama's docs and the release disagree:", ""] + [f"- {_md_cell(note)}" for note in docs] + [""]
+            )
     missing = timeline.missing_sources()
     if missing:
-        out += ["## Sources that could not be read", "",
-                "Rules that read them are *unknown* at those releases (never guessed); `--verbose` lists every rule and"
-                " release, the JSON has them under `unreadable`.", ""]
+        out += [
+            "## Sources that could not be read",
+            "",
+            "Rules that read them are *unknown* at those releases (never guessed); `--verbose` lists every rule and"
+            " release, the JSON has them under `unreadable`.",
+            "",
+        ]
         out += [f"- {_md_cell(m.line)}" for m in missing] + [""]
         if verbose:
-            out += [f"  - {_md_cell(u.tag)} {_md_cell(u.rule)}: {_md_cell(u.reason)}" for u in timeline.unreadable] + [""]
+            out += [f"  - {_md_cell(u.tag)} {_md_cell(u.rule)}: {_md_cell(u.reason)}" for u in timeline.unreadable] + [
+                ""
+            ]
     if timeline.notes:
         out += ["## Notes", ""] + [f"- {_md_cell(n)}" for n in timeline.notes] + [""]
     return "\n".join(out)
@@ -96,21 +114,31 @@ def render_json(timeline: Timeline) -> str:
 
 
 @overload
-def render(timeline: Timeline, fmt: Literal["png"], *, verbose: bool = False, width: int = 100,
-           color: bool = False) -> bytes: ...
+def render(
+    timeline: Timeline, fmt: Literal["png"], *, verbose: bool = False, width: int = 100, color: bool = False
+) -> bytes: ...
 
 
 @overload
-def render(timeline: Timeline, fmt: Literal["md", "text", "json", "svg"], *, verbose: bool = False, width: int = 100,
-           color: bool = False) -> str: ...
+def render(
+    timeline: Timeline,
+    fmt: Literal["md", "text", "json", "svg"],
+    *,
+    verbose: bool = False,
+    width: int = 100,
+    color: bool = False,
+) -> str: ...
 
 
 @overload
-def render(timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 100,
-           color: bool = False) -> str | bytes: ...
+def render(
+    timeline: Timeline, fmt: str, *, verbose: bool = False, width: int = 100, color: bool = False
+) -> str | bytes: ...
 
 
-def render(timeline: Timeline, fmt: Format | str, *, verbose: bool = False, width: int = 100, color: bool = False) -> str | bytes:
+def render(
+    timeline: Timeline, fmt: Format | str, *, verbose: bool = False, width: int = 100, color: bool = False
+) -> str | bytes:
     fmt = choose(fmt, FORMATS)
     if fmt is Format.MD:
         return render_md(timeline, verbose=verbose)

@@ -101,7 +101,9 @@ def answer(timeline: Timeline, target: str) -> Answer:
             more = len(runs) > 1
             if i == 0:
                 if more and (at_start or undecided_before):
-                    text = f"{title} {desc} up to {end.last}" + (f" (from {start.first}; undecided before)" if undecided_before else "")
+                    text = f"{title} {desc} up to {end.last}" + (
+                        f" (from {start.first}; undecided before)" if undecided_before else ""
+                    )
                 elif at_start:
                     text = f"{title} {desc} at every release"
                 else:
@@ -112,7 +114,9 @@ def answer(timeline: Timeline, target: str) -> Answer:
                 text = f"{desc.removeprefix('has ')} from {start.first}"
             parts = _refusals(run, backend) if state == "none" else []
             if len(parts) > 1:  # each refusal with the releases it covers, and its own evidence
-                head = text.removesuffix(f" up to {end.last}") if text.endswith(f" up to {end.last}") and i == 0 else None
+                head = (
+                    text.removesuffix(f" up to {end.last}") if text.endswith(f" up to {end.last}") and i == 0 else None
+                )
                 spans = []
                 for n, (a, b, evidence) in enumerate(parts):
                     where = evidence[0].where if evidence else "no evidence line"
@@ -121,7 +125,14 @@ def answer(timeline: Timeline, target: str) -> Answer:
                     group.append(Clause(backend, a.first, f"{title} {desc} {span}", evidence))
                 pieces.append(f"{head} " + ", ".join(spans) if head is not None else f"{text}: " + ", ".join(spans))
                 continue
-            group.append(Clause(backend, start.first, text, _evidence(start, backend, at_start, timeline.key.backend_layers(backend))))
+            group.append(
+                Clause(
+                    backend,
+                    start.first,
+                    text,
+                    _evidence(start, backend, at_start, timeline.key.backend_layers(backend)),
+                )
+            )
             pieces.append(text)
         if group:
             groups.append((backend, pieces, group))
@@ -140,22 +151,34 @@ def timeline_json(timeline: Timeline) -> dict[str, Any]:
     # count, ``probed``), "columns", each target's answer sentence (which reads every row) and
     # "missing_sources"; ``rows`` become "targets" with the answer spliced in; ``key`` is left out; and the keys
     # follow the document's reading order, not the fields'. Most keys would be a json_field exception.
-    return document("support-timeline", {
-        "repo": timeline.repo,
-        **({"os": timeline.os} if timeline.os != "linux" else {}),
-        "origin": timeline.origin,
-        "method": timeline.method,
-        "prereleases": timeline.prereleases,
-        "range": {"from": timeline.tags[0], "to": timeline.tags[-1], "tags": len(timeline.tags),
-                  "probed": timeline.probed},
-        "releases": list(timeline.tags),
-        "backends": [{"id": b, "title": t} for b, t in timeline.backends],
-        "columns": [{"from": a, "to": b} for a, b in timeline.columns()],
-        "targets": [
-            {"target": row.target, **answer(timeline, row.target).to_json(), "cells": [c.to_json() for c in row.cells]}
-            for row in timeline.rows
-        ],
-        "notes": list(timeline.notes),
-        "missing_sources": [m.to_json() for m in timeline.missing_sources()],
-        "unreadable": [u.to_json() for u in timeline.unreadable],
-    }, version=SCHEMA_VERSION)
+    return document(
+        "support-timeline",
+        {
+            "repo": timeline.repo,
+            **({"os": timeline.os} if timeline.os != "linux" else {}),
+            "origin": timeline.origin,
+            "method": timeline.method,
+            "prereleases": timeline.prereleases,
+            "range": {
+                "from": timeline.tags[0],
+                "to": timeline.tags[-1],
+                "tags": len(timeline.tags),
+                "probed": timeline.probed,
+            },
+            "releases": list(timeline.tags),
+            "backends": [{"id": b, "title": t} for b, t in timeline.backends],
+            "columns": [{"from": a, "to": b} for a, b in timeline.columns()],
+            "targets": [
+                {
+                    "target": row.target,
+                    **answer(timeline, row.target).to_json(),
+                    "cells": [c.to_json() for c in row.cells],
+                }
+                for row in timeline.rows
+            ],
+            "notes": list(timeline.notes),
+            "missing_sources": [m.to_json() for m in timeline.missing_sources()],
+            "unreadable": [u.to_json() for u in timeline.unreadable],
+        },
+        version=SCHEMA_VERSION,
+    )

@@ -55,8 +55,13 @@ def first_release(ruleset, os: str) -> str | None:
 
     if os == "linux":
         return None
-    bounds = [m.group(1) for r in ruleset.rules if r.os == (os,) and r.versions
-              for m in [re.search(r">=\s*([0-9][^,\s]*)", r.versions)] if m]
+    bounds = [
+        m.group(1)
+        for r in ruleset.rules
+        if r.os == (os,) and r.versions
+        for m in [re.search(r">=\s*([0-9][^,\s]*)", r.versions)]
+        if m
+    ]
     if not bounds:
         return None
     from gfxgate.sources.versions import version_key
@@ -96,8 +101,12 @@ def inputs(targets: list[str], os: str = "linux") -> dict[str, Any]:
 def build(timeline: Timeline, os: str = "linux") -> dict[str, Any]:
     from gfxgate.timeline.sentence import timeline_json  # here: the remedies read cells, not sentences
 
-    return {"schema_version": 1, "kind": KIND, "inputs": inputs(list(timeline.targets), os),
-            "timeline": timeline_json(timeline)}
+    return {
+        "schema_version": 1,
+        "kind": KIND,
+        "inputs": inputs(list(timeline.targets), os),
+        "timeline": timeline_json(timeline),
+    }
 
 
 def dumps(data: dict[str, Any]) -> bytes:
@@ -119,7 +128,10 @@ def _read_raw(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError as exc:
-        raise RuleError(f"{path}: no timeline snapshot", hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live") from exc
+        raise RuleError(
+            f"{path}: no timeline snapshot",
+            hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live",
+        ) from exc
     except OSError as exc:
         raise InputError(f"{path}: unreadable timeline snapshot: {exc.strerror or exc}") from exc
 
@@ -177,8 +189,10 @@ def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, 
 
     stale = _stale_reasons_cached(path, raw, data)
     if stale:
-        raise RuleError(f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
-                        hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live")
+        raise RuleError(
+            f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
+            hint="run `gfxgate snapshot timeline --source ollama=CLONE --source clr=CLONE`, or use --live",
+        )
 
     def validated() -> bool:
         validate(data()["timeline"], "timeline", path, {})
@@ -235,12 +249,24 @@ class Cells:
             from gfxgate.gate.workarounds import default_workarounds
 
             cell = self.cell_at(target, tag)
-            backends = [StoredBackend(b.backend, b.state, b.label, b.phrase, b.reason, tuple(map(evidence, b.evidence)),
-                                      b.steps) for b in cell.backends]
+            backends = [
+                StoredBackend(
+                    b.backend, b.state, b.label, b.phrase, b.reason, tuple(map(evidence, b.evidence)), b.steps
+                )
+                for b in cell.backends
+            ]
             route = self._routes[key] = stored_route(
-                target, tag, route=cell.route, label=cell.label, certain=cell.certain, reason=cell.reason,
-                backends=backends, rules=routes_for_os(default_routes(), self.os), workarounds=default_workarounds(),
-                evidence=tuple(map(evidence, cell.evidence)))
+                target,
+                tag,
+                route=cell.route,
+                label=cell.label,
+                certain=cell.certain,
+                reason=cell.reason,
+                backends=backends,
+                rules=routes_for_os(default_routes(), self.os),
+                workarounds=default_workarounds(),
+                evidence=tuple(map(evidence, cell.evidence)),
+            )
         return route
 
     def at(self, tag: str) -> ReleaseView:
@@ -273,8 +299,9 @@ def evidence(ev) -> Any:
     m = re.fullmatch(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?", ev.where)
     if m is None:
         return Evidence(ev.source or "timeline", None, ev.text, ev.where)
-    return Evidence(ev.source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None),
-                    ev.text)
+    return Evidence(
+        ev.source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None), ev.text
+    )
 
 
 class ReleaseView:
@@ -310,14 +337,20 @@ def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
             index = msgpack.unpackb(side.read_bytes(), raw=False)
             rows = index["targets"]
             if isinstance(rows, dict) and all(isinstance(v, bytes) for v in rows.values()):
-                return Cells({"releases": index["releases"], "targets": [{"target": t, "cells": v} for t, v in rows.items()]}, os)
+                return Cells(
+                    {"releases": index["releases"], "targets": [{"target": t, "cells": v} for t, v in rows.items()]}, os
+                )
         except (OSError, ValueError, TypeError, KeyError):  # msgpack's errors are ValueErrors
             pass
     timeline = data()["timeline"]
     cells = Cells(timeline, os)
     if side is not None:
-        blob = msgpack.packb({"releases": list(cells.tags),
-                              "targets": {t["target"]: orjson.dumps(t["cells"]) for t in timeline["targets"]}})
+        blob = msgpack.packb(
+            {
+                "releases": list(cells.tags),
+                "targets": {t["target"]: orjson.dumps(t["cells"]) for t in timeline["targets"]},
+            }
+        )
         with contextlib.suppress(OSError, GfxgateError):  # a read-only cache folder: decoded every time
             for old in side.parent.glob(f"{kind}-[0-9]*.msgpack"):
                 old.unlink(missing_ok=True)  # the rows of an earlier snapshot

@@ -15,5 +15,14 @@ from gfxgate.trace.engine import trace as trace_option
 from gfxgate.trace.model import EnvRead, EnvSearch, TraceHop, TraceResult, TraceStage
 from gfxgate.trace.rules import load_trace_rules
 
-__all__ = ["EnvRead", "EnvSearch", "TraceHop", "TraceResult", "TraceStage", "env_reads", "load_trace_rules",
-           "search_env", "trace_option"]
+__all__ = [
+    "EnvRead",
+    "EnvSearch",
+    "TraceHop",
+    "TraceResult",
+    "TraceStage",
+    "env_reads",
+    "load_trace_rules",
+    "search_env",
+    "trace_option",
+]

@@ -109,8 +109,9 @@ def _safe(text: str, bindings: dict) -> bool:
     return all(v in bindings for v in _VAR.findall(text))
 
 
-def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: dict, ctx: HopContext,
-               binder: dict[str, list[str]]) -> list[TraceHop]:
+def _run_route(
+    specs: tuple[HopSpec, ...], stage: str, via: str | None, local: dict, ctx: HopContext, binder: dict[str, list[str]]
+) -> list[TraceHop]:
     out: list[TraceHop] = []
     roots = ctx.missing_roots
     for spec in specs:
@@ -146,20 +147,22 @@ def _run_route(specs: tuple[HopSpec, ...], stage: str, via: str | None, local: d
                 further.append(ctx.location(m.sites[0]))
         also = tuple(further)
         for index, site in enumerate(first.sites):
-            out.append(TraceHop(
-                id=spec.id if index == 0 else f"{spec.id}/{site.label or index}",
-                stage=stage,
-                kind=spec.kind,
-                status=FOUND,
-                location=ctx.location(site),
-                code=site.file.line_text(site.line),
-                symbol=site.symbol,
-                meaning=site.meaning,
-                meaning_source=site.meaning_source,
-                note=spec.note if index == 0 else None,
-                via=via,
-                also=also if index == 0 else (),
-            ))
+            out.append(
+                TraceHop(
+                    id=spec.id if index == 0 else f"{spec.id}/{site.label or index}",
+                    stage=stage,
+                    kind=spec.kind,
+                    status=FOUND,
+                    location=ctx.location(site),
+                    code=site.file.line_text(site.line),
+                    symbol=site.symbol,
+                    meaning=site.meaning,
+                    meaning_source=site.meaning_source,
+                    note=spec.note if index == 0 else None,
+                    via=via,
+                    also=also if index == 0 else (),
+                )
+            )
     return out
 
 
@@ -171,7 +174,12 @@ def _conclude(rule: TraceRule, stages: list[TraceStage], bindings: dict) -> tupl
             return None, f"the sink ({sink.spec.title}) was not reached: {sink.reason}"
         anchor = sink.anchor  # a sink that is not missing has a found hop
         return None, f"the sink ({sink.spec.title}) has no documentation at {anchor.location if anchor else '?'}"
-    values = {**bindings, "sink_doc": documented.meaning, "sink": str(documented.location), "sink_symbol": documented.symbol}
+    values = {
+        **bindings,
+        "sink_doc": documented.meaning,
+        "sink": str(documented.location),
+        "sink_symbol": documented.symbol,
+    }
     for conclusion in rule.conclusions:
         if conclusion.match is None or conclusion.match.search(documented.meaning):
             try:

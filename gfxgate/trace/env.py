@@ -72,24 +72,42 @@ def search_env(sources, name: str, *, rule: EnvRule | None = None, ctx: HopConte
         key = (read.repo, read.path, read.line)
         if key not in best or order[read.kind] < order[best[key].kind]:
             best[key] = read
-    reads = sorted(best.values(), key=lambda r: (rule.repos.index(r.repo) if r.repo in rule.repos else 99, r.path, r.line))
-    return EnvSearch(name=name, sources=tuple(infos), kinds=tuple((k.kind, k.description) for k in rule.kinds),
-                     reads=tuple(reads), unavailable=tuple(unavailable))
+    reads = sorted(
+        best.values(), key=lambda r: (rule.repos.index(r.repo) if r.repo in rule.repos else 99, r.path, r.line)
+    )
+    return EnvSearch(
+        name=name,
+        sources=tuple(infos),
+        kinds=tuple((k.kind, k.description) for k in rule.kinds),
+        reads=tuple(reads),
+        unavailable=tuple(unavailable),
+    )
 
 
 def _reads_in(pf: ParsedFile, name: str, kinds: tuple[EnvKind, ...], source) -> list[EnvRead]:
     out = []
     for node in pf.walk(STRING_TYPES[pf.language]):
         value = string_value(pf, node)
-        if value != name and not (value.startswith(name) and value[len(name):] in ("_", "=")):
+        if value != name and not (value.startswith(name) and value[len(name) :] in ("_", "=")):
             continue
         kind, meaning = _classify(pf, node, kinds)
         if kind is None:
             continue
         line = pf.line_of(node)
         loc = source.location(pf.path, line)
-        out.append(EnvRead(repo=loc.repo, ref=loc.ref, commit=loc.commit, path=pf.path, line=line,
-                           text=pf.line_text(line), kind=kind, function=_function(pf, node), meaning=meaning))
+        out.append(
+            EnvRead(
+                repo=loc.repo,
+                ref=loc.ref,
+                commit=loc.commit,
+                path=pf.path,
+                line=line,
+                text=pf.line_text(line),
+                kind=kind,
+                function=_function(pf, node),
+                meaning=meaning,
+            )
+        )
     return out
 
 
@@ -122,7 +140,12 @@ def _classify(pf: ParsedFile, node, kinds: tuple[EnvKind, ...]) -> tuple[str | N
 
 def _call_of(pf: ParsedFile, node) -> str | None:
     parent = node.parent
-    if parent is not None and parent.type == "argument_list" and parent.parent is not None and parent.parent.type in _CALLS:
+    if (
+        parent is not None
+        and parent.type == "argument_list"
+        and parent.parent is not None
+        and parent.parent.type in _CALLS
+    ):
         fn = parent.parent.child_by_field_name("function")
         return pf.text(fn) if fn is not None else None
     return None

@@ -28,7 +28,9 @@ class TraceHop(JsonRecord):
     stage: str
     kind: str
     status: str  # found | missing
-    location: Location | None = json_field(default=None, before={"where": lambda h: str(h.location) if h.location else None})
+    location: Location | None = json_field(
+        default=None, before={"where": lambda h: str(h.location) if h.location else None}
+    )
     code: str = ""
     symbol: str = ""  # what the hop found: ``Options.num_gpu``, ``assignLayers(requestedLayers)``
     meaning: str | None = None  # nearest documentation
@@ -100,7 +102,9 @@ class TraceStage:
 
 def _header(kind: str) -> dict[str, Any]:
     """The keys a trace or env JSON document starts with, as every gfxgate JSON document (serial.document)."""
-    return {key: (lambda _, value=value: value) for key, value in document(kind, {}, version=TRACE_JSON_VERSION).items()}
+    return {
+        key: (lambda _, value=value: value) for key, value in document(kind, {}, version=TRACE_JSON_VERSION).items()
+    }
 
 
 @json_dataclass(frozen=True)
@@ -155,7 +159,12 @@ class EnvSearch(JsonRecord):
     name: str = json_field(before=_header("env"))
     sources: tuple[SourceInfo, ...]
     kinds: tuple[tuple[str, str], ...] = json_field(  # (kind, description) in rule order
-        value=lambda kinds: [{"kind": k, "description": d} for k, d in kinds])
+        value=lambda kinds: [{"kind": k, "description": d} for k, d in kinds]
+    )
     reads: tuple[EnvRead, ...]
-    unavailable: tuple[tuple[str, str], ...] = json_field(default=(), value=lambda unavailable: [  # (repo, reason)
-        {"repo": r, "reason": why} for r, why in unavailable])
+    unavailable: tuple[tuple[str, str], ...] = json_field(
+        default=(),
+        value=lambda unavailable: [  # (repo, reason)
+            {"repo": r, "reason": why} for r, why in unavailable
+        ],
+    )

@@ -40,6 +40,7 @@ def render_graph(result: TraceResult | EnvSearch, kind: str) -> str:
 
 # -- Markdown ----------------------------------------------------------------------------------------
 
+
 def _cell(text: str | None) -> str:
     return md_escape(text) if text else "—"
 
@@ -49,12 +50,19 @@ def _code(text: str | None) -> str:
 
 
 def _sources_line(result) -> str:
-    return ", ".join(f"{s.name}@{s.ref}" + (f" ({s.commit[:12]})" if s.commit else "") for s in result.sources) or "none readable"
+    return (
+        ", ".join(f"{s.name}@{s.ref}" + (f" ({s.commit[:12]})" if s.commit else "") for s in result.sources)
+        or "none readable"
+    )
 
 
 def _sources_md(result) -> str:
-    return ", ".join(code(f"{s.name}@{s.ref}") + (f" ({md_escape(s.commit[:12])})" if s.commit else "")
-                     for s in result.sources) or "none readable"
+    return (
+        ", ".join(
+            code(f"{s.name}@{s.ref}") + (f" ({md_escape(s.commit[:12])})" if s.commit else "") for s in result.sources
+        )
+        or "none readable"
+    )
 
 
 def trace_markdown(result: TraceResult) -> str:
@@ -75,13 +83,23 @@ def trace_markdown(result: TraceResult) -> str:
             out.append(f"| {_cell(stage.spec.title)} | **missing**: {_cell(stage.reason)} | — | — |")
             continue
         status = "" if stage.status == FOUND else " (partial)"
-        out.append(f"| {_cell(stage.spec.title)}{status} | {_code(str(anchor.location))} | {_code(anchor.code)} | "
-                   f"{_cell(documented.meaning if documented else None)} |")
-    out += ["", "## All hops", "", "| # | stage | hop | kind | where | found | meaning |", "|---|---|---|---|---|---|---|"]
+        out.append(
+            f"| {_cell(stage.spec.title)}{status} | {_code(str(anchor.location))} | {_code(anchor.code)} | "
+            f"{_cell(documented.meaning if documented else None)} |"
+        )
+    out += [
+        "",
+        "## All hops",
+        "",
+        "| # | stage | hop | kind | where | found | meaning |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for number, hop in enumerate(result.hops, 1):
         if hop.status == MISSING:
-            out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | **missing** | "
-                       f"{_cell(hop.reason)} | — |")
+            out.append(
+                f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | **missing** | "
+                f"{_cell(hop.reason)} | — |"
+            )
             continue
         found = _code(hop.symbol)
         if hop.via:
@@ -91,8 +109,10 @@ def trace_markdown(result: TraceResult) -> str:
         meaning = f"{_cell(hop.meaning)} ({_cell(hop.meaning_source)})" if hop.meaning else "—"
         if hop.note:
             meaning += f"; link: {_cell(hop.note)}"
-        out.append(f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | {_code(str(hop.location))} | "
-                   f"{found} | {meaning} |")
+        out.append(
+            f"| {number} | {_cell(hop.stage)} | {_cell(hop.id)} | {_cell(hop.kind)} | {_code(str(hop.location))} | "
+            f"{found} | {meaning} |"
+        )
     if result.notes:
         out += ["", "Notes:", *[f"- {md_escape(note)}" for note in result.notes]]
     return "\n".join(out) + "\n"
@@ -100,7 +120,9 @@ def trace_markdown(result: TraceResult) -> str:
 
 def trace_text(result: TraceResult) -> str:
     out = [result.title, f"sources: {_sources_line(result)}"]
-    out.append(f"conclusion: {result.conclusion}" if result.conclusion else f"no conclusion: {result.conclusion_reason}")
+    out.append(
+        f"conclusion: {result.conclusion}" if result.conclusion else f"no conclusion: {result.conclusion_reason}"
+    )
     if result.caution:
         out.append(f"caution: {result.caution}")
     for stage in result.stages:
@@ -119,6 +141,7 @@ def trace_text(result: TraceResult) -> str:
 
 # -- environment variables ------------------------------------------------------------------------------
 
+
 def env_markdown(search: EnvSearch) -> str:
     out = [f"# Where {code(search.name)} is read", "", f"Sources: {_sources_md(search)}", ""]
     if not search.reads:
@@ -126,8 +149,10 @@ def env_markdown(search: EnvSearch) -> str:
     else:
         out += ["| kind | where | function | code | meaning |", "|---|---|---|---|---|"]
         for read in search.reads:
-            out.append(f"| {_cell(read.kind)} | {_code(str(read.location))} | {_cell(read.function)} | {_code(read.text)} | "
-                       f"{_cell(read.meaning)} |")
+            out.append(
+                f"| {_cell(read.kind)} | {_code(str(read.location))} | {_cell(read.function)} | {_code(read.text)} | "
+                f"{_cell(read.meaning)} |"
+            )
         out.append("")
     used = {r.kind for r in search.reads}
     out += ["Kinds:", *[f"- **{md_escape(k)}**: {md_escape(d)}" for k, d in search.kinds if k in used]] if used else []
@@ -146,6 +171,7 @@ def env_text(search: EnvSearch) -> str:
 
 
 # -- graphs ---------------------------------------------------------------------------------------------------
+
 
 def _node_id(index: int) -> str:
     return f"h{index}"

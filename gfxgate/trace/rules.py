@@ -38,8 +38,21 @@ OUTPUTS: dict[str, frozenset[str]] = {
 }
 
 # Hop parameters that are templates (``{var}`` filled from earlier hops).
-TEMPLATED = ("class", "field", "json", "struct", "structs", "pattern", "function", "callee", "index", "value", "flag",
-             "paths", "receiver_paths")
+TEMPLATED = (
+    "class",
+    "field",
+    "json",
+    "struct",
+    "structs",
+    "pattern",
+    "function",
+    "callee",
+    "index",
+    "value",
+    "flag",
+    "paths",
+    "receiver_paths",
+)
 
 
 class HopSpec(NamedTuple):
@@ -165,9 +178,18 @@ def load_rule_file(path: Path, known_repos: set[str] | None = None) -> TraceRule
         )
         for repo in env["repos"]:
             if known_repos is not None and repo not in known_repos:
-                raise RuleError(f"{path}: env search names unknown repo {repo!r} (known: {', '.join(sorted(known_repos))})")
-        return EnvRule(data["id"], data["title"], tuple(env["repos"]), tuple(env["paths"]), tuple(env.get("exclude", ())),
-                       kinds, str(path))
+                raise RuleError(
+                    f"{path}: env search names unknown repo {repo!r} (known: {', '.join(sorted(known_repos))})"
+                )
+        return EnvRule(
+            data["id"],
+            data["title"],
+            tuple(env["repos"]),
+            tuple(env["paths"]),
+            tuple(env.get("exclude", ())),
+            kinds,
+            str(path),
+        )
     lines = _hop_lines(path)
     bound = {"option"}
     seen_hops: set[str] = set()
@@ -189,20 +211,33 @@ def load_rule_file(path: Path, known_repos: set[str] | None = None) -> TraceRule
                     raise RuleError(f"{where}: duplicate hop id {hop['id']!r}")
                 seen_hops.add(hop["id"])
                 params = {k: v for k, v in hop.items() if k not in ("id", "kind", "repo", "bind", "note")}
-                spec = HopSpec(hop["id"], hop["kind"], hop["repo"], params, dict(hop.get("bind", {})), hop.get("note"),
-                               lines.get(hop["id"]))
+                spec = HopSpec(
+                    hop["id"],
+                    hop["kind"],
+                    hop["repo"],
+                    params,
+                    dict(hop.get("bind", {})),
+                    hop.get("note"),
+                    lines.get(hop["id"]),
+                )
                 unknown = sorted(set(spec.bind.values()) - OUTPUTS[spec.kind])
                 if unknown:
-                    raise RuleError(f"{where}: hop {spec.id}: a {spec.kind} hop cannot bind {', '.join(unknown)} "
-                                    f"(it gives {', '.join(sorted(OUTPUTS[spec.kind]))})")
+                    raise RuleError(
+                        f"{where}: hop {spec.id}: a {spec.kind} hop cannot bind {', '.join(unknown)} "
+                        f"(it gives {', '.join(sorted(OUTPUTS[spec.kind]))})"
+                    )
                 missing = sorted(spec.needs() - route_bound)
                 if missing:
-                    raise RuleError(f"{where}: hop {spec.id} uses {', '.join('{' + m + '}' for m in missing)}, "
-                                    "which no earlier hop binds")
+                    raise RuleError(
+                        f"{where}: hop {spec.id} uses {', '.join('{' + m + '}' for m in missing)}, "
+                        "which no earlier hop binds"
+                    )
                 for repo in (spec.repo, params.get("receiver_repo")):
                     if repo and known_repos is not None and repo not in known_repos:
-                        raise RuleError(f"{where}: hop {spec.id} names unknown repo {repo!r} "
-                                        f"(known: {', '.join(sorted(known_repos))})")
+                        raise RuleError(
+                            f"{where}: hop {spec.id} names unknown repo {repo!r} "
+                            f"(known: {', '.join(sorted(known_repos))})"
+                        )
                 for key in ("pattern", "callee"):
                     if key in params and not _VAR.search(str(params[key])):
                         _regex(params[key], f"{where}: hop {spec.id}: {key}")
@@ -214,14 +249,25 @@ def load_rule_file(path: Path, known_repos: set[str] | None = None) -> TraceRule
         # a later stage may use what any route of this stage binds; when that route is not taken
         # the hop is reported missing at run time ("needs {x}")
         bound |= stage_binds
-        stages.append(StageSpec(stage["id"], stage["title"], stage.get("summary", True), stage.get("sink", False),
-                                tuple(routes)))
+        stages.append(
+            StageSpec(stage["id"], stage["title"], stage.get("summary", True), stage.get("sink", False), tuple(routes))
+        )
     sinks = [s for s in stages if s.sink]
     if len(sinks) != 1:
         raise RuleError(f"{path}: exactly one stage must be the sink (sink: true), found {len(sinks)}")
-    conclusions = tuple(Conclusion(_regex(c.get("match"), f"{path}: conclusion"), c["text"]) for c in data.get("conclusion", []))
-    return TraceRule(data["id"], data["option"], data["title"], data.get("question"), data.get("caution"), conclusions,
-                     tuple(stages), str(path))
+    conclusions = tuple(
+        Conclusion(_regex(c.get("match"), f"{path}: conclusion"), c["text"]) for c in data.get("conclusion", [])
+    )
+    return TraceRule(
+        data["id"],
+        data["option"],
+        data["title"],
+        data.get("question"),
+        data.get("caution"),
+        conclusions,
+        tuple(stages),
+        str(path),
+    )
 
 
 class TraceRules(NamedTuple):

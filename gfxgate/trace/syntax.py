@@ -75,7 +75,6 @@ class ParsedFile:
                 yield node
             stack.extend(reversed(node.children))
 
-
     def walk_under(self, root, types: set[str]) -> Iterator:
         stack = [root]
         while stack:
@@ -101,11 +100,14 @@ class ParseCache:
                 self._files[key] = None
             else:
                 self.parsed += 1
-                self._files[key] = ParsedFile(getattr(source, "alias", source.name), path, src, parser(language).parse(src), language)
+                self._files[key] = ParsedFile(
+                    getattr(source, "alias", source.name), path, src, parser(language).parse(src), language
+                )
         return self._files[key]
 
 
 # -- documentation next to a node ------------------------------------------------------------------
+
 
 def clean_comment(text: str) -> str:
     """Comment text without its markers (``//``, ``#``, ``/* */``, leading ``*``), lines joined."""

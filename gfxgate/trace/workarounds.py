@@ -56,7 +56,9 @@ def _run_check(check: Check, sourceset, env_search) -> CheckResult:
         evidence = tuple(Evidence(source=f"env:{r.kind}", location=r.location, text=r.text, note=r.kind) for r in reads)
         return CheckResult(check, where, reason=None if evidence else reason, evidence=evidence)
     hits = check.hits(source)  # the rule-regex dialect on every kind of source
-    evidence = tuple(Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5])
+    evidence = tuple(
+        Evidence(source="grep", location=source.location(h.path, h.line), text=h.text.strip()) for h in hits[:5]
+    )
     return CheckResult(check, where, evidence=evidence)
 
 
@@ -66,9 +68,17 @@ def not_applicable(workarounds: tuple[Workaround, ...], sourceset) -> list[Worka
     return [w for w in workarounds if not w.exists_at(ref_of)]
 
 
-def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), artifacts=None,
-              steps: dict[str, dict[str, str]] | None = None, view=None, override=None,
-              release: str = "this release") -> list[WorkaroundReport]:
+def check_all(
+    workarounds: tuple[Workaround, ...],
+    sourceset,
+    *,
+    targets=(),
+    artifacts=None,
+    steps: dict[str, dict[str, str]] | None = None,
+    view=None,
+    override=None,
+    release: str = "this release",
+) -> list[WorkaroundReport]:
     """Run the checks of every entry that exists at the scanned versions (``not_applicable`` lists the others); for
     HSA overrides, say which target they select and what code exists for it.
 
@@ -87,8 +97,9 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
         if item.id in skipped:
             continue
         item = item.at(functools.partial(_ref_of, sourceset))
-        item = dataclasses.replace(item, setting=setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}),
-                                                              fill_setting))
+        item = dataclasses.replace(
+            item, setting=setting_for(item, [str(t) for t in targets], (steps or {}).get(item.id, {}), fill_setting)
+        )
         results = tuple(_run_check(c, sourceset, env_search) for c in item.checks)
         missing = [r for r in results if not r.evidence and r.reason is None]
         unavailable = [r for r in results if r.reason]
@@ -96,20 +107,36 @@ def check_all(workarounds: tuple[Workaround, ...], sourceset, *, targets=(), art
             state, summary = UNKNOWN, "; ".join(r.reason for r in unavailable if r.reason)
         elif missing:
             state = STALE
-            summary = "stale at " + ", ".join(sorted({r.where for r in missing})) + ": " + "; ".join(
-                f"{r.check.describe()} — not found" for r in missing)
+            summary = (
+                "stale at "
+                + ", ".join(sorted({r.where for r in missing}))
+                + ": "
+                + "; ".join(f"{r.check.describe()} — not found" for r in missing)
+            )
         else:
             state = LIVE
             first = results[0].evidence[0]
-            summary = f"evidence at {first.location}" + (f" (+{sum(len(r.evidence) for r in results) - 1} more)" if sum(len(r.evidence) for r in results) > 1 else "")
+            summary = f"evidence at {first.location}" + (
+                f" (+{sum(len(r.evidence) for r in results) - 1} more)"
+                if sum(len(r.evidence) for r in results) > 1
+                else ""
+            )
         state, summary = shipped_state(item, state, summary, view, override, release)
         override_target = override_code = None
         if item.override:
             override_target = posed_target(item.override)
             if artifacts is not None:
                 override_code = _override_code(artifacts, override_target)
-        out.append(WorkaroundReport(workaround=item, state=state, summary=summary, results=results,
-                                    override_target=override_target, override_code=override_code))
+        out.append(
+            WorkaroundReport(
+                workaround=item,
+                state=state,
+                summary=summary,
+                results=results,
+                override_target=override_target,
+                override_code=override_code,
+            )
+        )
     return out
 
 

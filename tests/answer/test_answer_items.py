@@ -31,12 +31,22 @@ def _ollama(tmp_path: Path, tag: str) -> Path:
     from tests.gitrepos import commit_tree, new_repo
 
     repo = new_repo(tmp_path / "ollama")
-    commit_tree(repo, {"envconfig/config.go": ('package envconfig\n\n'
-                                               'var HsaOverrideGfxVersion = String("HSA_OVERRIDE_GFX_VERSION")\n'
-                                               'var Vulkan = Bool("OLLAMA_VULKAN")\n'),
-                       "docs/gpu.md": ("Set HSA_OVERRIDE_GFX_VERSION to run an unsupported GPU as a close one, e.g.\n"
-                                       "HSA_OVERRIDE_GFX_VERSION=\"10.3.0\" for an RX 6700 XT (gfx1031).\n")},
-                "release", tag=tag)
+    commit_tree(
+        repo,
+        {
+            "envconfig/config.go": (
+                "package envconfig\n\n"
+                'var HsaOverrideGfxVersion = String("HSA_OVERRIDE_GFX_VERSION")\n'
+                'var Vulkan = Bool("OLLAMA_VULKAN")\n'
+            ),
+            "docs/gpu.md": (
+                "Set HSA_OVERRIDE_GFX_VERSION to run an unsupported GPU as a close one, e.g.\n"
+                'HSA_OVERRIDE_GFX_VERSION="10.3.0" for an RX 6700 XT (gfx1031).\n'
+            ),
+        },
+        "release",
+        tag=tag,
+    )
     return tmp_path / "ollama"
 
 
@@ -62,8 +72,19 @@ def _rocm_override(route: dict) -> str | None:
 @pytest.mark.parametrize("tag,ref", [("v0.32.15", ()), ("v0.17.5", ("--ref", "ollama=v0.17.5"))], ids=["pin", "study"])
 def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gfxgate_cli, tmp_path, tag, ref):
     clone = _ollama(tmp_path, tag)
-    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref,
-                 "--source", f"ollama={clone}", cache=tmp_path / "cache")
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "-t",
+        "gfx900",
+        "--format",
+        "json",
+        "--offline",
+        *ref,
+        "--source",
+        f"ollama={clone}",
+        cache=tmp_path / "cache",
+    )
     assert result.returncode == 0, result.stderr
     entry = _entries(result.stdout)["hsa-override-9.0.6"]
     assert entry["state"] == "not shipped", entry["state"]
@@ -76,8 +97,16 @@ def test_1_workarounds_says_the_override_is_not_shipped_where_scan_refuses_it(gf
 def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxgate_cli, tmp_path):
     """No -t: the posed targets' statuses come from the embedded timeline at the release read."""
     clone = _ollama(tmp_path, "v0.32.15")
-    result = run(gfxgate_cli, "workarounds", "--format", "json", "--offline", "--source", f"ollama={clone}",
-                 cache=tmp_path / "cache")
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "--format",
+        "json",
+        "--offline",
+        "--source",
+        f"ollama={clone}",
+        cache=tmp_path / "cache",
+    )
     assert result.returncode == 0, result.stderr
     entries = _entries(result.stdout)
     assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
@@ -87,18 +116,33 @@ def test_1_without_targets_the_override_is_checked_over_the_stored_release(gfxga
 def test_1_an_override_the_release_ships_stays_live(gfxgate_cli, tmp_path):
     """gfx1031's 10.3.0 poses gfx1030, which v0.32.15 ships: live, and scan's ROCm route is that override."""
     clone = _ollama(tmp_path, "v0.32.15")
-    result = run(gfxgate_cli, "workarounds", "-t", "gfx1031", "--format", "json", "--offline",
-                 "--source", f"ollama={clone}", cache=tmp_path / "cache")
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "-t",
+        "gfx1031",
+        "--format",
+        "json",
+        "--offline",
+        "--source",
+        f"ollama={clone}",
+        cache=tmp_path / "cache",
+    )
     assert result.returncode == 0, result.stderr
     entries = _entries(result.stdout)
     overrides = {i: e for i, e in entries.items() if e.get("override_target")}
     chosen = _rocm_override(_route(gfxgate_cli, "gfx1031", tmp_path / "cache"))
-    assert chosen in overrides and overrides[chosen]["state"] == "live", (chosen, {i: e["state"] for i, e in overrides.items()})
+    assert chosen in overrides and overrides[chosen]["state"] == "live", (
+        chosen,
+        {i: e["state"] for i, e in overrides.items()},
+    )
 
 
 @pytest.mark.parametrize("ref", [(), ("--ref", "ollama=v0.17.5")], ids=["pin", "study"])
 def test_8_workarounds_offline_without_a_clone_answers_from_the_embedded_evidence(gfxgate_cli, tmp_path, ref):
-    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref, cache=tmp_path / "cache")
+    result = run(
+        gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", *ref, cache=tmp_path / "cache"
+    )
     assert result.returncode == 0, (result.returncode, result.stderr)
     entries = _entries(result.stdout)
     assert entries["hsa-override-9.0.6"]["state"] == "not shipped"  # the override check needs no clone
@@ -115,8 +159,18 @@ def test_8_workarounds_offline_without_a_clone_answers_from_the_embedded_evidenc
 def test_8_at_a_release_of_the_embedded_timeline_the_stored_answer_answers(gfxgate_cli, tmp_path):
     """v0.20.0: no snapshot holds it, the timeline does: exit 0, every entry not checked, the override checked over the
     stored release (9.0.6 poses gfx906, which v0.20.0 does not ship), the build step's setting the stored route's."""
-    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.20.0",
-                 cache=tmp_path / "cache")
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "-t",
+        "gfx900",
+        "--format",
+        "json",
+        "--offline",
+        "--ref",
+        "ollama=v0.20.0",
+        cache=tmp_path / "cache",
+    )
     assert result.returncode == 0, (result.returncode, result.stderr)
     entries = _entries(result.stdout)
     assert entries["hsa-override-9.0.6"]["state"] == "not shipped"
@@ -132,8 +186,17 @@ def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_cli, tmp_pa
 
     root = machine(tmp_path / "m", "vega56", version="0.12.3")
     clone = _ollama(tmp_path, "v0.12.3")
-    result = run(gfxgate_cli, "doctor", "--root", str(root), "--format", "json", "--source", f"ollama={clone}",
-                 cache=tmp_path / "cache")
+    result = run(
+        gfxgate_cli,
+        "doctor",
+        "--root",
+        str(root),
+        "--format",
+        "json",
+        "--source",
+        f"ollama={clone}",
+        cache=tmp_path / "cache",
+    )
     assert result.returncode == 0, result.stderr
     target = json.loads(result.stdout)["targets"][0]
     assert target["matrix_from"] == "sources at v0.12.3", (target["matrix_from"], target["notes"])
@@ -141,4 +204,6 @@ def test_6_doctor_reads_the_sources_when_only_clr_is_missing(gfxgate_cli, tmp_pa
     result = run(gfxgate_cli, "doctor", "--root", str(root), "--format", "json", cache=tmp_path / "cache2")
     target = json.loads(result.stdout)["targets"][0]
     assert target["matrix_from"] == "embedded timeline"
-    assert any("give --source ollama=CLONE" in n and "ollama: no cached clone" in n for n in target["notes"]), target["notes"]
+    assert any("give --source ollama=CLONE" in n and "ollama: no cached clone" in n for n in target["notes"]), target[
+        "notes"
+    ]

@@ -62,7 +62,9 @@ def _stored(cell) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 def _of(route) -> dict[str, tuple[str, tuple[str, ...]]]:
-    return {b.backend: (b.state, tuple(s.workaround for s in b.option.steps) if b.option else ()) for b in route.backends}
+    return {
+        b.backend: (b.state, tuple(s.workaround for s in b.option.steps) if b.option else ()) for b in route.backends
+    }
 
 
 def test_the_route_read_back_is_the_stored_one_at_every_cell(cells):
@@ -109,8 +111,9 @@ def test_diagnose_cites_the_stored_routes_refusals_at_every_cell(cells):
             out = {note.split(" left out: ")[0] for note in notes if " left out: " in note}
             assert not out & taken, (target, tag, out & taken)
             for w in (w for w in workarounds if w.id in steps and w.exists_at({"ollama": tag}.get)):
-                mine = [r for r in rules.routes if any(s.workaround == w.id for s in r.steps)
-                        and (r.backend in backend)]
+                mine = [
+                    r for r in rules.routes if any(s.workaround == w.id for s in r.steps) and (r.backend in backend)
+                ]
                 if mine and all(backend[r.backend] == "none" for r in mine):
                     assert w.id in out and w.id not in ids, (target, tag, w.id, notes)
             left_out += len(out)
@@ -161,8 +164,9 @@ def _machine(root: Path, targets: list[str]) -> Path:
     for i, target in enumerate(targets):
         (nodes / str(i + 1)).mkdir(exist_ok=True)
         text = re.sub(r"gfx_target_version [0-9]+", f"gfx_target_version {_gtv(target)}", props)
-        (nodes / str(i + 1) / "properties").write_text(text if i == 0 else re.sub(r"drm_render_minor [0-9]+",
-                                                                                 "drm_render_minor 0", text))
+        (nodes / str(i + 1) / "properties").write_text(
+            text if i == 0 else re.sub(r"drm_render_minor [0-9]+", "drm_render_minor 0", text)
+        )
     return root
 
 
@@ -185,16 +189,26 @@ def test_doctor_gives_the_stored_routes_steps_at_every_cell(cells, tmp_path):
         expected: dict[str, dict[str, tuple[str, ...]]] = {}
         if tag in _embedded():  # the matrix holds the machine's installed files too, as scan --installed
             refs = {} if tag == pin else {"ollama": tag}
-            for route in scan(ScanRequest(targets=(",".join(amd),), refs=refs, offline=True,
-                                          installed=(str(root / "usr/local/lib/ollama"),))).routes:
-                expected[route.target] = {b.backend: tuple(s.workaround for s in b.option.steps)
-                                          for b in route.backends if b.option is not None}
+            for route in scan(
+                ScanRequest(
+                    targets=(",".join(amd),), refs=refs, offline=True, installed=(str(root / "usr/local/lib/ollama"),)
+                )
+            ).routes:
+                expected[route.target] = {
+                    b.backend: tuple(s.workaround for s in b.option.steps)
+                    for b in route.backends
+                    if b.option is not None
+                }
         for report in reports:
             assert report.version == tag.removeprefix("v"), (report.target, tag)
-            given = {b.backend: tuple(s.workaround for s in b.steps if s.workaround != "access" and s.origin == "route")
-                     for b in report.backends if b.state not in ("no route", "undecided")}
-            stored = expected.get(report.target) or {b.backend: b.steps for b in
-                                                     cells.cell_at(report.target, tag).backends if b.state == "route"}
+            given = {
+                b.backend: tuple(s.workaround for s in b.steps if s.workaround != "access" and s.origin == "route")
+                for b in report.backends
+                if b.state not in ("no route", "undecided")
+            }
+            stored = expected.get(report.target) or {
+                b.backend: b.steps for b in cells.cell_at(report.target, tag).backends if b.state == "route"
+            }
             assert given == stored, (report.target, tag, report.matrix_from)
             checked += 1
     assert checked == len(amd) * len(cells.tags)

@@ -25,7 +25,11 @@ from gfxgate.targets import catalog
 from gfxgate.timeline import snapshot as timeline_snapshot
 
 GFX = re.compile(r"gfx[0-9a-f]{3,4}")
-PASSING = {"cmake-presets": {"allowed", "partial"}, "release-packaging": {"allowed"}, "discovery": {"allowed", "partial"}}
+PASSING = {
+    "cmake-presets": {"allowed", "partial"},
+    "release-packaging": {"allowed"},
+    "discovery": {"allowed", "partial"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +122,18 @@ def test_workarounds_and_scan_give_the_same_setting(gfxgate_cli, target, study, 
     ref = ("--ref", "ollama=v0.17.5") if study else ()
     tag = "v0.17.5" if study else load_pins().sources["ollama"].ref
     scan = steps_of(route_of(scan_json(gfxgate_cli, "-t", target, *ref), target))
-    result = gfxgate_cli("workarounds", "-t", target, "--format", "json", "--offline", *ref, "--source",
-                             f"ollama={_ollama_fixture(tmp_path, tag)}", timeout=120)
+    result = gfxgate_cli(
+        "workarounds",
+        "-t",
+        target,
+        "--format",
+        "json",
+        "--offline",
+        *ref,
+        "--source",
+        f"ollama={_ollama_fixture(tmp_path, tag)}",
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
     for workaround, setting in scan.items():
@@ -171,11 +185,22 @@ def _doctor_steps(exe: str, root: Path) -> tuple[dict, dict[str, list[str]]]:
     result = exe("doctor", "--root", str(root), "--format", "json", timeout=120)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)["targets"][0]
-    return report, {s["workaround"]: s["commands"] for b in report["backends"] for s in b["steps"] if s["workaround"] != "access"}
+    return report, {
+        s["workaround"]: s["commands"] for b in report["backends"] for s in b["steps"] if s["workaround"] != "access"
+    }
 
 
-@pytest.mark.parametrize("card, version", [("vega56", "0.17.5"), ("vega56", "0.32.15"), ("780m", "0.32.15"),
-                                           ("vega56", "0.20.0"), ("vega56", "0.12.4"), ("780m", "0.20.0")])
+@pytest.mark.parametrize(
+    "card, version",
+    [
+        ("vega56", "0.17.5"),
+        ("vega56", "0.32.15"),
+        ("780m", "0.32.15"),
+        ("vega56", "0.20.0"),
+        ("vega56", "0.12.4"),
+        ("780m", "0.20.0"),
+    ],
+)
 def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxgate_cli, tmp_path, card, version):
     """A captured machine (tests/doctor/machines.py) with Ollama ``version`` installed: doctor's route steps are the
     timeline's at that release, each with the setting every other view shows (step_setting), no placeholder left;
@@ -196,10 +221,17 @@ def test_doctor_gives_the_scans_steps_and_settings_at_the_installed_version(gfxg
         return
     # the Route's sentence: scan's at an embedded release, the stored Route's (read back, Cells.route_at) elsewhere
     stored = timeline_snapshot.load_cells().route_at(target, tag)
-    assert stored.label == cell.label and sentence in (f"{target} at {tag}: {cell.label}", stored.sentence), report["answer"]
+    assert stored.label == cell.label and sentence in (f"{target} at {tag}: {cell.label}", stored.sentence), report[
+        "answer"
+    ]
     best = next(b for b in report["backends"] if b["label"] == cell.label)
-    assert [s["workaround"] for s in best["steps"] if s["workaround"] != "access"] == list(cell.steps), (best, cell.steps)
-    rules = {s.workaround: s for r in default_routes().routes for s in r.steps} | {s.workaround: s for s in default_routes().device_steps}
+    assert [s["workaround"] for s in best["steps"] if s["workaround"] != "access"] == list(cell.steps), (
+        best,
+        cell.steps,
+    )
+    rules = {s.workaround: s for r in default_routes().routes for s in r.steps} | {
+        s.workaround: s for s in default_routes().device_steps
+    }
     by_id = {w.id: w.at({"ollama": tag}.get) for w in default_workarounds()}
     for step in (s for b in report["backends"] for s in b["steps"] if s["workaround"] != "access" and not s["done"]):
         assert step["check"] and step["check"].startswith("not checked — "), step  # a snapshot's answer: said so
@@ -240,8 +272,9 @@ def test_diagnose_at_every_route_change_offers_what_the_release_has(gfxgate_cli,
             if "ollama-vulkan" in f["workarounds"]:
                 assert vulkan in ("allowed", "partial", "override-required"), (tag, f["message"], vulkan)
             if "Vulkan" in (f["remedy"] or "") and "between ROCm and" in f["remedy"]:
-                assert ("OLLAMA_VULKAN=1" in f["remedy"]) == ("ollama-vulkan" in cell.steps or vulkan == "override-required"), (
-                    tag, cell.steps, f["remedy"])
+                assert ("OLLAMA_VULKAN=1" in f["remedy"]) == (
+                    "ollama-vulkan" in cell.steps or vulkan == "override-required"
+                ), (tag, cell.steps, f["remedy"])
             for line in f["context"]:
                 if line.startswith("exact value: "):
                     value = line.removeprefix("exact value: ").split(" ")[0]
@@ -264,13 +297,28 @@ def test_scan_and_timeline_give_the_same_route_at_every_route_change(gfxgate_cli
         pytest.skip("no clr clone (ROCm/clr) in GFXGATE_TEST_UPSTREAM")
     docs = root / "ROCm" if (root / "ROCm").is_dir() else tmp_path / "no-rocm-docs"
     docs.mkdir(exist_ok=True)
-    tags = sorted({tag for row in timeline.rows for c in row.cells for tag in (c.first, c.last)}, key=timeline.tags.index)
+    tags = sorted(
+        {tag for row in timeline.rows for c in row.cells for tag in (c.first, c.last)}, key=timeline.tags.index
+    )
     compared = 0
     for tag in tags:
-        run = gfxgate_cli("scan", "--format", "json", "-t", ",".join(timeline.targets), "--ref",
-                              f"ollama={tag}", "--source", f"ollama={root / 'ollama'}", "--source", f"clr={root / 'clr'}",
-                              "--source", f"rocm-docs={docs}", timeout=300,
-                             env={**os.environ, "GFXGATE_OFFLINE": "1"})
+        run = gfxgate_cli(
+            "scan",
+            "--format",
+            "json",
+            "-t",
+            ",".join(timeline.targets),
+            "--ref",
+            f"ollama={tag}",
+            "--source",
+            f"ollama={root / 'ollama'}",
+            "--source",
+            f"clr={root / 'clr'}",
+            "--source",
+            f"rocm-docs={docs}",
+            timeout=300,
+            env={**os.environ, "GFXGATE_OFFLINE": "1"},
+        )
         assert run.returncode == 0, (tag, run.stderr)
         for route in json.loads(run.stdout)["routes"]:
             cell = timeline.cell_at(route["target"], tag)

@@ -9,8 +9,9 @@ from gfxgate.machine import MachineFacts, RunFact, RunnerFact
 from gfxgate.timeline import snapshot as timeline_snapshot
 
 CPU_RUN = RunFact("cpu", "ok", "run 1: 0/29 layers on the GPU", "ollama.log:40")
-VULKAN_ON = RunFact("vulkan", "cpu", "OLLAMA_VULKAN was on (ollama.log:1), yet discovery listed no Vulkan GPU",
-                    "ollama.log:1")
+VULKAN_ON = RunFact(
+    "vulkan", "cpu", "OLLAMA_VULKAN was on (ollama.log:1), yet discovery listed no Vulkan GPU", "ollama.log:1"
+)
 
 
 def _route(target: str, tag: str):
@@ -45,9 +46,13 @@ def test_no_route_is_nothing_to_change_for_runs_on_the_cpu():
 def test_a_runner_that_is_not_installed_is_said_and_the_best_route_moves():
     route = _route("gfx1030", "v0.32.15")
     assert route.best is not None and route.best.backend == "rocm"
-    arch = MachineFacts(layouts=("arch",), runners=(
-        RunnerFact("rocm", "arch", False, (), "ollama-rocm", ("sudo pacman -S ollama-rocm",), "PKGBUILD"),
-        RunnerFact("vulkan", "arch", True, ("/usr/lib/ollama/libggml-vulkan.so",), "ollama-vulkan", (), "PKGBUILD")))
+    arch = MachineFacts(
+        layouts=("arch",),
+        runners=(
+            RunnerFact("rocm", "arch", False, (), "ollama-rocm", ("sudo pacman -S ollama-rocm",), "PKGBUILD"),
+            RunnerFact("vulkan", "arch", True, ("/usr/lib/ollama/libggml-vulkan.so",), "ollama-vulkan", (), "PKGBUILD"),
+        ),
+    )
     mine = with_machine(route, arch)
     rocm = next(b for b in mine.backends if b.backend == "rocm")
     assert rocm.machine is not None and rocm.machine.state == "not installed" and rocm.machine.package == "ollama-rocm"
@@ -60,8 +65,13 @@ def _run(exe: str, *args: str, cache) -> dict:
     import os
     import subprocess
 
-    done = subprocess.run([exe, *args, "--format", "json"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "GFXGATE_CACHE_DIR": str(cache)})
+    done = subprocess.run(
+        [exe, *args, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "GFXGATE_CACHE_DIR": str(cache)},
+    )
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
@@ -74,13 +84,22 @@ def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, t
 
     scan = _run(gfxgate_exe, "scan", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline", cache=tmp_path / "c")
     route = scan["routes"][0]
-    setting = next(s["setting"] for b in route["backends"] if b["option"] for s in b["option"]["steps"]
-                   if s["workaround"] == "copy-rocblas-tensile")
+    setting = next(
+        s["setting"]
+        for b in route["backends"]
+        if b["option"]
+        for s in b["option"]["steps"]
+        if s["workaround"] == "copy-rocblas-tensile"
+    )
     command, _, check = setting.partition("  # ")
     assert command == 'cp "$ROCBLAS"/library/*gfx900* <ollama>/lib/ollama/rocm*/rocblas/library/', setting
     assert "/opt/rocm" not in setting and "librocblas.so" in check and "version" in check, setting
-    entries = {w["id"]: w for w in _run(gfxgate_exe, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5",
-                                        "--offline", cache=tmp_path / "c")["workarounds"]}
+    entries = {
+        w["id"]: w
+        for w in _run(
+            gfxgate_exe, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline", cache=tmp_path / "c"
+        )["workarounds"]
+    }
     assert entries["copy-rocblas-tensile"]["setting"] == setting
     root = machine(tmp_path / "m", "vega56", version="0.17.5", built=built)  # real GPU code (clang-19), as the README's
     report = _run(gfxgate_exe, "doctor", "--root", str(root), cache=tmp_path / "c")["targets"][0]

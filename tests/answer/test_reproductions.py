@@ -60,9 +60,13 @@ def test_1_copy_step_names_the_targets_own_rocblas_files(gfxgate_cli, target):
     md = run(gfxgate_cli, "scan", "-t", target, "--ref", "ollama=v0.17.5").stdout
     step_lines = [line for line in md.splitlines() if line.lstrip().startswith("- step ")]
     # the copy names no folder that may lack the files: "$ROCBLAS", a rocBLAS of the bundled version (issue 37 item 6)
-    assert any(f'cp "$ROCBLAS"/library/\\*{processor}\\* ' in line or f'cp "$ROCBLAS"/library/*{processor}* ' in line
-               for line in step_lines), step_lines
-    assert not any(other in line.split("`")[1] for line in step_lines), step_lines  # no step's setting names another target
+    assert any(
+        f'cp "$ROCBLAS"/library/\\*{processor}\\* ' in line or f'cp "$ROCBLAS"/library/*{processor}* ' in line
+        for line in step_lines
+    ), step_lines
+    assert not any(other in line.split("`")[1] for line in step_lines), (
+        step_lines
+    )  # no step's setting names another target
 
 
 # -- 2: an override names a target whose files the same release ships, or says what it also needs ---------------
@@ -96,7 +100,8 @@ def test_2_diagnose_offers_no_override_to_a_target_the_line_says_is_not_there(gf
     log = tmp_path / "ollama.log"
     log.write_text(
         'time=2025-10-05T10:00:00.512+02:00 level=INFO source=routes.go:1528 msg="Listening on 127.0.0.1:11434 (version 0.12.3)"\n'
-        f'time=2025-10-05T10:00:01.100+02:00 level=WARN source=amd_linux.go:380 msg="amdgpu is not supported (supported types:{listed})" gpu_type=gfx900 gpu=0 library=/usr/lib/ollama/rocm\n')
+        f'time=2025-10-05T10:00:01.100+02:00 level=WARN source=amd_linux.go:380 msg="amdgpu is not supported (supported types:{listed})" gpu_type=gfx900 gpu=0 library=/usr/lib/ollama/rocm\n'
+    )
     data = json.loads(run(gfxgate_cli, "diagnose", str(log), "--format", "json", "--no-upstream").stdout)
     finding = next(f for d in data["logs"] for f in d["findings"] if f["message"] == "ollama-amdgpu-not-supported")
     assert ("hsa-override-9.0.6" in finding["workarounds"]) is kept, finding["workarounds"]
@@ -160,7 +165,10 @@ def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_p
     from tests.sweep.test_sweep_llamaserver import sweep
 
     worklog = tmp_path / "w.jsonl"
-    servers = {"cpu": [*reallama_vulkan.command("vulkan"), "--device", "none"], "vulkan": reallama_vulkan.command("vulkan")}
+    servers = {
+        "cpu": [*reallama_vulkan.command("vulkan"), "--device", "none"],
+        "vulkan": reallama_vulkan.command("vulkan"),
+    }
     sweep(worklog, servers, reallama_vulkan.model, num_gpu=(0, -1))
     assert shlex.join(servers["cpu"]).endswith("--device none")
     data = scan_json(gfxgate_cli, "-t", "gfx900", "--runtime", str(worklog))
@@ -191,8 +199,9 @@ def test_5_log_of_0123_says_the_version_and_leaves_the_vulkan_route_unjudged(gfx
 def test_5_a_log_of_the_judged_version_says_no_mismatch(gfxgate_cli, tmp_path):
     log = tmp_path / "ollama-0.17.5.log"
     log.write_text(SAMPLE_LOG.read_text().replace("(version 0.12.3)", "(version 0.17.5)"))
-    runtime = route_of(scan_json(gfxgate_cli, "--target", "auto", "--log", str(log), "--ref", "ollama=v0.17.5"),
-                       "gfx900")["runtime"]
+    runtime = route_of(
+        scan_json(gfxgate_cli, "--target", "auto", "--log", str(log), "--ref", "ollama=v0.17.5"), "gfx900"
+    )["runtime"]
     assert not runtime["summary"].startswith("the runtime ran ollama"), runtime
 
 
@@ -251,8 +260,19 @@ def test_6_a_tree_with_another_targets_rocblas_files_keeps_the_copy_step(gfxgate
 # -- 7: `workarounds -t` and the scan's route step show the same setting ----------------------------------------
 def test_7_workarounds_and_scan_show_the_same_vulkan_setting(gfxgate_cli, tmp_path):
     scan = steps_of(route_of(scan_json(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.17.5"), "gfx900"))
-    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--format", "json", "--offline", "--ref", "ollama=v0.17.5",
-                 "--source", f"ollama={_ollama_fixture(tmp_path)}")
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "-t",
+        "gfx900",
+        "--format",
+        "json",
+        "--offline",
+        "--ref",
+        "ollama=v0.17.5",
+        "--source",
+        f"ollama={_ollama_fixture(tmp_path)}",
+    )
     assert result.returncode == 0, result.stderr
     listed = {w["id"]: w["setting"] for w in json.loads(result.stdout)["workarounds"]}
     assert scan["ollama-vulkan"] == "OLLAMA_VULKAN=1"
@@ -266,9 +286,15 @@ def _ollama_fixture(tmp_path: Path, tag: str = "v0.17.5") -> Path:
     from tests.gitrepos import commit_tree, new_repo
 
     repo = new_repo(tmp_path / "ollama")
-    commit_tree(repo, {"envconfig/config.go": 'package envconfig\n\nvar Vulkan = Bool("OLLAMA_VULKAN")\n',
-                       "Dockerfile": "RUN rm -f dist/lib/ollama/rocm/rocblas/library/*gfx90[06]*\n"},
-                "pinned", tag=tag)
+    commit_tree(
+        repo,
+        {
+            "envconfig/config.go": 'package envconfig\n\nvar Vulkan = Bool("OLLAMA_VULKAN")\n',
+            "Dockerfile": "RUN rm -f dist/lib/ollama/rocm/rocblas/library/*gfx90[06]*\n",
+        },
+        "pinned",
+        tag=tag,
+    )
     return tmp_path / "ollama"
 
 
@@ -276,8 +302,16 @@ def _ollama_fixture(tmp_path: Path, tag: str = "v0.17.5") -> Path:
 def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate_cli, tmp_path):
     """At a version nothing embedded holds (issue 36 item 8: at the pins', a pin set's and every release of the
     embedded timeline, the embedded evidence answers: tests/answer/test_answer_items.py)."""
-    result = run(gfxgate_cli, "workarounds", "-t", "gfx900", "--offline", "--ref", "ollama=v0.99.0",
-                 env={"GFXGATE_CACHE_DIR": str(tmp_path / "cache")})
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "-t",
+        "gfx900",
+        "--offline",
+        "--ref",
+        "ollama=v0.99.0",
+        env={"GFXGATE_CACHE_DIR": str(tmp_path / "cache")},
+    )
     assert result.returncode == 5, (result.returncode, result.stdout[:300])
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -287,7 +321,9 @@ def test_10_workarounds_offline_without_ollama_exits_5_naming_the_source(gfxgate
 def test_10_no_placeholder_reaches_any_output(gfxgate_cli):
     for args in (["scan", "-t", "gfx900,gfx906,gfx1031"], ["diagnose", str(SAMPLE_LOG), "--no-upstream"]):
         out = run(gfxgate_cli, *args).stdout
-        assert not re.search(r"\{(?:target|processor|version|release_rocblas|crash_phase|c_field|json_key|go_field)\}", out), args
+        assert not re.search(
+            r"\{(?:target|processor|version|release_rocblas|crash_phase|c_field|json_key|go_field)\}", out
+        ), args
 
 
 def _offline_env(tmp_path: Path) -> dict:
@@ -301,7 +337,9 @@ def _one_error_line(result: subprocess.CompletedProcess, source: str) -> None:
     assert result.returncode == 5, (result.returncode, result.stdout[:400], result.stderr)
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
-    assert len(lines) <= 2 and re.search(f"--source (?:{source})=CLONE", lines[0]) and "Traceback" not in result.stderr, lines
+    assert (
+        len(lines) <= 2 and re.search(f"--source (?:{source})=CLONE", lines[0]) and "Traceback" not in result.stderr
+    ), lines
 
 
 def test_10_trace_offline_without_sources_exits_5_not_placeholders(gfxgate_cli, tmp_path):
@@ -310,8 +348,11 @@ def test_10_trace_offline_without_sources_exits_5_not_placeholders(gfxgate_cli, 
 
 
 def test_10_trace_with_sources_shows_no_placeholder(gfxgate_cli, upstream):
-    env = {"GFXGATE_SOURCE_OLLAMA": str(upstream / "ollama"), "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"),
-           "GFXGATE_OFFLINE": "1"}
+    env = {
+        "GFXGATE_SOURCE_OLLAMA": str(upstream / "ollama"),
+        "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"),
+        "GFXGATE_OFFLINE": "1",
+    }
     result = run(gfxgate_cli, "trace", "num_gpu", "--ref", "ollama=v0.12.3", env=env)
     if result.returncode == 5:  # ollama-python is not among the fixture repositories: the line names it
         _one_error_line(result, "ollama-python")
@@ -325,7 +366,9 @@ def test_10_messages_offline_without_ollama_exits_5(gfxgate_cli, tmp_path):
 
 
 def test_10_scan_live_offline_without_clones_exits_5(gfxgate_cli, tmp_path):
-    _one_error_line(run(gfxgate_cli, "scan", "--live", "-t", "gfx900", env=_offline_env(tmp_path)), "ollama|clr|rocm-docs")
+    _one_error_line(
+        run(gfxgate_cli, "scan", "--live", "-t", "gfx900", env=_offline_env(tmp_path)), "ollama|clr|rocm-docs"
+    )
 
 
 def test_10_check_without_sources_fails_closed(gfxgate_cli, tmp_path):
@@ -336,8 +379,18 @@ def test_10_check_without_sources_fails_closed(gfxgate_cli, tmp_path):
     repo = new_repo(tmp_path / "project")
     commit_tree(repo, {"rules/pins.toml": pins}, "base")
     commit_tree(repo, {"rules/pins.toml": pins + "\n# a change\n"}, "change")
-    result = run(gfxgate_cli, "check", "--base-ref", "HEAD~1", "-t", "gfx900", "--pins",
-                 str(tmp_path / "project" / "rules" / "pins.toml"), env=_offline_env(tmp_path), cwd=tmp_path / "project")
+    result = run(
+        gfxgate_cli,
+        "check",
+        "--base-ref",
+        "HEAD~1",
+        "-t",
+        "gfx900",
+        "--pins",
+        str(tmp_path / "project" / "rules" / "pins.toml"),
+        env=_offline_env(tmp_path),
+        cwd=tmp_path / "project",
+    )
     _one_error_line(result, "ollama|clr|rocm-docs")
 
 
@@ -347,9 +400,15 @@ def test_10_diff_of_a_side_that_could_not_read_ollama_fails_closed(gfxgate_cli, 
     for layer in data["layers"]:
         for c in layer["cells"]:
             if c["evidence"] and c["evidence"][0]["where"].startswith("ollama@"):
-                c.update(status="unknown", evidence=[], remedy=None, workarounds=[], summary="unknown",
-                         reason="source not available: ollama: no cached clone of https://github.com/ollama/ollama.git, "
-                                "and this run is offline (it clones nothing)")
+                c.update(
+                    status="unknown",
+                    evidence=[],
+                    remedy=None,
+                    workarounds=[],
+                    summary="unknown",
+                    reason="source not available: ollama: no cached clone of https://github.com/ollama/ollama.git, "
+                    "and this run is offline (it clones nothing)",
+                )
     (tmp_path / "old.json").write_text(json.dumps(data))
     (tmp_path / "new.json").write_text(good)
     result = run(gfxgate_cli, "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
@@ -362,11 +421,23 @@ def test_10_a_source_that_cannot_be_opened_is_tried_once_per_run(gfxgate_cli, tm
     """`workarounds` checks several entries in rocm-docs and ollama-python: each unreadable source is cloned once,
     not once per entry (the run used to spend seconds on repeated clone attempts)."""
     trace = tmp_path / "git-trace"
-    env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GIT_TRACE": str(trace),
-           "GFXGATE_SOURCE_ROCM_DOCS": f"file://{tmp_path}/no-such-rocm.git",
-           "GFXGATE_SOURCE_OLLAMA_PYTHON": f"file://{tmp_path}/no-such-python.git"}
-    result = run(gfxgate_cli, "workarounds", "--format", "json", "--ref", "ollama=v0.17.5",
-                 "--source", f"ollama={_ollama_fixture(tmp_path)}", env=env)
+    env = {
+        "GFXGATE_CACHE_DIR": str(tmp_path / "cache"),
+        "GIT_TRACE": str(trace),
+        "GFXGATE_SOURCE_ROCM_DOCS": f"file://{tmp_path}/no-such-rocm.git",
+        "GFXGATE_SOURCE_OLLAMA_PYTHON": f"file://{tmp_path}/no-such-python.git",
+    }
+    result = run(
+        gfxgate_cli,
+        "workarounds",
+        "--format",
+        "json",
+        "--ref",
+        "ollama=v0.17.5",
+        "--source",
+        f"ollama={_ollama_fixture(tmp_path)}",
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     states = {w["id"]: w["state"] for w in json.loads(result.stdout)["workarounds"]}
     assert states["hsa-enable-sdma-0"] == "unknown"  # rocm-docs could not be read: said per entry, with the reason
@@ -397,10 +468,14 @@ def test_5_a_crash_at_v0123_offers_no_vulkan_the_release_does_not_build(gfxgate_
     assert "ollama-vulkan" not in crash["workarounds"], crash
     assert "num-gpu-0" in crash["workarounds"]
     assert "(ROCm vs Vulkan)" not in crash["remedy"], crash["remedy"]
-    assert "ollama v0.12.3 has no Vulkan backend for gfx900: vulkan blocked, ollama v0.1.18 … v0.12.3" in crash["remedy"], crash["remedy"]
+    assert (
+        "ollama v0.12.3 has no Vulkan backend for gfx900: vulkan blocked, ollama v0.1.18 … v0.12.3" in crash["remedy"]
+    ), crash["remedy"]
     assert "the Vulkan backend of ollama v0.13.0 or newer" in crash["remedy"], crash["remedy"]
-    assert ("ollama-vulkan left out: a step of the route 'Vulkan: OLLAMA_VULKAN=1', which ollama v0.12.3 cannot give gfx900 "
-            "whatever the steps do (vulkan blocked: ollama v0.1.18 … v0.12.3 in gfxgate's timeline") in "\n".join(crash["context"])
+    assert (
+        "ollama-vulkan left out: a step of the route 'Vulkan: OLLAMA_VULKAN=1', which ollama v0.12.3 cannot give gfx900 "
+        "whatever the steps do (vulkan blocked: ollama v0.1.18 … v0.12.3 in gfxgate's timeline"
+    ) in "\n".join(crash["context"])
 
 
 def test_5_a_crash_at_v0127_offers_no_vulkan_the_archives_do_not_ship(gfxgate_cli, tmp_path):
@@ -412,10 +487,13 @@ def test_5_a_crash_at_v0127_offers_no_vulkan_the_archives_do_not_ship(gfxgate_cl
     assert "ollama v0.12.7 has no Vulkan backend for gfx900" in crash["remedy"], crash["remedy"]
 
 
-@pytest.mark.parametrize("version, phrase", [
-    ("0.30.0", "the Vulkan backend (ollama v0.30.0 turns it on by default: vulkan allowed"),
-    ("0.17.5", "the Vulkan backend with OLLAMA_VULKAN=1 (ollama v0.17.5 ships it off: vulkan override-required"),
-])
+@pytest.mark.parametrize(
+    "version, phrase",
+    [
+        ("0.30.0", "the Vulkan backend (ollama v0.30.0 turns it on by default: vulkan allowed"),
+        ("0.17.5", "the Vulkan backend with OLLAMA_VULKAN=1 (ollama v0.17.5 ships it off: vulkan override-required"),
+    ],
+)
 def test_5_a_crash_where_the_release_has_vulkan_says_how_to_reach_it(gfxgate_cli, tmp_path, version, phrase):
     crash = _findings(gfxgate_cli, _log_at(tmp_path, version))["go-signal-crash"]
     assert "ollama-vulkan" in crash["workarounds"], crash
@@ -428,15 +506,26 @@ def test_2_diagnose_at_v0175_says_the_override_needs_gfx906s_files_too(gfxgate_c
     gfx906); diagnose on a log of the same release says the same, from the timeline's gfx906 row, in the same words."""
     finding = _findings(gfxgate_cli, _log_at(tmp_path, "0.17.5"))["rocblas-tensile-missing"]
     said = "\n".join(finding["context"])
-    assert ("HSA_OVERRIDE_GFX_VERSION=9.0.6: ollama v0.17.5 does not ship gfx906 either (cmake-presets blocked for gfx906 "
-            in said), finding["context"]
+    assert (
+        "HSA_OVERRIDE_GFX_VERSION=9.0.6: ollama v0.17.5 does not ship gfx906 either (cmake-presets blocked for gfx906 "
+        in said
+    ), finding["context"]
     assert "release-packaging blocked for gfx906" in said and "set at ollama@v0.12.4:Dockerfile:83" in said
-    assert said.count("the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) "
-                      "and a build with gfx906 code") == 1
+    assert (
+        said.count(
+            "the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) "
+            "and a build with gfx906 code"
+        )
+        == 1
+    )
     scan = scan_json(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.17.5")
-    assert "the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906\\*.hsaco" not in said  # no Markdown escapes
-    assert "also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) and a build with gfx906 code" \
+    assert (
+        "the override also needs gfx906's rocBLAS files (Kernels.so-000-gfx906\\*.hsaco" not in said
+    )  # no Markdown escapes
+    assert (
+        "also needs gfx906's rocBLAS files (Kernels.so-000-gfx906*.hsaco, TensileLibrary_*gfx906*) and a build with gfx906 code"
         in cell(scan, "release-packaging", "gfx900")["remedy"]
+    )
     at_0123 = _findings(gfxgate_cli, SAMPLE_LOG)["rocblas-tensile-missing"]  # v0.12.3 ships gfx906: no such clause
     assert not any("does not ship gfx906" in c for c in at_0123["context"]), at_0123["context"]
 
@@ -455,10 +544,16 @@ def test_10_no_angle_placeholder_but_the_install_prefix(gfxgate_cli, ref):
         assert presets["remedy"] == "build with your own list: cmake --preset 'ROCm 6' -DAMDGPU_TARGETS=gfx900", presets
 
 
-@pytest.mark.parametrize("args", [["timeline", "--live", "-t", "gfx900"], ["history", "-t", "gfx900"],
-                                  ["scan", "-t", "gfx900", "--ref", "ollama=v0.12.3"],
-                                  ["scan", "-t", "gfx900", "--ref", "ollama=v0.20.0"]],
-                         ids=["timeline-live", "history", "scan-v0.12.3", "scan-v0.20.0"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["timeline", "--live", "-t", "gfx900"],
+        ["history", "-t", "gfx900"],
+        ["scan", "-t", "gfx900", "--ref", "ollama=v0.12.3"],
+        ["scan", "-t", "gfx900", "--ref", "ollama=v0.20.0"],
+    ],
+    ids=["timeline-live", "history", "scan-v0.12.3", "scan-v0.20.0"],
+)
 def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgate_cli, tmp_path, args):
     """A release the embedded snapshots do not hold (the study's and today's do), offline with no clone: exit 5,
     nothing on stdout, and the error says which --source to give (it used to say only "point --source at a local
@@ -473,7 +568,10 @@ def test_10_a_release_without_an_embedded_answer_names_the_source_to_give(gfxgat
 def test_10_a_clone_that_fails_names_the_source_to_give(gfxgate_cli, tmp_path):
     """Online, the clone of a release the snapshots do not hold fails (a host that never resolves): exit 5 and the
     --source to give, not only git's "Could not resolve host"."""
-    env = {"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GFXGATE_SOURCE_OLLAMA": "https://gfxgate-test.invalid/ollama.git"}
+    env = {
+        "GFXGATE_CACHE_DIR": str(tmp_path / "cache"),
+        "GFXGATE_SOURCE_OLLAMA": "https://gfxgate-test.invalid/ollama.git",
+    }
     result = run(gfxgate_cli, "scan", "-t", "gfx900", "--ref", "ollama=v0.12.3", env=env)
     assert result.returncode == 5, (result.returncode, result.stderr)
     assert result.stdout == "" and "--source ollama=CLONE" in result.stderr, result.stderr

@@ -121,8 +121,9 @@ def _tag(ref: tuple[str, ...]) -> str:
 @pytest.mark.parametrize("name,ref", EMBEDDED, ids=[n for n, _ in EMBEDDED])
 def test_scan_computes_the_stored_route_backend_by_backend(gfxgate_cli, timeline, cells, tmp_path, name, ref):
     tag = _tag(ref)
-    result = _run(gfxgate_cli, "scan", "-t", ",".join(timeline.targets), "--format", "json", "--offline", *ref,
-                  cache=tmp_path)
+    result = _run(
+        gfxgate_cli, "scan", "-t", ",".join(timeline.targets), "--format", "json", "--offline", *ref, cache=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     for route in json.loads(result.stdout)["routes"]:
         cell = cells.cell_at(route["target"], tag)
@@ -138,8 +139,12 @@ def test_scan_computes_the_stored_route_backend_by_backend(gfxgate_cli, timeline
 @pytest.mark.parametrize("name,ref", EMBEDDED, ids=[n for n, _ in EMBEDDED])
 def test_workarounds_gives_each_override_the_stored_releases_status(gfxgate_cli, timeline, cells, tmp_path, name, ref):
     tag = _tag(ref)
-    targets = [t for t in timeline.targets if any(t.split(":")[0] in w.applies_to for w in default_workarounds() if w.override)]
-    result = _run(gfxgate_cli, "workarounds", "-t", ",".join(targets), "--format", "json", "--offline", *ref, cache=tmp_path)
+    targets = [
+        t for t in timeline.targets if any(t.split(":")[0] in w.applies_to for w in default_workarounds() if w.override)
+    ]
+    result = _run(
+        gfxgate_cli, "workarounds", "-t", ",".join(targets), "--format", "json", "--offline", *ref, cache=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     entries = {w["id"]: w for w in json.loads(result.stdout)["workarounds"]}
     overrides = [w for w in default_workarounds() if w.override and w.id in entries]
@@ -176,8 +181,11 @@ def test_doctor_gives_the_stored_steps_at_every_change_of_the_route(card, timeli
         manifest.write_text(json.dumps(data))
         report = examine(DoctorRequest(root=root)).report.targets[0]
         assert report.target == target and report.version == tag.removeprefix("v")
-        given = {b.backend: tuple(s.workaround for s in b.steps if s.workaround != "access" and s.origin == "route") for b in report.backends
-                 if b.state != "no route" and b.state != "undecided"}
+        given = {
+            b.backend: tuple(s.workaround for s in b.steps if s.workaround != "access" and s.origin == "route")
+            for b in report.backends
+            if b.state != "no route" and b.state != "undecided"
+        }
         if report.matrix_from == "embedded timeline":
             stored = {b.backend: b.steps for b in cells.cell_at(target, tag).backends if b.state == "route"}
         else:  # an embedded snapshot's release: the matrix has the machine's installed files too, as scan --installed
@@ -193,14 +201,16 @@ def _scan_steps(target: str, tag: str, root: Path) -> dict[str, tuple[str, ...]]
     from gfxgate.sources.resolve import load_pins
 
     refs = {} if tag == load_pins().sources["ollama"].ref else {"ollama": tag}
-    route = scan(ScanRequest(targets=(target,), refs=refs, offline=True,
-                             installed=(str(root / "usr/local/lib/ollama"),))).routes[0]
+    route = scan(
+        ScanRequest(targets=(target,), refs=refs, offline=True, installed=(str(root / "usr/local/lib/ollama"),))
+    ).routes[0]
     return {b.backend: tuple(s.workaround for s in b.option.steps) for b in route.backends if b.option is not None}
 
 
 @pytest.mark.parametrize("target", ["gfx900", "gfx1031"])
-def test_workarounds_offline_gives_the_stored_override_status_where_the_route_changes(gfxgate_cli, target, timeline, cells,
-                                                                                        tmp_path):
+def test_workarounds_offline_gives_the_stored_override_status_where_the_route_changes(
+    gfxgate_cli, target, timeline, cells, tmp_path
+):
     """Through the installed script, offline without a clone, at the first release of each of the target's cells (a
     release no snapshot holds is answered from the stored timeline): each override entry is "not shipped" exactly
     where the check over the stored release refuses it, and never where the stored ROCm route is that override."""
@@ -213,8 +223,18 @@ def test_workarounds_offline_gives_the_stored_override_status_where_the_route_ch
         tag = cell.first
         if tag in embedded:
             continue
-        result = _run(gfxgate_cli, "workarounds", "-t", target, "--format", "json", "--offline", "--ref", f"ollama={tag}",
-                      cache=tmp_path)
+        result = _run(
+            gfxgate_cli,
+            "workarounds",
+            "-t",
+            target,
+            "--format",
+            "json",
+            "--offline",
+            "--ref",
+            f"ollama={tag}",
+            cache=tmp_path,
+        )
         assert result.returncode == 0, (tag, result.stderr)
         entries = {w["id"]: w for w in json.loads(result.stdout)["workarounds"]}
         rocm = _rocm(cell)
@@ -226,4 +246,6 @@ def test_workarounds_offline_gives_the_stored_override_status_where_the_route_ch
             if rocm is not None and rocm.state == "route" and rocm.steps[:1] == (w.id,):
                 assert entries[w.id]["state"] != "not shipped", (target, tag, w.id)
             checked += 1
-    assert checked >= 4  # gfx1031's cells since v0.12.6-v0.12.11 joined v0.12.4's (issue 36: no Vulkan in those archives)
+    assert (
+        checked >= 4
+    )  # gfx1031's cells since v0.12.6-v0.12.11 joined v0.12.4's (issue 36: no Vulkan in those archives)

@@ -15,8 +15,13 @@ import pytest
 
 
 def _json(exe: str, cache: Path, *args: str) -> dict:
-    done = subprocess.run([exe, *args, "--offline", "--format", "json"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "GFXGATE_CACHE_DIR": str(cache)})
+    done = subprocess.run(
+        [exe, *args, "--offline", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "GFXGATE_CACHE_DIR": str(cache)},
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -26,7 +31,9 @@ def _cell(exe: str, cache: Path, target: str, tag: str) -> dict:
     return data["targets"][0]["cells"][0]
 
 
-@pytest.mark.parametrize("target,label", [("gfx1031", "ROCm: override 10.3.0"), ("gfx900", "ROCm: build + rocBLAS files")])
+@pytest.mark.parametrize(
+    "target,label", [("gfx1031", "ROCm: override 10.3.0"), ("gfx900", "ROCm: build + rocBLAS files")]
+)
 @pytest.mark.parametrize("tag", ["v0.12.6", "v0.12.10", "v0.12.11"])
 def test_2_no_vulkan_where_the_linux_archives_shipped_none(gfxgate_exe, tmp_path, target, label, tag):
     """v0.12.6-v0.12.11's tarballs have no lib/ollama/vulkan (archive_novulkan; 399eacf48 is first in v0.13.0)."""
@@ -50,9 +57,12 @@ def test_3_gfx803s_build_route_copies_its_rocblas_files(gfxgate_exe, tmp_path, t
 def test_4_discovery_at_v0_17_5_is_the_init_probe_not_the_lazy_catalog(gfxgate_exe, tmp_path):
     """v0.12.4-v0.24.0 validate a ROCm device by a deep-initialization probe; no TensileLibrary_lazy check there."""
     data = _json(gfxgate_exe, tmp_path, "scan", "-t", "gfx900", "--ref", "ollama=v0.17.5")
-    discovery = next(c for layer in data["layers"] if layer["id"] == "discovery" for c in layer["cells"]
-                     if c["target"] == "gfx900")
-    assert "TensileLibrary_lazy" not in discovery["summary"] and "deep-initialization" in discovery["summary"], discovery
+    discovery = next(
+        c for layer in data["layers"] if layer["id"] == "discovery" for c in layer["cells"] if c["target"] == "gfx900"
+    )
+    assert "TensileLibrary_lazy" not in discovery["summary"] and "deep-initialization" in discovery["summary"], (
+        discovery
+    )
 
 
 @pytest.mark.parametrize("target", ["gfx1103", "gfx90c"])

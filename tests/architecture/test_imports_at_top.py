@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[2] / "gfxgate"
 BOUNDARY = ("cli/", "app/")
 HEAVY = ("tree_sitter", "PIL", "hyperscan", "ollama")  # and their submodules; tree_sitter_c etc. too
 NOT_MOVED = "not moved this round: answer/, gate/, doctor/, diagnose/ are edited by parallel branches (issue 40 item 4)"
-MERGED = "written by a parallel branch (nvidia, windows, answer, forks) in the same round, after the move: not yet moved"
+MERGED = (
+    "written by a parallel branch (nvidia, windows, answer, forks) in the same round, after the move: not yet moved"
+)
 
 # file (under gfxgate/) -> {imported module: why it is imported inside a function}
 ALLOWED: dict[str, dict[str, str]] = {
@@ -294,8 +296,11 @@ def function_level_imports() -> dict[str, dict[str, list[int]]]:
                     names = []
                     for alias in node.names:
                         sub = Path(ROOT.parent, *f"{base}.{alias.name}".split("."))
-                        names.append(f"{base}.{alias.name}" if sub.with_suffix(".py").exists()
-                                     or (sub / "__init__.py").exists() else base)
+                        names.append(
+                            f"{base}.{alias.name}"
+                            if sub.with_suffix(".py").exists() or (sub / "__init__.py").exists()
+                            else base
+                        )
                 else:
                     continue
                 for name in names:
@@ -306,10 +311,16 @@ def function_level_imports() -> dict[str, dict[str, list[int]]]:
 
 def test_function_level_imports_are_allowed_with_a_reason():
     found = function_level_imports()
-    unlisted = [f"gfxgate/{rel}:{lines[0]}: {name}" for rel, names in found.items() for name, lines in names.items()
-                if name not in ALLOWED.get(rel, {})]
-    assert not unlisted, ("imports inside functions outside cli/ and app/: move them to the module's top, or list them "
-                          "in ALLOWED with the reason (the speed budget, an import circle):\n" + "\n".join(unlisted))
+    unlisted = [
+        f"gfxgate/{rel}:{lines[0]}: {name}"
+        for rel, names in found.items()
+        for name, lines in names.items()
+        if name not in ALLOWED.get(rel, {})
+    ]
+    assert not unlisted, (
+        "imports inside functions outside cli/ and app/: move them to the module's top, or list them "
+        "in ALLOWED with the reason (the speed budget, an import circle):\n" + "\n".join(unlisted)
+    )
     assert all(reason.strip() for names in ALLOWED.values() for reason in names.values())
 
 

@@ -98,8 +98,10 @@ def check_one_use_case(module: str, path: Path | None = None) -> None:
         if _only_a_docstring(func):  # a group that only holds its sub-commands (`pins`, `snapshot`)
             continue
         calls = _app_calls(func, tree)
-        assert len(calls) == 1, (f"{module}.{func.name} calls {len(calls)} gfxgate.app functions {calls}: a command "
-                                 "calls exactly one use case (gfxgate/app/<command>.py) and renders its result")
+        assert len(calls) == 1, (
+            f"{module}.{func.name} calls {len(calls)} gfxgate.app functions {calls}: a command "
+            "calls exactly one use case (gfxgate/app/<command>.py) and renders its result"
+        )
 
 
 @pytest.mark.parametrize("module", _command_modules())
@@ -111,8 +113,11 @@ def test_command_modules_import_no_pipeline(module):
 def check_imports(module: str, path: Path | None = None) -> None:
     path = path or CLI / (module.rsplit(".", 1)[1] + ".py")
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    wrong = [f"line {node.lineno}: {source}{'.' + name if name else ''}" for node, source, name, _ in _imports(tree)
-             if not _allowed(module, source, name)]
+    wrong = [
+        f"line {node.lineno}: {source}{'.' + name if name else ''}"
+        for node, source, name, _ in _imports(tree)
+        if not _allowed(module, source, name)
+    ]
     assert not wrong, f"{module} imports logic below the use cases (move it into gfxgate/app/): {wrong}"
 
 
@@ -141,7 +146,7 @@ def test_each_use_case_takes_one_request():
 
 def test_the_rule_sees_logic_in_a_callback(tmp_path, monkeypatch):
     """The checks above fail on a command that decides in its callback: two use cases called, a pipeline imported."""
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         import click
 
         from gfxgate.cli.common import emit
@@ -154,7 +159,7 @@ def test_the_rule_sees_logic_in_a_callback(tmp_path, monkeypatch):
 
             emit(schema("matrix") + schema("gates"), None)
             scan_matrix([])
-        ''')
+        """)
     (tmp_path / "bad.py").write_text(source)
     monkeypatch.setattr(__import__(__name__, fromlist=["CLI"]), "CLI", tmp_path)
     [(func, tree)] = _callbacks("gfxgate.cli.bad")

@@ -32,8 +32,14 @@ main(sys.argv[3:])
 
 
 def _gfxgate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _RUN, str(EXAMPLE / "app"), str(EXAMPLE / "cli"), *args], cwd=cwd,
-                          env=os.environ, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", _RUN, str(EXAMPLE / "app"), str(EXAMPLE / "cli"), *args],
+        cwd=cwd,
+        env=os.environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture

@@ -40,8 +40,14 @@ main(sys.argv[2:])
 
 
 def _gfxgate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _RUN, str(EXAMPLE / "matchers"), *args], cwd=cwd, env=os.environ,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", _RUN, str(EXAMPLE / "matchers"), *args],
+        cwd=cwd,
+        env=os.environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -70,8 +76,19 @@ def test_a_live_scan_shows_the_new_row_as_its_fixture_says(rules, tmp_path, sour
     assert {e.rule_id for e in expectations} == {"hip-isa-list"} and all(e.kind == "ruleid" for e in expectations)
     expected = {(target, status, e.path, e.evidence_line) for e in expectations for target, status in e.statuses}
     targets = sorted({target for target, *_ in expected})
-    run = _gfxgate("scan", "--live", "--offline", "--rules", str(rules), "--source", f"clr={tree}",
-                   *[f"--target={t}" for t in targets], "--format", "json", cwd=tmp_path)
+    run = _gfxgate(
+        "scan",
+        "--live",
+        "--offline",
+        "--rules",
+        str(rules),
+        "--source",
+        f"clr={tree}",
+        *[f"--target={t}" for t in targets],
+        "--format",
+        "json",
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     layers = {layer["id"]: layer for layer in json.loads(run.stdout)["layers"]}
     assert list(layers)[-1] == "hip-runtime" and layers["hip-runtime"]["title"] == "HIP runtime ISA list"
@@ -88,7 +105,9 @@ def test_a_live_scan_shows_the_new_row_as_its_fixture_says(rules, tmp_path, sour
 def test_the_example_is_what_the_architecture_page_shows():
     """The page names every file of the example, and the matcher needs nothing the page does not say."""
     page = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
-    example = [p for p in EXAMPLE.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "__init__.py"]
+    example = [
+        p for p in EXAMPLE.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.name != "__init__.py"
+    ]
     for path in sorted(example):
         assert path.relative_to(ROOT).as_posix() in page, f"ARCHITECTURE.md does not name {path.relative_to(ROOT)}"
     module = (EXAMPLE / "matchers" / "isa_list.py").read_text(encoding="utf-8")

@@ -70,26 +70,72 @@ class Built:
 
     def code_object(self, mcpu: str, *extra: str, name: str | None = None) -> Path:
         out = self.root / (name or f"k-{mcpu.replace(':', '_')}{'-'.join(extra)}.hsaco")
-        return self._build(out, {"k.cl": KERNEL_CL}, lambda srcs, o: [
-            self.clang, "-x", "cl", "-target", "amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-nogpulib", "-O2", *extra, *srcs,
-            "-o", o])
+        return self._build(
+            out,
+            {"k.cl": KERNEL_CL},
+            lambda srcs, o: [
+                self.clang,
+                "-x",
+                "cl",
+                "-target",
+                "amdgcn-amd-amdhsa",
+                f"-mcpu={mcpu}",
+                "-nogpulib",
+                "-O2",
+                *extra,
+                *srcs,
+                "-o",
+                o,
+            ],
+        )
 
     def hip_so(self, name: str, *extra: str, archs=HIP_ARCHS, units: int = 1) -> Path:
-        return self._build(self.root / name, {f"{name}-{n}.hip": KERNEL_HIP % {"n": n} for n in range(units)},
-                           lambda srcs, o: [self.clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs),
-                                            "-nogpulib", "-nogpuinc", "-no-hip-rt", "-shared", "-fPIC", *extra, *srcs,
-                                            "-o", o])
+        return self._build(
+            self.root / name,
+            {f"{name}-{n}.hip": KERNEL_HIP % {"n": n} for n in range(units)},
+            lambda srcs, o: [
+                self.clang,
+                "-x",
+                "hip",
+                *(f"--offload-arch={a}" for a in archs),
+                "-nogpulib",
+                "-nogpuinc",
+                "-no-hip-rt",
+                "-shared",
+                "-fPIC",
+                *extra,
+                *srcs,
+                "-o",
+                o,
+            ],
+        )
 
     def device_bundle(self, name: str, *extra: str, archs=HIP_ARCHS) -> Path:
-        return self._build(self.root / name, {f"{name}.hip": KERNEL_HIP % {"n": 0}},
-                           lambda srcs, o: [self.clang, "-x", "hip", *(f"--offload-arch={a}" for a in archs),
-                                            "--offload-device-only", "-c", "-nogpulib", "-nogpuinc", *extra, *srcs,
-                                            "-o", o])
+        return self._build(
+            self.root / name,
+            {f"{name}.hip": KERNEL_HIP % {"n": 0}},
+            lambda srcs, o: [
+                self.clang,
+                "-x",
+                "hip",
+                *(f"--offload-arch={a}" for a in archs),
+                "--offload-device-only",
+                "-c",
+                "-nogpulib",
+                "-nogpuinc",
+                *extra,
+                *srcs,
+                "-o",
+                o,
+            ],
+        )
 
 
 def ccob(bundle: bytes, version: int, method: str) -> bytes:
     """A compressed offload bundle per clang/docs/ClangOffloadBundler.rst (what LLVM's writer emits)."""
-    payload = zlib.compress(bundle, 9) if method == "zlib" else __import__("zstandard").ZstdCompressor().compress(bundle)
+    payload = (
+        zlib.compress(bundle, 9) if method == "zlib" else __import__("zstandard").ZstdCompressor().compress(bundle)
+    )
     digest = int.from_bytes(hashlib.md5(bundle).digest()[:8], "little")
     code = {"zlib": 0, "zstd": 1}[method]
     if version == 1:
@@ -105,8 +151,6 @@ def shared_object(tree: Path, stem: str) -> Path:
     hits = sorted(p for p in tree.rglob(f"{stem}.so*") if p.is_file() and not p.is_symlink())
     assert hits, f"no {stem}.so in {tree}"
     return hits[-1]
-
-
 
 
 # -- hostile variants of real files (issue 13): small files that cost CPU or memory to naive parsers --------

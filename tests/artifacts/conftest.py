@@ -23,10 +23,14 @@ def rocblas_folder(built, tmp_path_factory) -> Path:
     lib.mkdir(parents=True)
     shutil.copy(built.code_object("gfx900"), lib / "Kernels.so-000-gfx900.hsaco")
     shutil.copy(built.code_object("gfx906:xnack-"), lib / "Kernels.so-000-gfx906-xnack-.hsaco")
-    shutil.copy(built.device_bundle("dev-900.co", "--offload-compress", archs=("gfx900",)),
-                lib / "TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_gfx900.co")
-    shutil.copy(built.device_bundle("dev-1030.co", archs=("gfx1030",)),
-                lib / "TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_gfx1030.co")
+    shutil.copy(
+        built.device_bundle("dev-900.co", "--offload-compress", archs=("gfx900",)),
+        lib / "TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_gfx900.co",
+    )
+    shutil.copy(
+        built.device_bundle("dev-1030.co", archs=("gfx1030",)),
+        lib / "TensileLibrary_Type_SS_Contraction_l_Alik_Bljk_Cijk_Dijk_gfx1030.co",
+    )
     import msgpack
 
     for target in ("gfx900", "gfx1030"):

@@ -31,9 +31,9 @@ def test_hip_shared_object(built, extra):
         assert co.note == ""
     data = so.read_bytes()
     if container == IN_BUNDLE:  # the offset points at the ELF itself
-        assert {data[co.offset:co.offset + 4] for co in report.code_objects} == {b"\x7fELF"}
+        assert {data[co.offset : co.offset + 4] for co in report.code_objects} == {b"\x7fELF"}
     else:  # the offset points at the CCOB blob holding it
-        assert {data[co.offset:co.offset + 4] for co in report.code_objects} == {b"CCOB"}
+        assert {data[co.offset : co.offset + 4] for co in report.code_objects} == {b"CCOB"}
 
 
 def test_several_translation_units_give_several_bundles(built):

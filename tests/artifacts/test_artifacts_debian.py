@@ -23,7 +23,7 @@ def test_libhsa_runtime_embedded_images(libhsa):
         assert expected in targets
     data = libhsa.read_bytes()
     for c in images:  # every offset points at an AMDGPU ELF header
-        assert data[c.offset:c.offset + 4] == b"\x7fELF" and data[c.offset + 18] == 224
+        assert data[c.offset : c.offset + 4] == b"\x7fELF" and data[c.offset + 18] == 224
     v4 = [c for c in images if c.code_object_version == 4]
     assert all("copy_buffer_to_image" in c.kernels for c in v4)  # from the msgpack metadata note
     v2 = [c for c in images if c.code_object_version == 2]
@@ -51,8 +51,15 @@ def test_librocsparse_bundles(librocsparse):
     report = scan_file(librocsparse)
     assert report.kind == HIP_HOST and not report.errors
     counts = report.target_counts()
-    assert set(counts) == {"gfx803", "gfx900:xnack-", "gfx906:xnack-", "gfx908:xnack-", "gfx90a:xnack+",
-                           "gfx90a:xnack-", "gfx1030"}
+    assert set(counts) == {
+        "gfx803",
+        "gfx900:xnack-",
+        "gfx906:xnack-",
+        "gfx908:xnack-",
+        "gfx90a:xnack+",
+        "gfx90a:xnack-",
+        "gfx1030",
+    }
     assert set(counts.values()) == {111}  # 111 translation units, one bundle each
     assert all(c.container == IN_BUNDLE and not c.note for c in report.code_objects)  # e_flags agree with ids
     assert report.bytes_read < report.size / 100, (report.bytes_read, report.size)

@@ -25,8 +25,22 @@ def test_mach_table_from_targets_yaml_agrees_with_llvm(clang19, tmp_path):
     unknown = set()
     for name, mach in table.machs.items():
         out = tmp_path / f"{name}.o"
-        done = subprocess.run([clang19, "-target", "amdgcn-amd-amdhsa", f"-mcpu={name}", "-mcode-object-version=6",
-                               "-c", str(empty), "-o", str(out)], capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [
+                clang19,
+                "-target",
+                "amdgcn-amd-amdhsa",
+                f"-mcpu={name}",
+                "-mcode-object-version=6",
+                "-c",
+                str(empty),
+                "-o",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             unknown.add(name)
             continue

@@ -18,10 +18,19 @@ from gfxgate.artifacts.scan import scan_bytes
 from tests.cputime import cpu_time
 from tests.artifacts.artifact_builders import ccob
 
-FUZZ = settings(max_examples=2500, derandomize=True, deadline=None, database=None,
-                suppress_health_check=list(HealthCheck))
-INTERESTING = [b"\xff" * 8, b"\0" * 8, struct.pack("<Q", 1 << 40), struct.pack("<Q", 0x1000), b"\x7fELF",
-               b"CCOB", bnd.BUNDLE_MAGIC, struct.pack("<I", 0xFFFFFFF0)]
+FUZZ = settings(
+    max_examples=2500, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+)
+INTERESTING = [
+    b"\xff" * 8,
+    b"\0" * 8,
+    struct.pack("<Q", 1 << 40),
+    struct.pack("<Q", 0x1000),
+    b"\x7fELF",
+    b"CCOB",
+    bnd.BUNDLE_MAGIC,
+    struct.pack("<I", 0xFFFFFFF0),
+]
 
 
 @pytest.fixture(scope="module")
@@ -55,11 +64,11 @@ def mutate(data: bytes, steps) -> bytes:
         if op == "set":
             buf[pos] = value
         elif op == "splice":
-            buf[pos:pos + len(blob)] = blob
+            buf[pos : pos + len(blob)] = blob
         elif op == "truncate":
             del buf[pos:]
         else:
-            buf[pos:pos] = buf[pos:pos + 4096]
+            buf[pos:pos] = buf[pos : pos + 4096]
     return bytes(buf)
 
 
@@ -84,8 +93,14 @@ def test_scan_survives_mutated_real_files(seeds, which, steps):
 @given(which=st.integers(0, 6), steps=st.lists(mutation, min_size=1, max_size=4), offset=st.integers(0, 128))
 def test_parsers_raise_only_format_errors(seeds, which, steps, offset):
     blob = elf.Blob(mutate(seeds[which], steps))
-    for parse in (elf.code_object_header, elf.kernel_names, elf.host_elf, elf.needed_libraries, bnd.parse_bundle,
-                  bnd.parse_compressed_header):
+    for parse in (
+        elf.code_object_header,
+        elf.kernel_names,
+        elf.host_elf,
+        elf.needed_libraries,
+        bnd.parse_bundle,
+        bnd.parse_compressed_header,
+    ):
         try:
             parse(blob, offset) if parse not in (elf.host_elf, elf.needed_libraries) else parse(blob)
         except elf.ArtifactFormatError:
@@ -100,7 +115,7 @@ def hsa_images(libhsa) -> list[bytes]:
     data = libhsa.read_bytes()
     out = {}
     for c in scan_file(libhsa).code_objects:
-        out.setdefault(c.code_object_version, data[c.offset:c.offset + c.size])
+        out.setdefault(c.code_object_version, data[c.offset : c.offset + c.size])
     return [out[2], out[4]]
 
 

@@ -36,24 +36,38 @@ def test_reference_noop_archive_lists_libraries_and_arches():
     assert report.kind == KPACK
     info = report.kpack
     assert (info.role, info.version, info.group_name, info.arch_family, info.compression) == (
-        "archive", 1, "test", "gfx900X", "none")
+        "archive",
+        1,
+        "test",
+        "gfx900X",
+        "none",
+    )
     assert info.gfx_arches == ("gfx900", "gfx906")
     assert {lib.binary: lib.archs for lib in info.libraries} == {
-        "bin/testapp": ("gfx900",), "lib/libtest.so": ("gfx900", "gfx906")}
+        "bin/testapp": ("gfx900",),
+        "lib/libtest.so": ("gfx900", "gfx906"),
+    }
     # its payloads are byte patterns, not ELF: listed from the TOC, unconfirmed, each with its error
     assert sorted((c.entry_id, c.target, c.confirmed, c.container) for c in report.code_objects) == [
-        ("bin/testapp#0", "gfx900", False, IN_KPACK), ("lib/libtest.so#0", "gfx900", False, IN_KPACK),
-        ("lib/libtest.so#0", "gfx906", False, IN_KPACK)]
-    assert sorted(_errors(report)) == [f"kpack {b} {a}: no ELF magic" for b, a in
-                                       sorted([("bin/testapp#0", "gfx900"), ("lib/libtest.so#0", "gfx900"),
-                                               ("lib/libtest.so#0", "gfx906")])]
+        ("bin/testapp#0", "gfx900", False, IN_KPACK),
+        ("lib/libtest.so#0", "gfx900", False, IN_KPACK),
+        ("lib/libtest.so#0", "gfx906", False, IN_KPACK),
+    ]
+    assert sorted(_errors(report)) == [
+        f"kpack {b} {a}: no ELF magic"
+        for b, a in sorted(
+            [("bin/testapp#0", "gfx900"), ("lib/libtest.so#0", "gfx900"), ("lib/libtest.so#0", "gfx906")]
+        )
+    ]
 
 
 def test_reference_zstd_archive_inflates_each_frame():
     report = scan_paths([DATA / "test_zstd.kpack"]).files[0]
     assert report.kpack.compression == "zstd-per-kernel"
     assert {lib.binary: lib.archs for lib in report.kpack.libraries} == {
-        "bin/hiptest": ("gfx1100",), "lib/libhip.so": ("gfx1100", "gfx1101")}
+        "bin/hiptest": ("gfx1100",),
+        "lib/libhip.so": ("gfx1100", "gfx1101"),
+    }
     # the frames inflated to the sizes the TOC declares (no size error), then were found not to be ELF
     assert all(m.endswith(": no ELF magic") for m in _errors(report)) and len(_errors(report)) == 3
     from gfxgate.artifacts.verdicts import INSTALLED_LAYER, artifact_verdicts
@@ -73,13 +87,20 @@ def objects(built) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("scheme", ["none", "zstd-per-kernel"])
 def test_archive_of_real_code_objects_confirms_each_target(objects, scheme):
-    data = kpack({"lib/librocblas.so.5#0": {"gfx1030": objects["gfx1030"], "gfx1100": objects["gfx1100"]},
-                  "lib/libhipblaslt.so.1#0": {"gfx906": objects["gfx906:xnack-"]}}, scheme=scheme)
+    data = kpack(
+        {
+            "lib/librocblas.so.5#0": {"gfx1030": objects["gfx1030"], "gfx1100": objects["gfx1100"]},
+            "lib/libhipblaslt.so.1#0": {"gfx906": objects["gfx906:xnack-"]},
+        },
+        scheme=scheme,
+    )
     report = scan_bytes(data, "rocm-gfx1030.kpack", kernels=True)
     assert _errors(report) == []
     assert sorted((c.entry_id, c.target, c.confirmed, c.note) for c in report.code_objects) == [
         ("lib/libhipblaslt.so.1#0", "gfx906:xnack-", True, ""),
-        ("lib/librocblas.so.5#0", "gfx1030", True, ""), ("lib/librocblas.so.5#0", "gfx1100", True, "")]
+        ("lib/librocblas.so.5#0", "gfx1030", True, ""),
+        ("lib/librocblas.so.5#0", "gfx1100", True, ""),
+    ]
     assert all(c.kernels == ("add", "scale") for c in report.code_objects)  # --kernels reads the inflated objects
     assert report.target_counts() == {"gfx906:xnack-": 1, "gfx1030": 1, "gfx1100": 1}
 
@@ -94,20 +115,32 @@ def test_kpacked_library_and_its_archive_give_arches_per_library(built, objects,
     tree = tmp_path / "rocm"
     (tree / "lib").mkdir(parents=True)
     (tree / ".kpack").mkdir()
-    kpacked_host(built.hip_so("libvadd.so"), tree / "lib" / "libvadd.so", "lib/libvadd.so",
-                 ["../.kpack/vadd-gfx110X.kpack"], objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19")
+    kpacked_host(
+        built.hip_so("libvadd.so"),
+        tree / "lib" / "libvadd.so",
+        "lib/libvadd.so",
+        ["../.kpack/vadd-gfx110X.kpack"],
+        objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19",
+    )
     (tree / ".kpack" / "vadd-gfx110X.kpack").write_bytes(
-        kpack({"lib/libvadd.so#0": {"gfx1100": objects["gfx1100"], "gfx1030": objects["gfx1030"]}},
-              scheme="zstd-per-kernel"))
+        kpack(
+            {"lib/libvadd.so#0": {"gfx1100": objects["gfx1100"], "gfx1030": objects["gfx1030"]}},
+            scheme="zstd-per-kernel",
+        )
+    )
     report = scan_paths([tree])
     host = next(f for f in report.files if f.path.endswith("libvadd.so"))
     assert host.kind == KPACK_HOST and _errors(host) == []
     assert host.code_objects == ()  # .hip_fatbin is no longer in the file
     assert (host.kpack.kernel_name, host.kpack.search_paths) == ("lib/libvadd.so", ("../.kpack/vadd-gfx110X.kpack",))
     assert (host.kpack.hipk_wrappers, host.kpack.hipf_wrappers) == (1, 0)
-    assert report.kpack_libraries() == {"lib/libvadd.so": {
-        "archs": ["gfx1030", "gfx1100"], "archives": [str(tree / ".kpack" / "vadd-gfx110X.kpack")],
-        "referenced_by": [host.path]}}
+    assert report.kpack_libraries() == {
+        "lib/libvadd.so": {
+            "archs": ["gfx1030", "gfx1100"],
+            "archives": [str(tree / ".kpack" / "vadd-gfx110X.kpack")],
+            "referenced_by": [host.path],
+        }
+    }
     assert set(report.target_counts()) == {"gfx1030", "gfx1100"}
     import jsonschema
 
@@ -130,21 +163,39 @@ def test_kpacked_library_and_its_archive_give_arches_per_library(built, objects,
 
 def test_kpacked_library_that_kept_its_fatbin_bytes(built, tmp_path):
     """A .hip_fatbin not zero-paged: its bundles are still read, and the HIPK records are no error."""
-    out = kpacked_host(built.hip_so("libvadd.so"), tmp_path / "libvadd.so", "lib/libvadd.so", [".kpack"],
-                       objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19", keep_fatbin=True)
+    out = kpacked_host(
+        built.hip_so("libvadd.so"),
+        tmp_path / "libvadd.so",
+        "lib/libvadd.so",
+        [".kpack"],
+        objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19",
+        keep_fatbin=True,
+    )
     report = scan_paths([out]).files[0]
     assert _errors(report) == []
     assert report.kpack.hipk_wrappers == 1 and report.target_counts() == {"gfx900": 1, "gfx906:xnack-": 1}
 
 
 def test_hipk_records_without_a_marker_are_an_error(built, tmp_path):
-    out = kpacked_host(built.hip_so("libvadd.so"), tmp_path / "libvadd.so", "x", [],
-                       objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19")
+    out = kpacked_host(
+        built.hip_so("libvadd.so"),
+        tmp_path / "libvadd.so",
+        "x",
+        [],
+        objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19",
+    )
     stripped = tmp_path / "stripped.so"
     import subprocess
 
-    subprocess.run([shutil.which("llvm-objcopy-19") or "llvm-objcopy-19", "--remove-section=.rocm_kpack_ref",
-                    str(out), str(stripped)], check=True)
+    subprocess.run(
+        [
+            shutil.which("llvm-objcopy-19") or "llvm-objcopy-19",
+            "--remove-section=.rocm_kpack_ref",
+            str(out),
+            str(stripped),
+        ],
+        check=True,
+    )
     report = scan_paths([stripped]).files[0]
     assert report.kind == KPACK_HOST
     assert _errors(report) == ["1 HIPK wrapper record(s) but no .rocm_kpack_ref section"]
@@ -164,14 +215,14 @@ def _toc_at(data: bytes) -> int:
 
 
 def _with_toc(data: bytes, toc: bytes) -> bytes:
-    return data[:_toc_at(data)] + toc
+    return data[: _toc_at(data)] + toc
 
 
 def _hostile(objects) -> dict[str, bytes]:
     good = kpack({"lib/a.so#0": {"gfx1100": objects["gfx1100"]}})
     zgood = kpack({"lib/a.so#0": {"gfx1100": objects["gfx1100"]}}, scheme="zstd-per-kernel")
-    ztoc = msgpack.unpackb(zgood[_toc_at(zgood):])
-    ntoc = msgpack.unpackb(good[_toc_at(good):])
+    ztoc = msgpack.unpackb(zgood[_toc_at(zgood) :])
+    ntoc = msgpack.unpackb(good[_toc_at(good) :])
     zstart = ztoc["zstd_offset"]
     return {
         "truncated TOC": good[:-7],
@@ -187,12 +238,13 @@ def _hostile(objects) -> dict[str, bytes]:
         "deep nesting": _with_toc(good, b"\x91" * 200_000 + b"\xc0"),
         "blob past the end": _with_toc(good, msgpack.packb({**ntoc, "blobs": [{"offset": 64, "size": 1 << 40}]})),
         "negative blob offset": _with_toc(good, msgpack.packb({**ntoc, "blobs": [{"offset": -5, "size": 10}]})),
-        "ordinal out of range": _with_toc(good, msgpack.packb(
-            {**ntoc, "toc": {"lib/a.so#0": {"gfx1100": {"type": "hsaco", "ordinal": 7}}}})),
+        "ordinal out of range": _with_toc(
+            good, msgpack.packb({**ntoc, "toc": {"lib/a.so#0": {"gfx1100": {"type": "hsaco", "ordinal": 7}}}})
+        ),
         "zstd region past the end": _with_toc(zgood, msgpack.packb({**ztoc, "zstd_size": 1 << 40})),
-        "huge frame count": zgood[:zstart] + struct.pack("<I", 0xFFFFFFFF) + zgood[zstart + 4:],
-        "frame past its region": zgood[:zstart + 4] + struct.pack("<I", 0x7FFFFFFF) + zgood[zstart + 8:],
-        "corrupt frame": zgood[:zstart + 8] + b"\x00" * 16 + zgood[zstart + 24:],
+        "huge frame count": zgood[:zstart] + struct.pack("<I", 0xFFFFFFFF) + zgood[zstart + 4 :],
+        "frame past its region": zgood[: zstart + 4] + struct.pack("<I", 0x7FFFFFFF) + zgood[zstart + 8 :],
+        "corrupt frame": zgood[: zstart + 8] + b"\x00" * 16 + zgood[zstart + 24 :],
     }
 
 
@@ -236,7 +288,7 @@ def test_zstd_bomb_stops_at_what_the_toc_declares(objects):
     bomb = zstandard.ZstdCompressor(level=19).compress(objects["gfx1100"] + bytes(512 << 20))
     assert len(bomb) < 100_000
     data = kpack({"lib/a.so#0": {"gfx1100": objects["gfx1100"]}}, scheme="zstd-per-kernel")
-    toc = msgpack.unpackb(data[_toc_at(data):])
+    toc = msgpack.unpackb(data[_toc_at(data) :])
     body = struct.pack("<I", 1) + struct.pack("<I", len(bomb)) + bomb
     toc["zstd_size"] = len(body)
     bombed = data[:64] + body
@@ -249,7 +301,7 @@ def test_zstd_bomb_stops_at_what_the_toc_declares(objects):
     assert [(c.target, c.confirmed) for c in report.code_objects] == [("gfx1100", False)]
     # a TOC that declares no size is bounded by the scan's cap and by the per-scan budget
     del toc["toc"]["lib/a.so#0"]["gfx1100"]["original_size"]
-    undeclared = bombed[:_toc_at(bombed)] + msgpack.packb(toc)
+    undeclared = bombed[: _toc_at(bombed)] + msgpack.packb(toc)
     small = Budget(inflated_bytes=8 << 20)
     report = scan_bytes(undeclared, "bomb.kpack", budget=small)
     _no_internal(report)
@@ -260,18 +312,29 @@ def test_zstd_bomb_stops_at_what_the_toc_declares(objects):
 # -- fuzz: mutated archives and kpack'd libraries ------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def kpack_seeds(built, objects, tmp_path_factory) -> list[bytes]:
-    host = kpacked_host(built.hip_so("libvadd.so"), tmp_path_factory.mktemp("kp") / "libvadd.so", "lib/libvadd.so",
-                        ["../.kpack/a.kpack"], objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19")
+    host = kpacked_host(
+        built.hip_so("libvadd.so"),
+        tmp_path_factory.mktemp("kp") / "libvadd.so",
+        "lib/libvadd.so",
+        ["../.kpack/a.kpack"],
+        objcopy=shutil.which("llvm-objcopy-19") or "llvm-objcopy-19",
+    )
     kernels = {"lib/a.so#0": {"gfx1100": objects["gfx1100"], "gfx1030": objects["gfx1030"]}}
-    return [kpack(kernels), kpack(kernels, scheme="zstd-per-kernel"), (DATA / "test_noop.kpack").read_bytes(),
-            (DATA / "test_zstd.kpack").read_bytes(), host.read_bytes()]
+    return [
+        kpack(kernels),
+        kpack(kernels, scheme="zstd-per-kernel"),
+        (DATA / "test_noop.kpack").read_bytes(),
+        (DATA / "test_zstd.kpack").read_bytes(),
+        host.read_bytes(),
+    ]
 
 
 def _fuzz_settings():
     from hypothesis import HealthCheck, settings
 
-    return settings(max_examples=1500, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck))
+    return settings(
+        max_examples=1500, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
 
 
 def test_mutated_kpack_inputs_give_reports_not_tracebacks(kpack_seeds):

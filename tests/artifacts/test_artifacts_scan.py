@@ -66,8 +66,9 @@ def test_json_is_versioned_sorted_and_stable(tree):
     outs = []
     for jobs in (1, 4):
         report = scan_paths([tree], jobs=jobs, sha256=True)
-        outs.append(render(ArtifactsResult(report, tuple(map(str, targets)), artifact_verdicts(report, targets)),
-                           "json"))
+        outs.append(
+            render(ArtifactsResult(report, tuple(map(str, targets)), artifact_verdicts(report, targets)), "json")
+        )
     assert outs[0] == outs[1]
     data = json.loads(outs[0])
     assert (data["schema_version"], data["kind"]) == (1, "artifacts")
@@ -133,8 +134,19 @@ def test_compat_answers():
 def test_cli_writes_report(built, tmp_path, gfxgate_cli):
     out = tmp_path / "r.json"
     so = built.hip_so("libplain.so")
-    done = gfxgate_cli("artifacts", str(so), "--target", "gfx906", "--kernels", "--format", "json",
-                           "-o", str(out), timeout=120, check=False)
+    done = gfxgate_cli(
+        "artifacts",
+        str(so),
+        "--target",
+        "gfx906",
+        "--kernels",
+        "--format",
+        "json",
+        "-o",
+        str(out),
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # the report went to -o
     data = json.loads(out.read_text())
@@ -154,8 +166,7 @@ def test_cli_writes_report(built, tmp_path, gfxgate_cli):
 
 def test_cli_missing_path_is_an_input_error(tmp_path, gfxgate_cli):
     missing = tmp_path / "nope"
-    done = gfxgate_cli("artifacts", str(missing), timeout=120,
-                          check=False)
+    done = gfxgate_cli("artifacts", str(missing), timeout=120, check=False)
     assert done.returncode == 6  # README: a path given to artifacts does not exist
     assert done.stderr.startswith("gfxgate: error: ") and str(missing) in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""

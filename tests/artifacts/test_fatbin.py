@@ -84,8 +84,9 @@ def test_each_container_alone_is_what_cuobjdump_lists(ggml_cuda, curand13, cuobj
             cut.write_bytes(data)
             alone = scan_file(cut)
             assert alone.kind == FATBIN and not alone.errors
-            assert [(c.kind, c.arch) for c in alone.cuda_code] == \
-                [(c.kind, c.arch) for c in report.cuda_code if c.container == start]
+            assert [(c.kind, c.arch) for c in alone.cuda_code] == [
+                (c.kind, c.arch) for c in report.cuda_code if c.container == start
+            ]
             assert _ours(alone) == nv.list_entries(cuobjdump, cut)
 
 
@@ -140,30 +141,44 @@ def test_the_artifacts_command_answers_for_an_nvidia_target(ggml_cuda, gfxgate_c
 
 # -- hostile input: small crafted fat binaries ------------------------------------------------------------------
 
+
 def _entry(kind: int, arch: int, payload: bytes, header_size: int = 64, flags: int = 0x11) -> bytes:
     head = bytearray(header_size)
     head[0:2] = kind.to_bytes(2, "little")
     head[2:4] = (0x101).to_bytes(2, "little")
     head[4:8] = header_size.to_bytes(4, "little")
     head[8:16] = len(payload).to_bytes(8, "little")
-    head[0x18:0x1a], head[0x1a:0x1c] = (7).to_bytes(2, "little"), (1).to_bytes(2, "little")
-    head[0x1c:0x20] = arch.to_bytes(4, "little")
+    head[0x18:0x1A], head[0x1A:0x1C] = (7).to_bytes(2, "little"), (1).to_bytes(2, "little")
+    head[0x1C:0x20] = arch.to_bytes(4, "little")
     head[0x28:0x30] = flags.to_bytes(8, "little")
     return bytes(head) + payload
 
 
 def _container(*entries: bytes) -> bytes:
     body = b"".join(entries)
-    return nvf.MAGIC_BYTES + (1).to_bytes(2, "little") + (16).to_bytes(2, "little") + len(body).to_bytes(8, "little") + body
+    return (
+        nvf.MAGIC_BYTES
+        + (1).to_bytes(2, "little")
+        + (16).to_bytes(2, "little")
+        + len(body).to_bytes(8, "little")
+        + body
+    )
 
 
 def test_a_crafted_container_parses_and_its_damage_is_an_error():
     good = _container(_entry(2, 61, b"\x7fELF" + bytes(4)), _entry(1, 50, b"// ptx\0\0", flags=0x2011))
     report = scan_bytes(good, "x.fatbin")
-    assert [(c.kind, c.arch, c.compression) for c in report.cuda_code] == [("cubin", "sm_61", None), ("ptx", "sm_50", "lz4")]
+    assert [(c.kind, c.arch, c.compression) for c in report.cuda_code] == [
+        ("cubin", "sm_61", None),
+        ("ptx", "sm_50", "lz4"),
+    ]
     assert not report.errors
-    for damaged in (good[:40], good[:-4], good[:4] + bytes(12) + good[16:],
-                    good[:16] + _entry(2, 61, b"", header_size=8)[:8] + good[24:]):
+    for damaged in (
+        good[:40],
+        good[:-4],
+        good[:4] + bytes(12) + good[16:],
+        good[:16] + _entry(2, 61, b"", header_size=8)[:8] + good[24:],
+    ):
         cut = scan_bytes(damaged, "x.fatbin")
         assert cut.errors or not cut.cuda_code  # an error entry, never an exception
     many = _container(*[_entry(2, 61, b"")] * 10)

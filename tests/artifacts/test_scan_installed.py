@@ -57,8 +57,19 @@ def test_no_gpu_code_anywhere_cites_the_folders_not_the_first_files(gfxgate_cli,
         folder.mkdir()
         shutil.copy(sys.executable, folder / "Acrt1.o")  # a real host ELF without GPU code
     shutil.copy(sys.executable, first / "libx.so")
-    done = gfxgate_cli("scan", "-t", "gfx900", "--installed", str(first), "--installed", str(second),
-                           "--format", "json", timeout=120, check=True)
+    done = gfxgate_cli(
+        "scan",
+        "-t",
+        "gfx900",
+        "--installed",
+        str(first),
+        "--installed",
+        str(second),
+        "--format",
+        "json",
+        timeout=120,
+        check=True,
+    )
     layer = next(layer for layer in json.loads(done.stdout)["layers"] if layer["id"] == "installed-gpu-code")
     evidence = layer["cells"][0]["evidence"]
     assert [e["where"] for e in evidence] == [str(first), str(second)]

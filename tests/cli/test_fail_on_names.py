@@ -12,12 +12,15 @@ import pytest
 from tests.diagnose import logs
 from tests.doctor.machines import machine
 
-VEGA_DROPIN = "[Service]\nEnvironment=\"HSA_OVERRIDE_GFX_VERSION=9.0.6\"\n"
+VEGA_DROPIN = '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.6"\n'
 
 
 def _env(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GFXGATE_", "XDG_")) and k not in ("NO_COLOR", "TERM", "COLUMNS", "FORCE_COLOR")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GFXGATE_", "XDG_")) and k not in ("NO_COLOR", "TERM", "COLUMNS", "FORCE_COLOR")
+    }
     env.update({"GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GFXGATE_NO_PROGRESS": "1"})
     return env
 
@@ -35,16 +38,38 @@ def test_diagnose_fail_on_layer_and_the_old_spelling(gfxgate_exe, tmp_path):
     log.write_text("\n".join(logs.ollama_0_12_3()) + "\n", encoding="utf-8")
     new = _run(gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on-layer", "discovery", str(log))
     assert new.returncode == 1 and not _deprecated(new.stderr, "--fail-on-layer")
-    assert _run(gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on-layer", "installed-gpu-code",
-                str(log)).returncode == 0
+    assert (
+        _run(
+            gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on-layer", "installed-gpu-code", str(log)
+        ).returncode
+        == 0
+    )
     old = _run(gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on", "discovery", str(log))
     assert old.returncode == 1 and _deprecated(old.stderr, "--fail-on-layer")
     assert old.stdout == new.stdout
-    both = _run(gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on-layer", "installed-gpu-code",
-                "--fail-on", "discovery", str(log))  # both spellings add up, in either order
+    both = _run(
+        gfxgate_exe,
+        tmp_path,
+        "diagnose",
+        "--no-upstream",
+        "--fail-on-layer",
+        "installed-gpu-code",
+        "--fail-on",
+        "discovery",
+        str(log),
+    )  # both spellings add up, in either order
     assert both.returncode == 1
-    both = _run(gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on", "discovery",
-                "--fail-on-layer", "installed-gpu-code", str(log))
+    both = _run(
+        gfxgate_exe,
+        tmp_path,
+        "diagnose",
+        "--no-upstream",
+        "--fail-on",
+        "discovery",
+        "--fail-on-layer",
+        "installed-gpu-code",
+        str(log),
+    )
     assert both.returncode == 1
     bad = _run(gfxgate_exe, tmp_path, "diagnose", "--no-upstream", "--fail-on-layer", "discovry", str(log))
     assert bad.returncode == 2 and "unknown --fail-on-layer layer 'discovry'" in bad.stderr
@@ -63,10 +88,26 @@ def test_doctor_fail_on_backend_and_the_old_spelling(gfxgate_exe, tmp_path):
 def test_diff_fail_on_target_and_the_old_spelling(gfxgate_exe, tmp_path):
     old_json, new_json = tmp_path / "old.json", tmp_path / "new.json"
     # the study's pin set and the newest release, both from the embedded snapshots (offline)
-    assert _run(gfxgate_exe, tmp_path, "scan", "-t", "gfx900,gfx1030", "--format", "json", "-o", str(old_json),
-                "--ref", "ollama=v0.17.5").returncode == 0
-    assert _run(gfxgate_exe, tmp_path, "scan", "-t", "gfx900,gfx1030", "--format", "json",
-                "-o", str(new_json)).returncode == 0
+    assert (
+        _run(
+            gfxgate_exe,
+            tmp_path,
+            "scan",
+            "-t",
+            "gfx900,gfx1030",
+            "--format",
+            "json",
+            "-o",
+            str(old_json),
+            "--ref",
+            "ollama=v0.17.5",
+        ).returncode
+        == 0
+    )
+    assert (
+        _run(gfxgate_exe, tmp_path, "scan", "-t", "gfx900,gfx1030", "--format", "json", "-o", str(new_json)).returncode
+        == 0
+    )
     regressed = _run(gfxgate_exe, tmp_path, "diff", str(old_json), str(new_json), "--fail-on-target", "gfx900")
     assert regressed.returncode == 1 and "gfx900 regressed" in regressed.stderr
     assert not _deprecated(regressed.stderr, "--fail-on-target")
@@ -79,10 +120,17 @@ def test_diff_fail_on_target_and_the_old_spelling(gfxgate_exe, tmp_path):
     assert missing.returncode == 2 and "--fail-on-target names gfx803" in missing.stderr
 
 
-@pytest.mark.parametrize(("command", "new"), [(("diagnose",), "--fail-on-layer"), (("doctor",), "--fail-on-backend"),
-                                              (("diff",), "--fail-on-target"), (("check",), "--fail-on-target"),
-                                              (("fleet", "doctor"), "--fail-on-backend"),
-                                              (("fleet", "node"), "--fail-on-backend")])
+@pytest.mark.parametrize(
+    ("command", "new"),
+    [
+        (("diagnose",), "--fail-on-layer"),
+        (("doctor",), "--fail-on-backend"),
+        (("diff",), "--fail-on-target"),
+        (("check",), "--fail-on-target"),
+        (("fleet", "doctor"), "--fail-on-backend"),
+        (("fleet", "node"), "--fail-on-backend"),
+    ],
+)
 def test_help_names_the_new_option_only(gfxgate_exe, tmp_path, command, new):
     shown = _run(gfxgate_exe, tmp_path, *command, "--help")
     assert shown.returncode == 0 and new in shown.stdout

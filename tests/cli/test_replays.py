@@ -98,7 +98,15 @@ def _entries(folder: Path) -> dict[str, tuple]:
             if stat.S_ISDIR(st.st_mode):  # a folder's size and times follow its entries, which are compared
                 out[str(path.relative_to(folder))] = (st.st_mode, st.st_ino)
             else:
-                out[str(path.relative_to(folder))] = (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, link, rdev, digest)
+                out[str(path.relative_to(folder))] = (
+                    st.st_mode,
+                    st.st_ino,
+                    st.st_size,
+                    st.st_mtime_ns,
+                    link,
+                    rdev,
+                    digest,
+                )
     return out
 
 
@@ -115,9 +123,21 @@ def one_line(stderr: str) -> str:
     return lines[0]
 
 
-def replay(name: str, exe: str, args: list[str], *, cwd: Path, code: int, outputs: tuple[str, ...] = (),
-           env: dict | None = None, stdin=None, during=None, error: str | None = None, timeout: float = 120,
-           again: bool = True) -> Replay:
+def replay(
+    name: str,
+    exe: str,
+    args: list[str],
+    *,
+    cwd: Path,
+    code: int,
+    outputs: tuple[str, ...] = (),
+    env: dict | None = None,
+    stdin=None,
+    during=None,
+    error: str | None = None,
+    timeout: float = 120,
+    again: bool = True,
+) -> Replay:
     """Run ``gfxgate ARGS`` in ``cwd`` and assert the issue's bounds; ``outputs``: the named outputs (relative
     to cwd; ``DIR/``: that folder and all under it) that may change; ``error``: a text the error line must hold.
 
@@ -129,15 +149,31 @@ def replay(name: str, exe: str, args: list[str], *, cwd: Path, code: int, output
     before, devices = _entries(cwd), _devices()
     io = cwd.parent / f".io-{cwd.name}"  # stdout/stderr outside the watched folder
     io.mkdir(exist_ok=True)
-    spec = {"argv": [exe, *args], "cwd": str(cwd), "env": env if env is not None else dict(os.environ),
-            "out": str(io / "out"), "err": str(io / "err"), "timeout": timeout}
-    launcher = subprocess.Popen([sys.executable, "-c", _LAUNCH, json.dumps(spec)], stdout=subprocess.PIPE,
-                                stdin=stdin if stdin is not None else subprocess.DEVNULL)
+    spec = {
+        "argv": [exe, *args],
+        "cwd": str(cwd),
+        "env": env if env is not None else dict(os.environ),
+        "out": str(io / "out"),
+        "err": str(io / "err"),
+        "timeout": timeout,
+    }
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCH, json.dumps(spec)],
+        stdout=subprocess.PIPE,
+        stdin=stdin if stdin is not None else subprocess.DEVNULL,
+    )
     if during is not None:
         during(launcher)
     measured = json.loads(launcher.communicate(timeout=timeout + 30)[0])
-    run = Replay(name, measured["rc"], (io / "out").read_text("utf-8", "replace"),
-                 (io / "err").read_text("utf-8", "replace"), measured["seconds"], measured["cpu"], measured["max_rss_kb"])
+    run = Replay(
+        name,
+        measured["rc"],
+        (io / "out").read_text("utf-8", "replace"),
+        (io / "err").read_text("utf-8", "replace"),
+        measured["seconds"],
+        measured["cpu"],
+        measured["max_rss_kb"],
+    )
     _record(run)
     assert run.returncode == code, (name, run.returncode, run.stderr)
     if code != 0:
@@ -146,18 +182,31 @@ def replay(name: str, exe: str, args: list[str], *, cwd: Path, code: int, output
             assert error in line, (name, line)
     else:
         assert "Traceback" not in run.stderr and all(
-            line.startswith(("gfxgate: ", "  ")) for line in run.stderr.splitlines()), (name, run.stderr)
+            line.startswith(("gfxgate: ", "  ")) for line in run.stderr.splitlines()
+        ), (name, run.stderr)
     assert run.cpu_seconds < TIME_LIMIT_S, (name, run.cpu_seconds)
     assert run.max_rss_kb < MEMORY_LIMIT_KB, (name, run.max_rss_kb)
     after = _entries(cwd)
     changed = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
-    unexpected = {p for p in changed if not any(p == o or (o.endswith("/") and (p + "/").startswith(o)) for o in outputs)}
+    unexpected = {
+        p for p in changed if not any(p == o or (o.endswith("/") and (p + "/").startswith(o)) for o in outputs)
+    }
     assert not unexpected, (name, sorted(unexpected))
     assert _devices() == devices, "the machine's /dev/null or /dev/full changed"
     if run.seconds >= TIME_LIMIT_S:
         assert again and stdin is None and during is None, (name, run.seconds, run.cpu_seconds)
-        return replay(f"{name} (again: {run.seconds:.1f} s of wall time for {run.cpu_seconds:.1f} s of CPU)", exe,
-                      args, cwd=cwd, code=code, outputs=outputs, env=env, error=error, timeout=timeout, again=False)
+        return replay(
+            f"{name} (again: {run.seconds:.1f} s of wall time for {run.cpu_seconds:.1f} s of CPU)",
+            exe,
+            args,
+            cwd=cwd,
+            code=code,
+            outputs=outputs,
+            env=env,
+            error=error,
+            timeout=timeout,
+            again=False,
+        )
     return run
 
 
@@ -173,12 +222,22 @@ def test_the_time_bound_fails_a_tool_that_waits_and_one_that_computes(tmp_path, 
     monkeypatch.setattr(sys.modules[__name__], "_record", lambda run: names.append(run.name))
     with pytest.raises(AssertionError) as waited:
         replay("waits", sys.executable, ["-c", "import time; time.sleep(0.8)"], cwd=work, code=0)
-    assert len(names) == 2 and names[0] == "waits" and names[1].startswith("waits (again: ") and "s of wall time for" in names[1], names
+    assert (
+        len(names) == 2
+        and names[0] == "waits"
+        and names[1].startswith("waits (again: ")
+        and "s of wall time for" in names[1]
+    ), names
     assert "again" in str(waited.value)
     names.clear()
     with pytest.raises(AssertionError) as computed:
-        replay("computes", sys.executable, ["-c", "import time\nend = time.process_time() + 0.8\n"
-                                            "while time.process_time() < end: pass"], cwd=work, code=0)
+        replay(
+            "computes",
+            sys.executable,
+            ["-c", "import time\nend = time.process_time() + 0.8\nwhile time.process_time() < end: pass"],
+            cwd=work,
+            code=0,
+        )
     assert names == ["computes"] and "computes" in str(computed.value)
 
 
@@ -186,8 +245,18 @@ def _record(run: Replay) -> None:
     target = os.environ.get("GFXGATE_ISSUE13_FIGURES")
     if target:
         with open(target, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"name": run.name, "rc": run.returncode, "seconds": round(run.seconds, 3),
-                                     "cpu_seconds": round(run.cpu_seconds, 3), "max_rss_mb": round(run.max_rss_kb / 1024, 1)}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "name": run.name,
+                        "rc": run.returncode,
+                        "seconds": round(run.seconds, 3),
+                        "cpu_seconds": round(run.cpu_seconds, 3),
+                        "max_rss_mb": round(run.max_rss_kb / 1024, 1),
+                    }
+                )
+                + "\n"
+            )
 
 
 @pytest.fixture()
@@ -232,8 +301,15 @@ def test_1_output_to_dev_null_stays_the_device(gfxgate_exe, work, env):
 
 def test_1_output_to_dev_full_is_exit_2_and_stays_the_device(gfxgate_exe, work, env):
     full = private_device(work, "full", "/dev/full")
-    replay("1 -o /dev/full", gfxgate_exe, [*SCAN, "-o", str(full)], cwd=work, env=env, code=2,
-           error="No space left on device")
+    replay(
+        "1 -o /dev/full",
+        gfxgate_exe,
+        [*SCAN, "-o", str(full)],
+        cwd=work,
+        env=env,
+        code=2,
+        error="No space left on device",
+    )
     assert stat.S_ISCHR(os.lstat(full).st_mode)
 
 
@@ -242,7 +318,9 @@ def test_1_output_to_a_fifo_with_a_reader_is_written_in_place(gfxgate_exe, work,
     os.mkfifo(fifo)
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        replay("1 -o FIFO (reader)", gfxgate_exe, [*SCAN, "-o", str(fifo)], cwd=work, env=env, code=0, outputs=("pipe",))
+        replay(
+            "1 -o FIFO (reader)", gfxgate_exe, [*SCAN, "-o", str(fifo)], cwd=work, env=env, code=0, outputs=("pipe",)
+        )
         got = os.read(reader, 1 << 20)
     finally:
         os.close(reader)
@@ -251,8 +329,15 @@ def test_1_output_to_a_fifo_with_a_reader_is_written_in_place(gfxgate_exe, work,
 
 def test_1_output_to_a_fifo_without_reader_is_exit_2_not_a_hang(gfxgate_exe, work, env):
     os.mkfifo(work / "pipe")
-    replay("1 -o FIFO (no reader)", gfxgate_exe, [*SCAN, "-o", "pipe"], cwd=work, env=env, code=2,
-           error="FIFO with no reader")
+    replay(
+        "1 -o FIFO (no reader)",
+        gfxgate_exe,
+        [*SCAN, "-o", "pipe"],
+        cwd=work,
+        env=env,
+        code=2,
+        error="FIFO with no reader",
+    )
 
 
 def test_1_output_to_a_symlink_writes_its_file_and_keeps_the_link(gfxgate_exe, work, env):
@@ -279,8 +364,15 @@ def test_1_the_same_writer_for_other_files_samples(gfxgate_exe, work, env):
     out.mkdir()
     (work / "victim").write_text("precious\n")
     (out / ".gfx900.md.tmp").symlink_to("../victim")
-    run = replay("1 samples (planted tmp link)", gfxgate_exe, ["samples", str(out)], cwd=work, env=env, code=0,
-                 outputs=("samples/",))
+    run = replay(
+        "1 samples (planted tmp link)",
+        gfxgate_exe,
+        ["samples", str(out)],
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("samples/",),
+    )
     assert (work / "victim").read_text() == "precious\n" and (out / "gfx900.md").is_file(), run.stderr
 
 
@@ -346,8 +438,15 @@ def test_2_billion_laughs_rules_yaml(gfxgate_exe, work, env):
     """600 bytes, 3 GB before (tests/gate/test_hostile_rules.py)."""
     content, needle = HOSTILE_YAML["billion-laughs"]
     _rules(work, content)
-    replay("2 billion laughs (scan --rules)", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env, code=3,
-           error=needle)
+    replay(
+        "2 billion laughs (scan --rules)",
+        gfxgate_exe,
+        [*SCAN, "--rules", "rules"],
+        cwd=work,
+        env=env,
+        code=3,
+        error=needle,
+    )
 
 
 def test_2_billion_laughs_through_check(gfxgate_exe, work, env):
@@ -359,9 +458,15 @@ def test_2_billion_laughs_through_check(gfxgate_exe, work, env):
     git("add", "rules")
     git("-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-q", "-m", "base")
     (work / "rules" / "layers.yaml").write_bytes(HOSTILE_YAML["billion-laughs"][0])
-    replay("2 billion laughs (check)", gfxgate_exe, ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline",
-                                                     "--rules", "rules", "--pins", "rules/pins.toml"],
-           cwd=work, env=env, code=3, error="expands to more than")
+    replay(
+        "2 billion laughs (check)",
+        gfxgate_exe,
+        ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
+        cwd=work,
+        env=env,
+        code=3,
+        error="expands to more than",
+    )
 
 
 def test_2_catastrophic_rule_regex_in_the_go_source_matcher(gfxgate_exe, work, env, upstream):
@@ -380,12 +485,20 @@ def test_2_catastrophic_rule_regex_in_the_go_source_matcher(gfxgate_exe, work, e
     go = work / "ollama" / "discover"
     go.mkdir(parents=True)
     (go / "amd.go").write_text('package discover\n\nfunc F() string { return "' + "word " * 3000 + '!" }\n')
-    sources = {"GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
-               "GFXGATE_SOURCE_CLR": str(upstream / "clr"),
-               "GFXGATE_SOURCE_ROCBLAS": str(upstream / "rocblas")}
-    run = replay("2 catastrophic regex (go-source)", gfxgate_exe,
-                 [*SCAN, "--live", "--rules", "rules", "--source", "ollama=ollama", "--format", "json"],
-                 cwd=work, env={**env, **sources}, code=0)
+    sources = {
+        "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"),
+        "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
+        "GFXGATE_SOURCE_CLR": str(upstream / "clr"),
+        "GFXGATE_SOURCE_ROCBLAS": str(upstream / "rocblas"),
+    }
+    run = replay(
+        "2 catastrophic regex (go-source)",
+        gfxgate_exe,
+        [*SCAN, "--live", "--rules", "rules", "--source", "ollama=ollama", "--format", "json"],
+        cwd=work,
+        env={**env, **sources},
+        code=0,
+    )
     [discovery] = [layer for layer in json.loads(run.stdout)["layers"] if layer["id"] == "discovery"]
     # the rule ran over the 3,000-word string (Python's re needs minutes for 30 words) and did not match
     assert "rule did not match at ollama@worktree: no Go string matching" in discovery["cells"][0]["reason"]
@@ -393,18 +506,42 @@ def test_2_catastrophic_rule_regex_in_the_go_source_matcher(gfxgate_exe, work, e
 
 # -- 3. sweep faults -----------------------------------------------------------------------------------------
 def _sweep(url: str, *extra: str) -> list[str]:
-    return ["sweep", "--endpoint", f"x={url}", "--model", "m", "--num-gpu", "0", "--timeout", "1", "--no-probe-gpu",
-            "--progress", "none", "--worklog", "w.jsonl", *extra]
+    return [
+        "sweep",
+        "--endpoint",
+        f"x={url}",
+        "--model",
+        "m",
+        "--num-gpu",
+        "0",
+        "--timeout",
+        "1",
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        "w.jsonl",
+        *extra,
+    ]
 
 
 def _runs(work: Path) -> list[dict]:
     return [json.loads(line) for line in (work / "w.jsonl").read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("mode, stream", [("drip", "--no-stream"), ("drip-status", "--no-stream"), ("drip-status", "--stream")])
+@pytest.mark.parametrize(
+    "mode, stream", [("drip", "--no-stream"), ("drip-status", "--no-stream"), ("drip-status", "--stream")]
+)
 def test_3_a_dripping_answer_is_a_recorded_timeout(gfxgate_exe, work, env, hostile, mode, stream):
-    replay(f"3 drip ({mode}, {stream})", gfxgate_exe, _sweep(hostile(mode), stream), cwd=work, env=env, code=0,
-           outputs=("w.jsonl",))
+    replay(
+        f"3 drip ({mode}, {stream})",
+        gfxgate_exe,
+        _sweep(hostile(mode), stream),
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("w.jsonl",),
+    )
     assert [r["outcome"] for r in _runs(work)] == ["timeout"]
 
 
@@ -412,39 +549,83 @@ def test_3_a_dripping_answer_is_a_recorded_timeout(gfxgate_exe, work, env, hosti
 def test_3_a_slow_llama_server_is_a_recorded_timeout(gfxgate_exe, work, env, mode):
     (work / "m.gguf").write_bytes(b"GGUF")
     command = shlex.join([sys.executable, str(PEER), mode])
-    args = ["sweep", "--llama-server", f"x={command}", "--model-file", "m.gguf", "--num-gpu", "0", "--timeout", "1",
-            "--no-probe-gpu", "--progress", "none", "--worklog", "w.jsonl"]
-    replay(f"3 llama-server {mode}", gfxgate_exe, args, cwd=work, env=env, code=0,
-           outputs=("w.jsonl", "w.jsonl.logs/"))
+    args = [
+        "sweep",
+        "--llama-server",
+        f"x={command}",
+        "--model-file",
+        "m.gguf",
+        "--num-gpu",
+        "0",
+        "--timeout",
+        "1",
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        "w.jsonl",
+    ]
+    replay(f"3 llama-server {mode}", gfxgate_exe, args, cwd=work, env=env, code=0, outputs=("w.jsonl", "w.jsonl.logs/"))
     assert [r["outcome"] for r in _runs(work)] == ["timeout"]
 
 
-@pytest.mark.parametrize("mode, needle", [("error-200", "200 answer with an error"), ("list", "malformed response"),
-                                          ("string", "malformed response")])
-def test_3_answers_that_are_not_a_finished_generation_are_recorded_failures(gfxgate_exe, work, env, hostile, mode, needle):
-    replay(f"3 /api/generate answers {mode}", gfxgate_exe, _sweep(hostile(mode)), cwd=work, env=env, code=0,
-           outputs=("w.jsonl",))
+@pytest.mark.parametrize(
+    "mode, needle",
+    [("error-200", "200 answer with an error"), ("list", "malformed response"), ("string", "malformed response")],
+)
+def test_3_answers_that_are_not_a_finished_generation_are_recorded_failures(
+    gfxgate_exe, work, env, hostile, mode, needle
+):
+    replay(
+        f"3 /api/generate answers {mode}",
+        gfxgate_exe,
+        _sweep(hostile(mode)),
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("w.jsonl",),
+    )
     [run] = _runs(work)
     assert run["outcome"] != "ok" and needle in run["error"]
 
 
 def test_3_version_answering_a_list_is_exit_5(gfxgate_exe, work, env, hostile):
-    replay("3 /api/version answers a list", gfxgate_exe, _sweep(hostile("version-list")), cwd=work, env=env, code=5,
-           error="JSON list, not an object")
+    replay(
+        "3 /api/version answers a list",
+        gfxgate_exe,
+        _sweep(hostile("version-list")),
+        cwd=work,
+        env=env,
+        code=5,
+        error="JSON list, not an object",
+    )
     assert not (work / "w.jsonl").exists()
 
 
 def test_3_a_second_sweep_that_starts_late_does_not_duplicate_cells(gfxgate_exe, work, env, hostile):
     """The first sweep holds the worklog's lock from before it reads it (tests/sweep/test_sweep_faults.py)."""
     url = hostile("healthy", version_delay=3.0)
-    first = subprocess.Popen([gfxgate_exe, *_sweep(url), "--timeout", "10"], cwd=work, env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [gfxgate_exe, *_sweep(url), "--timeout", "10"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 10
         while not (work / "w.jsonl").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        replay("3 second sweep while the first holds the worklog", gfxgate_exe, _sweep(url), cwd=work, env=env,
-               code=6, error="is in use by another gfxgate sweep")
+        replay(
+            "3 second sweep while the first holds the worklog",
+            gfxgate_exe,
+            _sweep(url),
+            cwd=work,
+            env=env,
+            code=6,
+            error="is in use by another gfxgate sweep",
+        )
     finally:
         _, err = first.communicate(timeout=60)
     assert first.returncode == 0, err
@@ -456,16 +637,30 @@ def test_3_complete_last_line_without_newline_is_kept(gfxgate_exe, work, env, ho
     subprocess.run([gfxgate_exe, *_sweep(url)], cwd=work, env=env, capture_output=True, check=True, timeout=60)
     whole = (work / "w.jsonl").read_bytes()
     (work / "w.jsonl").write_bytes(whole.rstrip(b"\n"))
-    replay("3 last line without newline", gfxgate_exe, _sweep(url, "--num-gpu", "1"), cwd=work, env=env, code=0,
-           outputs=("w.jsonl",))
+    replay(
+        "3 last line without newline",
+        gfxgate_exe,
+        _sweep(url, "--num-gpu", "1"),
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("w.jsonl",),
+    )
     assert [r["options"]["num_gpu"] for r in _runs(work)] == [0, 1] and not (work / "w.jsonl.torn").exists()
 
 
 @pytest.mark.parametrize("kind", ["folder", "fifo"])
 def test_3_server_log_that_is_not_a_file_is_exit_6(gfxgate_exe, work, env, hostile, kind):
     (work / "log").mkdir() if kind == "folder" else os.mkfifo(work / "log")
-    replay(f"3 --server-log {kind}", gfxgate_exe, _sweep(hostile("healthy"), "--server-log", "x=log"), cwd=work,
-           env=env, code=6, error=f"is a {'folder' if kind == 'folder' else 'FIFO'}")
+    replay(
+        f"3 --server-log {kind}",
+        gfxgate_exe,
+        _sweep(hostile("healthy"), "--server-log", "x=log"),
+        cwd=work,
+        env=env,
+        code=6,
+        error=f"is a {'folder' if kind == 'folder' else 'FIFO'}",
+    )
 
 
 # -- 5. tracebacks and wrong exit codes -----------------------------------------------------------------------
@@ -477,28 +672,54 @@ def test_5_non_utf8_or_deeply_nested_rules_yaml_is_exit_3(gfxgate_exe, work, env
 
 
 def test_5_output_into_a_missing_folder_is_exit_2(gfxgate_exe, work, env):
-    replay("5 -o into a missing folder", gfxgate_exe, [*SCAN, "-o", "no/such/r.md"], cwd=work, env=env, code=2,
-           error="does not exist")
+    replay(
+        "5 -o into a missing folder",
+        gfxgate_exe,
+        [*SCAN, "-o", "no/such/r.md"],
+        cwd=work,
+        env=env,
+        code=2,
+        error="does not exist",
+    )
 
 
 def test_5_prompt_file_not_utf8_is_exit_6(gfxgate_exe, work, env, hostile):
     (work / "p.txt").write_bytes("caf\xe9".encode("latin-1"))
-    replay("5 --prompt @file not UTF-8", gfxgate_exe, _sweep(hostile("healthy"), "--prompt", "@p.txt"), cwd=work,
-           env=env, code=6, error="is not UTF-8 (byte 0xe9")
+    replay(
+        "5 --prompt @file not UTF-8",
+        gfxgate_exe,
+        _sweep(hostile("healthy"), "--prompt", "@p.txt"),
+        cwd=work,
+        env=env,
+        code=6,
+        error="is not UTF-8 (byte 0xe9",
+    )
 
 
-@pytest.mark.parametrize("field, value", [("options", {"num_gpu": "x"}), ("outcome", 3), ("started_at", 5),
-                                          ("evidence", "no"), ("timeout_s", None), ("ps_after", {"ok": "yes"}),
-                                          ("overhead", {"server_exit": []})])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("options", {"num_gpu": "x"}),
+        ("outcome", 3),
+        ("started_at", 5),
+        ("evidence", "no"),
+        ("timeout_s", None),
+        ("ps_after", {"ok": "yes"}),
+        ("overhead", {"server_exit": []}),
+    ],
+)
 @pytest.mark.parametrize("command", ["sweep report", "scan --runtime"])
 def test_5_worklog_with_a_wrong_field_type_is_exit_6(gfxgate_exe, work, env, hostile, field, value, command):
     """Dozens of distinct tracebacks before; every field and nested field: tests/sweep/test_sweep_worklog_types.py."""
-    subprocess.run([gfxgate_exe, *_sweep(hostile("healthy"))], cwd=work, env=env, capture_output=True, check=True, timeout=60)
+    subprocess.run(
+        [gfxgate_exe, *_sweep(hostile("healthy"))], cwd=work, env=env, capture_output=True, check=True, timeout=60
+    )
     [run] = _runs(work)
     (work / "w.jsonl").write_text(json.dumps({**run, field: value}) + "\n")
     args = ["sweep", "report", "w.jsonl"] if command == "sweep report" else [*SCAN, "--runtime", "w.jsonl"]
-    run = replay(f"5 worklog {field} wrong type ({command})", gfxgate_exe, args, cwd=work, env=env, code=6,
-                 error="w.jsonl:1: ")
+    run = replay(
+        f"5 worklog {field} wrong type ({command})", gfxgate_exe, args, cwd=work, env=env, code=6, error="w.jsonl:1: "
+    )
     assert field in one_line(run.stderr)
 
 
@@ -515,23 +736,30 @@ def test_5_sha256_of_a_file_cut_during_the_scan_is_not_sigbus(built, gfxgate_exe
         time.sleep(0.4)
         os.truncate(big, 4096)
 
-    run = replay("5 artifacts --sha256, file cut mid-scan", gfxgate_exe, ["artifacts", "--sha256", "--format", "json",
-                                                                          "big.hsaco"],
-                 cwd=work, env=env, code=0, during=cut, outputs=("big.hsaco",))
+    run = replay(
+        "5 artifacts --sha256, file cut mid-scan",
+        gfxgate_exe,
+        ["artifacts", "--sha256", "--format", "json", "big.hsaco"],
+        cwd=work,
+        env=env,
+        code=0,
+        during=cut,
+        outputs=("big.hsaco",),
+    )
     [entry] = json.loads(run.stdout)["files"]
     if entry["sha256"] != hashlib.sha256(big.read_bytes()).hexdigest():  # (cut before the hashing started: its hash)
         assert entry["sha256"] is None
         assert any("changed size during the scan" in e["message"] for e in entry["errors"]), entry
 
 
-FAULT = textwrap.dedent('''
+FAULT = textwrap.dedent("""
     import gfxgate.targets as _targets
 
     def catalog(*args, **kwargs):
         raise RuntimeError("injected fault")
 
     _targets.catalog = catalog
-''')
+""")
 
 
 def test_5_an_unexpected_exception_is_exit_70_not_1(gfxgate_exe, work, env, tmp_path):
@@ -539,8 +767,15 @@ def test_5_an_unexpected_exception_is_exit_70_not_1(gfxgate_exe, work, env, tmp_
     faults = tmp_path / "faults"
     faults.mkdir()
     (faults / "sitecustomize.py").write_text(FAULT)
-    replay("5 unexpected exception", gfxgate_exe, ["targets", "gfx900"], cwd=work, env={**env, "PYTHONPATH": str(faults)},
-           code=70, error="gfxgate: internal error: RuntimeError: injected fault")
+    replay(
+        "5 unexpected exception",
+        gfxgate_exe,
+        ["targets", "gfx900"],
+        cwd=work,
+        env={**env, "PYTHONPATH": str(faults)},
+        code=70,
+        error="gfxgate: internal error: RuntimeError: injected fault",
+    )
 
 
 def test_5_targets_into_head_is_quiet(gfxgate_exe, work, env):
@@ -561,36 +796,77 @@ def test_5_targets_into_head_is_quiet(gfxgate_exe, work, env):
 
 # -- 6. inconsistent answers ---------------------------------------------------------------------------------
 def test_6_scan_installed_missing_path_is_6_like_artifacts(gfxgate_exe, work, env):
-    replay("6 scan --installed /nonexistent", gfxgate_exe, [*SCAN, "--installed", "/nonexistent"], cwd=work, env=env,
-           code=6, error="no such file or folder")
+    replay(
+        "6 scan --installed /nonexistent",
+        gfxgate_exe,
+        [*SCAN, "--installed", "/nonexistent"],
+        cwd=work,
+        env=env,
+        code=6,
+        error="no such file or folder",
+    )
     replay("6 artifacts /nonexistent", gfxgate_exe, ["artifacts", "/nonexistent"], cwd=work, env=env, code=6)
 
 
 def test_6_live_offline_with_an_empty_cache_is_5_like_ref(gfxgate_exe, work, env):
-    replay("6 scan --live --offline, empty cache", gfxgate_exe, [*SCAN, "--live"], cwd=work, env=env, code=5,
-           error="this run is offline (it clones nothing)")
-    replay("6 scan --ref --offline, empty cache", gfxgate_exe, [*SCAN, "--ref", "ollama=v0.12.3"], cwd=work, env=env,
-           code=5, error="this run is offline (it clones nothing)")
+    replay(
+        "6 scan --live --offline, empty cache",
+        gfxgate_exe,
+        [*SCAN, "--live"],
+        cwd=work,
+        env=env,
+        code=5,
+        error="this run is offline (it clones nothing)",
+    )
+    replay(
+        "6 scan --ref --offline, empty cache",
+        gfxgate_exe,
+        [*SCAN, "--ref", "ollama=v0.12.3"],
+        cwd=work,
+        env=env,
+        code=5,
+        error="this run is offline (it clones nothing)",
+    )
 
 
 def test_6_rules_folder_alone_stays_on_the_snapshot(gfxgate_exe, work, env):
     """--rules switched to live mode and reached for the network; without --offline here, an empty cache:
     a live read would clone (tests/test_consistency.py compares the cells with the shipped rules')."""
     _rules(work)
-    run = replay("6 --rules alone", gfxgate_exe, ["scan", "-t", "gfx900", "--format", "json", "--rules", "rules"],
-                 cwd=work, env=env, code=0)
+    run = replay(
+        "6 --rules alone",
+        gfxgate_exe,
+        ["scan", "-t", "gfx900", "--format", "json", "--rules", "rules"],
+        cwd=work,
+        env=env,
+        code=0,
+    )
     assert any("evaluated against the embedded snapshot" in n for n in json.loads(run.stdout)["notes"])
 
 
 def test_6_a_local_file_as_source_is_a_usage_error(gfxgate_exe, work, env):
     (work / "notes.txt").write_text("not a repository\n")
-    replay("6 --source NAME=FILE", gfxgate_exe, [*SCAN, "--source", "ollama=notes.txt"], cwd=work, env=env, code=2,
-           error="is a file")
+    replay(
+        "6 --source NAME=FILE",
+        gfxgate_exe,
+        [*SCAN, "--source", "ollama=notes.txt"],
+        cwd=work,
+        env=env,
+        code=2,
+        error="is a file",
+    )
 
 
 def test_6_a_ref_that_looks_like_an_option_is_refused(gfxgate_exe, work, env):
-    replay("6 --ref ollama=--output=x", gfxgate_exe, [*SCAN, "--ref", "ollama=--output=x"], cwd=work, env=env, code=2,
-           error="is not a tag or branch name")
+    replay(
+        "6 --ref ollama=--output=x",
+        gfxgate_exe,
+        [*SCAN, "--ref", "ollama=--output=x"],
+        cwd=work,
+        env=env,
+        code=2,
+        error="is not a tag or branch name",
+    )
     assert not (work / "x").exists()
 
 

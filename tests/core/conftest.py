@@ -3,7 +3,14 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import shared_build
-from tests.core.upstream_fixtures import build_clr, build_fork, build_llama_cpp, build_ollama, build_rocblas, build_rocm_docs
+from tests.core.upstream_fixtures import (
+    build_clr,
+    build_fork,
+    build_llama_cpp,
+    build_ollama,
+    build_rocblas,
+    build_rocm_docs,
+)
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,9 @@ from gfxgate.targets import catalog
 
 FIXTURES = Path(__file__).resolve().parents[1] / "rules"
 WORKAROUND_FIXTURES = Path(__file__).resolve().parents[1] / "workarounds"
-ANNOTATION = re.compile(r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|not-applicable|from|tree):\s*(?P<body>.*?)\s*(?:-->)?\s*$")
+ANNOTATION = re.compile(
+    r"^\s*(?:#|//|<!--|\.\.)\s*(?P<kind>ruleid|ok|live|stale|not-applicable|from|tree):\s*(?P<body>.*?)\s*(?:-->)?\s*$"
+)
 CASE_NOTE = "CASE.md"  # a case's annotations about the case itself (tree:, and the expectations on it); not copied
 STATUS = re.compile(r"^(?P<target>(?:gfx[0-9a-z:+-]+|sm_[0-9]+))=(?P<status>[a-z-]+)$")  # an AMD or an NVIDIA target
 ORIGIN = re.compile(r"^(?P<repo>[\w.-]+)@(?P<ref>[^\s:]+):\S")  # ollama@v0.17.5:CMakeLists.txt (lines …)
@@ -58,7 +60,9 @@ def copy_case(case: Path, tree: Path) -> list[Annotation]:
             match = ANNOTATION.match(line)
             if match and match["kind"] == "tree":
                 shared = (FIXTURES / match["body"]).resolve()
-                assert shared.is_dir() and shared.is_relative_to(FIXTURES.resolve()), f"{note}: no fixture case {match['body']}"
+                assert shared.is_dir() and shared.is_relative_to(FIXTURES.resolve()), (
+                    f"{note}: no fixture case {match['body']}"
+                )
                 copy_case(shared, tree)
             elif match and match["kind"] != "from":
                 found.append(Annotation(match["kind"], match["body"], CASE_NOTE, 0, None))
@@ -117,7 +121,9 @@ def assert_expectations(rule, facts, expectations: list[Expectation], evidence) 
     for e in expectations:
         where = f"{e.path}:{e.line}"
         if e.kind == "ok":
-            assert facts.state in (NO_MATCH, NOT_APPLICABLE), f"{where}: the rule should find nothing, got {facts.state}"
+            assert facts.state in (NO_MATCH, NOT_APPLICABLE), (
+                f"{where}: the rule should find nothing, got {facts.state}"
+            )
             continue
         assert facts.state == MATCHED, f"{where}: {facts.reason}"
         for target, status in e.statuses:
@@ -138,6 +144,8 @@ class OneSource:
 def cases(root: Path = FIXTURES) -> list:
     if not root.is_dir():
         return []
-    return [pytest.param(rule.name, case, id=f"{rule.name}/{case.name}")
-            for rule in sorted(p for p in root.iterdir() if p.is_dir())
-            for case in sorted(p for p in rule.iterdir() if p.is_dir())]
+    return [
+        pytest.param(rule.name, case, id=f"{rule.name}/{case.name}")
+        for rule in sorted(p for p in root.iterdir() if p.is_dir())
+        for case in sorted(p for p in rule.iterdir() if p.is_dir())
+    ]

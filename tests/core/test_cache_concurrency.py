@@ -28,8 +28,10 @@ SCAN = ["scan", "--target", "gfx900", "--live", "--format", "json"]
 
 def test_two_cold_live_scans_share_one_cache(gfxgate_exe, upstream, tmp_path):
     env = live_env(upstream, tmp_path / "cache")
-    procs = [subprocess.Popen([gfxgate_exe, *SCAN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(3)]
+    procs = [
+        subprocess.Popen([gfxgate_exe, *SCAN], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
     results = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, results):
         assert proc.returncode == 0, err
@@ -46,8 +48,9 @@ def test_a_temporary_clone_orphaned_by_sigkill_is_removed(gfxgate_exe, upstream,
     orphan = git_dir.parent / f".{git_dir.name}.k1ll3d"  # what mkdtemp left when its cloner got SIGKILL
     (orphan / "objects").mkdir(parents=True)
     (orphan / "objects" / "half-written").write_bytes(b"\0" * 1024)
-    proc = subprocess.run([gfxgate_exe, *SCAN], env=live_env(upstream, cache), capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [gfxgate_exe, *SCAN], env=live_env(upstream, cache), capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     assert not orphan.exists()
     assert git_dir.is_dir()

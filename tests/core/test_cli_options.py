@@ -10,7 +10,9 @@ from gfxgate.cli import COMMANDS, cli
 from gfxgate.cli.common import source_options
 
 SHARED = ("ref", "sources", "offline", "online")
-SOURCE_HELP = re.compile(r"Read NAME from another URL or a local clone/folder \((?:(?P<note>[^;]+); )?env: GFXGATE_SOURCE_<NAME>\)\.")
+SOURCE_HELP = re.compile(
+    r"Read NAME from another URL or a local clone/folder \((?:(?P<note>[^;]+); )?env: GFXGATE_SOURCE_<NAME>\)\."
+)
 
 
 def commands():
@@ -34,8 +36,9 @@ def test_source_ref_offline_options_are_the_shared_declaration():
         assert "sources" in params, f"{name}: {sorted(params)} without --source"
         match = SOURCE_HELP.fullmatch(params["sources"].help or "")
         assert match, f"{name}: --source declared apart from source_options: {params['sources'].help!r}"
-        shared = click.command()(source_options(lambda **_: None, refs="refs" in params, online="online" in params,
-                                                note=match["note"] or ""))
+        shared = click.command()(
+            source_options(lambda **_: None, refs="refs" in params, online="online" in params, note=match["note"] or "")
+        )
         expected = {p.name: p.to_info_dict() for p in shared.params}
         assert {n: p.to_info_dict() for n, p in params.items()} == expected, name
     # every command that reads upstream code (and so takes --source)

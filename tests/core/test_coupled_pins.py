@@ -14,7 +14,9 @@ def _ollama_with(tmp_path, dockerfile: str):
 
 
 def test_the_rocm_version_of_the_tag_chooses_the_docs_ref(tmp_path, source_env, capsys):
-    data = scan_json(capsys, "-t", "gfx90a", *_ollama_with(tmp_path, "ARG ROCMVERSION=6.1.1\nFROM rocm/dev:${ROCMVERSION}\n"))
+    data = scan_json(
+        capsys, "-t", "gfx90a", *_ollama_with(tmp_path, "ARG ROCMVERSION=6.1.1\nFROM rocm/dev:${ROCMVERSION}\n")
+    )
     verdict = cell(data, "official-matrix", "gfx90a")
     assert verdict["evidence"][0]["where"].startswith("rocm-docs@rocm-6.1.1:")
     assert "[" not in verdict["summary"]  # read at the ref that was named: nothing to say
@@ -24,13 +26,17 @@ def test_the_rocm_version_of_the_tag_chooses_the_docs_ref(tmp_path, source_env, 
 def test_before_the_arg_the_runtime_stage_image_chooses_the_docs_ref(tmp_path, source_env, capsys):
     """ollama v0.1.21 … v0.1.28 name no ROCMVERSION: the runtime stage's ROCm image does (lines of v0.1.24's
     Dockerfile), not the rocm-5/rocm-6 build stages before it."""
-    dockerfile = ("FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete AS rocm-5-build-amd64\n"
-                  "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete AS rocm-6-build-amd64\n"
-                  "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete as runtime-rocm\n")
+    dockerfile = (
+        "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete AS rocm-5-build-amd64\n"
+        "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete AS rocm-6-build-amd64\n"
+        "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete as runtime-rocm\n"
+    )
     data = scan_json(capsys, "-t", "gfx900", *_ollama_with(tmp_path, dockerfile))
     assert cell(data, "official-matrix", "gfx900")["evidence"][0]["where"].startswith("rocm-docs@rocm-5.7.1:")
-    assert ("rocm-docs: rocm-5.7.1 (chosen by ollama@v0.31.0:Dockerfile:3: "
-            "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete as runtime-rocm)") in data["notes"], data["notes"]
+    assert (
+        "rocm-docs: rocm-5.7.1 (chosen by ollama@v0.31.0:Dockerfile:3: "
+        "FROM --platform=linux/amd64 rocm/dev-centos-7:5.7.1-complete as runtime-rocm)"
+    ) in data["notes"], data["notes"]
 
 
 def test_an_unreadable_docs_ref_is_replaced_and_said(tmp_path, source_env, capsys):
@@ -77,5 +83,7 @@ def test_ref_latest_is_the_newest_release_tag(source_env, capsys):
 
 def test_ref_latest_on_a_plain_folder_is_a_usage_error(source_env, capsys, tmp_path):
     (tmp_path / "folder").mkdir()
-    code, _, err = run(capsys, "scan", "-t", "gfx900", "--source", f"ollama={tmp_path / 'folder'}", "--ref", "ollama=latest")
+    code, _, err = run(
+        capsys, "scan", "-t", "gfx900", "--source", f"ollama={tmp_path / 'folder'}", "--ref", "ollama=latest"
+    )
     assert code == 2 and "needs a git repository" in err

@@ -25,10 +25,14 @@ def _fresh_store():
 def _shipped():
     """(path, loader, schema) for every shipped data file a command reads."""
     root = rules_dir()
-    files = [(root / "layers.yaml", "yaml", "layers"), (root / "targets.yaml", "yaml", "targets"),
-             (root / "workarounds.yaml", "yaml", "workarounds"), (root / "routes.yaml", "yaml", "routes"),
-             (root / "pins.toml", "toml", "pins"),
-             (root / "snapshots" / "pins.json", "json", "snapshot")]
+    files = [
+        (root / "layers.yaml", "yaml", "layers"),
+        (root / "targets.yaml", "yaml", "targets"),
+        (root / "workarounds.yaml", "yaml", "workarounds"),
+        (root / "routes.yaml", "yaml", "routes"),
+        (root / "pins.toml", "toml", "pins"),
+        (root / "snapshots" / "pins.json", "json", "snapshot"),
+    ]
     files += [(p, "yaml", "gates") for p in sorted((root / "gates").glob("*.yaml"))]
     files += [(p, "yaml", "trace") for p in sorted((root / "traces").glob("*.yaml"))]
     return files
@@ -70,12 +74,22 @@ def test_cached_data_is_identical_to_a_fresh_parse(path, kind, schema, monkeypat
 
 def test_a_scan_from_the_cache_never_imports_yaml_or_jsonschema(tmp_path):
     env = {**os.environ, "GFXGATE_CACHE_DIR": str(tmp_path)}
-    code = ("import sys; from gfxgate.cli import main\n"
-            "try:\n    main(['scan', '-t', 'gfx900', '--format', 'json', '-o', sys.argv[1]])\n"
-            "except SystemExit:\n    pass\n"
-            "print(sorted(m for m in ('yaml', 'jsonschema', 'tomllib') if m in sys.modules))")
-    out = [subprocess.run([sys.executable, "-c", code, str(tmp_path / f"m{i}.json")], env=env, check=True,
-                          capture_output=True, text=True).stdout.strip() for i in range(2)]
+    code = (
+        "import sys; from gfxgate.cli import main\n"
+        "try:\n    main(['scan', '-t', 'gfx900', '--format', 'json', '-o', sys.argv[1]])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('yaml', 'jsonschema', 'tomllib') if m in sys.modules))"
+    )
+    out = [
+        subprocess.run(
+            [sys.executable, "-c", code, str(tmp_path / f"m{i}.json")],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        for i in range(2)
+    ]
     assert out[0] != "[]", "the first run parses (otherwise this test proves nothing)"
     assert out[1] == "[]"
     assert (tmp_path / "m0.json").read_bytes() == (tmp_path / "m1.json").read_bytes()
@@ -85,8 +99,9 @@ def _corrupt(blob: bytes) -> bytes:
     return blob[:-5] + bytes(b ^ 0xFF for b in blob[-5:])
 
 
-@pytest.mark.parametrize("damage", ["flip-bytes", "truncate", "garbage", "empty", "wrong-magic", "group-writable",
-                                    "symlink", "folder"])
+@pytest.mark.parametrize(
+    "damage", ["flip-bytes", "truncate", "garbage", "empty", "wrong-magic", "group-writable", "symlink", "folder"]
+)
 def test_a_damaged_or_foreign_cache_is_ignored_and_rebuilt(damage, monkeypatch, tmp_path):
     path = rules_dir() / "targets.yaml"
     fresh = datafiles.load_yaml(path, "targets")
@@ -161,7 +176,13 @@ def test_edited_shipped_bytes_are_parsed_again(monkeypatch):
 
 def test_values_msgpack_cannot_give_back_unchanged_are_not_cached():
     store = datacache._store()
-    for value in ({"when": datetime.date(2024, 1, 1)}, {"n": 1 << 70}, {"s": {1, 2}}, {"t": (1, 2)}, {"x": float("nan")}):
+    for value in (
+        {"when": datetime.date(2024, 1, 1)},
+        {"n": 1 << 70},
+        {"s": {1, 2}},
+        {"t": (1, 2)},
+        {"x": float("nan")},
+    ):
         store.put("probe", "k", value)
         assert store.get("probe", "k") == (False, None)
 

@@ -45,4 +45,7 @@ def test_a_live_scan_without_the_fork_answers_from_the_snapshot_of_its_pin(sourc
     (fork,) = out["routes"][0]["beyond"]
     assert fork["state"] == "applies" and fork["version"] == "v0.30.8"
     cells = {c["layer"]: c for layer in out["layers"] for c in layer["cells"]}
-    assert "ollama-for-amd cannot be read here: evidence from the embedded snapshot of ollama-for-amd@v0.30.8" in cells["fork-build"]["summary"]
+    assert (
+        "ollama-for-amd cannot be read here: evidence from the embedded snapshot of ollama-for-amd@v0.30.8"
+        in cells["fork-build"]["summary"]
+    )

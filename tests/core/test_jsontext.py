@@ -11,13 +11,20 @@ from gfxgate import jsontext
 
 _keys = st.one_of(st.text(max_size=8), st.sampled_from(["a", "B", "é", "gfx900", "😀", "\x00", "\u2028"]))
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(1 << 70), max_value=1 << 70),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(), st.sampled_from([1e16, 1e-7, -0.0, 0.1, 123456.789]),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(1 << 70), max_value=1 << 70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(),
+    st.sampled_from([1e16, 1e-7, -0.0, 0.1, 123456.789]),
 )
 _json = st.recursive(
     _scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4),
-                            st.dictionaries(st.integers(-3, 3), inner, max_size=2)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(_keys, inner, max_size=4),
+        st.dictionaries(st.integers(-3, 3), inner, max_size=2),
+    ),
     max_leaves=25,
 )
 

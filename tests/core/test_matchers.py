@@ -15,8 +15,17 @@ from tests.core.rule_fixtures import FIXTURES, read_case
 
 
 def rule(matcher: str, **params) -> GateRule:
-    return GateRule(id="t", layer="x", title="test rule", repo="r", paths=("f",), matcher=matcher, params=params,
-                    summary="found in {function}", remedy="fix {target}")
+    return GateRule(
+        id="t",
+        layer="x",
+        title="test rule",
+        repo="r",
+        paths=("f",),
+        matcher=matcher,
+        params=params,
+        summary="found in {function}",
+        remedy="fix {target}",
+    )
 
 
 def fixture_text(case: str, path: str, tmp_path) -> str:
@@ -48,8 +57,14 @@ if(WIN32)
   list(FILTER AMDGPU_TARGETS EXCLUDE REGEX "^gfx906")
 endif()
 """
-    out = run(tmp_path, "cmake-list-filter", {"CMakeLists.txt": text}, ["gfx906", "gfx906:xnack-", "gfx906:xnack+", "gfx1030"],
-              variable="AMDGPU_TARGETS", platform="linux")
+    out = run(
+        tmp_path,
+        "cmake-list-filter",
+        {"CMakeLists.txt": text},
+        ["gfx906", "gfx906:xnack-", "gfx906:xnack+", "gfx1030"],
+        variable="AMDGPU_TARGETS",
+        platform="linux",
+    )
     assert out["gfx906"].status is Status.PARTIAL and "gfx906:xnack-" in out["gfx906"].summary
     assert out["gfx906:xnack-"].status is Status.ALLOWED
     assert out["gfx906:xnack+"].status is Status.OVERRIDE_REQUIRED
@@ -60,8 +75,13 @@ endif()
 
 
 def test_cmake_unconditional_exclude_blocks(tmp_path):
-    out = run(tmp_path, "cmake-list-filter", {"CMakeLists.txt": 'list(FILTER AMDGPU_TARGETS EXCLUDE REGEX "^gfx90[06]")\n'},
-              ["gfx900", "gfx1030"], variable="AMDGPU_TARGETS")
+    out = run(
+        tmp_path,
+        "cmake-list-filter",
+        {"CMakeLists.txt": 'list(FILTER AMDGPU_TARGETS EXCLUDE REGEX "^gfx90[06]")\n'},
+        ["gfx900", "gfx1030"],
+        variable="AMDGPU_TARGETS",
+    )
     assert out["gfx900"].status is Status.BLOCKED and out["gfx1030"].status is Status.ALLOWED
 
 
@@ -94,14 +114,27 @@ def test_preprocessor_three_valued(tmp_path):
 }
 """
     files = {"hip.h": header, "common.cuh": code}
-    derived = run(tmp_path, "c-preprocessor", files, ["gfx900", "gfx1030", "gfx803"], report="derived-macros",
-                  macros=["RDNA2", "OLD_PATH", "NOT_VEGA"])
+    derived = run(
+        tmp_path,
+        "c-preprocessor",
+        files,
+        ["gfx900", "gfx1030", "gfx803"],
+        report="derived-macros",
+        macros=["RDNA2", "OLD_PATH", "NOT_VEGA"],
+    )
     assert derived["gfx1030"].status is Status.ALLOWED and "RDNA2" in derived["gfx1030"].summary
     # gfx900's branch depends on HIP_VERSION, which no scanned file defines: unknown, not a guess
     assert derived["gfx900"].status is Status.UNKNOWN and "HIP_VERSION" in derived["gfx900"].summary
     assert "NOT_VEGA" in derived["gfx803"].summary
-    branch = run(tmp_path, "c-preprocessor", files, ["gfx1030", "gfx803"], report="active-branch", anchor=r"int f\(",
-                 describe={"hardware sdot4": r"__builtin_amdgcn_sdot4"})
+    branch = run(
+        tmp_path,
+        "c-preprocessor",
+        files,
+        ["gfx1030", "gfx803"],
+        report="active-branch",
+        anchor=r"int f\(",
+        describe={"hardware sdot4": r"__builtin_amdgcn_sdot4"},
+    )
     assert branch["gfx1030"].status is Status.ALLOWED and "hardware sdot4" in branch["gfx1030"].summary
     assert branch["gfx803"].status is Status.PARTIAL and "#else" in branch["gfx803"].summary
 
@@ -118,8 +151,12 @@ func Probe(env map[string]string) {
 func GetSupportedGFX(dir string) []string { return nil }
 """
     files = {"amd.go": go}
-    for find, pattern, line in (("function", "^GetSupportedGFX$", 9), ("call", "GetSupportedGFX", 5), ("string", "^GGML_CUDA_INIT$", 4),
-                                ("assignment", "^x$", 5)):
+    for find, pattern, line in (
+        ("function", "^GetSupportedGFX$", 9),
+        ("call", "GetSupportedGFX", 5),
+        ("string", "^GGML_CUDA_INIT$", 4),
+        ("assignment", "^x$", 5),
+    ):
         out = run(tmp_path, "go-source", files, ["gfx900"], find=find, pattern=pattern)
         assert out["gfx900"].hits[0].line == line, find
     out = run(tmp_path, "go-source", files, ["gfx900"], find="string", pattern="^GGML_CUDA_INIT$")
@@ -127,13 +164,24 @@ func GetSupportedGFX(dir string) []string { return nil }
 
 
 def test_json_presets_inheritance_and_hidden(tmp_path):
-    presets = {"configurePresets": [
-        {"name": "base", "hidden": True, "cacheVariables": {"AMDGPU_TARGETS": "gfx900"}},
-        {"name": "rocm", "inherits": "base"},
-        {"name": "rocm-new", "cacheVariables": {"AMDGPU_TARGETS": {"type": "STRING", "value": "gfx1030;gfx906:xnack-"}}},
-    ]}
-    out = run(tmp_path, "json-target-list", {"CMakePresets.json": json.dumps(presets, indent=2)}, ["gfx900", "gfx906", "gfx1100"],
-              variable="AMDGPU_TARGETS", presets="rocm")
+    presets = {
+        "configurePresets": [
+            {"name": "base", "hidden": True, "cacheVariables": {"AMDGPU_TARGETS": "gfx900"}},
+            {"name": "rocm", "inherits": "base"},
+            {
+                "name": "rocm-new",
+                "cacheVariables": {"AMDGPU_TARGETS": {"type": "STRING", "value": "gfx1030;gfx906:xnack-"}},
+            },
+        ]
+    }
+    out = run(
+        tmp_path,
+        "json-target-list",
+        {"CMakePresets.json": json.dumps(presets, indent=2)},
+        ["gfx900", "gfx906", "gfx1100"],
+        variable="AMDGPU_TARGETS",
+        presets="rocm",
+    )
     assert out["gfx900"].status is Status.ALLOWED and "rocm" in out["gfx900"].summary
     assert out["gfx900"].hits[0].line == 7  # the line in the parent preset that sets the list
     assert out["gfx906"].status is Status.PARTIAL
@@ -143,16 +191,32 @@ def test_json_presets_inheritance_and_hidden(tmp_path):
 def test_json_presets_without_a_string_name_are_no_presets(tmp_path):
     """CMake requires a preset's name; one without (or with a number) was looked up as None and crashed the regex of
     exclude_presets (TypeError: object of type 'NoneType' has no len())."""
-    presets = {"configurePresets": [{"cacheVariables": {"V": "gfx900"}}, {"name": 7, "cacheVariables": {"V": "gfx900"}},
-                                    {"name": "rocm", "cacheVariables": {"V": "gfx906"}}]}
-    out = run(tmp_path, "json-target-list", {"CMakePresets.json": json.dumps(presets, indent=2)}, ["gfx900", "gfx906"],
-              variable="V", exclude_presets="^x")
+    presets = {
+        "configurePresets": [
+            {"cacheVariables": {"V": "gfx900"}},
+            {"name": 7, "cacheVariables": {"V": "gfx900"}},
+            {"name": "rocm", "cacheVariables": {"V": "gfx906"}},
+        ]
+    }
+    out = run(
+        tmp_path,
+        "json-target-list",
+        {"CMakePresets.json": json.dumps(presets, indent=2)},
+        ["gfx900", "gfx906"],
+        variable="V",
+        exclude_presets="^x",
+    )
     assert out["gfx900"].status is Status.BLOCKED and out["gfx906"].status is Status.ALLOWED
 
 
 def test_glob_removal_matches_feature_spellings(tmp_path):
-    out = run(tmp_path, "glob-removal", {"Dockerfile": "RUN rm -f lib/rocblas/library/*gfx90a-xnack-* && echo done\n"},
-              ["gfx90a", "gfx908"], artifacts=["Kernels.so-000-{target}.hsaco"])
+    out = run(
+        tmp_path,
+        "glob-removal",
+        {"Dockerfile": "RUN rm -f lib/rocblas/library/*gfx90a-xnack-* && echo done\n"},
+        ["gfx90a", "gfx908"],
+        artifacts=["Kernels.so-000-{target}.hsaco"],
+    )
     assert out["gfx90a"].status is Status.BLOCKED and "gfx90a-xnack-" in out["gfx90a"].summary
     assert out["gfx908"].status is Status.ALLOWED
 
@@ -171,12 +235,21 @@ def test_docs_matrix_footnotes_and_columns(tmp_path):
 
 
 def test_pattern_status_first_check_wins_and_no_match_without_absent(tmp_path):
-    checks = [{"pattern": r"EnableVulkan\(true\)", "status": "allowed", "summary": "default at {path}"},
-              {"pattern": r"OLLAMA_VULKAN=1", "status": "override-required", "summary": "opt-in", "remedy": "OLLAMA_VULKAN=1"}]
+    checks = [
+        {"pattern": r"EnableVulkan\(true\)", "status": "allowed", "summary": "default at {path}"},
+        {
+            "pattern": r"OLLAMA_VULKAN=1",
+            "status": "override-required",
+            "summary": "opt-in",
+            "remedy": "OLLAMA_VULKAN=1",
+        },
+    ]
     both = "x := EnableVulkan(true)\n// set OLLAMA_VULKAN=1\n"
     got = run(tmp_path, "pattern-status", {"runner.go": both}, ["gfx900"], checks=checks)["gfx900"]
     assert got.status == Status.ALLOWED and got.summary == "default at runner.go" and got.hits[0].line == 1
-    got = run(tmp_path, "pattern-status", {"runner.go": "// set OLLAMA_VULKAN=1\n"}, ["gfx900"], checks=checks)["gfx900"]
+    got = run(tmp_path, "pattern-status", {"runner.go": "// set OLLAMA_VULKAN=1\n"}, ["gfx900"], checks=checks)[
+        "gfx900"
+    ]
     assert got.status == Status.OVERRIDE_REQUIRED and got.remedy == "OLLAMA_VULKAN=1"
     with pytest.raises(NoMatch):
         run(tmp_path, "pattern-status", {"runner.go": "package discover\n"}, ["gfx900"], checks=checks)
@@ -185,13 +258,25 @@ def test_pattern_status_first_check_wins_and_no_match_without_absent(tmp_path):
 def test_integrated_gpu_filter_without_the_default_list_and_without_the_function(tmp_path):
     """The shipped rule on ollama's own runner.go is tests/rules/ollama-discovery-integrated-gpus; here the edges."""
     go = fixture_text("ollama-discovery-integrated-gpus/v0.32.15", "discover/runner.go", tmp_path)
-    without = run(tmp_path / "a", "integrated-gpu-filter", {"runner.go": go}, ["gfx1151", "gfx900"],
-                  function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")
+    without = run(
+        tmp_path / "a",
+        "integrated-gpu-filter",
+        {"runner.go": go},
+        ["gfx1151", "gfx900"],
+        function="^filterIntegratedGPUs$",
+        message="OLLAMA_IGPU_ENABLE=1",
+    )
     assert without["gfx1151"].status == Status.OVERRIDE_REQUIRED  # the list keeps ROCm devices only
     assert without["gfx900"].status == Status.ALLOWED and without["gfx900"].summary.startswith("discrete GPU")
     with pytest.raises(NoMatch):
-        run(tmp_path / "b", "integrated-gpu-filter", {"runner.go": "package discover\n"}, ["gfx900"],
-            function="^filterIntegratedGPUs$", message="OLLAMA_IGPU_ENABLE=1")
+        run(
+            tmp_path / "b",
+            "integrated-gpu-filter",
+            {"runner.go": "package discover\n"},
+            ["gfx900"],
+            function="^filterIntegratedGPUs$",
+            message="OLLAMA_IGPU_ENABLE=1",
+        )
 
 
 def test_matchers_are_found_by_module_name_and_behave_as_a_mapping():
@@ -217,8 +302,10 @@ def test_the_gates_schema_takes_every_matcher_from_its_module():
     rule = load_schema("gates")["$defs"]["rule"]
     assert rule["properties"]["matcher"]["enum"] == list(MATCHERS)
     assert [branch["if"]["properties"]["matcher"]["const"] for branch in rule["allOf"]] == list(MATCHERS)
-    assert all(branch["then"]["properties"]["params"] is MATCHERS[branch["if"]["properties"]["matcher"]["const"]].params_schema
-               for branch in rule["allOf"])
+    assert all(
+        branch["then"]["properties"]["params"] is MATCHERS[branch["if"]["properties"]["matcher"]["const"]].params_schema
+        for branch in rule["allOf"]
+    )
 
 
 def test_build_target_list_shell_array_make_variables_override_and_absent(tmp_path):
@@ -236,8 +323,15 @@ def test_build_target_list_shell_array_make_variables_override_and_absent(tmp_pa
 """
     lists = [{"start": r"^\s*GPU_LIST=\(", "end": r"^\s*\)"}, {"start": r"^HIP_ARCHS_(COMMON|LINUX)\s*:?="}]
     override = r'if \[ -n "\$\{?AMDGPU_TARGETS\}?" \]'
-    out = run(tmp_path, "build-target-list", {"gen_linux.sh": script}, ["gfx900", "gfx906", "gfx1030"],
-              lists=lists, what="the list", override=override)
+    out = run(
+        tmp_path,
+        "build-target-list",
+        {"gen_linux.sh": script},
+        ["gfx900", "gfx906", "gfx1030"],
+        lists=lists,
+        what="the list",
+        override=override,
+    )
     assert out["gfx900"].status is Status.ALLOWED and out["gfx900"].hits[0].line == 7
     # xnack-off devices only by default; a user list can name the others
     assert out["gfx906"].status is Status.OVERRIDE_REQUIRED and "gfx906:xnack-" in out["gfx906"].summary
@@ -245,35 +339,70 @@ def test_build_target_list_shell_array_make_variables_override_and_absent(tmp_pa
     assert out["gfx1030"].status is Status.OVERRIDE_REQUIRED and out["gfx1030"].remedy == "fix gfx1030"
     assert [h.line for h in out["gfx1030"].hits] == [7, 2]  # the list (its first entry) and the override
     make = "HIP_ARCHS_COMMON := gfx900 gfx1030\nHIP_ARCHS_LINUX := gfx90a:xnack+ gfx90a:xnack-\nX := gfx1100\n"
-    out = run(tmp_path, "build-target-list", {"Makefile.rocm": make}, ["gfx90a", "gfx1100", "gfx1030"],
-              lists=lists, what="the list", override=r"^\s*HIP_ARCHS\s*\?=")
+    out = run(
+        tmp_path,
+        "build-target-list",
+        {"Makefile.rocm": make},
+        ["gfx90a", "gfx1100", "gfx1030"],
+        lists=lists,
+        what="the list",
+        override=r"^\s*HIP_ARCHS\s*\?=",
+    )
     assert out["gfx90a"].status is Status.ALLOWED and out["gfx1030"].status is Status.ALLOWED
     assert out["gfx1100"].status is Status.BLOCKED  # not listed (line 3 is no list) and no HIP_ARCHS?= to give one
     out = run(tmp_path, "build-target-list", {"gen_linux.sh": script}, ["gfx906"], lists=lists, what="the list")
     assert out["gfx906"].status is Status.PARTIAL  # without a user list, the xnack-off devices only
     # another build system in the tree: no list here says nothing (the CMake rules decide), never "no ROCm build"
-    r = GateRule(id="t", layer="x", title="t", repo="r", paths=("gen_linux.sh", "CMakeLists.txt"), matcher="build-target-list",
-                 params={"lists": lists, "what": "the list", "defer_to": ["CMakeLists.txt"]},
-                 absent={"status": "blocked", "summary": "no ROCm build"})
+    r = GateRule(
+        id="t",
+        layer="x",
+        title="t",
+        repo="r",
+        paths=("gen_linux.sh", "CMakeLists.txt"),
+        matcher="build-target-list",
+        params={"lists": lists, "what": "the list", "defer_to": ["CMakeLists.txt"]},
+        absent={"status": "blocked", "summary": "no ROCm build"},
+    )
     (tmp_path / "CMakeLists.txt").write_text("project(x)\n")
     with pytest.raises(NoMatch, match="CMakeLists.txt builds"):
         MATCHERS["build-target-list"].extract(r, DirectorySource("r", tmp_path), ["CMakeLists.txt"])
     (tmp_path / "gen_linux.sh").write_text("echo cuda only\n")  # without CMake: a script with no list is no ROCm build
-    assert MATCHERS["build-target-list"].extract(r, DirectorySource("r", tmp_path), ["gen_linux.sh"]) == {"absent": ["gen_linux.sh"]}
+    assert MATCHERS["build-target-list"].extract(r, DirectorySource("r", tmp_path), ["gen_linux.sh"]) == {
+        "absent": ["gen_linux.sh"]
+    }
     with pytest.raises(NoMatch):  # no list and no `absent`: the rule does not match
-        run(tmp_path, "build-target-list", {"gen_linux.sh": "echo cuda only\n"}, ["gfx900"], lists=lists, what="the list")
+        run(
+            tmp_path,
+            "build-target-list",
+            {"gen_linux.sh": "echo cuda only\n"},
+            ["gfx900"],
+            lists=lists,
+            what="the list",
+        )
 
 
 def test_gfx_major_minimum_rejects_older_generations_with_the_minimum_line(tmp_path):
     go = 'package discover\n\n// RocmComputeMajorMin = "1" in a comment is not it\nvar RocmComputeMajorMin = "9"\n'
-    below = {"status": "override-required", "summary": "gfx{major} below {minimum}", "remedy": "RocmComputeMajorMin={major}"}
-    minimum = [r'if v\.Major < (?P<major>[0-9]+)', r'^var RocmComputeMajorMin\s*=\s*"(?P<major>[0-9]+)"']
-    out = run(tmp_path, "gfx-major-minimum", {"gpu.go": go}, ["gfx803", "gfx900", "gfx90a", "gfx1030", "gfx1151"],
-              minimum=minimum, below=below)
+    below = {
+        "status": "override-required",
+        "summary": "gfx{major} below {minimum}",
+        "remedy": "RocmComputeMajorMin={major}",
+    }
+    minimum = [r"if v\.Major < (?P<major>[0-9]+)", r'^var RocmComputeMajorMin\s*=\s*"(?P<major>[0-9]+)"']
+    out = run(
+        tmp_path,
+        "gfx-major-minimum",
+        {"gpu.go": go},
+        ["gfx803", "gfx900", "gfx90a", "gfx1030", "gfx1151"],
+        minimum=minimum,
+        below=below,
+    )
     assert out["gfx803"].status is Status.OVERRIDE_REQUIRED and out["gfx803"].summary == "gfx8 below 9"
     assert out["gfx803"].remedy == "RocmComputeMajorMin=8" and out["gfx803"].hits[0].line == 4
     assert all(out[t].status is Status.ALLOWED for t in ("gfx900", "gfx90a", "gfx1030", "gfx1151"))
-    out = run(tmp_path, "gfx-major-minimum", {"gpu.go": "if v.Major < 10 {\n"}, ["gfx900"], minimum=minimum, below=below)
+    out = run(
+        tmp_path, "gfx-major-minimum", {"gpu.go": "if v.Major < 10 {\n"}, ["gfx900"], minimum=minimum, below=below
+    )
     assert out["gfx900"].status is Status.OVERRIDE_REQUIRED  # the first pattern that matches gives the minimum
     with pytest.raises(NoMatch):
         run(tmp_path, "gfx-major-minimum", {"gpu.go": "package gpu\n"}, ["gfx900"], minimum=minimum, below=below)
@@ -314,28 +443,47 @@ if (arch == AMD_GCN || arch2 == AMD_GCN) { x(); }
 y = AMD_RDNA1X; z = "AMD_GCN";  // AMD_RDNA1
 w = AMD_RDNA1; v = AMD_GCN; // AMD_GCN
 """
-    out = run(tmp_path, "vulkan-architecture", {"f": cpp}, ["gfx900", "gfx1010"], function="get_device_architecture",
-              enum="vk_device_architecture", families={"GCN5": "AMD_GCN", "RDNA1": "AMD_RDNA1"})
+    out = run(
+        tmp_path,
+        "vulkan-architecture",
+        {"f": cpp},
+        ["gfx900", "gfx1010"],
+        function="get_device_architecture",
+        enum="vk_device_architecture",
+        families={"GCN5": "AMD_GCN", "RDNA1": "AMD_RDNA1"},
+    )
     assert "3 line(s) outside the classifier use AMD_GCN" in out["gfx900"].summary  # lines 9, 11 (a string), 12
     assert "1 line(s) outside the classifier use AMD_RDNA1" in out["gfx1010"].summary  # line 12 only
     assert [h.line for h in out["gfx900"].hits] == [2, 3, 9, 11]
 
 
-PRESETS = {"version": 3, "configurePresets": [
-    {"name": "base", "hidden": True, "cacheVariables": {"OLLAMA_RUNNER_DIR": "cuda_v12"}},
-    {"name": "cuda_linux", "inherits": ["base"], "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "50-virtual;61;86;90a"}},
-    {"name": "cuda_windows", "inherits": "base", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "61-virtual;86"}},
-    {"name": "CUDA 13", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "75-virtual;bogus"}},
-    {"name": "JetPack 6", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "87"}},
-    {"name": "user_arch", "inherits": ["base"]},  # no list: not a runner's build
-    {"name": 7, "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "61"}},  # no string name: no preset
-]}
+PRESETS = {
+    "version": 3,
+    "configurePresets": [
+        {"name": "base", "hidden": True, "cacheVariables": {"OLLAMA_RUNNER_DIR": "cuda_v12"}},
+        {
+            "name": "cuda_linux",
+            "inherits": ["base"],
+            "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "50-virtual;61;86;90a"},
+        },
+        {"name": "cuda_windows", "inherits": "base", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "61-virtual;86"}},
+        {"name": "CUDA 13", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "75-virtual;bogus"}},
+        {"name": "JetPack 6", "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "87"}},
+        {"name": "user_arch", "inherits": ["base"]},  # no list: not a runner's build
+        {"name": 7, "cacheVariables": {"CMAKE_CUDA_ARCHITECTURES": "61"}},  # no string name: no preset
+    ],
+}
 
 
 def test_cuda_arch_list_cubin_ptx_compatibility_and_jetson(tmp_path):
     files = {"p.json": json.dumps(PRESETS, indent=2)}
-    got = run(tmp_path, "cuda-arch-list", files, ["sm_61", "sm_50", "sm_52", "sm_89", "sm_90", "sm_35", "sm_87", "sm_53"],
-              mode="build")
+    got = run(
+        tmp_path,
+        "cuda-arch-list",
+        files,
+        ["sm_61", "sm_50", "sm_52", "sm_89", "sm_90", "sm_35", "sm_87", "sm_53"],
+        mode="build",
+    )
     assert got["sm_61"].status is Status.ALLOWED and "cuda_v12 (windows): PTX only (61-virtual)" in got["sm_61"].summary
     assert "cuda_v13 (any): absent" in got["sm_61"].summary  # "CUDA 13" names its runner folder; "bogus" is skipped
     assert got["sm_50"].status is Status.PARTIAL and "PTX only" in got["sm_50"].summary
@@ -348,25 +496,55 @@ def test_cuda_arch_list_cubin_ptx_compatibility_and_jetson(tmp_path):
 
 
 def test_cuda_arch_list_discovery_is_an_exact_match_and_packaging_reads_the_recipe(tmp_path):
-    files = {"p.json": json.dumps(PRESETS, indent=2), "llama_server.go": 'slog.Info("skipping CUDA device — compute '
-             'capability not in compiled architectures")\n', "Dockerfile": "RUN cmake --preset cuda_linux \\\n"}
-    got = run(tmp_path, "cuda-arch-list", files, ["sm_50", "sm_52", "sm_61"], mode="discovery",
-              reject="not in compiled architectures")
+    files = {
+        "p.json": json.dumps(PRESETS, indent=2),
+        "llama_server.go": 'slog.Info("skipping CUDA device — compute capability not in compiled architectures")\n',
+        "Dockerfile": "RUN cmake --preset cuda_linux \\\n",
+    }
+    got = run(
+        tmp_path,
+        "cuda-arch-list",
+        files,
+        ["sm_50", "sm_52", "sm_61"],
+        mode="discovery",
+        reject="not in compiled architectures",
+    )
     assert got["sm_50"].status is Status.ALLOWED and got["sm_61"].status is Status.ALLOWED  # 50-virtual lists 500
     assert got["sm_52"].status is Status.BLOCKED and "but the match is exact" in got["sm_52"].summary
     assert got["sm_52"].hits[0].path == "llama_server.go"
-    shipped = run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging",
-                  built_by=r"--preset\s+(?P<preset>\S+)")
+    shipped = run(
+        tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)"
+    )
     assert shipped["sm_61"].status is Status.ALLOWED and "windows" not in shipped["sm_61"].summary
     assert any(h.path == "Dockerfile" for h in shipped["sm_61"].hits)
     # built but its COPY commented out (CUDA 11 from v0.11): not shipped; copied (cuda-12 is cuda_v12): shipped
     files["Dockerfile"] = "RUN cmake --preset cuda_linux \\\n# COPY --from=cuda-12 dist/lib/ollama /lib/ollama/\n"
     shipped_re = r"^COPY --from=(?:llama-server-)?(?P<runner>cuda[-_]v?[0-9]+|jetpack-[0-9]+)\b"
-    assert run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)",
-               shipped=shipped_re)["sm_61"].status is Status.BLOCKED
+    assert (
+        run(
+            tmp_path,
+            "cuda-arch-list",
+            files,
+            ["sm_61"],
+            mode="packaging",
+            built_by=r"--preset\s+(?P<preset>\S+)",
+            shipped=shipped_re,
+        )["sm_61"].status
+        is Status.BLOCKED
+    )
     files["Dockerfile"] += "COPY --from=cuda-12 dist/lib/ollama /lib/ollama/\n"
-    assert run(tmp_path, "cuda-arch-list", files, ["sm_61"], mode="packaging", built_by=r"--preset\s+(?P<preset>\S+)",
-               shipped=shipped_re)["sm_61"].status is Status.ALLOWED
+    assert (
+        run(
+            tmp_path,
+            "cuda-arch-list",
+            files,
+            ["sm_61"],
+            mode="packaging",
+            built_by=r"--preset\s+(?P<preset>\S+)",
+            shipped=shipped_re,
+        )["sm_61"].status
+        is Status.ALLOWED
+    )
     with pytest.raises(NoMatch, match="discovery check"):
         run(tmp_path, "cuda-arch-list", {"p.json": json.dumps(PRESETS)}, ["sm_61"], mode="discovery", reject="nowhere")
     with pytest.raises(NoMatch, match="sets CMAKE_CUDA_ARCHITECTURES"):
@@ -374,17 +552,41 @@ def test_cuda_arch_list_discovery_is_an_exact_match_and_packaging_reads_the_reci
 
 
 def test_cc_compare_bounds_values_tables_and_families(tmp_path):
-    files = {"c.go": "min = 570\nif dev.ComputeMajor < 7 {\n(gpu.ComputeMajor == 7 && gpu.ComputeMinor == 2)\n",
-             "d.md": "| 6.1 | x |\n| 7.5 | y |\n"}
-    checks = [{"pattern": r"ComputeMajor == (?P<major>[0-9]) && gpu\.ComputeMinor == (?P<minor>[0-9])", "when": "equal",
-               "status": "partial", "summary": "off on {bound}"},
-              {"pattern": r"ComputeMajor < (?P<major>[0-9]+)", "when": "below", "status": "partial",
-               "summary": "needs {min} below {bound} (cc {cc})"},
-              {"pattern": r"^\| (?P<major>[0-9]+)\.(?P<minor>[0-9]) \|", "all": True, "when": "unlisted",
-               "status": "blocked", "summary": "not a row ({bound})"},
-              {"families": ["Kepler"], "cite": "a notice", "status": "blocked", "summary": "last branch"}]
-    got = run(tmp_path, "cc-compare", files, ["sm_61", "sm_72", "sm_75", "sm_80", "sm_35"], values={"min": r"min = (?P<v>[0-9]+)"},
-              checks=checks, otherwise={"status": "allowed", "summary": "fine at {cc}"})
+    files = {
+        "c.go": "min = 570\nif dev.ComputeMajor < 7 {\n(gpu.ComputeMajor == 7 && gpu.ComputeMinor == 2)\n",
+        "d.md": "| 6.1 | x |\n| 7.5 | y |\n",
+    }
+    checks = [
+        {
+            "pattern": r"ComputeMajor == (?P<major>[0-9]) && gpu\.ComputeMinor == (?P<minor>[0-9])",
+            "when": "equal",
+            "status": "partial",
+            "summary": "off on {bound}",
+        },
+        {
+            "pattern": r"ComputeMajor < (?P<major>[0-9]+)",
+            "when": "below",
+            "status": "partial",
+            "summary": "needs {min} below {bound} (cc {cc})",
+        },
+        {
+            "pattern": r"^\| (?P<major>[0-9]+)\.(?P<minor>[0-9]) \|",
+            "all": True,
+            "when": "unlisted",
+            "status": "blocked",
+            "summary": "not a row ({bound})",
+        },
+        {"families": ["Kepler"], "cite": "a notice", "status": "blocked", "summary": "last branch"},
+    ]
+    got = run(
+        tmp_path,
+        "cc-compare",
+        files,
+        ["sm_61", "sm_72", "sm_75", "sm_80", "sm_35"],
+        values={"min": r"min = (?P<v>[0-9]+)"},
+        checks=checks,
+        otherwise={"status": "allowed", "summary": "fine at {cc}"},
+    )
     assert (got["sm_61"].status, got["sm_61"].summary) == (Status.PARTIAL, "needs 570 below 7.0 (cc 6.1)")
     assert got["sm_72"].summary == "off on 7.2"
     assert (got["sm_75"].status, got["sm_75"].summary) == (Status.ALLOWED, "fine at 7.5")
@@ -392,13 +594,26 @@ def test_cc_compare_bounds_values_tables_and_families(tmp_path):
     assert (got["sm_80"].status, got["sm_80"].summary) == (Status.BLOCKED, "not a row (6.1, 7.5)")
     assert got["sm_35"].summary.startswith("needs 570")  # the first check that holds decides
     with pytest.raises(NoMatch, match="value min"):
-        run(tmp_path, "cc-compare", {"e.go": "nothing\n"}, ["sm_61"], values={"min": r"min = (?P<v>[0-9]+)"},
-            checks=checks[:1], otherwise={"status": "allowed", "summary": "x"})
+        run(
+            tmp_path,
+            "cc-compare",
+            {"e.go": "nothing\n"},
+            ["sm_61"],
+            values={"min": r"min = (?P<v>[0-9]+)"},
+            checks=checks[:1],
+            otherwise={"status": "allowed", "summary": "x"},
+        )
     from gfxgate.errors import RuleError
 
     with pytest.raises(RuleError, match="either pattern"):
-        run(tmp_path, "cc-compare", files, ["sm_61"], checks=[{"status": "allowed", "summary": "x"}],
-            otherwise={"status": "allowed", "summary": "x"})
+        run(
+            tmp_path,
+            "cc-compare",
+            files,
+            ["sm_61"],
+            checks=[{"status": "allowed", "summary": "x"}],
+            otherwise={"status": "allowed", "summary": "x"},
+        )
 
 
 def test_nvidia_remedies_fill_the_architecture_number(tmp_path):
@@ -409,17 +624,27 @@ def test_nvidia_remedies_fill_the_architecture_number(tmp_path):
 
     r = rule("cuda-arch-list", mode="build")
     r = r.__class__(**{**r.__dict__, "remedy": "-DCMAKE_CUDA_ARCHITECTURES={number}"})
-    facts = M["cuda-arch-list"].extract(r, __import__("gfxgate.sources.directory", fromlist=["x"]).DirectorySource("r", tmp_path), ["p.json"])
+    facts = M["cuda-arch-list"].extract(
+        r, __import__("gfxgate.sources.directory", fromlist=["x"]).DirectorySource("r", tmp_path), ["p.json"]
+    )
     finding = M["cuda-arch-list"].evaluate(r, facts, catalog().parse_target("sm_35"), catalog())
     assert finding.remedy == "-DCMAKE_CUDA_ARCHITECTURES=35"
 
 
 def test_cmake_target_excludes_blocks_a_needed_project_and_an_undeclared_target(tmp_path):
-    text = ("add_target(gfx900 \"Vega (10)\" FAMILY a\n  EXCLUDE_TARGET_PROJECTS\n    hipBLASLt # issue (1062)\n"
-            "    rocBLAS\n  FAMILY b\n)\nadd_target(gfx1030 \"RDNA2\" FAMILY c)\n"
-            "add_target(gfx906 \"MI50\"\n  EXCLUDE_TARGET_PROJECTS hipBLASLt\n  FAMILY d rocBLAS\n)\n")
-    found = run(tmp_path, "cmake-target-excludes", {"f": text}, ["gfx900", "gfx1030", "gfx906", "gfx803"],
-                function="add_target", needed=["rocBLAS"])
+    text = (
+        'add_target(gfx900 "Vega (10)" FAMILY a\n  EXCLUDE_TARGET_PROJECTS\n    hipBLASLt # issue (1062)\n'
+        '    rocBLAS\n  FAMILY b\n)\nadd_target(gfx1030 "RDNA2" FAMILY c)\n'
+        'add_target(gfx906 "MI50"\n  EXCLUDE_TARGET_PROJECTS hipBLASLt\n  FAMILY d rocBLAS\n)\n'
+    )
+    found = run(
+        tmp_path,
+        "cmake-target-excludes",
+        {"f": text},
+        ["gfx900", "gfx1030", "gfx906", "gfx803"],
+        function="add_target",
+        needed=["rocBLAS"],
+    )
     assert (found["gfx900"].status, found["gfx900"].summary) == (Status.BLOCKED, "excludes rocBLAS for gfx900")
     assert found["gfx900"].hits[0].line == 1 and "hipBLASLt, rocBLAS" in found["gfx900"].hits[0].note
     assert (found["gfx1030"].status, found["gfx1030"].summary) == (Status.ALLOWED, "builds rocBLAS for gfx1030")
@@ -432,17 +657,38 @@ def test_cmake_target_excludes_refuses_what_is_not_a_declaration(tmp_path):
     with pytest.raises(NoMatch, match="no add_target"):
         run(tmp_path, "cmake-target-excludes", {"f": "other(gfx900)\n"}, [], function="add_target", needed=["rocBLAS"])
     with pytest.raises(NoMatch, match="not closed"):
-        run(tmp_path, "cmake-target-excludes", {"f": "add_target(gfx900\n" + "  x\n" * 300}, [], function="add_target",
-            needed=["rocBLAS"])
+        run(
+            tmp_path,
+            "cmake-target-excludes",
+            {"f": "add_target(gfx900\n" + "  x\n" * 300},
+            [],
+            function="add_target",
+            needed=["rocBLAS"],
+        )
 
 
 def test_markdown_table_unmarked_rows_and_bold_targets(tmp_path):
-    text = ("| Arch | LLVM target | Build Passing | Sanity Tested |\n| -- | -- | -- | -- |\n"
-            "| **RDNA4** | **gfx1201** | ✅ | ✅ |\n| GCN5.0 | gfx900 | ✅ | |\n")
-    found = run(tmp_path, "markdown-table", {"f": text}, ["gfx1201", "gfx900", "gfx803"], column="LLVM target",
-                support_column="^Sanity Tested$", unmarked={"status": "partial", "summary": "{processor} untested"})
+    text = (
+        "| Arch | LLVM target | Build Passing | Sanity Tested |\n| -- | -- | -- | -- |\n"
+        "| **RDNA4** | **gfx1201** | ✅ | ✅ |\n| GCN5.0 | gfx900 | ✅ | |\n"
+    )
+    found = run(
+        tmp_path,
+        "markdown-table",
+        {"f": text},
+        ["gfx1201", "gfx900", "gfx803"],
+        column="LLVM target",
+        support_column="^Sanity Tested$",
+        unmarked={"status": "partial", "summary": "{processor} untested"},
+    )
     assert found["gfx1201"].status == Status.ALLOWED  # **gfx1201** is gfx1201
-    assert (found["gfx900"].status, found["gfx900"].summary, found["gfx900"].hits[0].line) == (Status.PARTIAL, "gfx900 untested", 4)
+    assert (found["gfx900"].status, found["gfx900"].summary, found["gfx900"].hits[0].line) == (
+        Status.PARTIAL,
+        "gfx900 untested",
+        4,
+    )
     assert found["gfx803"].status == Status.BLOCKED
-    plain = run(tmp_path, "markdown-table", {"f": text}, ["gfx900"], column="LLVM target", support_column="^Sanity Tested$")
+    plain = run(
+        tmp_path, "markdown-table", {"f": text}, ["gfx900"], column="LLVM target", support_column="^Sanity Tested$"
+    )
     assert plain["gfx900"].status == Status.UNKNOWN  # without `unmarked`, as before

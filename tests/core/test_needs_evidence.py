@@ -23,8 +23,11 @@ RECORDS: list[tuple[type, dict[str, Any], str]] = [
     (Conclusion, {"kind": "ran-on-cpu", "text": "t"}, "conclusion 'ran-on-cpu'"),
     (Run, {"index": 0, "outcome": "failed", "summary": "SIGSEGV"}, "run '0'"),
     (SatisfiedStep, {"workaround": "copy-rocblas-tensile", "layer": "l"}, "satisfied step copy-rocblas-tensile"),
-    (RouteStep, {"workaround": "copy-rocblas-tensile", "title": "t", "setting": "s", "risk": "r", "covers": ("l",)},
-     "route step copy-rocblas-tensile"),
+    (
+        RouteStep,
+        {"workaround": "copy-rocblas-tensile", "title": "t", "setting": "s", "risk": "r", "covers": ("l",)},
+        "route step copy-rocblas-tensile",
+    ),
     (RouteOption, {"route": "rocm-release", "backend": "rocm", "label": "ROCm", "phrase": "p"}, "route rocm-release"),
     (FixStep, {"workaround": "access", "what": "w", "commands": ("c",)}, "fix step access"),
 ]

@@ -15,8 +15,17 @@ def _matrix() -> GateMatrix:
     loc = Location(repo="ollama", ref="v0.17.5", commit="0" * 40, path="CMakeLists.txt", line=127)
     ev = Evidence("rule-a", loc, 'list(FILTER AMDGPU_TARGETS INCLUDE REGEX "^gfx(1030|1100)$")', "drops gfx900")
     cells = {
-        ("cmake-filter", "gfx900"): Verdict("cmake-filter", "gfx900", Status.OVERRIDE_REQUIRED, "blocked | by default", (ev,), remedy="-DAMDGPU_TARGETS=gfx900"),
-        ("cmake-filter", "gfx1030"): Verdict("cmake-filter", "gfx1030", Status.UNKNOWN, "unknown", reason="rule did not match"),
+        ("cmake-filter", "gfx900"): Verdict(
+            "cmake-filter",
+            "gfx900",
+            Status.OVERRIDE_REQUIRED,
+            "blocked | by default",
+            (ev,),
+            remedy="-DAMDGPU_TARGETS=gfx900",
+        ),
+        ("cmake-filter", "gfx1030"): Verdict(
+            "cmake-filter", "gfx1030", Status.UNKNOWN, "unknown", reason="rule did not match"
+        ),
     }
     return GateMatrix(("gfx900", "gfx1030"), (layer,), cells)
 
@@ -79,7 +88,10 @@ def test_python_dash_m_and_help_are_fast_and_lazy():
     out = subprocess.run([sys.executable, "-m", "gfxgate", "--help"], capture_output=True, text=True, check=True).stdout
     assert "scan" in out and "targets" in out
     probe = "import sys; from gfxgate.cli import cli; print('jinja2' in sys.modules, 'tree_sitter' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split() == ["False", "False"]
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split() == [
+        "False",
+        "False",
+    ]
 
 
 def test_cli_needs_no_module_imported_by_someone_else():

@@ -102,7 +102,9 @@ def test_rocm_5_markdown_support_tables(source_env, capsys):
     assert gfx900["evidence"][0]["where"] == "rocm-docs@rocm-5.7.1:docs/release/gpu_os_support.md:7"
     assert cell(data, "official-matrix", "gfx906")["status"] == "allowed"
     assert "not listed" in cell(data, "official-matrix", "gfx1030")["summary"]
-    older = scan_json(capsys, "-t", "gfx900", "-t", "gfx906", "--ref", "rocm-docs=rocm-5.5.1")  # Linux: Supported/Unsupported
+    older = scan_json(
+        capsys, "-t", "gfx900", "-t", "gfx906", "--ref", "rocm-docs=rocm-5.5.1"
+    )  # Linux: Supported/Unsupported
     assert cell(older, "official-matrix", "gfx900")["status"] == "blocked"
     assert cell(older, "official-matrix", "gfx906")["status"] == "allowed"
 
@@ -165,7 +167,11 @@ def test_partial_clone_cache_and_offline(source_env, capsys, monkeypatch, _isola
     assert len(clones) == 1
     import subprocess
 
-    cfg = subprocess.run(["git", "--git-dir", str(clones[0]), "config", "remote.origin.partialclonefilter"], capture_output=True, text=True)
+    cfg = subprocess.run(
+        ["git", "--git-dir", str(clones[0]), "config", "remote.origin.partialclonefilter"],
+        capture_output=True,
+        text=True,
+    )
     assert cfg.stdout.strip() == "blob:none"
     assert not list((_isolated_cache / "repos").glob(".*"))  # no temporary clone left behind
     # offline, blobs never fetched are reported as such, not guessed
@@ -176,7 +182,9 @@ def test_partial_clone_cache_and_offline(source_env, capsys, monkeypatch, _isola
     scan_json(capsys, "-t", "gfx900", "--source", f"ollama={url}", "--ref", "ollama=v0.12.3")
     data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={url}", "--offline", "--ref", "ollama=v0.12.3")
     assert cell(data, "cmake-filter", "gfx900")["status"] == "allowed"
-    code, _, err = run(capsys, "scan", "-t", "gfx900", "--source", f"ollama={url}", "--offline", "--ref", "ollama=v9.9.9")
+    code, _, err = run(
+        capsys, "scan", "-t", "gfx900", "--source", f"ollama={url}", "--offline", "--ref", "ollama=v9.9.9"
+    )
     assert code == 4 and "--offline" in err
 
 
@@ -215,7 +223,9 @@ def test_stale_snapshot_rule_becomes_unknown(source_env, capsys, tmp_path):
     snap = tmp_path / "snap.json"
     run(capsys, "snapshot", "build", "-o", str(snap))
     data = json.loads(snap.read_text())
-    data["rules"]["ollama-llama-server-user-arch"]["digest"] = "0" * 16  # built from another rule definition (the pin's)
+    data["rules"]["ollama-llama-server-user-arch"]["digest"] = (
+        "0" * 16
+    )  # built from another rule definition (the pin's)
     snap.write_text(json.dumps(data))
     out = scan_json(capsys, "-t", "gfx900", "--snapshot", str(snap))
     verdict = cell(out, "cmake-filter", "gfx900")

@@ -133,8 +133,12 @@ def test_no_named_tuple_reaches_the_json(monkeypatch, capsys, upstream):
     monkeypatch.setattr(serial, "_CONVERTERS", {})  # every class is decided again, through ``recording``
     monkeypatch.setattr(serial, "_converter", recording)
     log = str(Path(__file__).resolve().parents[2] / "samples" / "logs" / "ollama-0.12.3-override-rocblas.log")
-    for args in ([["scan", "-t", "gfx900,gfx803,gfx1030", "--format", fmt] for fmt in ("md", "json", "text", "sarif")]
-                 + [["workarounds", "--format", "json", "--offline", "--source", f"ollama={upstream / 'ollama'}"], ["diagnose", log, "--format", "json", "--no-upstream"]]):
+    for args in [
+        ["scan", "-t", "gfx900,gfx803,gfx1030", "--format", fmt] for fmt in ("md", "json", "text", "sarif")
+    ] + [
+        ["workarounds", "--format", "json", "--offline", "--source", f"ollama={upstream / 'ollama'}"],
+        ["diagnose", log, "--format", "json", "--no-upstream"],
+    ]:
         with pytest.raises(SystemExit) as info:
             main(args)
         assert info.value.code == 0, (args, capsys.readouterr().err)

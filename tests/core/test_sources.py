@@ -18,7 +18,12 @@ from gfxgate.sources.versions import base_version, in_range, is_prerelease, near
 
 def test_version_order_and_ranges():
     tags = ["v0.12.10", "v0.12.4", "v0.12.4-rc1", "v0.9.0", "b100", "rocm-6.3.3"]
-    assert sort_tags(["v0.12.10", "v0.12.4", "v0.12.4-rc1", "v0.9.0"]) == ["v0.9.0", "v0.12.4-rc1", "v0.12.4", "v0.12.10"]
+    assert sort_tags(["v0.12.10", "v0.12.4", "v0.12.4-rc1", "v0.9.0"]) == [
+        "v0.9.0",
+        "v0.12.4-rc1",
+        "v0.12.4",
+        "v0.12.10",
+    ]
     assert is_prerelease("v0.12.4-rc1") and not is_prerelease("v0.12.4")
     assert in_range("v0.17.5", ">=0.12.4,<0.30") and not in_range("v0.30.0", "<0.30")
     assert in_range("rocm-6.3.3", ">=6.1") and in_range("b4567", ">=4000")
@@ -27,10 +32,15 @@ def test_version_order_and_ranges():
 
 # ollama's CI and internal-build tags (git -C ollama tag: the seven that had no version key), each with its base
 # version and the tags before and after it in the clone (the base's first release candidate; v0.10.2 never had one)
-CI_TAGS = {"v0.4.0-ci3": ("v0.4.0", "v0.3.14", "v0.4.0-rc0"), "v0.9.1-ci0": ("v0.9.1", "v0.9.0", "v0.9.1-rc0"),
-           "v0.9.1-ci1": ("v0.9.1", "v0.9.0", "v0.9.1-rc0"), "v0.9.4-citest0": ("v0.9.4", "v0.9.3", "v0.9.4-rc0"),
-           "v0.9.6-ci0": ("v0.9.6", "v0.9.5", "v0.9.6-rc0"), "v0.10.2-int1": ("v0.10.2", "v0.10.1", "v0.11.0-rc0"),
-           "v0.12.7-citest0": ("v0.12.7", "v0.12.6", "v0.12.7-rc0")}
+CI_TAGS = {
+    "v0.4.0-ci3": ("v0.4.0", "v0.3.14", "v0.4.0-rc0"),
+    "v0.9.1-ci0": ("v0.9.1", "v0.9.0", "v0.9.1-rc0"),
+    "v0.9.1-ci1": ("v0.9.1", "v0.9.0", "v0.9.1-rc0"),
+    "v0.9.4-citest0": ("v0.9.4", "v0.9.3", "v0.9.4-rc0"),
+    "v0.9.6-ci0": ("v0.9.6", "v0.9.5", "v0.9.6-rc0"),
+    "v0.10.2-int1": ("v0.10.2", "v0.10.1", "v0.11.0-rc0"),
+    "v0.12.7-citest0": ("v0.12.7", "v0.12.6", "v0.12.7-rc0"),
+}
 
 
 @pytest.mark.parametrize("tag", CI_TAGS)
@@ -47,8 +57,19 @@ def test_ci_and_internal_tags_are_prereleases_of_their_base(tag):
 def test_prerelease_words_order():
     # other words below the known ones, alphabetically then by number; rc/alpha/beta/pre by number alone, as before
     assert sort_tags(["v0.9.1", "v0.9.1-rc0", "v0.9.1-ci1", "v0.9.1-citest0", "v0.9.1-ci0", "v0.9.1-int1"]) == [
-        "v0.9.1-ci0", "v0.9.1-ci1", "v0.9.1-citest0", "v0.9.1-int1", "v0.9.1-rc0", "v0.9.1"]
-    assert sort_tags(["v1.0-rc2", "v1.0-alpha3", "v1.0-beta1", "v1.0rc.0"]) == ["v1.0rc.0", "v1.0-beta1", "v1.0-rc2", "v1.0-alpha3"]
+        "v0.9.1-ci0",
+        "v0.9.1-ci1",
+        "v0.9.1-citest0",
+        "v0.9.1-int1",
+        "v0.9.1-rc0",
+        "v0.9.1",
+    ]
+    assert sort_tags(["v1.0-rc2", "v1.0-alpha3", "v1.0-beta1", "v1.0rc.0"]) == [
+        "v1.0rc.0",
+        "v1.0-beta1",
+        "v1.0-rc2",
+        "v1.0-alpha3",
+    ]
     assert version_key("v1.0-rc") == version_key("v1.0-pre0") and version_key("v1.2.0") == version_key("v1.2")
     assert base_version("v1.0rc.0") == "v1.0" and base_version("rocm-6.3.3") == "rocm-6.3.3"
     for not_a_release in ("v1.0-ci", "v1.0-docs", "v1.0+build1", "v1.0-ci3-x", "latest"):
@@ -93,8 +114,12 @@ def test_prefetch_fetches_missing_blobs_in_one_go(upstream, _isolated_cache):
     repo = GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False)
     source = GitSource(repo, "v0.12.3")
     paths = ["CMakeLists.txt", "CMakePresets.json", "discover/amd_common.go"]
-    listing = subprocess.run(["git", "--git-dir", str(repo.git_dir), "ls-tree", source.commit, "--", *paths],
-                             capture_output=True, text=True, check=True).stdout
+    listing = subprocess.run(
+        ["git", "--git-dir", str(repo.git_dir), "ls-tree", source.commit, "--", *paths],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     oids = [line.split()[2] for line in listing.splitlines()]
 
     def missing() -> int:
@@ -132,7 +157,7 @@ def test_a_git_that_hangs_times_out_as_a_network_error(tmp_path, monkeypatch):
     """A hung git (here a stand-in that sleeps) ends with exit 5's error, its process group killed."""
     fake = tmp_path / "bin" / "git"
     fake.parent.mkdir()
-    fake.write_text("#!/bin/sh\necho $$ > \"$0.pid\"\nsleep 30\n", encoding="utf-8")
+    fake.write_text('#!/bin/sh\necho $$ > "$0.pid"\nsleep 30\n', encoding="utf-8")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:/usr/bin:/bin")
     with pytest.raises(NetworkError, match="git fetch origin timed out after 1 s") as info:

@@ -196,8 +196,17 @@ def server_presets(targets: str) -> str:
             "version": 3,
             "configurePresets": [
                 {"name": "default", "binaryDir": "build", "hidden": True},
-                {"name": "rocm_v7_2_base", "hidden": True, "inherits": ["default"], "cacheVariables": {"GGML_HIP": "ON"}},
-                {"name": "rocm_v7_2_linux", "inherits": ["rocm_v7_2_base"], "cacheVariables": {"AMDGPU_TARGETS": targets}},
+                {
+                    "name": "rocm_v7_2_base",
+                    "hidden": True,
+                    "inherits": ["default"],
+                    "cacheVariables": {"GGML_HIP": "ON"},
+                },
+                {
+                    "name": "rocm_v7_2_linux",
+                    "inherits": ["rocm_v7_2_base"],
+                    "cacheVariables": {"AMDGPU_TARGETS": targets},
+                },
                 {"name": "rocm_v7_2_user_arch", "inherits": ["rocm_v7_2_base"]},
                 {"name": "vulkan", "inherits": ["default"], "cacheVariables": {"GGML_VULKAN": "ON"}},
             ],
@@ -328,54 +337,85 @@ def build_ollama(path: Path) -> git.Repo:
     LLAMA_CPP_VERSION; llama-server presets with a *_user_arch pass-through; Tensile-file and integrated-GPU checks;
     Vulkan on by default), v0.32.15 (gfx1103 left the default list; LLAMA_CPP_VERSION b1300)."""
     repo = new_repo(path)
-    commit_tree(repo, {
-        "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
-        "CMakePresets.json": presets("gfx900;gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx906:xnack-"),
-        "discover/amd_common.go": AMD_COMMON_GO,
-        "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
-        f"{GGML}/vendors/hip.h": HIP_H,
-        f"{GGML}/common.cuh": COMMON_CUH,
-    }, "v0.12.3", tag="v0.12.3")
-    commit_tree(repo, {
-        "CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=NEW_REGEX),
-        "discover/amd_common.go": None,
-        "ml/device.go": DEVICE_GO,
-        "Dockerfile": DOCKERFILE + "FROM scratch AS amd64\nCOPY --from=vulkan  dist/lib/ollama  /lib/ollama/\n",
-        "CMakePresets.json": presets("gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx908:xnack-;gfx90a:xnack+;gfx90a:xnack-",
-                                     vulkan=True),
-        "discover/runner.go": RUNNER_GO_OPT_IN,
-        "envconfig/config.go": ENVCONFIG_GO,
-        GGML_VULKAN: VULKAN_CPP,
-    }, "v0.17.5", tag="v0.17.5")
-    commit_tree(repo, {
-        "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama)\n",
-        "CMakePresets.json": json.dumps({"version": 3, "configurePresets": [{"name": "MLX Metal"}]}),
-        "llama/server/CMakePresets.json": server_presets("gfx908:xnack-;gfx942;gfx1030;gfx1100;gfx1103"),
-        "cmake/local.cmake": LOCAL_CMAKE,
-        "docs/development.md": DEVELOPMENT_MD,
-        "discover/amd.go": AMD_GO,
-        "discover/runner.go": RUNNER_GO,
-        "Dockerfile": DOCKERFILE_V030,
-        "LLAMA_CPP_VERSION": "b1234\n",
-        f"{GGML}/vendors/hip.h": None,
-        f"{GGML}/common.cuh": None,
-        GGML_VULKAN: None,
-    }, "v0.30.0", tag="v0.30.0")
-    commit_tree(repo, {
-        "llama/server/CMakePresets.json": server_presets("gfx908:xnack-;gfx942;gfx1030;gfx1100"),
-        "LLAMA_CPP_VERSION": "b1300\n",
-    }, "v0.32.15", tag="v0.32.15")
+    commit_tree(
+        repo,
+        {
+            "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
+            "CMakePresets.json": presets(
+                "gfx900;gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx906:xnack-"
+            ),
+            "discover/amd_common.go": AMD_COMMON_GO,
+            "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
+            f"{GGML}/vendors/hip.h": HIP_H,
+            f"{GGML}/common.cuh": COMMON_CUH,
+        },
+        "v0.12.3",
+        tag="v0.12.3",
+    )
+    commit_tree(
+        repo,
+        {
+            "CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=NEW_REGEX),
+            "discover/amd_common.go": None,
+            "ml/device.go": DEVICE_GO,
+            "Dockerfile": DOCKERFILE + "FROM scratch AS amd64\nCOPY --from=vulkan  dist/lib/ollama  /lib/ollama/\n",
+            "CMakePresets.json": presets(
+                "gfx940;gfx941;gfx942;gfx1010;gfx1012;gfx1030;gfx1100;gfx1101;gfx1102;gfx908:xnack-;gfx90a:xnack+;gfx90a:xnack-",
+                vulkan=True,
+            ),
+            "discover/runner.go": RUNNER_GO_OPT_IN,
+            "envconfig/config.go": ENVCONFIG_GO,
+            GGML_VULKAN: VULKAN_CPP,
+        },
+        "v0.17.5",
+        tag="v0.17.5",
+    )
+    commit_tree(
+        repo,
+        {
+            "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama)\n",
+            "CMakePresets.json": json.dumps({"version": 3, "configurePresets": [{"name": "MLX Metal"}]}),
+            "llama/server/CMakePresets.json": server_presets("gfx908:xnack-;gfx942;gfx1030;gfx1100;gfx1103"),
+            "cmake/local.cmake": LOCAL_CMAKE,
+            "docs/development.md": DEVELOPMENT_MD,
+            "discover/amd.go": AMD_GO,
+            "discover/runner.go": RUNNER_GO,
+            "Dockerfile": DOCKERFILE_V030,
+            "LLAMA_CPP_VERSION": "b1234\n",
+            f"{GGML}/vendors/hip.h": None,
+            f"{GGML}/common.cuh": None,
+            GGML_VULKAN: None,
+        },
+        "v0.30.0",
+        tag="v0.30.0",
+    )
+    commit_tree(
+        repo,
+        {
+            "llama/server/CMakePresets.json": server_presets("gfx908:xnack-;gfx942;gfx1030;gfx1100"),
+            "LLAMA_CPP_VERSION": "b1300\n",
+        },
+        "v0.32.15",
+        tag="v0.32.15",
+    )
     return repo
 
 
 def build_llama_cpp(path: Path) -> git.Repo:
     repo = new_repo(path)
-    commit_tree(repo, {
-        "include/llama.h": LLAMA_H,
-        "ggml/src/ggml-cuda/vendors/hip.h": HIP_H.replace("#if defined(__gfx900__) || defined(__gfx906__)", "#if defined(__gfx906__)"),
-        "ggml/src/ggml-cuda/common.cuh": COMMON_CUH,
-        "ggml/src/ggml-vulkan/ggml-vulkan.cpp": VULKAN_CPP,
-    }, "b1234", tag="b1234")
+    commit_tree(
+        repo,
+        {
+            "include/llama.h": LLAMA_H,
+            "ggml/src/ggml-cuda/vendors/hip.h": HIP_H.replace(
+                "#if defined(__gfx900__) || defined(__gfx906__)", "#if defined(__gfx906__)"
+            ),
+            "ggml/src/ggml-cuda/common.cuh": COMMON_CUH,
+            "ggml/src/ggml-vulkan/ggml-vulkan.cpp": VULKAN_CPP,
+        },
+        "b1234",
+        tag="b1234",
+    )
     commit_tree(repo, {"ggml/src/ggml-cuda/common.cuh": COMMON_CUH + "\n// b1300\n"}, "b1300", tag="b1300")
     return repo
 
@@ -385,10 +425,20 @@ def build_rocm_docs(path: Path) -> git.Repo:
     repo = new_repo(path)
     commit_tree(repo, {"docs/release/gpu_os_support.md": SUPPORT_MD_55}, "docs 5.5", tag="rocm-5.5.1")
     commit_tree(repo, {"docs/release/gpu_os_support.md": SUPPORT_MD}, "docs 5.7", tag="rocm-5.7.1")
-    old = MATRIX_RST.format(v1="6.1.0").replace("GPU / LLVM target", "GFX Card").replace("gfx942 [#mi300_620]_", "gfx942 [#]_")
-    commit_tree(repo, {"docs/release/gpu_os_support.md": None, "docs/compatibility/compatibility-matrix.rst": old}, "docs 6.1",
-                tag="rocm-6.1.1")
-    commit_tree(repo, {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")}, "docs", tag="rocm-6.3.3")
+    old = (
+        MATRIX_RST.format(v1="6.1.0")
+        .replace("GPU / LLVM target", "GFX Card")
+        .replace("gfx942 [#mi300_620]_", "gfx942 [#]_")
+    )
+    commit_tree(
+        repo,
+        {"docs/release/gpu_os_support.md": None, "docs/compatibility/compatibility-matrix.rst": old},
+        "docs 6.1",
+        tag="rocm-6.1.1",
+    )
+    commit_tree(
+        repo, {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")}, "docs", tag="rocm-6.3.3"
+    )
     return repo
 
 
@@ -404,7 +454,9 @@ def repo_of_cases(path: Path, cases: dict[str, str | tuple[str, ...]]) -> git.Re
         for number, case in enumerate((named,) if isinstance(named, str) else named):
             folder = path.parent / f"{path.name}-case-{tag}-{number}"
             copy_case(FIXTURES / case, folder)
-            files |= {str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+            files |= {
+                str(p.relative_to(folder)): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()
+            }
         commit_tree(repo, files, f"{path.name} {tag}", tag=tag)
     return repo
 
@@ -416,18 +468,25 @@ def build_clr(path: Path) -> git.Repo:
 
 def build_rocblas(path: Path) -> git.Repo:
     """rocBLAS at rocm-5.7.1, rocm-6.0.0 and rocm-6.2.2 (the pin): the target-list excerpts of rocblas-tensile-targets."""
-    return repo_of_cases(path, {tag: f"rocblas-tensile-targets/{tag}" for tag in ("rocm-5.7.1", "rocm-6.0.0", "rocm-6.2.2")})
+    return repo_of_cases(
+        path, {tag: f"rocblas-tensile-targets/{tag}" for tag in ("rocm-5.7.1", "rocm-6.0.0", "rocm-6.2.2")}
+    )
 
 
 def build_fork(path: Path) -> git.Repo:
     """An ollama fork (in the style of ollama-for-amd) that keeps gfx900 in filter and presets."""
     repo = new_repo(path)
-    commit_tree(repo, {
-        "CMakeLists.txt": CMAKE.format(regex="^gfx(803|900|906|94[012]|101[02]|1030|110[012]|120[01])$"),
-        "CMakePresets.json": presets("gfx803;gfx900;gfx906;gfx1030;gfx1100"),
-        "ml/device.go": DEVICE_GO,
-        "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
-        f"{GGML}/vendors/hip.h": HIP_H,
-        f"{GGML}/common.cuh": COMMON_CUH,
-    }, "fork release", tag="v0.17.5")
+    commit_tree(
+        repo,
+        {
+            "CMakeLists.txt": CMAKE.format(regex="^gfx(803|900|906|94[012]|101[02]|1030|110[012]|120[01])$"),
+            "CMakePresets.json": presets("gfx803;gfx900;gfx906;gfx1030;gfx1100"),
+            "ml/device.go": DEVICE_GO,
+            "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
+            f"{GGML}/vendors/hip.h": HIP_H,
+            f"{GGML}/common.cuh": COMMON_CUH,
+        },
+        "fork release",
+        tag="v0.17.5",
+    )
     return repo

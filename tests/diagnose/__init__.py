@@ -1,5 +1,3 @@
-
-
 def checks_called(monkeypatch, call):
     """Run ``call()`` with the loaders a cross-check of the shipped rules needs (the pins, the layers' ids, the
     workarounds) replaced by recorders; returns ``call()``'s result and the names of those that were called — none,

@@ -61,7 +61,11 @@ def test_a_million_recognised_lines_stay_bounded_and_linear(gfxgate_exe, work, m
 @pytest.mark.slow
 def test_long_lines_are_read_in_bounded_memory(gfxgate_exe, work, monkeypatch):
     """150,000 lines of 4,000 characters (600 MB), each a recognised message: under 512 MB (was 1.8 GB)."""
-    line = 'time=2025-10-05T10:00:01.200Z level=INFO source=types.go:131 msg="inference compute" id=0 library=rocm compute=gfx900 name=' + "x" * 3850 + "\n"
+    line = (
+        'time=2025-10-05T10:00:01.200Z level=INFO source=types.go:131 msg="inference compute" id=0 library=rocm compute=gfx900 name='
+        + "x" * 3850
+        + "\n"
+    )
     _write(work / "long.log", line, 150_000)
     run = _diagnose(gfxgate_exe, work, "long.log", monkeypatch, 60)
     d = json.loads(run.stdout)["logs"][0]
@@ -72,7 +76,9 @@ def test_long_lines_are_read_in_bounded_memory(gfxgate_exe, work, monkeypatch):
 def test_long_lines_of_noise_are_fast(gfxgate_exe, work):
     """150,000 lines of 4,000 characters that hold no catalogue literal: the prefilter reads them at C speed."""
     _write(work / "noise.log", "level=INFO " + "y" * 3989 + "\n", 150_000)
-    run = replay("noise.log", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "noise.log"], cwd=work, code=0)
+    run = replay(
+        "noise.log", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "noise.log"], cwd=work, code=0
+    )
     d = json.loads(run.stdout)["logs"][0]
     assert d["lines"] == 150_000 and d["recognised"] == 0 and d["findings"] == []
 
@@ -81,7 +87,14 @@ def test_yes_piped_in_is_stopped_and_bounded(gfxgate_exe, work):
     """`yes | gfxgate diagnose -`: stops after MAX_LINES lines with a note, in bounded memory and time."""
     yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
     try:
-        run = replay("yes", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "-"], cwd=work, code=0, stdin=yes.stdout)
+        run = replay(
+            "yes",
+            gfxgate_exe,
+            ["diagnose", "--no-upstream", "--format", "json", "-"],
+            cwd=work,
+            code=0,
+            stdin=yes.stdout,
+        )
     finally:
         yes.kill()
         yes.wait()
@@ -92,7 +105,10 @@ def test_yes_piped_in_is_stopped_and_bounded(gfxgate_exe, work):
 def _crash_loop(runs: int) -> str:
     from tests.diagnose import logs
 
-    block = logs.journal(logs.ollama_0_17_5_crash()) + ["[GIN] 2025/10/05 - 10:02:00 | 200 | 1.2s | 127.0.0.1 | POST \"/api/chat\""] * 300
+    block = (
+        logs.journal(logs.ollama_0_17_5_crash())
+        + ['[GIN] 2025/10/05 - 10:02:00 | 200 | 1.2s | 127.0.0.1 | POST "/api/chat"'] * 300
+    )
     return "\n".join(block * runs) + "\n"
 
 
@@ -111,14 +127,17 @@ def test_a_crash_loop_localises_the_first_crashes_and_the_latest():
     assert len(failed) == 12 and {r.phase for r in failed} == {"compute"}
     localised = [r for r in failed if r.frames]
     # the first ones and the latest; the crash right after the kept ones lies in their window's lines (read anyway)
-    assert [r.index for r in localised] == [r.index for r in failed[:FIRST_CRASHES + 1]] + [failed[-1].index]
+    assert [r.index for r in localised] == [r.index for r in failed[: FIRST_CRASHES + 1]] + [failed[-1].index]
     assert all(r.frames == failed[0].frames for r in localised)
     assert len({r.summary.split("log line")[0] for r in localised}) == 1  # the same localisation for every kept one
     repeated = [r for r in failed if not r.frames]
     assert all(f"the same failure as run {failed[0].index + 1}" in r.summary for r in repeated)
     assert len(repeated) == 12 - FIRST_CRASHES - 2
     assert any(f"{12 - FIRST_CRASHES - 1} crash window(s) of a failure already kept" in n for n in d.notes), d.notes
-    assert d.conclusions[0].kind == "crashed-computing" and "in ggml_backend_sched_graph_compute_async" in d.conclusions[0].text
+    assert (
+        d.conclusions[0].kind == "crashed-computing"
+        and "in ggml_backend_sched_graph_compute_async" in d.conclusions[0].text
+    )
 
 
 def test_a_thousand_identical_crashes_keep_a_bounded_number_of_windows(gfxgate_exe, work):
@@ -128,13 +147,17 @@ def test_a_thousand_identical_crashes_keep_a_bounded_number_of_windows(gfxgate_e
     from gfxgate.diagnose.stream import FIRST_CRASHES
 
     (work / "loop.log").write_text(_crash_loop(1_000), encoding="utf-8")
-    run = replay("loop.log", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "loop.log"], cwd=work, code=0)
+    run = replay(
+        "loop.log", gfxgate_exe, ["diagnose", "--no-upstream", "--format", "json", "loop.log"], cwd=work, code=0
+    )
     assert run.max_rss_kb < MEMORY_LIMIT_KB
     d = json.loads(run.stdout)["logs"][0]
     failed = [r for r in d["runs"] if r["outcome"] == "failed"]
     assert len(failed) == 1_000 and {r["phase"] for r in failed} == {"compute"}
     assert sum(1 for r in failed if r["frames"]) == FIRST_CRASHES + 2 and failed[-1]["frames"]
-    assert any(f"{1_000 - FIRST_CRASHES - 1} crash window(s) of a failure already kept" in n for n in d["notes"]), d["notes"]
+    assert any(f"{1_000 - FIRST_CRASHES - 1} crash window(s) of a failure already kept" in n for n in d["notes"]), d[
+        "notes"
+    ]
     assert all("the same failure as run 1 " in r["summary"] for r in failed if not r["frames"])
 
 

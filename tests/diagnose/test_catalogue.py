@@ -43,8 +43,12 @@ def write(tmp_path, text):
 
 
 def loader(path):
-    return load(path, layers={layer.id for layer in default_rules().layers}, repos={"ollama", "ggml", "clr", "llama.cpp"},
-                workarounds={w.id for w in default_workarounds()})
+    return load(
+        path,
+        layers={layer.id for layer in default_rules().layers},
+        repos={"ollama", "ggml", "clr", "llama.cpp"},
+        workarounds={w.id for w in default_workarounds()},
+    )
 
 
 def test_shipped_catalogue_loads_and_every_failure_has_layer_and_printer():
@@ -62,17 +66,20 @@ def test_good_entry_loads(tmp_path):
     assert message.printed_in("ollama", "0.17.5")[0] is False
 
 
-@pytest.mark.parametrize("change, error", [
-    (("kind: failure\n", "kind: sometimes\n"), "messages.yaml:4: messages/0/kind"),
-    (("    remedy: r\n", ""), "messages.yaml:2: messages/0: 'remedy' is a required property"),
-    (("layer: discovery", "layer: nowhere"), "unknown layer 'nowhere'"),
-    (("[hsa-override-9.0.6]", "[no-such-workaround]"), "unknown workaround 'no-such-workaround'"),
-    (("repo: ollama,", "repo: elsewhere,"), "unknown repo 'elsewhere'"),
-    (("(?P<supported>[^)]*)", "(?P<supported>[^)]*)(a)\\1"), "pattern is not valid RE2"),
-    (("(?P<supported>[^)]*)", "(?=x)"), "pattern is not valid RE2"),
-    (("[gfx1030])", "[gfx1030]"), "example does not match the pattern"),
-    (("'<0.12.4'", "'about 12'"), "bad version range"),
-])
+@pytest.mark.parametrize(
+    "change, error",
+    [
+        (("kind: failure\n", "kind: sometimes\n"), "messages.yaml:4: messages/0/kind"),
+        (("    remedy: r\n", ""), "messages.yaml:2: messages/0: 'remedy' is a required property"),
+        (("layer: discovery", "layer: nowhere"), "unknown layer 'nowhere'"),
+        (("[hsa-override-9.0.6]", "[no-such-workaround]"), "unknown workaround 'no-such-workaround'"),
+        (("repo: ollama,", "repo: elsewhere,"), "unknown repo 'elsewhere'"),
+        (("(?P<supported>[^)]*)", "(?P<supported>[^)]*)(a)\\1"), "pattern is not valid RE2"),
+        (("(?P<supported>[^)]*)", "(?=x)"), "pattern is not valid RE2"),
+        (("[gfx1030])", "[gfx1030]"), "example does not match the pattern"),
+        (("'<0.12.4'", "'about 12'"), "bad version range"),
+    ],
+)
 def test_bad_entries_fail_with_file_and_line(tmp_path, change, error):
     old, new = change
     assert old in GOOD
@@ -89,16 +96,28 @@ def test_counterexample_that_matches_is_refused(tmp_path):
 
 
 def ollama_tree(message: str | None) -> dict[str, str | None]:
-    body = "" if message is None else f'\t\treason := fmt.Sprintf("{message}", supported)\n\t\tslog.Warn(reason, "gpu_type", gfx)\n'
-    return {"discover/amd_linux.go": f"package discover\n\nfunc check() {{\n{body}}}\n",
-            "server/routes.go": 'package server\n\nfunc serve() {\n\tslog.Info(fmt.Sprintf("Listening on %s (version %s)", ln.Addr(), version.Version))\n}\n'}
+    body = (
+        ""
+        if message is None
+        else f'\t\treason := fmt.Sprintf("{message}", supported)\n\t\tslog.Warn(reason, "gpu_type", gfx)\n'
+    )
+    return {
+        "discover/amd_linux.go": f"package discover\n\nfunc check() {{\n{body}}}\n",
+        "server/routes.go": 'package server\n\nfunc serve() {\n\tslog.Info(fmt.Sprintf("Listening on %s (version %s)", ln.Addr(), version.Version))\n}\n',
+    }
 
 
 @pytest.fixture
 def ollama_repo(tmp_path, monkeypatch):
     """v0.12.3 prints the message; v0.12.4 dropped it (as the real ollama did); v0.11.0 lost it too early."""
     repo = new_repo(tmp_path / "ollama")
-    commit_tree(repo, ollama_tree("amdgpu is not supported (supported types:%s)"), "print", tag="v0.12.3", date="2025-01-01T00:00:00")
+    commit_tree(
+        repo,
+        ollama_tree("amdgpu is not supported (supported types:%s)"),
+        "print",
+        tag="v0.12.3",
+        date="2025-01-01T00:00:00",
+    )
     commit_tree(repo, ollama_tree(None), "drop", tag="v0.12.4", date="2025-01-02T00:00:00")
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(tmp_path / "ollama"))
     return tmp_path / "ollama"
@@ -126,7 +145,9 @@ def test_messages_check_reports_stale(ollama_repo, capsys, tmp_path):
     # the catalogue says server/routes.go prints the version line at every version; a tag without it is stale
     repo = new_repo(tmp_path / "ollama2")
     commit_tree(repo, {"server/routes.go": "package server\n"}, "gone", tag="v0.17.5")
-    code, found = check(capsys, "--source", f"ollama={tmp_path / 'ollama2'}", "--ref", "ollama=v0.17.5", "--fail-on-stale")
+    code, found = check(
+        capsys, "--source", f"ollama={tmp_path / 'ollama2'}", "--ref", "ollama=v0.17.5", "--fail-on-stale"
+    )
     assert code == 1
     assert found["ollama-listening"]["state"] == "stale"
     assert "stale at ollama@v0.17.5" in found["ollama-listening"]["summary"]
@@ -164,7 +185,13 @@ def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_check
     from gfxgate.gate import ruleset, workarounds as wk
 
     def fresh():
-        for f in (cat.default_catalogue, cat.default_workaround_records, cat._checked, wk.default_workarounds, ruleset.layer_ids):
+        for f in (
+            cat.default_catalogue,
+            cat.default_workaround_records,
+            cat._checked,
+            wk.default_workarounds,
+            ruleset.layer_ids,
+        ):
             f.cache_clear()
         datacache.reset()
 
@@ -174,13 +201,18 @@ def test_the_cached_catalogue_is_the_checked_one_and_a_checked_file_change_check
     assert all(type(f) is wk.Workaround for f in facts)  # the records themselves, no hand-kept copy (issue 36)
     assert [w.to_json() for w in wk.default_workarounds()] == [f.to_json() for f in facts]
     assert [(w.override, w.exists_in.describe() if w.exists_in else None) for w in wk.default_workarounds()] == [
-        (f.override, f.exists_in.describe() if f.exists_in else None) for f in facts]
+        (f.override, f.exists_in.describe() if f.exists_in else None) for f in facts
+    ]
     # exists_in is carried (remedy.keep_existing leaves out a workaround the log's release does not have)
     assert any(f.exists_in is not None for f in facts)
-    assert all(f.exists_at({"ollama": "v0.0.1"}.get) == w.exists_at({"ollama": "v0.0.1"}.get)
-               for f, w in zip(facts, wk.default_workarounds()))
+    assert all(
+        f.exists_at({"ollama": "v0.0.1"}.get) == w.exists_at({"ollama": "v0.0.1"}.get)
+        for f, w in zip(facts, wk.default_workarounds())
+    )
     fresh()
-    (again, again_facts), calls = checks_called(monkeypatch, lambda: (cat.default_catalogue(), cat.default_workaround_records()))
+    (again, again_facts), calls = checks_called(
+        monkeypatch, lambda: (cat.default_catalogue(), cat.default_workaround_records())
+    )
     assert calls == [] and again_facts == facts
     assert _fields(again) == _fields(first) and all(m.search(e) is not None for m in again.messages for e in m.examples)
 

@@ -37,8 +37,12 @@ ISSUE_FAMILIES = {
 
 def diagnose_lines(lines: list[str], name: str = "test.log"):
     data = ("\n".join(lines) + "\n").encode()
-    diagnosis = diagnose_log(read_stream(name, io.BytesIO(data)), default_catalogue(), workarounds=default_workarounds())
-    assert_vendor_correct(to_json(diagnosis))  # tests/diagnose/test_fixture_advice.py: every fixture's advice is its vendor's
+    diagnosis = diagnose_log(
+        read_stream(name, io.BytesIO(data)), default_catalogue(), workarounds=default_workarounds()
+    )
+    assert_vendor_correct(
+        to_json(diagnosis)
+    )  # tests/diagnose/test_fixture_advice.py: every fixture's advice is its vendor's
     return diagnosis
 
 
@@ -69,10 +73,16 @@ def test_every_example_is_recognised_as_its_own_message(message):
     for example in message.examples:
         kind = "ollama" if "ollama" in message.logs else "llama.cpp"
         # a version that prints it, so no example is judged stale here
-        version_line = {"ollama": 'time=T level=INFO source=routes.go:1 msg="Listening on 127.0.0.1:11434 (version {v})"',
-                        "llama.cpp": "build: 6981 (0c1e5709) with cc for x86_64-linux-gnu"}[kind]
+        version_line = {
+            "ollama": 'time=T level=INFO source=routes.go:1 msg="Listening on 127.0.0.1:11434 (version {v})"',
+            "llama.cpp": "build: 6981 (0c1e5709) with cc for x86_64-linux-gnu",
+        }[kind]
         spec = message.version_range(kind)
-        v = next(v for v in ("0.17.5", "0.32.15", "0.12.3", "0.5.7", "0.3.13", "0.1.34", "0.1.30") if not spec or in_range(v, spec))
+        v = next(
+            v
+            for v in ("0.17.5", "0.32.15", "0.12.3", "0.5.7", "0.3.13", "0.1.34", "0.1.30")
+            if not spec or in_range(v, spec)
+        )
         diagnosis = diagnose_lines([version_line.format(v=v), example])
         assert diagnosis.log_kind == kind
         if message.is_failure:
@@ -91,7 +101,9 @@ def test_ollama_0_12_3_gfx900_rejected_by_discovery_then_cpu_only():
     assert rejected.verdict.layer == "discovery" and rejected.verdict.status.value == "blocked"
     assert rejected.target == "gfx900" and rejected.target_reason == "named in the line"
     assert str(rejected.evidence[0].location) == "ollama.log:5"
-    assert "hsa-override-9.0.6" in rejected.workarounds and "hsa-override-9.0.0" not in rejected.workarounds  # 9.0.0 is for gfx90x siblings
+    assert (
+        "hsa-override-9.0.6" in rejected.workarounds and "hsa-override-9.0.0" not in rejected.workarounds
+    )  # 9.0.0 is for gfx90x siblings
     assert d.fact("env:HSA_OVERRIDE_GFX_VERSION").value == "(unset)"
     [run] = d.runs
     assert run.outcome == "cpu-only" and run.offload == "0/29"
@@ -105,7 +117,9 @@ def test_ollama_0_5_7_runs_start_at_the_older_wording():
     assert d.version == "0.5.7" and d.recognised == 8
     assert [(r.outcome, r.offload) for r in d.runs] == [("ok", "33/33"), ("failed", "")]
     assert all(r.evidence[0].source == "ollama-starting-runner-v0132" for r in d.runs)
-    assert by_message(d, "ollama-runner-terminated").stale is None and by_message(d, "ollama-runner-terminated").run == 1
+    assert (
+        by_message(d, "ollama-runner-terminated").stale is None and by_message(d, "ollama-runner-terminated").run == 1
+    )
     assert d.fact("env:HSA_OVERRIDE_GFX_VERSION").value == "(unset)"
     assert [g.target for g in d.gpus] == ["gfx1030"]
     assert not [u for u in d.unknowns if u.what == "runs"]
@@ -115,7 +129,10 @@ def test_ollama_0_17_5_vulkan_compute_crash_is_localised():
     d = diagnose_lines(logs.ollama_0_17_5_crash())
     assert d.version == "0.17.5"
     assert d.fact("env:OLLAMA_VULKAN").value == "true"
-    assert {(g.backend, g.target) for g in d.gpus} == {("ROCm", "gfx900"), ("Vulkan", "gfx900")}  # RADV VEGA10 (issue 31)
+    assert {(g.backend, g.target) for g in d.gpus} == {
+        ("ROCm", "gfx900"),
+        ("Vulkan", "gfx900"),
+    }  # RADV VEGA10 (issue 31)
     [run] = d.runs
     assert run.outcome == "failed" and run.phase == "compute"
     assert run.frames[0] == "ggml_backend_sched_graph_compute_async"
@@ -171,7 +188,10 @@ def test_message_from_another_version_is_stale_never_a_verdict():
 
 
 def test_two_gpus_and_a_line_without_target_gives_no_verdict():
-    lines = logs.llama_server_hip() + ["  Device 1: Radeon RX 6800, gfx1030 (0x1030), VMM: no, Wave Size: 32", "Segmentation fault"]
+    lines = logs.llama_server_hip() + [
+        "  Device 1: Radeon RX 6800, gfx1030 (0x1030), VMM: no, Wave Size: 32",
+        "Segmentation fault",
+    ]
     d = diagnose_lines(lines)
     crash = by_message(d, "native-crash")
     assert crash.verdict is None and crash.target is None
@@ -198,11 +218,19 @@ def test_nothing_the_log_establishes_exists_without_evidence():
 
 def test_slog_attrs_and_go_maps():
     assert attrs('msg="a \\"b\\"" gpu_type=gfx900 x=')["msg"] == 'a "b"'
-    env = parse_go_map("HSA_OVERRIDE_GFX_VERSION:9.0.0 OLLAMA_ORIGINS:[http://a https://b] ROCR_VISIBLE_DEVICES: http_proxy:")
-    assert env == {"HSA_OVERRIDE_GFX_VERSION": "9.0.0", "OLLAMA_ORIGINS": "[http://a https://b]", "ROCR_VISIBLE_DEVICES": "", "http_proxy": ""}
+    env = parse_go_map(
+        "HSA_OVERRIDE_GFX_VERSION:9.0.0 OLLAMA_ORIGINS:[http://a https://b] ROCR_VISIBLE_DEVICES: http_proxy:"
+    )
+    assert env == {
+        "HSA_OVERRIDE_GFX_VERSION": "9.0.0",
+        "OLLAMA_ORIGINS": "[http://a https://b]",
+        "ROCR_VISIBLE_DEVICES": "",
+        "http_proxy": "",
+    }
 
 
 # ------------------------------------------------------------------------------------------------ CLI
+
 
 def write(tmp_path, name, lines):
     path = tmp_path / name
@@ -211,7 +239,9 @@ def write(tmp_path, name, lines):
 
 
 def test_cli_json_validates_against_the_shipped_schema(tmp_path, capsys):
-    paths = [write(tmp_path, f"{n}.log", getattr(logs, n)()) for n in ("ollama_0_12_3", "ollama_0_17_5_crash", "ollama_0_32")]
+    paths = [
+        write(tmp_path, f"{n}.log", getattr(logs, n)()) for n in ("ollama_0_12_3", "ollama_0_17_5_crash", "ollama_0_32")
+    ]
     code, out, _ = run_cli(capsys, "diagnose", "--no-upstream", "--format", "json", *map(str, paths))
     assert code == 0
     data = json.loads(out)
@@ -250,8 +280,12 @@ def test_cli_journal_unit_runs_real_journalctl(capsys):
     from tests.conftest import require_tool
 
     require_tool("journalctl")
-    code, out, err = run_cli(capsys, "diagnose", "--no-upstream", "--format", "json", "--journal-unit", "gfxgate-test-none.service")
-    assert code in (0, 6), err  # an empty journal is a diagnosis with nothing in it; a journal that cannot be read exits 6
+    code, out, err = run_cli(
+        capsys, "diagnose", "--no-upstream", "--format", "json", "--journal-unit", "gfxgate-test-none.service"
+    )
+    assert code in (0, 6), (
+        err
+    )  # an empty journal is a diagnosis with nothing in it; a journal that cannot be read exits 6
     if code == 0:
         [log] = json.loads(out)["logs"]
         assert log["log"] == "journal:gfxgate-test-none.service" and log["findings"] == []

@@ -38,8 +38,11 @@ def diagnose(gfxgate_cli, tmp_path, lines: list[str] | str, *, newline: str = "\
 
 def llama_run(*lines: str) -> list[str]:
     """llama-server's output around ``lines``: its build line first, its listening line (ready) last."""
-    return ["build: 6981 (0c1e5709) with cc (Debian 15.2.0-7) 15.2.0 for x86_64-linux-gnu", *lines,
-            "main: server is listening on http://127.0.0.1:8080 - starting the main loop"]
+    return [
+        "build: 6981 (0c1e5709) with cc (Debian 15.2.0-7) 15.2.0 for x86_64-linux-gnu",
+        *lines,
+        "main: server is listening on http://127.0.0.1:8080 - starting the main loop",
+    ]
 
 
 def buffers(*sizes: tuple[str, float]) -> list[str]:
@@ -59,11 +62,15 @@ def conclusion(d: dict) -> list[tuple[str, str]]:
 
 # -- the families -------------------------------------------------------------------------------------------
 def test_old_cuda_error_wording_with_a_windows_path_is_the_missing_kernel(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, [
-        "ggml_cuda_compute_forward: MUL_MAT failed",
-        r"CUDA error 98 at C:\a\ollama\ollama\llm\llama.cpp\ggml-cuda.cu:7977: invalid device function",
-        r'GGML_ASSERT: C:\a\ollama\ollama\llm\llama.cpp\ggml-cuda.cu:193: !"CUDA error"',
-    ])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            "ggml_cuda_compute_forward: MUL_MAT failed",
+            r"CUDA error 98 at C:\a\ollama\ollama\llm\llama.cpp\ggml-cuda.cu:7977: invalid device function",
+            r'GGML_ASSERT: C:\a\ollama\ollama\llm\llama.cpp\ggml-cuda.cu:193: !"CUDA error"',
+        ],
+    )
     f = finding(d, "ggml-cuda-error-invalid-device-function")
     assert f["layer"] == "installed-gpu-code" and "no kernel" in f["remedy"]
     assert finding(d, "ggml-cuda-op-failed")["layer"] == "runtime"
@@ -73,14 +80,20 @@ def test_old_cuda_error_wording_with_a_windows_path_is_the_missing_kernel(gfxgat
 
 def test_old_cuda_error_wording_without_its_number_is_the_missing_kernel(gfxgate_cli, tmp_path):
     """ggml-cuda.cu's later wording: "CUDA error: invalid device function" after the failed op, then GGML_ASSERT."""
-    d = diagnose(gfxgate_cli, tmp_path, [
-        "ggml_cuda_compute_forward: MUL_MAT failed",
-        "CUDA error: invalid device function",
-        "  current device: 0, in function ggml_cuda_compute_forward at /build/ggml/src/ggml-cuda/ggml-cuda.cu:2313",
-        'GGML_ASSERT: /build/ggml/src/ggml-cuda/ggml-cuda.cu:100: !"CUDA error"',
-    ])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            "ggml_cuda_compute_forward: MUL_MAT failed",
+            "CUDA error: invalid device function",
+            "  current device: 0, in function ggml_cuda_compute_forward at /build/ggml/src/ggml-cuda/ggml-cuda.cu:2313",
+            'GGML_ASSERT: /build/ggml/src/ggml-cuda/ggml-cuda.cu:100: !"CUDA error"',
+        ],
+    )
     f = finding(d, "ggml-cuda-error-invalid-device-function")
-    assert f["layer"] == "installed-gpu-code" and "no kernel" in f["remedy"] and "build-amdgpu-targets" in f["workarounds"]
+    assert (
+        f["layer"] == "installed-gpu-code" and "no kernel" in f["remedy"] and "build-amdgpu-targets" in f["workarounds"]
+    )
     assert [k for k, _ in conclusion(d)] == ["crashed-computing"]
 
 
@@ -93,7 +106,18 @@ def test_tensile_host_without_devices_is_a_discovery_failure(gfxgate_cli, tmp_pa
 
 
 def test_no_rocm_library_is_the_install(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, [LISTEN, slog("WARN", "amd_linux.go:447", "amdgpu detected, but no compatible rocm library found.  Either install rocm v6, or follow manual install instructions at https://github.com/ollama/ollama/blob/main/docs/linux.md#manual-install")])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            LISTEN,
+            slog(
+                "WARN",
+                "amd_linux.go:447",
+                "amdgpu detected, but no compatible rocm library found.  Either install rocm v6, or follow manual install instructions at https://github.com/ollama/ollama/blob/main/docs/linux.md#manual-install",
+            ),
+        ],
+    )
     f = finding(d, "ollama-no-rocm-library")
     assert f["layer"] == "installed-gpu-code" and f["stale"] is None and "ollama-linux-amd64-rocm" in f["remedy"]
     # printed by discovery, which then skips the GPU: the conclusion says so (the layer says why)
@@ -102,12 +126,27 @@ def test_no_rocm_library_is_the_install(gfxgate_cli, tmp_path):
 
 
 def test_windows_discovery_drops_the_gpu_and_the_model_runs_on_the_cpu(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, [
-        LISTEN,
-        slog("WARN", "amd_windows.go:99", "get mem info", 'id=0 error="failed call to hipMemGetInfo: 1 hipErrorInvalidValue"'),
-        slog("INFO", "gpu.go:396", "no compatible GPUs were discovered"),
-        slog("INFO", "types.go:131", "inference compute", 'id=0 library=cpu variant="" compute="" driver=0.0 name="" total="31.3 GiB" available="28.1 GiB"'),
-    ], newline="\r\n")  # a Windows server's log
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            LISTEN,
+            slog(
+                "WARN",
+                "amd_windows.go:99",
+                "get mem info",
+                'id=0 error="failed call to hipMemGetInfo: 1 hipErrorInvalidValue"',
+            ),
+            slog("INFO", "gpu.go:396", "no compatible GPUs were discovered"),
+            slog(
+                "INFO",
+                "types.go:131",
+                "inference compute",
+                'id=0 library=cpu variant="" compute="" driver=0.0 name="" total="31.3 GiB" available="28.1 GiB"',
+            ),
+        ],
+        newline="\r\n",
+    )  # a Windows server's log
     assert finding(d, "ollama-hip-meminfo-failed")["layer"] == "discovery"
     assert "HIP runtime" in finding(d, "ollama-hip-meminfo-failed")["remedy"]
     assert "Discovery dropped every GPU" in finding(d, "ollama-no-compatible-gpus")["remedy"]
@@ -118,40 +157,65 @@ def test_windows_discovery_drops_the_gpu_and_the_model_runs_on_the_cpu(gfxgate_c
 
 
 def test_an_override_in_effect_is_a_fact_and_never_suggested_again(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, [
-        LISTEN,
-        slog("INFO", "amd_linux.go:393", "skipping rocm gfx compatibility check", "HSA_OVERRIDE_GFX_VERSION=10.3.0"),
-        "rocBLAS error: Cannot read /usr/lib/ollama/rocm/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
-        " List of available TensileLibrary Files : ",
-        '"/usr/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1030.dat"',
-        '"/usr/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1100.dat"',
-    ])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            LISTEN,
+            slog(
+                "INFO", "amd_linux.go:393", "skipping rocm gfx compatibility check", "HSA_OVERRIDE_GFX_VERSION=10.3.0"
+            ),
+            "rocBLAS error: Cannot read /usr/lib/ollama/rocm/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
+            " List of available TensileLibrary Files : ",
+            '"/usr/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1030.dat"',
+            '"/usr/lib/ollama/rocm/rocblas/library/TensileLibrary_lazy_gfx1100.dat"',
+        ],
+    )
     facts = {f["name"]: f["value"] for f in d["facts"]}
     assert facts["env:HSA_OVERRIDE_GFX_VERSION"] == "10.3.0" and facts["rocblas-tensile-targets"] == "gfx1030 gfx1100"
-    assert not [u for u in d["unknowns"] if u["what"] == "overrides" and "HSA_OVERRIDE_GFX_VERSION, OLLAMA_VULKAN" in u["reason"]]
+    assert not [
+        u
+        for u in d["unknowns"]
+        if u["what"] == "overrides" and "HSA_OVERRIDE_GFX_VERSION, OLLAMA_VULKAN" in u["reason"]
+    ]
     f = finding(d, "rocblas-tensile-missing")
     assert "hsa-override-10.3.0" not in f["workarounds"]  # in effect, and it failed with it
     assert any("already in effect" in c for c in f["context"])
     assert f["layer"] == "rocblas-artifacts" and "no kernels for gfx1031" in f["remedy"]
     [(kind, text)] = conclusion(d)  # an excerpt without its run: the verdict, and that when is not known
-    assert kind == "failed" and text.startswith("the GPU failed at the rocblas-artifacts layer") and "gfx1031, log line 3" in text
+    assert (
+        kind == "failed"
+        and text.startswith("the GPU failed at the rocblas-artifacts layer")
+        and "gfx1031, log line 3" in text
+    )
 
 
 def test_an_override_is_suggested_only_toward_a_target_the_log_lists(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, [
-        LISTEN,
-        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
-        " List of available TensileLibrary Files : ",
-        '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat"',
-    ])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            LISTEN,
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
+            " List of available TensileLibrary Files : ",
+            '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.dat"',
+        ],
+    )
     f = finding(d, "rocblas-tensile-missing")
     assert f["target"] == "gfx1031" and "hsa-override-10.3.0" in f["workarounds"]
-    assert any("exact value: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes the runtime report gfx1031 as gfx1030" in c for c in f["context"])
-    d = diagnose(gfxgate_cli, tmp_path, [  # the installed rocBLAS has gfx1100 only: 10.3.0 (gfx1030) would not find kernels
-        LISTEN,
-        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
-        '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"',
-    ])
+    assert any(
+        "exact value: HSA_OVERRIDE_GFX_VERSION=10.3.0 makes the runtime report gfx1031 as gfx1030" in c
+        for c in f["context"]
+    )
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [  # the installed rocBLAS has gfx1100 only: 10.3.0 (gfx1030) would not find kernels
+            LISTEN,
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031",
+            '"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat"',
+        ],
+    )
     f = finding(d, "rocblas-tensile-missing")
     assert "hsa-override-10.3.0" not in f["workarounds"]
     assert any("lists TensileLibrary files only for gfx1100" in c for c in f["context"])
@@ -159,7 +223,12 @@ def test_an_override_is_suggested_only_toward_a_target_the_log_lists(gfxgate_cli
 
 def test_a_self_built_ollama_is_read_by_the_messages_form(gfxgate_cli, tmp_path):
     self_built = slog("INFO", "routes.go:1528", "Listening on 127.0.0.1:11434 (version 0.0.0)")
-    rejected = slog("WARN", "amd_linux.go:380", "amdgpu is not supported (supported types:[gfx1030 gfx1100])", 'gpu_type=gfx1031 gpu=0 library=/usr/lib/ollama/rocm')
+    rejected = slog(
+        "WARN",
+        "amd_linux.go:380",
+        "amdgpu is not supported (supported types:[gfx1030 gfx1100])",
+        "gpu_type=gfx1031 gpu=0 library=/usr/lib/ollama/rocm",
+    )
     d = diagnose(gfxgate_cli, tmp_path, [self_built, rejected])
     f = finding(d, "ollama-amdgpu-not-supported")
     assert f["stale"] is None and f["status"] == "blocked" and f["target"] == "gfx1031"
@@ -180,7 +249,12 @@ def test_ollamas_own_offload_line_is_shown_in_md_and_text(gfxgate_cli, tmp_path)
         slog("INFO", "server.go:430", "starting runner", 'cmd="/usr/bin/ollama runner --ollama-engine --port 40125"'),
         slog("INFO", "ggml.go:494", "offloaded 1/29 layers to GPU"),
         "SIGSEGV: segmentation violation",
-        slog("ERROR", "sched.go:489", "error loading llama server", 'error="llama runner process has terminated: exit status 2"'),
+        slog(
+            "ERROR",
+            "sched.go:489",
+            "error loading llama server",
+            'error="llama runner process has terminated: exit status 2"',
+        ),
     ]
     d = diagnose(gfxgate_cli, tmp_path, lines)
     assert d["runs"][0]["offload"] == "1/29" and d["runs"][0]["outcome"] == "failed"
@@ -192,56 +266,107 @@ def test_ollamas_own_offload_line_is_shown_in_md_and_text(gfxgate_cli, tmp_path)
 
 
 def test_nvidia_device_lines_are_read_with_their_compute_capability(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, llama_run(
-        "ggml_cuda_init: found 1 CUDA devices:",
-        "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB",
-        "load_tensors: offloaded 5/5 layers to GPU", *buffers(("CUDA0", 312.5), ("CPU_Mapped", 6.05))))
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        llama_run(
+            "ggml_cuda_init: found 1 CUDA devices:",
+            "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB",
+            "load_tensors: offloaded 5/5 layers to GPU",
+            *buffers(("CUDA0", 312.5), ("CPU_Mapped", 6.05)),
+        ),
+    )
     gpu = d["gpus"][0]
-    assert (gpu["name"], gpu["target"], gpu["backend"]) == ("NVIDIA H200", "sm_90", "CUDA") and "compute capability 9.0" in gpu["detail"]
+    assert (gpu["name"], gpu["target"], gpu["backend"]) == (
+        "NVIDIA H200",
+        "sm_90",
+        "CUDA",
+    ) and "compute capability 9.0" in gpu["detail"]
     assert not [u for u in d["unknowns"] if u["what"] in ("GPUs", "gfx target")]
     run = d["runs"][0]
     assert run["placement"] == [{"buffer": "CUDA0", "mib": 312.5}, {"buffer": "CPU_Mapped", "mib": 6.05}]
     assert conclusion(d) == [("ran-on-gpu", "this model ran with 5/5 layers on the GPU (CUDA0) (run 1)")]
-    d = diagnose(gfxgate_cli, tmp_path, llama_run(  # issue 27 defect 2: no "no ggml Device line" beside the Device line
-        "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB", "ROCm error: invalid device function"))
-    assert finding(d, "hip-invalid-device-function")["target_reason"] == "the log's GPUs have no gfx target: NVIDIA H200 (sm_90)"
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        llama_run(  # issue 27 defect 2: no "no ggml Device line" beside the Device line
+            "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143155 MiB",
+            "ROCm error: invalid device function",
+        ),
+    )
+    assert (
+        finding(d, "hip-invalid-device-function")["target_reason"]
+        == "the log's GPUs have no gfx target: NVIDIA H200 (sm_90)"
+    )
 
 
 def test_offloaded_layers_with_every_buffer_on_the_cpu_is_not_on_the_gpu(gfxgate_cli, tmp_path):
     """Issue 27 defect 3: `--device none -ngl 1` still prints "offloaded 1/5 layers to GPU"; the buffers decide."""
-    d = diagnose(gfxgate_cli, tmp_path, llama_run(
-        "load_tensors: offloaded 1/5 layers to GPU", *buffers(("CPU_Mapped", 6.05))))
+    d = diagnose(
+        gfxgate_cli, tmp_path, llama_run("load_tensors: offloaded 1/5 layers to GPU", *buffers(("CPU_Mapped", 6.05)))
+    )
     run = d["runs"][0]
-    assert run["outcome"] == "cpu-only" and "on the GPU" not in run["summary"] and "every model buffer is on the CPU" in run["summary"]
+    assert (
+        run["outcome"] == "cpu-only"
+        and "on the GPU" not in run["summary"]
+        and "every model buffer is on the CPU" in run["summary"]
+    )
     assert conclusion(d)[0][0] == "ran-on-cpu"
 
 
 def test_two_devices_hold_the_layers_between_them(gfxgate_cli, tmp_path):
     """Issue 30: per-device placement from the model buffer lines (a two-GPU log, before one is seen)."""
-    d = diagnose(gfxgate_cli, tmp_path, llama_run(
-        "Available devices:",
-        "  CUDA0: NVIDIA H200 (143155 MiB, 142617 MiB free)",
-        "  CUDA1: NVIDIA H200 (143155 MiB, 142617 MiB free)",
-        "load_tensors: offloaded 29/29 layers to GPU", *buffers(("CUDA0", 812.5), ("CUDA1", 790.25), ("CPU_Mapped", 85.05))))
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        llama_run(
+            "Available devices:",
+            "  CUDA0: NVIDIA H200 (143155 MiB, 142617 MiB free)",
+            "  CUDA1: NVIDIA H200 (143155 MiB, 142617 MiB free)",
+            "load_tensors: offloaded 29/29 layers to GPU",
+            *buffers(("CUDA0", 812.5), ("CUDA1", 790.25), ("CPU_Mapped", 85.05)),
+        ),
+    )
     assert [g["name"] for g in d["gpus"]] == ["NVIDIA H200", "NVIDIA H200"]
     assert [b["buffer"] for b in d["runs"][0]["placement"]] == ["CUDA0", "CUDA1", "CPU_Mapped"]
     assert "(CUDA0, CUDA1)" in conclusion(d)[0][1]
 
 
-@pytest.mark.parametrize("name, target", [
-    ("AMD Radeon RX Vega (RADV VEGA10)", "gfx900"), ("AMD Radeon RX 5700 XT (RADV NAVI10)", "gfx1010"),
-    ("AMD Radeon Graphics (RADV GFX1151)", "gfx1151"), ("AMD Radeon RX 580 Series (RADV POLARIS10)", "gfx803"),
-])
+@pytest.mark.parametrize(
+    "name, target",
+    [
+        ("AMD Radeon RX Vega (RADV VEGA10)", "gfx900"),
+        ("AMD Radeon RX 5700 XT (RADV NAVI10)", "gfx1010"),
+        ("AMD Radeon Graphics (RADV GFX1151)", "gfx1151"),
+        ("AMD Radeon RX 580 Series (RADV POLARIS10)", "gfx803"),
+    ],
+)
 def test_radv_names_map_to_their_gfx_target(gfxgate_cli, tmp_path, name, target):
-    d = diagnose(gfxgate_cli, tmp_path, [f"ggml_vulkan: 0 = {name} (radv) | uma: 0 | fp16: 1 | warp size: 64 | shared memory: 65536 | int dot: 0 | matrix cores: none"])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            f"ggml_vulkan: 0 = {name} (radv) | uma: 0 | fp16: 1 | warp size: 64 | shared memory: 65536 | int dot: 0 | matrix cores: none"
+        ],
+    )
     assert d["gpus"][0]["target"] == target and "RADV" in d["gpus"][0]["detail"]
 
 
 # -- excerpt forms ------------------------------------------------------------------------------------------
 def test_several_messages_on_one_line_are_each_found(gfxgate_cli, tmp_path):
     """A log pasted as one paragraph: the version, the rejection and the CPU fallback are all read."""
-    paragraph = " ".join([LISTEN, slog("WARN", "amd_linux.go:380", "amdgpu is not supported (supported types:[gfx1030 gfx1100])", "gpu_type=gfx1031 gpu=0"),
-                          slog("INFO", "gpu.go:396", "no compatible GPUs were discovered")])
+    paragraph = " ".join(
+        [
+            LISTEN,
+            slog(
+                "WARN",
+                "amd_linux.go:380",
+                "amdgpu is not supported (supported types:[gfx1030 gfx1100])",
+                "gpu_type=gfx1031 gpu=0",
+            ),
+            slog("INFO", "gpu.go:396", "no compatible GPUs were discovered"),
+        ]
+    )
     d = diagnose(gfxgate_cli, tmp_path, [paragraph])
     assert d["version"] == "0.12.3"
     assert {f["message"] for f in d["findings"]} >= {"ollama-amdgpu-not-supported", "ollama-no-compatible-gpus"}
@@ -251,37 +376,56 @@ def test_several_messages_on_one_line_are_each_found(gfxgate_cli, tmp_path):
 
 
 def test_a_line_cut_mid_message_is_still_found(gfxgate_cli, tmp_path):
-    d = diagnose(gfxgate_cli, tmp_path, [slog("INFO", "routes.go:1", "Listening on 127.0.0.1:11434 (version 0.1.32)"),
-                                         'time=2024-05-01T10:00:00.000Z level=WARN source=amd_linux.go:296 msg="amdgpu [0] gfx1031 is not supported by /tmp/ollama123/rocm ['])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            slog("INFO", "routes.go:1", "Listening on 127.0.0.1:11434 (version 0.1.32)"),
+            'time=2024-05-01T10:00:00.000Z level=WARN source=amd_linux.go:296 msg="amdgpu [0] gfx1031 is not supported by /tmp/ollama123/rocm [',
+        ],
+    )
     f = finding(d, "ollama-amdgpu-not-supported-v0129")
     assert f["target"] == "gfx1031" and f["layer"] == "discovery" and f["status"] == "blocked" and f["remedy"]
     assert [k for k, _ in conclusion(d)] == ["dropped-by-discovery"]
 
 
-@pytest.mark.parametrize("prefix", [
-    "Oct 05 10:00:01 host ollama[812]: ",  # journalctl -o short
-    "2025-10-05T10:00:01+0200 host ollama[812]: ",  # journalctl -o short-iso
-    "2025-10-05T08:00:01.123456789Z ",  # docker logs -t
-])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "Oct 05 10:00:01 host ollama[812]: ",  # journalctl -o short
+        "2025-10-05T10:00:01+0200 host ollama[812]: ",  # journalctl -o short-iso
+        "2025-10-05T08:00:01.123456789Z ",  # docker logs -t
+    ],
+)
 def test_prefixed_lines_are_read(gfxgate_cli, tmp_path, prefix):
-    d = diagnose(gfxgate_cli, tmp_path, [prefix + "ggml_cuda_init: found 1 ROCm devices:",
-                                         prefix + "  Device 0: AMD Radeon RX 6700 XT, gfx1031 (0x1031), VMM: no, Wave Size: 32",
-                                         prefix + "rocBLAS error: Could not initialize Tensile host: No devices found"])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            prefix + "ggml_cuda_init: found 1 ROCm devices:",
+            prefix + "  Device 0: AMD Radeon RX 6700 XT, gfx1031 (0x1031), VMM: no, Wave Size: 32",
+            prefix + "rocBLAS error: Could not initialize Tensile host: No devices found",
+        ],
+    )
     assert [g["target"] for g in d["gpus"]] == ["gfx1031"]
     assert finding(d, "rocblas-tensile-host-no-devices")["target"] == "gfx1031"
 
 
 def test_an_excerpts_unknown_lines_never_produce_a_verdict(gfxgate_cli, tmp_path):
     """Lines that are no catalogue message — forum prose around the log, near-misses — give no finding."""
-    d = diagnose(gfxgate_cli, tmp_path, [
-        "Hi, my GPU does not work with ollama, here is the log:",
-        "```",
-        "amdgpu seems fine? supported types unknown",
-        "CUDA error handling was changed in this version",
-        "Device 0 is my RX 6700",
-        "```",
-        "thanks!",
-    ])
+    d = diagnose(
+        gfxgate_cli,
+        tmp_path,
+        [
+            "Hi, my GPU does not work with ollama, here is the log:",
+            "```",
+            "amdgpu seems fine? supported types unknown",
+            "CUDA error handling was changed in this version",
+            "Device 0 is my RX 6700",
+            "```",
+            "thanks!",
+        ],
+    )
     assert d["findings"] == [] and d["conclusions"] == [] and d["log_kind"] is None
 
 
@@ -299,7 +443,15 @@ def _diagnose_with_ids(gfxgate_cli, tmp_path, lines: list[str], ids: str) -> dic
     log.write_text("\n".join([LISTEN, *lines]) + "\n", encoding="utf-8")
     import os
 
-    proc = gfxgate_cli("diagnose", "--no-upstream", "--format", "json", str(log), timeout=60, env={**os.environ, "GFXGATE_AMDGPU_IDS": str(table)})
+    proc = gfxgate_cli(
+        "diagnose",
+        "--no-upstream",
+        "--format",
+        "json",
+        str(log),
+        timeout=60,
+        env={**os.environ, "GFXGATE_AMDGPU_IDS": str(table)},
+    )
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     return json.loads(proc.stdout)["logs"][0]
 
@@ -319,8 +471,16 @@ def test_a_pci_device_id_names_the_target_through_amdgpu_ids(gfxgate_cli, tmp_pa
 def test_radeon_graphics_with_a_bus_address_says_it_names_no_chip(gfxgate_cli, tmp_path):
     """Ollama's ``pci_id`` is where the card sits (0000:c5:00.0), not the device id: no target, said in those words
     (it was "PCI id 0000:c5:00.0 is not in the target catalogue", as if an id could be)."""
-    line = _compute_line(id="0", library="Vulkan", compute="0.0", name="Vulkan0", description='"AMD Radeon Graphics"',
-                         pci_id="0000:c5:00.0", type="iGPU", total='"16.0 GiB"')
+    line = _compute_line(
+        id="0",
+        library="Vulkan",
+        compute="0.0",
+        name="Vulkan0",
+        description='"AMD Radeon Graphics"',
+        pci_id="0000:c5:00.0",
+        type="iGPU",
+        total='"16.0 GiB"',
+    )
     d = _diagnose_with_ids(gfxgate_cli, tmp_path, [line], "15BF,\tC1,\tAMD Radeon 780M Graphics\n")
     [gpu] = d["gpus"]
     assert gpu["name"] == "AMD Radeon Graphics" and gpu["target"] is None

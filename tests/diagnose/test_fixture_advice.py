@@ -33,29 +33,46 @@ ROOT = Path(__file__).resolve().parents[2]
 SUFFIXES = {".log", ".txt", ".journal", ".out", ".err"}
 MAX_BYTES = 4 << 20
 # logs the walk must find (it walks by name, so a moved fixture folder still counts; these prove it looked)
-KNOWN = {"samples/logs/ollama-0.12.3-override-rocblas.log", "samples/logs/llama-server-11669-vulkan-device-none.log",
-         "tests/sweep/fixtures/h200/cuda-g0.log"}
+KNOWN = {
+    "samples/logs/ollama-0.12.3-override-rocblas.log",
+    "samples/logs/llama-server-11669-vulkan-device-none.log",
+    "tests/sweep/fixtures/h200/cuda-g0.log",
+}
 T = "2026-11-20T09:00:00.000Z"
 VENDOR_LINES = {
-    "nvidia": ["ggml_cuda_init: found 1 CUDA devices:",
-               "  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes, VRAM: 12044 MiB"],
-    "nvidia-ollama": [f'time={T} level=INFO source=types.go:42 msg="inference compute" id=GPU-8f6e filter_id="" library=CUDA '
-                      'compute=8.6 name=CUDA0 description="NVIDIA GeForce RTX 3060" libdirs=ollama,cuda_v12 driver=12.8 '
-                      'pci_id=0000:01:00.0 type=discrete total="12.0 GiB" available="11.1 GiB"'],
-    "intel": ["ggml_vulkan: Found 1 Vulkan devices:",
-              "ggml_vulkan: 0 = Intel(R) Arc(tm) A380 Graphics (DG2) (Intel open-source Mesa driver) | uma: 0 | fp16: 1 | "
-              "bf16: 0 | warp size: 32 | shared memory: 65536 | int dot: 1 | matrix cores: none"],
-    "amd": ["ggml_cuda_init: found 1 ROCm devices:",
-            "  Device 0: AMD Radeon RX 6800 XT, gfx1030 (0x1030), VMM: no, Wave Size: 32, VRAM: 16368 MiB"],
-    "amd-ollama": [f'time={T} level=INFO source=types.go:42 msg="inference compute" id=0 filter_id=0 library=ROCm '
-                   'compute=gfx1030 name=ROCm0 description="AMD Radeon RX 6800 XT" libdirs=ollama,rocm driver=60342.13 '
-                   'pci_id=0000:03:00.0 type=discrete total="16.0 GiB" available="15.5 GiB"'],
+    "nvidia": [
+        "ggml_cuda_init: found 1 CUDA devices:",
+        "  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes, VRAM: 12044 MiB",
+    ],
+    "nvidia-ollama": [
+        f'time={T} level=INFO source=types.go:42 msg="inference compute" id=GPU-8f6e filter_id="" library=CUDA '
+        'compute=8.6 name=CUDA0 description="NVIDIA GeForce RTX 3060" libdirs=ollama,cuda_v12 driver=12.8 '
+        'pci_id=0000:01:00.0 type=discrete total="12.0 GiB" available="11.1 GiB"'
+    ],
+    "intel": [
+        "ggml_vulkan: Found 1 Vulkan devices:",
+        "ggml_vulkan: 0 = Intel(R) Arc(tm) A380 Graphics (DG2) (Intel open-source Mesa driver) | uma: 0 | fp16: 1 | "
+        "bf16: 0 | warp size: 32 | shared memory: 65536 | int dot: 1 | matrix cores: none",
+    ],
+    "amd": [
+        "ggml_cuda_init: found 1 ROCm devices:",
+        "  Device 0: AMD Radeon RX 6800 XT, gfx1030 (0x1030), VMM: no, Wave Size: 32, VRAM: 16368 MiB",
+    ],
+    "amd-ollama": [
+        f'time={T} level=INFO source=types.go:42 msg="inference compute" id=0 filter_id=0 library=ROCm '
+        'compute=gfx1030 name=ROCm0 description="AMD Radeon RX 6800 XT" libdirs=ollama,rocm driver=60342.13 '
+        'pci_id=0000:03:00.0 type=discrete total="16.0 GiB" available="15.5 GiB"'
+    ],
 }
 
 
 def diagnose_all(gfxgate_exe: str, paths: list[Path]) -> list[dict]:
-    proc = subprocess.run([gfxgate_exe, "diagnose", "--no-upstream", "--format", "json", *map(str, paths)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [gfxgate_exe, "diagnose", "--no-upstream", "--format", "json", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
     found = json.loads(proc.stdout)["logs"]
     assert len(found) == len(paths)
@@ -66,7 +83,12 @@ def log_files() -> list[Path]:
     out = []
     for top in ("tests", "samples"):
         for path in sorted((ROOT / top).rglob("*")):
-            if path.suffix in SUFFIXES and path.is_file() and "__pycache__" not in path.parts and path.stat().st_size <= MAX_BYTES:
+            if (
+                path.suffix in SUFFIXES
+                and path.is_file()
+                and "__pycache__" not in path.parts
+                and path.stat().st_size <= MAX_BYTES
+            ):
                 out.append(path)
     return out
 
@@ -96,7 +118,9 @@ def built_logs() -> dict[str, list[str]]:
         if "override" in params:
             out[f"{name}-override"] = fn(override="9.0.0")
     state = ollama_server.State(ollama_server.Behaviour())
-    out["fake-ollama-load"] = ollama_server.load_lines(state, 99) + [ollama_server.started_line()] + ollama_server.segv_lines(state)
+    out["fake-ollama-load"] = (
+        ollama_server.load_lines(state, 99) + [ollama_server.started_line()] + ollama_server.segv_lines(state)
+    )
     out["fake-ollama-load-crash"] = ollama_server.load_crash_lines()
     return out
 

@@ -86,7 +86,7 @@ def test_backtracking_constructs_are_refused():
 
 def test_nul_bytes_and_invalid_utf8_are_read():
     lines = logs.ollama_0_12_3()
-    data = ("\n".join(lines)).encode().replace(b"msg=\"Listening", b"\x00\xff msg=\"Listening")
+    data = ("\n".join(lines)).encode().replace(b'msg="Listening', b'\x00\xff msg="Listening')
     d = diagnose_bytes(data)
     assert d.version == "0.12.3"
 

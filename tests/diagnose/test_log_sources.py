@@ -39,8 +39,9 @@ def test_a_log_that_is_not_a_regular_file_is_exit_6_at_once(gfxgate_exe, tmp_pat
     path, what = _special(tmp_path, kind)
     # a process: a read that blocks (a FIFO without a writer) is cut by the timeout, not left hanging the suite
     with cpu_time() as spent:
-        done = subprocess.run([gfxgate_exe, *command, path], capture_output=True, text=True, timeout=30,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [gfxgate_exe, *command, path], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
     assert done.returncode == 6, done.stderr
     assert _one_line(done.stderr) == f"gfxgate: error: {path}: is {what}, not a regular file"
     assert spent.seconds < 5, spent.seconds  # CPU: nothing of an endless device was read
@@ -64,7 +65,9 @@ def test_standard_input(gfxgate_exe, gfxgate_cli, tmp_path, source, code):
         if source == "file":
             (tmp_path / "s.log").write_bytes(data)
         with open(tmp_path / "s.log" if source == "file" else source, "rb") as stdin:
-            done = subprocess.run([gfxgate_exe, "diagnose", "--no-upstream", "-"], stdin=stdin, capture_output=True, timeout=30)
+            done = subprocess.run(
+                [gfxgate_exe, "diagnose", "--no-upstream", "-"], stdin=stdin, capture_output=True, timeout=30
+            )
     assert done.returncode == code, done.stderr
     if code == 6:
         assert _one_line(done.stderr.decode()) == "gfxgate: error: standard input is a character device, not a log"
@@ -78,7 +81,9 @@ def test_journalctl_that_never_ends_is_stopped_at_the_limit(tmp_path, monkeypatc
     from gfxgate.errors import InputError
 
     endless = tmp_path / "journalctl"  # prints one line, floods stderr past a pipe's 64 KiB, then never ends
-    endless.write_text("#!/bin/sh\necho 'Dec 02 17:00:00 host ollama[1]: hello'\nhead -c 200000 /dev/zero >&2\nexec sleep 300\n")
+    endless.write_text(
+        "#!/bin/sh\necho 'Dec 02 17:00:00 host ollama[1]: hello'\nhead -c 200000 /dev/zero >&2\nexec sleep 300\n"
+    )
     endless.chmod(0o755)
     monkeypatch.setattr(reader, "JOURNAL_TIMEOUT_S", 1.0)
     start = time.monotonic()

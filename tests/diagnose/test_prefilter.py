@@ -18,7 +18,9 @@ from gfxgate.diagnose.reader import CHUNK, MAX_LINE
 from gfxgate.diagnose.stream import KIND_LINES, PRE_LINES, _slog_line, _tail
 from tests.diagnose import logs
 
-hyperscan = pytest.importorskip("hyperscan", reason="hyperscan has a wheel for Linux x86-64 only (the RE2 fallback runs elsewhere)")
+hyperscan = pytest.importorskip(
+    "hyperscan", reason="hyperscan has a wheel for Linux x86-64 only (the RE2 fallback runs elsewhere)"
+)
 
 
 def _literals() -> list[bytes]:
@@ -31,9 +33,14 @@ def _lines_named(text: bytes, offsets: list[int]) -> list[int]:
 
 
 def _fixture_text() -> bytes:
-    blocks = [logs.journal(logs.ollama_0_12_3()), logs.journal(logs.ollama_0_17_5_crash()),
-              logs.journal(logs.ollama_0_32()), logs.llama_server_hip(crash=True), logs.ollama_0_5_7(),
-              logs.ollama_0_12_3_rocblas()]
+    blocks = [
+        logs.journal(logs.ollama_0_12_3()),
+        logs.journal(logs.ollama_0_17_5_crash()),
+        logs.journal(logs.ollama_0_32()),
+        logs.llama_server_hip(crash=True),
+        logs.ollama_0_5_7(),
+        logs.ollama_0_12_3_rocblas(),
+    ]
     return "\n".join(line for block in blocks for line in block).encode("utf-8")
 
 
@@ -67,7 +74,7 @@ def test_both_engines_name_the_same_lines(case):
     # each named offset is inside a line that really holds a literal
     for at in fast:
         begin, end = text.rfind(b"\n", 0, at) + 1, text.find(b"\n", at)
-        line = text[begin:len(text) if end < 0 else end]
+        line = text[begin : len(text) if end < 0 else end]
         assert any(lit in line for lit in literals)
 
 
@@ -175,6 +182,7 @@ def test_diagnose_reports_the_same_with_either_engine(gfxgate_cli, tmp_path):
 def test_a_processor_hyperscan_cannot_use_falls_back_to_re2(monkeypatch):
     """Hyperscan refuses to compile on a processor without the SIMD it needs (ArchitectureError): the default scanner
     is then the RE2 one, with the same lines; asked for Hyperscan by name, the error is not hidden."""
+
     class Refusing:  # what hyperscan.Database does on such a processor (which cannot run here)
         def __init__(self, **kwargs) -> None:
             pass
@@ -186,6 +194,8 @@ def test_a_processor_hyperscan_cannot_use_falls_back_to_re2(monkeypatch):
     scanner = LiteralScanner(_literals())
     assert scanner.engine == "re2"
     text = _fixture_text()
-    assert _lines_named(text, scanner.candidates(text)) == _lines_named(text, LiteralScanner(_literals(), engine="re2").candidates(text))
+    assert _lines_named(text, scanner.candidates(text)) == _lines_named(
+        text, LiteralScanner(_literals(), engine="re2").candidates(text)
+    )
     with pytest.raises(hyperscan.error):
         LiteralScanner(_literals(), engine="hyperscan")

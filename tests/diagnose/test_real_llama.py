@@ -30,7 +30,20 @@ def run_server(llama, backends: str, model: Path, log: Path, *extra: str, timeou
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    argv = [*llama.command(backends), "-m", str(model), "--host", "127.0.0.1", "--port", str(port), "-c", "256", "-lv", "4", *extra]
+    argv = [
+        *llama.command(backends),
+        "-m",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        "256",
+        "-lv",
+        "4",
+        *extra,
+    ]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
@@ -47,7 +60,9 @@ def run_server(llama, backends: str, model: Path, log: Path, *extra: str, timeou
             else:
                 pytest.fail(f"llama-server did not become ready in {timeout} s; see {log}")
             body = json.dumps({"prompt": "hi", "n_predict": 4}).encode()
-            request = urllib.request.Request(f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"})
+            request = urllib.request.Request(
+                f"http://127.0.0.1:{port}/completion", data=body, headers={"Content-Type": "application/json"}
+            )
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 assert response.status == 200
         finally:
@@ -163,8 +178,23 @@ def test_real_vulkan_run_out_of_device_memory_concludes_out_of_memory(reallama_v
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
 
     log = tmp_path / "oom.log"
-    argv = [*reallama_vulkan.command("vulkan"), "-m", str(reallama_vulkan.model), "--host", "127.0.0.1", "--port", "0",
-            "-c", "8388608", "-ngl", "99", "-lv", "4", "--fit", "off"]
+    argv = [
+        *reallama_vulkan.command("vulkan"),
+        "-m",
+        str(reallama_vulkan.model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "-c",
+        "8388608",
+        "-ngl",
+        "99",
+        "-lv",
+        "4",
+        "--fit",
+        "off",
+    ]
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=cap)
         try:
@@ -177,7 +207,9 @@ def test_real_vulkan_run_out_of_device_memory_concludes_out_of_memory(reallama_v
     d = diagnose(capsys, log)
     families = {f["message"]: f for f in d["findings"]}
     assert {"ggml-vulkan-alloc-failed", "llama-kv-cache-alloc-failed"} <= families.keys(), list(families)
-    assert all(f["verdict"] is None for f in d["findings"] if f["family"] == "gpu-oom")  # memory is no gate of the target
+    assert all(
+        f["verdict"] is None for f in d["findings"] if f["family"] == "gpu-oom"
+    )  # memory is no gate of the target
     kind, text = d["conclusions"][0]["kind"], d["conclusions"][0]["text"]
     assert kind == "out-of-memory" and "while loading" in text and "shorten the context" in text
     assert re.search(r"needed [0-9,]+ MiB", text)  # the allocation the log names, never an invented figure

@@ -47,8 +47,15 @@ def _fresh():
     from gfxgate.gate import route, ruleset, workarounds
     from gfxgate.sources import resolve
 
-    for f in (route.default_routes, workarounds.default_workarounds, ruleset.layer_ids, ruleset.default_rules,
-              resolve.load_pins, targets.catalog, remedy._timeline):
+    for f in (
+        route.default_routes,
+        workarounds.default_workarounds,
+        ruleset.layer_ids,
+        ruleset.default_rules,
+        resolve.load_pins,
+        targets.catalog,
+        remedy._timeline,
+    ):
         if hasattr(f, "cache_clear"):
             f.cache_clear()
     datacache.reset()
@@ -66,8 +73,11 @@ def test_routes_are_checked_once_per_content_and_a_changed_workaround_checks_aga
     assert again == first
 
     # a workaround a route step names is renamed: a new key, the cross-check runs and refuses the routes
-    step = first.routes[0].steps[0].workaround if first.routes[0].steps else next(
-        s.workaround for r in first.routes for s in r.steps)
+    step = (
+        first.routes[0].steps[0].workaround
+        if first.routes[0].steps
+        else next(s.workaround for r in first.routes for s in r.steps)
+    )
     path = rules / "workarounds.yaml"
     text = path.read_text(encoding="utf-8")
     assert f"id: {step}\n" in text
@@ -78,7 +88,9 @@ def test_routes_are_checked_once_per_content_and_a_changed_workaround_checks_aga
     _fresh()
 
 
-def test_the_snapshot_staleness_is_judged_once_per_content_and_a_changed_input_is_stale(own_cache, tmp_path, monkeypatch):
+def test_the_snapshot_staleness_is_judged_once_per_content_and_a_changed_input_is_stale(
+    own_cache, tmp_path, monkeypatch
+):
     from gfxgate.timeline import snapshot
 
     rules = _copy_rules(tmp_path, monkeypatch)

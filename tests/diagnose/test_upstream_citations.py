@@ -31,14 +31,32 @@ ROOT = Path(__file__).resolve().parents[2]
 # one tag per era of Ollama's printing code: v0.1.29 (the first discovery lines), v0.1.32 (the runner subprocess),
 # v0.1.34, v0.1.45-rc2 (llama.cpp a submodule), v0.3.13 (ggml flat under llama/), v0.5.7 (llama/ggml-cuda/), v0.12.3
 # (the old discovery), v0.17.5 (the runner discovery, Vulkan), v0.30.0, v0.32.15 (llama-server), v0.33.0-rc2
-TAGS = ("v0.1.29", "v0.1.32", "v0.1.34", "v0.1.45-rc2", "v0.3.13", "v0.5.7", "v0.12.3", "v0.17.5", "v0.30.0", "v0.32.15",
-        "v0.33.0-rc2")
-NO_GGML_COPY = {"v0.1.29", "v0.1.32", "v0.1.34", "v0.1.45-rc2"}  # llama.cpp was a git submodule: ggml lines unknown there
+TAGS = (
+    "v0.1.29",
+    "v0.1.32",
+    "v0.1.34",
+    "v0.1.45-rc2",
+    "v0.3.13",
+    "v0.5.7",
+    "v0.12.3",
+    "v0.17.5",
+    "v0.30.0",
+    "v0.32.15",
+    "v0.33.0-rc2",
+)
+NO_GGML_COPY = {
+    "v0.1.29",
+    "v0.1.32",
+    "v0.1.34",
+    "v0.1.45-rc2",
+}  # llama.cpp was a git submodule: ggml lines unknown there
 LLAMA_CPP_DIRS = {"ggml", "src", "common", "tools", "examples", "include"}
 _CITE = re.compile(r"(?<![\w/.])(?P<path>(?:[\w.-]+/)*[\w.-]+\.(?:go|c|cpp|cu|cuh|h))?:(?P<line>\d+)(?:-(?P<end>\d+))?")
 _TAG = re.compile(r"\bat (v\d+\.\d+\.\d+(?:-[\w.]+)?)")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)+)"')
-_CODE = re.compile(r"[A-Za-z_][\w.]*\([^()]*(?:\([^()]*\))?[^()]*\)|[A-Za-z_]\w*(?:\.\w+)+|[A-Za-z]\w*_\w+|[A-Z][a-z]+[A-Z]\w+")
+_CODE = re.compile(
+    r"[A-Za-z_][\w.]*\([^()]*(?:\([^()]*\))?[^()]*\)|[A-Za-z_]\w*(?:\.\w+)+|[A-Za-z]\w*_\w+|[A-Z][a-z]+[A-Z]\w+"
+)
 _VERB = re.compile(r"%[-+# 0-9.]*[a-zA-Z]|<[^>]*>|…")
 
 
@@ -84,8 +102,10 @@ def test_every_entry_is_printed_where_its_printed_by_says(upstream_sources, caps
             assert "live" in states[message.id].values(), (message.id, states[message.id])
         else:
             assert set(states[message.id].values()) == {"not-available"}, message.id
-    print(f"{len(states)} entries at {', '.join(TAGS)} and the llama.cpp tree: "
-          f"{sum('live' in s.values() for s in states.values())} live at one tag at least")
+    print(
+        f"{len(states)} entries at {', '.join(TAGS)} and the llama.cpp tree: "
+        f"{sum('live' in s.values() for s in states.values())} live at one tag at least"
+    )
 
 
 def citations() -> list[tuple[str, int, str, int, int, str | None, str]]:
@@ -129,14 +149,18 @@ def citations() -> list[tuple[str, int, str, int, int, str | None, str]]:
                 if path is None:
                     continue
                 llama = path.split("/", 1)[0] in LLAMA_CPP_DIRS
-                out.append((owner, number, path, int(m["line"]), int(m["end"] or m["line"]), None if llama else line_tag, text))
+                out.append(
+                    (owner, number, path, int(m["line"]), int(m["end"] or m["line"]), None if llama else line_tag, text)
+                )
     return out
 
 
 def read_cited(upstream: Path, path: str, tag: str | None) -> list[str]:
     if tag is None:
         return (upstream / "llama.cpp" / path).read_text(encoding="utf-8", errors="replace").splitlines()
-    proc = subprocess.run(["git", "-C", str(upstream / "ollama"), "show", f"{tag}:{path}"], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "-C", str(upstream / "ollama"), "show", f"{tag}:{path}"], capture_output=True, text=True
+    )
     assert proc.returncode == 0, f"{path} does not exist at ollama {tag}: {proc.stderr.strip()}"
     return proc.stdout.splitlines()
 
@@ -146,7 +170,9 @@ def fragments(text: str) -> set[str]:
     out = set()
     for quoted in _QUOTED.findall(text):
         out |= {p for p in _VERB.split(quoted) if len(p.strip()) >= 1 and len(p) >= 3}
-    out |= {c for c in _CODE.findall(text) if len(c) >= 6 and not c.endswith((".go", ".cpp", ".cu", ".cuh", ".c", ".h"))}
+    out |= {
+        c for c in _CODE.findall(text) if len(c) >= 6 and not c.endswith((".go", ".cpp", ".cu", ".cuh", ".c", ".h"))
+    }
     return out
 
 
@@ -155,17 +181,26 @@ def test_every_cited_line_is_the_printing_code(upstream):
 
     catalogue = default_catalogue()
     cited = citations()
-    assert len(cited) >= 20 and {c[0] for c in cited} >= {"ggml-cuda-archs", "ollama-cuda-cc-not-compiled", "ollama-amdhip-dll-missing"}
+    assert len(cited) >= 20 and {c[0] for c in cited} >= {
+        "ggml-cuda-archs",
+        "ollama-cuda-cc-not-compiled",
+        "ollama-amdhip-dll-missing",
+    }
     wrong = []
     for message_id, yaml_line, path, first, last, tag, text in cited:
         message = catalogue.by_id(message_id)
         code = read_cited(upstream, path, tag)
-        span = code[first - 1:last] if last <= len(code) else []
+        span = code[first - 1 : last] if last <= len(code) else []
         greps = [re.compile(spec.grep) for spec in message.printed_by if spec.grep]
         literals = list(message.literals)
         said = fragments(text)
-        held = [line for line in span if any(g.search(line) for g in greps) or any(x and x in line for x in literals)
-                or any(f in line for f in said)]
+        held = [
+            line
+            for line in span
+            if any(g.search(line) for g in greps)
+            or any(x and x in line for x in literals)
+            or any(f in line for f in said)
+        ]
         if not held:
             where = f"ollama@{tag}" if tag else "llama.cpp"
             wrong.append(f"rules/messages.yaml:{yaml_line} ({message_id}): {where}:{path}:{first}-{last} is {span!r}")

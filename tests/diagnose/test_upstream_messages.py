@@ -36,7 +36,13 @@ EXPECTED = {  # message -> tags that print it
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _VERB = re.compile(r"%[-+# 0-9.]*[a-zA-Z]")
 SAMPLES = {"%s": "gfx900", "%d": "1", "%v": "[gfx1030 gfx1100]", "%w": "exit status 2", "%x": "0"}
-ATTR_SAMPLES = {"env": '"map[HSA_OVERRIDE_GFX_VERSION:9.0.0 OLLAMA_VULKAN:1]"', "gpu_type": "gfx900", "gfx_target": "gfx900", "compute": "gfx900", "library": "ROCm"}
+ATTR_SAMPLES = {
+    "env": '"map[HSA_OVERRIDE_GFX_VERSION:9.0.0 OLLAMA_VULKAN:1]"',
+    "gpu_type": "gfx900",
+    "gfx_target": "gfx900",
+    "compute": "gfx900",
+    "library": "ROCm",
+}
 
 
 @pytest.fixture
@@ -113,12 +119,16 @@ def test_lines_rendered_from_the_printing_code_are_recognised(upstream_env, tag)
                     continue
                 source = sourceset.get("ollama")
                 for location in spec_result.locations:
-                    code = (source.read_text(location.path) or "").splitlines()[location.line - 1:location.line + 3]
+                    code = (source.read_text(location.path) or "").splitlines()[location.line - 1 : location.line + 3]
                     line = render_go(code, tag[1:], numbers="0" if result.message.family == "offload-zero" else "1")
                     if line is None:
                         continue
                     d = diagnose_log(read_stream("r", io.BytesIO(f"{version_line}\n{line}\n".encode())), catalogue)
-                    ids = [f.message for f in d.findings] + [g.evidence[0].source for g in d.gpus] + [f.evidence[0].source for f in d.facts]
+                    ids = (
+                        [f.message for f in d.findings]
+                        + [g.evidence[0].source for g in d.gpus]
+                        + [f.evidence[0].source for f in d.facts]
+                    )
                     family = {m.id for m in catalogue.messages if m.family == result.message.family}
                     assert d.recognised == 2 and (set(ids) & family or result.message.kind == "fact"), (location, line)
                     rendered += 1
@@ -129,20 +139,52 @@ def test_lines_rendered_from_the_printing_code_are_recognised(upstream_env, tag)
 
 # The discovery rejections of ollama < v0.12.4, across their wordings: at tags on both sides of each boundary (found
 # with `git grep` at every tag), exactly these entries are live, the others of the two families retired, none stale.
-WORDINGS = ("ollama-amdgpu-not-supported", "ollama-amdgpu-not-supported-v0129", "ollama-amdgpu-not-supported-v0133",
-            "ollama-amdgpu-too-old", "ollama-amdgpu-too-old-v0129",
-            "ollama-igpu-skipped", "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129")
-OLD = {"ollama-amdgpu-not-supported-v0129", "ollama-amdgpu-too-old-v0129", "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129"}
+WORDINGS = (
+    "ollama-amdgpu-not-supported",
+    "ollama-amdgpu-not-supported-v0129",
+    "ollama-amdgpu-not-supported-v0133",
+    "ollama-amdgpu-too-old",
+    "ollama-amdgpu-too-old-v0129",
+    "ollama-igpu-skipped",
+    "ollama-igpu-skipped-v0129",
+    "ollama-igpu-skipped-windows-v0129",
+)
+OLD = {
+    "ollama-amdgpu-not-supported-v0129",
+    "ollama-amdgpu-too-old-v0129",
+    "ollama-igpu-skipped-v0129",
+    "ollama-igpu-skipped-windows-v0129",
+}
 LIVE_AT = {
     "v0.1.28": set(),
     "v0.1.29": OLD,
     "v0.1.32": OLD,
-    "v0.1.33-rc1": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-amdgpu-too-old-v0129",
-                    "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129"},
-    "v0.1.34": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-amdgpu-too-old-v0129",
-                "ollama-igpu-skipped-v0129", "ollama-igpu-skipped-windows-v0129"},
-    "v0.1.35-rc1": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-igpu-skipped", "ollama-igpu-skipped-v0129"},
-    "v0.3.13": {"ollama-amdgpu-not-supported-v0133", "ollama-amdgpu-too-old", "ollama-igpu-skipped", "ollama-igpu-skipped-v0129"},
+    "v0.1.33-rc1": {
+        "ollama-amdgpu-not-supported-v0133",
+        "ollama-amdgpu-too-old",
+        "ollama-amdgpu-too-old-v0129",
+        "ollama-igpu-skipped-v0129",
+        "ollama-igpu-skipped-windows-v0129",
+    },
+    "v0.1.34": {
+        "ollama-amdgpu-not-supported-v0133",
+        "ollama-amdgpu-too-old",
+        "ollama-amdgpu-too-old-v0129",
+        "ollama-igpu-skipped-v0129",
+        "ollama-igpu-skipped-windows-v0129",
+    },
+    "v0.1.35-rc1": {
+        "ollama-amdgpu-not-supported-v0133",
+        "ollama-amdgpu-too-old",
+        "ollama-igpu-skipped",
+        "ollama-igpu-skipped-v0129",
+    },
+    "v0.3.13": {
+        "ollama-amdgpu-not-supported-v0133",
+        "ollama-amdgpu-too-old",
+        "ollama-igpu-skipped",
+        "ollama-igpu-skipped-v0129",
+    },
     "v0.3.14-rc0": {"ollama-amdgpu-not-supported", "ollama-amdgpu-too-old", "ollama-igpu-skipped"},
     "v0.12.3": {"ollama-amdgpu-not-supported", "ollama-amdgpu-too-old", "ollama-igpu-skipped"},
     "v0.12.4-rc0": set(),
@@ -160,8 +202,14 @@ def test_old_discovery_wordings_are_live_exactly_where_printed(upstream_env, cap
 # commit): v0.1.20 … v0.1.31 ran llama.cpp in-process (no runner lines), v0.1.32-rc1 starts a runner subprocess,
 # v0.1.34-rc1 dumps the server config, v0.1.35-rc1 logs "inference compute", the CI tag v0.4.0-ci3 … v0.4.0-rc5 keep
 # the runner code in runners/llama-server.go, v0.11.5-rc0 says "starting runner" instead of "starting llama server".
-RUNNER_LINES = ("ollama-server-config", "ollama-starting-runner", "ollama-starting-runner-v0132", "ollama-runner-started",
-                "ollama-inference-compute", "ollama-runner-terminated")
+RUNNER_LINES = (
+    "ollama-server-config",
+    "ollama-starting-runner",
+    "ollama-starting-runner-v0132",
+    "ollama-runner-started",
+    "ollama-inference-compute",
+    "ollama-runner-terminated",
+)
 RUNNER_OLD = {"ollama-starting-runner-v0132", "ollama-runner-started", "ollama-runner-terminated"}
 RUNNER_LIVE_AT = {
     "v0.1.31": set(),
@@ -190,8 +238,15 @@ def test_runner_lines_are_live_exactly_where_printed(upstream_env, capsys, tag):
 # judged like the tag after it (its base's first candidate, or v0.11.0-rc0 after v0.10.2-int1), where it was reported
 # stale for every message with a version range before (they had no version key); v0.12.7-citest0 predates the
 # "filtering uninitialized" line of v0.12.7-rc0
-CI_TAGS = {"v0.4.0-ci3": "v0.4.0-rc0", "v0.9.1-ci0": "v0.9.1-rc0", "v0.9.1-ci1": "v0.9.1-rc0", "v0.9.4-citest0": "v0.9.4-rc0",
-           "v0.9.6-ci0": "v0.9.6-rc0", "v0.10.2-int1": "v0.11.0-rc0", "v0.12.7-citest0": "v0.12.7-rc0"}
+CI_TAGS = {
+    "v0.4.0-ci3": "v0.4.0-rc0",
+    "v0.9.1-ci0": "v0.9.1-rc0",
+    "v0.9.1-ci1": "v0.9.1-rc0",
+    "v0.9.4-citest0": "v0.9.4-rc0",
+    "v0.9.6-ci0": "v0.9.6-rc0",
+    "v0.10.2-int1": "v0.11.0-rc0",
+    "v0.12.7-citest0": "v0.12.7-rc0",
+}
 
 
 @pytest.mark.parametrize("tag", CI_TAGS)
@@ -225,7 +280,12 @@ def test_vendored_ggml_lines_are_live_in_every_layout(upstream_env, capsys, tag)
 # Issue 31's discovery lines of Ollama's own code (git grep at every tag around each boundary): v0.1.29 adds the
 # "no compatible rocm library", hipMemGetInfo and override-skip lines (the skip at DEBUG, in the message, until it
 # became an attribute), v0.1.49-rc4 "no compatible GPUs were discovered", v0.12.4-rc0's new discovery drops all four
-ISSUE31 = ("ollama-override-skips-check", "ollama-no-rocm-library", "ollama-hip-meminfo-failed", "ollama-no-compatible-gpus")
+ISSUE31 = (
+    "ollama-override-skips-check",
+    "ollama-no-rocm-library",
+    "ollama-hip-meminfo-failed",
+    "ollama-no-compatible-gpus",
+)
 ISSUE31_LIVE_AT = {
     "v0.1.28": set(),
     "v0.1.29": set(ISSUE31) - {"ollama-no-compatible-gpus"},

@@ -92,13 +92,13 @@ def examples(page: Path) -> list[Example]:
         excepts = tuple(shlex.split(tail)) if tail else ()
         if i + 1 < len(lines) and FENCE.match(lines[i + 1]):
             end = _fence_end(lines, i + 1)
-            text, fenced, after = "\n".join(lines[i + 2:end]) + "\n", True, end + 1
+            text, fenced, after = "\n".join(lines[i + 2 : end]) + "\n", True, end + 1
         else:
             try:
                 end = lines.index(END, i + 1)
             except ValueError:
                 raise AssertionError(f"{page}:{i + 1}: {END!r} is missing") from None
-            text, fenced, after = "\n".join(lines[i + 1:end]) + "\n", False, end + 1
+            text, fenced, after = "\n".join(lines[i + 1 : end]) + "\n", False, end + 1
         found.append(Example(page, i + 1, kind, tuple(args), excepts, text, fenced))
         i = after
     return found

@@ -11,8 +11,17 @@ from tests.docs.examples import ROOT, examples, gfxgate_lines, referenced_links,
 
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 # pages whose every fenced block is a marked example (pages added by other topics mark the blocks they want checked)
-MARKED_PAGES = ("README.md", "docs/index.md", "docs/commands/", "docs/evidence.md", "docs/statuses.md",
-                "docs/bounds.md", "docs/testing.md", "docs/dependencies.md", "docs/ollama-v0.30.md")
+MARKED_PAGES = (
+    "README.md",
+    "docs/index.md",
+    "docs/commands/",
+    "docs/evidence.md",
+    "docs/statuses.md",
+    "docs/bounds.md",
+    "docs/testing.md",
+    "docs/dependencies.md",
+    "docs/ollama-v0.30.md",
+)
 # docs pages that other topics are adding at the same time: the index links them before they exist
 PENDING_PAGES = {"docs/sweep.md", "docs/slurm.md", "docs/diagnose.md", "docs/hostile-input.md", "docs/nvidia.md"}
 
@@ -29,8 +38,9 @@ def test_every_kind_of_page_has_examples():
     assert len(ALL) >= 20
 
 
-@pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES
-                                  if p.relative_to(ROOT).as_posix().startswith(MARKED_PAGES)])
+@pytest.mark.parametrize(
+    "page", [p.relative_to(ROOT).as_posix() for p in PAGES if p.relative_to(ROOT).as_posix().startswith(MARKED_PAGES)]
+)
 def test_every_block_of_these_pages_is_a_checked_example(page):
     assert unmarked_fences(ROOT / page) == [], f"{page}: fenced blocks without a <!-- check: ... --> marker"
 
@@ -74,7 +84,9 @@ def test_run_example_is_the_tools_output(example, monkeypatch, capsys):
     assert len(shown) >= 5
     at = 0
     for line in shown:  # in the order the tool prints them
-        assert line in out[at:], f"{example.where}: not in `gfxgate {' '.join(example.args)}` (after line {at}): {line[:80]}"
+        assert line in out[at:], (
+            f"{example.where}: not in `gfxgate {' '.join(example.args)}` (after line {at}): {line[:80]}"
+        )
         at = out.index(line, at) + 1
 
 
@@ -127,8 +139,9 @@ def test_yaml_example_parses(example):
 @pytest.mark.parametrize("example", [e for e in ALL if e.kind == "tested-by"], ids=_id)
 def test_tested_by_names_a_test_that_reads_the_page(example):
     (path,) = example.args
-    assert (ROOT / path).read_text(encoding="utf-8").count(example.page.as_posix()) >= 1, \
+    assert (ROOT / path).read_text(encoding="utf-8").count(example.page.as_posix()) >= 1, (
         f"{example.where}: {path} does not read {example.page}"
+    )
 
 
 def _readme() -> str:
@@ -150,7 +163,7 @@ def test_readme_commands_table_names_every_command():
     from gfxgate.cli import COMMANDS
 
     readme = _readme()
-    table = readme[readme.index("## Commands"):readme.index("## Exit codes")]
+    table = readme[readme.index("## Commands") : readme.index("## Exit codes")]
     for name in COMMANDS:
         assert f"`gfxgate {name}" in table or f"`{name}`" in table, name
 
@@ -170,7 +183,7 @@ def test_docs_list_every_matcher():
 
     text = (ROOT / "docs" / "evidence.md").read_text(encoding="utf-8")
     start = text.index("Matchers, one module each under `gfxgate/matchers/`:")
-    paragraph = text[start:text.index("\n\n", start)]
+    paragraph = text[start : text.index("\n\n", start)]
     named = re.findall(r"`([a-z][a-z0-9]*(?:-[a-z0-9]+)+)`", paragraph)
     assert len(named) == len(set(named)), named
     assert sorted(named) == sorted(MATCHERS)
@@ -181,10 +194,12 @@ def test_readme_h200_excerpts_match_the_sample():
     samples/h200/sweep-report.md (generated from the committed worklog)."""
     readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
     sample = (ROOT / "samples" / "h200" / "sweep-report.md").read_text(encoding="utf-8").splitlines()
-    for start, end, count in (("<!-- excerpt of samples/h200/sweep-report.md (Results)", "<!-- end of h200 excerpt -->", 9),
-                              ("<!-- excerpt of samples/h200/sweep-report.md (speed)", "<!-- end of h200 speed excerpt -->", 9)):
+    for start, end, count in (
+        ("<!-- excerpt of samples/h200/sweep-report.md (Results)", "<!-- end of h200 excerpt -->", 9),
+        ("<!-- excerpt of samples/h200/sweep-report.md (speed)", "<!-- end of h200 speed excerpt -->", 9),
+    ):
         begin = readme.index(start)
-        rows = [line for line in readme[begin:readme.index(end, begin)].splitlines()[1:] if line.startswith("|")]
+        rows = [line for line in readme[begin : readme.index(end, begin)].splitlines()[1:] if line.startswith("|")]
         assert len(rows) == count  # header, separator, seven num_gpu values
         for row in rows:
             assert row in sample, f"README h200 row is stale: {row[:60]}"

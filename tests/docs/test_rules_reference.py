@@ -9,8 +9,9 @@ from tests.docs.examples import ROOT
 def test_the_rules_reference_is_not_stale():
     from gfxgate.report.rules_reference import render_rules_reference
 
-    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == render_rules_reference(), \
+    assert (ROOT / "docs" / "rules.md").read_text(encoding="utf-8") == render_rules_reference(), (
         "docs/rules.md is stale: run `gfxgate samples`"
+    )
 
 
 def test_the_rules_reference_names_every_matcher_layer_and_message():

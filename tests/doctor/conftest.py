@@ -12,4 +12,5 @@ from tests.conftest import shared_build
 def built(clang19, tmp_path_factory) -> Built:
     return shared_build(tmp_path_factory, "doctor-built", lambda root: Built(root, clang19))
 
+
 from tests.reallama import reallama  # noqa: E402,F401 - Debian sid's llama.cpp, the fixture the live test uses

@@ -26,12 +26,21 @@ def _desc(name: str, version: str) -> str:
     return f"%NAME%\n{name}\n\n%VERSION%\n{version}\n\n%BASE%\nollama\n\n%DESC%\nCreate, run and share large language models (LLMs)\n\n"
 
 
-def arch(root: Path, card: str = "vega56", *, packages=("ollama",), built=None, rocm_targets=("gfx900", "gfx906", "gfx1030"),
-         render_members: str = "ollama") -> Path:
+def arch(
+    root: Path,
+    card: str = "vega56",
+    *,
+    packages=("ollama",),
+    built=None,
+    rocm_targets=("gfx900", "gfx906", "gfx1030"),
+    render_members: str = "ollama",
+) -> Path:
     """An Arch machine with ``packages`` of the ollama split set installed (pacman: /usr/bin, /usr/lib/ollama,
     the unit in /usr/lib/systemd/system)."""
     machine(root, card, version=ARCH_VERSION, render_members=render_members)
-    (root / "etc/os-release").write_text('NAME="EndeavourOS"\nPRETTY_NAME="EndeavourOS"\nID="endeavouros"\nID_LIKE="arch"\n')
+    (root / "etc/os-release").write_text(
+        'NAME="EndeavourOS"\nPRETTY_NAME="EndeavourOS"\nID="endeavouros"\nID_LIKE="arch"\n'
+    )
     shutil.rmtree(root / "usr/local")
     unit = (root / "etc/systemd/system/ollama.service").read_text().replace("/usr/local/bin/ollama", "/usr/bin/ollama")
     (root / "etc/systemd/system/ollama.service").unlink()
@@ -67,7 +76,9 @@ def install_arch(root: Path, package: str, *, built=None, rocm_targets=("gfx900"
             shutil.copy(built.hip_so("libggml-hip-arch.so", archs=rocm_targets), hip)
         else:
             hip.write_bytes(b"")
-        install_arch(root, "rocblas", built=built, rocm_targets=rocm_targets)  # ollama-rocm depends on hipblas → rocblas
+        install_arch(
+            root, "rocblas", built=built, rocm_targets=rocm_targets
+        )  # ollama-rocm depends on hipblas → rocblas
     elif package == "rocblas":
         blas = root / "opt/rocm/lib/rocblas/library"
         blas.mkdir(parents=True, exist_ok=True)
@@ -144,9 +155,12 @@ def follow(root: Path, steps: list[dict], packages: dict) -> list[str]:
                 path.write_text("".join(lines))
             elif group:
                 etc = root / "etc/group"
-                text = re.sub(rf"^({re.escape(group.group(1))}:[^:]*:[^:]*:)(.*)$",
-                              lambda m: m.group(1) + ",".join(filter(None, [m.group(2), group.group(2)])),
-                              etc.read_text(), flags=re.M)
+                text = re.sub(
+                    rf"^({re.escape(group.group(1))}:[^:]*:[^:]*:)(.*)$",
+                    lambda m: m.group(1) + ",".join(filter(None, [m.group(2), group.group(2)])),
+                    etc.read_text(),
+                    flags=re.M,
+                )
                 etc.write_text(text)
             elif install:
                 for name in install.group(1).split():

@@ -15,7 +15,7 @@ import pytest
 from tests.cputime import cpu_time
 from tests.doctor.machines import HERE, machine
 
-VEGA_DROPIN = "[Service]\nEnvironment=\"HSA_OVERRIDE_GFX_VERSION=9.0.6\"\n"
+VEGA_DROPIN = '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.6"\n'
 
 
 def _doctor(exe, *args, timeout=120):
@@ -36,7 +36,12 @@ def vega56(tmp_path, built):
 def test_vega56_names_card_target_version_blocking_layers_and_the_fix(gfxgate_cli, vega56):
     data = _json(gfxgate_cli, vega56)
     gpu = data["gpus"][0]
-    assert (gpu["target"], gpu["name"], gpu["pci"], gpu["integrated"]) == ("gfx900", "Radeon RX Vega 56", "1002:687f:c3", False)
+    assert (gpu["target"], gpu["name"], gpu["pci"], gpu["integrated"]) == (
+        "gfx900",
+        "Radeon RX Vega 56",
+        "1002:687f:c3",
+        False,
+    )
     report = data["targets"][0]
     assert report["version"] == "0.17.5" and report["matrix_from"] == "embedded snapshot at v0.17.5"
     rows = {r["layer"]: r for r in report["rows"]}
@@ -47,9 +52,15 @@ def test_vega56_names_card_target_version_blocking_layers_and_the_fix(gfxgate_cl
     assert rows["override"]["evidence"][0]["where"] == "/etc/systemd/system/ollama.service.d/override.conf:2"
     assert "TensileLibrary_lazy_gfx906.dat missing" in rows["override"]["evidence"][1]["note"]
     # the installed files (real clang-19 code objects): rocBLAS and libggml-hip.so hold no gfx900 code
-    assert rows["rocblas-artifacts"]["status"] == "blocked" and "present: gfx1030, gfx1100" in rows["rocblas-artifacts"]["summary"]
+    assert (
+        rows["rocblas-artifacts"]["status"] == "blocked"
+        and "present: gfx1030, gfx1100" in rows["rocblas-artifacts"]["summary"]
+    )
     assert rows["installed-gpu-code"]["status"] == "blocked"
-    assert re.search(r"/usr/local/lib/ollama/rocm/libggml-hip\.so(@0x[0-9a-f]+)?$", rows["installed-gpu-code"]["evidence"][0]["where"])
+    assert re.search(
+        r"/usr/local/lib/ollama/rocm/libggml-hip\.so(@0x[0-9a-f]+)?$",
+        rows["installed-gpu-code"]["evidence"][0]["where"],
+    )
     assert rows["release-packaging"]["status"] == "blocked"  # the release's own evidence, from the snapshot
     assert rows["release-packaging"]["evidence"][0]["where"].startswith("ollama@v0.17.5:Dockerfile:")
     vulkan = next(b for b in report["backends"] if b["backend"] == "vulkan")
@@ -76,16 +87,25 @@ def test_a_service_user_in_render_needs_no_usermod(gfxgate_cli, tmp_path):
 
 
 def test_an_override_already_in_the_dropin_is_a_done_step(gfxgate_cli, tmp_path):
-    root = machine(tmp_path / "m", "vega56", version="0.17.5", render_members="ollama",
-                   dropin="[Service]\nEnvironment=\"OLLAMA_VULKAN=1\"\n")
+    root = machine(
+        tmp_path / "m",
+        "vega56",
+        version="0.17.5",
+        render_members="ollama",
+        dropin='[Service]\nEnvironment="OLLAMA_VULKAN=1"\n',
+    )
     vulkan = next(b for b in _json(gfxgate_cli, root)["targets"][0]["backends"] if b["backend"] == "vulkan")
     assert vulkan["state"] == "runs" and vulkan["steps"][0]["done"] is True
     assert vulkan["steps"][0]["evidence"][0]["where"] == "/etc/systemd/system/ollama.service.d/override.conf:2"
 
 
 def test_the_last_assignment_wins_and_says_what_it_overrode(gfxgate_cli, tmp_path):
-    root = machine(tmp_path / "m", "vega56", version="0.17.5",
-                   dropin="[Service]\nEnvironment=\"OLLAMA_VULKAN=0\"\nEnvironmentFile=-/etc/default/ollama\n")
+    root = machine(
+        tmp_path / "m",
+        "vega56",
+        version="0.17.5",
+        dropin='[Service]\nEnvironment="OLLAMA_VULKAN=0"\nEnvironmentFile=-/etc/default/ollama\n',
+    )
     (root / "etc/default").mkdir()
     (root / "etc/default/ollama").write_text("SECRET_TOKEN=hunter2\nOLLAMA_VULKAN=1\n")
     unit = _json(gfxgate_cli, root)["unit"]
@@ -96,7 +116,9 @@ def test_the_last_assignment_wins_and_says_what_it_overrode(gfxgate_cli, tmp_pat
 
 
 def test_rdna2_gfx1031_at_v0_32_15(gfxgate_cli, tmp_path, built):
-    root = machine(tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama", built=built)
+    root = machine(
+        tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama", built=built
+    )
     data = _json(gfxgate_cli, root)
     assert data["gpus"][0]["target"] == "gfx1031" and data["gpus"][0]["name"] == "Radeon RX 6700"
     report = data["targets"][0]
@@ -109,8 +131,15 @@ def test_rdna2_gfx1031_at_v0_32_15(gfxgate_cli, tmp_path, built):
 
 
 def test_apu_gfx1103_at_v0_30(gfxgate_cli, tmp_path, built):
-    root = machine(tmp_path / "m", "780m", version="0.30.0", runner="rocm_v7_2", render_members="ollama",
-                   rocblas_targets=("gfx1100", "gfx1101", "gfx1102"), built=built)
+    root = machine(
+        tmp_path / "m",
+        "780m",
+        version="0.30.0",
+        runner="rocm_v7_2",
+        render_members="ollama",
+        rocblas_targets=("gfx1100", "gfx1101", "gfx1102"),
+        built=built,
+    )
     data = _json(gfxgate_cli, root)
     gpu = data["gpus"][0]
     assert (gpu["target"], gpu["integrated"]) == ("gfx1103", True)
@@ -139,8 +168,12 @@ def test_collect_then_root_round_trips(gfxgate_cli, vega56, tmp_path):
 
 
 def test_collect_keeps_only_the_listed_variables(gfxgate_cli, tmp_path):
-    root = machine(tmp_path / "m", "vega56", version="0.17.5",
-                   dropin='[Service]\nEnvironment="OLLAMA_API_KEY=sk-secret" "OLLAMA_VULKAN=1"\n')
+    root = machine(
+        tmp_path / "m",
+        "vega56",
+        version="0.17.5",
+        dropin='[Service]\nEnvironment="OLLAMA_API_KEY=sk-secret" "OLLAMA_VULKAN=1"\n',
+    )
     out = tmp_path / "c.tar.gz"
     assert _doctor(gfxgate_cli, "--root", str(root), "--collect", str(out)).returncode == 0
     with tarfile.open(out) as tar:
@@ -187,8 +220,11 @@ def test_fail_on(gfxgate_cli, vega56):
 def test_under_a_second_with_a_rocblas_folder_of_1355_files(gfxgate_cli, tmp_path):
     root = machine(tmp_path / "m", "vega56", version="0.17.5", dropin=VEGA_DROPIN)
     blas = root / "usr/local/lib/ollama/rocm/rocblas/library"
-    kinds = ["TensileLibrary_Type_HH_Contraction_l_Alik_Bljk_Cijk_Dijk_{t}.co", "Kernels.so-000-{t}.hsaco",
-             "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_{t}_{n}.dat"]
+    kinds = [
+        "TensileLibrary_Type_HH_Contraction_l_Alik_Bljk_Cijk_Dijk_{t}.co",
+        "Kernels.so-000-{t}.hsaco",
+        "TensileLibrary_Type_SS_Contraction_l_Ailk_Bjlk_Cijk_Dijk_{t}_{n}.dat",
+    ]
     n = 0
     while len(list(blas.iterdir())) < 1355:
         for t in ("gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx942"):
@@ -232,21 +268,38 @@ def test_live_server_that_does_not_answer_is_a_fact(gfxgate_cli, vega56):
     assert data["live"]["error"] and data["targets"]
 
 
-@pytest.mark.skipif(not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=FOLDER of upstream clones")
+@pytest.mark.skipif(
+    not os.environ.get("GFXGATE_TEST_UPSTREAM"), reason="opt-in: GFXGATE_TEST_UPSTREAM=FOLDER of upstream clones"
+)
 def test_the_unit_fixture_is_install_sh_s_and_the_v0_32_15_matrix_is_read_live(gfxgate_cli, tmp_path, built):
     up = os.environ["GFXGATE_TEST_UPSTREAM"]
-    script = subprocess.run(["git", "-C", f"{up}/ollama", "show", "v0.17.5:scripts/install.sh"], capture_output=True,
-                            text=True, check=True).stdout
-    body = script.split("cat <<EOF | $SUDO tee /etc/systemd/system/ollama.service >/dev/null\n", 1)[1].split("\nEOF\n", 1)[0]
-    expected = body.replace("$BINDIR", "/usr/local/bin").replace("$PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    script = subprocess.run(
+        ["git", "-C", f"{up}/ollama", "show", "v0.17.5:scripts/install.sh"], capture_output=True, text=True, check=True
+    ).stdout
+    body = script.split("cat <<EOF | $SUDO tee /etc/systemd/system/ollama.service >/dev/null\n", 1)[1].split(
+        "\nEOF\n", 1
+    )[0]
+    expected = body.replace("$BINDIR", "/usr/local/bin").replace(
+        "$PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    )
     assert (HERE / "ollama.service").read_text() == expected + "\n"
-    root = machine(tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama", built=built)
-    data = _json(gfxgate_cli, root, "--source", f"ollama={up}/ollama", "--source", f"rocm-docs={up}/ROCm",
-                 "--source", f"llama-cpp={up}/llama.cpp")
+    root = machine(
+        tmp_path / "m", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama", built=built
+    )
+    data = _json(
+        gfxgate_cli,
+        root,
+        "--source",
+        f"ollama={up}/ollama",
+        "--source",
+        f"rocm-docs={up}/ROCm",
+        "--source",
+        f"llama-cpp={up}/llama.cpp",
+    )
     report = data["targets"][0]
     assert report["matrix_from"] == "sources at v0.32.15"
     rocm = next(b for b in report["backends"] if b["backend"] == "rocm")
-    assert any('HSA_OVERRIDE_GFX_VERSION=10.3.0' in c for s in rocm["steps"] for c in s["commands"])
+    assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in c for s in rocm["steps"] for c in s["commands"])
 
 
 def test_a_debian_llama_cpp_tree_is_found(gfxgate_cli, reallama):
@@ -266,8 +319,20 @@ def test_live_real_llama_server(gfxgate_cli, reallama, vega56, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     log = (tmp_path / "server.log").open("wb")
-    argv = [*reallama.command("cpu"), "-m", str(reallama.model), "--host", "127.0.0.1", "--port", str(port), "-c", "256"]
-    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    argv = [
+        *reallama.command("cpu"),
+        "-m",
+        str(reallama.model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-c",
+        "256",
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -298,14 +363,15 @@ def test_an_nvidia_gpu_beside_the_amd_one_is_listed(gfxgate_cli, tmp_path):
     (info / "information").write_text("Model: \t\t NVIDIA GeForce RTX 4090\nIRQ:   \t\t 180\n")
     gpus = _json(gfxgate_cli, root)["gpus"]
     assert [(g["vendor"], g["name"], g["pci"], g["driver"]) for g in gpus if g["vendor"] == "nvidia"] == [
-        ("nvidia", "NVIDIA GeForce RTX 4090", "10de:2684", "nvidia")]
+        ("nvidia", "NVIDIA GeForce RTX 4090", "10de:2684", "nvidia")
+    ]
     assert [g["target"] for g in gpus if g["vendor"] == "amd"] == ["gfx900"]
 
 
 def test_the_readmes_vega56_excerpt_is_the_tools_output(gfxgate_cli, vega56):
     readme = (Path(__file__).parents[2] / "docs/commands/doctor.md").read_text(encoding="utf-8")  # its example
     start = readme.index("<!-- check: tested-by tests/doctor/test_doctor.py -->")
-    excerpt = [l for l in readme[start:readme.index("<!-- end check -->", start)].splitlines()[1:] if l.strip()]
+    excerpt = [l for l in readme[start : readme.index("<!-- end check -->", start)].splitlines()[1:] if l.strip()]
     output = _doctor(gfxgate_cli, "--root", str(vega56), "--format", "md").stdout.splitlines()
     assert len(excerpt) >= 25
     for line in excerpt:
@@ -322,8 +388,9 @@ def test_hostile_captured_trees(gfxgate_cli, tmp_path):
     props.write_text(props.read_text() + "x" * (3 << 20))  # a huge sysfs file is read bounded
     (root / ".gfxgate-doctor/stat.json").write_text("[1, 2")  # a broken manifest
     (root / "etc/systemd/system/ollama.service.d").mkdir()
-    (root / "etc/systemd/system/ollama.service.d/x.conf").write_text('[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.0\n'
-                                                                     "Environment=OLLAMA_VULKAN=\x1b[31m1\n")
+    (root / "etc/systemd/system/ollama.service.d/x.conf").write_text(
+        '[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=9.0.0\nEnvironment=OLLAMA_VULKAN=\x1b[31m1\n'
+    )
     with cpu_time() as spent:
         done = _doctor(gfxgate_cli, "--root", str(root), "--format", "md")
     assert done.returncode == 0, done.stderr
@@ -335,12 +402,18 @@ def test_hostile_captured_trees(gfxgate_cli, tmp_path):
         assert re.search(r"OLLAMA_VULKAN=(?:\u241b|\\x1b)\\?\[31m1", out) and "\x1b" not in out
     data = _json(gfxgate_cli, root)
     assert data["unit"]["problems"] and "unbalanced quotes" in data["unit"]["problems"][0]
-    assert all(not any(a["nodes"][i][1] for i in range(len(a["nodes"]))) for a in data["access"])  # no stat, no group: no access
+    assert all(
+        not any(a["nodes"][i][1] for i in range(len(a["nodes"]))) for a in data["access"]
+    )  # no stat, no group: no access
 
 
 def test_a_per_device_override_wins_for_its_gpu(gfxgate_cli, tmp_path):
-    root = machine(tmp_path / "m", "vega56", version="0.17.5",
-                   dropin='[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0"\nEnvironment="HSA_OVERRIDE_GFX_VERSION_0=9.0.0"\n')
+    root = machine(
+        tmp_path / "m",
+        "vega56",
+        version="0.17.5",
+        dropin='[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0"\nEnvironment="HSA_OVERRIDE_GFX_VERSION_0=9.0.0"\n',
+    )
     rows = {r["layer"]: r for r in _json(gfxgate_cli, root)["targets"][0]["rows"]}
     assert rows["override"]["evidence"][0]["where"].endswith("override.conf:3")
     assert "report gfx900" in rows["override"]["summary"]

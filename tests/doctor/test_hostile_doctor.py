@@ -27,10 +27,17 @@ from tests.host.captured import env, root, work  # noqa: F401 - fixtures
 SECRET = "hunter2-SECRET"
 
 
-
 def _json(exe, work, env, root, *args, outputs=()):
-    run = replay("doctor", exe, ["doctor", "--root", str(root), "--format", "json", *args], cwd=work, code=0, env=env,
-                 outputs=outputs, timeout=60)
+    run = replay(
+        "doctor",
+        exe,
+        ["doctor", "--root", str(root), "--format", "json", *args],
+        cwd=work,
+        code=0,
+        env=env,
+        outputs=outputs,
+        timeout=60,
+    )
     return json.loads(run.stdout)
 
 
@@ -122,23 +129,37 @@ def test_4_a_hostile_live_server_is_a_recorded_error_within_the_bounds(gfxgate_e
 # -- 5. secrets in every channel ----------------------------------------------------------------------------------
 def _secret_machine(root: Path) -> None:
     unit = root / "etc/systemd/system/ollama.service"
-    unit.write_text(unit.read_text().replace("ExecStart=/usr/local/bin/ollama serve", (
-        f"ExecStart=/usr/bin/env OLLAMA_API_KEY={SECRET} /usr/local/bin/ollama serve\n"
-        "Environment=HSA_OVERRIDE_GFX_VERSION=9.0.0 \\\n"
-        f"  OLLAMA_API_KEY={SECRET}\n"
-        f'Environment="OLLAMA_API_KEY={SECRET} HIP_VISIBLE_DEVICES=0\n'
-        f"#Environment=OLLAMA_API_KEY={SECRET}\n"
-        f"SetCredential=apikey:{SECRET}\n"
-        "EnvironmentFile=/etc/ollama.env")))
+    unit.write_text(
+        unit.read_text().replace(
+            "ExecStart=/usr/local/bin/ollama serve",
+            (
+                f"ExecStart=/usr/bin/env OLLAMA_API_KEY={SECRET} /usr/local/bin/ollama serve\n"
+                "Environment=HSA_OVERRIDE_GFX_VERSION=9.0.0 \\\n"
+                f"  OLLAMA_API_KEY={SECRET}\n"
+                f'Environment="OLLAMA_API_KEY={SECRET} HIP_VISIBLE_DEVICES=0\n'
+                f"#Environment=OLLAMA_API_KEY={SECRET}\n"
+                f"SetCredential=apikey:{SECRET}\n"
+                "EnvironmentFile=/etc/ollama.env"
+            ),
+        )
+    )
     (root / "etc/ollama.env").write_text(f'HIP_VISIBLE_DEVICES=0\nOLLAMA_NOTE="first line\n{SECRET}"\n')
-    (root / "etc/passwd").write_text((root / "etc/passwd").read_text() + f"alice:x:1001:1001:{SECRET}:/home/alice:/bin/sh\n")
+    (root / "etc/passwd").write_text(
+        (root / "etc/passwd").read_text() + f"alice:x:1001:1001:{SECRET}:/home/alice:/bin/sh\n"
+    )
     manifest = json.loads((root / ".gfxgate-doctor/stat.json").read_text())
     manifest["user"] = "ollama"  # the invoking user is the service's: student is looked up by nobody
     (root / ".gfxgate-doctor/stat.json").write_text(json.dumps(manifest))
-    for pid, comm, argv, environ in ((4242, "ollama", ["/usr/local/bin/ollama", "serve"],
-                                      f"OLLAMA_API_KEY={SECRET}\0HSA_OVERRIDE_GFX_VERSION=9.0.0\0"),
-                                     (4243, "ollama", ["/usr/local/bin/ollama", "run", "llama3", f"{SECRET} prompt"], ""),
-                                     (4244, f"{SECRET}proc", ["x"], "")):
+    for pid, comm, argv, environ in (
+        (
+            4242,
+            "ollama",
+            ["/usr/local/bin/ollama", "serve"],
+            f"OLLAMA_API_KEY={SECRET}\0HSA_OVERRIDE_GFX_VERSION=9.0.0\0",
+        ),
+        (4243, "ollama", ["/usr/local/bin/ollama", "run", "llama3", f"{SECRET} prompt"], ""),
+        (4244, f"{SECRET}proc", ["x"], ""),
+    ):
         folder = root / f"proc/{pid}"
         folder.mkdir(parents=True)
         (folder / "comm").write_text(comm + "\n")
@@ -151,8 +172,15 @@ def test_5_collect_of_a_machine_with_secrets_in_every_channel_holds_none(gfxgate
     ExecStart env prefix, a multi-line EnvironmentFile value, the cmdline of every ollama process, other process
     names and /etc/passwd: none of them reaches the archive or the report."""
     _secret_machine(root)
-    run = replay("doctor", gfxgate_exe, ["doctor", "--root", str(root), "--format", "json", "--collect", "out.tar.gz"],
-                 cwd=work, code=0, env=env, outputs=("out.tar.gz",))
+    run = replay(
+        "doctor",
+        gfxgate_exe,
+        ["doctor", "--root", str(root), "--format", "json", "--collect", "out.tar.gz"],
+        cwd=work,
+        code=0,
+        env=env,
+        outputs=("out.tar.gz",),
+    )
     assert SECRET not in run.stdout
     members = _members(work / "out.tar.gz")
     leaks = [name for name, data in members.items() if SECRET.encode() in data or SECRET in name]
@@ -190,11 +218,18 @@ def test_10_captured_values_are_inert_in_markdown_and_quoted_in_commands(gfxgate
 
     user = "x<img src=x onerror=alert(1)>;touch${IFS}pwned"
     unit = root / "etc/systemd/system/ollama.service"
-    unit.write_text(unit.read_text().replace("User=ollama", f"User={user}").replace(
-        "[Service]\n", "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=<script>alert(1)</script>\n"
-                       "Environment=HIP_VISIBLE_DEVICES=[x](javascript:alert(1))\n"))
-    (root / "etc/group").write_text((root / "etc/group").read_text().replace("render:", "<script>render:")
-                                    .replace("video:", "render:"))
+    unit.write_text(
+        unit.read_text()
+        .replace("User=ollama", f"User={user}")
+        .replace(
+            "[Service]\n",
+            "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=<script>alert(1)</script>\n"
+            "Environment=HIP_VISIBLE_DEVICES=[x](javascript:alert(1))\n",
+        )
+    )
+    (root / "etc/group").write_text(
+        (root / "etc/group").read_text().replace("render:", "<script>render:").replace("video:", "render:")
+    )
     (root / "opt/rocm-6.0/.info").mkdir(parents=True)
     (root / "opt/rocm-6.0/.info/version").write_text("<img src=x onerror=alert(2)>")
     (root / "usr/local/lib/ollama/rocm/libggml-<b>hip.so").write_bytes(b"")
@@ -207,7 +242,9 @@ def test_10_captured_values_are_inert_in_markdown_and_quoted_in_commands(gfxgate
     for live in ("<img", "<script", "<b>", 'href="javascript'):
         assert live not in html, (live, html)
     data = _json(gfxgate_exe, work, env, root)
-    remedies = [r.get("remedy") for t in data["targets"] for r in t["rows"] if r.get("remedy") and "usermod" in r["remedy"]]
+    remedies = [
+        r.get("remedy") for t in data["targets"] for r in t["rows"] if r.get("remedy") and "usermod" in r["remedy"]
+    ]
     assert remedies and all("'" + user + "'" in r for r in remedies), remedies
 
 
@@ -219,13 +256,21 @@ def test_11_a_real_size_bundled_rocblas_is_cut_at_the_archive_budget(gfxgate_exe
     for n in range(120):
         with (blas / f"Kernels.so-{n:03d}-gfx900.hsaco").open("wb") as handle:
             handle.truncate(16 << 20)
-    replay("doctor", gfxgate_exe, ["doctor", "--root", str(root), "--collect", "out.tar.gz"], cwd=work, code=0, env=env,
-           outputs=("out.tar.gz",))
+    replay(
+        "doctor",
+        gfxgate_exe,
+        ["doctor", "--root", str(root), "--collect", "out.tar.gz"],
+        cwd=work,
+        code=0,
+        env=env,
+        outputs=("out.tar.gz",),
+    )
     with tarfile.open(work / "out.tar.gz") as tar:
         manifest = json.load(tar.extractfile(".gfxgate-doctor/stat.json"))
         names = tar.getnames()
-    assert manifest["omitted"] and all(f"usr/local/lib/ollama/rocm/rocblas/library/Kernels.so-{n:03d}-gfx900.hsaco" in names
-                                       for n in range(120))
+    assert manifest["omitted"] and all(
+        f"usr/local/lib/ollama/rocm/rocblas/library/Kernels.so-{n:03d}-gfx900.hsaco" in names for n in range(120)
+    )
 
 
 def test_11_a_rocblas_folder_of_many_entries_is_listed_to_a_cap(gfxgate_exe, work, env, root):
@@ -242,7 +287,9 @@ def test_12_two_identical_gpus_are_two_series_and_promtool_accepts_the_file(gfxg
     """Issue 41 item 12: node_exporter logged 18 duplicate-series errors for two identical GPUs."""
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     shutil.copytree(nodes / "1", nodes / "2")
-    run = replay("doctor", gfxgate_exe, ["doctor", "--root", str(root), "--format", "prometheus"], cwd=work, code=0, env=env)
+    run = replay(
+        "doctor", gfxgate_exe, ["doctor", "--root", str(root), "--format", "prometheus"], cwd=work, code=0, env=env
+    )
     series = [line.rsplit(" ", 1)[0] for line in run.stdout.splitlines() if line and not line.startswith("#")]
     assert len(series) == len(set(series)) and any('gpu="1"' in s for s in series)
     promtool = shutil.which("promtool")
@@ -258,8 +305,12 @@ def test_13_a_dotdot_environment_file_is_ignored_as_systemd_ignores_it(gfxgate_e
     so 10.3.0 from Environment= is what runs (main judged 9.0.6); no ``..`` member name goes into the archive, and
     Python's tarfile data filter extracts it."""
     unit = root / "etc/systemd/system/ollama.service"
-    unit.write_text(unit.read_text().replace("[Service]\n", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
-                                             "EnvironmentFile=/etc/default/x/../ollama\n"))
+    unit.write_text(
+        unit.read_text().replace(
+            "[Service]\n",
+            "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\nEnvironmentFile=/etc/default/x/../ollama\n",
+        )
+    )
     (root / "etc/default/x").mkdir(parents=True)
     (root / "etc/default/ollama").write_text("HSA_OVERRIDE_GFX_VERSION=9.0.6\n")
     (root / "etc/default/x/ollama").write_text("HSA_OVERRIDE_GFX_VERSION=9.0.6\n")
@@ -292,10 +343,12 @@ def test_14_nfd_values_are_kubernetes_label_values(gfxgate_exe, work, env, root)
 def test_15_collect_and_output_paths_are_checked(gfxgate_exe, work, env, root, case):
     """Issue 41 item 15: one overwrote the other, gzip went into stdout, a captured input was overwritten (exit 0)."""
     (work / "ollama.log").write_text("time=2025-01-01T00:00:00Z level=INFO msg=hello\n")
-    args = {"same": ["--collect", "r.out", "-o", "r.out"],
-            "inside-root": ["--collect", str(root / "etc/group")],
-            "is-the-log": ["--log", "ollama.log", "--collect", "ollama.log"],
-            "stdout": ["--collect", "/dev/stdout"]}[case]
+    args = {
+        "same": ["--collect", "r.out", "-o", "r.out"],
+        "inside-root": ["--collect", str(root / "etc/group")],
+        "is-the-log": ["--log", "ollama.log", "--collect", "ollama.log"],
+        "stdout": ["--collect", "/dev/stdout"],
+    }[case]
     replay("doctor", gfxgate_exe, ["doctor", "--root", str(root), *args], cwd=work, code=2, env=env)
 
 
@@ -307,5 +360,12 @@ def test_16_a_wall_of_literal_hits_is_linear_with_the_re2_fallback(gfxgate_exe, 
     assert "SIG" in {lit for m in load().messages for lit in m.literals}  # the catalogue's shortest literal
     line = "SIG" * 300 + "\n"  # 300 hits a line, no message: 7 s of CPU on main, 0.3 s now
     (work / "wall.log").write_text(line * ((8 << 20) // len(line)))
-    replay("diagnose", gfxgate_exe, ["diagnose", "wall.log", "--format", "json"], cwd=work, code=0,
-           env={**env, "GFXGATE_PREFILTER": "re2"}, timeout=120)
+    replay(
+        "diagnose",
+        gfxgate_exe,
+        ["diagnose", "wall.log", "--format", "json"],
+        cwd=work,
+        code=0,
+        env={**env, "GFXGATE_PREFILTER": "re2"},
+        timeout=120,
+    )

@@ -35,9 +35,15 @@ def windows_tree(root, built=None):
     library = rocm / "rocblas" / "library"
     library.mkdir(parents=True)
     (app / "lib" / "ollama" / "vulkan").mkdir()
-    for placeholder in (app / "ollama.exe", app / "ollama app.exe", app / "lib" / "ollama" / "ggml-base.dll",
-                        rocm / "ggml-hip.dll", rocm / "rocblas.dll", rocm / "amdhip64_7.dll",
-                        app / "lib" / "ollama" / "vulkan" / "ggml-vulkan.dll"):
+    for placeholder in (
+        app / "ollama.exe",
+        app / "ollama app.exe",
+        app / "lib" / "ollama" / "ggml-base.dll",
+        rocm / "ggml-hip.dll",
+        rocm / "rocblas.dll",
+        rocm / "amdhip64_7.dll",
+        app / "lib" / "ollama" / "vulkan" / "ggml-vulkan.dll",
+    ):
         placeholder.write_bytes(b"")
     for gfx in SDK_TARGETS:
         (library / f"TensileLibrary_lazy_{gfx}.dat").write_bytes(b"")
@@ -59,8 +65,13 @@ def env(tmp_path):
 
 def test_doctor_infers_windows_from_the_tree_and_answers_for_its_release(gfxgate_exe, tmp_path, env, built):
     tree = windows_tree(tmp_path / "c", built)
-    proc = subprocess.run([gfxgate_exe, "doctor", "--root", str(tree), "--format", "json"], capture_output=True,
-                          text=True, timeout=120, env=env)
+    proc = subprocess.run(
+        [gfxgate_exe, "doctor", "--root", str(tree), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert any("answered for the Windows release" in n for n in report["notes"])
@@ -73,7 +84,9 @@ def test_doctor_infers_windows_from_the_tree_and_answers_for_its_release(gfxgate
     assert "whole rocblas folder" in layers["release-packaging"]["summary"]
     # the SDK's kernels, none for gfx1031; on Windows another target's code is no route (no "override-required")
     assert layers["rocblas-artifacts"]["status"] == "blocked" and "gfx1030" in layers["rocblas-artifacts"]["summary"]
-    assert layers["installed-gpu-code"]["status"] == "not-scanned" and "PE DLL" in layers["installed-gpu-code"]["reason"]
+    assert (
+        layers["installed-gpu-code"]["status"] == "not-scanned" and "PE DLL" in layers["installed-gpu-code"]["reason"]
+    )
     (runner,) = [r for i in report["installs"]["ollama"] for r in i["runners"] if r["kind"] == "rocm"]
     assert "gfx1030" in runner["lazy_catalogs"] and "gfx1031" not in runner["lazy_catalogs"]
     text = json.dumps(report)
@@ -81,8 +94,10 @@ def test_doctor_infers_windows_from_the_tree_and_answers_for_its_release(gfxgate
     rocm = next(b for b in target["backends"] if b["backend"] == "rocm")
     steps = {s["workaround"]: s for s in rocm["steps"]}
     assert set(steps) == {"build-amdgpu-targets-windows", "copy-rocblas-tensile-windows"}
-    assert any("%LOCALAPPDATA%\\Programs\\Ollama\\lib\\ollama\\rocm_v7_1\\rocblas\\library" in c
-               for c in steps["copy-rocblas-tensile-windows"]["commands"])
+    assert any(
+        "%LOCALAPPDATA%\\Programs\\Ollama\\lib\\ollama\\rocm_v7_1\\rocblas\\library" in c
+        for c in steps["copy-rocblas-tensile-windows"]["commands"]
+    )
     assert target["answer"].startswith("gfx1031") and "Vulkan" in target["answer"]
 
 

@@ -63,8 +63,13 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
         pytest.skip(message)
     folder = tmp_path_factory.mktemp("slurm")
     base = _free_ports(len(NODES) + 1)
-    done = subprocess.run(["bash", str(SCRIPT), "start", str(folder), str(len(NODES)), str(base)],
-                          capture_output=True, text=True, timeout=180, check=False)
+    done = subprocess.run(
+        ["bash", str(SCRIPT), "start", str(folder), str(len(NODES)), str(base)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     if done.returncode != 0:
         subprocess.run(["bash", str(SCRIPT), "stop", str(folder)], check=False, timeout=60)
         pytest.fail(f"the test cluster did not start: {done.stdout}{done.stderr}")

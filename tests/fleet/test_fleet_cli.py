@@ -21,22 +21,50 @@ GFXGATE = installed_gfxgate()
 
 def gfxgate(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if not k.startswith("SLURM")}
-    return subprocess.run([GFXGATE, *args], capture_output=True, text=True, timeout=120, check=False,
-                          env={**base, "NO_COLOR": "1", **(env or {})})
+    return subprocess.run(
+        [GFXGATE, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**base, "NO_COLOR": "1", **(env or {})},
+    )
 
 
 def _server(tmp_path: Path) -> list[str]:
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    return ["--llama-server", f"cpu={shutil.which('env')}", "--model-file", str(model), "--num-gpu", "0,1,2", "--repeat", "2"]
+    return [
+        "--llama-server",
+        f"cpu={shutil.which('env')}",
+        "--model-file",
+        str(model),
+        "--num-gpu",
+        "0,1,2",
+        "--repeat",
+        "2",
+    ]
 
 
 def _record(cell: str, run_id: str, outcome: str = "ok") -> str:
     endpoint, model, num_gpu, _ = cell.split("|")
-    return json.dumps({"schema_version": 1, "kind": "gfxgate-sweep-run", "run_id": run_id, "cell": cell,
-                       "endpoint": {"name": endpoint, "url": "http://127.0.0.1:1", "kind": "llama-server"},
-                       "model": model, "options": {"num_gpu": int(num_gpu.split("=")[1])}, "outcome": outcome,
-                       "started_at": "2026-01-01T00:00:00.000+00:00", "ended_at": "2026-01-01T00:00:01.000+00:00"}) + "\n"
+    return (
+        json.dumps(
+            {
+                "schema_version": 1,
+                "kind": "gfxgate-sweep-run",
+                "run_id": run_id,
+                "cell": cell,
+                "endpoint": {"name": endpoint, "url": "http://127.0.0.1:1", "kind": "llama-server"},
+                "model": model,
+                "options": {"num_gpu": int(num_gpu.split("=")[1])},
+                "outcome": outcome,
+                "started_at": "2026-01-01T00:00:00.000+00:00",
+                "ended_at": "2026-01-01T00:00:01.000+00:00",
+            }
+        )
+        + "\n"
+    )
 
 
 def test_array_spec():
@@ -46,8 +74,19 @@ def test_array_spec():
 
 
 def test_sweep_print_is_one_array_over_the_plans_cells(tmp_path):
-    done = gfxgate("fleet", "sweep", "--dir", str(tmp_path / "d"), "--parallel", "3", "--nodelist", "n[1-2]", "--print",
-                   "--", *_server(tmp_path))
+    done = gfxgate(
+        "fleet",
+        "sweep",
+        "--dir",
+        str(tmp_path / "d"),
+        "--parallel",
+        "3",
+        "--nodelist",
+        "n[1-2]",
+        "--print",
+        "--",
+        *_server(tmp_path),
+    )
     assert done.returncode == 0, done.stderr
     assert "#SBATCH --array=0-5%3" in done.stdout  # 1 endpoint x 3 num_gpu x 2 repeats
     assert "#SBATCH --nodelist=n[1-2]" in done.stdout
@@ -85,8 +124,17 @@ def test_worklog_set_is_in_natural_file_order(tmp_path):
 
 @pytest.mark.parametrize("own", ["--worklog=x.jsonl", "--cell", "--progress"])
 def test_sweep_refuses_the_options_the_array_sets(tmp_path, own):
-    done = gfxgate("fleet", "sweep", "--dir", str(tmp_path), "--print", "--", *_server(tmp_path), *own.split(" "),
-                   *(["0"] if own == "--cell" else ["plain"] if own == "--progress" else []))
+    done = gfxgate(
+        "fleet",
+        "sweep",
+        "--dir",
+        str(tmp_path),
+        "--print",
+        "--",
+        *_server(tmp_path),
+        *own.split(" "),
+        *(["0"] if own == "--cell" else ["plain"] if own == "--progress" else []),
+    )
     assert done.returncode == 2 and "is set by the array" in done.stderr
 
 
@@ -109,10 +157,27 @@ def test_sweep_cell_out_of_the_plan_is_a_usage_error(tmp_path):
 
 
 def test_doctor_print_and_bad_placement(tmp_path):
-    done = gfxgate("fleet", "doctor", "--dir", str(tmp_path / "d"), "--nodelist", "gpu[01-04]", "--time", "10",
-                   "--sbatch-arg=--account=lab", "--fail-on-backend", "rocm", "--print")
+    done = gfxgate(
+        "fleet",
+        "doctor",
+        "--dir",
+        str(tmp_path / "d"),
+        "--nodelist",
+        "gpu[01-04]",
+        "--time",
+        "10",
+        "--sbatch-arg=--account=lab",
+        "--fail-on-backend",
+        "rocm",
+        "--print",
+    )
     assert done.returncode == 0, done.stderr
-    for line in ("#SBATCH --nodelist=gpu[01-04]", "#SBATCH --time=10", "#SBATCH --account=lab", "#SBATCH --ntasks-per-node=1"):
+    for line in (
+        "#SBATCH --nodelist=gpu[01-04]",
+        "#SBATCH --time=10",
+        "#SBATCH --account=lab",
+        "#SBATCH --ntasks-per-node=1",
+    ):
         assert line in done.stdout.splitlines()
     assert "fleet node" in done.stdout and "--fail-on-backend rocm" in done.stdout
     bad = gfxgate("fleet", "doctor", "--dir", str(tmp_path), "--nodelist", "n1;reboot", "--print")
@@ -141,8 +206,11 @@ def _answer(folder: Path, node: str, job: str) -> None:
     from gfxgate.fleet.model import envelope
 
     (folder / "nodes").mkdir(parents=True, exist_ok=True)
-    (folder / "nodes" / f"{node}.json").write_text(envelope(node, {"node": node, "job_id": job, "step_id": "0"}, None,
-                                                            exit_code=6, error="--root /x: not a folder"))
+    (folder / "nodes" / f"{node}.json").write_text(
+        envelope(
+            node, {"node": node, "job_id": job, "step_id": "0"}, None, exit_code=6, error="--root /x: not a folder"
+        )
+    )
 
 
 def test_an_answer_older_than_the_latest_job_given_that_node_is_no_answer(tmp_path):
@@ -157,5 +225,9 @@ def test_an_answer_older_than_the_latest_job_given_that_node_is_no_answer(tmp_pa
     report = json.loads(done.stdout)
     assert report["jobs"] == ["5", "7"] and report["missing"] == ["n1"]
     rows = {r["node"]: r for r in report["rows"]}
-    assert rows["n1"]["state"] == "did not answer" and "no answer from job 7" in rows["n1"]["fix"] and "(job 5)" in rows["n1"]["fix"]
+    assert (
+        rows["n1"]["state"] == "did not answer"
+        and "no answer from job 7" in rows["n1"]["fix"]
+        and "(job 5)" in rows["n1"]["fix"]
+    )
     assert rows["n2"]["state"] == "error" and rows["n2"]["fix"] == "--root /x: not a folder"

@@ -116,9 +116,16 @@ def test_the_prolog_recipe_drains_a_node_whose_backend_stopped(cluster, fleet_do
     script.write_text(_recipe("gfxgate-healthcheck.sh"))
     try:
         for node, drained in (("n1", True), ("n2", False)):
-            env = {**cluster.env(), "SLURMD_NODENAME": node, "GFXGATE": GFXGATE, "GFXGATE_ROOT": str(trees / node),
-                   "GFXGATE_BACKEND": "vulkan"}
-            done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=120, check=False)
+            env = {
+                **cluster.env(),
+                "SLURMD_NODENAME": node,
+                "GFXGATE": GFXGATE,
+                "GFXGATE_ROOT": str(trees / node),
+                "GFXGATE_BACKEND": "vulkan",
+            }
+            done = subprocess.run(
+                ["bash", str(script)], env=env, capture_output=True, text=True, timeout=120, check=False
+            )
             assert done.returncode == 0, done.stderr
             state = cluster.run("sinfo", "-h", "-N", "-n", node, "-o", "%t|%E").stdout.strip()
             if drained:
@@ -140,8 +147,23 @@ def _recipe(name: str) -> str:
 # -- the sweep as a job array ---------------------------------------------------------------------------------------------
 def _sweep_args(reallama) -> list[str]:
     command = shlex.join(reallama.command("cpu"))
-    return ["--llama-server", f"a={command}", "--llama-server", f"b={command}", "--model-file", str(reallama.model),
-            "--num-gpu", "0,1,2,-1", "--num-predict", "8", "--no-probe-gpu", "--gpu-target", "gfx900", "--timeout", "120"]
+    return [
+        "--llama-server",
+        f"a={command}",
+        "--llama-server",
+        f"b={command}",
+        "--model-file",
+        str(reallama.model),
+        "--num-gpu",
+        "0,1,2,-1",
+        "--num-predict",
+        "8",
+        "--no-probe-gpu",
+        "--gpu-target",
+        "gfx900",
+        "--timeout",
+        "120",
+    ]
 
 
 def _runs(folder: Path) -> dict[str, list[dict]]:
@@ -167,18 +189,36 @@ _TIMES = re.compile(r"\d+(\.\d+)? ?(s|ms|tokens/s)\b")
 
 def _comparable(report: dict) -> dict:
     """A sweep report without what differs between two runs of the same plan: run ids, times, speeds, the node."""
+
     def norm(value):
         if isinstance(value, dict):
-            return {k: norm(v) for k, v in value.items()
-                    if k not in ("run", "runs", "run_ids", "worklog", "worklog_line", "node", "span", "generator", "details",
-                                 "hosts", "superseded")}
+            return {
+                k: norm(v)
+                for k, v in value.items()
+                if k
+                not in (
+                    "run",
+                    "runs",
+                    "run_ids",
+                    "worklog",
+                    "worklog_line",
+                    "node",
+                    "span",
+                    "generator",
+                    "details",
+                    "hosts",
+                    "superseded",
+                )
+            }
         if isinstance(value, list):
             return [norm(v) for v in value]
         return _TIMES.sub("T", value) if isinstance(value, str) else value
 
     out = norm(report)
-    out["all_runs"] = sorted((r["endpoint"], r["model"], r["num_gpu"], r["outcome"], r["phase"], r["vram"],
-                              _TIMES.sub("T", r["text"])) for r in report["runs"])
+    out["all_runs"] = sorted(
+        (r["endpoint"], r["model"], r["num_gpu"], r["outcome"], r["phase"], r["vram"], _TIMES.sub("T", r["text"]))
+        for r in report["runs"]
+    )
     return out
 
 
@@ -208,8 +248,11 @@ def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama,
     again = gfxgate(cluster, *submit, "--wait", "--", *args, timeout=600)
     assert again.returncode == 0, again.stderr
     assert f"{8 - len(before)} of 8 cell(s) to run" in again.stderr
-    ran = {int(p.stem.split("-")[1]) for p in (folder / "runs").glob("cell-*.jsonl") if p.read_text() and
-           json.loads(p.read_text().splitlines()[0])["cell"] in before}
+    ran = {
+        int(p.stem.split("-")[1])
+        for p in (folder / "runs").glob("cell-*.jsonl")
+        if p.read_text() and json.loads(p.read_text().splitlines()[0])["cell"] in before
+    }
     assert len(ran) == len(before)
     missing = sorted(set(range(8)) - ran)
     assert f"#SBATCH --array={array_spec(missing, 2)}\n" in (folder / "fleet-sweep.sbatch").read_text()

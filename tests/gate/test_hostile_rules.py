@@ -61,12 +61,15 @@ def test_a_few_aliases_are_still_fine(tmp_path):
         check_yaml_shape("many.yaml", "b: &b 1\nuse: [" + ", ".join(["*b"] * 300) + "]\n")
 
 
-@pytest.mark.parametrize("text", [
-    "x: " + "[" * 1001 + "]" * 1001,            # past libyaml's own flow limit (PyYAML 6.0.4's libyaml refuses it)
-    "x: " + "{a: " * 20_000 + "}" * 20_000,      # the issue's 20,000 deep, as flow mappings
-    "x: " + "[" * 400_000,                       # near the size limit, never closed
-    "".join(" " * i + f"k{i}:\n" for i in range(200)),  # block nesting
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x: " + "[" * 1001 + "]" * 1001,  # past libyaml's own flow limit (PyYAML 6.0.4's libyaml refuses it)
+        "x: " + "{a: " * 20_000 + "}" * 20_000,  # the issue's 20,000 deep, as flow mappings
+        "x: " + "[" * 400_000,  # near the size limit, never closed
+        "".join(" " * i + f"k{i}:\n" for i in range(200)),  # block nesting
+    ],
+)
 def test_deep_yaml_is_the_depth_error_with_either_parser(text):
     """Issue 28 defect 17: whichever parser refuses first, the depth limit words it (no RecursionError)."""
     from gfxgate.datafiles import check_yaml_shape
@@ -128,7 +131,8 @@ def test_every_matcher_checks_its_regexes_in_the_dialect_with_file_and_line(tmp_
     root = Path(__file__).resolve().parents[2] / "rules"
     shutil.copy(root / "layers.yaml", tmp_path)
     (tmp_path / "gates").mkdir()
-    (tmp_path / "gates" / "probe.yaml").write_text(textwrap.dedent(r"""
+    (tmp_path / "gates" / "probe.yaml").write_text(
+        textwrap.dedent(r"""
         layer: vulkan
         rules:
           - id: fine
@@ -143,17 +147,21 @@ def test_every_matcher_checks_its_regexes_in_the_dialect_with_file_and_line(tmp_
             paths: [a.go]
             matcher: pattern-status
             params: {checks: [{pattern: '(a)\1', status: allowed, summary: never}]}
-    """))
+    """)
+    )
     gates = tmp_path / "gates" / "probe.yaml"
     with pytest.raises(RuleError, match=re.escape(f"{gates}:10: rule probe: params.checks[0].pattern: bad regex")):
         load_rules(tmp_path)
 
 
-@pytest.mark.parametrize("pattern,needle", [
-    (r"^ARG (?=ROCM)ROCM_?VERSION=(?P<version>\d+)", "invalid perl operator: (?="),  # fine for Python's re
-    (r"^ARG ROCMVERSION=(?P<version>(\d)\1)", "invalid escape sequence: \\1"),  # a backreference: fine for re
-    (r"^ARG ROCMVERSION=(?P<version>\d+", "missing )"),
-])
+@pytest.mark.parametrize(
+    "pattern,needle",
+    [
+        (r"^ARG (?=ROCM)ROCM_?VERSION=(?P<version>\d+)", "invalid perl operator: (?="),  # fine for Python's re
+        (r"^ARG ROCMVERSION=(?P<version>(\d)\1)", "invalid escape sequence: \\1"),  # a backreference: fine for re
+        (r"^ARG ROCMVERSION=(?P<version>\d+", "missing )"),
+    ],
+)
 def test_a_coupling_pattern_outside_the_dialect_is_exit_3_at_its_line(pattern, needle, gfxgate_cli, tmp_path):
     """rules/pins.toml's couplings were compiled with Python re, the one regex of rules data that was; now RE2 too."""
     shipped = (Path(__file__).resolve().parents[2] / "rules" / "pins.toml").read_text(encoding="utf-8")
@@ -190,11 +198,14 @@ def test_grep_is_one_dialect_on_folders_and_git(tmp_path):
         git_source.close()
 
 
-@pytest.mark.parametrize("pattern,needle", [
-    (r"^v(?!0)\d+\.\d+\.\d+$", "invalid perl operator: (?!"),  # a lookahead: fine for Python's re
-    (r"^v(\d)\.\1$", "invalid escape sequence: \\1"),
-    (r"^v(\d+", "missing )"),
-])
+@pytest.mark.parametrize(
+    "pattern,needle",
+    [
+        (r"^v(?!0)\d+\.\d+\.\d+$", "invalid perl operator: (?!"),  # a lookahead: fine for Python's re
+        (r"^v(\d)\.\1$", "invalid escape sequence: \\1"),
+        (r"^v(\d+", "missing )"),
+    ],
+)
 def test_a_release_tags_pattern_outside_the_dialect_is_exit_3_at_its_line(pattern, needle, gfxgate_cli, tmp_path):
     """rules/pins.toml's release_tags were compiled with Python re when resolving NAME=latest (the last regex of
     rules data that was): now RE2, checked when pins.toml loads, so a bad one fails every command at its line."""
@@ -208,7 +219,9 @@ def test_a_release_tags_pattern_outside_the_dialect_is_exit_3_at_its_line(patter
     proc = gfxgate_cli("pins", "show", "--pins", str(pins), timeout=60)
     assert proc.returncode == 3, proc.stderr
     name = table.strip("[]").split(".", 1)[1].strip('"')
-    assert proc.stderr.startswith(f"gfxgate: error: {pins}:{good + 1}: source {name}: release_tags: bad regex "), proc.stderr
+    assert proc.stderr.startswith(f"gfxgate: error: {pins}:{good + 1}: source {name}: release_tags: bad regex "), (
+        proc.stderr
+    )
     assert needle in proc.stderr and "RE2 syntax" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
@@ -218,9 +231,15 @@ def test_no_rule_regex_bypasses_the_safe_dialect():
     import re
 
     root = Path(__file__).resolve().parents[2] / "gfxgate"
-    pattern = re.compile(r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\((check|spec|coupling|pin)\.")
-    offenders = [f"{p.relative_to(root)}:{n}: {line.strip()}" for p in root.rglob("*.py")
-                 for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    pattern = re.compile(
+        r"\bre\.(compile|search|match|fullmatch|finditer|findall)\((rule\.)?params\b|\bre\.compile\((check|spec|coupling|pin)\."
+    )
+    offenders = [
+        f"{p.relative_to(root)}:{n}: {line.strip()}"
+        for p in root.rglob("*.py")
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert offenders == []
 
 
@@ -239,7 +258,8 @@ def test_text_libyaml_accepts_and_pyyaml_rejects_is_still_a_rule_error():
         "    matcher: pattern-status\n"
         "    params:\n"
         "      checks:\n"
-        "        - {pattern: '^COPY --from=(llama-server-)?vulkan\\b', status: allowed, summary: \"shipped ({match})\"}\n")
+        "        - {pattern: '^COPY --from=(llama-server-)?vulkan\\b', status: allowed, summary: \"shipped ({match})\"}\n"
+    )
     needle = "pattern: '^COPY --from=(llama-server-)?vulkan"
     assert needle in real
     broken = real.replace("pattern: '^COPY --f", "patt", 1)

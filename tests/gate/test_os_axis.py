@@ -36,7 +36,9 @@ def test_a_rule_of_an_os_its_layer_lacks_is_refused_at_load(tmp_path):
     (root / "gates").mkdir(parents=True)
     (root / "layers.yaml").write_text((rules_dir() / "layers.yaml").read_text())
     text = (rules_dir() / "gates" / "ollama-docs.yaml").read_text()
-    (root / "gates" / "ollama-docs.yaml").write_text(text.replace("    repo: ollama\n", "    repo: ollama\n    os: [windows]\n", 1))
+    (root / "gates" / "ollama-docs.yaml").write_text(
+        text.replace("    repo: ollama\n", "    repo: ollama\n    os: [windows]\n", 1)
+    )
     with pytest.raises(RuleError, match="is not among its layer's"):
         load_rules(root)
 
@@ -62,12 +64,18 @@ def test_the_linux_answer_keeps_its_override_and_has_no_windows_row():
     assert not any("windows" in e.source for c in matrix.cells.values() for e in c.evidence)
     route = matrix.route("gfx1031")
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in route.label or any(
-        o.route == "rocm-override" for b in route.backends for o in ([b.option] if b.option else []))
+        o.route == "rocm-override" for b in route.backends for o in ([b.option] if b.option else [])
+    )
 
 
 def scan_windows(gfxgate_exe, *args: str, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([gfxgate_exe, "scan", "-t", "gfx1031", "--os", "windows", *args], capture_output=True,
-                          text=True, timeout=120, env=env)
+    return subprocess.run(
+        [gfxgate_exe, "scan", "-t", "gfx1031", "--os", "windows", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 @pytest.fixture
@@ -117,8 +125,13 @@ def test_the_windows_answer_never_suggests_the_override_or_a_systemd_drop_in(gfx
 
 def test_scan_for_windows_reads_the_windows_cuda_runner(gfxgate_exe, clean_env):
     """NVIDIA on Windows: cuda_v12's Windows preset builds Pascal as PTX only (the Linux one has sm_60/61 cubins)."""
-    proc = subprocess.run([gfxgate_exe, "scan", "-t", "sm_61", "--os", "windows", "--format", "json"], capture_output=True,
-                          text=True, timeout=120, env=clean_env)
+    proc = subprocess.run(
+        [gfxgate_exe, "scan", "-t", "sm_61", "--os", "windows", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean_env,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     build = next(c for layer in data["layers"] if layer["id"] == "cuda-build" for c in layer["cells"])
@@ -130,8 +143,13 @@ def test_scan_for_windows_reads_the_windows_cuda_runner(gfxgate_exe, clean_env):
 
 
 def test_an_unknown_os_on_the_command_line_is_exit_2(gfxgate_exe, clean_env):
-    proc = subprocess.run([gfxgate_exe, "scan", "-t", "gfx1031", "--os", "macos"], capture_output=True, text=True,
-                          timeout=60, env=clean_env)
+    proc = subprocess.run(
+        [gfxgate_exe, "scan", "-t", "gfx1031", "--os", "macos"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env,
+    )
     assert proc.returncode == 2 and "macos" in proc.stderr
 
 

@@ -17,8 +17,7 @@ UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
 
 
 def _scan(exe: str, *args: str, env: dict | None = None) -> dict:
-    run = exe("scan", "--format", "json", *args, timeout=300,
-                         env={**os.environ, "GFXGATE_OFFLINE": "1", **(env or {})})
+    run = exe("scan", "--format", "json", *args, timeout=300, env={**os.environ, "GFXGATE_OFFLINE": "1", **(env or {})})
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     return json.loads(run.stdout)
@@ -45,9 +44,23 @@ def _assert_rocm7_only(cells: dict[str, dict], dockerfile_line: int | None) -> N
 def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_cli, upstream, tmp_path):  # noqa: F811
     ollama = tmp_path / "ollama"
     repo_of_cases(ollama, {"v0.18.0": "ollama-cmake-presets-rocm/v0.18.0"})
-    result = _scan(gfxgate_cli, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", "ollama=v0.18.0",
-                   "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
-                   "--source", f"clr={upstream / 'clr'}")
+    result = _scan(
+        gfxgate_cli,
+        "-t",
+        "gfx940",
+        "-t",
+        "gfx941",
+        "-t",
+        "gfx950",
+        "--ref",
+        "ollama=v0.18.0",
+        "--source",
+        f"ollama={ollama}",
+        "--source",
+        f"rocm-docs={upstream / 'rocm'}",
+        "--source",
+        f"clr={upstream / 'clr'}",
+    )
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=None)
 
 
@@ -55,22 +68,47 @@ def test_reproduction_9_release_build_reads_the_dockerfile_preset(gfxgate_cli, u
 @pytest.mark.parametrize("tag,line", [("v0.18.0", 90), ("v0.24.0", 90)])
 def test_reproduction_9_on_the_real_clone(gfxgate_cli, tag, line):
     root = Path(UPSTREAM)
-    result = _scan(gfxgate_cli, "-t", "gfx940", "-t", "gfx941", "-t", "gfx950", "--ref", f"ollama={tag}",
-                   "--source", f"ollama={root / 'ollama'}", "--source", f"rocm-docs={root / 'ROCm'}",
-                   "--source", f"clr={root / 'clr'}")
+    result = _scan(
+        gfxgate_cli,
+        "-t",
+        "gfx940",
+        "-t",
+        "gfx941",
+        "-t",
+        "gfx950",
+        "--ref",
+        f"ollama={tag}",
+        "--source",
+        f"ollama={root / 'ollama'}",
+        "--source",
+        f"rocm-docs={root / 'ROCm'}",
+        "--source",
+        f"clr={root / 'clr'}",
+    )
     _assert_rocm7_only(_cells(result, "cmake-presets"), dockerfile_line=line)
 
 
 # -- reproduction 8: a build route needs a ROCm that can run code for the target -----------------------------------
 V0121_DOCKERFILE = (  # ollama@v0.1.21:Dockerfile lines 43 and 112 (the ROCm 6 build stage, the runtime image)
     "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete AS rocm-6-build-amd64\n"
-    "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete as runtime-amd64\n")
+    "FROM --platform=linux/amd64 rocm/dev-centos-7:6.0-complete as runtime-amd64\n"
+)
 
 
 def _rocm_runtime(exe: str, ollama: Path, clr: Path, rocm_docs: Path, *targets: str) -> dict[str, dict]:
     args = [a for t in targets for a in ("-t", t)]
-    result = _scan(exe, *args, "--ref", "ollama=v0.1.21", "--source", f"ollama={ollama}",
-                   "--source", f"rocm-docs={rocm_docs}", "--source", f"clr={clr}")
+    result = _scan(
+        exe,
+        *args,
+        "--ref",
+        "ollama=v0.1.21",
+        "--source",
+        f"ollama={ollama}",
+        "--source",
+        f"rocm-docs={rocm_docs}",
+        "--source",
+        f"clr={clr}",
+    )
     return _cells(result, "rocm-runtime")
 
 
@@ -92,10 +130,25 @@ def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_tar
     import json as json_
 
     ollama = _v0121_with_rocm_targets(tmp_path)
-    run = gfxgate_cli("scan", "--format", "json", "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21",
-                          "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}",
-                          "--source", f"clr={upstream / 'clr'}", timeout=300,
-                         env={**os.environ, "GFXGATE_OFFLINE": "1"})
+    run = gfxgate_cli(
+        "scan",
+        "--format",
+        "json",
+        "-t",
+        "gfx1200",
+        "-t",
+        "gfx1030",
+        "--ref",
+        "ollama=v0.1.21",
+        "--source",
+        f"ollama={ollama}",
+        "--source",
+        f"rocm-docs={upstream / 'rocm'}",
+        "--source",
+        f"clr={upstream / 'clr'}",
+        timeout=300,
+        env={**os.environ, "GFXGATE_OFFLINE": "1"},
+    )
     assert run.returncode == 0, run.stderr
     routes = {r["target"]: r for r in json_.loads(run.stdout)["routes"]}
     rocm = next(b for b in routes["gfx1200"]["backends"] if b["backend"] == "rocm")
@@ -126,8 +179,20 @@ def test_reproduction_8_the_timeline_refuses_rocm_where_scan_does(gfxgate_cli, u
     the same release gives the same route; gfx1030 keeps its ROCm route in both."""
     ollama = _v0121_with_rocm_targets(tmp_path)
     sources = ["--source", f"ollama={ollama}", "--source", f"clr={upstream / 'clr'}"]
-    run = gfxgate_cli("timeline", "--live", "--offline", "--format", "json", "-t", "gfx1200", "-t", "gfx1030",
-                          *sources, timeout=300, env={**os.environ, "GFXGATE_OFFLINE": "1"})
+    run = gfxgate_cli(
+        "timeline",
+        "--live",
+        "--offline",
+        "--format",
+        "json",
+        "-t",
+        "gfx1200",
+        "-t",
+        "gfx1030",
+        *sources,
+        timeout=300,
+        env={**os.environ, "GFXGATE_OFFLINE": "1"},
+    )
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     rows = {t["target"]: t for t in json.loads(run.stdout)["targets"]}
@@ -136,12 +201,24 @@ def test_reproduction_8_the_timeline_refuses_rocm_where_scan_does(gfxgate_cli, u
     assert cell["layers"]["rocm-runtime"] == "blocked", cell["layers"]
     rocm = next(b for b in cell["backends"] if b["backend"] == "rocm")
     assert rocm["state"] != "route" and "ROCm runtime of the release is blocked" in rocm["reason"], rocm
-    assert any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in rocm["evidence"]), rocm["evidence"]
+    assert any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in rocm["evidence"]), rocm[
+        "evidence"
+    ]
     [kept] = rows["gfx1030"]["cells"]
     assert kept["route"].startswith("rocm-"), kept["route"]
     assert kept["layers"]["rocm-runtime"] == "allowed"
-    scan = _scan(gfxgate_cli, "-t", "gfx1200", "-t", "gfx1030", "--ref", "ollama=v0.1.21", *sources,
-                 "--source", f"rocm-docs={upstream / 'rocm'}")
+    scan = _scan(
+        gfxgate_cli,
+        "-t",
+        "gfx1200",
+        "-t",
+        "gfx1030",
+        "--ref",
+        "ollama=v0.1.21",
+        *sources,
+        "--source",
+        f"rocm-docs={upstream / 'rocm'}",
+    )
     for route in scan["routes"]:
         [timeline_cell] = rows[route["target"]]["cells"]
         assert (route["best"] or {}).get("route", "undecided") == timeline_cell["route"], route["target"]
@@ -151,14 +228,22 @@ def test_reproduction_8_the_embedded_timeline_offers_no_rocm_build_at_v0_1_21(gf
     """The shipped snapshot (built with the real ollama and clr clones): gfx1200 and gfx1201 have no ROCm route while
     the release builds against ROCm 6.0 … 6.1.2 (clr's supportedIsas_ has no gfx1200/gfx1201 row there); it said
     "from v0.1.21 ROCm needs a source build"."""
-    run = gfxgate_cli("timeline", "--format", "json", "-t", "gfx1200", "-t", "gfx1201", timeout=120, env=_offline_env(tmp_path))
+    run = gfxgate_cli(
+        "timeline", "--format", "json", "-t", "gfx1200", "-t", "gfx1201", timeout=120, env=_offline_env(tmp_path)
+    )
     assert run.returncode == 0, run.stderr
     for row in json.loads(run.stdout)["targets"]:
         for tag in ("v0.1.21", "v0.3.0", "v0.5.12"):
             [cell] = [c for c in row["cells"] if _within(tag, c["from"], c["to"])]
             rocm = next(b for b in cell["backends"] if b["backend"] == "rocm")
-            assert not cell["route"].startswith("rocm") and rocm["state"] != "route", (row["target"], tag, cell["route"])
-        text = gfxgate_cli("timeline", "--format", "text", "-t", row["target"], timeout=120, env=_offline_env(tmp_path)).stdout
+            assert not cell["route"].startswith("rocm") and rocm["state"] != "route", (
+                row["target"],
+                tag,
+                cell["route"],
+            )
+        text = gfxgate_cli(
+            "timeline", "--format", "text", "-t", row["target"], timeout=120, env=_offline_env(tmp_path)
+        ).stdout
         assert "from v0.1.21 ROCm needs a source build" not in text
 
 
@@ -179,8 +264,9 @@ def test_reproduction_8_the_answer_cites_clr_for_the_releases_clr_refuses(gfxgat
     [early] = [c for c in rocm if c["tag"] == "v0.0.1"]
     late = [c for c in rocm if c["tag"] != "v0.0.1" and c["text"].startswith("ROCm has no route")]
     assert not any(e["where"].startswith("clr@") for e in early["evidence"]), early
-    assert late and all(any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in c["evidence"])
-                        for c in late), late
+    assert late and all(
+        any(e["where"].startswith("clr@rocm-6.0.0:rocclr/device/device.cpp:") for e in c["evidence"]) for c in late
+    ), late
     assert late[0]["text"].startswith("ROCm has no route v0.1.21–"), late
     md = gfxgate_cli("timeline", "--format", "md", "-t", target, timeout=120, env=env)
     assert md.returncode == 0, md.stderr
@@ -215,8 +301,7 @@ def _offline_env(tmp_path: Path) -> dict:
 
 
 def _offline_scan(exe: str, tmp_path: Path, *args: str) -> dict:
-    run = exe("scan", "--format", "json", *args, timeout=120,
-                         env=_offline_env(tmp_path))
+    run = exe("scan", "--format", "json", *args, timeout=120, env=_offline_env(tmp_path))
     assert run.returncode == 0, run.stderr
     return json.loads(run.stdout)
 
@@ -245,8 +330,10 @@ def test_reproduction_11_the_default_scan_is_todays_release(gfxgate_cli, tmp_pat
     made = snapshot.load().released["ollama"]
     days = (datetime.date.today() - datetime.date.fromisoformat(made)).days
     note = next(n for n in result["notes"] if n.startswith("answers for ollama"))
-    assert note.startswith(f"answers for ollama {newest}, the newest release in the embedded snapshot (its commit is of "
-                           f"{made}, {days} days before {datetime.date.today().isoformat()})"), note
+    assert note.startswith(
+        f"answers for ollama {newest}, the newest release in the embedded snapshot (its commit is of "
+        f"{made}, {days} days before {datetime.date.today().isoformat()})"
+    ), note
     assert "--ref ollama=v0.17.5 answers for pin set 'study'" in note
     # today's release turns Vulkan on by default: no OLLAMA_VULKAN=1 step is needed any more
     vulkan = _cells(result, "vulkan")["gfx900"]
@@ -279,7 +366,9 @@ def test_the_study_snapshot_is_current():
 
 # -- issue 24 item 7: gfx950 and gfx1011 are in the timeline --------------------------------------------------------
 def test_gfx950_and_gfx1011_are_in_the_timeline(gfxgate_cli, tmp_path):
-    run = gfxgate_cli("timeline", "-t", "gfx950", "-t", "gfx1011", "--format", "json", timeout=120, env=_offline_env(tmp_path))
+    run = gfxgate_cli(
+        "timeline", "-t", "gfx950", "-t", "gfx1011", "--format", "json", timeout=120, env=_offline_env(tmp_path)
+    )
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     assert [row["target"] for row in data["targets"]] == ["gfx950", "gfx1011"]
@@ -294,12 +383,34 @@ def test_docs_and_the_release_disagree_in_the_notes(gfxgate_cli, upstream, tmp_p
     """v0.17.5's docs/gpu.mdx lists neither gfx1151 nor gfx1200, which the release builds and ships; gfx900 is neither
     listed nor shipped (no note); gfx1030 is both."""
     ollama = tmp_path / "ollama"
-    repo_of_cases(ollama, {"v0.17.5": ("ollama-docs-linux-llvm-targets/v0.17.5", "ollama-cmake-presets-rocm/v0.17.5",
-                                       "ollama-dockerfile-rocblas-removal/v0.17.5")})
-    result = _scan(gfxgate_cli, *(a for t in ("gfx900", "gfx1030", "gfx1151") for a in ("-t", t)), "--ref", "ollama=v0.17.5",
-                   "--source", f"ollama={ollama}", "--source", f"rocm-docs={upstream / 'rocm'}", "--source", f"clr={upstream / 'clr'}")
+    repo_of_cases(
+        ollama,
+        {
+            "v0.17.5": (
+                "ollama-docs-linux-llvm-targets/v0.17.5",
+                "ollama-cmake-presets-rocm/v0.17.5",
+                "ollama-dockerfile-rocblas-removal/v0.17.5",
+            )
+        },
+    )
+    result = _scan(
+        gfxgate_cli,
+        *(a for t in ("gfx900", "gfx1030", "gfx1151") for a in ("-t", t)),
+        "--ref",
+        "ollama=v0.17.5",
+        "--source",
+        f"ollama={ollama}",
+        "--source",
+        f"rocm-docs={upstream / 'rocm'}",
+        "--source",
+        f"clr={upstream / 'clr'}",
+    )
     docs = _cells(result, "ollama-docs")
-    assert (docs["gfx900"]["status"], docs["gfx1030"]["status"], docs["gfx1151"]["status"]) == ("blocked", "allowed", "blocked")
+    assert (docs["gfx900"]["status"], docs["gfx1030"]["status"], docs["gfx1151"]["status"]) == (
+        "blocked",
+        "allowed",
+        "blocked",
+    )
     said = [n for n in result["notes"] if n.startswith("the docs at")]
     assert len(said) == 1, said
     assert said[0].startswith("the docs at v0.17.5 do not list gfx1151 (ollama@v0.17.5:docs/gpu.mdx:"), said
@@ -310,11 +421,24 @@ def test_docs_and_the_release_disagree_in_the_notes(gfxgate_cli, upstream, tmp_p
 @pytest.mark.skipif(not UPSTREAM, reason="opt-in: GFXGATE_TEST_UPSTREAM=/path with the ollama, ROCm and clr clones")
 def test_docs_at_v0_12_7_list_gfx900_that_the_release_deletes(gfxgate_cli):
     root = Path(UPSTREAM)
-    result = _scan(gfxgate_cli, "-t", "gfx900", "--ref", "ollama=v0.12.7", "--source", f"ollama={root / 'ollama'}",
-                   "--source", f"rocm-docs={root / 'ROCm'}", "--source", f"clr={root / 'clr'}")
+    result = _scan(
+        gfxgate_cli,
+        "-t",
+        "gfx900",
+        "--ref",
+        "ollama=v0.12.7",
+        "--source",
+        f"ollama={root / 'ollama'}",
+        "--source",
+        f"rocm-docs={root / 'ROCm'}",
+        "--source",
+        f"clr={root / 'clr'}",
+    )
     said = [n for n in result["notes"] if n.startswith("the docs at")]
-    assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
-            "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)") in said
+    assert (
+        "the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
+        "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`) (ollama@v0.12.7:Dockerfile:94)"
+    ) in said
 
 
 def test_diff_says_where_the_docs_caught_up(gfxgate_cli, tmp_path):
@@ -322,14 +446,22 @@ def test_diff_says_where_the_docs_caught_up(gfxgate_cli, tmp_path):
     release (its docs list gfx1151): the diff's notes carry the old disagreement as one the new report no longer has."""
     env = _offline_env(tmp_path)
     for name, extra in (("old.json", ["--ref", "ollama=v0.17.5"]), ("new.json", [])):
-        run = gfxgate_cli("scan", "-t", "gfx1151", *extra, "--format", "json", "-o", str(tmp_path / name), timeout=120, env=env)
+        run = gfxgate_cli(
+            "scan", "-t", "gfx1151", *extra, "--format", "json", "-o", str(tmp_path / name), timeout=120, env=env
+        )
         assert run.returncode == 0, run.stderr
-    run = gfxgate_cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "json", timeout=120, env=env)
+    run = gfxgate_cli(
+        "diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--format", "json", timeout=120, env=env
+    )
     assert run.returncode in (0, 1), run.stderr
     notes = json.loads(run.stdout)["notes"]
     assert [n for n in notes if "docs" in n] == [
-        n for n in notes if n.startswith("old, no longer in the new report: the docs at v0.17.5 do not list gfx1151 "
-                                         "(ollama@v0.17.5:docs/gpu.mdx:")]
+        n
+        for n in notes
+        if n.startswith(
+            "old, no longer in the new report: the docs at v0.17.5 do not list gfx1151 (ollama@v0.17.5:docs/gpu.mdx:"
+        )
+    ]
     assert len([n for n in notes if "docs" in n]) == 1
     new = json.loads((tmp_path / "new.json").read_text())
     assert _cells(new, "ollama-docs")["gfx1151"]["status"] == "allowed"
@@ -343,9 +475,15 @@ def test_timeline_says_where_the_docs_and_the_release_disagree(gfxgate_cli, tmp_
     assert run.returncode == 0, run.stderr
     (row,) = json.loads(run.stdout)["targets"]
     docs = [note for cell in row["cells"] for note in cell.get("docs", ())]
-    assert ("the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
-            "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`); in the bundled "
-            "rocBLAS's target list (gfx900) (ollama@v0.12.7:Dockerfile:94)") in docs
-    assert not any("v0.12.4" in note or "v0.12.11" in note for note in docs)  # the docs there leave gfx900 out, as the release
+    assert (
+        "the docs at v0.12.7 list gfx900 (ollama@v0.12.7:docs/gpu.mdx:93), but Release packaging is blocked: the release "
+        "deletes gfx900 GPU library files (`*gfx90[06]*` removes `Kernels.so-000-gfx900.hsaco`); in the bundled "
+        "rocBLAS's target list (gfx900) (ollama@v0.12.7:Dockerfile:94)"
+    ) in docs
+    assert not any(
+        "v0.12.4" in note or "v0.12.11" in note for note in docs
+    )  # the docs there leave gfx900 out, as the release
     md = gfxgate_cli("timeline", "-t", "gfx900", timeout=120, env=env)
-    assert "Where Ollama's docs and the release disagree:" in md.stdout and "the docs at v0.12.7 list gfx900" in md.stdout
+    assert (
+        "Where Ollama's docs and the release disagree:" in md.stdout and "the docs at v0.12.7 list gfx900" in md.stdout
+    )

@@ -68,7 +68,9 @@ def test_gfx900_at_v0_17_5_needs_a_build_and_the_rocblas_files(source_env, capsy
     assert steps["copy-rocblas-tensile"]["covers"] == ["release-packaging"]
     assert steps["copy-rocblas-tensile"]["evidence"][0]["where"] == "ollama@v0.17.5:Dockerfile:3"
     assert "rm -f" in steps["copy-rocblas-tensile"]["evidence"][0]["text"]
-    assert any("Release build targets is blocked" in why for why in backend(r, "rocm")["refused"])  # why not out of the box
+    assert any(
+        "Release build targets is blocked" in why for why in backend(r, "rocm")["refused"]
+    )  # why not out of the box
 
 
 def test_override_route_reads_the_override_targets_column(source_env, capsys):
@@ -93,7 +95,9 @@ def test_an_unknown_layer_leaves_the_route_undecided(source_env):
     # the real matrix at v0.17.5, with the release-packaging cell unknown (as when the Dockerfile rule stops matching)
     m = scan_matrix([catalog().parse(n) for n in ("gfx900", "gfx906")], FactsRequest(refs={"ollama": "v0.17.5"}))
     m = dataclasses.replace(m, targets=("gfx900", "gfx906"))
-    unknown = Verdict("release-packaging", "gfx900", Status.UNKNOWN, "unknown", reason="rule did not match at ollama@v0.17.5")
+    unknown = Verdict(
+        "release-packaging", "gfx900", Status.UNKNOWN, "unknown", reason="rule did not match at ollama@v0.17.5"
+    )
     cells = {**m.cells, ("release-packaging", "gfx900"): unknown}
     r = decide(dataclasses.replace(m, cells=cells), "gfx900")
     rocm = r.backend("rocm")
@@ -109,7 +113,9 @@ def test_cpu_only_when_every_gpu_backend_is_refused(source_env, tmp_path):
     data = yaml.safe_load((rules_dir() / "routes.yaml").read_text(encoding="utf-8"))
     data["routes"] = [r for r in data["routes"] if r["backend"] != "vulkan"]
     build = next(r for r in data["routes"] if r["id"] == "rocm-build")
-    build["steps"] = [s for s in build["steps"] if s["workaround"] != "copy-rocblas-tensile"]  # no way to restore the files
+    build["steps"] = [
+        s for s in build["steps"] if s["workaround"] != "copy-rocblas-tensile"
+    ]  # no way to restore the files
     path = tmp_path / "routes.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     m = matrix_at("v0.17.5", "gfx900", "gfx906")  # gfx906: the column HSA_OVERRIDE_GFX_VERSION=9.0.6 would read
@@ -143,15 +149,21 @@ def test_route_rules_are_checked_at_load(tmp_path):
     with pytest.raises(RuleError, match="unknown layer 'cmake-prestes'"):
         load_routes(bad_layer, layers=layers, workarounds=default_workarounds())
     bad_step = tmp_path / "b.yaml"
-    bad_step.write_text(text.replace("workaround: copy-rocblas-tensile", "workaround: copy-rocblas", 1), encoding="utf-8")
+    bad_step.write_text(
+        text.replace("workaround: copy-rocblas-tensile", "workaround: copy-rocblas", 1), encoding="utf-8"
+    )
     with pytest.raises(RuleError, match="unknown workaround 'copy-rocblas'"):
         load_routes(bad_step, layers=layers, workarounds=default_workarounds())
     bad_status = tmp_path / "c.yaml"
-    bad_status.write_text(text.replace("discovery: [allowed, partial]", "discovery: [allowed, fine]", 1), encoding="utf-8")
+    bad_status.write_text(
+        text.replace("discovery: [allowed, partial]", "discovery: [allowed, fine]", 1), encoding="utf-8"
+    )
     with pytest.raises(RuleError, match=r"c\.yaml:\d+"):
         load_routes(bad_status, layers=layers)
     bad_setting = tmp_path / "d.yaml"
-    bad_setting.write_text(text.replace("setting: OLLAMA_VULKAN=1", "setting: OLLAMA_IGPU_ENABLE=1", 1), encoding="utf-8")
+    bad_setting.write_text(
+        text.replace("setting: OLLAMA_VULKAN=1", "setting: OLLAMA_IGPU_ENABLE=1", 1), encoding="utf-8"
+    )
     with pytest.raises(RuleError, match="not a value of 'OLLAMA_VULKAN=0'"):
         load_routes(bad_setting, layers=layers, workarounds=default_workarounds())
     assert default_routes().routes[0].id == "rocm-release"
@@ -178,8 +190,12 @@ def test_the_shipped_snapshot_answers_gfx900(capsys):
     assert [s["setting"] for s in vulkan["steps"]] == ["OLLAMA_VULKAN=1"]
     assert r["label"] == "Vulkan: OLLAMA_VULKAN=1"
     # from the snapshot no step is checked (that needs the sources): the steps say so, explicitly
-    assert all(s["check"]["state"] == "not checked" and "snapshot" in s["check"]["summary"]
-               for b in r["backends"] if b["option"] for s in b["option"]["steps"])
+    assert all(
+        s["check"]["state"] == "not checked" and "snapshot" in s["check"]["summary"]
+        for b in r["backends"]
+        if b["option"]
+        for s in b["option"]["steps"]
+    )
 
 
 def test_an_integrated_gpu_needs_its_device_step_on_every_route(source_env, capsys):
@@ -193,11 +209,12 @@ def test_an_integrated_gpu_needs_its_device_step_on_every_route(source_env, caps
             assert "OLLAMA_IGPU_ENABLE=1" in step["evidence"][0]["text"]  # the line that drops the iGPU comes first
 
 
-
 def test_a_stale_step_makes_the_answer_uncertain(source_env, capsys):
     """v0.30.0 of the fixture no longer reads OLLAMA_IGPU_ENABLE anywhere: the iGPU step's own check says so."""
     r = scan_routes(capsys, "-t", "gfx1103", "--ref", "ollama=v0.30.0")["gfx1103"]
-    steps = [s for b in r["backends"] if b["option"] for s in b["option"]["steps"] if s["workaround"] == "ollama-igpu-enable"]
+    steps = [
+        s for b in r["backends"] if b["option"] for s in b["option"]["steps"] if s["workaround"] == "ollama-igpu-enable"
+    ]
     assert steps and all(s["check"]["state"] == "stale" for s in steps), steps
     assert r["certain"] is False and "step ollama-igpu-enable is stale at ollama@v0.30.0" in r["reason"]
 
@@ -205,13 +222,17 @@ def test_a_stale_step_makes_the_answer_uncertain(source_env, capsys):
 def test_the_build_step_gives_the_configure_command_of_the_scanned_version(source_env, capsys):
     """ollama >= v0.30 builds ROCm only with -DOLLAMA_LLAMA_BACKENDS=…: the build step says the command of the version
     (the build target list cell's remedy), not the workaround's generic `cmake -B build -DAMDGPU_TARGETS=…`."""
+
     def build_step(ref):
         r = scan_routes(capsys, "-t", "gfx900", "--ref", f"ollama={ref}")["gfx900"]
         rocm = backend(r, "rocm")["option"]
         return next(s for s in rocm["steps"] if s["workaround"] == "build-amdgpu-targets")
 
     new = build_step("v0.30.0")
-    assert new["setting"] == "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build"
+    assert (
+        new["setting"]
+        == "cmake -B build . -DOLLAMA_LLAMA_BACKENDS=rocm_v7_2 -DCMAKE_HIP_ARCHITECTURES=gfx900 && cmake --build build"
+    )
     old = build_step("v0.17.5")
     assert old["setting"] == "cmake -B build -DAMDGPU_TARGETS=gfx900 && cmake --build build"
 
@@ -219,6 +240,8 @@ def test_the_build_step_gives_the_configure_command_of_the_scanned_version(sourc
 def test_setting_from_must_name_a_layer_the_step_covers(tmp_path):
     layers = {layer.id for layer in scan_matrix([catalog().parse("gfx900")]).layers}
     path = tmp_path / "routes.yaml"
-    path.write_text((rules_dir() / "routes.yaml").read_text().replace("setting_from: cmake-filter", "setting_from: vulkan"))
+    path.write_text(
+        (rules_dir() / "routes.yaml").read_text().replace("setting_from: cmake-filter", "setting_from: vulkan")
+    )
     with pytest.raises(RuleError, match="setting_from 'vulkan' is not a layer the step covers"):
         load_routes(path, layers=layers, workarounds=default_workarounds())

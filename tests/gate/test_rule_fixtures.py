@@ -66,7 +66,11 @@ def test_discovery_before_the_allowlist_has_no_rule_that_lost_its_layout(case, t
     from gfxgate.gate.engine import NOT_APPLICABLE
 
     facts, cell = _layer_at(case, "discovery", "ollama", tmp_path)
-    for rid in ("ollama-discovery-rocblas-allowlist", "ollama-discovery-unsupported-rejection", "ollama-discovery-deep-init-probe"):
+    for rid in (
+        "ollama-discovery-rocblas-allowlist",
+        "ollama-discovery-unsupported-rejection",
+        "ollama-discovery-deep-init-probe",
+    ):
         assert facts[rid].state == NOT_APPLICABLE and facts[rid].reason.startswith("applies to ollama >="), facts[rid]
     assert cell.status.value == "allowed", (cell.summary, cell.reason)
 

@@ -37,8 +37,11 @@ def test_broken_yaml_names_file_and_line(rules_copy):
 
 def test_schema_error_names_file_and_line(rules_copy):
     path = rules_copy / "gates" / "cmake-presets.yaml"
-    text = path.read_text().replace("matcher: json-target-list\n    params:\n      variable: AMDGPU_TARGETS\n      presets:",
-                                    "matcher: json-target-list\n    params:\n      varible: AMDGPU_TARGETS\n      presets:", 1)
+    text = path.read_text().replace(
+        "matcher: json-target-list\n    params:\n      variable: AMDGPU_TARGETS\n      presets:",
+        "matcher: json-target-list\n    params:\n      varible: AMDGPU_TARGETS\n      presets:",
+        1,
+    )
     path.write_text(text)
     with pytest.raises(RuleError) as info:
         load_rules(rules_copy)
@@ -53,7 +56,11 @@ def test_pass_through_rule_needs_exactly_one_default_list(rules_copy):
     lines = text.splitlines()
     rule = next(i for i, l in enumerate(lines) if "id: ollama-llama-server-dockerfile-list" in l)
     line = next(i for i, l in enumerate(lines[rule:], rule + 1) if l.strip() == "params:")
-    both = text.replace("      list_label:", "      presets_file: llama/server/CMakePresets.json\n      presets: rocm\n      list_label:", 1)
+    both = text.replace(
+        "      list_label:",
+        "      presets_file: llama/server/CMakePresets.json\n      presets: rocm\n      list_label:",
+        1,
+    )
     neither = "\n".join(l for l in text.splitlines() if "list_pattern:" not in l) + "\n"
     for broken in (both, neither):
         path.write_text(broken)
@@ -78,7 +85,9 @@ def test_paths_never_escape_the_source_root(rules_copy):
 
 def test_yaml_tags_are_not_executed(rules_copy):
     path = rules_copy / "gates" / "cmake-filter.yaml"
-    path.write_text(path.read_text().replace("title: Ollama", "title: !!python/object/apply:os.system ['true']\n    x: Ollama"))
+    path.write_text(
+        path.read_text().replace("title: Ollama", "title: !!python/object/apply:os.system ['true']\n    x: Ollama")
+    )
     with pytest.raises(RuleError, match="invalid YAML"):
         load_rules(rules_copy)
 
@@ -107,7 +116,9 @@ def test_samples_are_not_stale(capsys):
 
     folder = rules_dir().parent / "samples"
     expected = render_samples()
-    matrices = {f"{prefix}{t}.{ext}" for prefix in ("", "study/") for t in SAMPLE_TARGETS for ext in ("md", "json", "txt")}
+    matrices = {
+        f"{prefix}{t}.{ext}" for prefix in ("", "study/") for t in SAMPLE_TARGETS for ext in ("md", "json", "txt")
+    }
     timelines = {f"{name}.{ext}" for name in TIMELINES for ext in ("md", "svg")}  # one per vendor (and per OS)
     assert set(expected) == matrices | timelines  # today's release, and the study's beside it
     for name, text in expected.items():
@@ -123,8 +134,10 @@ def test_h200_samples_are_not_stale_and_come_from_the_committed_worklog(tmp_path
 
     folder = rules_dir().parent / "samples"
     expected = render_h200(folder)
-    assert set(expected) == ({f"{H200}/sweep-report.md", f"{H200}/sweep-report.json", f"{H200}/soak-report.md",
-                              f"{H200}/soak-report.json"} | {f"{H200}/diagnose-{r}.md" for r in H200_DIAGNOSED})
+    assert set(expected) == (
+        {f"{H200}/sweep-report.md", f"{H200}/sweep-report.json", f"{H200}/soak-report.md", f"{H200}/soak-report.json"}
+        | {f"{H200}/diagnose-{r}.md" for r in H200_DIAGNOSED}
+    )
     for name, text in expected.items():
         assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
     md = expected[f"{H200}/sweep-report.md"]
@@ -154,7 +167,9 @@ def test_default_scan_works_offline_from_snapshot(capsys, monkeypatch):
     assert cmake["status"] == "override-required"
     from gfxgate.sources.resolve import load_pins
 
-    newest = load_pins().sources["ollama"].ref  # today's release (tests/gate/test_release_reproductions.py holds it to the timeline)
+    newest = (
+        load_pins().sources["ollama"].ref
+    )  # today's release (tests/gate/test_release_reproductions.py holds it to the timeline)
     assert cmake["evidence"][0]["where"].startswith(f"ollama@{newest}:")
 
 

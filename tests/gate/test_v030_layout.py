@@ -39,9 +39,15 @@ def test_old_filter_rule_keeps_its_range(source_env, capsys):
 
 def test_missing_user_arch_switch_is_an_unknown_with_its_reason(tmp_path, source_env, capsys):
     repo = new_repo(tmp_path / "ollama")
-    commit_tree(repo, {"llama/server/CMakePresets.json": server_presets("gfx1030"),
-                       "cmake/local.cmake": LOCAL_CMAKE.replace('set(_preset "${backend}_user_arch")', "")},
-                "no switch", tag="v0.31.0")
+    commit_tree(
+        repo,
+        {
+            "llama/server/CMakePresets.json": server_presets("gfx1030"),
+            "cmake/local.cmake": LOCAL_CMAKE.replace('set(_preset "${backend}_user_arch")', ""),
+        },
+        "no switch",
+        tag="v0.31.0",
+    )
     data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={tmp_path / 'ollama'}", "--ref", "ollama=v0.31.0")
     cmake = cell(data, "cmake-filter", "gfx900")
     assert cmake["status"] == "unknown"
@@ -69,7 +75,9 @@ def test_discovery_tensile_check_override_translation_and_integrated_gpus(source
 
 
 def test_vulkan_row_follows_the_versions(source_env, capsys):
-    new = scan_json(capsys, "-t", "gfx900", "-t", "gfx1010", "-t", "gfx1100", "-t", "gfx1103", "--ref", "ollama=v0.30.0")
+    new = scan_json(
+        capsys, "-t", "gfx900", "-t", "gfx1010", "-t", "gfx1100", "-t", "gfx1103", "--ref", "ollama=v0.30.0"
+    )
     row = next(layer for layer in new["layers"] if layer["id"] == "vulkan")
     assert row["backends"] == ["vulkan"]
     gfx900 = cell(new, "vulkan", "gfx900")
@@ -112,8 +120,16 @@ def test_history_cache_never_reuses_facts_read_from_another_source(source_env, t
 
     def macros_at_v030(llama_cpp: str) -> str:
         monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", llama_cpp)
-        prober = TagProber(load_pins(), default_rules(), "ollama", [cat.parse("gfx906")], cat,
-                           sources={"ollama": str(source_env / "ollama")}, offline=True, cache=FactsCache(cache))
+        prober = TagProber(
+            load_pins(),
+            default_rules(),
+            "ollama",
+            [cat.parse("gfx906")],
+            cat,
+            sources={"ollama": str(source_env / "ollama")},
+            offline=True,
+            cache=FactsCache(cache),
+        )
         status = prober.matrix_at("v0.30.0").cell("source-macros", "gfx906").status.value
         prober.cache.flush()
         return status
@@ -160,21 +176,41 @@ def rc_presets(targets: str | None) -> str:
 @pytest.fixture
 def candidates(tmp_path):
     repo = new_repo(tmp_path / "ollama")
-    commit_tree(repo, {"llama/server/CMakePresets.json": rc_presets(None), "Dockerfile": DOCKERFILE_RC0},
-                "list on the configure command", tag="v0.30.0-rc0")
-    commit_tree(repo, {"llama/server/CMakePresets.json": rc_presets("gfx942;gfx1030;gfx1100"), "Dockerfile": DOCKERFILE_RC16},
-                "list in the rocm preset", tag="v0.30.0-rc16")
-    commit_tree(repo, {"cmake/local.cmake": LOCAL_CMAKE_RC18, "docs/development.md": DEVELOPMENT_MD_RC18},
-                "cmake/local.cmake takes a user list", tag="v0.30.0-rc18")
+    commit_tree(
+        repo,
+        {"llama/server/CMakePresets.json": rc_presets(None), "Dockerfile": DOCKERFILE_RC0},
+        "list on the configure command",
+        tag="v0.30.0-rc0",
+    )
+    commit_tree(
+        repo,
+        {"llama/server/CMakePresets.json": rc_presets("gfx942;gfx1030;gfx1100"), "Dockerfile": DOCKERFILE_RC16},
+        "list in the rocm preset",
+        tag="v0.30.0-rc16",
+    )
+    commit_tree(
+        repo,
+        {"cmake/local.cmake": LOCAL_CMAKE_RC18, "docs/development.md": DEVELOPMENT_MD_RC18},
+        "cmake/local.cmake takes a user list",
+        tag="v0.30.0-rc18",
+    )
     return tmp_path / "ollama"
 
 
 def test_candidates_rc0_list_on_the_dockerfile_command(candidates, source_env, capsys):
-    data = scan_json(capsys, "-t", "gfx900", "-t", "gfx1030", "--source", f"ollama={candidates}", "--ref", "ollama=v0.30.0-rc0")
+    data = scan_json(
+        capsys, "-t", "gfx900", "-t", "gfx1030", "--source", f"ollama={candidates}", "--ref", "ollama=v0.30.0-rc0"
+    )
     build = cell(data, "cmake-filter", "gfx900")
     assert build["status"] == "override-required"
-    assert build["remedy"] == "cmake -S llama/server --preset rocm -DAMDGPU_TARGETS=gfx900 && cmake --build build/llama-server-rocm"
-    assert [e["where"] for e in build["evidence"]] == ["ollama@v0.30.0-rc0:Dockerfile:4", "ollama@v0.30.0-rc0:Dockerfile:3"]
+    assert (
+        build["remedy"]
+        == "cmake -S llama/server --preset rocm -DAMDGPU_TARGETS=gfx900 && cmake --build build/llama-server-rocm"
+    )
+    assert [e["where"] for e in build["evidence"]] == [
+        "ollama@v0.30.0-rc0:Dockerfile:4",
+        "ollama@v0.30.0-rc0:Dockerfile:3",
+    ]
     assert build["evidence"][0]["text"].startswith('-DAMDGPU_TARGETS="gfx942;')  # the line of the list, not of `cmake`
     assert cell(data, "cmake-filter", "gfx1030")["status"] == "allowed"
     presets = cell(data, "cmake-presets", "gfx900")
@@ -183,12 +219,16 @@ def test_candidates_rc0_list_on_the_dockerfile_command(candidates, source_env, c
 
 
 def test_candidates_rc16_and_rc18_lists_and_pass_through(candidates, source_env, capsys):
-    rc16 = scan_json(capsys, "-t", "gfx900", "-t", "gfx1103", "--source", f"ollama={candidates}", "--ref", "ollama=v0.30.0-rc16")
+    rc16 = scan_json(
+        capsys, "-t", "gfx900", "-t", "gfx1103", "--source", f"ollama={candidates}", "--ref", "ollama=v0.30.0-rc16"
+    )
     build = cell(rc16, "cmake-filter", "gfx1103")  # left out of this preset's list: the command line passes it through
     assert build["status"] == "override-required" and "-DAMDGPU_TARGETS=gfx1103" in build["summary"]
     line = next(i for i, text in enumerate(rc_presets("gfx942").splitlines(), 1) if '"AMDGPU_TARGETS"' in text)
-    assert [e["where"] for e in build["evidence"]] == [f"ollama@v0.30.0-rc16:llama/server/CMakePresets.json:{line}",
-                                                      "ollama@v0.30.0-rc16:Dockerfile:3"]
+    assert [e["where"] for e in build["evidence"]] == [
+        f"ollama@v0.30.0-rc16:llama/server/CMakePresets.json:{line}",
+        "ollama@v0.30.0-rc16:Dockerfile:3",
+    ]
     assert cell(rc16, "cmake-presets", "gfx1103")["status"] == "blocked"
     rc18 = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={candidates}", "--ref", "ollama=v0.30.0-rc18")
     build = cell(rc18, "cmake-filter", "gfx900")
@@ -199,8 +239,12 @@ def test_candidates_rc16_and_rc18_lists_and_pass_through(candidates, source_env,
 
 def test_candidate_without_the_list_is_unknown_not_guessed(tmp_path, source_env, capsys):
     repo = new_repo(tmp_path / "ollama")
-    commit_tree(repo, {"llama/server/CMakePresets.json": rc_presets(None), "Dockerfile": DOCKERFILE_RC16},
-                "no list anywhere", tag="v0.30.0-rc3")
+    commit_tree(
+        repo,
+        {"llama/server/CMakePresets.json": rc_presets(None), "Dockerfile": DOCKERFILE_RC16},
+        "no list anywhere",
+        tag="v0.30.0-rc3",
+    )
     data = scan_json(capsys, "-t", "gfx900", "--source", f"ollama={tmp_path / 'ollama'}", "--ref", "ollama=v0.30.0-rc3")
     for layer in ("cmake-filter", "cmake-presets"):
         assert cell(data, layer, "gfx900")["status"] == "unknown"
@@ -222,11 +266,21 @@ def test_integrated_gpu_filter_before_its_log_line_named_the_variable(tmp_path, 
     """v0.30.0-rc28 to -rc31 logged "dropping integrated GPU" without naming OLLAMA_IGPU_ENABLE: the filter is the
     same, and the evidence names the variable from envconfig; without that variable the rule does not decide."""
     repo = new_repo(tmp_path / "ollama")
-    runner = RUNNER_GO.replace("dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1", "dropping integrated GPU")
-    commit_tree(repo, {"discover/amd.go": AMD_GO, "discover/runner.go": runner, "envconfig/config.go": ENVCONFIG_GO_V030},
-                "filterIntegratedGPUs, terse log line", tag="v0.30.0-rc28")
-    commit_tree(repo, {"envconfig/config.go": ENVCONFIG_GO_V030.replace('BoolWithDefault("OLLAMA_IGPU_ENABLE")', "nil")},
-                "no switch", tag="v0.30.0-rc29")
+    runner = RUNNER_GO.replace(
+        "dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1", "dropping integrated GPU"
+    )
+    commit_tree(
+        repo,
+        {"discover/amd.go": AMD_GO, "discover/runner.go": runner, "envconfig/config.go": ENVCONFIG_GO_V030},
+        "filterIntegratedGPUs, terse log line",
+        tag="v0.30.0-rc28",
+    )
+    commit_tree(
+        repo,
+        {"envconfig/config.go": ENVCONFIG_GO_V030.replace('BoolWithDefault("OLLAMA_IGPU_ENABLE")', "nil")},
+        "no switch",
+        tag="v0.30.0-rc29",
+    )
     source = ("--source", f"ollama={tmp_path / 'ollama'}")
     data = scan_json(capsys, "-t", "gfx1103", "-t", "gfx1030", *source, "--ref", "ollama=v0.30.0-rc28")
     apu = cell(data, "discovery", "gfx1103")

@@ -54,7 +54,9 @@ def test_workaround_checks_find_what_the_fixture_says(workaround_id, case, tmp_p
     absent = not_applicable((items[workaround_id],), OneSource(source))
     if kinds == {"not-applicable"}:
         assert absent == [items[workaround_id]], f"{case.name}: {workaround_id} exists here"
-        assert check_all((items[workaround_id],), OneSource(source)) == [], f"{case.name}: checked where it does not exist"
+        assert check_all((items[workaround_id],), OneSource(source)) == [], (
+            f"{case.name}: checked where it does not exist"
+        )
         return
     assert absent == [], f"{case.name}: {workaround_id} is not applicable here"
     report = check_all((items[workaround_id],), OneSource(source), targets=(catalog().parse(OUTSIDER),))[0]
@@ -78,7 +80,10 @@ def test_workaround_checks_find_what_the_fixture_says(workaround_id, case, tmp_p
         assert cell.remedy == setting, (case.name, cell.remedy)
         edit = setting.startswith(f"add {OUTSIDER} to ")  # the release reads no list of yours: edit its own
         if edit:
-            assert cell.status == Status.BLOCKED and "no way to give your own list" in cell.summary, (case.name, cell.summary)
+            assert cell.status == Status.BLOCKED and "no way to give your own list" in cell.summary, (
+                case.name,
+                cell.summary,
+            )
         else:
             assert cell.status == Status.OVERRIDE_REQUIRED, f"{case.name}: {cell.summary}"
     else:
@@ -93,7 +98,9 @@ def _check_link(workaround, source, *, linked: bool) -> None:
     ruleset = default_rules()
     rules = RuleSet(layers=ruleset.layers, rules=tuple(r for r in ruleset.rules if r.layer == layer))
     cat = catalog()
-    matrix = build_matrix(rules, collect_facts(rules, OneSource(source)), [cat.parse(target)], cat, sources=(source.info(),))
+    matrix = build_matrix(
+        rules, collect_facts(rules, OneSource(source)), [cat.parse(target)], cat, sources=(source.info(),)
+    )
     cell = link(matrix, default_workarounds(), override_rule()).cells[(layer, target)]
     assert cell.status in (Status.BLOCKED, Status.OVERRIDE_REQUIRED, Status.PARTIAL), (source.ref, cell.summary)
     assert (workaround.id in cell.workarounds) == linked, (source.ref, cell.status, cell.workarounds)
@@ -104,8 +111,12 @@ def test_each_era_of_the_source_build_has_a_fixture():
     from gfxgate.sources.versions import in_range
 
     build = next(w for w in default_workarounds() if w.id == "build-amdgpu-targets")
-    refs = [case.name for workaround_id, case in (p.values for p in cases(WORKAROUND_FIXTURES)) if workaround_id == build.id]
-    pre_cmake = [era for era in build.eras if not in_range("v0.5.8", era.versions) and not in_range("v0.32.15", era.versions)]
+    refs = [
+        case.name for workaround_id, case in (p.values for p in cases(WORKAROUND_FIXTURES)) if workaround_id == build.id
+    ]
+    pre_cmake = [
+        era for era in build.eras if not in_range("v0.5.8", era.versions) and not in_range("v0.32.15", era.versions)
+    ]
     assert pre_cmake, "the eras before CMake are gone"
     for era in pre_cmake:
         assert any(in_range(ref, era.versions) for ref in refs), f"no fixture case in {era.describe()}"

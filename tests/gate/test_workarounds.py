@@ -35,9 +35,17 @@ func gfxOverride() string {
 def env_repo(tmp_path, monkeypatch, upstream):
     """Tags: v1.0.0 reads the variable in envconfig, v1.1.0 moved it to discover/, v1.2.0 removed it."""
     repo = new_repo(tmp_path / "ollama")
-    docs = "Set `HSA_OVERRIDE_GFX_VERSION=\"10.3.0\"` for RDNA2 cards ROCm does not list.\n"
-    commit_tree(repo, {"docs/gpu.md": docs, "envconfig/config.go": CONFIG_GO, "Dockerfile": "RUN rm -f dist/lib/ollama/rocm/rocblas/library/*gfx90[06]*\n"},
-                "read", tag="v1.0.0")
+    docs = 'Set `HSA_OVERRIDE_GFX_VERSION="10.3.0"` for RDNA2 cards ROCm does not list.\n'
+    commit_tree(
+        repo,
+        {
+            "docs/gpu.md": docs,
+            "envconfig/config.go": CONFIG_GO,
+            "Dockerfile": "RUN rm -f dist/lib/ollama/rocm/rocblas/library/*gfx90[06]*\n",
+        },
+        "read",
+        tag="v1.0.0",
+    )
     commit_tree(repo, {"envconfig/config.go": None, "discover/amd.go": "// moved\n\n" + AMD_GO}, "moved", tag="v1.1.0")
     commit_tree(repo, {"discover/amd.go": None, "Dockerfile": "FROM scratch\n"}, "removed", tag="v1.2.0")
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(tmp_path / "ollama"))
@@ -70,8 +78,11 @@ def test_variable_read_moved_and_removed(env_repo, capsys):
     assert gone["hsa-override-9.0.0"]["summary"].startswith("stale at ollama@v1.2.0")
     assert gone["copy-rocblas-tensile"]["state"] == "stale"  # the Dockerfile no longer deletes the files
     # stale entries are reported, never dropped: every entry that exists at v1.2.0 (exists_in) is there
-    assert sorted(gone) == sorted(w.id for w in default_workarounds()  # the Linux release's (the default --os)
-                                  if w.exists_at({"ollama": "v1.2.0"}.get) and "linux" in w.os)
+    assert sorted(gone) == sorted(
+        w.id
+        for w in default_workarounds()  # the Linux release's (the default --os)
+        if w.exists_at({"ollama": "v1.2.0"}.get) and "linux" in w.os
+    )
 
 
 def test_override_names_the_target_it_selects(env_repo, capsys):
@@ -126,7 +137,8 @@ def test_a_workaround_that_does_not_exist_yet_is_named_not_checked():
     assert f"`build-rocm-compute-major-min` exists in ollama {item.exists_in.versions} only" in text
     assert "RocmComputeMajorMin=8" not in text  # neither its setting nor a check
     assert json.loads(render_json([], sources=(), not_applicable=[item]))["not_applicable"] == [
-        {"id": "build-rocm-compute-major-min", "exists_in": f"ollama {item.exists_in.versions}"}]
+        {"id": "build-rocm-compute-major-min", "exists_in": f"ollama {item.exists_in.versions}"}
+    ]
 
 
 def test_a_setting_with_a_pipe_stays_in_its_cell():
@@ -149,8 +161,12 @@ def test_the_igpu_switch_is_linked_for_integrated_gpus_only(gfxgate_cli):
     import json
 
     done = gfxgate_cli("scan", "-t", "gfx1031,gfx1103", "--format", "json", check=True, timeout=60)
-    linked = {(layer["id"], cell["target"]) for layer in json.loads(done.stdout)["layers"] for cell in layer["cells"]
-              if "ollama-igpu-enable" in cell.get("workarounds", [])}
+    linked = {
+        (layer["id"], cell["target"])
+        for layer in json.loads(done.stdout)["layers"]
+        for cell in layer["cells"]
+        if "ollama-igpu-enable" in cell.get("workarounds", [])
+    }
     assert ("vulkan", "gfx1031") not in linked
     assert ("vulkan", "gfx1103") in linked
     from gfxgate.gate.workarounds import default_workarounds
@@ -160,10 +176,13 @@ def test_the_igpu_switch_is_linked_for_integrated_gpus_only(gfxgate_cli):
     assert set(igpu.applies_to) == {p.name for p in catalog().by_name.values() if p.integrated}
 
 
-@pytest.mark.parametrize(("target", "listed", "left_out"), [
-    ("gfx900", "copy-rocblas-tensile", "build-cuda-architectures"),
-    ("sm_61", "build-cuda-architectures", "copy-rocblas-tensile"),
-])
+@pytest.mark.parametrize(
+    ("target", "listed", "left_out"),
+    [
+        ("gfx900", "copy-rocblas-tensile", "build-cuda-architectures"),
+        ("sm_61", "build-cuda-architectures", "copy-rocblas-tensile"),
+    ],
+)
 def test_a_workaround_is_listed_for_its_own_vendors_targets_only(capsys, target, listed, left_out):
     """`workarounds -t gfx900` listed the NVIDIA build flag with -DCMAKE_CUDA_ARCHITECTURES=900 (gfx900's number):
     a workaround belongs to the vendors of the layers it unblocks (rules/layers.yaml `vendors:`)."""

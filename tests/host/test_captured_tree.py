@@ -22,10 +22,16 @@ from tests.host.captured import env, root, work  # noqa: F401 - fixtures
 KFD1 = "sys/class/kfd/kfd/topology/nodes/1/properties"
 
 
-
 def doctor(exe, work, env, root, *args, code=0, fmt="json", timeout=60):
-    run = replay("doctor", exe, ["doctor", "--root", str(root), "--format", fmt, *args], cwd=work, code=code, env=env,
-                 timeout=timeout)
+    run = replay(
+        "doctor",
+        exe,
+        ["doctor", "--root", str(root), "--format", fmt, *args],
+        cwd=work,
+        code=code,
+        env=env,
+        timeout=timeout,
+    )
     return json.loads(run.stdout) if fmt == "json" and code == 0 else run
 
 
@@ -41,8 +47,11 @@ def _replace(path: Path, make) -> None:
 def test_1_a_stat_json_that_is_no_small_file_is_a_note(gfxgate_exe, work, env, root, kind):
     """Issue 41 item 1: a link to /dev/zero, a FIFO or a 3 GB sparse file as stat.json is not read."""
     manifest = root / ".gfxgate-doctor/stat.json"
-    makers = {"dev-zero": lambda p: p.symlink_to("/dev/zero"), "fifo": lambda p: os.mkfifo(p),
-              "sparse-3g": lambda p: os.truncate(p.open("wb").name, 3 << 30)}
+    makers = {
+        "dev-zero": lambda p: p.symlink_to("/dev/zero"),
+        "fifo": lambda p: os.mkfifo(p),
+        "sparse-3g": lambda p: os.truncate(p.open("wb").name, 3 << 30),
+    }
     _replace(manifest, makers[kind])
     data = doctor(gfxgate_exe, work, env, root)
     assert data["gpus"][0]["target"] == "gfx900"
@@ -51,8 +60,15 @@ def test_1_a_stat_json_that_is_no_small_file_is_a_note(gfxgate_exe, work, env, r
 
 
 # -- 2. a FIFO wherever a file is read ------------------------------------------------------------------------
-FIFO_AT = [KFD1, "etc/group", "etc/systemd/system/ollama.service.d/override.conf", "etc/ollama.env",
-           "usr/share/libdrm/amdgpu.ids", "proc/4242/comm", "opt/rocm-6.0.0/.info/version"]
+FIFO_AT = [
+    KFD1,
+    "etc/group",
+    "etc/systemd/system/ollama.service.d/override.conf",
+    "etc/ollama.env",
+    "usr/share/libdrm/amdgpu.ids",
+    "proc/4242/comm",
+    "opt/rocm-6.0.0/.info/version",
+]
 
 
 @pytest.mark.parametrize("where", FIFO_AT)
@@ -132,13 +148,19 @@ def test_6_thousands_of_sparse_files_stay_under_the_memory_bound(gfxgate_exe, wo
 # -- 8. exit 70 from captured values -----------------------------------------------------------------------------
 # the shapes that were exit 70 on main (a shape main read without error, such as a list as the whole file, is
 # checked in-process by check_manifest's own test below)
-MANIFESTS = [{"stat": {"/dev/kfd": 5}}, {"stat": {"/dev/kfd": {"mode": 660, "uid": 0, "gid": 993}}},
-             {"stat": {"/dev/kfd": {"mode": "zz", "uid": 0, "gid": 993, "kind": "char"}}},
-             {"stat": {"/dev/kfd": {"mode": None, "uid": 0, "gid": 993, "kind": "char"}}},
-             {"stat": {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": [], "kind": "char"}}},
-             {"stat": {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": {"a": 1}, "kind": "char"}}},
-             {"probes": []}, {"probes": {"ollama --version": 5}}, {"probes": {"ollama --version": ["x"]}},
-             {"logs": "x"}, {"logs": ["a\u0000b"]}]
+MANIFESTS = [
+    {"stat": {"/dev/kfd": 5}},
+    {"stat": {"/dev/kfd": {"mode": 660, "uid": 0, "gid": 993}}},
+    {"stat": {"/dev/kfd": {"mode": "zz", "uid": 0, "gid": 993, "kind": "char"}}},
+    {"stat": {"/dev/kfd": {"mode": None, "uid": 0, "gid": 993, "kind": "char"}}},
+    {"stat": {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": [], "kind": "char"}}},
+    {"stat": {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": {"a": 1}, "kind": "char"}}},
+    {"probes": []},
+    {"probes": {"ollama --version": 5}},
+    {"probes": {"ollama --version": ["x"]}},
+    {"logs": "x"},
+    {"logs": ["a\u0000b"]},
+]
 
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=range(len(MANIFESTS)))
@@ -178,8 +200,15 @@ def test_8_a_rocblas_folder_1900_deep_is_no_recursion_error(gfxgate_exe, work, e
     finally:
         os.close(fd)
     try:
-        replay("doctor-collect", gfxgate_exe, ["doctor", "--root", str(root), "--collect", "out.tar.gz"], cwd=work,
-               code=0, env=env, outputs=("out.tar.gz",))
+        replay(
+            "doctor-collect",
+            gfxgate_exe,
+            ["doctor", "--root", str(root), "--collect", "out.tar.gz"],
+            cwd=work,
+            code=0,
+            env=env,
+            outputs=("out.tar.gz",),
+        )
     finally:
         _remove_chain(deep, 1900)
 
@@ -201,13 +230,18 @@ def _remove_chain(folder: Path, depth: int) -> None:
 
 # -- 9. GPUs gfxgate does not know ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("version,name", [(120500, "gfx1250"), (70000, "gfx700")])
-def test_9_an_unknown_gpu_is_reported_and_a_known_one_beside_it_keeps_its_report(gfxgate_exe, work, env, root, version, name):
+def test_9_an_unknown_gpu_is_reported_and_a_known_one_beside_it_keeps_its_report(
+    gfxgate_exe, work, env, root, version, name
+):
     """Issue 41 item 9: exit 2 on main for the whole report; now a note for the new GPU and the known GPU's rows."""
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     (nodes / "2").mkdir()
-    (nodes / "2/properties").write_text((nodes / "1/properties").read_text()
-                                          .replace("gfx_target_version 90000", f"gfx_target_version {version}")
-                                          .replace("drm_render_minor 128", "drm_render_minor 129"))
+    (nodes / "2/properties").write_text(
+        (nodes / "1/properties")
+        .read_text()
+        .replace("gfx_target_version 90000", f"gfx_target_version {version}")
+        .replace("drm_render_minor 128", "drm_render_minor 129")
+    )
     data = doctor(gfxgate_exe, work, env, root)
     targets = {t["target"]: t for t in data["targets"]}
     assert set(targets) == {"gfx900", name}
@@ -224,11 +258,17 @@ def _settings(exe, work, env, root, service: str, envfile: str | None = None) ->
     return {s["name"]: s["value"] for s in data["unit"]["environment"]} | {"problems": data["unit"]["problems"]}
 
 
-@pytest.mark.parametrize("line,value", [
-    ('Environment="HSA_OVERRIDE_GFX_VERSION=10\\x2e3.0"', "10.3.0"),  # a C escape (EXTRACT_CUNESCAPE)
-    ("Environment=HSA_OVERRIDE_GFX_VERSION=9.0.0 \\\n# a comment inside the continuation\n HIP_VISIBLE_DEVICES=1", "9.0.0"),
-    ("Environment=HSA_OVERRIDE_GFX_VERSION=10.%%3.0", "10.%3.0"),  # %% is a percent sign
-])
+@pytest.mark.parametrize(
+    "line,value",
+    [
+        ('Environment="HSA_OVERRIDE_GFX_VERSION=10\\x2e3.0"', "10.3.0"),  # a C escape (EXTRACT_CUNESCAPE)
+        (
+            "Environment=HSA_OVERRIDE_GFX_VERSION=9.0.0 \\\n# a comment inside the continuation\n HIP_VISIBLE_DEVICES=1",
+            "9.0.0",
+        ),
+        ("Environment=HSA_OVERRIDE_GFX_VERSION=10.%%3.0", "10.%3.0"),  # %% is a percent sign
+    ],
+)
 def test_17_environment_values_as_systemd_reads_them(gfxgate_exe, work, env, root, line, value):
     """Issue 41 item 17: conf-parser.c's continuations (a comment line inside is skipped) and extract_first_word's
     C escapes, and ``%%``; main read ``10\\x2e3.0``, dropped HIP_VISIBLE_DEVICES after the comment, kept ``%%``."""
@@ -240,16 +280,23 @@ def test_17_environment_values_as_systemd_reads_them(gfxgate_exe, work, env, roo
 
 def test_17_a_bad_quote_keeps_the_words_before_it_as_systemd_does(gfxgate_exe, work, env, root):
     """systemd applies the words before an unbalanced quote and ignores the rest (main dropped the whole line)."""
-    got = _settings(gfxgate_exe, work, env, root, "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=9.0.0 "
-                                                  "ROCR_VISIBLE_DEVICES=\"0\n")
+    got = _settings(
+        gfxgate_exe, work, env, root, '[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=9.0.0 ROCR_VISIBLE_DEVICES="0\n'
+    )
     assert got["HSA_OVERRIDE_GFX_VERSION"] == "9.0.0" and "ROCR_VISIBLE_DEVICES" not in got and got["problems"]
 
 
 def test_17_environment_file_values_as_systemd_parse_env_file_reads_them(gfxgate_exe, work, env, root):
     """A comment's trailing backslash continues it; a double-quoted value spans a line continuation (main read
     ``"0,\\`` and HSA_OVERRIDE_GFX_VERSION=1)."""
-    got = _settings(gfxgate_exe, work, env, root, "[Service]\nEnvironmentFile=/etc/o.env\n",
-                    '# c \\\nHSA_OVERRIDE_GFX_VERSION=1\nHIP_VISIBLE_DEVICES="0,\\\n1"\nROCR_VISIBLE_DEVICES=  2 3  \n')
+    got = _settings(
+        gfxgate_exe,
+        work,
+        env,
+        root,
+        "[Service]\nEnvironmentFile=/etc/o.env\n",
+        '# c \\\nHSA_OVERRIDE_GFX_VERSION=1\nHIP_VISIBLE_DEVICES="0,\\\n1"\nROCR_VISIBLE_DEVICES=  2 3  \n',
+    )
     assert "HSA_OVERRIDE_GFX_VERSION" not in got
     assert got["HIP_VISIBLE_DEVICES"] == "0,1" and got["ROCR_VISIBLE_DEVICES"] == "2 3"
 
@@ -265,8 +312,15 @@ def test_17_check_manifest_keeps_only_the_written_shapes():
     from gfxgate.host.rootfs import check_manifest
 
     assert check_manifest([]) == ({}, 1)
-    good, dropped = check_manifest({"stat": {"/dev/kfd": {"mode": "660", "uid": 0, "gid": 5, "kind": "char"},
-                                             "/x": {"mode": "0660", "uid": True, "gid": 5, "kind": "char"}},
-                                    "user": "a:b", "logs": [".x", "ok"]})
+    good, dropped = check_manifest(
+        {
+            "stat": {
+                "/dev/kfd": {"mode": "660", "uid": 0, "gid": 5, "kind": "char"},
+                "/x": {"mode": "0660", "uid": True, "gid": 5, "kind": "char"},
+            },
+            "user": "a:b",
+            "logs": [".x", "ok"],
+        }
+    )
     assert good["stat"] == {"/dev/kfd": {"mode": "0660", "uid": 0, "gid": 5, "kind": "char"}}
     assert good["logs"] == ["ok"] and "user" not in good and dropped == 3

@@ -13,7 +13,9 @@ from gfxgate.host.devmem import device_memory
 @pytest.fixture
 def no_tools(monkeypatch):
     real = shutil.which
-    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if name in ("nvidia-smi", "rocm-smi") else real(name, *a, **k))
+    monkeypatch.setattr(
+        shutil, "which", lambda name, *a, **k: None if name in ("nvidia-smi", "rocm-smi") else real(name, *a, **k)
+    )
 
 
 def test_amdgpu_sysfs_counters(tmp_path, no_tools):
@@ -24,9 +26,13 @@ def test_amdgpu_sysfs_counters(tmp_path, no_tools):
         (device / "mem_info_vram_total").write_text(total + "\n")
     (tmp_path / "card0-DP-1").mkdir()  # a connector, not a card
     assert device_memory(tmp_path) == {
-        "devices": [{"source": "sysfs", "device": "card0", "used_mib": 512, "total_mib": 8192}], "notes": []}
+        "devices": [{"source": "sysfs", "device": "card0", "used_mib": 512, "total_mib": 8192}],
+        "notes": [],
+    }
 
 
 def test_no_source_is_a_note(tmp_path, no_tools):
     assert device_memory(tmp_path) == {
-        "devices": [], "notes": ["no nvidia-smi, no rocm-smi, no amdgpu mem_info_vram_used in sysfs"]}
+        "devices": [],
+        "notes": ["no nvidia-smi, no rocm-smi, no amdgpu mem_info_vram_used in sysfs"],
+    }

@@ -38,8 +38,13 @@ def test_nothing_outside_host_imports_subprocess():
         if path.relative_to(PACKAGE).parts[0] == "host":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             if any(n == "subprocess" or n.startswith("subprocess.") for n in names):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert not offenders, offenders
@@ -69,9 +74,13 @@ def test_the_timeout_bounds_a_command_whose_helper_holds_the_pipe():
 
 
 def test_stdin_larger_than_a_pipe_and_a_merged_stderr():
-    done = proc.run_bounded([sys.executable, "-c", "import sys; d = sys.stdin.buffer.read(); print(len(d)); "
-                             "print('e', file=sys.stderr)"], timeout=30, input=b"x" * 1_000_000, max_output=None,
-                            merge_stderr=True)
+    done = proc.run_bounded(
+        [sys.executable, "-c", "import sys; d = sys.stdin.buffer.read(); print(len(d)); print('e', file=sys.stderr)"],
+        timeout=30,
+        input=b"x" * 1_000_000,
+        max_output=None,
+        merge_stderr=True,
+    )
     assert done.returncode == 0 and sorted(done.stdout.split()) == [b"1000000", b"e"] and done.stderr == b""
 
 
@@ -87,8 +96,15 @@ def test_a_server_whose_leader_exited_still_has_its_group_killed_on_close(tmp_pa
 
 
 def test_stop_escalates_to_sigkill_for_a_server_that_ignores_sigterm():
-    server = proc.spawn([sys.executable, "-c", "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                         "print('ready', flush=True)\ntime.sleep(60)"], stdout=proc.PIPE)
+    server = proc.spawn(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print('ready', flush=True)\ntime.sleep(60)",
+        ],
+        stdout=proc.PIPE,
+    )
     assert server.stdout.readline() == b"ready\n"
     rc, killed = server.stop(0.3)
     assert killed and rc == -9
@@ -98,8 +114,11 @@ def _pump(data: bytes, **caps) -> tuple[bytes, proc.LogPump]:
     """Feed ``data`` through a real pipe into a LogPump writing to another pipe; what it wrote."""
     read, write = os.pipe()
     out_r, out_w = os.pipe()
-    pump = proc.LogPump(open(read, "rb", buffering=0), open(out_w, "wb", buffering=0),
-                        **{"max_line": 10, "head_lines": 3, "head_bytes": 1000, "tail_lines": 2, "tail_bytes": 1000, **caps})
+    pump = proc.LogPump(
+        open(read, "rb", buffering=0),
+        open(out_w, "wb", buffering=0),
+        **{"max_line": 10, "head_lines": 3, "head_bytes": 1000, "tail_lines": 2, "tail_bytes": 1000, **caps},
+    )
     pump.start()
     os.write(write, data)
     os.close(write)
@@ -112,9 +131,15 @@ def _pump(data: bytes, **caps) -> tuple[bytes, proc.LogPump]:
 def test_the_log_pump_keeps_the_head_and_the_tail_with_lines_cut():
     lines = b"".join(b"line %d\n" % i for i in range(100))
     got, pump = _pump(b"x" * 25 + b"\n" + lines)
-    assert got.split(b"\n") == [b"xxxxxxxxxx [gfxgate: 15 more bytes of this line left out]", b"line 0", b"line 1",
-                                b"[gfxgate: 96 lines (760 bytes) of the server's output left out here]",
-                                b"line 98", b"line 99", b""]
+    assert got.split(b"\n") == [
+        b"xxxxxxxxxx [gfxgate: 15 more bytes of this line left out]",
+        b"line 0",
+        b"line 1",
+        b"[gfxgate: 96 lines (760 bytes) of the server's output left out here]",
+        b"line 98",
+        b"line 99",
+        b"",
+    ]
     small, _ = _pump(b"a\nb\nlast without newline")
     assert small == b"a\nb\nlast witho [gfxgate: 10 more bytes of this line left out]"
     assert _pump(b"a\nb\n")[0] == b"a\nb\n"  # under the caps: the server's bytes exactly
@@ -129,11 +154,18 @@ def test_output_still_in_the_pipe_when_the_server_is_closed_reaches_the_log(tmp_
     """A crashing server's last lines sit in the pipe when it is reaped: closing the process must not lose them
     (the pump owns the pipe and reads it to its end)."""
     for attempt in range(20):
-        server = proc.spawn([sys.executable, "-c", "import sys; sys.stdout.write('a' * 60000 + '\\nLAST\\n')"],
-                            stdout=proc.PIPE)
+        server = proc.spawn(
+            [sys.executable, "-c", "import sys; sys.stdout.write('a' * 60000 + '\\nLAST\\n')"], stdout=proc.PIPE
+        )
         assert server.wait(10) == 0  # exited: all its output waits in the pipe
-        pump = server.pump_output(open(tmp_path / "log", "wb"), max_line=1 << 20, head_lines=100, head_bytes=1 << 20,
-                                  tail_lines=100, tail_bytes=1 << 20)
+        pump = server.pump_output(
+            open(tmp_path / "log", "wb"),
+            max_line=1 << 20,
+            head_lines=100,
+            head_bytes=1 << 20,
+            tail_lines=100,
+            tail_bytes=1 << 20,
+        )
         server.close()
         pump.join(10)
         assert (tmp_path / "log").read_bytes() == b"a" * 60000 + b"\nLAST\n", attempt

@@ -10,9 +10,12 @@ ERROR = "llama runner process has terminated: exit status 2"
 
 def compute_crash_log() -> list[str]:
     state = State(Behaviour())
-    return ["[GIN] 2026/12/02 - 13:00:00 | 200 | 1.0s | 127.0.0.1 | GET \"/api/ps\""] + load_lines(state, 1) + [
-        started_line()
-    ] + segv_lines(state)
+    return (
+        ['[GIN] 2026/12/02 - 13:00:00 | 200 | 1.0s | 127.0.0.1 | GET "/api/ps"']
+        + load_lines(state, 1)
+        + [started_line()]
+        + segv_lines(state)
+    )
 
 
 def test_go_crash_report_gives_signal_exit_status_and_compute_frames():
@@ -72,10 +75,12 @@ def test_frame_name_of_a_mangled_name_with_a_digit_that_is_not_ascii():
 
 
 def test_frame_name_on_go_and_c_frames_and_non_frames():
-    assert frame_name("github.com/ollama/ollama/runner/ollamarunner.(*Server).computeBatch(0xc0, {...})") == "computeBatch"
-    assert frame_name("github.com/ollama/ollama/ml/backend/ggml._Cfunc_ggml_backend_sched_graph_compute_async(0x7f)") == (
-        "ggml_backend_sched_graph_compute_async"
+    assert (
+        frame_name("github.com/ollama/ollama/runner/ollamarunner.(*Server).computeBatch(0xc0, {...})") == "computeBatch"
     )
+    assert frame_name(
+        "github.com/ollama/ollama/ml/backend/ggml._Cfunc_ggml_backend_sched_graph_compute_async(0x7f)"
+    ) == ("ggml_backend_sched_graph_compute_async")
     assert frame_name("#3  0x00007f in ggml_graph_compute (cgraph=0x1)") == "ggml_graph_compute"
     assert frame_name('time=2026-12-02T13:00:00Z level=INFO source=server.go:1 msg="x"') is None
 

@@ -11,8 +11,17 @@ import pytest
 
 from gfxgate.app.scan import ScanRequest, scan
 
-NVIDIA_LAYERS = ["nvidia-docs", "cuda-build", "cuda-packaging", "cuda-driver", "cuda-discovery", "cuda-flash-attention",
-                 "nvidia-vulkan", "installed-cuda-code", "runtime"]
+NVIDIA_LAYERS = [
+    "nvidia-docs",
+    "cuda-build",
+    "cuda-packaging",
+    "cuda-driver",
+    "cuda-discovery",
+    "cuda-flash-attention",
+    "nvidia-vulkan",
+    "installed-cuda-code",
+    "runtime",
+]
 
 
 def cells(matrix, target):
@@ -23,7 +32,9 @@ def test_an_nvidia_targets_matrix_has_the_nvidia_rows_and_an_amd_targets_the_amd
     p40 = scan(ScanRequest(("Tesla P40",)))
     assert p40.targets == ("sm_61",) and [layer.id for layer in p40.layers] == NVIDIA_LAYERS
     amd = scan(ScanRequest(("gfx906",)))
-    assert not {layer.id for layer in amd.layers} & set(NVIDIA_LAYERS[:-1]) and "runtime" in {la.id for la in amd.layers}
+    assert not {layer.id for layer in amd.layers} & set(NVIDIA_LAYERS[:-1]) and "runtime" in {
+        la.id for la in amd.layers
+    }
     both = scan(ScanRequest(("gfx906", "sm_61")))
     assert both.cell("cuda-build", "gfx906").summary == "not a layer of this target's vendor"
     assert both.cell("cmake-presets", "sm_61").summary == "not a layer of this target's vendor"
@@ -38,7 +49,9 @@ def test_pascal_runs_the_cuda_v12_cubin_inside_a_driver_window():
     assert "cuda_v13 (linux): absent" in c["cuda-packaging"].summary
     assert c["cuda-discovery"].status.value == "allowed" and '"610"' in c["cuda-discovery"].summary
     driver = c["cuda-driver"]
-    assert driver.status.value == "partial" and "needs driver 570 or newer" in driver.summary and "R580" in driver.summary
+    assert (
+        driver.status.value == "partial" and "needs driver 570 or newer" in driver.summary and "R580" in driver.summary
+    )
     assert {e.location.path for e in driver.evidence} == {"discover/cuda_compat.go", "docs/gpu.mdx"}
     for verdict in c.values():  # every decided cell cites its lines
         if verdict.status.value in ("allowed", "partial", "blocked"):
@@ -68,7 +81,8 @@ def test_a_capability_no_runner_lists_gets_vulkan_or_a_build_with_its_configure_
     assert build.route == "cuda-build"
     assert [s.setting for s in build.steps] == [
         "cmake -S llama/server --preset llama_cuda_v12_user_arch -DCMAKE_CUDA_ARCHITECTURES=53 && cmake --build "
-        "build/llama-server-cuda_v12 && cmake --install build/llama-server-cuda_v12 --component llama-server"]
+        "build/llama-server-cuda_v12 && cmake --install build/llama-server-cuda_v12 --component llama-server"
+    ]
 
 
 def test_the_scan_command_answers_for_sm_61_in_every_format(gfxgate_cli):

@@ -18,14 +18,38 @@ DOCS_TAG = "v0.32.15"
 UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")  # a folder with an `ollama` clone (tests/test_upstream.py)
 
 
-@pytest.mark.parametrize("text, arch", [
-    ("sm_61", "sm_61"), ("6.1", "sm_61"), ("Tesla P40", "sm_61"), ("P40", "sm_61"), ("GTX 1080", "sm_61"),
-    ("NVIDIA GeForce GTX 1080 Ti", "sm_61"), ("Quadro P4000", "sm_61"), ("TITAN X", "sm_61"), ("P4", "sm_61"),
-    ("Tesla P100", "sm_60"), ("6.0", "sm_60"), ("Tesla V100-SXM2-16GB", "sm_70"), ("V100", "sm_70"), ("sm_70", "sm_70"),
-    ("GTX 750 Ti", "sm_50"), ("5.0", "sm_50"), ("Tesla M40", "sm_52"), ("Jetson Nano", "sm_53"), ("T4", "sm_75"),
-    ("NVIDIA H100 80GB HBM3", "sm_90"), ("A100-PCIE-40GB", "sm_80"), ("GB10", "sm_121"), ("compute_120", "sm_120"),
-    ("sm_30", "sm_30"), ("3.7", "sm_37"), ("cc 10.3", "sm_103"), ("11.0", "sm_110"),
-])
+@pytest.mark.parametrize(
+    "text, arch",
+    [
+        ("sm_61", "sm_61"),
+        ("6.1", "sm_61"),
+        ("Tesla P40", "sm_61"),
+        ("P40", "sm_61"),
+        ("GTX 1080", "sm_61"),
+        ("NVIDIA GeForce GTX 1080 Ti", "sm_61"),
+        ("Quadro P4000", "sm_61"),
+        ("TITAN X", "sm_61"),
+        ("P4", "sm_61"),
+        ("Tesla P100", "sm_60"),
+        ("6.0", "sm_60"),
+        ("Tesla V100-SXM2-16GB", "sm_70"),
+        ("V100", "sm_70"),
+        ("sm_70", "sm_70"),
+        ("GTX 750 Ti", "sm_50"),
+        ("5.0", "sm_50"),
+        ("Tesla M40", "sm_52"),
+        ("Jetson Nano", "sm_53"),
+        ("T4", "sm_75"),
+        ("NVIDIA H100 80GB HBM3", "sm_90"),
+        ("A100-PCIE-40GB", "sm_80"),
+        ("GB10", "sm_121"),
+        ("compute_120", "sm_120"),
+        ("sm_30", "sm_30"),
+        ("3.7", "sm_37"),
+        ("cc 10.3", "sm_103"),
+        ("11.0", "sm_110"),
+    ],
+)
 def test_every_spelling_names_one_architecture(text, arch):
     assert catalog().parse_target(text) == TargetId(arch, (), NVIDIA)
 
@@ -69,8 +93,12 @@ def _docs_table(text: str) -> dict[str, list[str]]:
 def test_every_card_of_ollamas_docs_table_is_in_its_rows_names():
     """The real docs/gpu.mdx at v0.32.15 (opt-in: the ollama clone of GFXGATE_TEST_UPSTREAM): each card of a row is
     among that architecture's ``ollama-docs`` names."""
-    text = subprocess.run(["git", "-C", str(Path(str(UPSTREAM)) / "ollama"), "show", f"{DOCS_TAG}:docs/gpu.mdx"],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["git", "-C", str(Path(str(UPSTREAM)) / "ollama"), "show", f"{DOCS_TAG}:docs/gpu.mdx"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     table = _docs_table(text)
     assert len(table) == 12 and sum(map(len, table.values())) > 120
     cat = catalog()
@@ -79,8 +107,9 @@ def test_every_card_of_ollamas_docs_table_is_in_its_rows_names():
         assert arch is not None, capability
         own = {n for n, src in arch.names if src == "ollama-docs"}
         for card in cards:
-            assert any(re.sub(r"[^a-z0-9]", "", n.lower()).endswith(re.sub(r"[^a-z0-9]", "", card.lower())) for n in own), \
-                f"{card} ({capability}) missing from rules/targets.yaml nvidia_names"
+            assert any(
+                re.sub(r"[^a-z0-9]", "", n.lower()).endswith(re.sub(r"[^a-z0-9]", "", card.lower())) for n in own
+            ), f"{card} ({capability}) missing from rules/targets.yaml nvidia_names"
 
 
 def test_targets_command_explains_tesla_p40(gfxgate_cli):
@@ -89,5 +118,10 @@ def test_targets_command_explains_tesla_p40(gfxgate_cli):
     done = gfxgate_cli("targets", "Tesla P40", "--format", "json", timeout=60)
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)
-    assert (row["target"], row["compute_capability"], row["family"], row["cuda_architectures"]) == ("sm_61", "6.1", "Pascal", "61")
+    assert (row["target"], row["compute_capability"], row["family"], row["cuda_architectures"]) == (
+        "sm_61",
+        "6.1",
+        "Pascal",
+        "61",
+    )
     assert "Tesla P40" in row["card_names"]["ollama-docs"]

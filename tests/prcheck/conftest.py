@@ -42,4 +42,7 @@ def project(tmp_path, history_env):
 @pytest.fixture
 def src_env(history_upstream, tmp_path):
     """The environment a child gfxgate needs to read the synthetic upstream (and its own cache)."""
-    return {**{name: str(path) for name, path in history_upstream.items()}, "GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
+    return {
+        **{name: str(path) for name, path in history_upstream.items()},
+        "GFXGATE_CACHE_DIR": str(tmp_path / "cache"),
+    }

@@ -94,8 +94,20 @@ def generate(workdir: Path) -> dict[str, str]:
     pins = workdir / "pins.toml"  # outside any git repository: SARIF names it rules/pins.toml
     pins.write_text(pins_text("v0.14.0"), encoding="utf-8")
     for fmt, ext in (("md", "md"), ("json", "json"), ("sarif", "sarif")):
-        out[f"diff.{ext}"] = run(["diff", str(workdir / "old.json"), str(workdir / "new.json"), "--format", fmt,
-                                  "--fail-on", "gfx900", "--pins", str(pins)], expect=1)
+        out[f"diff.{ext}"] = run(
+            [
+                "diff",
+                str(workdir / "old.json"),
+                str(workdir / "new.json"),
+                "--format",
+                fmt,
+                "--fail-on",
+                "gfx900",
+                "--pins",
+                str(pins),
+            ],
+            expect=1,
+        )
     out["scan.sarif"] = run(["scan", "--ref", "ollama=v0.14.0", *TARGETS, "--format", "sarif"])
     for fmt in ("md", "json"):
         out[f"history.{fmt}"] = run(["history", *TARGETS, "--format", fmt])

@@ -10,18 +10,21 @@ from gfxgate.prcheck.diff import DRIFT, EVIDENCE, IMPROVEMENT, REGRESSION, RESOL
 from tests.prcheck.golden import TARGETS, gfxgate
 
 
-@pytest.mark.parametrize("old,new,kind", [
-    ("allowed", "blocked", REGRESSION),
-    ("allowed", "override-required", REGRESSION),
-    ("partial", "blocked", REGRESSION),
-    ("blocked", "allowed", IMPROVEMENT),
-    ("override-required", "partial", IMPROVEMENT),
-    ("allowed", "unknown", DRIFT),
-    ("blocked", "not-scanned", DRIFT),
-    ("unknown", "blocked", RESOLVED),
-    ("allowed", "allowed", None),
-    ("unknown", "unknown", None),
-])
+@pytest.mark.parametrize(
+    "old,new,kind",
+    [
+        ("allowed", "blocked", REGRESSION),
+        ("allowed", "override-required", REGRESSION),
+        ("partial", "blocked", REGRESSION),
+        ("blocked", "allowed", IMPROVEMENT),
+        ("override-required", "partial", IMPROVEMENT),
+        ("allowed", "unknown", DRIFT),
+        ("blocked", "not-scanned", DRIFT),
+        ("unknown", "blocked", RESOLVED),
+        ("allowed", "allowed", None),
+        ("unknown", "unknown", None),
+    ],
+)
 def test_classify(old, new, kind):
     assert classify(old, new) == kind
 

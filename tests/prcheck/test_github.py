@@ -103,6 +103,7 @@ def test_action_inputs_reach_the_script_only_through_env():
 # -- self-test: run the action's check step as the runner would ------------------------------------------
 def evaluate(expression: str, context: dict) -> str:
     """The `${{ a.b || c.d }}` expressions the action uses: dotted lookups joined by ||."""
+
     def lookup(path: str):
         value = context
         for part in path.strip().split("."):
@@ -142,15 +143,24 @@ def run_check_step(project: Path, tmp_path: Path, src_env: dict, inputs: dict) -
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GFXGATE_", "GITHUB_"))}
     env.update(src_env)
     env.update({name: evaluate(str(value), context) for name, value in check["env"].items()})
-    env.update({
-        "PATH": f"{shim_dir}{os.pathsep}{env.get('PATH', '')}",
-        "PYTHONPATH": str(REPO),
-        "GITHUB_OUTPUT": str(output),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "GITHUB_ACTION_PATH": str(REPO),
-    })
-    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=project, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    env.update(
+        {
+            "PATH": f"{shim_dir}{os.pathsep}{env.get('PATH', '')}",
+            "PYTHONPATH": str(REPO),
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_ACTION_PATH": str(REPO),
+        }
+    )
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     outputs = dict(line.split("=", 1) for line in output.read_text().splitlines()) if output.exists() else {}
     return done.returncode, done.stderr, json.dumps(outputs), summary
 
@@ -165,8 +175,9 @@ def bump(project: Path, src_env: dict, tag: str) -> None:
 
 def test_action_step_fails_on_a_regression_and_leaves_summary_and_sarif(project, tmp_path, src_env):
     bump(project, src_env, "v0.14.0")
-    code, stderr, outputs, summary = run_check_step(project, tmp_path, src_env,
-                                                    {"targets": "gfx900,gfx1030", "fail-on": "gfx900"})
+    code, stderr, outputs, summary = run_check_step(
+        project, tmp_path, src_env, {"targets": "gfx900,gfx1030", "fail-on": "gfx900"}
+    )
     assert code == 1, stderr
     outputs = json.loads(outputs)
     assert Path(outputs["sarif-file"]).is_file() and Path(outputs["markdown-file"]).is_file()
@@ -182,6 +193,10 @@ def test_action_step_passes_without_fail_on_and_with_hostile_input(project, tmp_
     assert code == 0, stderr
     assert "**regression**" in summary.read_text()
     marker = tmp_path / "pwned"
-    code, stderr, _, _ = run_check_step(project, tmp_path / "second", src_env,
-                                        {"targets": f'gfx900"; touch {marker}; echo "', "fail-on": "$(touch " + str(marker) + ")"})
+    code, stderr, _, _ = run_check_step(
+        project,
+        tmp_path / "second",
+        src_env,
+        {"targets": f'gfx900"; touch {marker}; echo "', "fail-on": "$(touch " + str(marker) + ")"},
+    )
     assert code == 2 and not marker.exists()  # an input is a value, never shell code

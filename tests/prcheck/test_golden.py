@@ -24,7 +24,10 @@ def test_golden_files_are_sorted_json_and_valid_sarif():
     for path in GOLDEN.iterdir():
         if path.suffix in (".json", ".sarif"):
             data = json.loads(path.read_text(encoding="utf-8"))
-            assert path.read_text(encoding="utf-8") == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            assert (
+                path.read_text(encoding="utf-8")
+                == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+            )
         if path.suffix == ".sarif":
             jsonschema.Draft7Validator(sarif_schema()).validate(json.loads(path.read_text(encoding="utf-8")))
     text = (GOLDEN / "diff.md").read_text(encoding="utf-8")
@@ -55,13 +58,17 @@ def test_golden_evidence_names_the_commit_of_the_tag_it_was_read_at():
             assert evidence["commit"] == f"<commit {evidence['where'].split(':')[0]}>"
             checked += 1
     assert checked > 50
-    new = next(line for line in (GOLDEN / "diff.md").read_text(encoding="utf-8").splitlines() if line.startswith("New: "))
+    new = next(
+        line for line in (GOLDEN / "diff.md").read_text(encoding="utf-8").splitlines() if line.startswith("New: ")
+    )
     assert "`ollama@v0.14.0` (<commit:12 ollama@v0.14.0>)" in new
 
 
 def test_commit_normalisation_keeps_ids_checked():
     names = {"0123456789abcdef0123456789abcdef01234567": "ollama@v0.11.0"}
     text = normalise_commits('"0123456789abcdef0123456789abcdef01234567" (0123456789ab) (0123456789a) abc', names)
-    assert text == '"<commit ollama@v0.11.0>" (<commit:12 ollama@v0.11.0>) (0123456789a) abc'  # a short id stays visible
+    assert (
+        text == '"<commit ollama@v0.11.0>" (<commit:12 ollama@v0.11.0>) (0123456789a) abc'
+    )  # a short id stays visible
     with pytest.raises(AssertionError, match="not a commit of the fixture repositories"):
         normalise_commits("ffffffffffffffffffffffffffffffffffffffff", names)

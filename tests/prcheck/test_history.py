@@ -19,12 +19,24 @@ def test_release_tags_in_semantic_version_order():
     tags = ["v0.10.0", "v0.9.0", "v0.2.0", "v0.2.1-rc1", "v0.10.0-rc2", "latest", "v0.1.0"]
     assert release_tags(tags, r"^v\d+\.\d+\.\d+$") == ["v0.1.0", "v0.2.0", "v0.9.0", "v0.10.0"]
     assert release_tags(tags, r"^v\d+\.\d+\.\d+$", prereleases=True) == [
-        "v0.1.0", "v0.2.0", "v0.2.1-rc1", "v0.9.0", "v0.10.0-rc2", "v0.10.0"]
+        "v0.1.0",
+        "v0.2.0",
+        "v0.2.1-rc1",
+        "v0.9.0",
+        "v0.10.0-rc2",
+        "v0.10.0",
+    ]
     # ollama's CI / internal-build tags are pre-releases of their base, matched by the pattern without the suffix
     ci = ["v0.9.1", "v0.9.1-ci0", "v0.9.1-rc0", "v0.9.4-citest0", "v0.10.2-int1", "v0.9.0"]
     assert release_tags(ci, r"^v\d+\.\d+\.\d+$") == ["v0.9.0", "v0.9.1"]
     assert release_tags(ci, r"^v\d+\.\d+\.\d+$", prereleases=True) == [
-        "v0.9.0", "v0.9.1-ci0", "v0.9.1-rc0", "v0.9.1", "v0.9.4-citest0", "v0.10.2-int1"]
+        "v0.9.0",
+        "v0.9.1-ci0",
+        "v0.9.1-rc0",
+        "v0.9.1",
+        "v0.9.4-citest0",
+        "v0.10.2-int1",
+    ]
 
 
 def test_bisection_finds_every_change_of_a_step_sequence():
@@ -57,7 +69,9 @@ def history_json(env, tmp_path, *args):
 def changes(data, layer, target):
     entry = next(layer_ for layer_ in data["layers"] if layer_["id"] == layer)
     row = next(t for t in entry["targets"] if t["target"] == target)
-    return row["first"], [(c["tag"], c["previous_tag"], c["kind"], c["old"]["status"], c["new"]["status"]) for c in row["changes"]]
+    return row["first"], [
+        (c["tag"], c["previous_tag"], c["kind"], c["old"]["status"], c["new"]["status"]) for c in row["changes"]
+    ]
 
 
 def test_history_of_gfx900_on_the_synthetic_upstream(history_env, tmp_path):
@@ -65,14 +79,18 @@ def test_history_of_gfx900_on_the_synthetic_upstream(history_env, tmp_path):
     assert data["range"] == {"from": "v0.11.0", "to": "v0.14.10", "tags": 8, "probed": 8}
     first, steps = changes(data, "cmake-filter", "gfx900")
     assert first["status"] == "allowed" and first["tag"] == "v0.11.0"
-    assert steps == [("v0.13.0", "v0.12.0", "regression", "allowed", "override-required"),
-                     ("v0.14.10", "v0.14.9", "drift", "override-required", "unknown")]
+    assert steps == [
+        ("v0.13.0", "v0.12.0", "regression", "allowed", "override-required"),
+        ("v0.14.10", "v0.14.9", "drift", "override-required", "unknown"),
+    ]
     _, steps = changes(data, "discovery", "gfx900")
     assert steps == [("v0.13.0", "v0.12.0", "improvement", "partial", "allowed")]
     entry = next(layer_ for layer_ in data["layers"] if layer_["id"] == "discovery")["targets"][0]["changes"][0]
     assert "GetSupportedGFX" in entry["old"]["summary"] and "GGML_CUDA_INIT" in entry["new"]["summary"]
     assert entry["new"]["evidence"][0]["where"] == "ollama@v0.13.0:ml/device.go:5"
-    assert changes(data, "release-packaging", "gfx900")[1] == [("v0.14.0", "v0.13.1", "regression", "allowed", "blocked")]
+    assert changes(data, "release-packaging", "gfx900")[1] == [
+        ("v0.14.0", "v0.13.1", "regression", "allowed", "blocked")
+    ]
     assert changes(data, "cmake-presets", "gfx900")[1] == [("v0.14.9", "v0.14.0", "regression", "allowed", "blocked")]
     assert changes(data, "source-macros", "gfx900")[1] == []  # v0.13.1 moved ml/device.go: no change reported
     # the drift keeps its reason
@@ -94,7 +112,9 @@ def test_prereleases_only_when_asked(history_env, tmp_path):
 
 
 def test_window_and_unknown_bounds(history_env, tmp_path):
-    data = history_json(history_env, tmp_path, "-t", "gfx900", "--from", "v0.12.0", "--to", "v0.14.0", "--layer", "cmake-filter")
+    data = history_json(
+        history_env, tmp_path, "-t", "gfx900", "--from", "v0.12.0", "--to", "v0.14.0", "--layer", "cmake-filter"
+    )
     assert data["range"] == {"from": "v0.12.0", "to": "v0.14.0", "tags": 4, "probed": data["range"]["probed"]}
     assert [s[0] for s in changes(data, "cmake-filter", "gfx900")[1]] == ["v0.13.0"]
     done = gfxgate(["history", "-t", "gfx900", "--from", "v0.12.5"], history_env, tmp_path)
@@ -128,7 +148,10 @@ def test_history_reads_blobs_without_checkout(history_env, tmp_path):
     head = repo.head.commit.hexsha
     history_json(history_env, tmp_path, "-t", "gfx900", "--every-tag")
     assert repo.head.commit.hexsha == head and not repo.is_dirty(untracked_files=True)
-    assert (repo.working_tree_dir and (history_env["GFXGATE_SOURCE_OLLAMA"] / "README.md").read_text() == "work after the last release\n")
+    assert (
+        repo.working_tree_dir
+        and (history_env["GFXGATE_SOURCE_OLLAMA"] / "README.md").read_text() == "work after the last release\n"
+    )
 
 
 def test_unknown_repo_is_usage_error(history_env, tmp_path):

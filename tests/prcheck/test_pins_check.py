@@ -19,11 +19,21 @@ def test_set_ref_changes_only_the_value_and_keeps_comments():
     assert old == "v0.11.0"
     before, after = text.splitlines(), new.splitlines()
     changed = [(a, b) for a, b in zip(before, after) if a != b]
-    assert changed == [('ref = "v0.11.0"          # the version we ship', 'ref = "v0.14.10"         # the version we ship')]
+    assert changed == [
+        ('ref = "v0.11.0"          # the version we ship', 'ref = "v0.14.10"         # the version we ship')
+    ]
     assert len(before) == len(after)
     assert set_ref(text, "rocm-docs", "rocm-6.4.0")[0].count('ref = "rocm-6.4.0"       # newest tag we can verify') == 1
-    assert ref_lines(text) == {"ollama": 5, "ollama-python": 10, "rocm-docs": 15, "llama-cpp": 20, "clr": 25, "rocblas": 30,
-                               "ollama-for-amd": 35, "therock": 41}
+    assert ref_lines(text) == {
+        "ollama": 5,
+        "ollama-python": 10,
+        "rocm-docs": 15,
+        "llama-cpp": 20,
+        "clr": 25,
+        "rocblas": 30,
+        "ollama-for-amd": 35,
+        "therock": 41,
+    }
 
 
 def test_set_ref_refuses_bad_tags_and_missing_tables():
@@ -55,7 +65,9 @@ def test_bump_edits_the_pin_and_regenerates_the_snapshot(project, src_env):
     facts = snap.facts["ollama-dockerfile-rocblas-removal"]
     assert facts.state == "matched" and facts.ref == "v0.14.0"
     written = (project / "rules" / "snapshots" / "pins.json").read_text()
-    assert str(src_env["GFXGATE_SOURCE_OLLAMA"]) not in written and "https://github.com/ollama/ollama.git" in written  # pinned URLs
+    assert (
+        str(src_env["GFXGATE_SOURCE_OLLAMA"]) not in written and "https://github.com/ollama/ollama.git" in written
+    )  # pinned URLs
 
 
 def test_bump_without_pins_edits_the_pins_of_the_repository_around_the_current_folder(project, src_env):
@@ -88,14 +100,31 @@ def test_check_fails_on_a_gfx900_regression_with_a_readable_markdown_diff(projec
     assert bump(project, src_env, "ollama", "v0.14.0", "--no-snapshot").returncode == 0
     summary, sarif = tmp_path / "summary.md", tmp_path / "check.sarif"
     summary.write_text("# earlier step\n")
-    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx900",
-                    "--summary", str(summary), "--sarif-output", str(sarif)], src_env, project)
+    done = gfxgate(
+        [
+            "check",
+            "--base-ref",
+            "main",
+            "-t",
+            "gfx900,gfx1030",
+            "--fail-on",
+            "gfx900",
+            "--summary",
+            str(summary),
+            "--sarif-output",
+            str(sarif),
+        ],
+        src_env,
+        project,
+    )
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("# gfxgate check against main: gfx900, gfx1030")
     lines = done.stdout.splitlines()
     assert any(line.startswith("Old: ") and "`ollama@v0.11.0`" in line for line in lines)
     assert any(line.startswith("New: ") and "`ollama@v0.14.0`" in line for line in lines)
-    assert "| gfx900 | Build target list (from source) | **regression** | allowed | **override-required** |" in done.stdout
+    assert (
+        "| gfx900 | Build target list (from source) | **regression** | allowed | **override-required** |" in done.stdout
+    )
     assert "**Failing**: gfx900 regressed" in done.stdout
     assert "gfx900 regressed: release-packaging allowed -> blocked" in done.stderr
     text = summary.read_text()
@@ -113,7 +142,11 @@ def test_check_passes_without_a_regression(project, src_env):
     assert done.returncode == 0, done.stderr
     assert "No cell changed status." in done.stdout and "Evidence moved" in done.stdout
     assert bump(project, src_env, "ollama", "v0.14.0", "--no-snapshot").returncode == 0
-    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx1030", "--format", "json"], src_env, project)
+    done = gfxgate(
+        ["check", "--base-ref", "main", "-t", "gfx900,gfx1030", "--fail-on", "gfx1030", "--format", "json"],
+        src_env,
+        project,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["failing"] == [] and data["counts"]["regression"] == 2
@@ -142,7 +175,9 @@ def test_check_reads_the_rules_at_the_base_ref_too(project, src_env):
     repo.index.add(["rules/layers.yaml", "rules/gates"])
     repo.index.commit("our own rules")
     (project / "rules" / "gates" / "cmake-filter.yaml").unlink()  # the PR deletes a rule file
-    done = gfxgate(["check", "--base-ref", "main", "-t", "gfx900", "--rules", "rules", "--format", "json"], src_env, project)
+    done = gfxgate(
+        ["check", "--base-ref", "main", "-t", "gfx900", "--rules", "rules", "--format", "json"], src_env, project
+    )
     assert done.returncode == 0, done.stderr
     change = {c["layer"]: c for c in json.loads(done.stdout)["changes"]}["cmake-filter"]
     assert change["kind"] == "drift" and change["old"]["status"] == "allowed" and change["new"]["status"] == "unknown"

@@ -70,7 +70,9 @@ def test_scan_locations_point_at_the_rule_definition_in_this_repository(scans):
         if result["properties"]["rules"]:
             assert any(f"id: {rule}" in line for rule in result["properties"]["rules"]), line
     packaging = next(r for r in run["results"] if r["properties"]["layer"] == "release-packaging")
-    assert packaging["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rules/gates/release-packaging.yaml"
+    assert (
+        packaging["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "rules/gates/release-packaging.yaml"
+    )
     # upstream evidence travels in the message, not as a location
     assert "ollama@v0.14.0:Dockerfile:3" in packaging["message"]["text"]
 
@@ -93,21 +95,30 @@ def test_scan_with_a_rules_folder_points_at_that_folder(tmp_path):
     for result in located:
         loc = result["locations"][0]["physicalLocation"]
         assert loc["artifactLocation"]["uri"].startswith("myrules/gates/"), loc
-        line = (tmp_path / loc["artifactLocation"]["uri"]).read_text(encoding="utf-8").splitlines()[loc["region"]["startLine"] - 1]
+        line = (
+            (tmp_path / loc["artifactLocation"]["uri"])
+            .read_text(encoding="utf-8")
+            .splitlines()[loc["region"]["startLine"] - 1]
+        )
         assert any(f"id: {rule}" in line for rule in result["properties"]["rules"]), line
     # a folder outside the working folder is named by its file URI
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     done = gfxgate(["scan", "-t", "gfx900", "--rules", str(rules), "--format", "sarif"], env, elsewhere)
     assert done.returncode == 0, done.stderr
-    packaging = next(r for r in json.loads(done.stdout)["runs"][0]["results"] if r["properties"]["layer"] == "release-packaging")
+    packaging = next(
+        r for r in json.loads(done.stdout)["runs"][0]["results"] if r["properties"]["layer"] == "release-packaging"
+    )
     uri = packaging["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == (rules / "gates" / "release-packaging.yaml").resolve().as_uri()
 
 
 def test_fingerprints_survive_moved_lines_and_new_tags(scans):
     def prints(doc):
-        return {(r["properties"]["target"], r["properties"]["layer"]): r["partialFingerprints"]["gfxgate/v1"] for r in doc["runs"][0]["results"]}
+        return {
+            (r["properties"]["target"], r["properties"]["layer"]): r["partialFingerprints"]["gfxgate/v1"]
+            for r in doc["runs"][0]["results"]
+        }
 
     at_300, at_310 = prints(scans("v0.13.0")), prints(scans("v0.13.1"))  # v0.13.1 moved ml/device.go
     assert at_300 == at_310
@@ -129,10 +140,14 @@ def test_diff_sarif_points_at_the_pin(tmp_path):
     regression = next(r for r in results if r["properties"]["layer"] == "cmake-filter")
     assert regression["level"] == "error"
     where = regression["locations"][0]["physicalLocation"]
-    assert where["artifactLocation"]["uri"] == "rules/pins.toml" and where["region"]["startLine"] == 5  # ref = of ollama
+    assert (
+        where["artifactLocation"]["uri"] == "rules/pins.toml" and where["region"]["startLine"] == 5
+    )  # ref = of ollama
     assert "ollama@v0.11.0:CMakeLists.txt:14" in regression["message"]["text"]
     assert "ollama@v0.14.0:CMakeLists.txt:17" in regression["message"]["text"]
     # an empty diff is still a valid SARIF run, with no rules and no results
-    empty = diff_sarif(diff_matrices({"targets": [], "layers": [], "sources": []}, {"targets": [], "layers": [], "sources": []}))
+    empty = diff_sarif(
+        diff_matrices({"targets": [], "layers": [], "sources": []}, {"targets": [], "layers": [], "sources": []})
+    )
     validate(empty)
     assert empty["runs"][0]["results"] == []

@@ -20,15 +20,20 @@ pytestmark = [pytest.mark.upstream, pytest.mark.skipif(not UPSTREAM, reason="set
 
 def steps(data, layer):
     entry = next(layer_ for layer_ in data["layers"] if layer_["id"] == layer)["targets"][0]
-    return [(c["tag"], c["previous_tag"], c["old"]["status"], c["new"]["status"], c["new"]["summary"], c["old"]["summary"])
-            for c in entry["changes"]]
+    return [
+        (c["tag"], c["previous_tag"], c["old"]["status"], c["new"]["status"], c["new"]["summary"], c["old"]["summary"])
+        for c in entry["changes"]
+    ]
 
 
 @pytest.mark.parametrize("method", [[], ["--every-tag"]])
 def test_gfx900_flips_at_v0_12_4(tmp_path, method):
     env = {"GFXGATE_SOURCE_OLLAMA": str(Path(UPSTREAM) / "ollama"), "GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
-    done = gfxgate(["history", "-t", "gfx900", "--from", "v0.10.0", "--to", "v0.24.0", "--offline", "--format", "json", *method],
-                   env, tmp_path)
+    done = gfxgate(
+        ["history", "-t", "gfx900", "--from", "v0.10.0", "--to", "v0.24.0", "--offline", "--format", "json", *method],
+        env,
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     cmake = steps(data, "cmake-filter")
@@ -44,13 +49,35 @@ def test_no_drift_from_v0_24_to_the_newest_tag_with_prereleases(tmp_path):
     """Every tag from v0.24.0 to the newest (the v0.30.0 candidates included) is decided for the build rows:
     the old CMakeLists.txt filter and the llama-server layouts each apply in their own range."""
     env = {"GFXGATE_SOURCE_OLLAMA": str(Path(UPSTREAM) / "ollama"), "GFXGATE_CACHE_DIR": str(tmp_path / "cache")}
-    done = gfxgate(["history", "-t", "gfx900,gfx1030", "--from", "v0.24.0", "--every-tag", "--prereleases",
-                    "--layer", "cmake-filter", "--layer", "cmake-presets", "--offline", "--format", "json"], env, tmp_path)
+    done = gfxgate(
+        [
+            "history",
+            "-t",
+            "gfx900,gfx1030",
+            "--from",
+            "v0.24.0",
+            "--every-tag",
+            "--prereleases",
+            "--layer",
+            "cmake-filter",
+            "--layer",
+            "cmake-presets",
+            "--offline",
+            "--format",
+            "json",
+        ],
+        env,
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["range"]["probed"] > 100  # v0.24.0 … v0.33.0-rc2 with the candidates
-    changes = [(layer["id"], entry["target"], c["tag"], c["new"]["status"])
-               for layer in data["layers"] for entry in layer["targets"] for c in entry["changes"]]
+    changes = [
+        (layer["id"], entry["target"], c["tag"], c["new"]["status"])
+        for layer in data["layers"]
+        for entry in layer["targets"]
+        for c in entry["changes"]
+    ]
     assert not [c for c in changes if c[3] == "unknown"], changes
     # gfx900 is override-required for a source build at every one of these tags, whichever layout has the list
     assert not [c for c in changes if c[0] == "cmake-filter" and c[1] == "gfx900" and c[3] != "override-required"]

@@ -55,32 +55,61 @@ def commit(repo: git.Repo, files: dict[str, str | None], message: str, day: int,
 
 def build_ollama_history(path: Path) -> git.Repo:
     repo = new_repo(path)
-    commit(repo, {
-        "README.md": "ollama fixture\n",
-        "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
-        "CMakePresets.json": presets(WITH_GFX900),
-        "discover/amd_common.go": AMD_COMMON_GO,
-        "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
-        f"{GGML}/vendors/hip.h": HIP_H,
-        f"{GGML}/common.cuh": COMMON_CUH,
-    }, "v0.11.0", 1, tag="v0.11.0")
+    commit(
+        repo,
+        {
+            "README.md": "ollama fixture\n",
+            "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
+            "CMakePresets.json": presets(WITH_GFX900),
+            "discover/amd_common.go": AMD_COMMON_GO,
+            "Dockerfile": "FROM base AS rocm-6\nRUN cmake --preset 'ROCm 6'\n",
+            f"{GGML}/vendors/hip.h": HIP_H,
+            f"{GGML}/common.cuh": COMMON_CUH,
+        },
+        "v0.11.0",
+        1,
+        tag="v0.11.0",
+    )
     commit(repo, {"README.md": "ollama fixture, patch release\n"}, "v0.11.1", 2, tag="v0.11.1")
-    commit(repo, {"CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=OLD_REGEX)}, "v0.12.0", 3, tag="v0.12.0")
+    commit(
+        repo,
+        {"CMakeLists.txt": "# moved a few lines\n\n\n" + CMAKE.format(regex=OLD_REGEX)},
+        "v0.12.0",
+        3,
+        tag="v0.12.0",
+    )
     new_cmake = "# moved a few lines\n\n\n" + CMAKE.format(regex=NEW_REGEX)
     commit(repo, {"CMakeLists.txt": new_cmake}, "v0.12.1-rc1", 4, tag="v0.12.1-rc1")
     commit(repo, {"discover/amd_common.go": None, "ml/device.go": DEVICE_GO}, "v0.13.0", 5, tag="v0.13.0")
-    commit(repo, {"ml/device.go": None, "discover/device.go": DEVICE_GO.replace("package ml", "package discover")}, "v0.13.1", 6, tag="v0.13.1")
+    commit(
+        repo,
+        {"ml/device.go": None, "discover/device.go": DEVICE_GO.replace("package ml", "package discover")},
+        "v0.13.1",
+        6,
+        tag="v0.13.1",
+    )
     commit(repo, {"Dockerfile": DOCKERFILE}, "v0.14.0", 7, tag="v0.14.0")
     commit(repo, {"CMakePresets.json": presets(WITHOUT_GFX900)}, "v0.14.9", 8, tag="v0.14.9")
-    commit(repo, {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama C CXX)\nadd_subdirectory(ml)\n"},
-           "v0.14.10", 9, tag="v0.14.10")
+    commit(
+        repo,
+        {"CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(Ollama C CXX)\nadd_subdirectory(ml)\n"},
+        "v0.14.10",
+        9,
+        tag="v0.14.10",
+    )
     commit(repo, {"README.md": "work after the last release\n"}, "untagged", 10)
     return repo
 
 
 def build_rocm_docs_fixed(path: Path) -> git.Repo:
     repo = new_repo(path)
-    commit(repo, {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")}, "docs", 1, tag="rocm-6.3.3")
+    commit(
+        repo,
+        {"docs/compatibility/compatibility-matrix.rst": MATRIX_RST.format(v1="6.3.3")},
+        "docs",
+        1,
+        tag="rocm-6.3.3",
+    )
     return repo
 
 
@@ -90,8 +119,12 @@ def build_upstream(root: Path) -> dict[str, Path]:
     build_rocm_docs_fixed(root / "rocm")
     build_clr(root / "clr")
     build_rocblas(root / "rocblas")
-    return {"GFXGATE_SOURCE_OLLAMA": root / "ollama", "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm", "GFXGATE_SOURCE_CLR": root / "clr",
-            "GFXGATE_SOURCE_ROCBLAS": root / "rocblas"}
+    return {
+        "GFXGATE_SOURCE_OLLAMA": root / "ollama",
+        "GFXGATE_SOURCE_ROCM_DOCS": root / "rocm",
+        "GFXGATE_SOURCE_CLR": root / "clr",
+        "GFXGATE_SOURCE_ROCBLAS": root / "rocblas",
+    }
 
 
 PINS_TOML = r"""# Pins of a project that follows ollama (test fixture; the shape of rules/pins.toml).

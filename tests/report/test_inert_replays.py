@@ -17,7 +17,9 @@ from benchmarks import fuzz
 from tests.diagnose import logs
 from tests.cli.test_replays import env, replay, work  # noqa: F401 - env, work: fixtures
 
-HTML = "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](http://evil.example/) ![i](http://evil.example/i.png)"
+HTML = (
+    "<script>alert(1)</script> <img src=x onerror=alert(1)> [x](http://evil.example/) ![i](http://evil.example/i.png)"
+)
 TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # OSC 0 (window title), OSC 8 (a hidden hyperlink), a bare CR (overwrites the line), U+009B (a one-character CSI)
 ESCAPES = "\x1b]0;owned\x07 \x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\ \rfake line \x9b2J \x7f"
@@ -54,8 +56,9 @@ def test_1_diagnose_md_keeps_a_log_line_and_the_file_name_inert(gfxgate_exe, wor
 def test_1_scan_md_keeps_the_evidence_of_a_log_inert(gfxgate_exe, work, env):
     """scan --log: the runtime row's evidence quotes the log's lines (and its name) in the gate matrix."""
     (work / NAME).write_text(_log(" `` " + HTML + " | x", where="error loading llama server"), encoding="utf-8")
-    run = replay("1 scan --log md", gfxgate_exe, ["scan", "-t", "gfx900", "--offline", "--log", NAME],
-                 cwd=work, env=env, code=0)
+    run = replay(
+        "1 scan --log md", gfxgate_exe, ["scan", "-t", "gfx900", "--offline", "--log", NAME], cwd=work, env=env, code=0
+    )
     assert "error loading llama server" in run.stdout and "alert(1)" in run.stdout
     html = fuzz.gfm_html(run.stdout)
     assert _live(html) == [], _live(html)
@@ -69,10 +72,20 @@ def test_2_sweep_report_keeps_a_fence_in_the_server_log_and_the_version_inert(gf
 
     with WorklogWriter(work / "w.jsonl") as writer:
         for n, outcome in enumerate(("ok", "crash")):
-            writer.append(fuzz.sweep_record(
-                n, outcome, "server", server_version="llama.cpp ``` " + HTML,
-                crash={"excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "`" * 300],
-                       "key_frames": ["ggml_vk_compute"]} if outcome == "crash" else None))
+            writer.append(
+                fuzz.sweep_record(
+                    n,
+                    outcome,
+                    "server",
+                    server_version="llama.cpp ``` " + HTML,
+                    crash={
+                        "excerpt": ["llama_model_load: loaded", "```", HTML, "# after the fence", "`" * 300],
+                        "key_frames": ["ggml_vk_compute"],
+                    }
+                    if outcome == "crash"
+                    else None,
+                )
+            )
     run = replay("2 sweep report", gfxgate_exe, ["sweep", "report", "w.jsonl"], cwd=work, env=env, code=0)
     html = fuzz.gfm_html(run.stdout)
     assert _live(html) == [], _live(html)
@@ -94,8 +107,15 @@ def test_3_diagnose_text_holds_no_terminal_control(gfxgate_exe, work, env):
 
 
 def test_3_an_error_line_holds_no_terminal_control(gfxgate_exe, work, env):
-    run = replay("3 error line", gfxgate_exe, ["diagnose", "missing\x1b]0;owned\x07\x9b2J\r.log"], cwd=work, env=env,
-                 code=6, error="cannot read")
+    run = replay(
+        "3 error line",
+        gfxgate_exe,
+        ["diagnose", "missing\x1b]0;owned\x07\x9b2J\r.log"],
+        cwd=work,
+        env=env,
+        code=6,
+        error="cannot read",
+    )
     assert not TERMINAL.search(run.stderr.rstrip("\n")), repr(run.stderr)
     assert "␛]0;owned␇<U+009B>2J␍.log" in run.stderr
 
@@ -117,8 +137,14 @@ def test_1_a_long_text_with_an_at_sign_is_escaped_in_linear_time(gfxgate_exe, wo
     cell["summary"] = "mail u@evil.example about " + "a" * 200_000
     (work / "old.json").write_text(json.dumps(old))
     (work / "new.json").write_text(json.dumps(new))
-    run = replay("1 diff md, a 200,000-character summary with an @", gfxgate_exe, ["diff", "old.json", "new.json"],
-                 cwd=work, env=env, code=0)
+    run = replay(
+        "1 diff md, a 200,000-character summary with an @",
+        gfxgate_exe,
+        ["diff", "old.json", "new.json"],
+        cwd=work,
+        env=env,
+        code=0,
+    )
     assert "u@\u2060evil.example" in run.stdout and "a" * 200_000 in run.stdout  # the address unlinked, the text whole
     assert "<a " not in fuzz.gfm_html(run.stdout)
 
@@ -140,8 +166,9 @@ def test_1_a_lt_sign_before_a_kept_code_span_opens_no_autolink(gfxgate_exe, work
     cell["summary"] = "## h-(, <`ollama@v0.1> , `)## h"
     (work / "old.json").write_text(json.dumps(old))
     (work / "new.json").write_text(json.dumps(new))
-    run = replay("1 diff md, '<' before a code span", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env,
-                 code=0)
+    run = replay(
+        "1 diff md, '<' before a code span", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env, code=0
+    )
     html = fuzz.gfm_html(run.stdout)
     assert "<a " not in html, html[:2000]
     assert "&lt;<code>ollama@v0.1&gt; , </code>)## h" in html  # the text itself: a "<", then its code span

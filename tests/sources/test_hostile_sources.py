@@ -30,8 +30,12 @@ def sparse(path: Path, size: int) -> Path:
 
 
 def git(folder: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
-                          check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 # -- 13. sizes checked before the read ------------------------------------------------------------------
@@ -42,17 +46,30 @@ def test_13_check_with_a_huge_pins_file_is_refused_before_the_read(gfxgate_exe, 
     git(work, "add", "rules")
     git(work, "commit", "-q", "-m", "base")
     sparse(work / "rules" / "pins.toml", 3 * GIB // 2)
-    replay("13 check, 1.5 GB pins.toml", gfxgate_exe, ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline",
-                                                       "--rules", "rules", "--pins", "rules/pins.toml"],
-           cwd=work, env=env, code=3, error="pins.toml: 1610612736 bytes; a pins or rules file may have at most 1048576")
+    replay(
+        "13 check, 1.5 GB pins.toml",
+        gfxgate_exe,
+        ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
+        cwd=work,
+        env=env,
+        code=3,
+        error="pins.toml: 1610612736 bytes; a pins or rules file may have at most 1048576",
+    )
 
 
 def test_13_scan_rules_with_a_huge_gate_file(gfxgate_exe, work, env):
     """`scan --rules DIR` with a 1 GB gate file: 3.0 GB of RSS before the refusal."""
     rules = _rules(work)
     sparse(rules / "gates" / "discovery.yaml", GIB)
-    replay("13 scan --rules, 1 GB gate file", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env, code=3,
-           error="discovery.yaml: 1073741824 bytes; a rules file may have at most 1048576")
+    replay(
+        "13 scan --rules, 1 GB gate file",
+        gfxgate_exe,
+        [*SCAN, "--rules", "rules"],
+        cwd=work,
+        env=env,
+        code=3,
+        error="discovery.yaml: 1073741824 bytes; a rules file may have at most 1048576",
+    )
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
@@ -65,8 +82,16 @@ def test_13_a_rules_file_that_is_not_a_regular_file(gfxgate_exe, work, env, kind
         os.mkfifo(target)
     else:
         target.symlink_to("/dev/zero")
-    replay(f"13 scan --rules, gate file is {kind}", gfxgate_exe, [*SCAN, "--rules", "rules"], cwd=work, env=env,
-           code=3, error="not a regular file", timeout=30)
+    replay(
+        f"13 scan --rules, gate file is {kind}",
+        gfxgate_exe,
+        [*SCAN, "--rules", "rules"],
+        cwd=work,
+        env=env,
+        code=3,
+        error="not a regular file",
+        timeout=30,
+    )
 
 
 # -- 10. blob bomb ----------------------------------------------------------------------------------------
@@ -77,8 +102,9 @@ def bomb(tmp_path_factory) -> tuple[str, Path]:
 
     def build(root: Path) -> tuple[str, Path]:
         subprocess.run(["git", "init", "-q", str(root)], check=True)
-        proc = subprocess.Popen(["git", "-C", str(root), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE)
+        proc = subprocess.Popen(
+            ["git", "-C", str(root), "hash-object", "-w", "--stdin"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
         chunk = bytes(1 << 20)
         for _ in range(1024):
             proc.stdin.write(chunk)
@@ -101,9 +127,13 @@ def plant(repo: Path, bomb: tuple[str, Path], path: str) -> None:
 
 
 def live_env(env: dict, upstream: Path) -> dict:
-    return {**env, "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"), "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
-            "GFXGATE_SOURCE_CLR": str(upstream / "clr"),
-            "GFXGATE_SOURCE_ROCBLAS": str(upstream / "rocblas")}
+    return {
+        **env,
+        "GFXGATE_SOURCE_LLAMA_CPP": str(upstream / "llama.cpp"),
+        "GFXGATE_SOURCE_ROCM_DOCS": str(upstream / "rocm"),
+        "GFXGATE_SOURCE_CLR": str(upstream / "clr"),
+        "GFXGATE_SOURCE_ROCBLAS": str(upstream / "rocblas"),
+    }
 
 
 def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, work, env, upstream, bomb):
@@ -118,12 +148,19 @@ def test_10_a_blob_bomb_at_a_path_a_rule_reads_is_an_error_entry(gfxgate_exe, wo
     plant(repo, bomb, "CMakeLists.txt")
     git(repo, "commit", "-q", "-m", "bomb")
     git(repo, "tag", "v0.17.5")
-    run = replay("10 blob bomb (scan --source ollama=REPO)", gfxgate_exe,
-                 [*SCAN, "--live", "--ref", "ollama=v0.17.5", "--source", "ollama=ollama", "--format", "json"], cwd=work,
-                 env=live_env(env, upstream), code=0)
+    run = replay(
+        "10 blob bomb (scan --source ollama=REPO)",
+        gfxgate_exe,
+        [*SCAN, "--live", "--ref", "ollama=v0.17.5", "--source", "ollama=ollama", "--format", "json"],
+        cwd=work,
+        env=live_env(env, upstream),
+        code=0,
+    )
     [layer] = [layer for layer in json.loads(run.stdout)["layers"] if layer["id"] == "cmake-filter"]
     reason = layer["cells"][0]["reason"]
-    assert "CMakeLists.txt at " in reason and "1073741824 bytes; gfxgate reads at most 8388608 bytes of one file" in reason, reason
+    assert (
+        "CMakeLists.txt at " in reason and "1073741824 bytes; gfxgate reads at most 8388608 bytes of one file" in reason
+    ), reason
 
 
 def test_10_a_huge_file_in_a_folder_source_is_an_error_entry(gfxgate_exe, work, env, upstream):
@@ -132,9 +169,14 @@ def test_10_a_huge_file_in_a_folder_source_is_an_error_entry(gfxgate_exe, work, 
 
     (work / "ollama").mkdir()
     sparse(work / "ollama" / "CMakeLists.txt", GIB)
-    run = replay("10 1 GiB file in a folder source", gfxgate_exe,
-                 [*SCAN, "--live", "--ref", "ollama=v0.17.5", "--source", "ollama=ollama", "--format", "json"], cwd=work,
-                 env=live_env(env, upstream), code=0)
+    run = replay(
+        "10 1 GiB file in a folder source",
+        gfxgate_exe,
+        [*SCAN, "--live", "--ref", "ollama=v0.17.5", "--source", "ollama=ollama", "--format", "json"],
+        cwd=work,
+        env=live_env(env, upstream),
+        code=0,
+    )
     reasons = [c.get("reason") or "" for layer in json.loads(run.stdout)["layers"] for c in layer["cells"]]
     assert any("CMakeLists.txt in " in r and "1073741824 bytes; gfxgate reads at most" in r for r in reasons), reasons
 
@@ -146,9 +188,15 @@ def test_13_check_with_a_blob_bomb_as_the_base_pins_file(gfxgate_exe, work, env,
     git(work, "add", "rules")
     plant(work, bomb, "rules/pins.toml")
     git(work, "commit", "-q", "-m", "base")
-    replay("13 check, base pins.toml is a 1 GiB blob", gfxgate_exe,
-           ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
-           cwd=work, env=env, code=3, error="1073741824 bytes; a pins or rules file may have at most 1048576")
+    replay(
+        "13 check, base pins.toml is a 1 GiB blob",
+        gfxgate_exe,
+        ["check", "--base-ref", "HEAD", "-t", "gfx900", "--offline", "--rules", "rules", "--pins", "rules/pins.toml"],
+        cwd=work,
+        env=env,
+        code=3,
+        error="1073741824 bytes; a pins or rules file may have at most 1048576",
+    )
 
 
 # -- 14. JSON inputs of diff and sweep report ------------------------------------------------------------
@@ -165,8 +213,11 @@ def matrix(tmp_path_factory, gfxgate_exe) -> dict:
     import json
 
     folder = tmp_path_factory.mktemp("matrix")
-    subprocess.run([gfxgate_exe, *SCAN, "-t", "gfx1030", "--format", "json", "-o", str(folder / "m.json")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [gfxgate_exe, *SCAN, "-t", "gfx1030", "--format", "json", "-o", str(folder / "m.json")],
+        check=True,
+        capture_output=True,
+    )
     return json.loads((folder / "m.json").read_text())
 
 
@@ -178,8 +229,15 @@ def test_14_diff_of_hostile_json_is_exit_6(gfxgate_exe, work, env, matrix, case)
     text, needle = HOSTILE_JSON[case]
     (work / "old.json").write_text(json.dumps(matrix))
     (work / "new.json").write_text(text)
-    replay(f"14 diff, {case}", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env, code=6,
-           error=f"new.json: not a gfxgate gate matrix: {needle}")
+    replay(
+        f"14 diff, {case}",
+        gfxgate_exe,
+        ["diff", "old.json", "new.json"],
+        cwd=work,
+        env=env,
+        code=6,
+        error=f"new.json: not a gfxgate gate matrix: {needle}",
+    )
 
 
 def test_14_diff_of_a_report_layer_without_a_targets_cell_is_exit_6(gfxgate_exe, work, env, matrix):
@@ -191,16 +249,30 @@ def test_14_diff_of_a_report_layer_without_a_targets_cell_is_exit_6(gfxgate_exe,
     layer["cells"] = [c for c in layer["cells"] if c["target"] != "gfx1030"]
     (work / "old.json").write_text(json.dumps(matrix))
     (work / "new.json").write_text(json.dumps(broken))
-    replay("14 diff, a layer without a target's cell", gfxgate_exe, ["diff", "old.json", "new.json"], cwd=work, env=env,
-           code=6, error=f"new.json: not a gfxgate gate matrix (layer {layer['id']}: no cell for target gfx1030)")
+    replay(
+        "14 diff, a layer without a target's cell",
+        gfxgate_exe,
+        ["diff", "old.json", "new.json"],
+        cwd=work,
+        env=env,
+        code=6,
+        error=f"new.json: not a gfxgate gate matrix (layer {layer['id']}: no cell for target gfx1030)",
+    )
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_JSON))
 def test_14_sweep_report_of_a_hostile_worklog_line_is_exit_6(gfxgate_exe, work, env, case):
     text, needle = HOSTILE_JSON[case]
     (work / "w.jsonl").write_text(text + "\n")  # a complete line: not the torn tail that is skipped with a warning
-    replay(f"14 sweep report, {case}", gfxgate_exe, ["sweep", "report", "w.jsonl"], cwd=work, env=env, code=6,
-           error=f"w.jsonl:1: not a worklog line ({needle})")
+    replay(
+        f"14 sweep report, {case}",
+        gfxgate_exe,
+        ["sweep", "report", "w.jsonl"],
+        cwd=work,
+        env=env,
+        code=6,
+        error=f"w.jsonl:1: not a worklog line ({needle})",
+    )
 
 
 # -- 11, 12. the history facts cache ------------------------------------------------------------------------
@@ -241,7 +313,9 @@ def with_checksum(entries) -> bytes:
     import json
 
     body = json.dumps(entries, sort_keys=True).encode()
-    return json.dumps({"format": 2, "blake2b": hashlib.blake2b(body, digest_size=32).hexdigest()}).encode() + b"\n" + body
+    return (
+        json.dumps({"format": 2, "blake2b": hashlib.blake2b(body, digest_size=32).hexdigest()}).encode() + b"\n" + body
+    )
 
 
 def _bogus_states(entries: dict) -> dict:
@@ -256,8 +330,9 @@ DAMAGE = {  # the issue's variants: valid JSON of the wrong shape (exit 70), a "
     "a-list": lambda entries: b"[]",
     "entry-a-string": lambda entries: __import__("json").dumps({k: "x" for k in entries}).encode(),
     "facts-a-list": lambda entries: __import__("json").dumps(_facts_a_list(entries)).encode(),
-    "entry-without-state": lambda entries: __import__("json").dumps(
-        {k: {"rule_id": v["rule_id"]} for k, v in entries.items()}).encode(),
+    "entry-without-state": lambda entries: (
+        __import__("json").dumps({k: {"rule_id": v["rule_id"]} for k, v in entries.items()}).encode()
+    ),
     "state-bogus": lambda entries: __import__("json").dumps(_bogus_states(entries)).encode(),
     "checksummed-state-bogus": lambda entries: with_checksum(_bogus_states(entries)),
     "checksummed-facts-a-list": lambda entries: with_checksum(_facts_a_list(entries)),
@@ -329,8 +404,9 @@ def test_also_the_cache_folder_itself_may_be_a_link(gfxgate_exe, work, history_e
 
 
 @pytest.mark.parametrize("how", ["xdg-cache-home-a-file", "cache-dir-a-file", "history-facts-a-file"])
-def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(gfxgate_exe, work, history_env, clean_history,
-                                                                   tmp_path, how):
+def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(
+    gfxgate_exe, work, history_env, clean_history, tmp_path, how
+):
     """The whole walk ran, then exit 70 with no output."""
     env = dict(history_env)
     blocker = tmp_path / "a-file"
@@ -352,8 +428,12 @@ def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(gfxgate_exe, w
 # -- 15, 16. tags ------------------------------------------------------------------------------------------
 def many_tags(repo: Path, names, commit: str = "HEAD") -> None:
     sha = git(repo, "rev-parse", commit).strip()
-    subprocess.run(["git", "-C", str(repo), "update-ref", "--stdin"], check=True,
-                   input="".join(f"create refs/tags/{name} {sha}\n" for name in names), text=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "update-ref", "--stdin"],
+        check=True,
+        input="".join(f"create refs/tags/{name} {sha}\n" for name in names),
+        text=True,
+    )
     git(repo, "pack-refs", "--all")
 
 
@@ -362,17 +442,33 @@ def test_15_an_unknown_ref_without_a_version_number_names_the_tags_there_are(gfx
     clone = work / "ollama"
     git(work, "clone", "-q", "--bare", str(upstream / "ollama"), str(clone))
     many_tags(clone, [f"v0.40.{i}" for i in range(631)])
-    run = replay("15 --ref ollama=foo", gfxgate_exe, [*SCAN, "--source", "ollama=ollama", "--ref", "ollama=foo"],
-                 cwd=work, env=live_env(env, upstream), code=4, error="unknown tag or ref 'foo'")
+    run = replay(
+        "15 --ref ollama=foo",
+        gfxgate_exe,
+        [*SCAN, "--source", "ollama=ollama", "--ref", "ollama=foo"],
+        cwd=work,
+        env=live_env(env, upstream),
+        code=4,
+        error="unknown tag or ref 'foo'",
+    )
     assert "has no tags" not in run.stderr
-    assert "hint: no tag is spelled like it; 635 tags, the newest releases: v0.40.630, v0.40.629, v0.40.628" in run.stderr
+    assert (
+        "hint: no tag is spelled like it; 635 tags, the newest releases: v0.40.630, v0.40.629, v0.40.628" in run.stderr
+    )
     empty = work / "empty"
     git(work, "init", "-q", "--bare", str(empty))
     git(work, "clone", "-q", str(upstream / "ollama"), str(work / "src"))
     git(work / "src", "push", "-q", str(empty), "HEAD:refs/heads/main")
-    run = replay("15 --ref in a repository without tags", gfxgate_exe,
-                 [*SCAN, "--source", "ollama=empty", "--ref", "ollama=foo"], cwd=work, env=live_env(env, upstream),
-                 code=4, outputs=("src/",), error="unknown tag or ref 'foo'")
+    run = replay(
+        "15 --ref in a repository without tags",
+        gfxgate_exe,
+        [*SCAN, "--source", "ollama=empty", "--ref", "ollama=foo"],
+        cwd=work,
+        env=live_env(env, upstream),
+        code=4,
+        outputs=("src/",),
+        error="unknown tag or ref 'foo'",
+    )
     assert "hint: the repository has no tags" in run.stderr
 
 
@@ -393,10 +489,28 @@ def test_16_many_tags_are_ordered_once_per_repository(gfxgate_exe, work, env, up
     llama.cpp clone carrying 20,000 extra release-shaped tags: every rule reading ggml at every probe looked the
     ref up and re-sorted all 20,000 tags for its hint (the issue: 10,000 tags 45 s and 539 MB, 30,000 over 120 s)."""
     ollama_with_many_llama_tags(work, upstream)
-    run = replay("16 history, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION", gfxgate_exe,
-                 ["history", "-t", "gfx900", "--every-tag", "--from", "v0.33.0", "--format", "json", "--offline",
-                  "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
-                 cwd=work, env=live_env(env, upstream), code=0)
+    run = replay(
+        "16 history, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION",
+        gfxgate_exe,
+        [
+            "history",
+            "-t",
+            "gfx900",
+            "--every-tag",
+            "--from",
+            "v0.33.0",
+            "--format",
+            "json",
+            "--offline",
+            "--source",
+            "ollama=ollama",
+            "--source",
+            "llama-cpp=llama.cpp.git",
+        ],
+        cwd=work,
+        env=live_env(env, upstream),
+        code=0,
+    )
     assert '"probed": 40' in run.stdout
 
 
@@ -412,28 +526,67 @@ def test_also_an_output_over_an_input_is_refused(gfxgate_exe, work, env, matrix)
     (work / "x.log").write_text(log)
     (work / "link.log").symlink_to("x.log")
     for args in (["x.log", "-o", "x.log"], ["x.log", "-o", "link.log"], ["-", "x.log", "-o", "./x.log"]):
-        replay(f"also: diagnose {' '.join(args)}", gfxgate_exe, ["diagnose", *args], cwd=work, env=env, code=2,
-               error="is the input x.log: the report would replace it" if args[0] != "-" else "the report would replace it")
+        replay(
+            f"also: diagnose {' '.join(args)}",
+            gfxgate_exe,
+            ["diagnose", *args],
+            cwd=work,
+            env=env,
+            code=2,
+            error="is the input x.log: the report would replace it"
+            if args[0] != "-"
+            else "the report would replace it",
+        )
     assert (work / "x.log").read_text() == log
     (work / "m.json").write_text(json.dumps(matrix))
-    replay("also: diff A B -o B", gfxgate_exe, ["diff", "m.json", "m.json", "-o", "m.json"], cwd=work, env=env, code=2,
-           error="-o m.json is the input m.json")
+    replay(
+        "also: diff A B -o B",
+        gfxgate_exe,
+        ["diff", "m.json", "m.json", "-o", "m.json"],
+        cwd=work,
+        env=env,
+        code=2,
+        error="-o m.json is the input m.json",
+    )
     (work / "w.jsonl").write_text("")
-    replay("also: sweep report W -o W", gfxgate_exe, ["sweep", "report", "w.jsonl", "-o", "w.jsonl"], cwd=work, env=env,
-           code=2, error="-o w.jsonl is the input w.jsonl")
-    replay("also: diagnose x.log -o y.md", gfxgate_exe, ["diagnose", "x.log", "-o", "y.md"], cwd=work, env=env, code=0,
-           outputs=("y.md",))
+    replay(
+        "also: sweep report W -o W",
+        gfxgate_exe,
+        ["sweep", "report", "w.jsonl", "-o", "w.jsonl"],
+        cwd=work,
+        env=env,
+        code=2,
+        error="-o w.jsonl is the input w.jsonl",
+    )
+    replay(
+        "also: diagnose x.log -o y.md",
+        gfxgate_exe,
+        ["diagnose", "x.log", "-o", "y.md"],
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("y.md",),
+    )
 
 
 def test_also_a_long_ref_or_source_is_quoted_short(gfxgate_exe, work, env):
     """An unknown `--ref` echoed the whole 100 KB ref in its error line; a 100 KB `--source` path was exit 70
     (ENAMETOOLONG). Decided: a ref over 255 characters (git's file-name limit) or a path over PATH_MAX is a usage
     error whose line quotes the first 80 characters and says the length."""
-    for option, value, needle in (("--ref", "ollama=" + "a" * 100_000, "100000 characters; a tag or branch name"),
-                                  ("--ref", "ollama=" + "a b" * 80, "is not a tag or branch name"),
-                                  ("--source", "ollama=/" + "a" * 100_000, "longer than a path or URL can be")):
-        run = replay(f"also: {option} of {len(value)} characters", gfxgate_exe, [*SCAN, option, value], cwd=work,
-                     env=env, code=2, error=needle)
+    for option, value, needle in (
+        ("--ref", "ollama=" + "a" * 100_000, "100000 characters; a tag or branch name"),
+        ("--ref", "ollama=" + "a b" * 80, "is not a tag or branch name"),
+        ("--source", "ollama=/" + "a" * 100_000, "longer than a path or URL can be"),
+    ):
+        run = replay(
+            f"also: {option} of {len(value)} characters",
+            gfxgate_exe,
+            [*SCAN, option, value],
+            cwd=work,
+            env=env,
+            code=2,
+            error=needle,
+        )
         assert len(run.stderr) < 500, run.stderr
 
 
@@ -443,8 +596,14 @@ def test_13_diff_sarif_with_a_huge_pins_file_reads_none_of_it(gfxgate_exe, work,
 
     (work / "m.json").write_text(json.dumps(matrix))
     sparse(work / "pins.toml", 3 * GIB // 2)
-    run = replay("13 diff --format sarif --pins 1.5 GB", gfxgate_exe,
-                 ["diff", "m.json", "m.json", "--format", "sarif", "--pins", "pins.toml"], cwd=work, env=env, code=0)
+    run = replay(
+        "13 diff --format sarif --pins 1.5 GB",
+        gfxgate_exe,
+        ["diff", "m.json", "m.json", "--format", "sarif", "--pins", "pins.toml"],
+        cwd=work,
+        env=env,
+        code=0,
+    )
     assert json.loads(run.stdout)["version"] == "2.1.0"
 
 
@@ -463,19 +622,46 @@ def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe
         "import sys\n"
         f"sys.path.insert(0, {str(PEER.parent)!r})\n"
         "import slow_llama_server as peer\n"
-        "peer.BODY = (b'{\"content\": \"hi\", \"tokens_predicted\": 1, \"tokens_evaluated\": 1, '\n"
-        "             b'\"stop_type\": \"limit\", \"timings\": {\"predicted_per_second\": 1e999}}')\n"
-        "peer.main(sys.argv)\n")
+        'peer.BODY = (b\'{"content": "hi", "tokens_predicted": 1, "tokens_evaluated": 1, \'\n'
+        '             b\'"stop_type": "limit", "timings": {"predicted_per_second": 1e999}}\')\n'
+        "peer.main(sys.argv)\n"
+    )
     (work / "m.gguf").write_bytes(b"GGUF")
     command = shlex.join([sys.executable, str(server), "answer"])
-    replay("14 llama-server answering 1e999 tokens/s", gfxgate_exe,
-           ["sweep", "--llama-server", f"x={command}", "--model-file", "m.gguf", "--num-gpu", "0", "--timeout", "2",
-            "--no-probe-gpu", "--progress", "none", "--worklog", "w.jsonl"],
-           cwd=work, env=env, code=0, outputs=("w.jsonl", "w.jsonl.logs/"))
+    replay(
+        "14 llama-server answering 1e999 tokens/s",
+        gfxgate_exe,
+        [
+            "sweep",
+            "--llama-server",
+            f"x={command}",
+            "--model-file",
+            "m.gguf",
+            "--num-gpu",
+            "0",
+            "--timeout",
+            "2",
+            "--no-probe-gpu",
+            "--progress",
+            "none",
+            "--worklog",
+            "w.jsonl",
+        ],
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("w.jsonl", "w.jsonl.logs/"),
+    )
     worklog = (work / "w.jsonl").read_text()
     assert '"tokens_per_s":null' in worklog and "Infinity" not in worklog, worklog[:2000]
-    run = replay("14 sweep report of that worklog", gfxgate_exe, ["sweep", "report", "w.jsonl", "--format", "json"],
-                 cwd=work, env=env, code=0)
+    run = replay(
+        "14 sweep report of that worklog",
+        gfxgate_exe,
+        ["sweep", "report", "w.jsonl", "--format", "json"],
+        cwd=work,
+        env=env,
+        code=0,
+    )
     json.loads(run.stdout, parse_constant=lambda name: pytest.fail(f"{name} in the report"))
 
 
@@ -507,5 +693,12 @@ def test_10_git_grep_of_a_fixed_string_never_prints_a_blob_over_the_limit(tmp_pa
 
 def test_13_scan_with_a_huge_snapshot_file_is_refused_before_the_read(gfxgate_exe, work, env):
     sparse(work / "snap.json", 3 * GIB // 2)
-    replay("13 scan --snapshot 1.5 GB", gfxgate_exe, [*SCAN, "--snapshot", "snap.json"], cwd=work, env=env, code=3,
-           error="snap.json: 1610612736 bytes; a snapshot file may have at most 16777216")
+    replay(
+        "13 scan --snapshot 1.5 GB",
+        gfxgate_exe,
+        [*SCAN, "--snapshot", "snap.json"],
+        cwd=work,
+        env=env,
+        code=3,
+        error="snap.json: 1610612736 bytes; a snapshot file may have at most 16777216",
+    )

@@ -69,7 +69,9 @@ def _now() -> datetime:
 
 def _slog(level: str, source: str, msg: str, **attrs: Any) -> str:
     stamp = _now().strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    extra = "".join(f" {k}={json.dumps(v) if isinstance(v, str) and (' ' in v or not v) else v}" for k, v in attrs.items())
+    extra = "".join(
+        f" {k}={json.dumps(v) if isinstance(v, str) and (' ' in v or not v) else v}" for k, v in attrs.items()
+    )
     return f"time={stamp} level={level} source={source} msg={json.dumps(msg)}{extra}"
 
 
@@ -98,7 +100,9 @@ def load_lines(state: State, num_gpu: int) -> list[str]:
         _slog("INFO", "ggml.go:136", "", architecture="qwen35", file_type="Q4_K_M", name="Qwen3.5 2B"),
         "load_backend: loaded Vulkan backend from /usr/lib/ollama/libggml-vulkan.so",
         "ggml_vulkan: 0 = AMD Radeon RX Vega (RADV VEGA10) (radv) | uma: 0 | fp16: 1 | warp size: 64",
-        _slog("INFO", "server.go:503", "offloading layers", requested=num_gpu, layers_offloaded=layers, total=BLOCKS + 1),
+        _slog(
+            "INFO", "server.go:503", "offloading layers", requested=num_gpu, layers_offloaded=layers, total=BLOCKS + 1
+        ),
         f"load_tensors: offloaded {layers}/{BLOCKS + 1} layers to GPU",
     ]
 
@@ -134,7 +138,12 @@ def segv_lines(state: State) -> list[str]:
         "",
         "rax    0x0",
         "rip    0x7f3a1c2b4e10",
-        _slog("ERROR", "server.go:1489", "post predict", error=f'Post "http://127.0.0.1:{state.runner_port}/completion": EOF'),
+        _slog(
+            "ERROR",
+            "server.go:1489",
+            "post predict",
+            error=f'Post "http://127.0.0.1:{state.runner_port}/completion": EOF',
+        ),
         _slog("INFO", "sched.go:518", "llama runner process has terminated: exit status 2"),
     ]
 
@@ -268,7 +277,16 @@ class Handler(BaseHTTPRequestHandler):
         if body.get("keep_alive") == 0 and not body.get("prompt"):
             with state.lock:
                 state.loaded = None
-            self._json(200, {"model": model, "created_at": _now().isoformat(), "response": "", "done": True, "done_reason": "unload"})
+            self._json(
+                200,
+                {
+                    "model": model,
+                    "created_at": _now().isoformat(),
+                    "response": "",
+                    "done": True,
+                    "done_reason": "unload",
+                },
+            )
             return
         if model != MODEL:
             self._json(404, {"error": f"model '{model}' not found, try pulling it first"})
@@ -303,7 +321,11 @@ class Handler(BaseHTTPRequestHandler):
                 self._drop()
                 return
         if behaviour.mode == "crash-load" and num_gpu != 0:
-            self._log(load_lines(state, num_gpu) + load_crash_lines() + [_gin(500, time.monotonic() - t0, "POST", "/api/generate")])
+            self._log(
+                load_lines(state, num_gpu)
+                + load_crash_lines()
+                + [_gin(500, time.monotonic() - t0, "POST", "/api/generate")]
+            )
             with state.lock:
                 state.loaded = None
             self._json(500, {"error": "llama runner process has terminated: exit status 2"})

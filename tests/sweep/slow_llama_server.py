@@ -99,9 +99,11 @@ def main(argv: list[str]) -> None:
     listener = socket.create_server(("127.0.0.1", port))
     print(f"main: slow llama-server ({mode}) listening on 127.0.0.1:{port}", file=sys.stderr, flush=True)
     if mode in ("answer", "flood", "version-flood"):
-        for line in ("load_backend: loaded CPU backend from /x/libggml-cpu.so",
-                     "llama_prepare_model_devices: using device Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)) - 2048 MiB free",
-                     "load_tensors: offloaded 1/5 layers to GPU"):
+        for line in (
+            "load_backend: loaded CPU backend from /x/libggml-cpu.so",
+            "llama_prepare_model_devices: using device Vulkan0 (llvmpipe (LLVM 15.0.6, 256 bits)) - 2048 MiB free",
+            "load_tensors: offloaded 1/5 layers to GPU",
+        ):
             print(line, file=sys.stderr, flush=True)
     if mode == "flood":
         for _ in range(8192):

@@ -36,8 +36,23 @@ LOGS = "w.jsonl.logs/"
 
 def _llama(command: list[str] | str, *extra: str) -> list[str]:
     text = command if isinstance(command, str) else shlex.join(command)
-    return ["sweep", "--llama-server", f"x={text}", "--model-file", "m.gguf", "--num-gpu", "0", "--timeout", "1",
-            "--no-probe-gpu", "--progress", "none", "--worklog", "w.jsonl", *extra]
+    return [
+        "sweep",
+        "--llama-server",
+        f"x={text}",
+        "--model-file",
+        "m.gguf",
+        "--num-gpu",
+        "0",
+        "--timeout",
+        "1",
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        "w.jsonl",
+        *extra,
+    ]
 
 
 def _logs(work: Path) -> list[Path]:
@@ -105,8 +120,17 @@ def test_6_sigterm_or_sighup_during_a_sweep_stops_it_like_ctrl_c(gfxgate_exe, wo
 
     try:
         with inherited_default(sig):  # gfxgate keeps an ignored SIGHUP ignored (nohup): start it as a terminal would
-            replay(f"28.6 {sig.name} during a sweep", gfxgate_exe, args, cwd=work, env=env, code=128 + sig,
-                   outputs=("w.jsonl", LOGS), during=signal_it, error=f"interrupted by {sig.name}")
+            replay(
+                f"28.6 {sig.name} during a sweep",
+                gfxgate_exe,
+                args,
+                cwd=work,
+                env=env,
+                code=128 + sig,
+                outputs=("w.jsonl", LOGS),
+                during=signal_it,
+                error=f"interrupted by {sig.name}",
+            )
     finally:  # checked (and killed if alive) also when the replay failed
         survived = seen.get("server") is not None and not _gone(seen["server"])
     assert seen["server"] is not None
@@ -121,12 +145,21 @@ def test_7_a_flood_of_server_output_is_read_bounded_and_the_log_capped(gfxgate_e
     from gfxgate.sweep import llamaserver
 
     (work / "m.gguf").write_bytes(b"GGUF")
-    replay("28.7 512 MiB of server output", gfxgate_exe, _llama([sys.executable, str(PEER), "flood"], "--timeout", "10"),
-           cwd=work, env=env, code=0, outputs=("w.jsonl", LOGS))
+    replay(
+        "28.7 512 MiB of server output",
+        gfxgate_exe,
+        _llama([sys.executable, str(PEER), "flood"], "--timeout", "10"),
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("w.jsonl", LOGS),
+    )
     [run] = _runs(work)
     assert run["outcome"] == "ok" and run["offload"]["layers"] == 1 and run["offload"]["model_loaded_line"]
     [log] = _logs(work)
-    assert log.stat().st_size <= llamaserver.LOG_HEAD_BYTES + llamaserver.LOG_TAIL_BYTES + 2 * llamaserver.MAX_LINE_BYTES
+    assert (
+        log.stat().st_size <= llamaserver.LOG_HEAD_BYTES + llamaserver.LOG_TAIL_BYTES + 2 * llamaserver.MAX_LINE_BYTES
+    )
     lines = log.read_bytes().split(b"\n")
     assert max(len(line) for line in lines) <= llamaserver.MAX_LINE_BYTES + 64
     assert any(line.startswith(b"[gfxgate: ") and b"left out here]" in line for line in lines)
@@ -135,8 +168,15 @@ def test_7_a_flood_of_server_output_is_read_bounded_and_the_log_capped(gfxgate_e
 # -- 8. --version ------------------------------------------------------------------------------------------
 def test_8_a_version_answer_of_600_mb_is_read_to_64_kib(gfxgate_exe, work, env):
     (work / "m.gguf").write_bytes(b"GGUF")
-    replay("28.8 600 MB --version", gfxgate_exe, _llama([sys.executable, str(PEER), "version-flood"]), cwd=work,
-           env=env, code=0, outputs=("w.jsonl", LOGS))
+    replay(
+        "28.8 600 MB --version",
+        gfxgate_exe,
+        _llama([sys.executable, str(PEER), "version-flood"]),
+        cwd=work,
+        env=env,
+        code=0,
+        outputs=("w.jsonl", LOGS),
+    )
     [run] = _runs(work)
     assert run["outcome"] == "ok" and run["server_version"] == "llama.cpp 1 (abc)"
 
@@ -163,8 +203,11 @@ _FULL = textwrap.dedent("""
 def _namespace_flags() -> list[str]:
     """``unshare`` flags that give this user a private mount namespace where it may mount a tmpfs."""
     for flags in (["-m"], ["-Urm"]) if os.geteuid() == 0 else (["-Urm"],):
-        probe = subprocess.run(["unshare", *flags, "--", "mount", "-t", "tmpfs", "-o", "size=4k", "probe", "/mnt"],
-                               capture_output=True, timeout=30)
+        probe = subprocess.run(
+            ["unshare", *flags, "--", "mount", "-t", "tmpfs", "-o", "size=4k", "probe", "/mnt"],
+            capture_output=True,
+            timeout=30,
+        )
         if probe.returncode == 0:
             return flags
     if os.geteuid() == 0:
@@ -174,15 +217,26 @@ def _namespace_flags() -> list[str]:
 
 def _full_disk_sweep(work: Path, url: str, seed: str = "") -> list[str]:
     (work / "full").mkdir()
-    return [*_namespace_flags(), "--", sys.executable, "-c", _FULL, str(work / "full"), seed, "gfxgate",
-            *_sweep(url)[:-1], "full/w.jsonl"]
+    return [
+        *_namespace_flags(),
+        "--",
+        sys.executable,
+        "-c",
+        _FULL,
+        str(work / "full"),
+        seed,
+        "gfxgate",
+        *_sweep(url)[:-1],
+        "full/w.jsonl",
+    ]
 
 
 def test_9_worklog_on_a_full_file_system_is_exit_2(gfxgate_exe, work, env, hostile):
     args = _full_disk_sweep(work, hostile("healthy"))
     args[args.index("gfxgate")] = gfxgate_exe
-    run = replay("28.9 worklog on a full disk", "unshare", args, cwd=work, env=env, code=2,
-                 error="No space left on device")
+    run = replay(
+        "28.9 worklog on a full disk", "unshare", args, cwd=work, env=env, code=2, error="No space left on device"
+    )
     assert "cannot append to worklog full/w.jsonl" in run.stderr
     assert list((work / "full").iterdir()) == []  # the tmpfs was private to the sweep's namespace
 
@@ -195,5 +249,9 @@ def test_9_a_torn_last_line_that_cannot_be_set_aside_on_a_full_disk_is_exit_2(gf
     assert done.returncode == 2, done.stderr
     lines = done.stderr.splitlines()
     assert "Traceback" not in done.stderr and lines[0].startswith("gfxgate: warning: full/w.jsonl:1: ignored a torn")
-    assert lines[1] == ("gfxgate: error: cannot repair the torn last line of worklog full/w.jsonl: "
-                        "No space left on device") and lines[2].startswith("  hint: ") and len(lines) == 3
+    assert (
+        lines[1]
+        == ("gfxgate: error: cannot repair the torn last line of worklog full/w.jsonl: No space left on device")
+        and lines[2].startswith("  hint: ")
+        and len(lines) == 3
+    )

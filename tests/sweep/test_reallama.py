@@ -28,7 +28,9 @@ def test_tiny_model_is_a_llama_gguf(reallama, tmp_path):
 
 def test_vulkan_set_sees_lavapipe(reallama_vulkan):
     """ggml-vulkan lists lavapipe (a CPU-type Vulkan device) because the command sets GGML_VK_VISIBLE_DEVICES."""
-    proc = subprocess.run([*reallama_vulkan.command("vulkan"), "--list-devices"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [*reallama_vulkan.command("vulkan"), "--list-devices"], capture_output=True, text=True, timeout=300
+    )
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text
     assert "Vulkan0" in text and "llvmpipe" in text, text

@@ -89,8 +89,14 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
     worklog = tmp_path / "w.jsonl"
     args = sweep_args(worklog, endpoints, "--server-log", f"vulkan={vulkan_log}")
     # as from a terminal, even when the suite itself runs as a background job (tests/signals.py)
-    proc = subprocess.Popen(gfxgate_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO, env=gfxgate_env(),
-                            preexec_fn=default_interrupts)
+    proc = subprocess.Popen(
+        gfxgate_argv(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        env=gfxgate_env(),
+        preexec_fn=default_interrupts,
+    )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if worklog.exists() and worklog.read_bytes().count(b"\n") >= 3:
@@ -98,8 +104,10 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
         time.sleep(0.02)
     lines = worklog.read_bytes().count(b"\n") if worklog.exists() else None
     # Popen.send_signal does nothing to a process that has exited: say so instead of a bare "0 == 130"
-    assert proc.poll() is None, (f"the sweep ended (rc {proc.returncode}) before the signal; worklog lines: {lines}",
-                                 proc.stderr.read()[-3000:])
+    assert proc.poll() is None, (
+        f"the sweep ended (rc {proc.returncode}) before the signal; worklog lines: {lines}",
+        proc.stderr.read()[-3000:],
+    )
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=20)
     expected_rc = 130 if sig == signal.SIGINT else -signal.SIGKILL

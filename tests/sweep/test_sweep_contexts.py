@@ -44,8 +44,17 @@ def test_a_difference_only_where_the_intervals_separate():
 
 
 # -- a worklog with known answers ---------------------------------------------------------------------------------
-def _record(endpoint: str, ctx: int, repeat: int, *, decode: float | None, prefill: float | None,
-            warmup: bool = False, oom: bool = False, kv: float = 1.0) -> dict:
+def _record(
+    endpoint: str,
+    ctx: int,
+    repeat: int,
+    *,
+    decode: float | None,
+    prefill: float | None,
+    warmup: bool = False,
+    oom: bool = False,
+    kv: float = 1.0,
+) -> dict:
     ok = decode is not None
     key = cell_key(endpoint, "m.gguf", -1, repeat, ctx=ctx, warmup=warmup)
     record = {
@@ -74,7 +83,9 @@ def known(tmp_path) -> Path:
     records = []
     for ctx in (2048, 8192, 32768):
         for endpoint in ("a", "b"):
-            records.append(_record(endpoint, ctx, 0, decode=1000.0, prefill=9999.0, warmup=True))  # would win, if counted
+            records.append(
+                _record(endpoint, ctx, 0, decode=1000.0, prefill=9999.0, warmup=True)
+            )  # would win, if counted
     for repeat in range(5):
         for endpoint, decode, prefill in (("a", 50 + repeat, 300 + repeat), ("b", 40 + repeat, 200 + repeat)):
             records.append(_record(endpoint, 2048, repeat, decode=decode, prefill=prefill))
@@ -118,8 +129,11 @@ def test_the_report_says_the_sentence_first_then_the_table_then_the_plot(known):
     picture = next(i for i, line in enumerate(lines) if line.startswith("![tokens/s"))
     assert sentence < table < picture and "(sweep%20plot.svg)" in lines[picture]
     assert "| 2K | a | 5/5 (1) | 302.0 [300.0–304.0] n=5 | 52.0 [50.0–54.0] n=5 |" in markdown
-    assert "| 32K | b | 0/5 (1) | — | — | — | — | 32.0 | — | — | no: load phase, exit status 1, out of memory " \
-           "(llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache) |" in markdown
+    assert (
+        "| 32K | b | 0/5 (1) | — | — | — | — | 32.0 | — | — | no: load phase, exit status 1, out of memory "
+        "(llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache) |"
+        in markdown
+    )
     assert "93.8%" in markdown  # the real coverage of min–max at 5 runs is stated
     data = json.loads(render(report, "json"))
     import jsonschema
@@ -128,7 +142,13 @@ def test_the_report_says_the_sentence_first_then_the_table_then_the_plot(known):
 
     jsonschema.validate(data, load_schema("sweep-report"))
     assert data["contexts"]["sentence"] == report.contexts.sentence
-    assert data["contexts"]["rows"][0]["decode"] == {"median": 52.0, "low": 50.0, "high": 54.0, "n": 5, "coverage": 0.9375}
+    assert data["contexts"]["rows"][0]["decode"] == {
+        "median": 52.0,
+        "low": 50.0,
+        "high": 54.0,
+        "n": 5,
+        "coverage": 0.9375,
+    }
 
 
 def test_the_plot_draws_each_backends_medians_and_intervals(known):
@@ -151,8 +171,13 @@ def test_the_h200_worklog_still_reads_and_has_no_context_sweep():
 def _plan(**kw):
     from gfxgate.sweep.runner import Endpoint, SweepPlan
 
-    defaults = dict(endpoints=(Endpoint("a", "http://127.0.0.1:1"), Endpoint("b", "http://127.0.0.1:2")), models=("m",),
-                    num_gpus=(-1,), repeats=2, num_predict=8)
+    defaults = dict(
+        endpoints=(Endpoint("a", "http://127.0.0.1:1"), Endpoint("b", "http://127.0.0.1:2")),
+        models=("m",),
+        num_gpus=(-1,),
+        repeats=2,
+        num_predict=8,
+    )
     defaults.update(kw)
     return SweepPlan(**defaults)
 
@@ -160,15 +185,23 @@ def _plan(**kw):
 def test_runs_alternate_between_backends_abba_with_warmups_first():
     plan = _plan(contexts=(2048, 8192), warmup=1)
     order = [(c.ctx, c.endpoint.name, "w" if c.warmup else c.repeat) for c in plan.cells()]
-    assert order[:6] == [(2048, "a", "w"), (2048, "b", "w"), (2048, "b", 0), (2048, "a", 0), (2048, "b", 1),
-                         (2048, "a", 1)]  # pairs A B, B A, B A, A B …
+    assert order[:6] == [
+        (2048, "a", "w"),
+        (2048, "b", "w"),
+        (2048, "b", 0),
+        (2048, "a", 0),
+        (2048, "b", 1),
+        (2048, "a", 1),
+    ]  # pairs A B, B A, B A, A B …
     assert len(order) == 12 and len({c.key for c in plan.cells()}) == 12
 
 
 def test_keys_without_the_new_axes_are_the_old_ones():
     plan = _plan()
     assert {c.key for c in plan.cells()} == {cell_key(e, "m", -1, r) for e in "ab" for r in range(2)}
-    assert "|ctx=2048|prompt=1016|warmup=yes" in _plan(contexts=(2048,), prompt_tokens=("50%",), warmup=1).cells()[0].key
+    assert (
+        "|ctx=2048|prompt=1016|warmup=yes" in _plan(contexts=(2048,), prompt_tokens=("50%",), warmup=1).cells()[0].key
+    )
 
 
 def test_a_prompt_that_does_not_fit_its_context_is_refused():
@@ -184,13 +217,23 @@ def test_an_ollama_context_sweep_sends_num_ctx_and_a_prompt_of_that_length(tmp_p
     from tests.sweep.sweephelp import run_inprocess
 
     server = ollama_server()
-    _, log = run_inprocess(tmp_path / "w.jsonl", {"rocm": server.url}, num_gpus=(-1,), contexts=(2048, 4096),
-                           prompt_tokens=("100",), repeats=2, warmup=1)
+    _, log = run_inprocess(
+        tmp_path / "w.jsonl",
+        {"rocm": server.url},
+        num_gpus=(-1,),
+        contexts=(2048, 4096),
+        prompt_tokens=("100",),
+        repeats=2,
+        warmup=1,
+    )
     generates = [r for r in server.state.requests if r.get("prompt")]
     assert [r["options"]["num_ctx"] for r in generates] == [2048] * 3 + [4096] * 3
     assert all(len(r["prompt"].split()) == 100 for r in generates)
-    assert [(r.ctx, r.warmup, r.prompt_tokens) for r in log.runs][:3] == [(2048, True, 100), (2048, False, 100),
-                                                                          (2048, False, 100)]
+    assert [(r.ctx, r.warmup, r.prompt_tokens) for r in log.runs][:3] == [
+        (2048, True, 100),
+        (2048, False, 100),
+        (2048, False, 100),
+    ]
     sweep = build_report(log).contexts
     row = sweep.row(sweep.configs[0], 2048, "rocm")
     assert (row.counted, row.warmups) == (2, 1) and row.prompt_tokens == (109,)  # the fake's count: words + 9

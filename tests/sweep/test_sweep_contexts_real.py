@@ -24,8 +24,9 @@ SCRIPT = Path(sys.executable).parent / "gfxgate"
 
 
 def installed(*args: str, timeout: float = 1500) -> subprocess.CompletedProcess:
-    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, env=gfxgate_env(),
-                          check=False)
+    return subprocess.run(
+        [str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, env=gfxgate_env(), check=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,9 @@ def test_the_report_has_medians_intervals_and_the_largest_fit(context_sweep):
     assert not failed["fits"] and failed["ok"] == 0 and "out of memory" in failed["failure"], failed
     assert "insufficient memory (attempted to allocate 256.00 MB)" in failed["failure_line"], failed
     assert {f["endpoint"]: (f["largest"], f["fails_at"]) for f in contexts["fits"]} == {
-        "cpu": (2048, 32768), "vulkan": (32768, None)}
+        "cpu": (2048, 32768),
+        "vulkan": (32768, None),
+    }
     # a claim only where the intervals separate, "no measurable difference" where they overlap
     from gfxgate.sweep.stats import Interval
 
@@ -107,10 +110,36 @@ def test_flash_attention_and_kv_type_axes_reach_the_real_server(reallama, tmp_pa
     """-fa on/off and -ctk/-ctv f16/q8_0 on the CPU server: f16 answers either way; q8_0 cannot hold the tiny model's
     16-wide heads (llama.cpp's own refusal, read back as the failure's line)."""
     worklog = tmp_path / "fa.jsonl"
-    done = installed("sweep", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}", "--model-file",
-                     str(reallama.model), "--num-gpu", "0", "--ctx", "2048", "--flash-attn", "on,off", "--kv-type",
-                     "f16,q8_0", "--prompt-tokens", "16", "--num-predict", "4", "--repeat", "1", "--warmup", "0",
-                     "--timeout", "120", "--no-probe-gpu", "--worklog", str(worklog), "--progress", "none")
+    done = installed(
+        "sweep",
+        "--llama-server",
+        f"cpu={shlex.join(reallama.command('cpu'))}",
+        "--model-file",
+        str(reallama.model),
+        "--num-gpu",
+        "0",
+        "--ctx",
+        "2048",
+        "--flash-attn",
+        "on,off",
+        "--kv-type",
+        "f16,q8_0",
+        "--prompt-tokens",
+        "16",
+        "--num-predict",
+        "4",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--timeout",
+        "120",
+        "--no-probe-gpu",
+        "--worklog",
+        str(worklog),
+        "--progress",
+        "none",
+    )
     assert done.returncode == 0, done.stderr
     runs = [json.loads(line) for line in worklog.read_text().splitlines()]
     seen = {(r["flash_attn"], r["kv_cache_type"]): r for r in runs}

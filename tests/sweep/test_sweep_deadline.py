@@ -49,8 +49,23 @@ def test_a_slow_llama_server_is_a_timeout_within_the_deadline(gfxgate_exe, tmp_p
     worklog = tmp_path / "w.jsonl"
     before = _peers()
     command = shlex.join([sys.executable, str(PEER), mode])
-    args = [gfxgate_exe, "sweep", "--llama-server", f"slow={command}", "--model-file", str(model), "--num-gpu", "0",
-            "--timeout", str(TIMEOUT_S), "--no-probe-gpu", "--progress", "none", "--worklog", str(worklog)]
+    args = [
+        gfxgate_exe,
+        "sweep",
+        "--llama-server",
+        f"slow={command}",
+        "--model-file",
+        str(model),
+        "--num-gpu",
+        "0",
+        "--timeout",
+        str(TIMEOUT_S),
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        str(worklog),
+    ]
     start = time.monotonic()
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     elapsed = time.monotonic() - start
@@ -74,14 +89,31 @@ def test_the_deadline_covers_the_version_probe_of_a_wrapper_that_hangs(gfxgate_e
     whole process group killed, not the 60 s probe limit (nor forever: a grandchild holding the pipe)."""
     wrapper = tmp_path / "hangs.sh"
     pids = tmp_path / "pids"
-    wrapper.write_text(f'#!/bin/sh\nif [ "$1" = --version ]; then sleep 300 & echo $! $$ > {pids}; exec sleep 300; fi\n'
-                       f'exec {sys.executable} {PEER} silent "$@"\n')
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ "$1" = --version ]; then sleep 300 & echo $! $$ > {pids}; exec sleep 300; fi\n'
+        f'exec {sys.executable} {PEER} silent "$@"\n'
+    )
     wrapper.chmod(0o755)
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     worklog = tmp_path / "w.jsonl"
-    args = [gfxgate_exe, "sweep", "--llama-server", f"slow={wrapper}", "--model-file", str(model), "--num-gpu", "0",
-            "--timeout", str(TIMEOUT_S), "--no-probe-gpu", "--progress", "none", "--worklog", str(worklog)]
+    args = [
+        gfxgate_exe,
+        "sweep",
+        "--llama-server",
+        f"slow={wrapper}",
+        "--model-file",
+        str(model),
+        "--num-gpu",
+        "0",
+        "--timeout",
+        str(TIMEOUT_S),
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        str(worklog),
+    ]
     start = time.monotonic()
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     elapsed = time.monotonic() - start

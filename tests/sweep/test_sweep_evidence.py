@@ -36,7 +36,9 @@ def test_log_tail_after_rotation_and_missing_file(tmp_path):
 
 
 def test_missing_tools_become_notes(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))  # an empty folder: no journalctl, rocm-smi, amd-smi, nvidia-smi, vulkaninfo
+    monkeypatch.setenv(
+        "PATH", str(tmp_path)
+    )  # an empty folder: no journalctl, rocm-smi, amd-smi, nvidia-smi, vulkaninfo
     now = datetime.now(timezone.utc)
     journal = journal_window("ollama-vulkan.service", now - timedelta(seconds=5), now)
     assert not journal.ok and "journalctl is not installed" in journal.note

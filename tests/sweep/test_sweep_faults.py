@@ -17,8 +17,16 @@ from pathlib import Path
 
 import pytest
 
-FINAL = {"model": "m", "response": "hi", "done": True, "done_reason": "stop", "eval_count": 1,
-         "eval_duration": 1000, "prompt_eval_count": 1, "total_duration": 2000}
+FINAL = {
+    "model": "m",
+    "response": "hi",
+    "done": True,
+    "done_reason": "stop",
+    "eval_count": 1,
+    "eval_duration": 1000,
+    "prompt_eval_count": 1,
+    "total_duration": 2000,
+}
 
 
 class Hostile(BaseHTTPRequestHandler):
@@ -74,8 +82,12 @@ class Hostile(BaseHTTPRequestHandler):
                     return
                 time.sleep(0.2)
             return
-        answers = {"error-200": {"error": "llama runner process has terminated: exit status 2"},
-                   "list": [1, 2, 3], "string": "hello", "healthy": FINAL}
+        answers = {
+            "error-200": {"error": "llama runner process has terminated: exit status 2"},
+            "list": [1, 2, 3],
+            "string": "hello",
+            "healthy": FINAL,
+        }
         self._json(answers[self.mode])
 
 
@@ -98,8 +110,24 @@ def hostile():
 
 
 def sweep(exe: str, url: str, worklog: Path, *extra: str, timeout: float = 2.0, wait: float = 120):
-    args = [exe, "sweep", "--endpoint", f"x={url}", "--model", "m", "--num-gpu", "0", "--timeout", str(timeout),
-            "--no-probe-gpu", "--progress", "none", "--worklog", str(worklog), *extra]
+    args = [
+        exe,
+        "sweep",
+        "--endpoint",
+        f"x={url}",
+        "--model",
+        "m",
+        "--num-gpu",
+        "0",
+        "--timeout",
+        str(timeout),
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        str(worklog),
+        *extra,
+    ]
     start = time.monotonic()
     proc = subprocess.run(args, capture_output=True, text=True, timeout=wait)
     return proc, time.monotonic() - start
@@ -109,7 +137,9 @@ def records(worklog: Path) -> list[dict]:
     return [json.loads(line) for line in worklog.read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("mode,stream", [("drip", "--no-stream"), ("drip-status", "--no-stream"), ("drip-status", "--stream")])
+@pytest.mark.parametrize(
+    "mode,stream", [("drip", "--no-stream"), ("drip-status", "--no-stream"), ("drip-status", "--stream")]
+)
 def test_a_dripping_answer_times_out(gfxgate_exe, hostile, tmp_path, mode, stream):
     proc, elapsed = sweep(gfxgate_exe, hostile(mode), tmp_path / "w.jsonl", stream, timeout=2)
     assert proc.returncode == 0, proc.stderr
@@ -118,8 +148,14 @@ def test_a_dripping_answer_times_out(gfxgate_exe, hostile, tmp_path, mode, strea
     assert elapsed < 30, elapsed  # was: the whole 60 s drip of the body (forever for a longer one), 2 min of headers
 
 
-@pytest.mark.parametrize("mode,needle", [("error-200", "200 answer with an error: llama runner process"),
-                                         ("list", "malformed response"), ("string", "malformed response")])
+@pytest.mark.parametrize(
+    "mode,needle",
+    [
+        ("error-200", "200 answer with an error: llama runner process"),
+        ("list", "malformed response"),
+        ("string", "malformed response"),
+    ],
+)
 def test_answers_that_are_not_a_finished_generation_are_failures(gfxgate_exe, hostile, tmp_path, mode, needle):
     proc, _ = sweep(gfxgate_exe, hostile(mode), tmp_path / "w.jsonl")
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
@@ -151,8 +187,21 @@ def test_the_worklog_lock_is_taken_before_the_worklog_is_read(gfxgate_exe, hosti
     so another sweep cannot plan from the same stale worklog and run the same cells again."""
     worklog = tmp_path / "w.jsonl"
     url = hostile("healthy", version_delay=3.0)
-    args = [gfxgate_exe, "sweep", "--endpoint", f"x={url}", "--model", "m", "--num-gpu", "0", "--no-probe-gpu",
-            "--progress", "none", "--worklog", str(worklog)]
+    args = [
+        gfxgate_exe,
+        "sweep",
+        "--endpoint",
+        f"x={url}",
+        "--model",
+        "m",
+        "--num-gpu",
+        "0",
+        "--no-probe-gpu",
+        "--progress",
+        "none",
+        "--worklog",
+        str(worklog),
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(1.5)  # inside the 3 s preflight
@@ -186,9 +235,13 @@ def test_prompt_file_not_utf8_is_an_input_error(gfxgate_exe, hostile, tmp_path):
     assert proc.returncode == 6 and "is not UTF-8 (byte 0xe9" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("field,value", [("options", {"num_gpu": "x"}), ("outcome", 3), ("endpoint", {"name": 1}),
-                                         ("started_at", 5), ("evidence", "no")])
-def test_worklog_fields_of_the_wrong_type_are_one_line_exit_6(gfxgate_exe, gfxgate_cli, hostile, tmp_path, field, value):
+@pytest.mark.parametrize(
+    "field,value",
+    [("options", {"num_gpu": "x"}), ("outcome", 3), ("endpoint", {"name": 1}), ("started_at", 5), ("evidence", "no")],
+)
+def test_worklog_fields_of_the_wrong_type_are_one_line_exit_6(
+    gfxgate_exe, gfxgate_cli, hostile, tmp_path, field, value
+):
     worklog = tmp_path / "w.jsonl"
     assert sweep(gfxgate_exe, hostile("healthy"), worklog)[0].returncode == 0
     [run] = records(worklog)

@@ -24,8 +24,22 @@ def _facts(name: str):
 
 # -- defect 1: the verbosity goes before the endpoint's own flags --------------------------------------------
 def test_verbosity_goes_right_after_the_server_executable_before_a_device_flag():
-    argv, note = server_argv(["env", "A=1", "/opt/x/ld.so", "--library-path", "/l", "/opt/bin/llama-server", "--device", "CUDA0"], Path("m.gguf"), 5, 16)
-    assert argv[:8] == ["env", "A=1", "/opt/x/ld.so", "--library-path", "/l", "/opt/bin/llama-server", "--log-verbosity", "4"]
+    argv, note = server_argv(
+        ["env", "A=1", "/opt/x/ld.so", "--library-path", "/l", "/opt/bin/llama-server", "--device", "CUDA0"],
+        Path("m.gguf"),
+        5,
+        16,
+    )
+    assert argv[:8] == [
+        "env",
+        "A=1",
+        "/opt/x/ld.so",
+        "--library-path",
+        "/l",
+        "/opt/bin/llama-server",
+        "--log-verbosity",
+        "4",
+    ]
     assert argv.index("--log-verbosity") < argv.index("--device") and argv[-2:] == ["-ngl", "16"] and note == ""
 
 
@@ -57,7 +71,14 @@ def test_per_device_placement_from_the_buffer_lines():
     offload = facts.to_json()
     assert (offload["layers"], offload["of"]) == (16, 29)
     rows = {row["buffer"]: row for row in offload["placement"]}
-    assert rows["CUDA0"] == {"buffer": "CUDA0", "host": False, "model_mib": 389.77, "kv_mib": 60.0, "compute_mib": 286.25, "layers": 16}
+    assert rows["CUDA0"] == {
+        "buffer": "CUDA0",
+        "host": False,
+        "model_mib": 389.77,
+        "kv_mib": 60.0,
+        "compute_mib": 286.25,
+        "layers": 16,
+    }
     assert rows["CPU_Mapped"]["layers"] == 13 and rows["CPU_Mapped"]["model_mib"] == 342.48
     assert rows["CUDA_Host"]["host"] and rows["CUDA_Host"]["layers"] is None
     assert offload["vram_mib"] == round(389.77 + 60.0 + 286.25, 2)
@@ -75,8 +96,10 @@ def test_two_devices_are_counted_from_the_debug_assignment_lines():
     src/llama-model.cpp 'load_tensors: layer %3d assigned to device %s, is_swa = %d') give the layers per device."""
     lines = [
         "0.00.426.576 I load_tensors: offloaded 4/5 layers to GPU",
-        *(f"0.00.426.57{i} D load_tensors: layer {i:3d} assigned to device {dev}, is_swa = 0"
-          for i, dev in enumerate(("CPU", "CUDA0", "CUDA0", "CUDA1", "CUDA1"))),
+        *(
+            f"0.00.426.57{i} D load_tensors: layer {i:3d} assigned to device {dev}, is_swa = 0"
+            for i, dev in enumerate(("CPU", "CUDA0", "CUDA0", "CUDA1", "CUDA1"))
+        ),
         "0.00.426.579 I load_tensors:   CPU_Mapped model buffer size =    35.20 MiB",
         "0.00.426.580 I load_tensors:        CUDA0 model buffer size =    70.40 MiB",
         "0.00.426.581 I load_tensors:        CUDA1 model buffer size =    70.40 MiB",
@@ -85,7 +108,11 @@ def test_two_devices_are_counted_from_the_debug_assignment_lines():
     assert offload["on_gpu"] == ["CUDA0", "CUDA1"]
     assert {r["buffer"]: r["layers"] for r in offload["placement"]} == {"CPU_Mapped": 1, "CUDA0": 2, "CUDA1": 2}
     without = parse_log([line for line in lines if "assigned" not in line]).to_json()
-    assert {r["buffer"]: r["layers"] for r in without["placement"]} == {"CPU_Mapped": None, "CUDA0": None, "CUDA1": None}
+    assert {r["buffer"]: r["layers"] for r in without["placement"]} == {
+        "CPU_Mapped": None,
+        "CUDA0": None,
+        "CUDA1": None,
+    }
 
 
 def test_list_devices_and_sampled_vram():
@@ -94,7 +121,12 @@ def test_list_devices_and_sampled_vram():
         {"device": "CUDA0", "description": "NVIDIA H200", "total_mib": 143155, "free_mib": 142612},
         {"device": "Vulkan0", "description": "NVIDIA H200", "total_mib": 143771, "free_mib": 142612},
     ]
-    lines = ["26693, /x/llama-server, 21 MiB", "26693, /x/llama-server, 577 MiB", "26700, /x/llama-server, 900 MiB", "garbage"]
+    lines = [
+        "26693, /x/llama-server, 21 MiB",
+        "26693, /x/llama-server, 577 MiB",
+        "26700, /x/llama-server, 900 MiB",
+        "garbage",
+    ]
     assert sampled_vram(lines, 26693) == {"samples": 2, "max_mib": 577}
     assert sampled_vram(lines, 1) == {"samples": 0, "max_mib": None}
 
@@ -112,7 +144,11 @@ def test_targets_command_explains_sm_90_and_refuses_an_unknown_one():
     done = gfxgate("targets", "sm_90", "--format", "json")
     assert done.returncode == 0, done.stderr
     info = json.loads(done.stdout)
-    assert (info["target"], info["compute_capability"], info["family"]) == ("sm_90", "9.0", "Hopper") and "H200" in info["products"]
+    assert (info["target"], info["compute_capability"], info["family"]) == (
+        "sm_90",
+        "9.0",
+        "Hopper",
+    ) and "H200" in info["products"]
     listed = gfxgate("targets")
     assert any(line.startswith("sm_90 ") for line in listed.stdout.splitlines())
     bad = gfxgate("targets", "sm_91")
@@ -151,7 +187,9 @@ def test_device_lines_give_the_gpu_target_of_a_cuda_or_hip_device():
     _, parsed = _facts("cuda-g16.log")
     gpus = parsed.to_json()["gpus"]
     assert gpus == [{"index": 0, "name": "NVIDIA H200", "line": 2, "compute_capability": "9.0", "target": "sm_90"}]
-    hip = parse_log(["0.00.156.170 I   Device 0: AMD Radeon RX Vega, gfx900:xnack- (0x900), VMM: no, Wave Size: 64, VRAM: 8176 MiB"])
+    hip = parse_log(
+        ["0.00.156.170 I   Device 0: AMD Radeon RX Vega, gfx900:xnack- (0x900), VMM: no, Wave Size: 64, VRAM: 8176 MiB"]
+    )
     assert hip.gpus[0]["target"] == "gfx900:xnack-"
     run = Run({"offload": parsed.to_json()}, 1)
     assert facts.device_description(run, "CUDA0") == "CUDA0 (NVIDIA H200) sm_90"

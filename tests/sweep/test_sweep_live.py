@@ -7,7 +7,9 @@ import os
 import pytest
 from tests.sweep.sweephelp import run_inprocess
 
-pytestmark = pytest.mark.skipif(not os.environ.get("OLLAMA_HOST"), reason="set OLLAMA_HOST to run against a real Ollama")
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("OLLAMA_HOST"), reason="set OLLAMA_HOST to run against a real Ollama"
+)
 
 
 def test_live_cpu_run(tmp_path):

@@ -56,7 +56,10 @@ def test_ngl_mapping_is_ollamas_own_at_the_cited_lines():
         ["git", "-C", str(repo), "show", "v0.32.15:llm/llama_server.go"], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     block = "\n".join(text[403:410])
-    assert re.search(r"if launch\.opts\.NumGPU > 0 \{\s*params = append\(params, \"-ngl\", strconv\.Itoa\(launch\.opts\.NumGPU\)\)", block)
+    assert re.search(
+        r"if launch\.opts\.NumGPU > 0 \{\s*params = append\(params, \"-ngl\", strconv\.Itoa\(launch\.opts\.NumGPU\)\)",
+        block,
+    )
     assert re.search(r"else if launch\.opts\.NumGPU == 0 \{.*?\"-ngl\", \"0\"", block, re.S)
     assert "NumGPU == -1 (default): don't pass -ngl" in block
 
@@ -389,7 +392,9 @@ def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
 def test_ggml_assert_while_creating_the_context_is_a_load_crash_with_frames(tmp_path, reallama):
     from tests.reallama import tiny_llama
 
-    model = tiny_llama(tmp_path / "gqa-3-of-4.gguf", n_layer=2, n_head_kv=3)  # loads; its attention graph cannot be built
+    model = tiny_llama(
+        tmp_path / "gqa-3-of-4.gguf", n_layer=2, n_head_kv=3
+    )  # loads; its attention graph cannot be built
     log, _ = inject(tmp_path, reallama, "cpu", "", signal.SIGKILL, model=model, num_gpu=(0,))
     (run,) = log.runs
     crash = run.get("crash")
@@ -410,7 +415,9 @@ def test_http_failure_of_a_running_server_is_recorded_with_its_answer(tmp_path, 
     assert run.outcome == "http-error" and run.get("http_status") == 400
     assert "exceeds the available context size" in run.get("error")
     phase = run.get("phase")
-    assert phase["phase"] == "unknown" and "rejected the request" in phase["reason"] and "kept running" in phase["reason"]
+    assert (
+        phase["phase"] == "unknown" and "rejected the request" in phase["reason"] and "kept running" in phase["reason"]
+    )
     assert run.get("crash") is None and run.get("overhead")["server_exit"]["after_stop"] == 0
 
 
@@ -425,7 +432,9 @@ def test_a_sweep_killed_hard_leaves_no_server_behind(tmp_path, reallama):
     args = ["sweep", "--model-file", str(model), "--num-gpu", "0", "--num-predict", "400", "--worklog", str(worklog)]
     args += ["--no-probe-gpu", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
     sweeper = subprocess.Popen(gfxgate_argv(*args), cwd=REPO, env=gfxgate_env(), stderr=subprocess.DEVNULL)
-    finder = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGCONT)  # harmless: finds the pid
+    finder = Injector(
+        Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGCONT
+    )  # harmless: finds the pid
     finder.start()
     finder.join(60)
     server = finder.sent_to

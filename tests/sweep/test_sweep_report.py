@@ -141,7 +141,10 @@ def test_every_backend_crashing_supports_gpu_unusable_and_rejects_backend_specif
     _, log = run_inprocess(tmp_path / "w.jsonl", {n: s.url for n, s in servers.items()}, server_logs=logs)
     verdicts = hyp(log.path)
     assert verdicts["gpu-unusable"][0] == "supported"
-    assert verdicts["backend-compute-failure"][0] == "rejected" and "every endpoint fails" in verdicts["backend-compute-failure"][1]
+    assert (
+        verdicts["backend-compute-failure"][0] == "rejected"
+        and "every endpoint fails" in verdicts["backend-compute-failure"][1]
+    )
 
 
 def test_load_phase_crash_rejects_compute_path(tmp_path, ollama_server):

@@ -51,9 +51,11 @@ def test_healthy_backend_records_timings_ps_and_options(tmp_path, ollama_server,
 
 def test_crashing_backend_records_crash_with_log_evidence(tmp_path, ollama_server):
     log_file = tmp_path / "vulkan.log"
-    log_file.write_text("time=2026-12-02T12:00:00.000Z level=INFO source=routes.go:1 msg=\"Listening on 127.0.0.1\"\n")
+    log_file.write_text('time=2026-12-02T12:00:00.000Z level=INFO source=routes.go:1 msg="Listening on 127.0.0.1"\n')
     server = ollama_server(mode="crash-gpu", log_path=log_file)
-    _, log = run_inprocess(tmp_path / "w.jsonl", {"vulkan": server.url}, num_gpus=(0, 1), server_logs={"vulkan": log_file})
+    _, log = run_inprocess(
+        tmp_path / "w.jsonl", {"vulkan": server.url}, num_gpus=(0, 1), server_logs={"vulkan": log_file}
+    )
     cpu, gpu = log.runs
     assert cpu.outcome == "ok"
     rec = gpu.record
@@ -67,7 +69,9 @@ def test_crashing_backend_records_crash_with_log_evidence(tmp_path, ollama_serve
     file_lines = log_file.read_text().splitlines()
     assert "enabling flash attention" in file_lines[evidence["first_line_no"] - 1]
     assert evidence["line_count"] == len(file_lines) - evidence["first_line_no"] + 1
-    started_no = next(i for i, line in enumerate(file_lines, 1) if "runner started" in line and i >= evidence["first_line_no"])
+    started_no = next(
+        i for i, line in enumerate(file_lines, 1) if "runner started" in line and i >= evidence["first_line_no"]
+    )
     assert f"log line {started_no}" in rec["phase"]["reason"]
     assert rec["ps_after"]["models"] == []  # the runner died, nothing is loaded
 
@@ -85,7 +89,9 @@ def test_hanging_backend_times_out_within_bounds(tmp_path, ollama_server):
 def test_slow_streaming_drip_is_cut_at_the_timeout(tmp_path, ollama_server):
     server = ollama_server(drip_s=0.2)
     t0 = time.monotonic()
-    _, log = run_inprocess(tmp_path / "w.jsonl", {"drip": server.url}, num_gpus=(1,), num_predict=50, stream=True, timeout=0.6)
+    _, log = run_inprocess(
+        tmp_path / "w.jsonl", {"drip": server.url}, num_gpus=(1,), num_predict=50, stream=True, timeout=0.6
+    )
     assert time.monotonic() - t0 < 4
     (run,) = log.runs
     assert run.outcome == "timeout" and run.record["first_token_s"] is not None
@@ -243,8 +249,14 @@ def _swallowed_ctrl_c_run(tmp_path, ollama_server, progress) -> None:
     from tests.sweep.ollama_server import MODEL
 
     server = ollama_server()
-    plan = SweepPlan(endpoints=(Endpoint("rocm", server.url),), models=(MODEL,), num_gpus=(0, 1, 2),
-                     num_predict=4, timeout=3.0, probe_gpu=False)
+    plan = SweepPlan(
+        endpoints=(Endpoint("rocm", server.url),),
+        models=(MODEL,),
+        num_gpus=(0, 1, 2),
+        num_predict=4,
+        timeout=3.0,
+        probe_gpu=False,
+    )
     worklog = tmp_path / "w.jsonl"
     with WorklogWriter(worklog) as writer, pytest.raises(KeyboardInterrupt):
         SweepRunner(plan, writer, progress()).run()

@@ -41,8 +41,12 @@ def records(tmp_path_factory) -> list[dict]:
     common = ["--num-gpu", "0,1", "--timeout", "1", "--no-probe-gpu", "--progress", "none", "--worklog", str(worklog)]
     for mode in ("answer", "silent"):
         command = shlex.join([sys.executable, str(PEER), mode])
-        done = subprocess.run([exe, "sweep", "--llama-server", f"{mode}={command}", "--model-file", str(model), *common],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [exe, "sweep", "--llama-server", f"{mode}={command}", "--model-file", str(model), *common],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
     for mode in ("healthy", "error-200"):
         server = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Hostile,), {"mode": mode}))
@@ -50,8 +54,12 @@ def records(tmp_path_factory) -> list[dict]:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}"
-            done = subprocess.run([exe, "sweep", "--endpoint", f"o-{mode}={url}", "--model", "m", *common],
-                                  capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                [exe, "sweep", "--endpoint", f"o-{mode}={url}", "--model", "m", *common],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
         finally:
             server.shutdown()
             server.server_close()
@@ -119,19 +127,24 @@ def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(reco
                     assert f"{worklog}:{index + 1}: " in exc.message, exc.message  # names the line
                     rejected += 1
                 except Exception as exc:  # noqa: BLE001 - the point of the test
-                    raise AssertionError(f"{'/'.join(map(str, path))} = {value!r}: {type(exc).__name__}: {exc}") from exc
+                    raise AssertionError(
+                        f"{'/'.join(map(str, path))} = {value!r}: {type(exc).__name__}: {exc}"
+                    ) from exc
     assert {"offload", "overhead", "ps_after", "crash", "evidence", "options", "endpoint", "phase"} <= nested
     assert cases > 1000 and rejected > cases // 2, (cases, rejected)
 
 
-@pytest.mark.parametrize("path, value, field", [
-    (("overhead", "server_exit", "returncode"), "x", "overhead/server_exit/returncode"),
-    (("overhead", "server_exit"), [], "overhead/server_exit"),
-    (("offload", "layers"), "2", "offload/layers"),
-    (("offload", "devices"), [1], "offload/devices/0"),
-    (("ps_after", "models"), [{"model": 1, "size": 1, "size_vram": 1}], "ps_after/models/0/model"),
-    (("timeout_s",), None, "timeout_s"),
-])
+@pytest.mark.parametrize(
+    "path, value, field",
+    [
+        (("overhead", "server_exit", "returncode"), "x", "overhead/server_exit/returncode"),
+        (("overhead", "server_exit"), [], "overhead/server_exit"),
+        (("offload", "layers"), "2", "offload/layers"),
+        (("offload", "devices"), [1], "offload/devices/0"),
+        (("ps_after", "models"), [{"model": 1, "size": 1, "size_vram": 1}], "ps_after/models/0/model"),
+        (("timeout_s",), None, "timeout_s"),
+    ],
+)
 def test_nested_field_of_the_wrong_type_is_one_line_exit_6(records, gfxgate_cli, tmp_path, path, value, field):
     llama = next(r for r in records if r["endpoint"].get("kind") == "llama-server" and r["outcome"] == "ok")
     worklog = tmp_path / "w.jsonl"

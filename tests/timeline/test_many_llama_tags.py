@@ -15,9 +15,28 @@ from tests.sources.test_hostile_sources import live_env, ollama_with_many_llama_
 
 def test_16_timeline_live_over_many_tags_orders_them_once(gfxgate_exe, work, env, upstream):
     ollama_with_many_llama_tags(work, upstream)
-    run = replay("16 timeline --live, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION", gfxgate_exe,
-                 ["timeline", "--live", "-t", "gfx900", "--every-tag", "--from", "v0.33.0", "--format", "json",
-                  "--offline", "--source", "ollama=ollama", "--source", "llama-cpp=llama.cpp.git"],
-                 cwd=work, env=live_env(env, upstream), code=0)
+    run = replay(
+        "16 timeline --live, 20,000 llama.cpp tags, an unknown LLAMA_CPP_VERSION",
+        gfxgate_exe,
+        [
+            "timeline",
+            "--live",
+            "-t",
+            "gfx900",
+            "--every-tag",
+            "--from",
+            "v0.33.0",
+            "--format",
+            "json",
+            "--offline",
+            "--source",
+            "ollama=ollama",
+            "--source",
+            "llama-cpp=llama.cpp.git",
+        ],
+        cwd=work,
+        env=live_env(env, upstream),
+        code=0,
+    )
     timeline = json.loads(run.stdout)
     assert len(timeline["releases"]) == 40, timeline["releases"][:3]

@@ -9,8 +9,12 @@ import pytest
 from gfxgate import datacache
 from gfxgate.timeline import snapshot
 
-ASKED = [("gfx900", "v0.12.3", "release-packaging"), ("gfx1030", "v0.30.0", "cmake-filter"),
-         ("sm_61", "v0.32.15", "cuda-build"), ("gfx803", "v0.1.20", "discovery")]
+ASKED = [
+    ("gfx900", "v0.12.3", "release-packaging"),
+    ("gfx1030", "v0.30.0", "cmake-filter"),
+    ("sm_61", "v0.32.15", "cuda-build"),
+    ("gfx803", "v0.1.20", "discovery"),
+]
 
 
 @pytest.fixture
@@ -23,8 +27,12 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def _answers(cells):
-    return ([cells.status_where(*asked) for asked in ASKED], [cells.row(t) for t in ("gfx900", "sm_61")],
-            cells.tags, cells.targets)
+    return (
+        [cells.status_where(*asked) for asked in ASKED],
+        [cells.row(t) for t in ("gfx900", "sm_61")],
+        cells.tags,
+        cells.targets,
+    )
 
 
 def test_the_cached_rows_answer_as_the_snapshot(own_cache, monkeypatch):

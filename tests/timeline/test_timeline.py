@@ -49,7 +49,12 @@ def test_gfx900_over_the_release_tags(timeline_env, capsys):
     assert cells[0]["start"] == [] and cells[0]["evidence"]  # the first release: why the route applies
     # the flip that ends the first cell is the one that starts the second, with the Dockerfile line and its link
     packaging = next(f for f in cells[1]["start"] if f["layer"] == "release-packaging")
-    assert (packaging["old"], packaging["new"], packaging["kind"], packaging["previous_tag"]) == ("allowed", "blocked", "regression", "v0.13.1")
+    assert (packaging["old"], packaging["new"], packaging["kind"], packaging["previous_tag"]) == (
+        "allowed",
+        "blocked",
+        "regression",
+        "v0.13.1",
+    )
     assert packaging["evidence"][0]["where"] == "ollama@v0.14.0:Dockerfile:3"
     assert packaging["evidence"][0]["url"].startswith("https://github.com/ollama/ollama/blob/")
     assert packaging["evidence"][0]["url"].endswith("/Dockerfile#L3")
@@ -69,7 +74,8 @@ def test_the_answer_sentence_is_computed_with_evidence(timeline_env, capsys):
     answer = row(data, "gfx900")
     assert answer["sentence"].startswith(
         "gfx900: ROCm out of the box up to v0.13.1; from v0.14.0 ROCm needs a source build and the rocBLAS files; "
-        "from v0.14.10 ROCm undecided")
+        "from v0.14.10 ROCm undecided"
+    )
     rocm = [c for c in answer["clauses"] if c["backend"] == "rocm"]
     assert [c["tag"] for c in rocm] == ["v0.11.0", "v0.14.0", "v0.14.10"]
     assert all(c["evidence"] for c in rocm)
@@ -118,9 +124,14 @@ def test_a_flip_of_evidence_only_does_not_read_as_a_status_change(capsys):
     same = [m.group(0) for m in re.finditer(r"\b([a-z-]+) → \1\b", md)]
     assert same == []
     assert "cmake-filter still override-required, evidence moved (`ollama@v0.30.0:llama/server/CMakePresets.json:" in md
-    assert "discovery allowed → override-required (`ollama@v0.30.0:discover/amd.go:" in md  # a real flip keeps its arrow
+    assert (
+        "discovery allowed → override-required (`ollama@v0.30.0:discover/amd.go:" in md
+    )  # a real flip keeps its arrow
     # a flip to unknown says why (its evidence would be the old cell's, from an older release)
-    assert "source-macros allowed → unknown (ggml HIP family macros (ggml-cuda/vendors/hip.h): source not available: " in md
+    assert (
+        "source-macros allowed → unknown (ggml HIP family macros (ggml-cuda/vendors/hip.h): source not available: "
+        in md
+    )
     assert "→ unknown (`ollama@v0.24.0:" not in md
 
 
@@ -161,10 +172,13 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
             assert after["start"] and before["end"] == after["start"], (t["target"], after["from"])
             assert all(f["evidence"] or f["reason"] for f in after["start"])
             # read at that release: ollama's files, or clr's at the ROCm that release's Dockerfile names
-            assert any(e["where"].startswith(f"ollama@{after['from']}:")
-                       or f["layer"] == "rocm-runtime" and e["where"].startswith("clr@rocm-")
-                       for f in after["start"] for e in f["evidence"]) or \
-                any(f["reason"] for f in after["start"]), (t["target"], after["from"])
+            assert any(
+                e["where"].startswith(f"ollama@{after['from']}:")
+                or f["layer"] == "rocm-runtime"
+                and e["where"].startswith("clr@rocm-")
+                for f in after["start"]
+                for e in f["evidence"]
+            ) or any(f["reason"] for f in after["start"]), (t["target"], after["from"])
         assert t["cells"][0]["start"] == [] and t["cells"][-1]["end"] == []
         # a decided cell cites its lines; an undecided one (NVIDIA's before v0.5.8, below) says why instead
         assert all(c["evidence"] or (c["route"] == "undecided" and c["reason"]) for c in t["cells"]), t["target"]
@@ -172,10 +186,16 @@ def test_the_shipped_snapshot_is_fresh_and_answers_gfx900(capsys):
     # NVIDIA's too, but where the release builds CUDA with llama.cpp's own default list (v0.0.20 … v0.1.24, the
     # vendored CMakeLists.txt is not read) and, for Jetson GPUs, before the JetPack presets (v0.5.8): those cells
     # say undecided with the reason rather than guess (docs/nvidia.md); v0.0.1 … v0.0.19 build no CUDA runner
-    undecided = [(t["target"], c["from"], c["to"], c["reason"]) for t in out["targets"] for c in t["cells"]
-                 if c["route"] == "undecided"]
+    undecided = [
+        (t["target"], c["from"], c["to"], c["reason"])
+        for t in out["targets"]
+        for c in t["cells"]
+        if c["route"] == "undecided"
+    ]
     assert [u for u in undecided if not u[0].startswith("sm_")] == []
-    assert {(first, last) for _, first, last, _ in undecided} <= {("v0.0.20", "v0.1.24"), ("v0.0.20", "v0.5.7")}, undecided
+    assert {(first, last) for _, first, last, _ in undecided} <= {("v0.0.20", "v0.1.24"), ("v0.0.20", "v0.5.7")}, (
+        undecided
+    )
     assert all("llama.cpp's default" in reason or "JetPack" in reason for *_, reason in undecided), undecided
     sentence = row(out, "sm_61")["sentence"]
     assert "CUDA undecided from v0.0.20, out of the box from v0.1.25" in sentence, sentence
@@ -210,8 +230,8 @@ def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     length, kind = struct.unpack(">I4s", data[8:16])
     assert kind == b"IHDR" and length == 13
-    (crc,) = struct.unpack(">I", data[16 + length: 20 + length])
-    assert crc == zlib.crc32(data[12: 16 + length])
+    (crc,) = struct.unpack(">I", data[16 + length : 20 + length])
+    assert crc == zlib.crc32(data[12 : 16 + length])
     return struct.unpack(">II", data[16:24])
 
 
@@ -240,7 +260,7 @@ def test_png_is_valid_and_coloured_by_route(timeline_env, tmp_path, capsys):
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
-    return tuple(int(hex_colour[i: i + 2], 16) for i in (1, 3, 5))
+    return tuple(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
 
 
 def _live(env, targets):
@@ -264,12 +284,25 @@ def test_svg_renders_in_a_real_browser(timeline_env, tmp_path, capsys):
     assert code == 0, err
     tl = _live(timeline_env, ["gfx900", "gfx1030"])
     fig = figure.layout(tl)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
-             "--force-device-scale-factor=1"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+    ]
     shot = tmp_path / "shot.png"
-    done = subprocess.run([chromium, *flags, f"--screenshot={shot}", f"--window-size={fig.width},{fig.height}", svg.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [chromium, *flags, f"--screenshot={shot}", f"--window-size={fig.width},{fig.height}", svg.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.is_file(), done.stderr[-2000:]
     image = Image.open(shot).convert("RGB")
     colours = figure.palette(tl.key)
@@ -289,10 +322,12 @@ def test_svg_renders_in_a_real_browser(timeline_env, tmp_path, capsys):
         "const box=document.querySelector('svg').getBoundingClientRect();"
         "document.body.setAttribute('data-result', JSON.stringify({cells:r.length, titled:r.filter(e=>e.querySelector('title')).length,"
         "flips:f.length, links:f.map(e=>e.parentNode.getAttribute('href')), width:box.width, height:box.height}));"
-        "</script></body></html>", encoding="utf-8")
+        "</script></body></html>",
+        encoding="utf-8",
+    )
     done = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
     marker = 'data-result="'
-    raw = done.stdout[done.stdout.index(marker) + len(marker):]
+    raw = done.stdout[done.stdout.index(marker) + len(marker) :]
     result = json.loads(raw[: raw.index('"')].replace("&quot;", '"').replace("&amp;", "&"))
     assert result["cells"] == len(cells) == result["titled"]
     assert result["flips"] == sum(len(r.cells) - 1 for r in tl.rows)
@@ -338,8 +373,17 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
 
     repo = new_repo(tmp_path / "ollama")
     vendored = {f"{GGML}/vendors/hip.h": HIP_H, f"{GGML}/common.cuh": COMMON_CUH}
-    commit_tree(repo, {"CMakeLists.txt": CMAKE.format(regex=OLD_REGEX), "CMakePresets.json": presets("gfx900"),
-                       "discover/amd_common.go": AMD_COMMON_GO, **vendored}, "v0.1.0", tag="v0.1.0")
+    commit_tree(
+        repo,
+        {
+            "CMakeLists.txt": CMAKE.format(regex=OLD_REGEX),
+            "CMakePresets.json": presets("gfx900"),
+            "discover/amd_common.go": AMD_COMMON_GO,
+            **vendored,
+        },
+        "v0.1.0",
+        tag="v0.1.0",
+    )
     commit_tree(repo, {**{k: None for k in vendored}, "LLAMA_CPP_VERSION": "b1234\n"}, "v0.2.0", tag="v0.2.0")
     commit_tree(repo, {"README.md": "v0.3.0\n"}, "v0.3.0", tag="v0.3.0")
     monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(tmp_path / "ollama"))
@@ -362,7 +406,11 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
     data = timeline_json(capsys, "--live", "--offline", "-t", "gfx900", "--every-tag")
     assert {(u["tag"], u["source"]) for u in data["unreadable"]} == {("v0.2.0", "llama-cpp"), ("v0.3.0", "llama-cpp")}
     [missing] = data["missing_sources"]
-    assert missing["tags"] == ["v0.2.0", "v0.3.0"] and missing["source"] == "llama-cpp" and sorted(missing["rules"]) == sorted(rules)
+    assert (
+        missing["tags"] == ["v0.2.0", "v0.3.0"]
+        and missing["source"] == "llama-cpp"
+        and sorted(missing["rules"]) == sorted(rules)
+    )
     assert data["notes"] == []  # said once, grouped by source, not once per rule and release
 
 
@@ -434,24 +482,65 @@ def test_a_run_without_a_route_cites_each_refusal_with_its_releases():
     build, runtime, ok = Ev("app@v1:build.sh:3", "list"), Ev("rt@6.0:table.cpp:9", "table"), Ev("app@v1:ok.txt:1")
 
     def cell(first, last, state, refused=()):
-        rocm = BackendState("rocm", state, "ROCm", "out of the box" if state == "route" else None, None,
-                            tuple(r.evidence for r in refused) or (ok,), tuple(refused))
-        return Cell("gfx1", first, last, tags.index(last) - tags.index(first) + 1, "r", "L", True, (rocm,), (),
-                    (), (ok,))
+        rocm = BackendState(
+            "rocm",
+            state,
+            "ROCm",
+            "out of the box" if state == "route" else None,
+            None,
+            tuple(r.evidence for r in refused) or (ok,),
+            tuple(refused),
+        )
+        return Cell(
+            "gfx1", first, last, tags.index(last) - tags.index(first) + 1, "r", "L", True, (rocm,), (), (), (ok,)
+        )
 
-    first_none = [cell("v1", "v1", "none", (Refusal("build", build),)),
-                  cell("v2", "v3", "none", (Refusal("build", build), Refusal("runtime", runtime)))]
+    first_none = [
+        cell("v1", "v1", "none", (Refusal("build", build),)),
+        cell("v2", "v3", "none", (Refusal("build", build), Refusal("runtime", runtime))),
+    ]
     key = RouteKey((), "#cccccc", ())
-    timeline = Timeline("app", tags, 6, "every-tag", False, (Row("gfx1", (*first_none, cell("v4", "v6", "route"))),),
-                        "live", key, backends=(("rocm", "ROCm"),))
+    timeline = Timeline(
+        "app",
+        tags,
+        6,
+        "every-tag",
+        False,
+        (Row("gfx1", (*first_none, cell("v4", "v6", "route"))),),
+        "live",
+        key,
+        backends=(("rocm", "ROCm"),),
+    )
     ans = answer(timeline, "gfx1")
-    assert ans.sentence == ("gfx1: ROCm has no route up to v1 (app@v1:build.sh:3), v2–v3 (rt@6.0:table.cpp:9); "
-                            "from v4 ROCm out of the box")
+    assert ans.sentence == (
+        "gfx1: ROCm has no route up to v1 (app@v1:build.sh:3), v2–v3 (rt@6.0:table.cpp:9); from v4 ROCm out of the box"
+    )
     assert [(c.tag, c.text, c.evidence[0].where) for c in ans.clauses[:2]] == [
-        ("v1", "ROCm has no route up to v1", "app@v1:build.sh:3"), ("v2", "ROCm has no route v2–v3", "rt@6.0:table.cpp:9")]
-    later = Timeline("app", tags, 6, "every-tag", False,
-                     (Row("gfx1", (cell("v1", "v1", "route"), *[replace(c, first=f, last=l, tags=n) for c, (f, l, n)
-                                    in zip(first_none, [("v2", "v2", 1), ("v3", "v6", 4)])])),),
-                     "live", key, backends=(("rocm", "ROCm"),))
+        ("v1", "ROCm has no route up to v1", "app@v1:build.sh:3"),
+        ("v2", "ROCm has no route v2–v3", "rt@6.0:table.cpp:9"),
+    ]
+    later = Timeline(
+        "app",
+        tags,
+        6,
+        "every-tag",
+        False,
+        (
+            Row(
+                "gfx1",
+                (
+                    cell("v1", "v1", "route"),
+                    *[
+                        replace(c, first=f, last=l, tags=n)
+                        for c, (f, l, n) in zip(first_none, [("v2", "v2", 1), ("v3", "v6", 4)])
+                    ],
+                ),
+            ),
+        ),
+        "live",
+        key,
+        backends=(("rocm", "ROCm"),),
+    )
     assert answer(later, "gfx1").sentence == (
-        "gfx1: ROCm out of the box up to v1; from v2 ROCm has no route: v2 (app@v1:build.sh:3), v3–v6 (rt@6.0:table.cpp:9)")
+        "gfx1: ROCm out of the box up to v1; from v2 ROCm has no route: v2 (app@v1:build.sh:3), v3–v6 (rt@6.0:table.cpp:9)"
+    )

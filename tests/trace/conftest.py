@@ -38,7 +38,9 @@ def sources(trace_env):
     opened = []
 
     def make(**refs):
-        ss = SourceSet(load_pins().with_pin_set("study"), refs={k.replace("_", "-"): v for k, v in refs.items()}, offline=True)
+        ss = SourceSet(
+            load_pins().with_pin_set("study"), refs={k.replace("_", "-"): v for k, v in refs.items()}, offline=True
+        )
         opened.append(ss)
         return ss
 

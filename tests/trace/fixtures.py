@@ -18,7 +18,7 @@ import git
 
 from tests.gitrepos import commit_tree, new_repo
 
-TYPES_PY = '''from typing import Optional
+TYPES_PY = """from typing import Optional
 
 from pydantic import BaseModel, Field
 
@@ -35,7 +35,7 @@ class Options(SubscriptableBaseModel):
   main_gpu: Optional[int] = None
   use_mmap: Optional[bool] = None
   num_thread: Optional[int] = Field(None, description="CPU threads for generation")
-'''
+"""
 
 TYPES_DATACLASS_PY = '''from dataclasses import dataclass
 
@@ -47,16 +47,16 @@ class Options:
   num_ctx: int = 2048
 '''
 
-TYPES_TYPEDDICT_PY = '''from typing import TypedDict
+TYPES_TYPEDDICT_PY = """from typing import TypedDict
 
 
 class Options(TypedDict, total=False):
   # load time options
   num_gpu: int
   num_ctx: int
-'''
+"""
 
-TYPES_RENAMED_PY = '''from typing import Optional
+TYPES_RENAMED_PY = """from typing import Optional
 
 from pydantic import BaseModel, Field
 
@@ -64,9 +64,9 @@ from pydantic import BaseModel, Field
 class Options(BaseModel):
   gpu_layers: Optional[int] = Field(None, alias="num_gpu")
   num_ctx: Optional[int] = None
-'''
+"""
 
-CLIENT_PY = '''import os
+CLIENT_PY = """import os
 
 
 def _host():
@@ -75,9 +75,9 @@ def _host():
 
 def _gfx():
   return os.getenv("HSA_OVERRIDE_GFX_VERSION")
-'''
+"""
 
-API_TYPES_GO = '''package api
+API_TYPES_GO = """package api
 
 // Options specified in GenerateRequest.
 type Options struct {
@@ -94,9 +94,9 @@ type Runner struct {
 	UseMMap   *bool `json:"use_mmap,omitempty"`
 	NumThread int   `json:"num_thread,omitempty"`
 }
-'''
+"""
 
-INTERACTIVE_GO = '''package cmd
+INTERACTIVE_GO = """package cmd
 
 import (
 	"fmt"
@@ -107,10 +107,12 @@ func usageParameters() {
 	fmt.Fprintln(os.Stderr, "Available Parameters:")
 	fmt.Fprintln(os.Stderr, "  /set parameter num_ctx <int>          Set the context size")
 {gpuhelp}}
-'''
-GPU_HELP = '	fmt.Fprintln(os.Stderr, "  /set parameter num_gpu <int>          The number of layers to send to the GPU")\n'
+"""
+GPU_HELP = (
+    '	fmt.Fprintln(os.Stderr, "  /set parameter num_gpu <int>          The number of layers to send to the GPU")\n'
+)
 
-SERVER_GO = '''package llm
+SERVER_GO = """package llm
 
 import (
 	"log/slog"
@@ -156,9 +158,9 @@ func (s *llamaServer) Load() {
 func assignLayers(layers []uint64, requestedLayers int) []int {
 	return make([]int, min(len(layers), requestedLayers))
 }
-'''
+"""
 
-RUNNER_GO = '''package llamarunner
+RUNNER_GO = """package llamarunner
 
 import (
 	"encoding/json"
@@ -198,9 +200,9 @@ func (s *Server) loadModel(params llama.ModelParams, kvSize int, threads int) {
 	ctxParams := llama.NewContextParams(kvSize, threads)
 	_ = ctxParams
 }
-'''
+"""
 
-LLAMA_GO = '''package llama
+LLAMA_GO = """package llama
 
 /*
 #include "llama.h"
@@ -232,9 +234,9 @@ func NewContextParams(numCtx int, threads int) ContextParams {
 	params.n_threads = C.int(threads) // generation threads
 	return ContextParams{c: params}
 }
-'''
+"""
 
-LLAMA_H = '''#ifndef LLAMA_H
+LLAMA_H = """#ifndef LLAMA_H
 #define LLAMA_H
 
 #include <stdint.h>
@@ -264,9 +266,9 @@ extern "C" {
 #endif
 
 #endif // LLAMA_H
-'''
+"""
 
-COMMON_H = '''#pragma once
+COMMON_H = """#pragma once
 
 #include <string>
 
@@ -276,9 +278,9 @@ struct common_params {
     int32_t main_gpu           = 0;    // the GPU that is used for scratch and small tensors
     int32_t n_threads          = -1;   // number of threads
 };
-'''
+"""
 
-ARG_CPP = '''#include "arg.h"
+ARG_CPP = """#include "arg.h"
 #include "common.h"
 
 void common_params_parser_init(common_params_context & ctx_arg) {
@@ -309,9 +311,9 @@ void common_params_parser_init(common_params_context & ctx_arg) {
         }
     ));
 }
-'''
+"""
 
-GGML_CUDA_CU = '''#include <cstdlib>
+GGML_CUDA_CU = """#include <cstdlib>
 
 static void ggml_cuda_init() {
     if (std::getenv("GGML_CUDA_INIT") != NULL) {
@@ -320,9 +322,9 @@ static void ggml_cuda_init() {
     const char * gfx = getenv("HSA_OVERRIDE_GFX_VERSION");
     (void) gfx;
 }
-'''
+"""
 
-LLAMA_SERVER_GO = '''package llm
+LLAMA_SERVER_GO = """package llm
 
 import (
 	"strconv"
@@ -350,9 +352,9 @@ func (l launch) args() []string {
 	}
 	return params
 }
-'''
+"""
 
-ENVCONFIG_GO = '''package envconfig
+ENVCONFIG_GO = """package envconfig
 
 import "os"
 
@@ -376,9 +378,9 @@ func AsMap() map[string]EnvVar {
 	ret["HSA_OVERRIDE_GFX_VERSION"] = EnvVar{"HSA_OVERRIDE_GFX_VERSION", HsaOverrideGfxVersion(), "Override the gfx used for all detected AMD GPUs"}
 	return ret
 }
-'''
+"""
 
-DISCOVER_GO = '''package discover
+DISCOVER_GO = """package discover
 
 import (
 	"log/slog"
@@ -396,24 +398,24 @@ func overrideWarnings(m map[string]string) {
 	}
 	slog.Info("skipping rocm gfx compatibility check", "HSA_OVERRIDE_GFX_VERSION", os.Getenv("HSA_OVERRIDE_GFX_VERSION"))
 }
-'''
+"""
 
-DEVICE_GO = '''package ml
+DEVICE_GO = """package ml
 
 // AddInitValidation makes the runner initialise devices deeply.
 func AddInitValidation(env map[string]string) {
 	env["GGML_CUDA_INIT"] = "1" // force deep initialization
 }
-'''
+"""
 
-DISCOVER_TEST_GO = '''package discover
+DISCOVER_TEST_GO = """package discover
 
 import "testing"
 
 func TestOverride(t *testing.T) {
 	t.Setenv("HSA_OVERRIDE_GFX_VERSION", "9.0.0")
 }
-'''
+"""
 
 
 def _commit(repo: git.Repo, root: Path, files: dict[str, str | None], message: str, tag: str) -> None:
@@ -426,9 +428,17 @@ def _init(path: Path) -> git.Repo:
 
 def build_client(path: Path) -> git.Repo:
     repo = _init(path)
-    _commit(repo, path, {"ollama/_types.py": TYPES_TYPEDDICT_PY, "ollama/_client.py": CLIENT_PY}, "TypedDict options", "v0.4.0")
+    _commit(
+        repo,
+        path,
+        {"ollama/_types.py": TYPES_TYPEDDICT_PY, "ollama/_client.py": CLIENT_PY},
+        "TypedDict options",
+        "v0.4.0",
+    )
     _commit(repo, path, {"ollama/_types.py": TYPES_DATACLASS_PY}, "dataclass options", "v0.5.0")
-    _commit(repo, path, {"ollama/_types.py": TYPES_PY, "tests/test_types.py": "num_gpu = 1\n"}, "pydantic options", "v0.6.1")
+    _commit(
+        repo, path, {"ollama/_types.py": TYPES_PY, "tests/test_types.py": "num_gpu = 1\n"}, "pydantic options", "v0.6.1"
+    )
     _commit(repo, path, {"ollama/_types.py": TYPES_RENAMED_PY}, "num_gpu renamed to gpu_layers", "v0.7.0")
     return repo
 
@@ -475,10 +485,16 @@ def build_ollama(path: Path) -> git.Repo:
 
 def build_llama_cpp(path: Path) -> git.Repo:
     repo = _init(path)
-    _commit(repo, path, {
-        "include/llama.h": LLAMA_H,
-        "common/common.h": COMMON_H,
-        "common/arg.cpp": ARG_CPP,
-        "ggml/src/ggml-cuda/ggml-cuda.cu": GGML_CUDA_CU,
-    }, "llama.cpp", "b100")
+    _commit(
+        repo,
+        path,
+        {
+            "include/llama.h": LLAMA_H,
+            "common/common.h": COMMON_H,
+            "common/arg.cpp": ARG_CPP,
+            "ggml/src/ggml-cuda/ggml-cuda.cu": GGML_CUDA_CU,
+        },
+        "llama.cpp",
+        "b100",
+    )
     return repo

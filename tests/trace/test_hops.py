@@ -74,35 +74,50 @@ def _probe(tmp_path, sources, stages: str, **refs):
 
 
 def test_go_json_field_struct_filter(tmp_path, sources):
-    found = _probe(tmp_path, sources, """\
+    found = _probe(
+        tmp_path,
+        sources,
+        """\
         - id: api
           title: api
           hops:
             - {id: a, kind: go-json-field, repo: ollama, paths: ["api/*.go"], json: num_gpu, struct: Runner}
-        """)
+        """,
+    )
     assert found.stage("api").status == FOUND
-    wrong = _probe(tmp_path, sources, """\
+    wrong = _probe(
+        tmp_path,
+        sources,
+        """\
         - id: api
           title: api
           hops:
             - {id: a, kind: go-json-field, repo: ollama, paths: ["api/*.go"], json: num_gpu, struct: Options}
-        """)
+        """,
+    )
     assert wrong.stage("api").status == MISSING and "not as a Go struct field tag" in wrong.hops[0].reason
 
 
 def test_http_json_needs_a_request_struct(tmp_path, sources):
-    result = _probe(tmp_path, sources, """\
+    result = _probe(
+        tmp_path,
+        sources,
+        """\
         - id: server
           title: server
           hops:
             - {id: h, kind: http-json, repo: ollama, paths: ["llm/*.go"], value: NumCtx, struct: ^Nothing$, receiver_paths: ["runner/**/*.go"]}
-        """)
+        """,
+    )
     assert result.stage("server").status == MISSING
     assert "none of a request struct" in result.hops[0].reason
 
 
 def test_string_literal_in_python_and_missing_flag(tmp_path, sources):
-    result = _probe(tmp_path, sources, """\
+    result = _probe(
+        tmp_path,
+        sources,
+        """\
         - id: py
           title: python string
           hops:
@@ -111,27 +126,38 @@ def test_string_literal_in_python_and_missing_flag(tmp_path, sources):
           title: flag
           hops:
             - {id: f, kind: arg-parser, repo: llama.cpp, paths: ["common/arg.cpp"], flag: "--no-such-flag"}
-        """, ollama="v0.30.0")
+        """,
+        ollama="v0.30.0",
+    )
     assert result.stage("py").anchor.location.path == "ollama/_client.py"
     assert result.stage("flag").status == MISSING and "--no-such-flag" in result.stage("flag").hops[0].reason
 
 
 def test_go_call_param_position_beyond_the_parameters(tmp_path, sources):
-    result = _probe(tmp_path, sources, """\
+    result = _probe(
+        tmp_path,
+        sources,
+        """\
         - id: p
           title: param
           hops:
             - {id: p, kind: go-call-param, repo: ollama, paths: ["llm/*.go"], function: assignLayers, index: 5}
-        """)
+        """,
+    )
     assert "has 2 parameter(s)" in result.hops[0].reason
 
 
 def test_c_field_prefers_the_listed_struct_order(tmp_path, sources):
-    result = _probe(tmp_path, sources, """\
+    result = _probe(
+        tmp_path,
+        sources,
+        """\
         - id: c
           title: common
           hops:
             - {id: c, kind: c-field, repo: llama.cpp, paths: ["include/llama.h", "common/common.h"], field: n_gpu_layers, structs: ["common_params", "llama_model_params"]}
-        """, ollama="v0.30.0")
+        """,
+        ollama="v0.30.0",
+    )
     hop = result.stage("c").anchor
     assert hop.symbol == "common_params.n_gpu_layers" and len(hop.also) == 1

@@ -56,7 +56,13 @@ def test_json_is_versioned_deterministic_and_valid(sources, result):
     jsonschema.validate(data, _schema())
     assert data["schema_version"] == 1 and data["kind"] == "trace" and data["generator"].startswith("gfxgate ")
     assert list(data)[:3] == ["schema_version", "kind", "generator"] and "version" not in data
-    assert [s["id"] for s in data["stages"] if s["summary"]] == ["client", "cli-help", "server", "runner-bridge", "llama-cpp"]
+    assert [s["id"] for s in data["stages"] if s["summary"]] == [
+        "client",
+        "cli-help",
+        "server",
+        "runner-bridge",
+        "llama-cpp",
+    ]
     assert all(h["where"] for s in data["stages"] for h in s["hops"] if h["status"] == "found")
 
 
@@ -105,13 +111,16 @@ def test_cli_trace_and_env(trace_env, capsys, tmp_path):
     assert code == 0 and target.read_text().startswith("# num_ctx")
 
 
-@pytest.mark.parametrize("args, fragment", [
-    (["num_gpus"], "did you mean num_gpu"),
-    ([], "name either an option or --env"),
-    (["num_gpu", "--env", "X"], "name either an option or --env"),
-    (["--env", "X", "--graph", "dot"], "does not apply to --env"),
-    (["num_gpu", "--ref", "olama=v1"], "unknown source name"),
-])
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["num_gpus"], "did you mean num_gpu"),
+        ([], "name either an option or --env"),
+        (["num_gpu", "--env", "X"], "name either an option or --env"),
+        (["--env", "X", "--graph", "dot"], "does not apply to --env"),
+        (["num_gpu", "--ref", "olama=v1"], "unknown source name"),
+    ],
+)
 def test_cli_usage_errors(trace_env, capsys, args, fragment):
     code, out, err = _run(capsys, *args)
     assert code == 2 and fragment in err
@@ -143,7 +152,9 @@ def test_cli_env_with_rules_that_have_no_env_search(trace_env, capsys, tmp_path)
     shutil.copy(load_trace_rules().traces["num_gpu"].defined_in, tmp_path / "num_gpu.yaml")
     code, out, err = _run(capsys, "--env", "HSA_OVERRIDE_GFX_VERSION", "--rules", str(tmp_path))
     assert (code, out) == (2, "")
-    assert err.startswith("gfxgate: error: no environment-variable search rule (rules/traces/*.yaml with an env: section)")
+    assert err.startswith(
+        "gfxgate: error: no environment-variable search rule (rules/traces/*.yaml with an env: section)"
+    )
 
 
 def test_a_trace_without_llama_cpp_is_partial_and_says_where_it_stops(trace_env, capsys, monkeypatch, tmp_path):
@@ -159,8 +170,10 @@ def test_a_trace_without_llama_cpp_is_partial_and_says_where_it_stops(trace_env,
     assert hops["bridge-flag"]["status"] == "found" and "-ngl" in hops["bridge-flag"]["code"]
     assert hops["sink-field"]["status"] == "missing" and "llama" in hops["sink-field"]["reason"]
     assert data["conclusion"] is None and "was not reached" in data["conclusion_reason"]
-    assert any(n.startswith("partial trace: llama-cpp cannot be read") and "--source llama-cpp=CLONE" in n
-               for n in data["notes"]), data["notes"]
+    assert any(
+        n.startswith("partial trace: llama-cpp cannot be read") and "--source llama-cpp=CLONE" in n
+        for n in data["notes"]
+    ), data["notes"]
     for name in ("OLLAMA", "OLLAMA_PYTHON"):
         monkeypatch.setenv(f"GFXGATE_SOURCE_{name}", str(tmp_path / "missing"))
     code, out, err = _run(capsys, "num_gpu", "--offline")

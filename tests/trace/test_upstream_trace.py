@@ -19,8 +19,12 @@ pytestmark = [pytest.mark.upstream, pytest.mark.skipif(not UPSTREAM, reason="set
 
 def _grep_line(repo: str, tag: str, path: str, needle: str) -> int:
     root = Path(UPSTREAM) / repo
-    out = subprocess.run(["git", "-C", str(root), "-c", "safe.directory=*", "grep", "-n", "-F", "-e", needle, tag, "--", path],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(root), "-c", "safe.directory=*", "grep", "-n", "-F", "-e", needle, tag, "--", path],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return int(out.splitlines()[0].split(":")[2])
 
 
@@ -59,7 +63,12 @@ def test_num_gpu_at_the_seed_versions(real):
         "cli-help": ("ollama", "v0.17.5", "cmd/interactive.go", "/set parameter num_gpu"),
         "server": ("ollama", "v0.17.5", "llm/server.go", "assignLayers(layers, gl, requireFull, s.options.NumGPU"),
         "runner-bridge": ("ollama", "v0.17.5", "llama/llama.go", "cparams.n_gpu_layers = C.int(params.NumGpuLayers)"),
-        "llama-cpp": ("ollama", "v0.17.5", "llama/llama.cpp/include/llama.h", "int32_t n_gpu_layers; // number of layers"),
+        "llama-cpp": (
+            "ollama",
+            "v0.17.5",
+            "llama/llama.cpp/include/llama.h",
+            "int32_t n_gpu_layers; // number of layers",
+        ),
     }
     assert [s.spec.id for s in result.stages if s.spec.summary] == list(expect)
     for stage_id, (repo, tag, path, needle) in expect.items():
@@ -80,8 +89,12 @@ def test_num_gpu_at_v0_12_3_follows_what_is_there(real):
 
 
 def test_num_gpu_after_v0_30_reaches_the_flag(real):
-    tags = subprocess.run(["git", "-C", str(Path(UPSTREAM) / "ollama"), "-c", "safe.directory=*", "tag", "--list", "v0.3[0-9].*"],
-                          capture_output=True, text=True, check=True).stdout.split()
+    tags = subprocess.run(
+        ["git", "-C", str(Path(UPSTREAM) / "ollama"), "-c", "safe.directory=*", "tag", "--list", "v0.3[0-9].*"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     releases = sorted((t for t in tags if "-rc" not in t), key=lambda t: tuple(int(x) for x in t[1:].split(".")))
     if not releases:
         pytest.skip("the ollama clone has no v0.30+ tag")
@@ -107,4 +120,6 @@ def test_env_reads_hsa_override(real):
     kinds = {r.kind for r in reads}
     assert {"envconfig", "runner-env", "description"} <= kinds
     definition = next(r for r in reads if r.kind == "envconfig")
-    assert definition.line == _grep_line("ollama", "v0.17.5", "envconfig/config.go", 'String("HSA_OVERRIDE_GFX_VERSION")')
+    assert definition.line == _grep_line(
+        "ollama", "v0.17.5", "envconfig/config.go", 'String("HSA_OVERRIDE_GFX_VERSION")'
+    )

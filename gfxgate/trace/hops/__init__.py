@@ -106,16 +106,22 @@ class HopContext:
         files = self.files(source, globs)
         if not files:
             elsewhere = self._elsewhere(source, needle, globs)
-            raise HopMissing(f"file moved or removed: no file matches {', '.join(globs)} at {self.where(source)}"
-                             + (f"; {needle!r} occurs in {elsewhere}" if elsewhere else ""))
+            raise HopMissing(
+                f"file moved or removed: no file matches {', '.join(globs)} at {self.where(source)}"
+                + (f"; {needle!r} occurs in {elsewhere}" if elsewhere else "")
+            )
         hits = source.grep(needle, files, fixed=True)
         if not hits:
             elsewhere = self._elsewhere(source, needle, globs)
             if elsewhere:
-                raise HopMissing(f"file moved: {needle!r} is not in {', '.join(globs)} at {self.where(source)} "
-                                 f"but occurs in {elsewhere}")
-            raise HopMissing(f"symbol renamed or removed: {needle!r} occurs nowhere in {', '.join(globs)} "
-                             f"at {self.where(source)} (looking for {what})")
+                raise HopMissing(
+                    f"file moved: {needle!r} is not in {', '.join(globs)} at {self.where(source)} "
+                    f"but occurs in {elsewhere}"
+                )
+            raise HopMissing(
+                f"symbol renamed or removed: {needle!r} occurs nowhere in {', '.join(globs)} "
+                f"at {self.where(source)} (looking for {what})"
+            )
         out = []
         for path in dict.fromkeys(h.path for h in hits):
             parsed = self.cache.get(source, path)

@@ -47,9 +47,11 @@ def run(params: dict, ctx) -> list[Match]:
                 continue
             args = [a for a in arglist.named_children if a.type != "comment"]
             flags = [string_value(pf, s) for s in lit.parent.named_children if s.type == "string_literal"]
-            rest = args[args.index(lit.parent) + 1:]
+            rest = args[args.index(lit.parent) + 1 :]
             help_text = _help(pf, [a for a in rest if a.type != "lambda_expression"])
-            sites = [Site(pf, pf.line_of(lit), "{" + ", ".join(flags) + "}", help_text, "help string" if help_text else None)]
+            sites = [
+                Site(pf, pf.line_of(lit), "{" + ", ".join(flags) + "}", help_text, "help string" if help_text else None)
+            ]
             outputs = {"help": help_text or ""}
             lam = next((a for a in rest if a.type == "lambda_expression"), None)
             if lam is not None:

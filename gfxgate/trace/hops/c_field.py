@@ -29,13 +29,21 @@ def run(params: dict, ctx) -> list[Match]:
             if field not in _declared_names(pf, decl):
                 continue
             owner = decl.parent.parent if decl.parent is not None else None
-            name = owner.child_by_field_name("name") if owner is not None and owner.type in ("struct_specifier", "class_specifier") else None
+            name = (
+                owner.child_by_field_name("name")
+                if owner is not None and owner.type in ("struct_specifier", "class_specifier")
+                else None
+            )
             struct = pf.text(name) if name is not None else ""
             if structs and struct not in structs:
                 continue
             meaning, source = doc_of(pf, decl)
             site = Site(pf, pf.line_of(decl), f"{struct}.{field}" if struct else field, meaning, source)
-            matches.append((structs.index(struct) if structs else 0, Match((site,), {"field": field, "struct": struct})))
+            matches.append(
+                (structs.index(struct) if structs else 0, Match((site,), {"field": field, "struct": struct}))
+            )
     if not matches:
-        raise missing_construct(field, files, f"a field of struct {' or '.join(structs)}" if structs else "a struct field")
+        raise missing_construct(
+            field, files, f"a field of struct {' or '.join(structs)}" if structs else "a struct field"
+        )
     return [m for _, m in sorted(matches, key=lambda pair: pair[0])]

@@ -19,8 +19,11 @@ def run(params: dict, ctx) -> list[Match]:
     matches = []
     for pf in files:
         for holder in pf.walk({"argument_list", "literal_value", "expression_list"}):
-            items = [c.named_children[0] if c.type == "literal_element" and c.named_children else c
-                     for c in holder.named_children if c.type != "comment"]
+            items = [
+                c.named_children[0] if c.type == "literal_element" and c.named_children else c
+                for c in holder.named_children
+                if c.type != "comment"
+            ]
             for flag_node, arg in zip(items, items[1:]):
                 if flag_node.type not in STRING_TYPES["go"] or not selects(pf, arg, value):
                     continue

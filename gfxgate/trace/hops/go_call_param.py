@@ -24,12 +24,19 @@ def run(params: dict, ctx) -> list[Match]:
                 if decl.type in ("parameter_declaration", "variadic_parameter_declaration"):
                     names += [pf.text(n) for n in decl.children_by_field_name("name")] or ["_"]
             if index >= len(names):
-                raise HopMissing(f"func {name} at {pf.path}:{pf.line_of(fn)} has {len(names)} parameter(s), "
-                                 f"the call passes the value as argument {index + 1}")
+                raise HopMissing(
+                    f"func {name} at {pf.path}:{pf.line_of(fn)} has {len(names)} parameter(s), "
+                    f"the call passes the value as argument {index + 1}"
+                )
             param = names[index]
             meaning, source = function_doc(pf, fn)
             site = Site(pf, pf.line_of(fn), f"{name}({param})", meaning, source)
-            matches.append(Match((site,), {"param": param, "function": name, "dir": pf.path.rsplit("/", 1)[0] if "/" in pf.path else "."}))
+            matches.append(
+                Match(
+                    (site,),
+                    {"param": param, "function": name, "dir": pf.path.rsplit("/", 1)[0] if "/" in pf.path else "."},
+                )
+            )
     if not matches:
         raise missing_construct(name, files, f"a func named {name}")
     return matches

@@ -23,7 +23,11 @@ def copies(pf, value: str):
                 continue
             body = node.parent
             literal = body.parent if body is not None else None
-            type_node = literal.child_by_field_name("type") if literal is not None and literal.type == "composite_literal" else None
+            type_node = (
+                literal.child_by_field_name("type")
+                if literal is not None and literal.type == "composite_literal"
+                else None
+            )
             yield pf.text(key), pf.text(type_node) if type_node is not None else "", node, pf.text(val)
         else:
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -46,8 +50,12 @@ def run(params: dict, ctx) -> list[Match]:
                 continue
             meaning, source = doc_of(pf, statement_of(node) or node, leading_first=True)
             symbol = f"{type_name}{{{field}: {sent}}}" if type_name else f".{field} = {sent}"
-            matches.append(Match((Site(pf, pf.line_of(node), symbol, meaning, source),),
-                                 {"field": field, "type": type_name, "function": function}))
+            matches.append(
+                Match(
+                    (Site(pf, pf.line_of(node), symbol, meaning, source),),
+                    {"field": field, "type": type_name, "function": function},
+                )
+            )
     if not matches:
         raise missing_construct(value, files, f"a struct field set from {value}")
     return matches

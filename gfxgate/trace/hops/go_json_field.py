@@ -18,7 +18,7 @@ def run(params: dict, ctx) -> list[Match]:
         for struct, name, tag, field, spec in struct_fields(pf):
             if tag == key and wanted in (None, struct):
                 meaning, source = field_doc(pf, field, spec)
-                site = Site(pf, pf.line_of(field), f"{struct}.{name} `json:\"{key}\"`", meaning, source)
+                site = Site(pf, pf.line_of(field), f'{struct}.{name} `json:"{key}"`', meaning, source)
                 matches.append(Match((site,), {"field": name, "struct": struct, "key": key}))
     if not matches:
         raise missing_construct(f'json:"{key}', files, "a Go struct field tag")

@@ -42,7 +42,10 @@ def run(params: dict, ctx) -> list[Match]:
                 field = node.child_by_field_name("field")
                 if field is None or pf.text(field) != name:
                     continue
-            elif pf.text(node) != name or (node.parent is not None and node.parent.type in ("selector_expression", "parameter_declaration", "literal_element")):
+            elif pf.text(node) != name or (
+                node.parent is not None
+                and node.parent.type in ("selector_expression", "parameter_declaration", "literal_element")
+            ):
                 continue
             function = go_function_name(pf, node)
             if function_rx and not function_rx.search(function):
@@ -56,14 +59,18 @@ def run(params: dict, ctx) -> list[Match]:
                 callee = pf.text(call.child_by_field_name("function"))
                 if callee in _BUILTINS or not callee_rx.search(callee):
                     continue
-                index = [c for c in call.child_by_field_name("arguments").named_children if c.type != "comment"].index(arg)
+                index = [c for c in call.child_by_field_name("arguments").named_children if c.type != "comment"].index(
+                    arg
+                )
                 outputs |= {"callee": callee.rsplit(".", 1)[-1], "arg_index": str(index)}
                 symbol = f"{pf.text(node)} → {callee}(argument {index + 1})"
             meaning, source = doc_of(pf, statement_of(node) or node, leading_first=True)
             matches.append(Match((Site(pf, pf.line_of(node), symbol, meaning, source),), outputs))
     if not matches:
         what = f"a call argument using .{name}" if as_argument else f"a use of .{name}"
-        raise missing_construct(name, files, what + (f" in a function matching /{params['function']}/" if function_rx else ""))
+        raise missing_construct(
+            name, files, what + (f" in a function matching /{params['function']}/" if function_rx else "")
+        )
     return matches
 
 

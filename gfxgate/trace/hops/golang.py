@@ -62,7 +62,11 @@ def selects(pf: ParsedFile, node, name: str) -> bool:
             field = sub.child_by_field_name("field")
             if field is not None and pf.text(field) == name:
                 return True
-        elif sub.type == "identifier" and pf.text(sub) == name and (sub.parent is None or sub.parent.type != "selector_expression"):
+        elif (
+            sub.type == "identifier"
+            and pf.text(sub) == name
+            and (sub.parent is None or sub.parent.type != "selector_expression")
+        ):
             return True
     return False
 

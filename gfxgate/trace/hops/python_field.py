@@ -38,7 +38,11 @@ def run(params: dict, ctx) -> list[Match]:
                     meaning, source = doc_of(pf, stmt)
                 if not meaning and index + 1 < len(statements):
                     nxt = statements[index + 1]
-                    if nxt.type == "expression_statement" and nxt.named_children and nxt.named_children[0].type == "string":
+                    if (
+                        nxt.type == "expression_statement"
+                        and nxt.named_children
+                        and nxt.named_children[0].type == "string"
+                    ):
                         meaning, source = string_value(pf, nxt.named_children[0]).strip(), "attribute docstring"
                 cls_name = pf.text(name)
                 site = Site(pf, pf.line_of(stmt), f"{cls_name}.{field}", meaning, source)
@@ -63,4 +67,3 @@ def _field_call(pf, call, default: str) -> tuple[str, str | None]:
         elif pf.text(name) == "description":
             description = string_value(pf, value)
     return key, description
-

@@ -23,7 +23,9 @@ def _needle(pattern: str) -> str:
 def run(params: dict, ctx) -> list[Match]:
     rx = rule_regex(params["pattern"])
     needle = _needle(params["pattern"])
-    files = ctx.candidates(params["repo"], params["paths"], needle, what=f"a string literal matching /{params['pattern']}/")
+    files = ctx.candidates(
+        params["repo"], params["paths"], needle, what=f"a string literal matching /{params['pattern']}/"
+    )
     matches = []
     for pf in files:
         for node in pf.walk(STRING_TYPES[pf.language]):
@@ -31,9 +33,11 @@ def run(params: dict, ctx) -> list[Match]:
             m = rx.search(value)
             if not m:
                 continue
-            help_text = (value[: m.start()] + value[m.end():]).strip()
+            help_text = (value[: m.start()] + value[m.end() :]).strip()
             help_text = re.sub(r"^<[^>]*>\s*", "", help_text)  # the value placeholder (<int>)
-            site = Site(pf, pf.line_of(node), f'"{value.strip()}"', help_text or None, "help string" if help_text else None)
+            site = Site(
+                pf, pf.line_of(node), f'"{value.strip()}"', help_text or None, "help string" if help_text else None
+            )
             matches.append(Match((site,), {"text": value}))
     if not matches:
         raise missing_construct(needle, files, f"a string literal matching /{params['pattern']}/")

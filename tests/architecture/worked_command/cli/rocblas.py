@@ -12,7 +12,9 @@ from gfxgate.cli.common import emit, format_option, output_option
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
-@click.option("-t", "--target", "targets", multiple=True, metavar="TARGET", help="GPU target; repeatable or comma-separated.")
+@click.option(
+    "-t", "--target", "targets", multiple=True, metavar="TARGET", help="GPU target; repeatable or comma-separated."
+)
 @format_option()
 @output_option()
 def rocblas(paths, targets, fmt, output) -> None:
