@@ -192,7 +192,7 @@ def code(text: str, *, cell: bool = False) -> str:
 def fenced(lines: tuple[str, ...] | list[str], *, indent: str = "") -> str:
     """``lines`` as a fenced code block (shell), each line made inert, the fence longer than any backtick run in
     them; ``indent``: inside a list item."""
-    body = [inert(part) for line in lines for part in line.splitlines() or [""]]
+    body = [inert(_LINE_ENDS.sub(" ", line)) for line in lines]  # one line each: a line end in one is a space
     fence = "`" * max(3, max((_longest_run(line, "`") for line in body), default=0) + 1)
     return "\n".join(indent + line for line in [fence + "sh", *body, fence]) + "\n"
 

@@ -108,9 +108,8 @@ def _answer(console, matrix: GateMatrix, verbose: bool) -> None:
                             what.append("\n")
                             what.append_text(_text(("the whole build, in order:", _DIM)))
                             for line in step.recipe:
-                                for part in line.splitlines():  # the service drop-in's lines
-                                    what.append("\n")
-                                    what.append_text(_text(("  " + part, "")))
+                                what.append("\n")  # one line each (a line end in one is shown, not obeyed)
+                                what.append_text(_text(("  " + line, "")))
                         if verbose:
                             what.append("\n")
                             what.append_text(_text((f"{step.workaround}; {_where(step.evidence)}; {checked}", _DIM)))

@@ -36,9 +36,9 @@ def os_of(d: dict) -> str | None:
     return next((f["value"] for f in d["facts"] if f["name"] == "os"), None)
 
 
-def test_amd_driver_too_old_on_windows_names_amdhip64_7(gfxgate_exe, tmp_path):
+def test_amd_driver_too_old_on_windows_names_amdhip64_7(gfxgate_cli, tmp_path):
     d = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             listen("0.32.15"),
@@ -59,9 +59,9 @@ def test_amd_driver_too_old_on_windows_names_amdhip64_7(gfxgate_exe, tmp_path):
     assert conclusion(d)[0][0] == "dropped-by-discovery"
 
 
-def test_amdhip64_6_missing_as_pasted_in_ollama_6567(gfxgate_exe, tmp_path):
+def test_amdhip64_6_missing_as_pasted_in_ollama_6567(gfxgate_cli, tmp_path):
     d = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             slog(
@@ -78,13 +78,13 @@ def test_amdhip64_6_missing_as_pasted_in_ollama_6567(gfxgate_exe, tmp_path):
     assert os_of(d) == "windows" and f["layer"] == "discovery" and "HIP 6 runtime" in f["remedy"]
 
 
-def test_an_unsupported_gfx_target_on_windows_is_never_told_to_set_an_hsa_override(gfxgate_exe, tmp_path):
+def test_an_unsupported_gfx_target_on_windows_is_never_told_to_set_an_hsa_override(gfxgate_cli, tmp_path):
     line = (
         'time=2024-10-26T14:35:44.091+01:00 level=WARN source=amd_windows.go:138 msg="amdgpu is not supported '
         '(supported types:[gfx1030 gfx1100 gfx1101 gfx1102])" gpu_type=gfx1031 gpu=0 '
         r"library=C:\Users\user\AppData\Local\Programs\Ollama\lib\ollama"
     )
-    d = diagnose(gfxgate_exe, tmp_path, [listen("0.3.14", "2024-10-26T14:35:43.500+01:00"), line])
+    d = diagnose(gfxgate_cli, tmp_path, [listen("0.3.14", "2024-10-26T14:35:43.500+01:00"), line])
     f = finding(d, "ollama-amdgpu-not-supported")
     assert os_of(d) == "windows" and f["vendor"] == "amd" and f["target"] == "gfx1031"
     assert "ollama/ollama#3107" in f["remedy"] and "ollama-for-amd" in f["remedy"]
@@ -92,7 +92,7 @@ def test_an_unsupported_gfx_target_on_windows_is_never_told_to_set_an_hsa_overri
     assert conclusion(d)[0][0] == "dropped-by-discovery"
     # the same line from Linux (its path) keeps the Linux remedy: the override is the Linux fix
     linux = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             listen("0.3.14", "2024-10-26T14:35:43.500+01:00"),
@@ -104,9 +104,9 @@ def test_an_unsupported_gfx_target_on_windows_is_never_told_to_set_an_hsa_overri
     )
 
 
-def test_rocblas_without_kernels_under_a_windows_path_as_in_ollama_4070(gfxgate_exe, tmp_path):
+def test_rocblas_without_kernels_under_a_windows_path_as_in_ollama_4070(gfxgate_cli, tmp_path):
     d = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             slog(
@@ -127,9 +127,9 @@ def test_rocblas_without_kernels_under_a_windows_path_as_in_ollama_4070(gfxgate_
     assert "rocblas\\library" in f["remedy"] and "copy-rocblas-tensile" not in f["workarounds"]
 
 
-def test_windows_exit_statuses_say_what_they_mean(gfxgate_exe, tmp_path):
+def test_windows_exit_statuses_say_what_they_mean(gfxgate_cli, tmp_path):
     d = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             listen("0.5.4"),
@@ -154,9 +154,9 @@ def test_windows_exit_statuses_say_what_they_mean(gfxgate_exe, tmp_path):
     assert any("access violation" in n for n in notes), notes
 
 
-def test_a_hip_backend_dll_that_does_not_load_names_its_dlls(gfxgate_exe, tmp_path):
+def test_a_hip_backend_dll_that_does_not_load_names_its_dlls(gfxgate_cli, tmp_path):
     d = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             "build: 10400 (1f368f354) with Clang 20.1.8 for Windows x86_64",
@@ -169,10 +169,10 @@ def test_a_hip_backend_dll_that_does_not_load_names_its_dlls(gfxgate_exe, tmp_pa
     assert "amdhip64_7.dll" in f["remedy"] and "hipblas.dll" in f["remedy"] and f["verdict"] is None
 
 
-def test_an_override_set_on_windows_is_said_to_have_no_effect(gfxgate_exe, tmp_path):
+def test_an_override_set_on_windows_is_said_to_have_no_effect(gfxgate_cli, tmp_path):
     """ollama/ollama#3107: v0.1.29 on Windows with HSA_OVERRIDE_GFX_VERSION set, the gfx900 still rejected."""
     d = diagnose(
-        gfxgate_exe,
+        gfxgate_cli,
         tmp_path,
         [
             slog(
