@@ -619,15 +619,7 @@ def _target_report(
         judged = {b.backend: b.machine for b in route.backends}
         for b in route.backends:
             if b.option is None:
-                backends.append(
-                    BackendVerdict(
-                        b.backend,
-                        b.title,
-                        "undecided" if b.undecided else "no route",
-                        "-",
-                        reason="; ".join(b.undecided or b.refused) or None,
-                    )
-                )
+                backends.append(BackendVerdict.without_route(b))
                 continue
             steps = _plan_steps(
                 [

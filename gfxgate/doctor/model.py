@@ -40,6 +40,18 @@ class BackendVerdict(JsonRecord):
     steps: tuple[FixStep, ...] = ()
     reason: str | None = None
 
+    @classmethod
+    def without_route(cls, backend: Any) -> BackendVerdict:
+        """A backend the Route gives no route (answer.route.BackendAnswer without an option): undecided, or no route,
+        with why."""
+        return cls(
+            backend.backend,
+            backend.title,
+            "undecided" if backend.undecided else "no route",
+            "-",
+            reason="; ".join(backend.undecided or backend.refused) or None,
+        )
+
 
 @dataclass(frozen=True)
 class TargetReport(JsonRecord):

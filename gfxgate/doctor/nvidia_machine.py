@@ -449,15 +449,7 @@ def _report(
         by_id = {w.id: w.at({"ollama": tag}.get) if tag else w for w in default_workarounds()}
         for b in route.backends:
             if b.option is None:
-                backends.append(
-                    BackendVerdict(
-                        b.backend,
-                        b.title,
-                        "undecided" if b.undecided else "no route",
-                        "-",
-                        reason="; ".join(b.undecided or b.refused) or None,
-                    )
-                )
+                backends.append(BackendVerdict.without_route(b))
                 continue
             steps = [_route_step(s, env, target, tag) for s in b.option.steps]
             if b.backend == "cuda":

@@ -88,15 +88,7 @@ def _target(
     backends = []
     for b in route.backends:
         if b.option is None:
-            backends.append(
-                BackendVerdict(
-                    b.backend,
-                    b.title,
-                    "undecided" if b.undecided else "no route",
-                    "-",
-                    reason="; ".join(b.undecided or b.refused) or None,
-                )
-            )
+            backends.append(BackendVerdict.without_route(b))
             continue
         steps = tuple(_step(s, target, installs) for s in b.option.steps)
         backends.append(BackendVerdict(b.backend, b.title, "needs steps" if steps else "runs", b.option.label, steps))
