@@ -646,7 +646,7 @@ def _target_report(
                 answer = answer.replace(before.label, backends[number].label, 1)
     backends = machine_facts.apply(machine_facts.remove_override(backends, machine), facts, judged)
     answer = machine_facts.answer(answer, backends, facts, pin, target, version)
-    pin_commands, gives_up = machine_facts.pin_route(pin, facts, version)
+    pin_commands, gives_up = machine_facts.pin_route(pin, facts, version, vulkan=_vulkan_at_pin(target, pin))
     return TargetReport(
         target,
         gpu.name,
@@ -791,6 +791,16 @@ def _pin(target: str, version: str | None) -> str | None:
         if inside
         else f"ollama {good.last} (the newest release where ROCm runs {target} as '{rocm.label}': {good.first} … {good.last})"
     )
+
+
+def _vulkan_at_pin(target: str, pin: str | None) -> bool | None:
+    """Whether the embedded timeline gives ``target`` a Vulkan route at the pinned release (the release's archive
+    ships a Vulkan runner there: rules' release-archive row); None when the timeline does not say."""
+    timeline = _timeline()
+    tag = pin.split()[1] if pin and len(pin.split()) > 1 else None
+    if timeline is None or tag is None or target not in timeline.targets or tag not in timeline.tags:
+        return None
+    return any(b.backend == "vulkan" and b.state == "route" for b in timeline.cell_at(target, tag).backends)
 
 
 def _in_range(tag, cell, tags) -> bool:

@@ -238,10 +238,11 @@ def _caution(sentence: str, target: str, version: str | None) -> str:
 
 
 def pin_route(
-    pin: str | None, facts: MachineFacts | None, installed: str | None = None
+    pin: str | None, facts: MachineFacts | None, installed: str | None = None, *, vulkan: bool | None = None
 ) -> tuple[tuple[str, ...], str | None]:
     """The pin as steps: remove the distribution's packages first where they would shadow it (Arch), install the
-    release with Ollama's install script, and what the pin gives up."""
+    release with Ollama's install script, and what the pin gives up (``vulkan``: whether the embedded timeline has a
+    Vulkan route at the pin; False: the pin gives the Vulkan backend up)."""
     if not pin or facts is None or not facts.pin_install:
         return (), None
     version = pin.split()[1].lstrip("v") if len(pin.split()) > 1 else ""
@@ -253,8 +254,8 @@ def pin_route(
     if have and parts >= have:
         return commands, f"nothing: v{version} is not older than the installed v{installed}"
     lost = "every later release's model support and fixes: a model that needs a newer Ollama will not load"
-    if parts < (0, 12, 6):
-        lost += "; the Vulkan runner (Ollama's Vulkan CMake preset arrives in v0.12.6)"
+    if vulkan is False:  # the timeline's cell at the pin, not a fixed version (the archives ship Vulkan from v0.13.0)
+        lost += f"; the Vulkan runner (the embedded timeline has no Vulkan route at v{version}: its release ships none)"
     return commands, lost
 
 
