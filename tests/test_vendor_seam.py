@@ -13,7 +13,7 @@ from gfxgate.targets import AMD, NVIDIA, catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = ROOT / "tests" / "sweep" / "fixtures" / "h200"
-H200_WORKLOG = ROOT / "samples" / "h200" / "sweep.jsonl"
+H200_WORKLOG = ROOT / "samples" / "h200" / "sweep.jsonl.zst"
 
 # every function of the AMD target model: its parser, card names, PCI ids, HSA overrides, macros, compatibility
 AMD_METHODS = [

@@ -14,13 +14,13 @@ if TYPE_CHECKING:  # annotations only
 SAMPLE_TARGETS = ("gfx803", "gfx900", "gfx906", "gfx1030", "gfx1100", "sm_61", "sm_70")  # AMD, then NVIDIA (issue 38)
 
 
-H200 = "h200"  # the real-GPU sweep (issue 27): inputs sweep.jsonl and logs/ from tools/gpu-study/import.py
+H200 = "h200"  # the real-GPU sweep (issue 27): inputs sweep.jsonl.zst and logs/ from tools/gpu-study/import.py
 H200_DIAGNOSED = ("cuda-g16-r0-1cfa6161", "vulkan-g16-r0-35b3e02d", "cuda-g0-r0-c3f4aced")
 
 
 def render_h200(folder: Path) -> dict[str, str]:
     """samples/h200/: the sweep report (md, json) of the H200 worklog, the soak's report (one cell repeated for ten
-    minutes: soak.jsonl, when committed) and diagnose of three of its logs.
+    minutes: soak.jsonl.zst, when committed) and diagnose of three of its logs.
 
     Rendered from the committed inputs in ``folder/h200`` (none when they are absent); paths are shown relative to
     the samples folder's parent (``samples/h200/…``), so the output does not depend on where the checkout is.
@@ -34,18 +34,18 @@ def render_h200(folder: Path) -> dict[str, str]:
     from gfxgate.sweep.worklog import read_worklog
 
     base = folder / H200
-    worklog = base / "sweep.jsonl"
+    worklog = base / "sweep.jsonl.zst"  # the device's worklog, zstandard-compressed (byte for byte: `zstd -d`)
     if not worklog.is_file():
         return {}
     shown = f"{folder.name}/{H200}"
-    report = dataclasses.replace(build_report(read_worklog(worklog)), worklog=f"{shown}/sweep.jsonl")
+    report = dataclasses.replace(build_report(read_worklog(worklog)), worklog=f"{shown}/sweep.jsonl.zst")
     out = {
         f"{H200}/sweep-report.md": render_sweep(report, "md"),
         f"{H200}/sweep-report.json": render_sweep(report, "json"),
     }
-    soak = base / "soak.jsonl"
+    soak = base / "soak.jsonl.zst"
     if soak.is_file():
-        report = dataclasses.replace(build_report(read_worklog(soak)), worklog=f"{shown}/soak.jsonl")
+        report = dataclasses.replace(build_report(read_worklog(soak)), worklog=f"{shown}/soak.jsonl.zst")
         out[f"{H200}/soak-report.md"] = render_sweep(report, "md")
         out[f"{H200}/soak-report.json"] = render_sweep(report, "json")
     for run_id in H200_DIAGNOSED:

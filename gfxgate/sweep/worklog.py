@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 import hashlib
+import io
 import platform
 
 import jsonschema
+import zstandard
 
 from gfxgate.errors import InputError
 from gfxgate.serial import json_key
@@ -152,8 +154,30 @@ class Worklog:
         return {run.cell for run in self.effective_runs() if run.outcome not in again}
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # a zstandard frame (RFC 8878)
+
+
+def _inflated(path: Path, data: bytes) -> bytes:
+    """A zstandard-compressed worklog's lines, inflated within the same bound as a plain one (a frame that inflates
+    past MAX_WORKLOG_BYTES is refused, whatever size it declares)."""
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data), read_across_frames=True) as reader:
+            out = b""
+            while len(out) <= MAX_WORKLOG_BYTES:  # read() may return less than asked: to the bound or the end
+                more = reader.read(MAX_WORKLOG_BYTES + 1 - len(out))
+                if not more:
+                    break
+                out += more
+    except zstandard.ZstdError as exc:
+        raise InputError(f"worklog {path}: not a readable zstandard stream: {exc}") from None
+    if len(out) > MAX_WORKLOG_BYTES:
+        raise InputError(f"worklog {path}: inflates past {MAX_WORKLOG_BYTES >> 20} MiB; not a worklog gfxgate wrote")
+    return out
+
+
 def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
-    """Parse a worklog; a torn last line is ignored with a warning, any other bad line is an InputError."""
+    """Parse a worklog (plain, or zstandard-compressed as the committed H200 worklogs are); a torn last line is ignored
+    with a warning, any other bad line is an InputError."""
     path = Path(path)
     try:  # a regular file only (a FIFO would block, /dev/zero never ends), of bounded size
         data = read_input(path, "worklog ", limit=MAX_WORKLOG_BYTES)
@@ -165,6 +189,8 @@ def read_worklog(path: Path, *, missing_ok: bool = False) -> Worklog:
         ) from None
     except OSError as exc:
         raise InputError(f"cannot read worklog {path}: {exc.strerror or exc}") from None
+    if data.startswith(ZSTD_MAGIC):  # a committed worklog, zstandard-compressed (samples/h200/*.jsonl.zst)
+        data = _inflated(path, data)
     lines = data.split(b"\n")
     torn_tail = lines[-1]  # empty when the file ends with a newline
     runs: list[Run] = []

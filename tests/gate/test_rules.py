@@ -141,7 +141,7 @@ def test_h200_samples_are_not_stale_and_come_from_the_committed_worklog(tmp_path
     for name, text in expected.items():
         assert (folder / name).read_text(encoding="utf-8") == text, f"samples/{name} is stale: run `gfxgate samples`"
     md = expected[f"{H200}/sweep-report.md"]
-    assert "- Worklog: `samples/h200/sweep.jsonl`" in md and "sm_90 (NVIDIA Hopper, compute capability 9.0)" in md
+    assert "- Worklog: `samples/h200/sweep.jsonl.zst`" in md and "sm_90 (NVIDIA Hopper, compute capability 9.0)" in md
     assert "cuda = CUDA0 (NVIDIA H200); vulkan = Vulkan0 (NVIDIA H200)" in md
     # every cell of both backends ran at least five times (issue 27), and the soak ran one cell for ten minutes
     report = json.loads(expected[f"{H200}/sweep-report.json"])
@@ -152,8 +152,11 @@ def test_h200_samples_are_not_stale_and_come_from_the_committed_worklog(tmp_path
     # a copy with one run less in the worklog: its report differs, so --check must call the committed one stale
     copy = tmp_path / "samples"
     shutil.copytree(folder, copy)
-    lines = (copy / H200 / "sweep.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
-    (copy / H200 / "sweep.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")
+    import zstandard
+
+    packed = copy / H200 / "sweep.jsonl.zst"
+    lines = zstandard.ZstdDecompressor().decompressobj().decompress(packed.read_bytes()).splitlines(keepends=True)
+    packed.write_bytes(zstandard.ZstdCompressor().compress(b"".join(lines[:-1])))
     assert render_h200(copy)[f"{H200}/sweep-report.md"] != (copy / H200 / "sweep-report.md").read_text(encoding="utf-8")
 
 

@@ -118,9 +118,9 @@ def test_pascal_at_v0_30_0_is_ptx_only(monkeypatch):
 
 
 def test_the_h200_sweep_confirms_the_cuda_route():
-    """The study's real H200 run (samples/h200/sweep.jsonl, llama-server on CUDA and Vulkan) fills the runtime row of
+    """The study's real H200 run (samples/h200/sweep.jsonl.zst, llama-server on CUDA and Vulkan) fills the runtime row of
     sm_90 and confirms the answer the rules give."""
-    worklog = Path(__file__).resolve().parents[2] / "samples" / "h200" / "sweep.jsonl"
+    worklog = Path(__file__).resolve().parents[2] / "samples" / "h200" / "sweep.jsonl.zst"
     m = scan(ScanRequest(("H200",), runtime=worklog))
     assert m.cell("runtime", "sm_90").status.value == "allowed"
     route = m.route("sm_90")

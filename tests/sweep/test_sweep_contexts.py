@@ -162,7 +162,7 @@ def test_the_plot_draws_each_backends_medians_and_intervals(known):
 
 
 def test_the_h200_worklog_still_reads_and_has_no_context_sweep():
-    report = build_report(read_worklog(SAMPLES / "sweep.jsonl"))
+    report = build_report(read_worklog(SAMPLES / "sweep.jsonl.zst"))
     assert report.contexts is None and report.runs
     assert "nothing to plot" in render(report, "svg")
 

@@ -203,11 +203,14 @@ def test_the_report_says_when_its_runs_ran_and_the_longest_pause(tmp_path):
     from gfxgate.sweep.model import build_report, run_span
     from gfxgate.sweep.worklog import read_worklog
 
-    soak = read_worklog(Path(__file__).parents[2] / "samples" / "h200" / "soak.jsonl")
+    packed = Path(__file__).parents[2] / "samples" / "h200" / "soak.jsonl.zst"
+    soak = read_worklog(packed)
     span = run_span(soak.runs)
     assert span is not None and span.first_started_at.startswith("2026-12-04T15:17:12")
     assert 600 <= span.seconds < 700 and 5 < span.longest_pause_s < 15  # the pause between the two device calls
-    lines = (Path(__file__).parents[2] / "samples" / "h200" / "soak.jsonl").read_text(encoding="utf-8").splitlines()
+    import zstandard
+
+    lines = zstandard.ZstdDecompressor().decompressobj().decompress(packed.read_bytes()).decode("utf-8").splitlines()
     first, second = json.loads(lines[0]), json.loads(lines[1])
     second["started_at"] = "2026-12-04T16:17:12"  # naive beside an aware time: no span rather than a wrong one
     worklog = tmp_path / "w.jsonl"

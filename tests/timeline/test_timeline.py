@@ -357,7 +357,11 @@ def test_every_sample_is_under_200_kb():
     from gfxgate.resources import rules_dir
 
     folder = rules_dir().parent / "samples"
-    inputs = (f"{H200}/logs/", f"{H200}/sweep.jsonl", f"{H200}/soak.jsonl")  # what the H200 samples are rendered from
+    inputs = (
+        f"{H200}/logs/",
+        f"{H200}/sweep.jsonl.zst",
+        f"{H200}/soak.jsonl.zst",
+    )  # what the H200 samples are rendered from
     written = [p for p in folder.rglob("*") if p.is_file() and not p.relative_to(folder).as_posix().startswith(inputs)]
     assert any(p.name == "timeline-nvidia.svg" for p in written)
     big = {p.relative_to(folder).as_posix(): p.stat().st_size for p in written if p.stat().st_size > 200_000}

@@ -3,10 +3,11 @@
     python3 tools/gpu-study/import.py SW_DIR [SAMPLES_DIR]
 
 Writes SAMPLES_DIR/h200/ (default samples/h200/):
-  sweep.jsonl   the device's worklog, byte for byte (run.sh with GPU_STUDY_WORK=/srv/gpu-study: its paths name no
-                machine's checkout). A later call that resumed the committed worklog (.devprobe/resume/) brings back
-                the same lines first, then its own: the committed lines must be its prefix, else nothing is written.
-  soak.jsonl    the soak's worklog (one cell repeated), byte for byte, when the device ran the soak
+  sweep.jsonl.zst  the device's worklog, zstandard-compressed (`zstd -d` gives it back byte for byte; run.sh with
+                GPU_STUDY_WORK=/srv/gpu-study: its paths name no machine's checkout). A later call that resumed the
+                committed worklog (`zstd -d` it into .devprobe/resume/sweep.jsonl) brings back the same lines first,
+                then its own: the committed lines must be its prefix, else nothing is written.
+  soak.jsonl.zst   the soak's worklog (one cell repeated), compressed the same way, when the device ran the soak
   logs/RUN.log  each first-repeat run's server log, and the log of every soak run that did not end ok, trimmed to
                 the lines the sweep and diagnose read (gfxgate.sweep.llamaserver.trim_log); a committed log whose raw
                 log this call did not bring back (a run of an earlier call) is kept; other repeats' logs are not kept
@@ -18,9 +19,10 @@ by --check).
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
+
+import zstandard
 
 from gfxgate.sweep.llamaserver import trim_log
 
@@ -30,16 +32,22 @@ def main(argv: list[str]) -> int:
     out = Path(argv[1] if len(argv) > 1 else "samples") / "h200"
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    committed = out / "sweep.jsonl"
-    if committed.is_file() and not (sw / "sweep.jsonl").read_bytes().startswith(committed.read_bytes()):
+    committed = out / "sweep.jsonl.zst"
+    before = (
+        zstandard.ZstdDecompressor().decompressobj().decompress(committed.read_bytes()) if committed.is_file() else b""
+    )
+    if before and not (sw / "sweep.jsonl").read_bytes().startswith(before):
         print(f"{sw / 'sweep.jsonl'} does not continue {committed}: nothing written", file=sys.stderr)
         return 1
     kept = 0
-    for name, keep in (("sweep.jsonl", lambda run: run.get("repeat") == 0),
-                       ("soak.jsonl", lambda run: run.get("repeat") == 0 or run.get("outcome") != "ok")):
+    for name, keep in (
+        ("sweep.jsonl", lambda run: run.get("repeat") == 0),
+        ("soak.jsonl", lambda run: run.get("repeat") == 0 or run.get("outcome") != "ok"),
+    ):
         if not (sw / name).is_file():
             continue
-        shutil.copyfile(sw / name, out / name)
+        # the worklog, compressed (a 1.4 MB soak is 30 KB): gfxgate's worklog reader inflates it within its bound
+        (out / f"{name}.zst").write_bytes(zstandard.ZstdCompressor(level=19).compress((sw / name).read_bytes()))
         for line in (sw / name).read_text(encoding="utf-8").splitlines():
             run = json.loads(line)
             if not keep(run):
@@ -51,9 +59,13 @@ def main(argv: list[str]) -> int:
             (logs / raw.name).write_text("\n".join(trim_log(text)) + "\n", encoding="utf-8")
             kept += 1
     parts = []
-    for name, title in (("version.txt", "llama-server --version"), ("list-devices.txt", "llama-server --list-devices"),
-                        ("cmake-cache.txt", "CMakeCache.txt (CUDA, Vulkan, commit)"), ("model.txt", "the model"),
-                        ("nvidia-smi.txt", "nvidia-smi after the run")):
+    for name, title in (
+        ("version.txt", "llama-server --version"),
+        ("list-devices.txt", "llama-server --list-devices"),
+        ("cmake-cache.txt", "CMakeCache.txt (CUDA, Vulkan, commit)"),
+        ("model.txt", "the model"),
+        ("nvidia-smi.txt", "nvidia-smi after the run"),
+    ):
         path = sw / name
         if path.is_file():
             parts.append(f"## {title}\n\n" + path.read_text(encoding="utf-8", errors="replace").rstrip() + "\n")
