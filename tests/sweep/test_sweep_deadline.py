@@ -20,13 +20,15 @@ PEER = Path(__file__).with_name("slow_llama_server.py")
 TIMEOUT_S = 2.0
 
 
-def _peers() -> set[int]:
-    """Pids of slow_llama_server.py processes on this machine."""
+def _peers(marker: str = "") -> set[int]:
+    """Pids of slow_llama_server.py processes on this machine whose command line holds ``marker`` (this test's own:
+    other tests, on another xdist worker, start the same peer at the same time)."""
     found = set()
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
-                if str(PEER).encode() in (proc / "cmdline").read_bytes():
+                cmdline = (proc / "cmdline").read_bytes()
+                if str(PEER).encode() in cmdline and marker.encode() in cmdline:
                     found.add(int(proc.name))
             except OSError:
                 pass
@@ -47,8 +49,9 @@ def test_a_slow_llama_server_is_a_timeout_within_the_deadline(gfxgate_exe, tmp_p
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")  # the peer never reads it
     worklog = tmp_path / "w.jsonl"
-    before = _peers()
-    command = shlex.join([sys.executable, str(PEER), mode])
+    marker = f"--gfxgate-test={tmp_path.name}"  # the peer ignores it: names this test's servers among the workers'
+    before = _peers(marker)
+    command = shlex.join([sys.executable, str(PEER), mode, marker])
     args = [
         gfxgate_exe,
         "sweep",
@@ -81,7 +84,7 @@ def test_a_slow_llama_server_is_a_timeout_within_the_deadline(gfxgate_exe, tmp_p
     assert run["overhead"]["server_exit"]["after_stop"] is not None  # gfxgate stopped it
     # the deadline (2 s) + interpreter start, version probe and stop: the 100 KB drip alone would take hours
     assert elapsed < TIMEOUT_S + 8, elapsed
-    assert _peers() <= before, "the slow server outlived its cell"
+    assert _peers(marker) <= before, "the slow server outlived its cell"
 
 
 def test_the_deadline_covers_the_version_probe_of_a_wrapper_that_hangs(gfxgate_exe, tmp_path):
