@@ -9,6 +9,8 @@ from typing import Callable, Iterator, TypeVar
 
 import pytest
 
+from tests.cacheseed import copy_into, files
+
 T = TypeVar("T")
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -239,10 +241,39 @@ def _suite_environment(monkeypatch):
         monkeypatch.setenv(name, value)
 
 
+def _build_cache_seed(folder: Path) -> list[str]:
+    import subprocess
+    import sys
+
+    env = clean_environment()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(CHECKOUT), env.get("PYTHONPATH"))))
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.cacheseed", str(folder)],
+        cwd=CHECKOUT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"seeding the gfxgate cache failed ({done.returncode}): {done.stderr[-2000:]}")
+    return [str(path) for path in files(folder)]
+
+
+@pytest.fixture(scope="session")
+def _cache_seed(tmp_path_factory) -> list[Path]:
+    """The rules cache a user's second run has, built once per run (tests/cacheseed.py)."""
+    return [Path(name) for name in shared_build(tmp_path_factory, "gfxgate-cache-seed", _build_cache_seed)]
+
+
 @pytest.fixture(autouse=True)
-def _isolated_cache(_suite_environment, tmp_path_factory, monkeypatch):
-    """Every test gets its own cache folder; nothing touches the user's real cache or network."""
+def _isolated_cache(_suite_environment, _cache_seed, request, tmp_path_factory, monkeypatch):
+    """Every test gets its own cache folder; nothing touches the user's real cache or network. The folder starts as
+    a copy of the run's seed (tests/cacheseed.py), or empty for a test marked ``empty_cache``."""
     cache = tmp_path_factory.mktemp("gfxgate-cache")
+    if request.node.get_closest_marker("empty_cache") is None:
+        copy_into(_cache_seed, cache)
     monkeypatch.setenv("GFXGATE_CACHE_DIR", str(cache))
     for name in list(os.environ):
         if name.startswith("GFXGATE_SOURCE_"):

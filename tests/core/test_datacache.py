@@ -11,6 +11,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.empty_cache  # the cache itself: a first run, missing, damaged and foreign caches
+
 from gfxgate import datacache, datafiles
 from gfxgate.resources import rules_dir
 

@@ -418,6 +418,7 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
     assert data["notes"] == []  # said once, grouped by source, not once per rule and release
 
 
+@pytest.mark.empty_cache  # a first run checks the schema; the seeded cache would already hold the check
 def test_the_shipped_snapshot_is_schema_checked_once_per_content(monkeypatch, tmp_path):
     """The embedded snapshot's schema check runs once per content (cached like the rules); a snapshot that is
     not gfxgate's own file is checked on every load, and a broken one is still refused."""
