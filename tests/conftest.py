@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
@@ -226,10 +229,28 @@ def clean_environment(environ=None) -> dict[str, str]:
     return out
 
 
+def bytecode_folder() -> Path:
+    """Where the run's Python processes keep their bytecode: one folder per checkout under the temporary folder."""
+    tag = hashlib.blake2b(str(CHECKOUT).encode(), digest_size=8).hexdigest()
+    return Path(tempfile.gettempdir()) / f"gfxgate-tests-pycache-{os.getuid()}-{tag}"
+
+
 def pytest_configure(config):
     for name in [name for name in os.environ if inherited(name)]:
         del os.environ[name]
     os.environ.update(SET)
+    # Bytecode (issue 40: the suite's time). The suite starts hundreds of Python processes (the installed script,
+    # nested sessions); with PYTHONDONTWRITEBYTECODE=1 in the caller's shell each one compiled every module it
+    # imported again (about 0.1 s of CPU a process), and each xdist worker rewrote every test module's asserts
+    # again (about 5 s). They now write and share their bytecode, under the temporary folder only (sys.pycache_prefix
+    # / PYTHONPYCACHEPREFIX, which pytest's assertion rewriting also follows): nothing is written beside the sources.
+    if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        folder = bytecode_folder()
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(folder)
+        sys.pycache_prefix = str(folder)
+        sys.dont_write_bytecode = False
 
 
 @pytest.fixture(autouse=True)
