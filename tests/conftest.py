@@ -182,7 +182,26 @@ def pytest_runtest_protocol(item, nextitem):
         yield
 
 
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+
+
+def shares_setup(item) -> bool:
+    """Whether ``item`` uses a fixture built once for several tests of its module (module, class or package scope)."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values())
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config, items):
+    # pytest-xdist's `--dist loadgroup` (pyproject's addopts): a test that shares a module's setup runs on the worker
+    # that runs its module's other such tests (one group per module, so the setup is built once); every other test
+    # is a work unit of its own, so the two workers end together instead of one waiting for the other's last module.
+    if config.getvalue("loadgroup"):
+        for item in items:
+            if shares_setup(item):
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if (
