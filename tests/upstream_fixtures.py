@@ -1,4 +1,8 @@
-"""Small upstream-shaped repositories, built with GitPython at test time (our own files, not upstream's)."""
+"""Small upstream-shaped repositories, built with GitPython at test time (our own files, not upstream's), and the
+fixtures that serve them: ``upstream`` (their paths, built once per test run) and ``source_env`` (every pinned source
+pointed at them). A folder whose tests use the fixtures imports them in its ``conftest.py`` (``tests/gate``,
+``tests/sources``), a module in a folder without one in the module: ``from tests.upstream_fixtures import upstream  #
+noqa: F401 - fixture``."""
 
 from __future__ import annotations
 
@@ -6,8 +10,10 @@ import json
 from pathlib import Path
 
 import git
+import pytest
 
-from tests.gitrepos import commit_tree, new_repo  # noqa: F401 - re-exported for the core tests
+from tests.conftest import shared_build
+from tests.gitrepos import commit_tree, new_repo  # noqa: F401 - re-exported for the tests that build repositories
 
 CMAKE = """cmake_minimum_required(VERSION 3.21)
 project(Ollama C CXX)
@@ -446,7 +452,7 @@ def repo_of_cases(path: Path, cases: dict[str, str | tuple[str, ...]]) -> git.Re
     """A repository with one commit per tag, each holding the files of rule cases of tests/rules/ (``RULE/REF``; several
     cases of the same ref merge, a later one's file replacing an earlier one's), annotations blanked: the real excerpts
     as a tree that a scan reads at its tag."""
-    from tests.core.rule_fixtures import FIXTURES, copy_case
+    from tests.gate.rule_fixtures import FIXTURES, copy_case
 
     repo = new_repo(path)
     for tag, named in cases.items():
@@ -490,3 +496,30 @@ def build_fork(path: Path) -> git.Repo:
         tag="v0.17.5",
     )
     return repo
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory):
+    """Paths of the fixture upstream repositories (built once per test run)."""
+
+    def build(root):
+        build_ollama(root / "ollama")
+        build_llama_cpp(root / "llama.cpp")
+        build_rocm_docs(root / "rocm")
+        build_clr(root / "clr")
+        build_rocblas(root / "rocblas")
+        build_fork(root / "fork")
+        return root
+
+    return shared_build(tmp_path_factory, "upstream", build)
+
+
+@pytest.fixture
+def source_env(upstream, monkeypatch):
+    """Point every pinned source at the fixture repositories, the way a lab mirror would."""
+    monkeypatch.setenv("GFXGATE_SOURCE_OLLAMA", str(upstream / "ollama"))
+    monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", str(upstream / "llama.cpp"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCM_DOCS", str(upstream / "rocm"))
+    monkeypatch.setenv("GFXGATE_SOURCE_CLR", str(upstream / "clr"))
+    monkeypatch.setenv("GFXGATE_SOURCE_ROCBLAS", str(upstream / "rocblas"))
+    return upstream
