@@ -52,7 +52,9 @@ def test_every_folder_names_a_package_or_module_of_gfxgate_or_says_why_not():
     names = gfxgate_names()
     assert {"gate", "answer", "app", "matchers", "sources", "datacache", "serial", "targets"} <= names  # the reading
     strays = [p.name for p in folders() if p.name not in names and p.name not in FOLDERS]
-    assert not strays, f"tests/{strays[0]}/ names no package or module of gfxgate: move its tests to the folder of what they test, or add it to FOLDERS with why (docs/testing.md)"
+    assert not strays, (
+        f"tests/{strays[0]}/ names no package or module of gfxgate: move its tests to the folder of what they test, or add it to FOLDERS with why (docs/testing.md)"
+    )
 
 
 def test_the_list_of_other_folders_holds_only_folders_that_exist_and_name_nothing_of_gfxgate():
@@ -64,7 +66,9 @@ def test_the_list_of_other_folders_holds_only_folders_that_exist_and_name_nothin
 def test_the_top_level_holds_only_tests_of_the_whole_program():
     top = {p.name for p in TESTS.glob("test_*.py")}
     strays = sorted(top - set(WHOLE_PROGRAM))
-    assert not strays, f"tests/{strays[0]} is at the top level: move it to tests/<package or module it tests>/, or add it to WHOLE_PROGRAM with why"
+    assert not strays, (
+        f"tests/{strays[0]} is at the top level: move it to tests/<package or module it tests>/, or add it to WHOLE_PROGRAM with why"
+    )
     assert not set(WHOLE_PROGRAM) - top, "a module of WHOLE_PROGRAM is gone: remove it from the list"
 
 
@@ -75,7 +79,9 @@ def test_the_re_export_folder_holds_no_test():
 def test_a_top_level_helper_is_shared_by_tests_of_several_places():
     """A helper module at the top level (``tests/x.py``) is imported from at least two places (the top level, a
     folder of tests/, benchmarks/); a helper of one folder's tests lives in that folder."""
-    helpers = sorted(p.stem for p in TESTS.glob("*.py") if not p.stem.startswith("test_") and p.stem not in ("__init__", "conftest"))
+    helpers = sorted(
+        p.stem for p in TESTS.glob("*.py") if not p.stem.startswith("test_") and p.stem not in ("__init__", "conftest")
+    )
     sources = [p for p in (*TESTS.rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")) if "__pycache__" not in p.parts]
     texts = {p: p.read_text(encoding="utf-8") for p in sources}
     alone = {}
