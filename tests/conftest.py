@@ -110,7 +110,7 @@ SLOW_IN_PROCESS = {
     "tests/doctor/test_vega.py": "doctor on captured machines, before and after following its steps",
     "tests/diagnose/test_vendors.py": "a diagnose per vendor's log line",
     "tests/diagnose/test_excerpts.py": "a diagnose per log excerpt",
-    "tests/test_card_names.py": "targets for every card name and PCI id",
+    "tests/targets/test_card_names.py": "targets for every card name and PCI id",
     "tests/test_formats_everywhere.py": "every command in its three formats",
     "tests/diagnose/test_views.py": "scan, doctor and diagnose of one log",
     "tests/diagnose/test_diagnose.py::test_the_text_format_carries_what_the_markdown_says": "diagnose in two formats",
@@ -118,13 +118,13 @@ SLOW_IN_PROCESS = {
 }
 # 3. single tests that run a program or take seconds (measured: `pytest -m "not slow" --durations=20`):
 SLOW_TESTS = {
-    "tests/core/test_jsontext.py::test_same_text_as_json_dumps": "hypothesis, thousands of documents",
+    "tests/jsontext/test_jsontext.py::test_same_text_as_json_dumps": "hypothesis, thousands of documents",
     "tests/gate/test_rules.py::test_samples_are_not_stale": "regenerates every sample",
     "tests/timeline/test_timeline.py::test_the_shipped_snapshot_is_schema_checked_once_per_content": "two processes",
     "tests/timeline/test_timeline.py::test_svg_renders_in_a_real_browser": "headless chromium",
     "tests/gate/test_rules.py::test_h200_samples_are_not_stale_and_come_from_the_committed_worklog": "regenerates samples",
-    "tests/core/test_datacache.py::test_a_scan_from_the_cache_never_imports_yaml_or_jsonschema": "a python subprocess",
-    "tests/core/test_report.py::test_cli_needs_no_module_imported_by_someone_else": "python subprocesses",
+    "tests/datacache/test_datacache.py::test_a_scan_from_the_cache_never_imports_yaml_or_jsonschema": "a python subprocess",
+    "tests/report/test_report.py::test_cli_needs_no_module_imported_by_someone_else": "python subprocesses",
     "tests/gate/test_hostile_rules.py::test_catastrophic_regex_cannot_hang_the_go_matcher": "a python subprocess",
     "tests/sweep/test_sweep_gpu.py::test_the_report_says_when_its_runs_ran_and_the_longest_pause": "the installed script",
     "tests/sweep/test_sweep_gpu.py::test_targets_command_explains_sm_90_and_refuses_an_unknown_one": "the installed script",

@@ -23,7 +23,7 @@ class Format(str, enum.Enum):
         return self.value
 
 
-# what every command that prints a result offers (tests/test_formats_everywhere.py, tests/test_formatters.py)
+# what every command that prints a result offers (tests/test_formats_everywhere.py, tests/report/test_formatters.py)
 RESULT_FORMATS = (Format.MD, Format.JSON, Format.TEXT)
 
 R_contra = TypeVar("R_contra", contravariant=True)

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from gfxgate.resources import rules_dir
-from tests.core.conftest import source_env, upstream  # noqa: F401 - fixtures: upstream-shaped git repositories
-from tests.core.rule_fixtures import read_case
+from tests.upstream_fixtures import source_env, upstream  # noqa: F401 - fixtures: upstream-shaped git repositories
+from tests.gate.rule_fixtures import read_case
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = Path(__file__).resolve().parent / "worked_example"

@@ -1,3 +1,4 @@
-"""The gate's tests read the small upstream-shaped git repositories of tests/core (built once per session)."""
+"""The gate's tests read the small upstream-shaped git repositories of tests/upstream_fixtures.py (built once per
+session)."""
 
-from tests.core.conftest import source_env, upstream  # noqa: F401 - fixtures
+from tests.upstream_fixtures import source_env, upstream  # noqa: F401 - fixtures

@@ -94,7 +94,7 @@ def test_catastrophic_regex_cannot_hang_the_go_matcher(tmp_path):
     probe = textwrap.dedent(f"""
         from pathlib import Path
         from gfxgate.matchers import NoMatch
-        from tests.core.test_matchers import run
+        from tests.matchers.test_matchers import run
         go = 'package p\\n\\nfunc F() string {{ return "' + "word " * 2000 + '!" }}\\n'
         try:
             run(Path({str(tmp_path)!r}), "go-source", {{"p.go": go}}, ["gfx900"], find="string", pattern=r"^(\\w+\\s?)*$")
@@ -115,7 +115,7 @@ def test_patterns_outside_the_dialect_are_rule_errors(pattern):
 
 
 def test_bad_rule_regex_is_reported_at_load_with_the_file(tmp_path):
-    from tests.core.test_matchers import rule
+    from tests.matchers.test_matchers import rule
     from gfxgate.matchers import MATCHERS
 
     with pytest.raises(RuleError, match=r"params.pattern: bad regex '\(a\)\\\\1'"):

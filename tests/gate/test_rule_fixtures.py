@@ -23,7 +23,7 @@ import pytest
 from gfxgate.gate.engine import collect_facts
 from gfxgate.gate.ruleset import RuleSet, default_rules
 from gfxgate.sources.directory import DirectorySource
-from tests.core.rule_fixtures import FIXTURES, OneSource, assert_expectations, cases, read_case
+from tests.gate.rule_fixtures import FIXTURES, OneSource, assert_expectations, cases, read_case
 
 
 @pytest.mark.parametrize("rule_id,case", cases())

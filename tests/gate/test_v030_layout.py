@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from tests.core.test_scan import cell, scan_json
-from tests.core.upstream_fixtures import AMD_GO, LOCAL_CMAKE, RUNNER_GO, commit_tree, new_repo, server_presets
+from tests.gate.test_scan import cell, scan_json
+from tests.upstream_fixtures import AMD_GO, LOCAL_CMAKE, RUNNER_GO, commit_tree, new_repo, server_presets
 
 
 def test_user_arch_passthrough_gives_the_documented_configure_command(source_env, capsys):

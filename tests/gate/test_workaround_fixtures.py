@@ -33,7 +33,7 @@ from gfxgate.trace.workarounds import check_all, not_applicable
 from gfxgate.model import Status
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
-from tests.core.rule_fixtures import WORKAROUND_FIXTURES, OneSource, cases, copy_case
+from tests.gate.rule_fixtures import WORKAROUND_FIXTURES, OneSource, cases, copy_case
 
 BUILD_ROW = {"build-amdgpu-targets": "cmake-filter"}  # workaround -> the layer whose remedy is the same command
 OUTSIDER = "gfx1031"  # in no default ROCm list of ollama before v0.5.8: its build row needs your own list

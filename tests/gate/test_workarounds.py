@@ -11,7 +11,7 @@ from gfxgate.errors import RuleError
 from gfxgate.resources import rules_dir
 from gfxgate.gate.ruleset import default_rules
 from gfxgate.gate.workarounds import default_workarounds, load
-from tests.core.upstream_fixtures import commit_tree, new_repo
+from tests.upstream_fixtures import commit_tree, new_repo
 
 CONFIG_GO = """package envconfig
 

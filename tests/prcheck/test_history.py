@@ -194,7 +194,7 @@ def test_history_shows_progress_on_a_terminal_only(history_env, tmp_path, gfxgat
     """issue 29: a long walk shows a progress line on stderr when it is a terminal (not with GFXGATE_NO_PROGRESS,
     never when piped), and the report is the same."""
 
-    from tests.test_terminal import on_terminal
+    from tests.report.test_terminal import on_terminal
 
     args = ["history", "-t", "gfx900", "--every-tag", "--format", "json"]
     screen = on_terminal(gfxgate_exe, [*args, "-o", str(tmp_path / "tty.json")])

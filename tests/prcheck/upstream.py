@@ -27,7 +27,7 @@ import git
 
 from tests.gitrepos import commit_tree
 
-from tests.core.upstream_fixtures import (
+from tests.upstream_fixtures import (
     AMD_COMMON_GO,
     CMAKE,
     COMMON_CUH,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "gfxgate"
+PACKAGE = Path(__file__).resolve().parents[2] / "gfxgate"
 MODULES = [
     "gfxgate.report",
     "gfxgate.report.workarounds",

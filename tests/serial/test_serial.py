@@ -10,6 +10,7 @@ import pytest
 
 from gfxgate.model import Evidence, Location, Status, Verdict
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field, json_key, to_json
+from tests.upstream_fixtures import upstream  # noqa: F401 - fixture: upstream-shaped git repositories
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ on fixture repositories. The fixture docs have rocm-5.5.1 … rocm-6.3.3, like t
 
 from __future__ import annotations
 
-from tests.core.test_scan import cell, run, scan_json
-from tests.core.upstream_fixtures import commit_tree, new_repo
+from tests.gate.test_scan import cell, run, scan_json
+from tests.upstream_fixtures import commit_tree, new_repo
 
 
 def _ollama_with(tmp_path, dockerfile: str):

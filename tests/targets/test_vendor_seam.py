@@ -11,7 +11,7 @@ import pytest
 from gfxgate import targets as tm
 from gfxgate.targets import AMD, NVIDIA, catalog
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 H200 = ROOT / "tests" / "sweep" / "fixtures" / "h200"
 H200_WORKLOG = ROOT / "samples" / "h200" / "sweep.jsonl.zst"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gfxgate.cli import main
-from tests.core.rule_fixtures import assert_expectations, cases, origins, read_case
+from tests.gate.rule_fixtures import assert_expectations, cases, origins, read_case
 
 UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
 pytestmark = [pytest.mark.upstream, pytest.mark.skipif(not UPSTREAM, reason="set GFXGATE_TEST_UPSTREAM to run")]

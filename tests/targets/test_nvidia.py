@@ -15,7 +15,7 @@ from gfxgate.errors import TargetError
 from gfxgate.targets import NVIDIA, TargetId, catalog
 
 DOCS_TAG = "v0.32.15"
-UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")  # a folder with an `ollama` clone (tests/test_upstream.py)
+UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")  # a folder with an `ollama` clone (tests/gate/test_upstream.py)
 
 
 @pytest.mark.parametrize(

@@ -167,7 +167,7 @@ def test_no_writer_in_the_tree_bypasses_fsio():
     """Every file gfxgate writes on request goes through gfxgate/fsio.py (no private `.tmp` + rename copies)."""
     import re
 
-    root = Path(__file__).resolve().parents[1] / "gfxgate"
+    root = Path(__file__).resolve().parents[2] / "gfxgate"
     offenders = []
     for path in root.rglob("*.py"):
         if path.name == "fsio.py":

@@ -9,7 +9,8 @@ import shutil
 import pytest
 
 from gfxgate.cli import main
-from tests.core.rule_fixtures import FIXTURES, read_case
+from tests.gate.rule_fixtures import FIXTURES, read_case
+from tests.upstream_fixtures import source_env, upstream  # noqa: F401 - fixtures: upstream-shaped git repositories
 
 
 def _scan(capsys, *args: str) -> dict:

@@ -11,7 +11,7 @@ from gfxgate.model import Status
 from gfxgate.gate.ruleset import GateRule
 from gfxgate.sources.directory import DirectorySource
 from gfxgate.targets import catalog
-from tests.core.rule_fixtures import FIXTURES, read_case
+from tests.gate.rule_fixtures import FIXTURES, read_case
 
 
 def rule(matcher: str, **params) -> GateRule:
