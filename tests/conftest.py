@@ -198,7 +198,7 @@ def pytest_collection_modifyitems(config, items):
     # pytest-xdist's `--dist loadgroup` (pyproject's addopts): a test that shares a module's setup runs on the worker
     # that runs its module's other such tests (one group per module, so the setup is built once); every other test
     # is a work unit of its own, so the two workers end together instead of one waiting for the other's last module.
-    if config.getvalue("loadgroup"):
+    if getattr(config.option, "loadgroup", False):  # set by pytest-xdist for --dist loadgroup with workers
         for item in items:
             if shares_setup(item):
                 item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
