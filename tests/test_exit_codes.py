@@ -44,12 +44,14 @@ def readme_exit_codes() -> dict[int, str]:
 
 
 @pytest.fixture()
-def env(tmp_path):
+def env(tmp_path, _isolated_cache):
+    """The caller's environment without GFXGATE_* settings; the test's own cache folder (tests/conftest.py
+    ``_isolated_cache``, with what the session seeds in it); the fault injector on PYTHONPATH."""
     faults = tmp_path / "faults"
     faults.mkdir()
     (faults / "sitecustomize.py").write_text(FAULTS)
     out = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_")}
-    out["GFXGATE_CACHE_DIR"] = str(tmp_path / "cache")
+    out["GFXGATE_CACHE_DIR"] = str(_isolated_cache)
     out["PYTHONPATH"] = str(faults)
     return out
 

@@ -9,6 +9,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# The nested sessions below load only the plugins their claim is about: no entry-point plugin but pytest-xdist
+# (hypothesis's alone imported hypothesis, 1.5 s a process) and plain asserts (no rewriting of every test module
+# that tests/conftest.py imports: 1.4 s a process where PYTHONDONTWRITEBYTECODE keeps no rewritten copy); what
+# they show (one build per run, the exclusive lock, the marks) is about neither.
+XDIST = ("-p", "xdist.plugin")
+LEAN = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 SESSION = """
 import os, time
@@ -40,13 +46,14 @@ def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
     log = tmp_path / "builds.log"
     log.unlink(missing_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *options, "test_session.py"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--assert=plain", "-q", *options, "test_session.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=300,
         env={
             **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+            **LEAN,
             "BUILD_LOG": str(log),
             "PYTHONPATH": str(REPO),
         },
@@ -57,7 +64,7 @@ def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
 
 
 def test_under_xdist_the_workers_share_one_build(tmp_path):
-    builds, users = _session(tmp_path, "-n", "2")
+    builds, users = _session(tmp_path, *XDIST, "-n", "2")
     assert len(builds) == 1, builds  # two workers, one build
     assert users == {"gw0", "gw1"}  # both workers did use it
 
@@ -101,7 +108,9 @@ def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
             "pytest",
             "-p",
             "no:cacheprovider",
+            "--assert=plain",
             "-q",
+            *XDIST,
             "-n",
             "2",
             "-p",
@@ -114,6 +123,7 @@ def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
         timeout=300,
         env={
             **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+            **LEAN,
             "BUILD_LOG": str(log),
             "PYTHONPATH": str(REPO),
         },
@@ -140,6 +150,7 @@ def _collected(*options: str) -> set[str]:
             "-q",
             "-p",
             "no:cacheprovider",
+            "--assert=plain",
             "-n",
             "0",
             *options,

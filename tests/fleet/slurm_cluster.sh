@@ -14,16 +14,20 @@ cmd=${1:?start|stop}
 dir=$(realpath -m "${2:?DIR}")
 
 stop() {
-  local pidfile pid
+  # every daemon is asked at once (each takes about 2 s to wind down: one after the other was 10 s), then waited for
+  local pidfile pid pids=()
   for pidfile in "$dir"/run/*.pid; do
     [ -e "$pidfile" ] || continue
     pid=$(cat "$pidfile" 2>/dev/null || true)
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill -TERM "$pid" 2>/dev/null || true
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
+      pids+=("$pid")
     fi
     rm -f "$pidfile"
+  done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$pid" 2>/dev/null || true
   done
 }
 

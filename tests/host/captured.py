@@ -19,9 +19,11 @@ def work(tmp_path) -> Path:
 
 
 @pytest.fixture()
-def env(tmp_path) -> dict:
+def env(_isolated_cache) -> dict:
+    """The caller's environment without its GFXGATE_* settings; the cache is the test's own folder (tests/conftest.py
+    ``_isolated_cache``: outside the watched working folder, and holding what the session seeds in it)."""
     out = {k: v for k, v in os.environ.items() if not k.startswith("GFXGATE_")}
-    out["GFXGATE_CACHE_DIR"] = str(tmp_path / "cache")
+    out["GFXGATE_CACHE_DIR"] = str(_isolated_cache)
     out["NO_COLOR"] = "1"
     return out
 
