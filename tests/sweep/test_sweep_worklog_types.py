@@ -10,7 +10,6 @@ readers make of the lines, not about the console script) sweeping a llama-server
 
 from __future__ import annotations
 
-import copy
 import json
 import shlex
 import sys
@@ -69,7 +68,7 @@ def _paths(value, prefix=()):
 
 
 def _mutated(record: dict, path: tuple, value) -> dict:
-    out = copy.deepcopy(record)
+    out = json.loads(json.dumps(record))  # a deep copy of JSON data, 3x cheaper than copy.deepcopy
     inner = out
     for key in path[:-1]:
         inner = inner[key]
@@ -103,6 +102,9 @@ def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(reco
             for value in WRONG:
                 lines = list(picked.values())
                 lines[index] = _mutated(record, path, value)
+                # a new file each case: ext4 flushes a file truncated and written again on close (auto_da_alloc),
+                # 7 ms a case here, most of this test's wall time
+                worklog.unlink(missing_ok=True)
                 worklog.write_text("".join(json.dumps(line) + "\n" for line in lines))
                 cases += 1
                 try:
