@@ -80,8 +80,8 @@ def test_a_slow_llama_server_is_a_timeout_within_the_deadline(gfxgate_cli, tmp_p
         assert run["error"].startswith(f"no complete answer within {TIMEOUT_S:g} s"), run["error"]
         assert run["overhead"]["health_wait_s"] is not None and run["overhead"]["completion_s"] is None
     assert run["overhead"]["server_exit"]["after_stop"] is not None  # gfxgate stopped it
-    # hang guard: the deadline (2 s) + version probe and stop; the 100 KB drip alone would take hours
-    assert elapsed < TIMEOUT_S + 8, elapsed
+    # the error above says the sweep's own deadline fired; this is the hang guard (the 100 KB drip takes hours)
+    assert elapsed < 60, elapsed
     assert _peers(marker) <= before, "the slow server outlived its cell"
 
 
@@ -120,7 +120,7 @@ def test_the_deadline_covers_the_version_probe_of_a_wrapper_that_hangs(gfxgate_c
     assert proc.returncode == 0, proc.stderr
     [run] = [json.loads(line) for line in worklog.read_text().splitlines()]
     assert run["outcome"] == "timeout" and run["server_version"] is None
-    assert elapsed < 2 * TIMEOUT_S + 8, elapsed
+    assert elapsed < 40, elapsed  # bounded by --timeout (2 s), not by the probe's own 60 s limit (nor forever)
     probe = [int(pid) for pid in pids.read_text().split()]
     assert len(probe) == 2
     assert not [pid for pid in probe if _running(pid)], probe
