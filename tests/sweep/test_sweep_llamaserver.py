@@ -26,6 +26,9 @@ from tests.sweep.sweephelp import gfxgate
 
 NUM_GPU = (0, 1, 2, -1)
 DEVICE_NUM_GPU = (1, -1)  # the endpoints that name a device (or none): one layer and all of them show their claims
+# A 3-token prompt: a prompt of a batch's size makes lavapipe compile the matrix-multiply pipelines too, 2 s of CPU
+# per Vulkan run instead of 0.7-1 s; nothing in the real sweep's claims reads the prompt's length
+SHORT_PROMPT = ("--prompt", "hi")
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +122,9 @@ def real_sweep(reallama_vulkan, tmp_path_factory):
         # --device Vulkan0 loads the backends while llama.cpp parses it: gfxgate's verbosity must come before it
         "vulkan0": server(reallama_vulkan, "vulkan", "--device", "Vulkan0"),
     }
-    done = sweep(worklog, servers, reallama_vulkan.model)
-    sweep(worklog, devices, reallama_vulkan.model, num_gpu=DEVICE_NUM_GPU)  # the same worklog: one sweep, resumed
+    done = sweep(worklog, servers, reallama_vulkan.model, *SHORT_PROMPT)
+    # the same worklog: one sweep, resumed
+    sweep(worklog, devices, reallama_vulkan.model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
     return worklog, (servers, devices), reallama_vulkan.model, done
 
 
@@ -210,9 +214,9 @@ def test_real_sweep_report_and_hypotheses(real_sweep):
 @pytest.mark.slow
 def test_real_sweep_resumes_and_feeds_the_runtime_row(real_sweep, capsys):
     worklog, (servers, devices), model, _ = real_sweep
-    again = sweep(worklog, servers, model)
+    again = sweep(worklog, servers, model, *SHORT_PROMPT)
     assert "nothing to do" in again.stderr
-    again = sweep(worklog, devices, model, num_gpu=DEVICE_NUM_GPU)
+    again = sweep(worklog, devices, model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
     assert "nothing to do" in again.stderr
     from gfxgate.cli import main
 
@@ -278,13 +282,21 @@ class Injector(threading.Thread):
             time.sleep(0.002)
 
     def _every(self) -> None:
+        pids: dict[str, int] = {}  # each log's server, found while it loads (the log is opened before it starts)
         while not self.stop.is_set():
             for log in sorted(self.logs.glob(self.every)) if self.logs.is_dir() else []:
-                if log.name in self.hit or not self.pattern.search(log.read_text(errors="replace")):
+                if log.name in self.hit:
                     continue
-                pid = self._pid()
-                if pid is not None:  # the sweep runs one server at a time: the live one wrote this log
-                    os.kill(pid, self.sig)
+                if log.name not in pids:
+                    pid = self._pid()  # the sweep runs one server at a time: the live one writes the newest log
+                    if pid is None:
+                        continue
+                    pids[log.name] = pid
+                if self.pattern.search(log.read_text(errors="replace")):
+                    try:
+                        os.kill(pids[log.name], self.sig)
+                    except ProcessLookupError:  # it ended first: not counted as hit
+                        pass
                     self.hit.append(log.name)
             time.sleep(0.002)
 
@@ -360,7 +372,7 @@ def test_sigsegv_while_generating_is_a_compute_crash(tmp_path, reallama, long_mo
 @pytest.mark.slow
 def test_sigkill_while_loading_is_a_load_crash(tmp_path, reallama_vulkan):
     # lavapipe's warm-up (pipelines for the first graph) keeps the server in its load phase long enough to hit
-    log, _ = inject(tmp_path, reallama_vulkan, "vulkan", r"warming up the model", signal.SIGKILL)
+    log, _ = inject(tmp_path, reallama_vulkan, "vulkan", r"warming up the model", signal.SIGKILL, *SHORT_PROMPT)
     crashed, after = log.runs
     assert crashed.outcome == "crash" and after.ok
     text = Path(crashed.get("server_log")).read_text(errors="replace")
