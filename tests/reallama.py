@@ -90,6 +90,7 @@ def tiny_llama(
     n_head: int = 4,
     n_head_kv: int | None = None,
     seed: int = 0,
+    context_length: int = 256,
 ) -> Path:
     """A random-weight llama GGUF with an SPM vocabulary (bytes + a few letters): garbage text, real shapes.
 
@@ -115,7 +116,7 @@ def tiny_llama(
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
     writer = gguf.GGUFWriter(str(tmp), "llama")
     writer.add_name("gfxgate-tiny-random")
-    writer.add_context_length(256)
+    writer.add_context_length(context_length)  # llama-server caps a slot's context (and a generation) to it
     writer.add_embedding_length(n_embd)
     writer.add_block_count(n_layer)
     writer.add_feed_forward_length(n_ff)

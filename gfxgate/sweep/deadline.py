@@ -14,6 +14,8 @@ The transport also keeps the first 4 KiB of the last answer's body (``body_head`
 
 from __future__ import annotations
 
+import functools
+import os
 import threading
 import time
 from typing import Any
@@ -29,6 +31,26 @@ def DeadlineTransport(limit: float, *, verify: Any = True, trust_env: bool = Tru
     if not _CLASSES:
         _CLASSES.update(_classes())
     return _CLASSES["Transport"](limit, verify=verify, trust_env=trust_env)
+
+
+def ssl_context(verify: Any = True, trust_env: bool = True) -> Any:
+    """httpx's SSL context for ``verify``/``trust_env``, made once per process for the usual ``verify`` (True or
+    False): making one reads the whole CA bundle (30-140 ms of CPU here), and a sweep opens a client per cell and
+    per probe. The certificate files the environment names (with ``trust_env``) are part of the key."""
+    if isinstance(verify, bool):
+        env = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")) if trust_env else (None, None)
+        return _shared_ssl_context(verify, trust_env, *env)
+    import httpx
+
+    return httpx.create_ssl_context(verify=verify, trust_env=trust_env)
+
+
+@functools.lru_cache(maxsize=8)
+def _shared_ssl_context(verify: bool, trust_env: bool, cert_file: str | None, cert_dir: str | None) -> Any:
+    import httpx
+
+    del cert_file, cert_dir  # read again from the environment by httpx; here only the cache's key
+    return httpx.create_ssl_context(verify=verify, trust_env=trust_env)
 
 
 def _classes() -> dict[str, Any]:
@@ -110,12 +132,13 @@ def _classes() -> dict[str, Any]:
 
         def __init__(self, limit: float, *, verify: Any = True, trust_env: bool = True) -> None:
             self.limit, self.clock, self.body_head = limit, Clock(), bytearray()
-            self.inner = httpx.HTTPTransport(verify=verify, trust_env=trust_env)
+            context = ssl_context(verify, trust_env)
+            self.inner = httpx.HTTPTransport(verify=context, trust_env=trust_env)
             # HTTPTransport has no parameter for httpcore's network backend: its pool is rebuilt with ours
             # (the same settings HTTPTransport gives a pool without proxy). tests/sweep/test_sweep_faults.py
             # drips status lines, headers and bodies through it, so an httpx that changes this fails there.
             self.inner._pool = httpcore.ConnectionPool(
-                ssl_context=httpx.create_ssl_context(verify=verify, trust_env=trust_env),
+                ssl_context=context,
                 max_connections=httpx.Limits().max_connections,
                 max_keepalive_connections=httpx.Limits().max_keepalive_connections,
                 keepalive_expiry=httpx.Limits().keepalive_expiry,

@@ -245,10 +245,29 @@ def _parse_line(path: Path, number: int, raw: bytes) -> Mapping[str, Any]:
         raise InputError(f"{where}: options.num_gpu must be an integer")
     if not isinstance(record.get("endpoint"), dict) or "name" not in record["endpoint"]:
         raise InputError(f"{where}: endpoint must be an object with a name")
-    problem = _schema_problem(record)
+    problem = _line_problem(raw, record)
     if problem:
         raise InputError(f"{where}: {problem}", hint="`gfxgate schema sweep-worklog` prints what a line must hold")
     return record
+
+
+# The schema check is most of what reading a line costs (a few ms), and a worklog is read again and again: by a
+# resumed sweep, by `scan --runtime` once per kind of verdict, by `sweep report` after the sweep. A line's problem
+# depends on its bytes alone, so each distinct line is checked once per process (keyed by a digest of its bytes).
+_CHECKED: dict[bytes, str | None] = {}
+_CHECKED_MAX = 4096
+
+
+def _line_problem(raw: bytes, record: Mapping[str, Any]) -> str | None:
+    """``_schema_problem(record)`` for the line ``raw`` that ``record`` was parsed from, remembered by its bytes."""
+    key = hashlib.blake2b(raw, digest_size=16).digest()
+    if key in _CHECKED:
+        return _CHECKED[key]
+    problem = _schema_problem(record)
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[key] = problem
+    return problem
 
 
 def _schema_problem(record: Mapping[str, Any]) -> str | None:

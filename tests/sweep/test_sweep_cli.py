@@ -82,9 +82,9 @@ def test_killed_half_way_then_rerun_completes_without_repeating_or_losing_a_run(
     # The ROCm server holds its fourth generate until released: the signal reaches a sweep that is surely
     # mid-way (a timed race lost under load once: the sweep finished before the signal and exited 0).
     hold = threading.Event()
-    rocm = ollama_server(delay_s=0.25, hold_after=3, hold=hold)
+    rocm = ollama_server(delay_s=0.05, hold_after=3, hold=hold)
     vulkan_log = tmp_path / "vulkan.log"
-    vulkan = ollama_server(mode="crash-gpu", log_path=vulkan_log, delay_s=0.25)
+    vulkan = ollama_server(mode="crash-gpu", log_path=vulkan_log, delay_s=0.05)
     endpoints = {"rocm": rocm.url, "vulkan": vulkan.url}
     worklog = tmp_path / "w.jsonl"
     args = sweep_args(worklog, endpoints, "--server-log", f"vulkan={vulkan_log}")

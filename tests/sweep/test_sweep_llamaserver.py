@@ -25,6 +25,27 @@ from tests.reallama import reallama, reallama_vulkan  # noqa: F401 - session fix
 from tests.sweep.sweephelp import gfxgate
 
 NUM_GPU = (0, 1, 2, -1)
+DEVICE_NUM_GPU = (1, -1)  # the endpoints that name a device (or none): one layer and all of them show their claims
+# A 3-token prompt: a prompt of a batch's size makes lavapipe compile the matrix-multiply pipelines too, 2 s of CPU
+# per Vulkan run instead of 0.7-1 s; nothing in the real sweep's claims reads the prompt's length
+SHORT_PROMPT = ("--prompt", "hi")
+
+
+@pytest.fixture(scope="module")
+def long_model(tmp_path_factory) -> Path:
+    """The tiny model with a 1,024-token context (the shared one has 256, and llama-server ends a generation there:
+    215 tokens, 0.1 s on one thread): 700 tokens take 0.7-1 s (0.3-0.5 s of CPU) at load 11 on the 2 shared cores,
+    long enough for a signal to land while it generates. (A 4,096-token context makes every token 5x dearer.)"""
+    from tests.reallama import tiny_llama
+
+    return tiny_llama(tmp_path_factory.mktemp("long") / "tiny-1k.gguf", context_length=1024)
+
+
+def server(real, backends: str = "cpu", *extra: str) -> list[str]:
+    """An endpoint command: the real llama-server with one compute thread. ggml's default, a thread per core, spins
+    them at every barrier: on the 2 shared cores 400 tokens of the tiny model took 1-8 s (0.5-2.8 s of CPU) where
+    one thread takes 0.15 s (0.08 s of CPU). Nothing here depends on the thread count."""
+    return [*real.command(backends), "-t", "1", *extra]
 
 
 def sweep(worklog: Path, servers: dict[str, list[str]], model: Path, *extra: str, num_gpu=NUM_GPU, timeout=900):
@@ -94,16 +115,17 @@ def test_cli_needs_a_model_file_for_a_llama_server(tmp_path):
 def real_sweep(reallama_vulkan, tmp_path_factory):
     folder = tmp_path_factory.mktemp("real-sweep")
     worklog = folder / "w.jsonl"
-    servers = {
-        "cpu": reallama_vulkan.command("cpu"),
-        "vulkan": reallama_vulkan.command("vulkan"),
+    servers = {"cpu": server(reallama_vulkan, "cpu"), "vulkan": server(reallama_vulkan, "vulkan")}
+    devices = {
         # the Vulkan set with no device selected: llama.cpp still logs "offloaded 5/5 layers" for -1
-        "nodevice": [*reallama_vulkan.command("vulkan"), "--device", "none"],
+        "nodevice": server(reallama_vulkan, "vulkan", "--device", "none"),
         # --device Vulkan0 loads the backends while llama.cpp parses it: gfxgate's verbosity must come before it
-        "vulkan0": [*reallama_vulkan.command("vulkan"), "--device", "Vulkan0"],
+        "vulkan0": server(reallama_vulkan, "vulkan", "--device", "Vulkan0"),
     }
-    done = sweep(worklog, servers, reallama_vulkan.model)
-    return worklog, servers, reallama_vulkan.model, done
+    done = sweep(worklog, servers, reallama_vulkan.model, *SHORT_PROMPT)
+    # the same worklog: one sweep, resumed
+    sweep(worklog, devices, reallama_vulkan.model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
+    return worklog, (servers, devices), reallama_vulkan.model, done
 
 
 @pytest.mark.slow
@@ -112,7 +134,10 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
     log = read_worklog(worklog)
     assert not log.warnings
     runs = {(r.endpoint, r.num_gpu): r for r in log.runs}
-    assert sorted(runs) == sorted((e, n) for e in ("cpu", "vulkan", "nodevice", "vulkan0") for n in NUM_GPU)
+    assert sorted(runs) == sorted(
+        [(e, n) for e in ("cpu", "vulkan") for n in NUM_GPU]
+        + [(e, n) for e in ("nodevice", "vulkan0") for n in DEVICE_NUM_GPU]
+    )
     for run in log.runs:
         assert run.ok, (run.run_id, run.get("error"), run.get("phase"))
         assert run.endpoint_kind == "llama-server"
@@ -188,8 +213,10 @@ def test_real_sweep_report_and_hypotheses(real_sweep):
 
 @pytest.mark.slow
 def test_real_sweep_resumes_and_feeds_the_runtime_row(real_sweep, capsys):
-    worklog, servers, model, _ = real_sweep
-    again = sweep(worklog, servers, model)
+    worklog, (servers, devices), model, _ = real_sweep
+    again = sweep(worklog, servers, model, *SHORT_PROMPT)
+    assert "nothing to do" in again.stderr
+    again = sweep(worklog, devices, model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
     assert "nothing to do" in again.stderr
     from gfxgate.cli import main
 
@@ -237,26 +264,39 @@ class Injector(threading.Thread):
     def run(self) -> None:
         if self.every:
             return self._every()
+        pid = None
         while not self.stop.is_set():
             logs = sorted(self.logs.glob("*.log"), key=lambda p: p.stat().st_mtime) if self.logs.is_dir() else []
             if logs:
                 self.log = logs[0]
-                if self.pattern.search(logs[0].read_text(errors="replace")):
-                    pid = self._pid()
-                    if pid is not None:
+                # the first log's server, found while it loads (one server runs at a time, the log is opened first):
+                # the signal follows the pattern's line within a poll, not a scan of /proc later
+                pid = pid or self._pid()
+                if pid is not None and self.pattern.search(logs[0].read_text(errors="replace")):
+                    try:
                         os.kill(pid, self.sig)
-                        self.sent_to = pid
+                    except ProcessLookupError:  # it ended before the line showed: sent_to stays None, and says so
                         return
+                    self.sent_to = pid
+                    return
             time.sleep(0.002)
 
     def _every(self) -> None:
+        pids: dict[str, int] = {}  # each log's server, found while it loads (the log is opened before it starts)
         while not self.stop.is_set():
             for log in sorted(self.logs.glob(self.every)) if self.logs.is_dir() else []:
-                if log.name in self.hit or not self.pattern.search(log.read_text(errors="replace")):
+                if log.name in self.hit:
                     continue
-                pid = self._pid()
-                if pid is not None:  # the sweep runs one server at a time: the live one wrote this log
-                    os.kill(pid, self.sig)
+                if log.name not in pids:
+                    pid = self._pid()  # the sweep runs one server at a time: the live one writes the newest log
+                    if pid is None:
+                        continue
+                    pids[log.name] = pid
+                if self.pattern.search(log.read_text(errors="replace")):
+                    try:
+                        os.kill(pids[log.name], self.sig)
+                    except ProcessLookupError:  # it ended first: not counted as hit
+                        pass
                     self.hit.append(log.name)
             time.sleep(0.002)
 
@@ -269,7 +309,7 @@ def inject(tmp_path, reallama, backends, pattern, sig, *extra, num_gpu=(1, 0), m
     if injector:
         injector.start()
     try:
-        done = sweep(worklog, {backends: reallama.command(backends)}, model, *extra, num_gpu=num_gpu)
+        done = sweep(worklog, {backends: server(reallama, backends)}, model, *extra, num_gpu=num_gpu)
     finally:
         if injector:
             injector.stop.set()
@@ -290,7 +330,7 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     every = "vulkanbad-g[12-]*.log"  # vulkanbad-g1-…, -g2-…, -g-1-… but not -g0-
     injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSEGV, every=every)
     injector.start()
-    command = reallama_vulkan.command("vulkan")
+    command = server(reallama_vulkan, "vulkan")
     try:
         sweep(worklog, {"vulkan": command, "vulkanbad": command}, model, "--num-predict", "64")
     finally:
@@ -313,8 +353,9 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
 
 
 @pytest.mark.slow
-def test_sigsegv_while_generating_is_a_compute_crash(tmp_path, reallama):
-    log, _ = inject(tmp_path, reallama, "cpu", r"processing task", signal.SIGSEGV, "--num-predict", "400")
+def test_sigsegv_while_generating_is_a_compute_crash(tmp_path, reallama, long_model):
+    model = Path(shutil.copy(long_model, tmp_path / "tiny.gguf"))
+    log, _ = inject(tmp_path, reallama, "cpu", r"processing task", signal.SIGSEGV, "--num-predict", "700", model=model)
     crashed, after = log.runs
     assert crashed.outcome == "crash" and after.ok  # the sweep went on with the next cell
     assert crashed.get("crash")["signals"] == ["SIGSEGV"]
@@ -331,7 +372,7 @@ def test_sigsegv_while_generating_is_a_compute_crash(tmp_path, reallama):
 @pytest.mark.slow
 def test_sigkill_while_loading_is_a_load_crash(tmp_path, reallama_vulkan):
     # lavapipe's warm-up (pipelines for the first graph) keeps the server in its load phase long enough to hit
-    log, _ = inject(tmp_path, reallama_vulkan, "vulkan", r"warming up the model", signal.SIGKILL)
+    log, _ = inject(tmp_path, reallama_vulkan, "vulkan", r"warming up the model", signal.SIGKILL, *SHORT_PROMPT)
     crashed, after = log.runs
     assert crashed.outcome == "crash" and after.ok
     text = Path(crashed.get("server_log")).read_text(errors="replace")
@@ -361,15 +402,15 @@ def test_truncated_gguf_is_a_load_failure_with_the_exit_status(tmp_path, reallam
 
 
 @pytest.mark.slow
-def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
-    model = Path(shutil.copy(reallama.model, tmp_path / "tiny.gguf"))
+def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama, long_model):
+    model = Path(shutil.copy(long_model, tmp_path / "tiny.gguf"))
     worklog = tmp_path / "w.jsonl"
     injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSTOP)
     injector.start()
-    args = ["sweep", "--model-file", str(model), "--num-gpu", "1,0", "--num-predict", "400", "--worklog", str(worklog)]
-    # --timeout 20, not less: the second cell generates 400 tokens of the tiny model, ~1 s on an idle machine but
-    # past 8 s on the 2 shared cores while other suites run (it timed out there once)
-    args += ["--no-probe-gpu", "--timeout", "20", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
+    args = ["sweep", "--model-file", str(model), "--num-gpu", "1,0", "--num-predict", "700", "--worklog", str(worklog)]
+    # --timeout 8 (the load, and each request): the second cell generates 700 tokens on one thread, 0.7-1 s at load
+    # 11 on the 2 shared cores (400 tokens on a thread per core, the default, once took past 8 s there)
+    args += ["--no-probe-gpu", "--timeout", "8", "--llama-server", f"cpu={shlex.join(server(reallama))}"]
     done = gfxgate(*args, timeout=150)
     injector.stop.set()
     assert done.returncode == 0, done.stderr
@@ -382,7 +423,7 @@ def test_stopped_server_times_out_and_is_stopped(tmp_path, reallama):
     with pytest.raises(ProcessLookupError):
         os.kill(injector.sent_to, 0)
     # --retry timeout runs the cell again (now without the fault); the new run supersedes the old
-    again = gfxgate(*[("8" if a == "400" else a) for a in args], "--retry", "timeout", timeout=120)
+    again = gfxgate(*[("8" if a == "700" else a) for a in args], "--retry", "timeout", timeout=120)
     assert again.returncode == 0, again.stderr
     log = read_worklog(worklog)
     assert len(log.runs) == 3 and all(r.ok for r in log.effective_runs())
@@ -422,31 +463,32 @@ def test_http_failure_of_a_running_server_is_recorded_with_its_answer(tmp_path, 
 
 
 @pytest.mark.slow
-def test_a_sweep_killed_hard_leaves_no_server_behind(tmp_path, reallama):
+def test_a_sweep_killed_hard_leaves_no_server_behind(tmp_path, reallama, long_model):
     import subprocess
 
     from tests.sweep.sweephelp import REPO, gfxgate_argv, gfxgate_env
 
-    model = Path(shutil.copy(reallama.model, tmp_path / "tiny.gguf"))
+    model = Path(shutil.copy(long_model, tmp_path / "tiny.gguf"))
     worklog = tmp_path / "w.jsonl"
-    args = ["sweep", "--model-file", str(model), "--num-gpu", "0", "--num-predict", "400", "--worklog", str(worklog)]
-    args += ["--no-probe-gpu", "--llama-server", f"cpu={shlex.join(reallama.command('cpu'))}"]
+    # 900 tokens (~1 s on one thread): the server is still generating when the sweep is killed
+    args = ["sweep", "--model-file", str(model), "--num-gpu", "0", "--num-predict", "900", "--worklog", str(worklog)]
+    args += ["--no-probe-gpu", "--llama-server", f"cpu={shlex.join(server(reallama))}"]
     sweeper = subprocess.Popen(gfxgate_argv(*args), cwd=REPO, env=gfxgate_env(), stderr=subprocess.DEVNULL)
     finder = Injector(
         Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGCONT
     )  # harmless: finds the pid
     finder.start()
     finder.join(60)
-    server = finder.sent_to
-    assert server is not None
+    pid = finder.sent_to
+    assert pid is not None
     sweeper.kill()  # SIGKILL: no finally, no cleanup in gfxgate
     sweeper.wait(10)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _state(server) not in (None, "Z"):
+    while time.monotonic() < deadline and _state(pid) not in (None, "Z"):
         time.sleep(0.05)
-    state = _state(server)  # None: reaped; "Z": exited, waiting for init (slow to reap here) to collect it
+    state = _state(pid)  # None: reaped; "Z": exited, waiting for init (slow to reap here) to collect it
     if state not in (None, "Z"):  # do not leave it running when the test fails
-        os.kill(server, signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
     assert state in (None, "Z"), f"llama-server outlived the sweep that started it (state {state})"
     # killed, not asked to stop: on SIGTERM llama-server logs its clean-up and first waits for the in-flight
     # request, whose client is gone (a CI run once found it still running 10 s later)

@@ -21,26 +21,34 @@ from tests.sweep.sweephelp import gfxgate, run_inprocess
 SEED_NUM_GPU = "0,1,2,-1"
 
 
-@pytest.fixture
-def seed_sweep(tmp_path, ollama_server):
-    """The seed's experiment, run through the real CLI: returns (worklog path, vulkan log path)."""
-    vulkan_log = tmp_path / "ollama-vulkan.log"
-    rocm = ollama_server()
-    vulkan = ollama_server(mode="crash-gpu", log_path=vulkan_log)
-    worklog = tmp_path / "sweep.jsonl"
-    done = gfxgate(
-        "sweep",
-        "--endpoint", f"rocm={rocm.url}",
-        "--endpoint", f"vulkan={vulkan.url}",
-        "--model", MODEL,
-        "--num-gpu", SEED_NUM_GPU,
-        "--num-predict", "6",
-        "--timeout", "5",
-        "--gpu-target", "gfx900",
-        "--server-log", f"vulkan={vulkan_log}",
-        "--no-probe-gpu",
-        "--worklog", str(worklog),
-    )  # fmt: skip
+@pytest.fixture(scope="module")
+def seed_sweep(tmp_path_factory):
+    """The seed's experiment, run through the real CLI once for the tests that read it (none writes to it): returns
+    (worklog path, vulkan log path)."""
+    from tests.sweep.ollama_server import Behaviour, FakeOllama
+
+    folder = tmp_path_factory.mktemp("seed")
+    vulkan_log = folder / "ollama-vulkan.log"
+    rocm = FakeOllama(Behaviour()).start()
+    vulkan = FakeOllama(Behaviour(mode="crash-gpu", log_path=vulkan_log)).start()
+    worklog = folder / "sweep.jsonl"
+    try:
+        done = gfxgate(
+            "sweep",
+            "--endpoint", f"rocm={rocm.url}",
+            "--endpoint", f"vulkan={vulkan.url}",
+            "--model", MODEL,
+            "--num-gpu", SEED_NUM_GPU,
+            "--num-predict", "6",
+            "--timeout", "5",
+            "--gpu-target", "gfx900",
+            "--server-log", f"vulkan={vulkan_log}",
+            "--no-probe-gpu",
+            "--worklog", str(worklog),
+        )  # fmt: skip
+    finally:
+        rocm.stop()
+        vulkan.stop()
     assert done.returncode == 0, done.stderr
     return worklog, vulkan_log
 

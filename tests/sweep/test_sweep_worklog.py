@@ -99,3 +99,27 @@ def test_second_writer_on_the_same_worklog_is_refused(tmp_path):
     with WorklogWriter(path) as again:  # the lock goes with the writer
         again.append(record(1))
     assert [r.run_id for r in read_worklog(path).runs] == ["r0", "r1"]
+
+
+def test_each_distinct_line_is_checked_against_the_schema_once(tmp_path, monkeypatch):
+    """Reading a worklog again checks no line again (counted), a changed line is checked, and a line found wrong
+    is wrong again on every read, with the same message and its own line number."""
+    from gfxgate.sweep import worklog
+
+    checked = []
+    real = worklog._schema_problem
+    monkeypatch.setattr(worklog, "_schema_problem", lambda record: checked.append(record["run_id"]) or real(record))
+    monkeypatch.setattr(worklog, "_CHECKED", {})
+    path = tmp_path / "w.jsonl"
+    path.write_text("".join(json.dumps(record(n)) + "\n" for n in range(3)))
+    for _ in range(3):
+        assert [r.run_id for r in read_worklog(path).runs] == ["r0", "r1", "r2"]
+    assert checked == ["r0", "r1", "r2"]
+    bad = {**record(3), "started_at": 5}
+    for line in (2, 3):  # the same bad bytes at another line: its own line number, the cached problem
+        lines = [json.dumps(record(n)) for n in range(3)]
+        lines.insert(line - 1, json.dumps(bad))
+        path.write_text("".join(text + "\n" for text in lines))
+        with pytest.raises(InputError, match=rf"w\.jsonl:{line}: started_at: 5 is not of type 'string'"):
+            read_worklog(path)
+    assert checked == ["r0", "r1", "r2", "r3"]
