@@ -69,40 +69,16 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.diagnose.upstream": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
     },
     "diagnose/analyse.py": {
-        "gfxgate.answer.override": NOT_MOVED,
         "gfxgate.diagnose.conclude": "circle: gfxgate.diagnose.conclude imports gfxgate.diagnose.analyse at its top",
-        "gfxgate.logs.crash": NOT_MOVED,
-        "gfxgate.model": NOT_MOVED,
     },
     "diagnose/catalogue.py": {
-        "gfxgate.datacache": NOT_MOVED,
-        "gfxgate.datafiles": NOT_MOVED,
-        "gfxgate.diagnose.patterns": NOT_MOVED,
-        "gfxgate.diagnose.remedy": NOT_MOVED,
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
-        "gfxgate.gate.workarounds": NOT_MOVED,
-        "gfxgate.resources": NOT_MOVED,
-        "gfxgate.saferegex": NOT_MOVED,
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
         "yaml": "start-up: `diagnose LOG` loads this module without it",
     },
-    "diagnose/devices.py": {
-        "gfxgate.targets": NOT_MOVED,
-    },
     "diagnose/reader.py": {
-        "gfxgate.fsio": NOT_MOVED,
         "gfxgate.host.journal": "start-up: `diagnose LOG` loads this module without it",
         "shutil": "start-up: `diagnose LOG` loads this module without it",
-    },
-    "diagnose/remedy.py": {
-        "gfxgate.answer.override": NOT_MOVED,
-        "gfxgate.answer.route": NOT_MOVED,
-        "gfxgate.errors": NOT_MOVED,
-        "gfxgate.gate.route": NOT_MOVED,
-        "gfxgate.timeline.snapshot": NOT_MOVED,
-    },
-    "diagnose/upstream.py": {
-        "gfxgate.sources.resolve": NOT_MOVED,
     },
     "doctor/examine.py": {
         "gfxgate.doctor.windows": "start-up: `doctor --root` of a Linux tree loads this module without it",
@@ -197,12 +173,6 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.suggest": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root` load this module without it",
     },
     "timeline/snapshot.py": {
-        "gfxgate.answer.route": MERGED,
-        "gfxgate.gate.route": MERGED,
-        "gfxgate.gate.workarounds": MERGED,
-        "gfxgate.model": MERGED,
-        "gfxgate.sources.versions": MERGED,
-        "re": MERGED,
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.history.walk": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
