@@ -22,7 +22,7 @@ from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range
 from gfxgate import datacache
 from gfxgate.datafiles import _node_lines, load_yaml
-from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders
+from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 from gfxgate.gate.workarounds import Era, Workaround, default_workarounds
 from gfxgate.saferegex import RuleRegexError, rule_regex
 

@@ -17,7 +17,7 @@ from gfxgate.host import install
 from gfxgate.host.rootfs import RootFS, gpu_code
 from gfxgate.diagnose import diagnose_inputs
 from gfxgate.diagnose.analyse import runtime_verdicts
-from gfxgate.doctor.examine import _machine_path
+from gfxgate.doctor.examine import _machine_path  # a row's evidence names the machine's path, not the folder's
 from gfxgate.gate.route import decide, default_routes, mark_unchecked, routes_for_os
 from gfxgate.gate.scan import FactsRequest
 from gfxgate.gate.workarounds import default_workarounds, for_os
