@@ -15,12 +15,11 @@ from typing import Sequence
 
 from gfxgate.answer.view import StatusView
 from gfxgate.model import RANK, Evidence, Status
+from gfxgate.targets import catalog
 
 
 def posed_target(value: str) -> str:
     """The target an override value makes the runtime report (``9.0.6`` -> ``gfx906``); TargetError when none."""
-    from gfxgate.targets import catalog
-
     return catalog().from_hsa_override(value).name
 
 

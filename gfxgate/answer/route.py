@@ -22,6 +22,7 @@ from gfxgate.machine import BackendJudgement, MachineFacts, judge, shows_cpu
 from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
 from gfxgate.saferegex import rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
+from gfxgate.targets import catalog
 
 APPLIES, REFUSED, UNDECIDED = "applies", "refused", "undecided"
 
@@ -876,8 +877,6 @@ def step_ruled_out(
 
 def vendor_of(target: str) -> str:
     """The vendor whose routes answer for ``target`` (a target no vendor knows is tried with AMD's, as before)."""
-    from gfxgate.targets import catalog
-
     vendor = catalog().vendor_of(target)
     return vendor.name if vendor is not None else "amd"
 

@@ -32,7 +32,9 @@ from gfxgate.diagnose.vendor import (
 )
 from gfxgate.errors import TargetError
 from gfxgate.diagnose.remedy import fill as fill_remedy, keep_existing, keep_overrides, listed_targets
-from gfxgate.model import Evidence, Location, Verdict
+from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.answer.override import posed_target
+from gfxgate.logs.crash import classify_phase, parse_crash
 
 OVERRIDE_VARS = (
     "HSA_OVERRIDE_GFX_VERSION",
@@ -778,8 +780,6 @@ def _target_order(name: str) -> tuple:
 
 
 def _override_target(hsa: str) -> str | None:
-    from gfxgate.answer.override import posed_target
-
     try:
         return posed_target(hsa)
     except TargetError:  # an override that names no known target: say nothing rather than guess
@@ -999,8 +999,6 @@ def _crash(found: Scan, start: Hit, end: int, failures: list[Hit], ready: Hit | 
     window starts after the run's start (more than PRE_LINES before the failure), the run's ready line (a kept
     hit) decides what the missing head would have: after it, compute; without it, load.
     """
-    from gfxgate.logs.crash import classify_phase, parse_crash
-
     first = failures[0]
     error = next((h.get("error") for h in failures if h.get("error")), "")
     begin, lines = found.window(start.index, min(end, failures[-1].index + CRASH_WINDOW), first.index)
@@ -1035,8 +1033,6 @@ def _crash(found: Scan, start: Hit, end: int, failures: list[Hit], ready: Hit | 
 
 def runtime_verdicts(diagnoses, targets) -> dict[str, Verdict]:
     """The gate matrix's runtime row from diagnosed logs (``scan --log``), one verdict per target."""
-    from gfxgate.model import Status
-
     out: dict[str, Verdict] = {}
     for target in targets:
         key = str(target)

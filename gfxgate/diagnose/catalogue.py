@@ -14,12 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gfxgate.diagnose.patterns import LiteralScanner, Pattern, PatternError, compile_pattern
+from gfxgate.diagnose.patterns import LiteralScanner, Pattern, PatternError, compile_pattern, compile_set
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
-from gfxgate.resources import rules_dir
+from gfxgate.resources import rules_dir, schemas_dir
 from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range
+from gfxgate import datacache
+from gfxgate.datafiles import _node_lines, load_yaml
+from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
+from gfxgate.gate.workarounds import Era, Workaround, default_workarounds
+from gfxgate.saferegex import RuleRegexError, rule_regex
 
 LOG_KINDS = ("ollama", "llama.cpp")
 DISCOVERY_PATHS = ("discover/", "gpu/")  # Ollama's GPU discovery code (gpu/ before v0.4)
@@ -123,8 +128,6 @@ class Catalogue:
     @functools.cached_property
     def pattern_set(self):
         """Every message's pattern in one RE2 set: one call says which messages a line holds (by catalogue index)."""
-        from gfxgate.diagnose.patterns import compile_set
-
         return compile_set([m.pattern for m in self.messages])
 
 
@@ -168,9 +171,6 @@ def load(
     repos: set[str] | None = None,
     workarounds: set[str] | None = None,
 ) -> Catalogue:
-    from gfxgate.datafiles import _node_lines, load_yaml
-    from gfxgate.saferegex import RuleRegexError, rule_regex
-
     path = Path(path or rules_dir() / "messages.yaml")
     data = load_yaml(path, "messages")
     lines: dict = {}
@@ -216,7 +216,6 @@ def load(
                 for w in r.workarounds
                 if w not in workarounds
             ]
-        from gfxgate.diagnose.remedy import FIELDS, unknown_placeholders  # remedies are templates (diagnose/remedy.py)
 
         problems += [
             f"remedy: unknown placeholder {{{name}}} (a remedy may name {', '.join(FIELDS)})"
@@ -274,8 +273,6 @@ def default_workaround_records() -> tuple:
     checked there, once per content of the rules, with the catalogue), rebuilt from the same cache entry without
     their checks and eras (a diagnosis runs no check; it reads each entry's id, setting, override, targets and
     ``exists_in``)."""
-    from gfxgate.gate.workarounds import Era, Workaround
-
     return tuple(
         Workaround(
             **{
@@ -307,18 +304,13 @@ def _checked() -> tuple[dict[str, Any], Catalogue | None]:
     (:mod:`gfxgate.datacache`, keyed by those files' and their schemas' bytes): a diagnosis then needs neither the
     pins, the layers, the targets nor the workarounds' own checks at start-up. Returns the data and, when it was
     just loaded, the catalogue."""
-    from gfxgate import datacache
-    from gfxgate.resources import schemas_dir
-
     root = rules_dir()
     parts = [name.encode() + b"\0" + (root / name).read_bytes() for name in CHECKED_AGAINST]
     parts += [name.encode() + b"\0" + (schemas_dir() / f"{name}.schema.json").read_bytes() for name in CHECKED_SCHEMAS]
     loaded: list[Catalogue] = []
 
     def parse() -> dict[str, Any]:
-        from gfxgate.datafiles import load_yaml
         from gfxgate.gate.ruleset import layer_ids
-        from gfxgate.gate.workarounds import default_workarounds
         from gfxgate.sources.resolve import load_pins
 
         pins = load_pins()

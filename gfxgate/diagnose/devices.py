@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from gfxgate.targets import AMD, TargetError, catalog, pci_id as pci_id_of
 
 NO_CHIP = "the name names no chip (no RADV chip, no gfx target)"  # the plain case: reports say "no gfx target"
 _RADV = re.compile(r"\bRADV ([A-Z][A-Z0-9_]*)")
@@ -26,8 +27,6 @@ def nvidia_target(major: str, minor: str) -> str:
 
 @functools.cache
 def _codenames() -> dict[str, str]:
-    from gfxgate.targets import catalog
-
     out: dict[str, str] = {}
     for name in catalog().names():
         processor = catalog().processor(name)
@@ -46,8 +45,6 @@ def radv_target(name: str) -> tuple[str, str] | None:
     chip = match[1]
     gfx = _GFX.match(chip)
     if gfx:
-        from gfxgate.targets import catalog
-
         target = "gfx" + gfx[1].lower()
         return (target, f"the RADV name {chip}") if target in catalog().names() else None
     codenames = _codenames()
@@ -63,8 +60,6 @@ def radv_target(name: str) -> tuple[str, str] | None:
 def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
     """The target a device name (and PCI id) stands for, and how that was decided (or why not). A name that says its
     vendor (``NVIDIA H200``) is that vendor's alone; the others are AMD's (RADV chips, card names, PCI ids)."""
-    from gfxgate.targets import AMD, TargetError, catalog, pci_id as pci_id_of
-
     vendor = catalog().device_vendor(name)
     if vendor is not None and vendor.name != AMD:
         try:

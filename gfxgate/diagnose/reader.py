@@ -18,6 +18,7 @@ import sys
 
 from gfxgate.diagnose.patterns import MAX_LINE
 from gfxgate.errors import InputError
+from gfxgate.fsio import file_kind, open_input
 
 MAX_LINES = 2_000_000
 MAX_BYTES = 4 << 30  # an endless line (no newline) ends too
@@ -166,8 +167,6 @@ def _batches(name: str, handle: IO[bytes], notes: list[str]) -> Iterator[Batch]:
 
 def read_path(path: str) -> LogInput:
     """A log file (a regular file: a folder, FIFO or device is an InputError, never a hang) or ``-`` (stdin)."""
-    from gfxgate.fsio import open_input
-
     if path == "-":
         _check_stdin(sys.stdin)
         return read_stream("-", sys.stdin.buffer)
@@ -189,8 +188,6 @@ def _closing(handle: IO[bytes], batches: Iterator[Batch]) -> Iterator[Batch]:
 def _check_stdin(stdin: IO[str]) -> None:
     """``-`` reads a pipe, a socket, a regular file or a terminal; ``< /dev/zero`` (endless), a folder or a block
     device is refused (``/dev/null`` is an empty log)."""
-    from gfxgate.fsio import file_kind
-
     try:
         st = os.fstat(stdin.fileno())
     except (OSError, ValueError, AttributeError):  # no descriptor (embedded use, tests): read what is there

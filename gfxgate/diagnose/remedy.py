@@ -13,6 +13,11 @@ from __future__ import annotations
 import functools
 import re
 from typing import Mapping
+from gfxgate.answer.override import posed_target
+from gfxgate.answer.route import BackendAnswer, ruled_out, step_ruled_out
+from gfxgate.errors import GfxgateError, TargetError
+from gfxgate.gate.route import default_routes, override_check
+from gfxgate.timeline import snapshot
 
 FIELDS = ("target", "processor", "version", "release_rocblas", "crash_phase", "vulkan_backend")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
@@ -69,9 +74,6 @@ def _tag(version: str) -> str:
 
 @functools.cache
 def _timeline():
-    from gfxgate.errors import GfxgateError
-    from gfxgate.timeline import snapshot
-
     try:
         return snapshot.load_cells()  # the rows the remedies read, decoded when asked for
     except GfxgateError:  # a stale or unreadable snapshot: the clause then says the release was not checked
@@ -193,9 +195,6 @@ def _override_needs(value: str, tag: str) -> str | None:
     timeline read with the override route's needs (``rules/routes.yaml``, as the scan's ``override_shipped`` reads
     the matrix), in the same words; None when the release ships the posed target's code and files (or the timeline
     does not know it)."""
-    from gfxgate.errors import TargetError
-    from gfxgate.gate.route import override_check
-
     timeline = _timeline()
     if timeline is None or tag not in timeline.tags:
         return None
@@ -218,9 +217,6 @@ def _ruled_out(timeline, workaround: str, processor: str | None, tag: str) -> st
     """Read from the stored Route at ``tag`` (``Cells.route_at``: the record scan computes, never re-derived): the
     workaround is left out when every route that takes it is of a backend the Route refuses; the words cite the
     refusing layer's stored status where a needed layer decides it, else the backend's stored refusal."""
-    from gfxgate.answer.route import BackendAnswer, ruled_out, step_ruled_out
-    from gfxgate.gate.route import default_routes
-
     if processor is None or timeline is None or tag not in timeline.tags or processor not in timeline.targets:
         return None
     rules = default_routes()
@@ -266,8 +262,6 @@ def keep_overrides(
     left out."""
     if listed is None or workarounds is None:
         return ids, []
-    from gfxgate.answer.override import posed_target
-    from gfxgate.errors import TargetError
 
     by_id = {w.id: w for w in workarounds}
     kept, notes = [], []

@@ -16,6 +16,7 @@ from gfxgate.diagnose.catalogue import Catalogue, Message
 from gfxgate.errors import SourceError
 from gfxgate.model import Evidence, Location
 from gfxgate.sources.base import GrepSpec
+from gfxgate.sources.resolve import RootedSource, SourceSet, load_pins
 
 if TYPE_CHECKING:
     from gfxgate.sources.resolve import SourceSet
@@ -32,8 +33,6 @@ def locate(spec: GrepSpec, source) -> tuple[Location, ...]:
 def source_for(sourceset, repo: str, log_kind: str | None = None):
     """The source a spec's repo means. For a llama.cpp log, ggml and llama.cpp are the llama-cpp repository itself."""
     if log_kind == "llama.cpp" and repo in ("ggml", "llama.cpp"):
-        from gfxgate.sources.resolve import RootedSource
-
         upstream = sourceset.get("llama-cpp")
         return RootedSource(upstream, "ggml", alias="ggml") if repo == "ggml" else upstream
     return sourceset.get(repo)
@@ -139,8 +138,6 @@ class Locator:
     """Finds the printing line of a message at the version a log shows (one SourceSet per version, cached)."""
 
     def __init__(self, *, sources: dict[str, str] | None = None, offline: bool = True, pins=None) -> None:
-        from gfxgate.sources.resolve import load_pins
-
         self.pins = pins or load_pins()
         self.sources = dict(sources or {})
         self.offline = offline
@@ -148,8 +145,6 @@ class Locator:
         self._cache: dict[tuple, SpecResult] = {}
 
     def _sourceset(self, refs: tuple[tuple[str, str], ...]) -> SourceSet:
-        from gfxgate.sources.resolve import SourceSet
-
         if refs not in self._sets:
             self._sets[refs] = SourceSet(self.pins, sources=self.sources, refs=dict(refs), offline=self.offline)
         return self._sets[refs]

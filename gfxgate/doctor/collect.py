@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 
 from gfxgate.host.rootfs import MANIFEST, gpu_code_pairs
+from gfxgate.errors import UsageError
+from gfxgate.fsio import write_bytes_atomic
 
 MAX_BINARY = 16 << 20  # one file
 BUDGET = 64 << 20  # all GPU code files and logs together
@@ -86,8 +88,6 @@ class _Cut(io.RawIOBase):
 def check_paths(collect: Path | None, output: str | None, root: Path, logs: tuple[str, ...]) -> None:
     """--collect and -o name two different files, neither one of the inputs (a --log, a file of a captured
     --root), and --collect is not the standard output the report goes to."""
-    from gfxgate.errors import UsageError
-
     def ident(path) -> tuple[int, int] | None:
         try:
             st = os.stat(path)
@@ -130,9 +130,6 @@ def check_paths(collect: Path | None, output: str | None, root: Path, logs: tupl
 
 
 def write(out: Path, report, fs) -> int:
-    from gfxgate.errors import UsageError
-    from gfxgate.fsio import write_bytes_atomic
-
     manifest = fs.manifest()
     omitted: list[str] = []
     count = 0

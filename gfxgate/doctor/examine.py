@@ -20,10 +20,21 @@ import re
 import os
 
 from gfxgate.doctor.model import BackendVerdict, FixStep, Live, MachineReport, TargetReport
-from gfxgate.errors import InputError, NetworkError, SourceError
+from gfxgate.errors import InputError, NetworkError, SourceError, TargetError, UsageError
 from gfxgate.host import access, install, sysfs, units
 from gfxgate.host.rootfs import RootFS, gpu_code
 from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.answer.override import posed_target
+from gfxgate.answer.route import mark_unchecked, with_machine
+from gfxgate.answer.steps import fill_setting
+from gfxgate.diagnose.remedy import _timeline as cells
+from gfxgate.doctor import facts as machine_facts
+from gfxgate.doctor.facts import build_recipe, runs_of, runs_of_worklog
+from gfxgate.gate.route import decide
+from gfxgate.gate.scan import FactsRequest
+from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.sources.resolve import load_pins
+from gfxgate.targets import catalog
 
 DROPIN = "/etc/systemd/system/ollama.service.d/override.conf"  # what `sudo systemctl edit ollama` writes
 
@@ -97,8 +108,6 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     live = _ask_live(req.live_url) if req.live_url else None
     diagnoses = None
     if req.journal and not fs.live:
-        from gfxgate.errors import UsageError
-
         raise UsageError(
             "--journal reads this machine's journal; a captured tree has none", hint="give the log with --log FILE"
         )
@@ -114,11 +123,9 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
         from gfxgate.diagnose.summary import log_conclusions
 
         notes += log_conclusions(diagnoses)
-    from gfxgate.doctor.facts import runs_of
 
     runs = runs_of(diagnoses)
     if req.runtime is not None:
-        from gfxgate.doctor.facts import runs_of_worklog
         from gfxgate.sweep.worklog import read_worklog
 
         runs += runs_of_worklog(read_worklog(req.runtime))
@@ -238,10 +245,6 @@ def _matrix(
     pins' snapshot at the pin, a pin set's at its release, else the sources there, a coupled source that cannot be
     read falling back to its embedded copy as scan's does); None when the sources cannot be read (the timeline
     snapshot answers then, and the note names the source to give)."""
-    from gfxgate.gate.scan import FactsRequest
-    from gfxgate.sources.resolve import load_pins
-    from gfxgate.targets import catalog
-
     tag = f"v{version}" if version else load_pins().sources["ollama"].ref
     facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False)
     parsed = [catalog().parse(target)]
@@ -288,8 +291,6 @@ def _env_step(name: str, value: str, env, proc_env, workaround: str, what: str, 
 
 def _plan_steps(steps, target, version, env, installs, fs, gpu, facts=None, exec_start=None) -> list[FixStep]:
     """Route steps (workaround id, setting, evidence, check) as this machine's steps, each with its check."""
-    from gfxgate.doctor.facts import build_recipe
-
     out: list[FixStep] = []
     for workaround, setting, evidence, check in steps:
         step = len(out)
@@ -321,9 +322,6 @@ def _copy_step(fs: RootFS, target: str, installs, evidence, setting: str | None 
     bundled rocBLAS folder, and the check the setting asks for (the librocblas versions) made here."""
     proc = target.split(":")[0]
     if setting is None:
-        from gfxgate.answer.steps import fill_setting
-        from gfxgate.gate.workarounds import default_workarounds
-
         setting = fill_setting(next(w.setting for w in default_workarounds() if w.id == "copy-rocblas-tensile"), target)
     command, _, _check = setting.partition("  # ")
     dests = [r.rocblas for i in installs.ollama for r in i.runners if r.rocblas]
@@ -503,9 +501,6 @@ def _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index: int
 def _override_row(fs, target, override, installs) -> Verdict:
     """What the service's HSA_OVERRIDE_GFX_VERSION does with this machine's files: the runtime reports another
     target, whose Tensile catalog Ollama's discovery and rocBLAS then need in the bundled rocBLAS."""
-    from gfxgate.answer.override import posed_target
-    from gfxgate.errors import TargetError
-
     ev = [_where_ev("unit", override.where, f"HSA_OVERRIDE_GFX_VERSION={override.value}")]
     try:
         as_target = posed_target(override.value)
@@ -559,8 +554,6 @@ def _known_target_report(
 ) -> TargetReport:
     """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
     fatal: the other GPUs of the machine keep their report (issue 41)."""
-    from gfxgate.errors import TargetError
-
     try:
         return _target_report(
             fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts
@@ -583,14 +576,11 @@ def _known_target_report(
 def _target_report(
     fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None
 ) -> TargetReport:
-    from gfxgate.gate.route import decide
-
     target = gpu.target
     installed = gpu_code(fs, installs.gpu_code_files())
     runtime_cells = None
     if diagnoses:
         from gfxgate.diagnose.analyse import runtime_verdicts
-        from gfxgate.targets import catalog
 
         runtime_cells = runtime_verdicts(diagnoses, [catalog().parse(target)])
     matrix, origin, notes = _matrix(target, version, req, installed, runtime_cells, matrix_of)
@@ -612,8 +602,6 @@ def _target_report(
             notes.append(f"the embedded timeline has no {target} at {tag}")
     judged = None
     if route is not None:
-        from gfxgate.answer.route import with_machine
-
         answer = route.sentence  # the release's route; the machine's word on each backend is the Route's (decide's)
         route = with_machine(route, facts)
         judged = {b.backend: b.machine for b in route.backends}
@@ -637,7 +625,6 @@ def _target_report(
             )
             backends.append(_verdict(b.backend, b.title, b.option.label, steps, access_row, b.backend != "cpu"))
     layer_backends = tuple((layer.id, tuple(layer.backends)) for layer in matrix.layers) if matrix is not None else ()
-    from gfxgate.doctor import facts as machine_facts
 
     for number, before in enumerate(backends):
         if before.backend == "rocm":
@@ -669,8 +656,6 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
     """The installed rocBLAS decides ROCm's steps at any version, offline: a route that needs no override and no copy
     while no installed rocBLAS folder has ``TensileLibrary_lazy_<target>.dat`` gets the override whose target the
     folder has (a documented HSA_OVERRIDE_GFX_VERSION of rules/workarounds.yaml), else the copy step."""
-    from gfxgate.gate.workarounds import default_workarounds
-
     if verdict.state not in ("runs", "needs steps") or any(
         s.workaround == "copy-rocblas-tensile" or "HSA_OVERRIDE_GFX_VERSION" in " ".join(s.commands)
         for s in verdict.steps
@@ -696,7 +681,6 @@ def _installed_rocblas(verdict: BackendVerdict, target: str, env, installs, fs) 
         ", ".join(f"TensileLibrary_lazy_{t}.dat" for t in lazy) or "no lazy catalogs",
         f"TensileLibrary_lazy_{proc}.dat missing",
     )
-    from gfxgate.answer.override import posed_target
 
     for w in default_workarounds():
         if w.override and proc in w.applies_to and posed_target(w.override) in lazy:
@@ -745,16 +729,12 @@ def _verdict(backend, title, label, steps, access_row, needs_gpu) -> BackendVerd
 def _timeline():
     """The embedded timeline's cells, once per run, as the remedies read them (None when stale or missing: the
     answer then says so)."""
-    from gfxgate.diagnose.remedy import _timeline as cells
-
     return cells()
 
 
 def _timeline_route(target: str, version: str | None):
     """(the Route the embedded timeline stored for ``target`` at ``version``, its tag); None when it holds neither.
     Its steps were not checked at that version, and say so."""
-    from gfxgate.answer.route import mark_unchecked
-
     timeline = _timeline()
     tag = f"v{version}" if version else (timeline.tags[-1] if timeline is not None else "the pin")
     if timeline is None or target not in timeline.targets or tag not in timeline.tags:

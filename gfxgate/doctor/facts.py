@@ -15,6 +15,8 @@ from gfxgate.answer.steps import build_recipe as _recipe
 from gfxgate.doctor.model import BackendVerdict, FixStep
 from gfxgate.machine import MachineFacts, RunFact, cautions, judge, runtime_evidence, shows_cpu  # noqa: F401 - shows_cpu: doctor's callers
 from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.datafiles import load_yaml
+from gfxgate.resources import rules_dir
 
 _BACKEND_OF = {"rocm": "rocm", "hip": "rocm", "vulkan": "vulkan", "cuda": "cuda"}
 VULKAN_DRIVER = "vulkan-radeon (Arch) / mesa-vulkan-drivers (Debian, Ubuntu)"
@@ -260,9 +262,6 @@ def pin_route(
 
 
 def _installs_rules() -> dict:
-    from gfxgate.datafiles import load_yaml
-    from gfxgate.resources import rules_dir
-
     return load_yaml(rules_dir() / "installs.yaml", "installs")
 
 

@@ -18,8 +18,10 @@ import json
 import time
 import zlib
 from urllib.parse import urljoin, urlsplit
+import httpx
 
 from gfxgate.doctor.model import Live
+from gfxgate.sweep.deadline import DeadlineTransport
 
 DEADLINE_S = 3.0  # the whole --live exchange, every request together (a local server answers in milliseconds)
 BODY_CAP = 1 << 20  # bytes of one decoded answer
@@ -98,10 +100,6 @@ def _int(value) -> int:
 def ask(url: str) -> Live:
     """The Live fact of the server at ``url``."""
     try:
-        import httpx
-
-        from gfxgate.sweep.deadline import DeadlineTransport
-
         if urlsplit(url).scheme not in ("http", "https"):
             raise LiveError("not an http:// or https:// URL")
         deadline = time.monotonic() + DEADLINE_S

@@ -23,6 +23,17 @@ from gfxgate.doctor.model import BackendVerdict, FixStep, TargetReport
 from gfxgate.host import nvidia as host_nvidia
 from gfxgate.host.rootfs import RootFS, gpu_code_pairs
 from gfxgate.model import Evidence, Location, Status, Verdict
+from gfxgate.answer.steps import fill_setting
+from gfxgate.artifacts.fatbin import cubin_runs, ptx_runs
+from gfxgate.artifacts.scan import scan_file
+from gfxgate.doctor.examine import _env_step, _machine_path
+from gfxgate.errors import NetworkError, SourceError, TargetError
+from gfxgate.gate.route import decide
+from gfxgate.gate.scan import FactsRequest
+from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.host.sysfs import Gpu
+from gfxgate.sources.resolve import load_pins
+from gfxgate.targets import catalog
 
 ENV = ("CUDA_VISIBLE_DEVICES", "OLLAMA_LLM_LIBRARY")
 DRIVER_LAYER, RUNNER_LAYER, ENV_LAYER = "nvidia-driver", "cuda-runner", "environment"
@@ -70,9 +81,6 @@ def overlap_pick(supported: Mapping[str, set[str]]) -> dict[str, str]:
 def _gpus(fs: RootFS, sys_gpus, smi: list[host_nvidia.SmiGpu]) -> tuple[list[NvidiaGpu], list[str]]:
     """The NVIDIA GPUs: the driver's /proc/driver/nvidia/gpus/*/information (model, bus, UUID), else the DRM cards
     with NVIDIA's vendor id; the compute capability from the model name, else from the PCI id through pci.ids."""
-    from gfxgate.errors import TargetError
-    from gfxgate.targets import catalog
-
     notes: list[str] = []
     by_bus = {g.bus: g for g in smi}
     found: list[tuple[str, str, str, str | None, str | None]] = [
@@ -154,11 +162,6 @@ def nvidia_reports(
 ) -> tuple[list[TargetReport], list[str], list[Any]]:
     """One TargetReport per NVIDIA GPU, the machine-wide notes (the driver, the runner folders), and the NVIDIA GPUs
     as the report's GPU list shows them (one per bus, each with its own name: sysfs's DRM cards do not say it)."""
-    from gfxgate.host.sysfs import Gpu
-
-    from gfxgate.artifacts.scan import scan_file
-    from gfxgate.doctor.examine import _machine_path
-
     drv = host_nvidia.driver(fs)
     smi, problem = host_nvidia.smi(fs)  # a live machine with the tool: each GPU's compute_cap, the driver's version
     if drv is None and smi:
@@ -280,10 +283,6 @@ def nvidia_reports(
 def _matrix(target, version: str | None, req, installed, scan_matrix: Callable[..., Any]) -> tuple[Any, str, list[str]]:
     """The gate matrix of an NVIDIA target at the installed release, read as doctor reads an AMD target's
     (``FactsRequest.at_release``: the embedded snapshot at the pin or the release, else the sources there)."""
-    from gfxgate.errors import NetworkError, SourceError
-    from gfxgate.gate.scan import FactsRequest
-    from gfxgate.sources.resolve import load_pins
-
     tag = f"v{version}" if version else load_pins().sources["ollama"].ref
     facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False)
     try:
@@ -309,9 +308,6 @@ def _exact_era(version: str | None) -> bool:
 
 
 def _runs(files, target):
-    from gfxgate.artifacts.fatbin import cubin_runs, ptx_runs
-    from gfxgate.targets import catalog
-
     device = catalog().nvidia[target.processor].cc_number
     for f in files:
         for c in f.cuda_code:
@@ -341,11 +337,6 @@ def _report(
     same,
     machine_path,
 ) -> TargetReport:
-    from gfxgate.answer.steps import fill_setting
-    from gfxgate.gate.route import decide
-    from gfxgate.gate.workarounds import default_workarounds
-    from gfxgate.targets import catalog
-
     target = str(g.target)
     arch = catalog().nvidia[g.target.processor]
     window = _window(matrix, g.target)
@@ -587,8 +578,6 @@ def _env_row(target, env, values, g: NvidiaGpu) -> Verdict:
 
 
 def _route_step(step, env, target, tag) -> FixStep:
-    from gfxgate.doctor.examine import _env_step
-
     name, eq, value = step.setting.partition("=")
     check = step.check and f"{step.check.state} — {step.check.summary}"
     if eq and name.replace("_", "").isalnum() and name.isupper() and " " not in value:
@@ -625,8 +614,6 @@ def _cuda_machine_steps(
     """The CUDA route as this machine needs it: the driver first; the folder switch where OLLAMA_LLM_LIBRARY names a
     folder that does not take the GPU but another installed one would; the build where no installed folder lists the
     compute capability (and the route has no build step already)."""
-    from gfxgate.doctor.examine import _env_step
-
     out = ([driver_step] if driver_step else []) + list(steps)
     requested = values.get("OLLAMA_LLM_LIBRARY")
     listing = [r.folder for r in runners if why.get((g.bus, r.folder), "").startswith("lists")]

@@ -8,6 +8,9 @@ import re
 from gfxgate.doctor.model import MachineReport
 from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.report.markdown import code, md_escape
+from gfxgate.jsontext import dumps
+from gfxgate.model import RANK
+from gfxgate.serial import document
 
 NFD_PREFIX = "gfxgate.io/"
 _NFD_VALUE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -33,9 +36,6 @@ def _ev(e) -> str:
 
 
 def render_json(report: MachineReport) -> str:
-    from gfxgate.jsontext import dumps
-    from gfxgate.serial import document
-
     return dumps(document("doctor", report.to_json()), ensure_ascii=True) + "\n"
 
 
@@ -315,8 +315,6 @@ STATE_VALUE = {"runs": 1, "needs steps": 0.5, "no route": 0, "undecided": -1}
 def render_prometheus(report: MachineReport) -> str:
     """node_exporter textfile: ``gfxgate_gate`` (1 allowed … 0 blocked per layer) and ``gfxgate_backend``; each
     series labelled with its GPU's index (``gpu="0"``), so two identical GPUs are two series, not a duplicate."""
-    from gfxgate.model import RANK
-
     out = [
         "# HELP gfxgate_gate Gate layer status per target: 1 allowed, 0.67 partial, 0.33 override-required, 0 blocked, -1 unknown.",
         "# TYPE gfxgate_gate gauge",

@@ -9,10 +9,21 @@ Windows: a variable with ``setx`` (then quit Ollama from the tray and start it a
 from __future__ import annotations
 
 from typing import Any, Callable
+import dataclasses
+import re
 
 from gfxgate.doctor.model import BackendVerdict, FixStep, MachineReport, TargetReport
 from gfxgate.host import install
 from gfxgate.host.rootfs import RootFS, gpu_code
+from gfxgate.diagnose import diagnose_inputs
+from gfxgate.diagnose.analyse import runtime_verdicts
+from gfxgate.doctor.examine import _machine_path  # a row's evidence names the machine's path, not the folder's
+from gfxgate.gate.route import decide, default_routes, mark_unchecked, routes_for_os
+from gfxgate.gate.scan import FactsRequest
+from gfxgate.gate.workarounds import default_workarounds, for_os
+from gfxgate.model import Status, Verdict
+from gfxgate.sources.resolve import load_pins
+from gfxgate.targets import catalog
 
 WINDOWS = "windows"
 
@@ -27,8 +38,6 @@ def examine(req, fs: RootFS, matrix_of: Callable[..., Any]) -> MachineReport:
     ]
     diagnoses = None
     if logs:
-        from gfxgate.diagnose import diagnose_inputs
-
         diagnoses = diagnose_inputs(logs, locate=False)
     version = next((f.value.lstrip("v") for d in diagnoses or () if (f := d.fact("ollama-version")) is not None), None)
     if version is None:
@@ -68,17 +77,10 @@ def examine(req, fs: RootFS, matrix_of: Callable[..., Any]) -> MachineReport:
 def _target(
     fs: RootFS, target: str, name: str, version: str | None, req, installs, installed, matrix_of, diagnoses
 ) -> TargetReport:
-    from gfxgate.doctor.examine import _machine_path  # a row's evidence names the machine's path, not the folder's
-    from gfxgate.gate.scan import FactsRequest
-    from gfxgate.sources.resolve import load_pins
-    from gfxgate.targets import catalog
-
     tag = f"v{version}" if version else load_pins().sources["ollama"].ref
     parsed = catalog().parse(target)
     runtime_cells = None
     if diagnoses:
-        from gfxgate.diagnose.analyse import runtime_verdicts
-
         runtime_cells = runtime_verdicts(diagnoses, [parsed])
     facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False, os=WINDOWS)
     matrix = _dll_not_scanned(
@@ -118,12 +120,6 @@ def _dll_not_scanned(matrix, target: str, embedded: bool):
     """The installed-code row of a Windows install: its ggml-hip.dll is PE, which gfxgate's reader (ELF) does not read,
     so the row is not scanned, with that reason, rather than unknown; the answer decided again over it (the one
     ``decide``, with the Windows routes and workarounds)."""
-    import dataclasses
-
-    from gfxgate.gate.route import decide, default_routes, mark_unchecked, routes_for_os
-    from gfxgate.gate.workarounds import default_workarounds, for_os
-    from gfxgate.model import Status, Verdict
-
     key = ("installed-gpu-code", target)
     cell = matrix.cells.get(key)
     if cell is None or cell.status is not Status.UNKNOWN:
@@ -172,7 +168,5 @@ def _step(step, target: str, installs) -> FixStep:
 
 def windows_path(path: str) -> str:
     """A captured tree's path as the Windows machine spells it: /Users/<name>/AppData/Local/… is %LOCALAPPDATA%\\…"""
-    import re
-
     path = re.sub(r"^/Users/[^/]+/AppData/Local(?=/|$)", "%LOCALAPPDATA%", path)
     return path.replace("/", "\\")

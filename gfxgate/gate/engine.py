@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Mapping
 
 from gfxgate.errors import SourceError
 from gfxgate.gate.matrix import GateMatrix
-from gfxgate.matchers import MATCHERS, Finding, NoMatch
+from gfxgate.matchers import MATCHERS, Finding, Hit, NoMatch, fill
 from gfxgate.model import Evidence, Location, SourceInfo, Status, Verdict, combine
 from gfxgate.gate.ruleset import GateRule, RuleSet
 from gfxgate.sources.versions import in_range, version_key
@@ -165,8 +165,6 @@ def _rule_facts(rule: GateRule, source: Source, base: dict, ident: dict) -> Rule
 
 def absent_finding(rule: GateRule, facts: Mapping[str, Any], target: TargetId) -> Finding:
     """A rule's ``absent`` decision: the construct is not there; the files searched are the evidence."""
-    from gfxgate.matchers import Hit, fill
-
     searched = facts["absent"]
     hits = tuple(
         Hit(path, None, "(searched: no match)" if rule.matcher == "pattern-status" else "(not present)")

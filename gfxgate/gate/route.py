@@ -41,8 +41,10 @@ from gfxgate.answer.steps import SETTING_FIELDS, fill_setting, step_setting  # n
 from gfxgate.datafiles import load_yaml
 from gfxgate.errors import RuleError
 from gfxgate.model import Evidence, Status, Verdict, os_of
-from gfxgate.resources import rules_dir
+from gfxgate.resources import rules_dir, schemas_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
+from gfxgate import datacache
+from gfxgate.gate.workarounds import default_workarounds
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.answer.view import MatrixView, StatusView
@@ -198,9 +200,6 @@ def default_routes() -> RouteRules:
     """The shipped routes, cross-checked against the layers and the workarounds once per content of the files those
     checks read (gfxgate's rules cache, keyed by their bytes and their schemas', as the log catalogue is): a later
     start reads routes.yaml alone, without the pins, the workarounds' own checks or the gate rules' module."""
-    from gfxgate import datacache
-    from gfxgate.resources import schemas_dir
-
     root = rules_dir()
     parts = [name.encode() + b"\0" + (root / name).read_bytes() for name in ROUTES_CHECKED_AGAINST]
     parts += [
@@ -210,7 +209,6 @@ def default_routes() -> RouteRules:
 
     def check() -> bool:
         from gfxgate.gate.ruleset import layer_ids
-        from gfxgate.gate.workarounds import default_workarounds
 
         # the layers' ids from rules/layers.yaml alone: no gate rule loaded (and no matcher imported)
         checked.append(load_routes(layers=set(layer_ids()), workarounds=default_workarounds()))
@@ -239,8 +237,6 @@ def decide(
     os: str = "linux",
 ) -> Route:
     """:func:`gfxgate.answer.route.decide` with the shipped route rules and workaround records unless given."""
-    from gfxgate.gate.workarounds import default_workarounds
-
     route = _decide(
         matrix,
         target,
@@ -263,8 +259,6 @@ def build_recipes() -> Mapping[str, Any]:
 
 def extra_targets(targets: Sequence[object], workarounds: Iterable[Any] | None = None) -> list[str]:
     """Processors whose columns the override routes read (the posed targets of the targets' overrides)."""
-    from gfxgate.gate.workarounds import default_workarounds
-
     return _extra_targets(targets, default_workarounds() if workarounds is None else workarounds)
 
 

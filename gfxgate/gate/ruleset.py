@@ -17,6 +17,9 @@ from gfxgate.errors import RuleError
 from gfxgate.gate.matrix import Layer, RuleLocation
 from gfxgate.model import DEFAULT_OS, Status, os_of
 from gfxgate.resources import rules_dir
+from gfxgate.sources.base import safe_relpath
+from gfxgate.sources.resolve import load_pins
+from gfxgate.sources.versions import in_range
 
 try:  # CPython's own SHA-256 (3.11: _sha256, 3.12+: _sha2): importing hashlib also loads OpenSSL's libcrypto, which
     # nothing else on the paths that load the rules needs (datacache.py does the same for BLAKE2)
@@ -139,8 +142,6 @@ def _rule(raw: dict, layer: str, path: Path, line: int, uri: str) -> GateRule:
 def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleSet:
     """Load layers.yaml and gates/*.yaml under ``root`` (default: the shipped rules)."""
     from gfxgate.matchers import MATCHERS
-    from gfxgate.sources.base import safe_relpath
-    from gfxgate.sources.versions import in_range
 
     root = root or rules_dir()
     layer_data = load_yaml(root / "layers.yaml", "layers")
@@ -205,7 +206,5 @@ def layer_ids() -> frozenset[str]:
 
 @functools.cache
 def default_rules() -> RuleSet:
-    from gfxgate.sources.resolve import load_pins
-
     pins = load_pins()
     return load_rules(repos=set(pins.sources) | set(pins.layouts))

@@ -11,12 +11,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 
-from gfxgate.gate.engine import build_matrix, collect_facts
+from gfxgate.gate.engine import MATCHED, UNAVAILABLE, build_matrix, collect_facts
 from gfxgate.gate.matrix import GateMatrix
 from gfxgate.gate.ruleset import RuleSet, default_rules, load_rules
 from gfxgate.sources.resolve import Pins, SourceSet, load_pins
 from gfxgate.model import DEFAULT_OS, OSES
 from gfxgate.targets import TargetId, catalog
+from gfxgate.gate import snapshot
+from gfxgate.gate.docs import cells_of_matrix, disagreements
+from gfxgate.gate.route import decide, default_routes, extra_targets, mark_unchecked, override_rule, routes_for_os
+from gfxgate.gate.workarounds import default_workarounds, for_os, link
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.gate.route import Route
@@ -105,9 +109,7 @@ class FactsRequest:
         if self.refs and not self.live and not self.sources and self.rules_root is None and not env_overrides:
             name = pins.pin_set_for(dict(self.refs))  # `--ref ollama=v0.17.5`: the study's versions, offline
             if name is not None:
-                from gfxgate.gate import snapshot as _snapshot
-
-                return FactsOrigin("pin-set", pins.with_pin_set(name), name, _snapshot.pin_set_path(name))
+                return FactsOrigin("pin-set", pins.with_pin_set(name), name, snapshot.pin_set_path(name))
         live = self.live or bool(self.refs) or bool(self.sources) or env_overrides
         return FactsOrigin("live" if live else "snapshot", pins, None, None)
 
@@ -197,8 +199,6 @@ def gate_facts(request: FactsRequest) -> GateFacts:
             infos += more
             notes.append("evidence read live from the sources above")
         else:
-            from gfxgate.gate import snapshot
-
             snap = snapshot.load(snapshot_path)
             facts, stale = snap.usable_facts(ruleset, pins)
             infos = snap.sources
@@ -226,8 +226,6 @@ def gate_facts(request: FactsRequest) -> GateFacts:
 def columns(targets: list[TargetId], workarounds: Iterable[Any] | None = None) -> list[TargetId]:
     """The matrix's columns for ``targets``: those, then the targets their override routes read (``workarounds``:
     those of the release's OS; default: all shipped)."""
-    from gfxgate.gate.route import extra_targets
-
     return list(targets) + [catalog().parse(name) for name in extra_targets(targets, workarounds)]
 
 
@@ -250,8 +248,6 @@ def answer(
     (``trace/workarounds.py: check_steps``, passed in by the use case): how a live answer's steps are checked; without
     it they are marked as not checked. ``machine`` (gfxgate.machine.MachineFacts: the runs of ``scan --log``): each
     answer on that machine (answer.route.with_machine)."""
-    from gfxgate.gate.route import decide, default_routes, override_rule, routes_for_os
-
     requested = [str(t) for t in targets]
     unanswered = [
         name for t, name in zip(targets, requested) if getattr(t, "vendor", "amd") not in gate.ruleset.vendors()
@@ -262,7 +258,6 @@ def answer(
             f"{' and '.join(sorted(gate.ruleset.vendors()))} targets for it",
             hint="scan with --os linux",
         )
-    from gfxgate.gate.workarounds import default_workarounds, for_os, link
 
     route_rules = routes_for_os(default_routes(), gate.os)  # the release's OS selects its routes and workarounds
     workarounds = for_os(default_workarounds(), gate.os)
@@ -300,7 +295,6 @@ def answer(
     )
     if gate.live and check_steps is not None:  # every step of a live answer is checked at the scanned version, as
         routes = check_steps(routes, gate)  # `gfxgate workarounds` does (trace/workarounds.py: check_steps)
-    from gfxgate.gate.route import mark_unchecked
 
     why = (
         (
@@ -311,7 +305,6 @@ def answer(
         else "its workaround has no check result at this version"
     )
     routes = tuple(mark_unchecked(r, why) for r in routes)
-    from gfxgate.gate.docs import cells_of_matrix, disagreements
 
     cells = {key: v for key, v in matrix.cells.items() if key[1] in requested or not trim}
     docs = disagreements(*cells_of_matrix(matrix), requested)  # where Ollama's docs and its release disagree
@@ -353,9 +346,6 @@ def _coupled_fallback(
 ) -> tuple[dict, tuple[Any, ...]]:
     """A coupled source (rocm-docs) that cannot be read at all falls back to the embedded snapshot of its pin —
     the newest ref gfxgate has read — and each verdict says so. Sources the user named are never replaced."""
-    from gfxgate.gate import snapshot
-    from gfxgate.gate.engine import MATCHED, UNAVAILABLE
-
     wanted = [
         r
         for r in ruleset.rules

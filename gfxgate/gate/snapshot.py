@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gfxgate.datafiles import load_json, read_limited
-from gfxgate.gate.engine import RuleFacts, collect_facts
+from gfxgate.gate.engine import MATCHED, UNAVAILABLE, RuleFacts, collect_facts
 from gfxgate.errors import InputError, RuleError
 from gfxgate.model import SourceInfo
 from gfxgate.resources import rules_dir
@@ -91,8 +91,6 @@ def _keep_beyond(data: dict[str, Any], ruleset: RuleSet, pins: Pins, previous: P
     """A source beyond the release (rules/pins.toml ``beyond = true``) that this build could not read keeps the facts
     the previous snapshot holds for the same pin and rule definition, with the note that says so: a rebuild on a
     machine without that clone must not turn its answers unknown."""
-    from gfxgate.gate.engine import MATCHED, UNAVAILABLE
-
     beyond = {name for name, pin in pins.sources.items() if pin.beyond}
     lost = [r for r in ruleset.rules if r.repo in beyond and data["rules"].get(r.id, {}).get("state") == UNAVAILABLE]
     if not lost or not previous.is_file():

@@ -28,6 +28,8 @@ from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.sources.base import GrepSpec
+from gfxgate.sources.versions import exists_at, in_range
+from gfxgate.targets import catalog
 
 if TYPE_CHECKING:  # annotations only
     from pathlib import Path
@@ -95,16 +97,12 @@ class Workaround(JsonRecord):
     def exists_at(self, ref_of: Callable[[str], str | None]) -> bool:
         """Whether the workaround exists at the scanned versions (``exists_in``); True when its repository's ref is
         unknown or has no version number (a folder: its checks decide)."""
-        from gfxgate.sources.versions import exists_at
-
         return self.exists_in is None or exists_at(self.exists_in.repo, self.exists_in.versions, ref_of)
 
     def at(self, ref_of: Callable[[str], str | None]) -> Workaround:
         """This workaround at the scanned versions: the setting and checks of the first era whose range holds the
         ref of its repository (``ref_of(repo)``: None when unknown); the entry's own outside every era, or when the
         ref has no version number (a folder)."""
-        from gfxgate.sources.versions import in_range
-
         for era in self.eras:
             ref = ref_of(era.repo)
             if ref is not None and in_range(ref, era.versions):
@@ -138,9 +136,6 @@ def load(
     path: Path | None = None, *, layers: set[str] | None = None, repos: set[str] | None = None
 ) -> tuple[Workaround, ...]:
     """Load and cross-check rules/workarounds.yaml (layers, targets, repos, regexes)."""
-    from gfxgate.sources.versions import in_range
-    from gfxgate.targets import catalog
-
     path = path or rules_dir() / "workarounds.yaml"
     data = load_yaml(path, "workarounds")
     cat = catalog()

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from typing import NamedTuple
+import shutil
 
 from gfxgate.host.rootfs import RootFS
+from gfxgate.host.probes import run_tool
 
 VERSION_FILE = "proc/driver/nvidia/version"
 _VERSION = re.compile(r"Kernel Module(?: for [A-Za-z0-9_]+)?\s+(?P<version>[0-9]{3,4}(?:\.[0-9]+){1,2})\b")
@@ -156,11 +158,8 @@ def parse_smi(text: str) -> list[SmiGpu]:
 def smi(fs: RootFS) -> tuple[list[SmiGpu], str | None]:
     """What nvidia-smi says of this machine's GPUs (a live root with the tool only; a captured tree runs nothing):
     the GPUs, or none and why."""
-    import shutil
-
     if not fs.live or shutil.which("nvidia-smi") is None:
         return [], None
-    from gfxgate.host.probes import run_tool
 
     rc, out, problem = run_tool(SMI_QUERY)
     if rc != 0:

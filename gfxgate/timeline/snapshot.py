@@ -14,6 +14,7 @@ import contextlib
 import json
 from pathlib import Path
 from typing import Any, Callable
+import re
 
 import msgpack
 import orjson
@@ -27,7 +28,10 @@ from gfxgate.targets import catalog
 from gfxgate import datacache
 from gfxgate.datafiles import validate
 from gfxgate.gate.route import default_routes, routes_for_os
-from gfxgate.model import Status
+from gfxgate.model import Evidence, Location, Status
+from gfxgate.answer.route import StoredBackend, stored_route
+from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.sources.versions import version_key
 
 KIND = "gfxgate-timeline-snapshot"
 
@@ -51,8 +55,6 @@ def first_release(ruleset, os: str) -> str | None:
     """The first release an OS's timeline starts at: for an OS other than Linux, the oldest lower bound of the
     ``versions`` of the rules that are that OS's alone (its own presets, packaging: Windows' from v0.30.0); before
     it gfxgate reads none of that release's own files, so its table would only repeat Linux's. None: every release."""
-    import re
-
     if os == "linux":
         return None
     bounds = [
@@ -64,7 +66,6 @@ def first_release(ruleset, os: str) -> str | None:
     ]
     if not bounds:
         return None
-    from gfxgate.sources.versions import version_key
 
     return "v" + min(bounds, key=lambda v: version_key("v" + v) or ())
 
@@ -244,10 +245,6 @@ class Cells:
         key = (target, tag)
         route = self._routes.get(key)
         if route is None:
-            from gfxgate.answer.route import StoredBackend, stored_route
-            from gfxgate.gate.route import default_routes, routes_for_os
-            from gfxgate.gate.workarounds import default_workarounds
-
             cell = self.cell_at(target, tag)
             backends = [
                 StoredBackend(
@@ -292,10 +289,6 @@ class Cells:
 
 def evidence(ev) -> Any:
     """A stored line (``timeline/model.py: Ev``, ``repo@tag:path:line``) as the answer's Evidence."""
-    import re
-
-    from gfxgate.model import Evidence, Location
-
     m = re.fullmatch(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?", ev.where)
     if m is None:
         return Evidence(ev.source or "timeline", None, ev.text, ev.where)

@@ -1,8 +1,8 @@
 """Imports at the top (issue 40 item 4): a module's dependencies are read at its top, except at the command boundary
 (``cli/``, ``app/``: a command imports its pipeline when it runs, so `gfxgate --help` stays fast), for the heavy leaves
 (tree-sitter, PIL, Hyperscan, ollama) and where the allow-list below says why: the speed budget
-(benchmarks/bench_budget.py: a budgeted command that loads the module without the import would pay for it), an import
-circle, or a package left for the branches editing it this round. The list only shrinks: an entry whose import has
+(benchmarks/bench_budget.py: a budgeted command that loads the module without the import would pay for it), or an import
+circle. The list only shrinks: an entry whose import has
 moved to the top (or is gone) fails the second test, so it is deleted with the move."""
 
 from __future__ import annotations
@@ -13,39 +13,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2] / "gfxgate"
 BOUNDARY = ("cli/", "app/")
 HEAVY = ("tree_sitter", "PIL", "hyperscan", "ollama")  # and their submodules; tree_sitter_c etc. too
-NOT_MOVED = "not moved this round: answer/, gate/, doctor/, diagnose/ are edited by parallel branches (issue 40 item 4)"
-MERGED = (
-    "written by a parallel branch (nvidia, windows, answer, forks) in the same round, after the move: not yet moved"
-)
 
 # file (under gfxgate/) -> {imported module: why it is imported inside a function}
 ALLOWED: dict[str, dict[str, str]] = {
-    "host/nvidia.py": {
-        "gfxgate.host.probes": MERGED,
-        "shutil": MERGED,
-    },
-    "gate/snapshot.py": {
-        "gfxgate.gate.engine": MERGED,
-    },
-    "doctor/windows.py": {
-        "dataclasses": MERGED,
-        "gfxgate.diagnose": MERGED,
-        "gfxgate.diagnose.analyse": MERGED,
-        "gfxgate.doctor.examine": MERGED,
-        "gfxgate.gate.route": MERGED,
-        "gfxgate.gate.scan": MERGED,
-        "gfxgate.gate.workarounds": MERGED,
-        "gfxgate.model": MERGED,
-        "gfxgate.sources.resolve": MERGED,
-        "gfxgate.targets": MERGED,
-        "re": MERGED,
-    },
-    "answer/override.py": {
-        "gfxgate.targets": NOT_MOVED,
-    },
-    "answer/route.py": {
-        "gfxgate.targets": NOT_MOVED,
-    },
     "artifacts/bundle.py": {
         "gfxgate.targets": "start-up: `artifacts` of a file without GPU code loads this module without it",
         "hashlib": "start-up: `doctor --root`, `artifacts` of a file without GPU code load this module without it",
@@ -82,123 +52,42 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.diagnose.upstream": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
     },
     "diagnose/analyse.py": {
-        "gfxgate.answer.override": NOT_MOVED,
         "gfxgate.diagnose.conclude": "circle: gfxgate.diagnose.conclude imports gfxgate.diagnose.analyse at its top",
-        "gfxgate.logs.crash": NOT_MOVED,
-        "gfxgate.model": NOT_MOVED,
     },
     "diagnose/catalogue.py": {
-        "gfxgate.datacache": NOT_MOVED,
-        "gfxgate.datafiles": NOT_MOVED,
-        "gfxgate.diagnose.patterns": NOT_MOVED,
-        "gfxgate.diagnose.remedy": NOT_MOVED,
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
-        "gfxgate.gate.workarounds": NOT_MOVED,
-        "gfxgate.resources": NOT_MOVED,
-        "gfxgate.saferegex": NOT_MOVED,
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
         "yaml": "start-up: `diagnose LOG` loads this module without it",
     },
-    "diagnose/devices.py": {
-        "gfxgate.targets": NOT_MOVED,
-    },
     "diagnose/reader.py": {
-        "gfxgate.fsio": NOT_MOVED,
         "gfxgate.host.journal": "start-up: `diagnose LOG` loads this module without it",
         "shutil": "start-up: `diagnose LOG` loads this module without it",
     },
-    "diagnose/remedy.py": {
-        "gfxgate.answer.override": NOT_MOVED,
-        "gfxgate.answer.route": NOT_MOVED,
-        "gfxgate.errors": NOT_MOVED,
-        "gfxgate.gate.route": NOT_MOVED,
-        "gfxgate.timeline.snapshot": NOT_MOVED,
-    },
-    "diagnose/upstream.py": {
-        "gfxgate.sources.resolve": NOT_MOVED,
-    },
-    "doctor/collect.py": {
-        "gfxgate.errors": NOT_MOVED,
-        "gfxgate.fsio": NOT_MOVED,
-    },
     "doctor/examine.py": {
-        "gfxgate.answer.route": MERGED,
-        "gfxgate.answer.steps": MERGED,
-        "gfxgate.doctor.windows": MERGED,
-        "gfxgate.answer.override": NOT_MOVED,
-        "gfxgate.diagnose": NOT_MOVED,
+        "gfxgate.doctor.windows": "start-up: `doctor --root` of a Linux tree loads this module without it",
+        "gfxgate.diagnose": "start-up: `doctor --root` without logs loads this module without it",
         "gfxgate.diagnose.analyse": "start-up: `doctor --root` loads this module without it",
-        "gfxgate.diagnose.remedy": NOT_MOVED,
         "gfxgate.diagnose.summary": "start-up: `doctor --root` loads this module without it",
-        "gfxgate.doctor.facts": NOT_MOVED,
         "gfxgate.doctor.live": "start-up: `doctor --root` loads this module without it",
         "gfxgate.doctor.nvidia_machine": "start-up: `doctor --root` loads this module without it",
-        "gfxgate.errors": NOT_MOVED,
-        "gfxgate.gate.route": NOT_MOVED,
-        "gfxgate.gate.scan": NOT_MOVED,
-        "gfxgate.gate.workarounds": NOT_MOVED,
-        "gfxgate.sources.resolve": NOT_MOVED,
         "gfxgate.sweep.worklog": "start-up: `doctor --root` loads this module without it",
-        "gfxgate.targets": NOT_MOVED,
-    },
-    "doctor/facts.py": {
-        "gfxgate.datafiles": NOT_MOVED,
-        "gfxgate.resources": NOT_MOVED,
-    },
-    "doctor/live.py": {
-        "gfxgate.sweep.deadline": NOT_MOVED,
-        "httpx": NOT_MOVED,
-    },
-    "doctor/nvidia_machine.py": {
-        "gfxgate.answer.steps": MERGED,
-        "gfxgate.artifacts.fatbin": MERGED,
-        "gfxgate.doctor.examine": MERGED,
-        "gfxgate.gate.route": MERGED,
-        "gfxgate.gate.workarounds": MERGED,
-        "gfxgate.host.sysfs": MERGED,
-        "gfxgate.sources.resolve": MERGED,
-        "gfxgate.artifacts.scan": NOT_MOVED,
-        "gfxgate.errors": NOT_MOVED,
-        "gfxgate.gate.scan": NOT_MOVED,
-        "gfxgate.targets": NOT_MOVED,
     },
     "doctor/render.py": {
-        "gfxgate.jsontext": NOT_MOVED,
-        "gfxgate.model": NOT_MOVED,
         "gfxgate.report.terminal": "start-up: `doctor --root` loads this module without it",
-        "gfxgate.serial": NOT_MOVED,
     },
     "fsio.py": {
         "tempfile": "start-up: `scan -t gfx900`, `diagnose LOG` load this module without it",
     },
-    "gate/engine.py": {
-        "gfxgate.matchers": NOT_MOVED,
-    },
     "gate/route.py": {
-        "gfxgate.datacache": NOT_MOVED,
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
-        "gfxgate.gate.workarounds": NOT_MOVED,
-        "gfxgate.resources": NOT_MOVED,
     },
     "gate/ruleset.py": {
-        "gfxgate.matchers": NOT_MOVED,
-        "gfxgate.sources.base": NOT_MOVED,
-        "gfxgate.sources.resolve": NOT_MOVED,
-        "gfxgate.sources.versions": NOT_MOVED,
-    },
-    "gate/scan.py": {
-        "gfxgate.gate.docs": NOT_MOVED,
-        "gfxgate.gate.engine": NOT_MOVED,
-        "gfxgate.gate.route": NOT_MOVED,
-        "gfxgate.gate.snapshot": NOT_MOVED,
-        "gfxgate.gate.workarounds": NOT_MOVED,
+        "gfxgate.matchers": "start-up: `diagnose LOG` loads this module without it",
     },
     "gate/workarounds.py": {
         "gfxgate.artifacts.compat": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
-        "gfxgate.sources.versions": NOT_MOVED,
-        "gfxgate.targets": NOT_MOVED,
     },
     "host/install.py": {
         "gfxgate.datafiles": "start-up: `artifacts` of a file without GPU code loads this module without it",
@@ -249,12 +138,6 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.suggest": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root` load this module without it",
     },
     "timeline/snapshot.py": {
-        "gfxgate.answer.route": MERGED,
-        "gfxgate.gate.route": MERGED,
-        "gfxgate.gate.workarounds": MERGED,
-        "gfxgate.model": MERGED,
-        "gfxgate.sources.versions": MERGED,
-        "re": MERGED,
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.history.walk": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
