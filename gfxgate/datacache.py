@@ -84,6 +84,11 @@ def _schema_digest(schema: str | None) -> str:
     return h.hexdigest()
 
 
+def digest(data: bytes) -> bytes:
+    """The content key of ``data`` (BLAKE2b-256, as the cache's keys): for a memo of what some bytes determine."""
+    return _hash(data).digest()
+
+
 def key(kind: str, raw: bytes, schema: str | None) -> str:
     """Content key: the file's bytes, how they are read (kind), the schema's bytes, gfxgate's version."""
     h = _hash()
@@ -191,11 +196,27 @@ def _store() -> _Store:
     return _Store(cache_file())
 
 
+_MEMOS: list[dict] = []
+
+
+def memo() -> dict:
+    """A dict for what some bytes determine, kept for the life of the process (the pins of a pins file's bytes, the
+    timeline's cells of the snapshot's): keyed by content, so it never answers for other bytes. Not a functools cache,
+    which the in-process test runner (tests/inprocess.py) clears between two commands; :func:`reset` empties it, as
+    a new process starts."""
+    kept: dict = {}
+    _MEMOS.append(kept)
+    return kept
+
+
 def reset() -> None:
-    """Forget what this process read from the cache (tests; after GFXGATE_CACHE_DIR changes)."""
+    """Forget what this process read from the cache and what it derived from the rules' bytes (tests: as a new
+    process; after GFXGATE_CACHE_DIR changes)."""
     _store.cache_clear()
     _shipped_root.cache_clear()
     _schema_digest.cache_clear()
+    for kept in _MEMOS:
+        kept.clear()
 
 
 def side_file(path: Path, raw: bytes, kind: str) -> Path | None:

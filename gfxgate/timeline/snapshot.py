@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -51,8 +52,6 @@ def first_release(ruleset, os: str) -> str | None:
     """The first release an OS's timeline starts at: for an OS other than Linux, the oldest lower bound of the
     ``versions`` of the rules that are that OS's alone (its own presets, packaging: Windows' from v0.30.0); before
     it gfxgate reads none of that release's own files, so its table would only repeat Linux's. None: every release."""
-    import re
-
     if os == "linux":
         return None
     bounds = [
@@ -224,6 +223,7 @@ class Cells:
         self._rows: dict[str, Row] = {}
         self._index = {tag: i for i, tag in enumerate(self.tags)}
         self._routes: dict[tuple[str, str], Any] = {}
+        self._status: dict[tuple[str, str, str], tuple[str | None, str]] = {}
 
     def row(self, target: str) -> Row:
         row = self._rows.get(target)
@@ -276,6 +276,13 @@ class Cells:
     def status_where(self, target: str, tag: str, layer: str) -> tuple[str | None, str]:
         """The stored status of ``layer`` for ``target`` at ``tag`` and where it was read (the releases of its cell in
         gfxgate's timeline, and the flip that set it, ``repo@tag:path:line``); (None, "") when not stored."""
+        key = (target, tag, layer)
+        known = self._status.get(key)
+        if known is None:
+            known = self._status[key] = self._status_where(target, tag, layer)
+        return known
+
+    def _status_where(self, target: str, tag: str, layer: str) -> tuple[str | None, str]:
         if tag not in self._index or target not in self._raw:
             return None, ""
         i = self._index[tag]
@@ -290,13 +297,14 @@ class Cells:
         return status, f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
 
 
+_WHERE = re.compile(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?")
+
+
 def evidence(ev) -> Any:
     """A stored line (``timeline/model.py: Ev``, ``repo@tag:path:line``) as the answer's Evidence."""
-    import re
-
     from gfxgate.model import Evidence, Location
 
-    m = re.fullmatch(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?", ev.where)
+    m = _WHERE.fullmatch(ev.where)
     if m is None:
         return Evidence(ev.source or "timeline", None, ev.text, ev.where)
     return Evidence(
@@ -322,14 +330,37 @@ class ReleaseView:
         return ()
 
 
+# The Cells read from the same bytes (the snapshot's and those of every rules file its staleness and its Routes are
+# read back from: ``_input_bytes``), per path and OS, kept for the life of the process. Deliberately a plain dict, not
+# a functools cache (which the in-process test runner, tests/inprocess.py, clears between two commands): a Cells holds
+# only what those bytes determine (the rows decoded, the Routes read back with the shipped routes and workarounds,
+# computed from the same files), so a later command gets the very answers a fresh decode would give, and a changed
+# file is a new key (datacache.memo). The last few contents are kept (a snapshot per OS, a --snapshot FILE beside).
+_CELLS: dict[tuple[str, str, bytes], Cells] = datacache.memo()
+_CELLS_KEPT = 4
+
+
 def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
     """The snapshot's cells (:class:`Cells`) of ``os``'s release, refused when stale like :func:`load`.
 
     The remedies read a row or two of 62: for the shipped snapshot, each row's JSON is kept as bytes in a file of the
     user cache named by the snapshot's content (``datacache.side_file``), so a start-up reads that file and decodes
     the rows it asks for instead of the whole 2.8 MB of JSON (~20 ms of ``diagnose``). A missing, unreadable or
-    foreign cache file is rebuilt from the snapshot."""
+    foreign cache file is rebuilt from the snapshot. Within a process, the same bytes give the same Cells (``_CELLS``:
+    doctor, workarounds and diagnose at many releases read each row and Route once)."""
     path, raw, data = _checked_lazily(path, os)
+    key = (str(path), os, datacache.digest(_input_bytes(raw)))
+    kept = _CELLS.get(key)
+    if kept is not None:
+        return kept
+    cells = _load_cells(path, raw, data, os)
+    _CELLS[key] = cells
+    for old in list(_CELLS)[:-_CELLS_KEPT]:
+        del _CELLS[old]
+    return cells
+
+
+def _load_cells(path: Path, raw: bytes, data: Callable[[], dict[str, Any]], os: str) -> Cells:
     kind = "timeline-rows" if os == "linux" else f"timeline-{os}-rows"  # one cache file per OS's snapshot
     side = datacache.side_file(path, raw, kind)
     if side is not None:
@@ -352,6 +383,7 @@ def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
             }
         )
         with contextlib.suppress(OSError, GfxgateError):  # a read-only cache folder: decoded every time
+            side.parent.mkdir(parents=True, exist_ok=True)  # the first file of a new cache folder
             for old in side.parent.glob(f"{kind}-[0-9]*.msgpack"):
                 old.unlink(missing_ok=True)  # the rows of an earlier snapshot
             write_bytes_atomic(side, blob)
