@@ -209,6 +209,9 @@ def memo() -> dict:
     return kept
 
 
+_KEPT: dict[str, Any] = memo()  # cached(keep=True): content key -> value
+
+
 def reset() -> None:
     """Forget what this process read from the cache and what it derived from the rules' bytes (tests: as a new
     process; after GFXGATE_CACHE_DIR changes)."""
@@ -228,14 +231,28 @@ def side_file(path: Path, raw: bytes, kind: str) -> Path | None:
     return cache_dir() / f"{kind}-{FORMAT}-{key(kind, raw, None)[:32]}.msgpack"
 
 
-def cached(path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
+def cached(
+    path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any], *, keep: bool = False
+) -> Any:
     """``parse()`` (which reads and validates ``raw``), or the data it gave last time for these very bytes.
 
-    Only gfxgate's shipped files are cached; errors from ``parse`` propagate and are never cached.
+    Only gfxgate's shipped files are cached; errors from ``parse`` propagate and are never cached. ``keep``: the
+    value is also kept in this process by its content key (:func:`memo`) and that very object is answered again, so
+    only for a value nobody changes (a verdict: True, a list its caller copies); a process whose cache folder is new or
+    unwritable then judges each content once, not at every call.
     """
     if _disabled() or not is_shipped(path):
         return parse()
     k = key(kind, raw, schema)
+    if keep and k in _KEPT:
+        return _KEPT[k]
+    value = _cached(path, k, kind, schema, parse)
+    if keep:
+        _KEPT[k] = value
+    return value
+
+
+def _cached(path: Path, k: str, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
     slot = f"{os.path.relpath(os.path.realpath(path), _shipped_root())}|{kind}|{schema or ''}|{k}"
     store = _store()
     hit, value = store.get(slot, k)

@@ -170,8 +170,13 @@ def _input_bytes(raw: bytes) -> bytes:
 def _stale_reasons_cached(path: Path, raw: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
     """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
     from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
-    rules or pins to re-derive the digests. A snapshot outside the shipped rules is judged every time."""
-    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data())))
+    rules or pins to re-derive the digests, and a process judges each content once (``keep``: the list kept is only
+    ever copied). A snapshot outside the shipped rules is judged every time."""
+    return list(
+        datacache.cached(
+            path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data()), keep=True
+        )
+    )
 
 
 def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, Callable[[], dict[str, Any]]]:
@@ -199,7 +204,7 @@ def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, 
 
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
-    datacache.cached(path, raw, "schema-checked", "timeline", validated)
+    datacache.cached(path, raw, "schema-checked", "timeline", validated, keep=True)
     return path, raw, data
 
 
@@ -390,8 +395,20 @@ def _load_cells(path: Path, raw: bytes, data: Callable[[], dict[str, Any]], os: 
     return cells
 
 
+# The Timeline of the same bytes (as _CELLS: the snapshot's and the rules files' it is read with), kept for the life of
+# the process; a Timeline is immutable (frozen dataclasses and tuples), so every caller can share it.
+_TIMELINES: dict[tuple[str, str, bytes], Timeline] = datacache.memo()
+
+
 def load(path: Path | None = None, os: str = "linux") -> Timeline:
     """The embedded timeline of ``os``'s release (its routes' key: ``--os windows`` has the Windows routes)."""
-    _, data = _checked(path, os)
-
-    return Timeline.from_json(data["timeline"], RouteKey.of(routes_for_os(default_routes(), os)), origin="snapshot")
+    path, raw, data = _checked_lazily(path, os)
+    key = (str(path), os, datacache.digest(_input_bytes(raw)))
+    timeline = _TIMELINES.get(key)
+    if timeline is None:
+        timeline = _TIMELINES[key] = Timeline.from_json(
+            data()["timeline"], RouteKey.of(routes_for_os(default_routes(), os)), origin="snapshot"
+        )
+        for old in list(_TIMELINES)[:-_CELLS_KEPT]:
+            del _TIMELINES[old]
+    return timeline
