@@ -11,6 +11,7 @@ refused with the command that rebuilds it, never rendered from old facts. The fi
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 from pathlib import Path
@@ -307,13 +308,18 @@ _WHERE = re.compile(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?")
 
 def evidence(ev) -> Any:
     """A stored line (``timeline/model.py: Ev``, ``repo@tag:path:line``) as the answer's Evidence."""
+    return _evidence(ev.where, ev.text, ev.source)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the same lines stand in many cells (an Evidence is immutable)
+def _evidence(where: str, text: str, source: str) -> Any:
     from gfxgate.model import Evidence, Location
 
-    m = _WHERE.fullmatch(ev.where)
+    m = _WHERE.fullmatch(where)
     if m is None:
-        return Evidence(ev.source or "timeline", None, ev.text, ev.where)
+        return Evidence(source or "timeline", None, text, where)
     return Evidence(
-        ev.source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None), ev.text
+        source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None), text
     )
 
 
