@@ -254,7 +254,6 @@ ALLOWED: dict[str, dict[str, str]] = {
         "gfxgate.gate.workarounds": MERGED,
         "gfxgate.model": MERGED,
         "gfxgate.sources.versions": MERGED,
-        "re": MERGED,
         "gfxgate.gate.ruleset": "start-up: `diagnose LOG` loads this module without it",
         "gfxgate.history.walk": "start-up: `diagnose LOG`, `doctor --root` load this module without it",
         "gfxgate.sources.resolve": "start-up: `diagnose LOG` loads this module without it",
