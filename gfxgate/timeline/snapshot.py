@@ -168,21 +168,24 @@ def _input_bytes(raw: bytes) -> bytes:
     return b"\0\0".join(parts)
 
 
-def _stale_reasons_cached(path: Path, raw: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
+def _stale_reasons_cached(path: Path, inputs: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
     """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
     from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
     rules or pins to re-derive the digests, and a process judges each content once (``keep``: the list kept is only
     ever copied). A snapshot outside the shipped rules is judged every time."""
     return list(
         datacache.cached(
-            path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data()), keep=True
+            path, inputs, "stale-reasons", None, lambda: stale_reasons(data()), keep=True
         )
     )
 
 
-def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, Callable[[], dict[str, Any]]]:
-    """The snapshot's bytes and its JSON decoded when first asked for, refused when stale and checked against its
-    schema (once per content: a cached verdict needs no decode)."""
+def _checked_lazily(
+    path: Path | None, os: str = "linux"
+) -> tuple[Path, bytes, Callable[[], dict[str, Any]], bytes]:
+    """The snapshot's bytes, its JSON decoded when first asked for, and the bytes its staleness is judged from
+    (:func:`_input_bytes`); refused when stale and checked against its schema (once per content: a cached verdict
+    needs no decode)."""
     path = path or default_path(os)
     raw = _read_raw(path)
     decoded: list[dict[str, Any]] = []
@@ -192,7 +195,8 @@ def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, 
             decoded.append(_decode(path, raw))
         return decoded[0]
 
-    stale = _stale_reasons_cached(path, raw, data)
+    inputs = _input_bytes(raw)
+    stale = _stale_reasons_cached(path, inputs, data)
     if stale:
         raise RuleError(
             f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
@@ -206,12 +210,12 @@ def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, 
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
     datacache.cached(path, raw, "schema-checked", "timeline", validated, keep=True)
-    return path, raw, data
+    return path, raw, data, inputs
 
 
 def _checked(path: Path | None, os: str = "linux") -> tuple[Path, dict[str, Any]]:
     """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
-    path, _, data = _checked_lazily(path, os)
+    path, _, data, _ = _checked_lazily(path, os)
     return path, data()
 
 
@@ -359,8 +363,8 @@ def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
     the rows it asks for instead of the whole 2.8 MB of JSON (~20 ms of ``diagnose``). A missing, unreadable or
     foreign cache file is rebuilt from the snapshot. Within a process, the same bytes give the same Cells (``_CELLS``:
     doctor, workarounds and diagnose at many releases read each row and Route once)."""
-    path, raw, data = _checked_lazily(path, os)
-    key = (str(path), os, datacache.digest(_input_bytes(raw)))
+    path, raw, data, inputs = _checked_lazily(path, os)
+    key = (str(path), os, datacache.digest(inputs))
     kept = _CELLS.get(key)
     if kept is not None:
         return kept
@@ -408,8 +412,8 @@ _TIMELINES: dict[tuple[str, str, bytes], Timeline] = datacache.memo()
 
 def load(path: Path | None = None, os: str = "linux") -> Timeline:
     """The embedded timeline of ``os``'s release (its routes' key: ``--os windows`` has the Windows routes)."""
-    path, raw, data = _checked_lazily(path, os)
-    key = (str(path), os, datacache.digest(_input_bytes(raw)))
+    path, raw, data, inputs = _checked_lazily(path, os)
+    key = (str(path), os, datacache.digest(inputs))
     timeline = _TIMELINES.get(key)
     if timeline is None:
         timeline = _TIMELINES[key] = Timeline.from_json(
