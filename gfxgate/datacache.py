@@ -84,6 +84,11 @@ def _schema_digest(schema: str | None) -> str:
     return h.hexdigest()
 
 
+def digest(data: bytes) -> bytes:
+    """The content key of ``data`` (BLAKE2b-256, as the cache's keys): for a memo of what some bytes determine."""
+    return _hash(data).digest()
+
+
 def key(kind: str, raw: bytes, schema: str | None) -> str:
     """Content key: the file's bytes, how they are read (kind), the schema's bytes, gfxgate's version."""
     h = _hash()
@@ -191,11 +196,30 @@ def _store() -> _Store:
     return _Store(cache_file())
 
 
+_MEMOS: list[dict] = []
+
+
+def memo() -> dict:
+    """A dict for what some bytes determine, kept for the life of the process (the pins of a pins file's bytes, the
+    timeline's cells of the snapshot's): keyed by content, so it never answers for other bytes. Not a functools cache,
+    which the in-process test runner (tests/inprocess.py) clears between two commands; :func:`reset` empties it, as
+    a new process starts."""
+    kept: dict = {}
+    _MEMOS.append(kept)
+    return kept
+
+
+_KEPT: dict[str, Any] = memo()  # cached(keep=True): content key -> value
+
+
 def reset() -> None:
-    """Forget what this process read from the cache (tests; after GFXGATE_CACHE_DIR changes)."""
+    """Forget what this process read from the cache and what it derived from the rules' bytes (tests: as a new
+    process; after GFXGATE_CACHE_DIR changes)."""
     _store.cache_clear()
     _shipped_root.cache_clear()
     _schema_digest.cache_clear()
+    for kept in _MEMOS:
+        kept.clear()
 
 
 def side_file(path: Path, raw: bytes, kind: str) -> Path | None:
@@ -207,14 +231,28 @@ def side_file(path: Path, raw: bytes, kind: str) -> Path | None:
     return cache_dir() / f"{kind}-{FORMAT}-{key(kind, raw, None)[:32]}.msgpack"
 
 
-def cached(path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
+def cached(
+    path: Path, raw: bytes, kind: str, schema: str | None, parse: Callable[[], Any], *, keep: bool = False
+) -> Any:
     """``parse()`` (which reads and validates ``raw``), or the data it gave last time for these very bytes.
 
-    Only gfxgate's shipped files are cached; errors from ``parse`` propagate and are never cached.
+    Only gfxgate's shipped files are cached; errors from ``parse`` propagate and are never cached. ``keep``: the
+    value is also kept in this process by its content key (:func:`memo`) and that very object is answered again, so
+    only for a value nobody changes (a verdict: True, a list its caller copies); a process whose cache folder is new or
+    unwritable then judges each content once, not at every call.
     """
     if _disabled() or not is_shipped(path):
         return parse()
     k = key(kind, raw, schema)
+    if keep and k in _KEPT:
+        return _KEPT[k]
+    value = _cached(path, k, kind, schema, parse)
+    if keep:
+        _KEPT[k] = value
+    return value
+
+
+def _cached(path: Path, k: str, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
     slot = f"{os.path.relpath(os.path.realpath(path), _shipped_root())}|{kind}|{schema or ''}|{k}"
     store = _store()
     hit, value = store.get(slot, k)

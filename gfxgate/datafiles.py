@@ -59,9 +59,15 @@ def _read(path: Path) -> bytes:
     return read_limited(path, MAX_YAML_BYTES, "a rules file")
 
 
-def load_yaml(path: Path, schema: str | None = None) -> Any:
-    """Read one YAML document with ``yaml.safe_load`` semantics and validate it against a schema."""
-    raw = _read(path)
+def read_rules(path: Path) -> bytes:
+    """The bytes of a rules file, bounded as :func:`load_yaml` reads them."""
+    return _read(path)
+
+
+def load_yaml(path: Path, schema: str | None = None, raw: bytes | None = None) -> Any:
+    """Read one YAML document with ``yaml.safe_load`` semantics and validate it against a schema (``raw``: its bytes
+    as :func:`read_rules` read them, else read here)."""
+    raw = _read(path) if raw is None else raw
     return datacache.cached(path, raw, "yaml", schema, lambda: _parse_yaml(path, raw, schema))
 
 
@@ -210,9 +216,16 @@ def _yaml_lines(text: str) -> dict[tuple, int]:
     return _node_lines(node) if node is not None else {}
 
 
-def load_toml(path: Path, schema: str | None = None) -> dict:
-    raw = read_limited(path, MAX_YAML_BYTES, "a pins or rules file")
-    return datacache.cached(path, raw, "toml", schema, lambda: _parse_toml(path, raw, schema))
+def read_toml(path: Path) -> bytes:
+    """The bytes of a pins or rules TOML file, bounded as :func:`load_toml` reads them."""
+    return read_limited(path, MAX_YAML_BYTES, "a pins or rules file")
+
+
+def load_toml(path: Path, schema: str | None = None, raw: bytes | None = None) -> dict:
+    """``path``'s TOML (``raw``: its bytes as :func:`read_toml` read them, else read here), checked against
+    ``schema``."""
+    data = read_toml(path) if raw is None else raw
+    return datacache.cached(path, data, "toml", schema, lambda: _parse_toml(path, data, schema))
 
 
 def _parse_toml(path: Path, raw: bytes, schema: str | None) -> dict:

@@ -145,6 +145,7 @@ class TargetCatalog:
                 if member not in self.by_name:
                     raise RuleError(f"targets.yaml: generic {proc.name} lists unknown member {member}")
                 self._generic_of.setdefault(member, []).append(proc.name)
+        self._vendor_of: dict[str, Vendor | None] = {}  # vendor_of's answers: the answer reads one per route
 
     # -- lookup -------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -354,7 +355,12 @@ class TargetCatalog:
         """The vendor of a canonical target name as recorded (a worklog's gpu_target); None for a name no vendor
         knows (a worklog written by hand, an older gfxgate)."""
         processor = name.split(":", 1)[0].strip()
-        return next((v for v in self.vendors.values() if v.spelling.match(processor) and v.knows(processor)), None)
+        if processor in self._vendor_of:
+            return self._vendor_of[processor]
+        vendor = next((v for v in self.vendors.values() if v.spelling.match(processor) and v.knows(processor)), None)
+        if len(self._vendor_of) < 4096:  # names read from files (worklogs) are bounded here, not by the input
+            self._vendor_of[processor] = vendor
+        return vendor
 
     def device_vendor(self, name: str) -> Vendor | None:
         """The vendor a device name a driver printed names by its first word (``NVIDIA H200``); None when the name

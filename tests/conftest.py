@@ -110,6 +110,8 @@ SLOW_IN_PROCESS = {
     "tests/doctor/test_vega.py": "doctor on captured machines, before and after following its steps",
     "tests/diagnose/test_vendors.py": "a diagnose per vendor's log line",
     "tests/diagnose/test_excerpts.py": "a diagnose per log excerpt",
+    "tests/diagnose/test_fixture_advice.py": "a diagnose of every log file and of every catalogue failure",
+    "tests/answer/test_why_items.py": "timelines and a scan at old releases",
     "tests/targets/test_card_names.py": "targets for every card name and PCI id",
     "tests/test_formats_everywhere.py": "every command in its three formats",
     "tests/diagnose/test_views.py": "scan, doctor and diagnose of one log",

@@ -930,8 +930,15 @@ def stored_route(
     workaround at that version with its route step's rule). What doctor's and workarounds' timeline answers and
     diagnose's refusals read, so that they show the Route, never re-derive it."""
     ref_of = {"ollama": version}.get
-    by_id = {w.id: w.at(ref_of) for w in workarounds if w.exists_at(ref_of)}
-    every = {w.id: w.at(ref_of) for w in workarounds}
+    records = {w.id: w for w in workarounds}
+    at_version: dict[str, Any] = {}
+
+    def every(sid: str) -> Any:  # a step's workaround at that version, read for the steps the stored Route names
+        w = at_version.get(sid)
+        if w is None:
+            w = at_version[sid] = records[sid].at(ref_of)
+        return w
+
     step_rules = {s.workaround: s for r in rules.routes for s in r.steps} | {
         s.workaround: s for s in rules.device_steps
     }
@@ -955,13 +962,13 @@ def stored_route(
         ev = tuple(b.evidence) or tuple(evidence) or (Evidence("timeline", None, b.label or ""),)
         steps = []
         for sid in b.steps:
-            w = by_id.get(sid) or every[sid]
+            w = every(sid)
             rule = step_rules.get(sid)
             covers = tuple(layer for layer, _ in rule.covers) if rule is not None else tuple(w.unblocks)
             steps.append(RouteStep(w.id, w.title, step_setting(w, target, rule=rule), w.risk, covers, ev))
         rid = stored_route_id(rules, b.backend, tuple(b.steps), target, workarounds) or route
         rule_ = next((r for r in rules.routes if r.id == rid), None)
-        override = posed_target(every[b.steps[0]].override) if rule_ is not None and rule_.as_override else None
+        override = posed_target(every(b.steps[0]).override) if rule_ is not None and rule_.as_override else None
         option = RouteOption(
             rid, b.backend, b.label or label, b.phrase or "", ev, tuple(steps), override_target=override
         )

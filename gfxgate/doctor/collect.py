@@ -88,6 +88,7 @@ class _Cut(io.RawIOBase):
 def check_paths(collect: Path | None, output: str | None, root: Path, logs: tuple[str, ...]) -> None:
     """--collect and -o name two different files, neither one of the inputs (a --log, a file of a captured
     --root), and --collect is not the standard output the report goes to."""
+
     def ident(path) -> tuple[int, int] | None:
         try:
             st = os.stat(path)

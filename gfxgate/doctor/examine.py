@@ -133,10 +133,11 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     env = {s.name: s for s in unit.environment} if unit else {}
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
+    code: dict[tuple[str, ...], list[Path]] = {}  # the installed GPU code, walked once for all the GPUs
     for index, gpu in enumerate(amd):
         reports.append(
             _known_target_report(
-                fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts
+                fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code
             )
         )
     if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38
@@ -550,13 +551,13 @@ def _override_row(fs, target, override, installs) -> Verdict:
 
 
 def _known_target_report(
-    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None
+    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None, code=None
 ) -> TargetReport:
     """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
     fatal: the other GPUs of the machine keep their report (issue 41)."""
     try:
         return _target_report(
-            fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts
+            fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code
         )
     except TargetError as exc:
         return TargetReport(
@@ -574,10 +575,17 @@ def _known_target_report(
 
 
 def _target_report(
-    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None
+    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None, code=None
 ) -> TargetReport:
+    """``code``: the installed GPU code already walked for another GPU of the machine (by paths), filled here."""
     target = gpu.target
-    installed = gpu_code(fs, installs.gpu_code_files())
+    paths = tuple(installs.gpu_code_files())
+    walked = (code or {}).get(paths)
+    if walked is None:  # the same files for every GPU; the walk's notes are the first GPU's, as each repeats them
+        walked = gpu_code(fs, list(paths))
+        if code is not None:
+            code[paths] = walked
+    installed = list(walked)
     runtime_cells = None
     if diagnoses:
         from gfxgate.diagnose.analyse import runtime_verdicts

@@ -11,11 +11,12 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
+from gfxgate import datacache
 from gfxgate.answer.steps import build_recipe as _recipe
 from gfxgate.doctor.model import BackendVerdict, FixStep
 from gfxgate.machine import MachineFacts, RunFact, cautions, judge, runtime_evidence, shows_cpu  # noqa: F401 - shows_cpu: doctor's callers
 from gfxgate.model import Evidence, Location, Status, Verdict
-from gfxgate.datafiles import load_yaml
+from gfxgate.datafiles import load_yaml, read_rules
 from gfxgate.resources import rules_dir
 
 _BACKEND_OF = {"rocm": "rocm", "hip": "rocm", "vulkan": "vulkan", "cuda": "cuda"}
@@ -276,11 +277,27 @@ def build_recipe(
     )
 
 
+# packaged_lines' answer per content of rules/installs.yaml and processor, kept for the life of the process (doctor
+# asks it for each GPU at each run; the in-process test runner's clearing of functools caches does not reach it: the
+# lines of some bytes are the same whatever the call, datacache.memo)
+_PACKAGED: dict[tuple[bytes, str], tuple[str, ...]] = datacache.memo()
+
+
 def packaged_lines(target: str) -> tuple[str, ...]:
     """Distribution packages whose real contents carry code for ``target`` (rules/installs.yaml ``packaged``): a
     route without a build, named with its evidence."""
     proc = target.split(":")[0]
-    found = [p for p in _installs_rules().get("packaged", ()) if proc in p["targets"]]
+    path = rules_dir() / "installs.yaml"
+    raw = read_rules(path)
+    key = (datacache.digest(raw), proc)
+    lines = _PACKAGED.get(key)
+    if lines is None:
+        lines = _PACKAGED[key] = _packaged_lines(load_yaml(path, "installs", raw), proc)
+    return lines
+
+
+def _packaged_lines(installs: dict, proc: str) -> tuple[str, ...]:
+    found = [p for p in installs.get("packaged", ()) if proc in p["targets"]]
     if not found:
         return ()
     what = "; ".join(f"{p['package']} {p['version']} ({p['suite']}): {p['what']} has {proc}" for p in found)

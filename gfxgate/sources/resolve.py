@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
-from gfxgate.datafiles import load_toml
+from gfxgate import datacache
+from gfxgate.datafiles import load_toml, read_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.model import Location
 from gfxgate.resources import rules_dir
@@ -91,9 +92,38 @@ class Pins:
         return dataclasses.replace(self, sources=sources, pin_sets={})
 
 
+# The Pins of each content of a pins file (its path and bytes), kept for the life of the process: a scan at every
+# release asks for them at each release (FactsRequest.at_release, origin). Deliberately a plain dict, not a functools
+# cache (which the in-process test runner, tests/inprocess.py, clears between two commands): the Pins of some bytes are
+# the same whatever the call, and each caller gets its own copy of the tables (``_copy``).
+_PINS: dict[tuple[str, bytes], Pins] = datacache.memo()
+_PINS_KEPT = 8
+
+
 def load_pins(path: Path | None = None) -> Pins:
     path = path or rules_dir() / "pins.toml"
-    data = load_toml(path, "pins")
+    raw = read_toml(path)
+    key = (str(path), raw)
+    pins = _PINS.get(key)
+    if pins is None:
+        pins = _PINS[key] = _parse_pins(path, raw)
+        for old in list(_PINS)[:-_PINS_KEPT]:
+            del _PINS[old]
+    return _copy(pins)
+
+
+def _copy(pins: Pins) -> Pins:
+    return dataclasses.replace(
+        pins,
+        sources=dict(pins.sources),
+        layouts=dict(pins.layouts),
+        couplings=dict(pins.couplings),
+        pin_sets={name: dict(refs) for name, refs in pins.pin_sets.items()},
+    )
+
+
+def _parse_pins(path: Path, raw: bytes) -> Pins:
+    data = load_toml(path, "pins", raw)
     sources = {name: Pin(name=name, **spec) for name, spec in data["sources"].items()}
     for name, pin in sources.items():  # the one dialect of regexes from rules data (RE2), like every gate rule's
         if pin.release_tags is not None:

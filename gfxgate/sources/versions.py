@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import operator
 import re
 
 # One definition of a release tag, used by everything that orders tags or strips a pre-release suffix
@@ -84,25 +85,38 @@ def in_range(tag: str, spec: str | None) -> bool:
     key = version_key(tag)
     if key is None:
         return False
+    for compare, bound in _range(spec):  # parsed once per spec (eras are asked at every release of a timeline)
+        if compare is None:
+            raise ValueError(bound)  # a bad comparison, refused when reached, as it is read left to right
+        if not compare(key, bound):
+            return False
+    return True
+
+
+_COMPARE = {
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+@functools.lru_cache(maxsize=1024)
+def _range(spec: str) -> tuple[tuple, ...]:
+    """``spec``'s comparisons as (comparison, version key) pairs, up to the first bad one: (None, its message)."""
+    out: list[tuple] = []
     for part in spec.split(","):
         part = part.strip()
         op = re.match(r"^(>=|<=|==|!=|>|<)", part)
         if not op:
-            raise ValueError(f"bad version range {spec!r}")
+            return (*out, (None, f"bad version range {spec!r}"))
         bound = version_key(part[op.end() :].strip())
         if bound is None:
-            raise ValueError(f"bad version in range {spec!r}")
-        ok = {
-            ">=": key >= bound,
-            "<=": key <= bound,
-            ">": key > bound,
-            "<": key < bound,
-            "==": key == bound,
-            "!=": key != bound,
-        }[op.group(1)]
-        if not ok:
-            return False
-    return True
+            return (*out, (None, f"bad version in range {spec!r}"))
+        out.append((_COMPARE[op.group(1)], bound))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=16)

@@ -11,10 +11,11 @@ refused with the command that rebuilds it, never rendered from old facts. The fi
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
-import re
 
 import msgpack
 import orjson
@@ -169,16 +170,18 @@ def _input_bytes(raw: bytes) -> bytes:
     return b"\0\0".join(parts)
 
 
-def _stale_reasons_cached(path: Path, raw: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
+def _stale_reasons_cached(path: Path, inputs: bytes, data: Callable[[], dict[str, Any]]) -> list[str]:
     """:func:`stale_reasons`, judged once per content of the shipped snapshot and the rules files it is computed
     from (gfxgate's rules cache, keyed by their bytes and gfxgate's version): a start-up then loads none of the gate
-    rules or pins to re-derive the digests. A snapshot outside the shipped rules is judged every time."""
-    return list(datacache.cached(path, _input_bytes(raw), "stale-reasons", None, lambda: stale_reasons(data())))
+    rules or pins to re-derive the digests, and a process judges each content once (``keep``: the list kept is only
+    ever copied). A snapshot outside the shipped rules is judged every time."""
+    return list(datacache.cached(path, inputs, "stale-reasons", None, lambda: stale_reasons(data()), keep=True))
 
 
-def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, Callable[[], dict[str, Any]]]:
-    """The snapshot's bytes and its JSON decoded when first asked for, refused when stale and checked against its
-    schema (once per content: a cached verdict needs no decode)."""
+def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, Callable[[], dict[str, Any]], bytes]:
+    """The snapshot's bytes, its JSON decoded when first asked for, and the bytes its staleness is judged from
+    (:func:`_input_bytes`); refused when stale and checked against its schema (once per content: a cached verdict
+    needs no decode)."""
     path = path or default_path(os)
     raw = _read_raw(path)
     decoded: list[dict[str, Any]] = []
@@ -188,7 +191,8 @@ def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, 
             decoded.append(_decode(path, raw))
         return decoded[0]
 
-    stale = _stale_reasons_cached(path, raw, data)
+    inputs = _input_bytes(raw)
+    stale = _stale_reasons_cached(path, inputs, data)
     if stale:
         raise RuleError(
             f"{path}: the timeline snapshot is stale ({'; '.join(stale)})",
@@ -201,13 +205,13 @@ def _checked_lazily(path: Path | None, os: str = "linux") -> tuple[Path, bytes, 
 
     # The shipped snapshot's 1.5 MB of JSON is checked against its schema once per content (the verdict is
     # cached by the file's bytes and the schema's, like the rules); any other file is checked every time.
-    datacache.cached(path, raw, "schema-checked", "timeline", validated)
-    return path, raw, data
+    datacache.cached(path, raw, "schema-checked", "timeline", validated, keep=True)
+    return path, raw, data, inputs
 
 
 def _checked(path: Path | None, os: str = "linux") -> tuple[Path, dict[str, Any]]:
     """The snapshot's decoded JSON, refused when stale and checked against its schema (once per content)."""
-    path, _, data = _checked_lazily(path, os)
+    path, _, data, _ = _checked_lazily(path, os)
     return path, data()
 
 
@@ -225,6 +229,7 @@ class Cells:
         self._rows: dict[str, Row] = {}
         self._index = {tag: i for i, tag in enumerate(self.tags)}
         self._routes: dict[tuple[str, str], Any] = {}
+        self._status: dict[tuple[str, str, str], tuple[str | None, str]] = {}
 
     def row(self, target: str) -> Row:
         row = self._rows.get(target)
@@ -273,6 +278,13 @@ class Cells:
     def status_where(self, target: str, tag: str, layer: str) -> tuple[str | None, str]:
         """The stored status of ``layer`` for ``target`` at ``tag`` and where it was read (the releases of its cell in
         gfxgate's timeline, and the flip that set it, ``repo@tag:path:line``); (None, "") when not stored."""
+        key = (target, tag, layer)
+        known = self._status.get(key)
+        if known is None:
+            known = self._status[key] = self._status_where(target, tag, layer)
+        return known
+
+    def _status_where(self, target: str, tag: str, layer: str) -> tuple[str | None, str]:
         if tag not in self._index or target not in self._raw:
             return None, ""
         i = self._index[tag]
@@ -287,13 +299,21 @@ class Cells:
         return status, f"ollama {span} in gfxgate's timeline" + (f", set at {flipped}" if flipped else "")
 
 
+_WHERE = re.compile(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?")
+
+
 def evidence(ev) -> Any:
     """A stored line (``timeline/model.py: Ev``, ``repo@tag:path:line``) as the answer's Evidence."""
-    m = re.fullmatch(r"([^@:/]+)@([^:]+):(.+?)(?::([0-9]+))?", ev.where)
+    return _evidence(ev.where, ev.text, ev.source)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the same lines stand in many cells (an Evidence is immutable)
+def _evidence(where: str, text: str, source: str) -> Any:
+    m = _WHERE.fullmatch(where)
     if m is None:
-        return Evidence(ev.source or "timeline", None, ev.text, ev.where)
+        return Evidence(source or "timeline", None, text, where)
     return Evidence(
-        ev.source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None), ev.text
+        source or "timeline", Location(repo=m[1], ref=m[2], path=m[3], line=int(m[4]) if m[4] else None), text
     )
 
 
@@ -315,14 +335,37 @@ class ReleaseView:
         return ()
 
 
+# The Cells read from the same bytes (the snapshot's and those of every rules file its staleness and its Routes are
+# read back from: ``_input_bytes``), per path and OS, kept for the life of the process. Deliberately a plain dict, not
+# a functools cache (which the in-process test runner, tests/inprocess.py, clears between two commands): a Cells holds
+# only what those bytes determine (the rows decoded, the Routes read back with the shipped routes and workarounds,
+# computed from the same files), so a later command gets the very answers a fresh decode would give, and a changed
+# file is a new key (datacache.memo). The last few contents are kept (a snapshot per OS, a --snapshot FILE beside).
+_CELLS: dict[tuple[str, str, bytes], Cells] = datacache.memo()
+_CELLS_KEPT = 4
+
+
 def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
     """The snapshot's cells (:class:`Cells`) of ``os``'s release, refused when stale like :func:`load`.
 
     The remedies read a row or two of 62: for the shipped snapshot, each row's JSON is kept as bytes in a file of the
     user cache named by the snapshot's content (``datacache.side_file``), so a start-up reads that file and decodes
     the rows it asks for instead of the whole 2.8 MB of JSON (~20 ms of ``diagnose``). A missing, unreadable or
-    foreign cache file is rebuilt from the snapshot."""
-    path, raw, data = _checked_lazily(path, os)
+    foreign cache file is rebuilt from the snapshot. Within a process, the same bytes give the same Cells (``_CELLS``:
+    doctor, workarounds and diagnose at many releases read each row and Route once)."""
+    path, raw, data, inputs = _checked_lazily(path, os)
+    key = (str(path), os, datacache.digest(inputs))
+    kept = _CELLS.get(key)
+    if kept is not None:
+        return kept
+    cells = _load_cells(path, raw, data, os)
+    _CELLS[key] = cells
+    for old in list(_CELLS)[:-_CELLS_KEPT]:
+        del _CELLS[old]
+    return cells
+
+
+def _load_cells(path: Path, raw: bytes, data: Callable[[], dict[str, Any]], os: str) -> Cells:
     kind = "timeline-rows" if os == "linux" else f"timeline-{os}-rows"  # one cache file per OS's snapshot
     side = datacache.side_file(path, raw, kind)
     if side is not None:
@@ -345,14 +388,27 @@ def load_cells(path: Path | None = None, os: str = "linux") -> Cells:
             }
         )
         with contextlib.suppress(OSError, GfxgateError):  # a read-only cache folder: decoded every time
+            side.parent.mkdir(parents=True, exist_ok=True)  # the first file of a new cache folder
             for old in side.parent.glob(f"{kind}-[0-9]*.msgpack"):
                 old.unlink(missing_ok=True)  # the rows of an earlier snapshot
             write_bytes_atomic(side, blob)
     return cells
 
 
+# The Timeline of the same bytes (as _CELLS: the snapshot's and the rules files' it is read with), kept for the life of
+# the process; a Timeline is immutable (frozen dataclasses and tuples), so every caller can share it.
+_TIMELINES: dict[tuple[str, str, bytes], Timeline] = datacache.memo()
+
+
 def load(path: Path | None = None, os: str = "linux") -> Timeline:
     """The embedded timeline of ``os``'s release (its routes' key: ``--os windows`` has the Windows routes)."""
-    _, data = _checked(path, os)
-
-    return Timeline.from_json(data["timeline"], RouteKey.of(routes_for_os(default_routes(), os)), origin="snapshot")
+    path, raw, data, inputs = _checked_lazily(path, os)
+    key = (str(path), os, datacache.digest(inputs))
+    timeline = _TIMELINES.get(key)
+    if timeline is None:
+        timeline = _TIMELINES[key] = Timeline.from_json(
+            data()["timeline"], RouteKey.of(routes_for_os(default_routes(), os)), origin="snapshot"
+        )
+        for old in list(_TIMELINES)[:-_CELLS_KEPT]:
+            del _TIMELINES[old]
+    return timeline

@@ -19,8 +19,9 @@ For each release of rules/snapshots/timeline.json.zst and each target of it (62 
   with ``scan --installed`` there, as tests/answer/test_views_agree.py does). NVIDIA targets: doctor reports no
   route for them (its NVIDIA rows are notes, issue 38), so their cells are checked by the other views only.
 
-Measured on the shared 2-core machine (load ~7): the whole module 94-210 s — workarounds 39-66 s (245 calls), doctor
-25-83 s (245 runs of 38 GPUs: 9,310 cells), diagnose 16-19 s, the read-back 8-17 s (15,190 cells), scan 1 s.
+Measured on the shared 2-core machine: the whole module 70 s of CPU at 5a37e0d, 16-18 s since the views read each
+snapshot content, pin file and Route once per process (issue 40); of it, doctor the most (245 runs of 38 GPUs: 9,310
+cells), then diagnose, the read-back (15,190 cells), workarounds (245 calls) and scan.
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ def test_3_every_remedy_placeholder_is_a_known_fact():
         assert set(placeholders(message.remedy or "")) <= set(FIELDS), message.id
 
 
-def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(gfxgate_exe, tmp_path):
+def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(tmp_path):
     text = (ROOT / "rules" / "messages.yaml").read_text()
     bad = tmp_path / "messages.yaml"
     bad.write_text(text.replace("{crash_phase}: switch backend", "{c_field}: switch backend", 1))

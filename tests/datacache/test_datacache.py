@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.empty_cache  # the cache itself: a first run, missing, damaged and foreign caches
-
 from gfxgate import datacache, datafiles
 from gfxgate.resources import rules_dir
+
+pytestmark = pytest.mark.empty_cache  # the cache itself: a first run, missing, damaged and foreign caches
 
 
 @pytest.fixture(autouse=True)

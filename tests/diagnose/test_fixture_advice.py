@@ -1,7 +1,7 @@
 """Issue 39: no NVIDIA or Intel log gets AMD advice anywhere in the suite's fixtures, and no AMD log gets CUDA advice.
 
-Three walks, each through the installed script (``gfxgate diagnose --format json``, one process per walk), each
-diagnosis held to ``tests/diagnose/advice.py`` (whose log it is, the way diagnose classifies it):
+Three walks, each through the command line (``gfxgate diagnose --format json``, one command per walk, in process:
+tests/inprocess.py), each diagnosis held to ``tests/diagnose/advice.py`` (whose log it is, the way diagnose classifies it):
 
 1. every log file in the repository: ``tests/**`` and ``samples/**`` files named ``*.log``, ``*.txt``,
    ``*.journal``, ``*.out``, ``*.err`` (the real H200 logs, the sample logs, the sweep's captured llama-server
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,13 +65,8 @@ VENDOR_LINES = {
 }
 
 
-def diagnose_all(gfxgate_exe: str, paths: list[Path]) -> list[dict]:
-    proc = subprocess.run(
-        [gfxgate_exe, "diagnose", "--no-upstream", "--format", "json", *map(str, paths)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def diagnose_all(gfxgate_cli, paths: list[Path]) -> list[dict]:
+    proc = gfxgate_cli("diagnose", "--no-upstream", "--format", "json", *map(str, paths))
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
     found = json.loads(proc.stdout)["logs"]
     assert len(found) == len(paths)
@@ -93,9 +87,9 @@ def log_files() -> list[Path]:
     return out
 
 
-def test_every_log_file_in_the_repository_gets_its_own_vendors_advice(gfxgate_exe):
+def test_every_log_file_in_the_repository_gets_its_own_vendors_advice(gfxgate_cli):
     files = log_files()
-    diagnosed = diagnose_all(gfxgate_exe, files)
+    diagnosed = diagnose_all(gfxgate_cli, files)
     logs_seen = {str(p.relative_to(ROOT)): d for p, d in zip(files, diagnosed) if d["log_kind"]}
     assert KNOWN <= set(logs_seen), sorted(logs_seen)
     assert {v for d in logs_seen.values() for v in d["vendors"]} >= {"amd", "nvidia"}  # both directions were checked
@@ -125,14 +119,14 @@ def built_logs() -> dict[str, list[str]]:
     return out
 
 
-def test_every_log_the_suite_builds_gets_its_own_vendors_advice(gfxgate_exe, tmp_path):
+def test_every_log_the_suite_builds_gets_its_own_vendors_advice(gfxgate_cli, tmp_path):
     built = built_logs()
     paths = []
     for name, lines in built.items():
         path = tmp_path / f"{name}.log"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(path)
-    diagnosed = diagnose_all(gfxgate_exe, paths)
+    diagnosed = diagnose_all(gfxgate_cli, paths)
     assert len(diagnosed) >= 8
     bad = [p for d in diagnosed for p in problems(d)]
     assert not bad, "\n".join(bad)
@@ -151,14 +145,14 @@ def example_logs() -> dict[str, list[str]]:
     return out
 
 
-def test_every_catalogue_failure_under_each_vendors_devices_gets_that_vendors_advice(gfxgate_exe, tmp_path):
+def test_every_catalogue_failure_under_each_vendors_devices_gets_that_vendors_advice(gfxgate_cli, tmp_path):
     examples = example_logs()
     paths = []
     for name, lines in examples.items():
         path = tmp_path / f"{name}.log"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         paths.append(path)
-    diagnosed = diagnose_all(gfxgate_exe, paths)
+    diagnosed = diagnose_all(gfxgate_cli, paths)
     by_vendor = {v: [d for d in diagnosed if d["log"].endswith(f"-{v}.log")] for v in VENDOR_LINES}
     for vendor, found in by_vendor.items():  # the context lines did decide the log's vendor
         assert all(vendor.split("-")[0] in d["vendors"] for d in found), vendor
@@ -167,8 +161,8 @@ def test_every_catalogue_failure_under_each_vendors_devices_gets_that_vendors_ad
 
 
 @pytest.mark.parametrize("vendor", sorted(VENDOR_LINES))
-def test_the_vendor_context_lines_name_one_vendor(gfxgate_exe, tmp_path, vendor):
+def test_the_vendor_context_lines_name_one_vendor(gfxgate_cli, tmp_path, vendor):
     path = tmp_path / "context.log"
     path.write_text("\n".join(VENDOR_LINES[vendor]) + "\n", encoding="utf-8")
-    [d] = diagnose_all(gfxgate_exe, [path])
+    [d] = diagnose_all(gfxgate_cli, [path])
     assert d["vendors"] == [vendor.split("-")[0]]

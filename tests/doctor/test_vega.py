@@ -248,7 +248,7 @@ def test_the_debian_package_targets_in_the_rules_are_the_real_debs(gfxgate_cli, 
     assert lazy == sorted(blas["targets"])
 
 
-def test_runtime_evidence_is_valid_and_carried_by_the_gfx900_answer(gfxgate_exe, tmp_path):
+def test_runtime_evidence_is_valid_and_carried_by_the_gfx900_answer(tmp_path):
     from gfxgate.machine import runtime_evidence, runtime_runs
 
     runs = runtime_runs()

@@ -1,6 +1,7 @@
 """The embedded timeline's rows as the remedies read them (timeline/snapshot.py: load_cells): from the snapshot the
 first time, from the rows' cache file after (issue 40's speed budget: no 2.8 MB decode per `diagnose`), and the same
-answer either way; a broken cache file is rebuilt, a cache that cannot be written costs only the decode."""
+answer either way; a broken cache file is rebuilt, a cache that cannot be written costs only the decode. Within a
+process the cells of the same bytes are kept (``datacache.memo``): ``datacache.reset()`` starts over as a new process."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def test_the_cached_rows_answer_as_the_snapshot(own_cache, monkeypatch):
         raise AssertionError("the rows' cache should spare the snapshot's decode")
 
     monkeypatch.setattr(snapshot, "_decode", no_decode)
+    datacache.reset()  # as a new process: the cells this one keeps per content forgotten
     second = snapshot.load_cells()
     assert isinstance(second._raw["gfx900"], bytes)  # read from the cache file, decoded per row
     assert _answers(second) == expected
@@ -57,6 +59,7 @@ def test_a_broken_cache_file_is_rebuilt(own_cache):
     (side,) = own_cache.glob("timeline-rows-*.msgpack")
     for broken in (b"", b"\xc1garbage", side.read_bytes()[:100]):
         side.write_bytes(broken)
+        datacache.reset()  # as a new process
         assert _answers(snapshot.load_cells()) == expected
         assert side.read_bytes() != broken
 
@@ -66,5 +69,6 @@ def test_without_a_cache_the_rows_are_decoded(own_cache, monkeypatch):
     monkeypatch.setenv("GFXGATE_NO_RULES_CACHE", "1")
     for side in own_cache.glob("timeline-rows-*.msgpack"):
         side.unlink()
+    datacache.reset()  # as a new process
     assert _answers(snapshot.load_cells()) == expected
     assert not list(own_cache.glob("timeline-rows-*.msgpack"))
