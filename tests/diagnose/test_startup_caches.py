@@ -142,3 +142,29 @@ def test_gate_rules_are_checked_once_per_content_and_a_changed_rule_checks_again
         ruleset.default_rules()
     assert checked, "a changed rules file is checked again"
     _fresh()
+
+
+def test_a_start_compiles_only_the_catalogue_patterns_it_searches(own_cache, monkeypatch):
+    """The shipped catalogue's patterns were compiled and checked when the rules cache was filled; a start from the
+    cache compiles a message's pattern on its first search (the `diagnose` budget), and finds what the compiled
+    pattern finds."""
+    from gfxgate.diagnose import catalogue, patterns
+
+    catalogue.default_catalogue.cache_clear()
+    catalogue._checked.cache_clear()
+    catalogue.default_catalogue()  # fills the cache: every pattern compiled and checked
+    catalogue.default_catalogue.cache_clear()
+    catalogue._checked.cache_clear()
+    compiled: list[str] = []
+    real = patterns.compile_pattern
+    monkeypatch.setattr(patterns, "compile_pattern", lambda p: compiled.append(p) or real(p))
+    messages = catalogue.default_catalogue().messages
+    assert compiled == [], "a start from the cache compiles no pattern up front"
+    message = next(m for m in messages if m.examples)
+    assert message.search(message.examples[0]) is not None
+    assert message.regex.search(message.examples[0]).group(0) == real(message.pattern).search(
+        message.examples[0]
+    ).group(0)
+    assert compiled == [message.pattern], "the search compiled its own pattern, once"
+    catalogue.default_catalogue.cache_clear()
+    catalogue._checked.cache_clear()
