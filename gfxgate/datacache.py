@@ -66,10 +66,16 @@ def _shipped_root() -> Path:
 
 def is_shipped(path: Path) -> bool:
     """Whether ``path`` is one of gfxgate's own data files (the only ones this cache holds)."""
+    return _shipped_relpath(path) is not None
+
+
+def _shipped_relpath(path: Path) -> str | None:
+    """``path`` relative to the shipped rules (its real path: links resolved), or None when it is not one of them."""
     try:
-        return Path(os.path.realpath(path)).is_relative_to(_shipped_root())
-    except (OSError, ValueError, FileNotFoundError):
-        return False
+        real = Path(os.path.realpath(path))
+        return str(real.relative_to(_shipped_root())) if real.is_relative_to(_shipped_root()) else None
+    except (OSError, ValueError):
+        return None
 
 
 @functools.cache
@@ -241,19 +247,24 @@ def cached(
     only for a value nobody changes (a verdict: True, a list its caller copies); a process whose cache folder is new or
     unwritable then judges each content once, not at every call.
     """
-    if _disabled() or not is_shipped(path):
+    if _disabled():
         return parse()
+    relative = _shipped_relpath(path)  # one realpath for both questions: every rules file a start-up reads is here
+    if relative is None:
+        if not is_shipped(path):
+            return parse()
+        relative = os.path.relpath(os.path.realpath(path), _shipped_root())  # a stand-in is_shipped (tests)
     k = key(kind, raw, schema)
     if keep and k in _KEPT:
         return _KEPT[k]
-    value = _cached(path, k, kind, schema, parse)
+    value = _cached(relative, k, kind, schema, parse)
     if keep:
         _KEPT[k] = value
     return value
 
 
-def _cached(path: Path, k: str, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
-    slot = f"{os.path.relpath(os.path.realpath(path), _shipped_root())}|{kind}|{schema or ''}|{k}"
+def _cached(relative: str, k: str, kind: str, schema: str | None, parse: Callable[[], Any]) -> Any:
+    slot = f"{relative}|{kind}|{schema or ''}|{k}"
     store = _store()
     hit, value = store.get(slot, k)
     if hit:

@@ -139,7 +139,13 @@ def run() -> None:
     just to free memory the operating system is about to take back: together ~25 ms of a 150 ms ``diagnose``. So
     the first generation is collected every 50,000 allocations (garbage cycles are still found: memory stays
     bounded), and at exit every object is frozen (``gc.freeze``: left to the process's end). ``main`` itself, which
-    the tests call in process, leaves the collector as it is."""
+    the tests call in process, leaves the collector as it is.
+
+    Kept because the speed budget needs it (issue 40 item 4; benchmarks/README.md): measured 2026-12-05 10:25 UTC,
+    load 7.1, 11 interleaved rounds, median CPU (user + system) of the whole process, with / without this tuning:
+    ``diagnose`` of the budget's 1,000-line log 162 / 185 ms, ``scan -t gfx900`` 132 / 149 ms (budget 150 ms each);
+    instructions (valgrind) 780 / 824 M and 560 / 599 M: the rest of the difference is the collector walking memory.
+    """
     import gc
 
     gc.set_threshold(GC_GEN0, *gc.get_threshold()[1:])

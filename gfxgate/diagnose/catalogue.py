@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from gfxgate.diagnose.patterns import LiteralScanner, Pattern, PatternError, compile_pattern, compile_set
+from gfxgate.diagnose.patterns import (
+    CheckedPattern,
+    LiteralScanner,
+    Pattern,
+    PatternError,
+    compile_pattern,
+    compile_set,
+)
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
 from gfxgate.resources import rules_dir, schemas_dir
@@ -260,7 +267,7 @@ def default_catalogue() -> Catalogue:
     path = rules_dir() / "messages.yaml"
     return Catalogue(
         tuple(
-            _message(raw, compile_pattern(raw["pattern"]), f"{path}:messages[{index}]")
+            _message(raw, CheckedPattern(raw["pattern"]), f"{path}:messages[{index}]")
             for index, raw in enumerate(data["messages"])
         ),
         str(path),

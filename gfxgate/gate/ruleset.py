@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from gfxgate import datacache
 from gfxgate.datafiles import load_yaml, load_yaml_entries
 from gfxgate.errors import RuleError
 from gfxgate.gate.matrix import Layer, RuleLocation
@@ -98,13 +99,18 @@ class RuleSet(NamedTuple):
         )
 
 
+@functools.cache
+def _shipped_rules() -> Path:
+    return rules_dir().resolve()
+
+
 def rules_uri(path: Path) -> str:
     """A rules file as a SARIF location names it: a shipped file as this repository spells it
     (``rules/gates/x.yaml``, whatever the install layout); a file of a ``--rules DIR`` folder relative to the
     working folder when it is below it (a checkout's own rules), else as a ``file://`` URI."""
     path = path.resolve()
     try:
-        return "rules/" + path.relative_to(rules_dir().resolve()).as_posix()
+        return "rules/" + path.relative_to(_shipped_rules()).as_posix()
     except ValueError:
         pass
     try:
@@ -144,6 +150,7 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
     from gfxgate.matchers import MATCHERS
 
     root = root or rules_dir()
+    inputs = [b"layers.yaml\0" + (root / "layers.yaml").read_bytes()]
     layer_data = load_yaml(root / "layers.yaml", "layers")
     layers = tuple(
         Layer(
@@ -167,6 +174,7 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
             raise RuleError(f"{path}: unknown layer {data['layer']!r} (known: {', '.join(sorted(layer_ids))})")
         layer_os = next(layer.os for layer in layers if layer.id == data["layer"])
         uri = rules_uri(path)
+        inputs.append(path.name.encode() + b"\0" + path.read_bytes())
         for index, raw in enumerate(data["rules"]):
             rule = _rule(raw, data["layer"], path, lines[index] if index < len(lines) else 0, uri)
             if rule.id in seen:
@@ -180,21 +188,37 @@ def load_rules(root: Path | None = None, repos: set[str] | None = None) -> RuleS
                 raise RuleError(
                     f"{path}: rule {rule.id}: unknown repo {rule.repo!r} (known: {', '.join(sorted(repos))})"
                 )
-            for p in rule.paths:
-                safe_relpath(p)
-            if rule.versions:
-                try:
-                    in_range("v1.0.0", rule.versions)
-                except ValueError as exc:
-                    raise RuleError(f"{path}: rule {rule.id}: {exc}") from exc
             for when in rule.status_when:
                 if when.layer not in layer_ids:
                     raise RuleError(f"{path}: rule {rule.id}: status.when names unknown layer {when.layer!r}")
-            check = getattr(MATCHERS[rule.matcher], "check_params", None)  # optional: checks beyond the schema
-            if check is not None:
-                check(rule)
             rules.append(rule)
+    inputs.append(b"repos\0" + "\n".join(sorted(repos or ())).encode())
+
+    def checked() -> bool:
+        for rule in rules:
+            _check_rule(rule, MATCHERS)
+        return True
+
+    # The checks beyond the schema (each rule's paths, versions and matcher params: ~100 RE2 compilations) run once
+    # per content of the shipped rules, the pins' repositories and the matchers' code (the "gates" schema's digest
+    # holds matchers/*.py), then are taken from the rules cache, as gate/route.py's routes-checked: a `scan` of an
+    # unchanged install does not recheck them at every start-up. A --rules folder of one's own is checked each time.
+    datacache.cached(root / "layers.yaml", b"\0\0".join(inputs), "gates-checked", "gates", checked)
     return RuleSet(layers=layers, rules=tuple(rules))
+
+
+def _check_rule(rule: GateRule, matchers: Any) -> None:
+    """A rule's checks beyond the schema: safe paths, a version range that parses, its matcher's ``check_params``."""
+    for p in rule.paths:
+        safe_relpath(p)
+    if rule.versions:
+        try:
+            in_range("v1.0.0", rule.versions)
+        except ValueError as exc:
+            raise RuleError(f"{rule.defined_in}: rule {rule.id}: {exc}") from exc
+    check = getattr(matchers[rule.matcher], "check_params", None)  # optional: checks beyond the schema
+    if check is not None:
+        check(rule)
 
 
 @functools.cache

@@ -113,3 +113,58 @@ def test_the_snapshot_staleness_is_judged_once_per_content_and_a_changed_input_i
         snapshot.load_cells()
     assert len(judged) == 2
     _fresh()
+
+
+def test_gate_rules_are_checked_once_per_content_and_a_changed_rule_checks_again(own_cache, tmp_path, monkeypatch):
+    """The gate rules' checks beyond the schema (paths, versions, the matchers' params: ~100 RE2 compilations) run
+    on the first load of a content; a start of an unchanged install takes the verdict from the cache (the `scan -t`
+    budget, benchmarks/bench_budget.py); a rule edited into a bad regex is refused again."""
+    from gfxgate.gate import ruleset
+
+    rules = _copy_rules(tmp_path, monkeypatch)
+    checked: list[str] = []
+    real = ruleset._check_rule
+    monkeypatch.setattr(ruleset, "_check_rule", lambda rule, m: checked.append(rule.id) or real(rule, m))
+    _fresh()
+    first = ruleset.default_rules()
+    assert len(checked) == len(first.rules) > 20
+    _fresh()
+    checked.clear()
+    assert ruleset.default_rules() == first
+    assert checked == [], "the second start checks nothing again"
+
+    path = rules / "gates" / "cmake-presets.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "pattern: 'ROCm v6 build is currently broken'" in text
+    path.write_text(text.replace("'ROCm v6 build is currently broken'", "'ROCm (v6'"), encoding="utf-8")
+    _fresh()
+    with pytest.raises(RuleError, match=r"cmake-presets\.yaml.*bad regex"):
+        ruleset.default_rules()
+    assert checked, "a changed rules file is checked again"
+    _fresh()
+
+
+def test_a_start_compiles_only_the_catalogue_patterns_it_searches(own_cache, monkeypatch):
+    """The shipped catalogue's patterns were compiled and checked when the rules cache was filled; a start from the
+    cache compiles a message's pattern on its first search (the `diagnose` budget), and finds what the compiled
+    pattern finds."""
+    from gfxgate.diagnose import catalogue, patterns
+
+    catalogue.default_catalogue.cache_clear()
+    catalogue._checked.cache_clear()
+    catalogue.default_catalogue()  # fills the cache: every pattern compiled and checked
+    catalogue.default_catalogue.cache_clear()
+    catalogue._checked.cache_clear()
+    compiled: list[str] = []
+    real = patterns.compile_pattern
+    monkeypatch.setattr(patterns, "compile_pattern", lambda p: compiled.append(p) or real(p))
+    messages = catalogue.default_catalogue().messages
+    assert compiled == [], "a start from the cache compiles no pattern up front"
+    message = next(m for m in messages if m.examples)
+    assert message.search(message.examples[0]) is not None
+    assert message.regex.search(message.examples[0]).group(0) == real(message.pattern).search(
+        message.examples[0]
+    ).group(0)
+    assert compiled == [message.pattern], "the search compiled its own pattern, once"
+    catalogue.default_catalogue.cache_clear()
+    catalogue._checked.cache_clear()
