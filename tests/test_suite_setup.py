@@ -67,69 +67,6 @@ def test_without_xdist_it_is_built_in_the_session(tmp_path):
     assert len(builds) == 1 and users == {"none"}
 
 
-ALONE = """
-import json, os, time
-import pytest
-
-def _note(kind):
-    start = time.monotonic()
-    time.sleep(0.3)
-    with open(os.environ["BUILD_LOG"], "a") as log:
-        log.write(json.dumps([kind, start, time.monotonic()]) + "\\n")
-
-@pytest.mark.exclusive
-@pytest.mark.parametrize("n", range(3))
-def test_alone(n):
-    _note("alone")
-
-@pytest.mark.parametrize("n", range(12))
-def test_beside(n):
-    _note("beside")
-"""
-
-
-def test_under_xdist_an_exclusive_test_runs_with_no_other_beside_it(tmp_path):
-    import json
-
-    (tmp_path / "test_session.py").write_text(ALONE)
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n  exclusive: alone\n")
-    log = tmp_path / "runs.log"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "-n",
-            "2",
-            "-p",
-            "tests.conftest",
-            "test_session.py",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
-            "BUILD_LOG": str(log),
-            "PYTHONPATH": str(REPO),
-        },
-    )
-    assert done.returncode == 0 and "15 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
-    runs = [json.loads(line) for line in log.read_text().splitlines()]
-
-    def overlap(a, b):
-        return a[1] < b[2] and b[1] < a[2]
-
-    alone = [r for r in runs if r[0] == "alone"]
-    assert len(alone) == 3 and not any(overlap(a, r) for a in alone for r in runs if r is not a)
-    beside = [r for r in runs if r[0] == "beside"]
-    assert any(overlap(a, b) for a in beside for b in beside if a is not b)  # the others did run side by side
-
-
 def _collected(*options: str) -> set[str]:
     done = subprocess.run(
         [
