@@ -144,46 +144,6 @@ def pytest_xdist_auto_num_workers(config):
     return None  # xdist's own answer
 
 
-# Tests that hold a command to a tight wall-clock bound (a second, a fraction of one, measured against a timeout):
-# under pytest-xdist each runs alone, with no test of another worker beside it (an exclusive lock that every other
-# test shares while it runs), so a busy neighbour cannot make them flaky. Without xdist nothing runs beside anything.
-EXCLUSIVE = (
-    "tests/doctor/test_doctor.py::test_under_a_second_with_a_rocblas_folder_of_1355_files",
-    "tests/cli/test_replays.py::test_the_time_bound_fails_a_tool_that_waits_and_one_that_computes",
-    "tests/sweep/test_sweep_deadline.py::test_the_transport_bounds_each_request_not_each_read",
-    "tests/sweep/test_sweep_runner.py::test_hanging_backend_times_out_within_bounds",
-    "tests/sweep/test_sweep_runner.py::test_slow_streaming_drip_is_cut_at_the_timeout",
-    # every replay of the issue-13 harness is held to 5 s of wall time (the CCOB bombs scan with -j workers of their
-    # own): under xdist at load 11 six replays took 6-26 s of wall for 0.6-2.7 s of CPU beside the other worker
-    "tests/cli/test_replays.py",
-    "tests/sources/test_hostile_sources.py",
-    # the other issue-28 replays use the same harness and bound (test_16 over 20,000 tags: 5-5.9 s of wall for
-    # 2.1-2.6 s of CPU at load 4 beside another worker)
-    "tests/report/test_inert_replays.py",
-    "tests/sweep/test_hostile_processes.py",
-    "tests/timeline/test_many_llama_tags.py",
-)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run is None:
-        yield
-        return
-    import fcntl
-    import tempfile
-
-    exclusive = (
-        item.nodeid.split("[", 1)[0] in EXCLUSIVE
-        or item.nodeid.split("::", 1)[0] in EXCLUSIVE
-        or item.get_closest_marker("exclusive") is not None
-    )
-    with open(Path(tempfile.gettempdir()) / f"gfxgate-tests-{run}.lock", "ab") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield
-
-
 SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 

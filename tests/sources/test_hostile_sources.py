@@ -1,7 +1,7 @@
 """Issue 28, defects 10–17 and the "also seen" items: hostile sources, caches, data and JSON inputs.
 
 Every reproduction runs through the installed console script with the harness of issue 13
-(tests/cli/test_replays.py ``replay``: the documented exit code, one error line, under 5 s and
+(tests/cli/test_replays.py ``replay``: the documented exit code, one error line, under 5 s of CPU and
 512 MB of peak RSS of the gfxgate process measured with ``os.wait4``, nothing in the working folder changed but
 the named outputs). Large files are sparse (``truncate``): they cost no disk, but reading one costs its size in
 memory, which is what the defects did.
@@ -90,7 +90,6 @@ def test_13_a_rules_file_that_is_not_a_regular_file(gfxgate_exe, work, env, kind
         env=env,
         code=3,
         error="not a regular file",
-        timeout=30,
     )
 
 
@@ -367,7 +366,7 @@ def test_11_a_cache_file_that_is_not_a_regular_file(gfxgate_exe, work, history_e
             path.symlink_to(victim)
         else:
             path.mkdir()
-    run = replay(f"11 facts cache file is {kind}", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0, timeout=20)
+    run = replay(f"11 facts cache file is {kind}", gfxgate_exe, HISTORY, cwd=work, env=history_env, code=0)
     assert run.stdout == clean_history and victim.read_text() == "precious\n"
     if kind != "folder":
         assert all(path.is_file() and not path.is_symlink() and entries_of(path) for path in paths)
@@ -615,7 +614,7 @@ def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe
     import shlex
     import sys
 
-    from tests.cli.test_replays import PEER
+    from tests.cli.test_replays import DEADLINE_S, PEER
 
     server = tmp_path / "overflowing_llama_server.py"
     server.write_text(
@@ -640,7 +639,7 @@ def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe
             "--num-gpu",
             "0",
             "--timeout",
-            "2",
+            str(DEADLINE_S),  # a hang guard: the run must succeed (its tokens/s overflow), also on a busy machine
             "--no-probe-gpu",
             "--progress",
             "none",
@@ -653,6 +652,7 @@ def test_14_a_server_number_that_overflows_leaves_a_readable_worklog(gfxgate_exe
         outputs=("w.jsonl", "w.jsonl.logs/"),
     )
     worklog = (work / "w.jsonl").read_text()
+    assert '"outcome":"ok"' in worklog, worklog[:2000]  # answered: the null is the overflow's, not a timeout's
     assert '"tokens_per_s":null' in worklog and "Infinity" not in worklog, worklog[:2000]
     run = replay(
         "14 sweep report of that worklog",
