@@ -18,7 +18,6 @@ FOLDERS = {
     "docs": "the examples of README.md and docs/*.md, and the generated rules reference",
     "rules": "data: each gate rule's annotated upstream excerpts (tests/rules/README.md), read by tests/gate/",
     "workarounds": "data: each workaround check's annotated cases, read by tests/gate/test_workaround_fixtures.py",
-    "core": "a re-export of moved helpers for modules not yet updated (tests/core/__init__.py); no test of its own",
 }
 # the test modules of the top level: the whole program, or the suite itself
 WHOLE_PROGRAM = {
@@ -72,10 +71,6 @@ def test_the_top_level_holds_only_tests_of_the_whole_program():
     assert not set(WHOLE_PROGRAM) - top, "a module of WHOLE_PROGRAM is gone: remove it from the list"
 
 
-def test_the_re_export_folder_holds_no_test():
-    assert not list((TESTS / "core").glob("test_*.py")), "tests/core/ is a re-export: put a test beside what it tests"
-
-
 def test_a_top_level_helper_is_shared_by_tests_of_several_places():
     """A helper module at the top level (``tests/x.py``) is imported from at least two places (the top level, a
     folder of tests/, benchmarks/); a helper of one folder's tests lives in that folder."""
@@ -93,6 +88,6 @@ def test_a_top_level_helper_is_shared_by_tests_of_several_places():
                 continue
             rel = path.relative_to(ROOT).parts
             places.add(rel[0] if rel[0] != "tests" else ("tests" if len(rel) == 2 else f"tests/{rel[1]}"))
-        if len(places - {"tests/core"}) < 2:
+        if len(places) < 2:
             alone[name] = sorted(places)
     assert not alone, f"top-level helpers used from one place only (move them there): {alone}"

@@ -15,7 +15,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.upstream_fixtures import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 
 import pytest
 

@@ -14,7 +14,7 @@ With ``GFXGATE_ISSUE13_FIGURES=FILE`` each replay appends its figures (JSON line
 
 Where a reproduction is proven elsewhere in more depth, the test here replays the same input and the other test
 is named in its docstring. Not replayed here: two cold ``scan --live`` sharing a cache and ``kill -9`` during a
-clone (tests/core/test_cache_concurrency.py, through the console script; a live clone is network time, not
+clone (tests/sources/test_cache_concurrency.py, through the console script; a live clone is network time, not
 the tool's CPU), ``artifacts --sha256`` of a file cut between the size check and the read
 (tests/artifacts/test_artifacts_budgets.py::test_sha256_of_a_file_cut_during_the_scan_is_an_error_not_sigbus,
 deterministic in a child; here a cut during a console-script scan is replayed too, with racy timing), and
@@ -47,7 +47,7 @@ import pytest
 from tests.artifacts.artifact_builders import Built, ccob_bomb, many_note_sections, many_sections_no_nul
 from tests.conftest import require_tool, shared_build
 from tests.cputime import cpu_time
-from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.upstream_fixtures import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.gate.test_hostile_rules import HOSTILE_YAML
 from tests.sweep.test_sweep_faults import Hostile, hostile  # noqa: F401 - fixture: misbehaving Ollama-API servers
 
@@ -297,7 +297,7 @@ SCAN = ["scan", "--target", "gfx900", "--offline"]
 
 # -- 1. the output writer ---------------------------------------------------------------------------------
 def test_1_output_to_dev_null_stays_the_device(gfxgate_exe, work, env):
-    """`-o /dev/null` as root replaced the node with a regular file (tests/test_output_writer.py)."""
+    """`-o /dev/null` as root replaced the node with a regular file (tests/fsio/test_output_writer.py)."""
     null = private_device(work, "null", "/dev/null")
     replay("1 -o /dev/null", gfxgate_exe, [*SCAN, "-o", str(null)], cwd=work, env=env, code=0, outputs=("null",))
     assert stat.S_ISCHR(os.lstat(null).st_mode) and os.lstat(null).st_rdev == os.stat("/dev/null").st_rdev
@@ -362,7 +362,7 @@ def test_1_planted_tmp_symlink_does_not_overwrite_its_victim(gfxgate_exe, work, 
 
 def test_1_the_same_writer_for_other_files_samples(gfxgate_exe, work, env):
     """Pins, snapshots, samples and caches use the one writer (static proof:
-    tests/test_output_writer.py::test_no_writer_in_the_tree_bypasses_fsio); `samples FOLDER` with a planted
+    tests/fsio/test_output_writer.py::test_no_writer_in_the_tree_bypasses_fsio); `samples FOLDER` with a planted
     temporary symlink replays it for a writer that is not -o."""
     out = work / "samples"
     out.mkdir()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
-from tests.core.upstream_fixtures import commit_tree, new_repo, repo_of_cases
+from tests.upstream_fixtures import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.upstream_fixtures import commit_tree, new_repo, repo_of_cases
 
 UPSTREAM = os.environ.get("GFXGATE_TEST_UPSTREAM")
 
@@ -161,7 +161,7 @@ def test_reproduction_8_no_rocm_route_where_the_releases_rocm_cannot_run_the_tar
 
 def _v0121_with_rocm_targets(tmp_path: Path) -> Path:
     """An ollama repository whose v0.1.21 builds ROCm 6.0.0 (the Dockerfile lines) with a user target list."""
-    from tests.core.rule_fixtures import FIXTURES, copy_case
+    from tests.gate.rule_fixtures import FIXTURES, copy_case
 
     files = {"Dockerfile": V0121_DOCKERFILE}
     for case in ("ollama-gen-linux-amdgpu-targets/v0.3.0", "ollama-discovery-rocm-smi/v0.1.20"):  # a user list passes

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_build
-from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.upstream_fixtures import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.cli.test_replays import SCAN, _rules, env, replay, work  # noqa: F401 - env, work: fixtures
 
 GIB = 1 << 30

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.core.conftest import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
+from tests.upstream_fixtures import upstream  # noqa: F401 - fixture: small upstream-shaped git repositories
 from tests.cli.test_replays import env, replay, work  # noqa: F401 - env, work: fixtures
 from tests.sources.test_hostile_sources import live_env, ollama_with_many_llama_tags
 

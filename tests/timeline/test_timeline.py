@@ -372,7 +372,7 @@ def test_a_source_that_cannot_be_read_is_one_line_per_source(tmp_path, monkeypat
     """ggml from the llama.cpp tag LLAMA_CPP_VERSION names, with no llama.cpp to read: one stderr line for the source
     (count, releases, rules, how to supply it); every rule and release with --verbose and in the JSON. (clr, read at
     each release's coupled ROCm for the rocm-runtime row, is given.)"""
-    from tests.core.upstream_fixtures import AMD_COMMON_GO, CMAKE, COMMON_CUH, GGML, HIP_H, OLD_REGEX, presets
+    from tests.upstream_fixtures import AMD_COMMON_GO, CMAKE, COMMON_CUH, GGML, HIP_H, OLD_REGEX, presets
     from tests.gitrepos import commit_tree, new_repo
 
     repo = new_repo(tmp_path / "ollama")
