@@ -29,6 +29,9 @@ def sparse(path: Path, size: int) -> Path:
     return path
 
 
+# A clone here is made with --no-local: a local clone hardlinks the upstream fixture's object files, and git on the
+# other xdist worker, writing an object these files already hold, refreshes its mtime (git's "freshen") in this
+# test's watched folder while the replay runs.
 def git(folder: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(folder), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
@@ -439,7 +442,7 @@ def many_tags(repo: Path, names, commit: str = "HEAD") -> None:
 def test_15_an_unknown_ref_without_a_version_number_names_the_tags_there_are(gfxgate_exe, work, env, upstream):
     """`scan --ref ollama=foo` said "the repository has no tags" for a repository with 635."""
     clone = work / "ollama"
-    git(work, "clone", "-q", "--bare", str(upstream / "ollama"), str(clone))
+    git(work, "clone", "-q", "--no-local", "--bare", str(upstream / "ollama"), str(clone))
     many_tags(clone, [f"v0.40.{i}" for i in range(631)])
     run = replay(
         "15 --ref ollama=foo",
@@ -456,7 +459,7 @@ def test_15_an_unknown_ref_without_a_version_number_names_the_tags_there_are(gfx
     )
     empty = work / "empty"
     git(work, "init", "-q", "--bare", str(empty))
-    git(work, "clone", "-q", str(upstream / "ollama"), str(work / "src"))
+    git(work, "clone", "-q", "--no-local", str(upstream / "ollama"), str(work / "src"))
     git(work / "src", "push", "-q", str(empty), "HEAD:refs/heads/main")
     run = replay(
         "15 --ref in a repository without tags",
@@ -475,11 +478,11 @@ def ollama_with_many_llama_tags(work, upstream) -> None:
     """work/ollama: 40 tags v0.33.N whose LLAMA_CPP_VERSION names a llama.cpp tag that does not exist;
     work/llama.cpp.git: a bare llama.cpp clone with 20,000 extra release-shaped tags."""
     ollama, llama = work / "ollama", work / "llama.cpp.git"
-    git(work, "clone", "-q", str(upstream / "ollama"), str(ollama))
+    git(work, "clone", "-q", "--no-local", str(upstream / "ollama"), str(ollama))
     (ollama / "LLAMA_CPP_VERSION").write_text("b99999\n")
     git(ollama, "commit", "-q", "-am", "names a llama.cpp tag that does not exist")
     many_tags(ollama, [f"v0.33.{i}" for i in range(40)])
-    git(work, "clone", "-q", "--bare", str(upstream / "llama.cpp"), str(llama))
+    git(work, "clone", "-q", "--no-local", "--bare", str(upstream / "llama.cpp"), str(llama))
     many_tags(llama, [f"b{20000 + i}" for i in range(20_000)])
 
 

@@ -48,7 +48,9 @@ def test_a_slow_llama_server_is_a_timeout_within_the_deadline(gfxgate_cli, tmp_p
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")  # the peer never reads it
     worklog = tmp_path / "w.jsonl"
-    marker = f"--gfxgate-test={tmp_path.name}"  # the peer ignores it: names this test's servers among the workers'
+    # the peer ignores it: names this test's servers among the workers' (the whole path: a folder's name repeats on
+    # the other xdist worker, which may run another case of this test at the same time)
+    marker = f"--gfxgate-test={tmp_path}"
     before = _peers(marker)
     command = shlex.join([sys.executable, str(PEER), mode, marker])
     args = [
