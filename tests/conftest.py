@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -144,7 +145,16 @@ def pytest_xdist_auto_num_workers(config):
     return None  # xdist's own answer
 
 
+# How the run is shared between the xdist workers (pyproject's `--dist loadscope`, refined here). pytest-xdist's
+# loadscope keeps each module on one worker, so a module-scoped fixture (a worklog, a real sweep, a Slurm cluster) is
+# built once; but then a worker that draws a long module last keeps the run going while the other idles. Here only the
+# tests that share a module's setup (a fixture of module, class or package scope) stay together, one work unit per
+# module; every other test is a unit of its own, so the workers end together. (xdist's own `--dist loadgroup` would
+# say this with xdist_group marks, but with pytest 9 its node-id suffix is lost, xdist 3.8.0: every test ran alone.)
+# The workers know the fixtures, the controller schedules: each worker writes its units beside the run's shared
+# builds (XDIST_UNITS), and the scheduler reads them; without them it is loadscope itself.
 SHARED_SCOPES = frozenset({"module", "class", "package"})
+XDIST_UNITS = "xdist-units-{worker}.json"
 
 
 def shares_setup(item) -> bool:
@@ -155,15 +165,49 @@ def shares_setup(item) -> bool:
     return any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values())
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the groups
+def _shared_folder(basetemp: Path) -> Path:
+    """The run's folder for what its workers share (a worker's basetemp is the run's basetemp/popen-gwN)."""
+    return basetemp / "shared"
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    shared = _shared_folder(config._tmp_path_factory.getbasetemp())
+
+    class SetupScopeScheduling(LoadScopeScheduling):
+        units: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.units is None:
+                self.units = {}
+                for path in sorted(shared.glob(XDIST_UNITS.format(worker="*"))):
+                    self.units.update(json.loads(path.read_text(encoding="utf-8")))
+            if not self.units:  # no worker said: loadscope's module
+                return super()._split_scope(nodeid)
+            return self.units.get(nodeid, nodeid)
+
+    return SetupScopeScheduling(config, log)
+
+
+def _write_units(config, items) -> None:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return
+    units = {item.nodeid: item.nodeid.split("::", 1)[0] for item in items if shares_setup(item)}
+    shared = _shared_folder(config._tmp_path_factory.getbasetemp().parent)
+    shared.mkdir(exist_ok=True)
+    path = shared / XDIST_UNITS.format(worker=worker)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(units), encoding="utf-8")
+    temporary.replace(path)
+
+
 def pytest_collection_modifyitems(config, items):
-    # pytest-xdist's `--dist loadgroup` (pyproject's addopts): a test that shares a module's setup runs on the worker
-    # that runs its module's other such tests (one group per module, so the setup is built once); every other test
-    # is a work unit of its own, so the two workers end together instead of one waiting for the other's last module.
-    if getattr(config.option, "loadgroup", False):  # set by pytest-xdist for --dist loadgroup with workers
-        for item in items:
-            if shares_setup(item):
-                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    _write_units(config, items)
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         if (
@@ -308,7 +352,7 @@ def shared_build(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:
     import pickle
     import shutil
 
-    shared = tmp_path_factory.getbasetemp().parent / "shared"  # the run's basetemp/; each worker has popen-gwN/ in it
+    shared = _shared_folder(tmp_path_factory.getbasetemp().parent)  # each worker has popen-gwN/ in the run's basetemp
     shared.mkdir(exist_ok=True)
     folder, result = shared / name, shared / f"{name}.pickle"
     with file_lock(shared / f"{name}.lock"):

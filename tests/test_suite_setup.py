@@ -119,3 +119,57 @@ def test_the_inner_loop_runs_in_one_process_and_the_suite_on_every_core():
 
     assert workers(config("not slow")) == 0 and workers(config("not slow and not upstream")) == 0
     assert workers(config("")) is None and workers(config("integration")) is None  # xdist's count: one per core
+
+
+UNITS = """
+import os, time
+import pytest
+
+def _note(kind):
+    with open(os.environ["BUILD_LOG"] + ".users", "a") as log:
+        log.write(f"{kind} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+
+@pytest.fixture(scope="module")
+def setup_once():
+    with open(os.environ["BUILD_LOG"], "a") as log:
+        log.write("built\\n")
+
+@pytest.mark.parametrize("n", range(4))
+def test_shares(setup_once, n):
+    _note("shares")
+
+@pytest.mark.parametrize("n", range(8))
+def test_alone(n):
+    time.sleep(0.2)
+    _note("alone")
+"""
+
+
+def test_under_xdist_only_tests_that_share_a_modules_setup_stay_together(tmp_path):
+    """tests/conftest.py's scheduler: loadscope would run this whole module on one worker; the tests of its module
+    fixture stay together (one build), the others spread over both workers."""
+    (tmp_path / "test_units.py").write_text(UNITS)
+    (tmp_path / "conftest.py").write_text(
+        "from tests.conftest import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    log = tmp_path / "builds.log"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--assert=plain", "-q", *XDIST, "-n", "2"]
+        + ["--dist", "loadscope", "test_units.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
+            **LEAN,
+            "BUILD_LOG": str(log),
+            "PYTHONPATH": str(REPO),
+        },
+    )
+    assert done.returncode == 0 and "12 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert log.read_text().split() == ["built"]
+    runs = [line.split() for line in (tmp_path / "builds.log.users").read_text().splitlines()]
+    assert len({worker for kind, worker in runs if kind == "shares"}) == 1  # one worker, one build
+    assert {worker for kind, worker in runs if kind == "alone"} == {"gw0", "gw1"}
