@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -136,13 +137,17 @@ SLOW_TESTS = {
 
 
 def pytest_xdist_auto_num_workers(config):
-    """How many workers pyproject's ``-n auto`` means: xdist's own count (one per core) for the whole suite, none for
-    the inner loop (``-m "not slow"``): its unit tests take about 35 s of CPU, and two workers that each import gfxgate
-    and collect the whole suite cost more than they save (measured on the 2-core machine at load 10-11: 81 s in one
-    process, 113 s and 146 s with two workers)."""
+    """How many workers pyproject's ``-n auto`` means: one more than the cores this process may run on for the whole
+    suite, none for the inner loop (``-m "not slow"``).
+
+    The whole suite waits as well as computes (real servers loading, timeouts firing, Slurm scheduling, subprocesses
+    it reads): a third worker on the 2-core machine fills those waits, 286 s against 318 s of wall time for the same
+    ~495 s of CPU (issue 40). The inner loop's unit tests take about 35 s of CPU, and two workers that each import
+    gfxgate and collect the whole suite cost more than they save (at load 10-11: 81 s in one process, 113 s and 146 s
+    with two workers)."""
     if "not slow" in (config.option.markexpr or ""):
         return 0
-    return None  # xdist's own answer
+    return len(os.sched_getaffinity(0)) + 1
 
 
 # How the run is shared between the xdist workers (pyproject's `--dist loadscope`, refined here). pytest-xdist's
@@ -325,6 +330,8 @@ def _isolated_cache(_suite_environment, _cache_seed, request, tmp_path_factory, 
         if name.startswith("GFXGATE_SOURCE_"):
             monkeypatch.delenv(name)
     yield cache
+    # the folder goes with the test: a copy of the seed is 3 MB, ~6 GB over a run's 2,000 tests if they were kept
+    shutil.rmtree(cache, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -350,7 +357,6 @@ def shared_build(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         return build(tmp_path_factory.mktemp(name))
     import pickle
-    import shutil
 
     shared = _shared_folder(tmp_path_factory.getbasetemp().parent)  # each worker has popen-gwN/ in the run's basetemp
     shared.mkdir(exist_ok=True)
@@ -367,8 +373,6 @@ def shared_build(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:
 
 def require_tool(name: str) -> str:
     """Path of a system tool the tests need; in CI (CI=true) its absence is a failure, not a skip."""
-    import shutil
-
     path = shutil.which(name)
     if path is None:
         message = f"{name} is not installed (.ci/run installs it with apt-get)"
