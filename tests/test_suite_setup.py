@@ -40,13 +40,15 @@ def test_uses_it(thing, n):
 """
 
 
-def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
-    (tmp_path / "test_session.py").write_text(SESSION)
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not this repository's addopts
+def _nested(tmp_path: Path, module: str, source: str, *options: str) -> subprocess.CompletedProcess:
+    """``pytest OPTIONS MODULE`` in ``tmp_path`` with ``source`` as the module (not this repository's addopts, not this
+    session's worker id); the module's notes go to ``tmp_path/builds.log`` (BUILD_LOG)."""
+    (tmp_path / module).write_text(source)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
     log = tmp_path / "builds.log"
     log.unlink(missing_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--assert=plain", "-q", *options, "test_session.py"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--assert=plain", "-q", *options, module],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -57,10 +59,15 @@ def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
             "BUILD_LOG": str(log),
             "PYTHONPATH": str(REPO),
         },
-    )  # not this session's worker id
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done
+
+
+def _session(tmp_path: Path, *options: str) -> tuple[list[str], set[str]]:
+    done = _nested(tmp_path, "test_session.py", SESSION, *options)
     assert "8 passed" in done.stdout, done.stdout[-1000:]
-    return log.read_text().split(), set((tmp_path / "builds.log.users").read_text().split())
+    return (tmp_path / "builds.log").read_text().split(), set((tmp_path / "builds.log.users").read_text().split())
 
 
 def test_under_xdist_the_workers_share_one_build(tmp_path):
@@ -149,28 +156,12 @@ def test_alone(n):
 def test_under_xdist_only_tests_that_share_a_modules_setup_stay_together(tmp_path):
     """tests/conftest.py's scheduler: loadscope would run this whole module on one worker; the tests of its module
     fixture stay together (one build), the others spread over both workers."""
-    (tmp_path / "test_units.py").write_text(UNITS)
     (tmp_path / "conftest.py").write_text(
         "from tests.conftest import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: F401\n"
     )
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    log = tmp_path / "builds.log"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--assert=plain", "-q", *XDIST, "-n", "2"]
-        + ["--dist", "loadscope", "test_units.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")},
-            **LEAN,
-            "BUILD_LOG": str(log),
-            "PYTHONPATH": str(REPO),
-        },
-    )
-    assert done.returncode == 0 and "12 passed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
-    assert log.read_text().split() == ["built"]
+    done = _nested(tmp_path, "test_units.py", UNITS, *XDIST, "-n", "2", "--dist", "loadscope")
+    assert "12 passed" in done.stdout, done.stdout[-2000:]
+    assert (tmp_path / "builds.log").read_text().split() == ["built"]
     runs = [line.split() for line in (tmp_path / "builds.log.users").read_text().splitlines()]
     assert len({worker for kind, worker in runs if kind == "shares"}) == 1  # one worker, one build
     assert {worker for kind, worker in runs if kind == "alone"} == {"gw0", "gw1"}
