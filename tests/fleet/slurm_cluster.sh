@@ -52,6 +52,9 @@ munged --force --key-file="$dir/run/munge.key" --socket="$dir/run/munge.sock" \
   --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/run/munge.seed" \
   --num-threads=1
 
+# MinJobAge=5: sbatch --wait polls the job every 2 s only while 2 < MinJobAge/2; above that it sleeps 2, 8, then 32 s
+# between polls (Slurm's _job_wait), so a 3 s job took 10 s and a 20 s array 42 s to return. A finished job stays in
+# slurmctld at least MinJobAge seconds, more than one poll, so sbatch still reads its exit code.
 names=""
 {
   cat <<CONF
@@ -83,7 +86,7 @@ ReturnToService=2
 SlurmctldTimeout=30
 SlurmdTimeout=30
 InactiveLimit=0
-MinJobAge=300
+MinJobAge=5
 KillWait=5
 Waittime=0
 SchedulerParameters=sched_interval=1

@@ -1,7 +1,12 @@
 """`gfxgate fleet` on a real Slurm cluster (tests/fleet/conftest.py: Debian's slurmctld + one slurmd per node name on
 this host): jobs really submitted with sbatch, the doctor tasks on captured machines (a --root per node, so each
 node has other GPUs), the sweep array against the real llama-server (tests/reallama.py), cancelled with scancel and
-resumed."""
+resumed.
+
+What Slurm runs (the batch scripts, ``gfxgate fleet node`` and ``gfxgate sweep --cell`` in each task, the prolog
+recipe) is the installed script in real processes; the commands the test itself types (submissions, reports,
+doctor alone) run in process (tests/inprocess.py: the exit code, stdout and stderr the script would give), which
+spares an interpreter and its imports per call."""
 
 from __future__ import annotations
 
@@ -18,13 +23,16 @@ from gfxgate.fleet.jobs import array_spec
 from gfxgate.fleet.model import doctor_rows
 from tests.conftest import installed_gfxgate
 from tests.doctor.machines import machine
+from tests.inprocess import gfxgate as in_process
 from tests.reallama import reallama  # noqa: F401 - session fixture
 
 GFXGATE = installed_gfxgate()
+JOB_MINUTES = 10  # every job's time limit (sbatch --time): Slurm ends a job that hangs, and sbatch --wait with it
 
 
-def gfxgate(cluster, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return cluster.run(GFXGATE, *args, timeout=timeout)
+def gfxgate(cluster, *args: str) -> subprocess.CompletedProcess:
+    """``gfxgate ARGS`` as typed on the cluster's login node (SLURM_CONF names the test cluster), in process."""
+    return in_process(*args, env=cluster.env())
 
 
 # -- doctor on every node -----------------------------------------------------------------------------------------------
@@ -37,8 +45,9 @@ def fleet_doctor(cluster, tmp_path_factory):
     machine(trees / "n2", "rx6700xt", version="0.32.15", runner="rocm_v7_2", render_members="ollama")
     folder = tmp_path_factory.mktemp("fleet") / "doctor"
     root = f"{trees}/{{node}}"
-    printed = gfxgate(cluster, "fleet", "doctor", "--dir", str(folder), "--nodes", "3", "--root", root, "--print")
-    done = gfxgate(cluster, "fleet", "doctor", "--dir", str(folder), "--nodes", "3", "--root", root, "--wait")
+    job = ("fleet", "doctor", "--dir", str(folder), "--nodes", "3", "--root", root, "--time", str(JOB_MINUTES))
+    printed = gfxgate(cluster, *job, "--print")
+    done = gfxgate(cluster, *job, "--wait")
     return trees, folder, printed, done
 
 
@@ -145,8 +154,13 @@ def _recipe(name: str) -> str:
 
 
 # -- the sweep as a job array ---------------------------------------------------------------------------------------------
+CELLS = 6  # 2 endpoints x 3 --num-gpu: 2 at a time, so a cancel after 2 cells leaves 2 running and 2 to come
+
+
 def _sweep_args(reallama) -> list[str]:
-    command = shlex.join(reallama.command("cpu"))
+    """The plan: 6 cells of the real llama-server (CPU set), each on one compute thread: ggml's default, a thread per
+    core, spins at every barrier, seconds of CPU per run on shared cores; no claim here depends on the threads."""
+    command = shlex.join([*reallama.command("cpu"), "-t", "1"])
     return [
         "--llama-server",
         f"a={command}",
@@ -155,7 +169,7 @@ def _sweep_args(reallama) -> list[str]:
         "--model-file",
         str(reallama.model),
         "--num-gpu",
-        "0,1,2,-1",
+        "0,1,-1",
         "--num-predict",
         "8",
         "--no-probe-gpu",
@@ -225,17 +239,17 @@ def _comparable(report: dict) -> dict:
 def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama, tmp_path):  # noqa: F811
     args = _sweep_args(reallama)
     folder = tmp_path / "array"
-    submit = ["fleet", "sweep", "--dir", str(folder), "--parallel", "2"]
+    submit = ["fleet", "sweep", "--dir", str(folder), "--parallel", "2", "--time", str(JOB_MINUTES)]
     first = gfxgate(cluster, *submit, "--print", "--", *args)
     assert first.returncode == 0, first.stderr
-    assert "#SBATCH --array=0-7%2" in first.stdout and '--cell "$SLURM_ARRAY_TASK_ID"' in first.stdout
+    assert f"#SBATCH --array=0-{CELLS - 1}%2" in first.stdout and '--cell "$SLURM_ARRAY_TASK_ID"' in first.stdout
     done = gfxgate(cluster, *submit, "--", *args)
     assert done.returncode == 0, done.stderr
     job = re.search(r"submitted job (\d+)", done.stderr).group(1)
     # while the array has tasks queued or running, a resubmission would run their cells twice: refused (squeue)
     twice = gfxgate(cluster, *submit, "--", *args)
     assert twice.returncode == 2 and f"array job {job} still has" in twice.stderr
-    # cancel once two cells are in (8 cells, 2 at a time: most are still to come)
+    # cancel once two cells are in (2 at a time: two more are running, the others still to come)
     deadline = time.monotonic() + 240
     while sum(map(len, _runs(folder / "runs").values())) < 2:
         assert time.monotonic() < deadline, "no cell finished"
@@ -243,21 +257,21 @@ def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama,
     assert cluster.run("scancel", job).returncode == 0
     _wait_idle(cluster, job)
     before = _runs(folder / "runs")
-    assert 2 <= len(before) < 8, before.keys()
+    assert 2 <= len(before) < CELLS, before.keys()
     # a second submission while tasks are still queued would be refused; now: only the missing cells go
-    again = gfxgate(cluster, *submit, "--wait", "--", *args, timeout=600)
+    again = gfxgate(cluster, *submit, "--wait", "--", *args)
     assert again.returncode == 0, again.stderr
-    assert f"{8 - len(before)} of 8 cell(s) to run" in again.stderr
+    assert f"{CELLS - len(before)} of {CELLS} cell(s) to run" in again.stderr
     ran = {
         int(p.stem.split("-")[1])
         for p in (folder / "runs").glob("cell-*.jsonl")
         if p.read_text() and json.loads(p.read_text().splitlines()[0])["cell"] in before
     }
     assert len(ran) == len(before)
-    missing = sorted(set(range(8)) - ran)
+    missing = sorted(set(range(CELLS)) - ran)
     assert f"#SBATCH --array={array_spec(missing, 2)}\n" in (folder / "fleet-sweep.sbatch").read_text()
     after = _runs(folder / "runs")
-    assert len(after) == 8
+    assert len(after) == CELLS
     assert all(len(runs) == 1 for runs in after.values()), {k: len(v) for k, v in after.items()}  # no cell ran twice
     assert {k: v[0]["run_id"] for k, v in before.items()} == {k: after[k][0]["run_id"] for k in before}
     keys = json.loads((folder / "plan.json").read_text())["cells"]
@@ -272,7 +286,7 @@ def test_sweep_array_cancelled_and_resumed_equals_one_machine(cluster, reallama,
     assert idle.returncode == 0 and "nothing to submit" in idle.stderr
     # the same sweep on one machine, and the two reports
     alone = tmp_path / "alone.jsonl"
-    one = gfxgate(cluster, "sweep", *args, "--worklog", str(alone), "--progress", "none", timeout=600)
+    one = gfxgate(cluster, "sweep", *args, "--worklog", str(alone), "--progress", "none")
     assert one.returncode == 0, one.stderr
     merged = json.loads(gfxgate(cluster, "sweep", "report", str(folder / "runs"), "--format", "json").stdout)
     single = json.loads(gfxgate(cluster, "sweep", "report", str(alone), "--format", "json").stdout)
