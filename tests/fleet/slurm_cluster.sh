@@ -52,9 +52,11 @@ munged --force --key-file="$dir/run/munge.key" --socket="$dir/run/munge.sock" \
   --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" --seed-file="$dir/run/munge.seed" \
   --num-threads=1
 
-# MinJobAge=5: sbatch --wait polls the job every 2 s only while 2 < MinJobAge/2; above that it sleeps 2, 8, then 32 s
-# between polls (Slurm's _job_wait), so a 3 s job took 10 s and a 20 s array 42 s to return. A finished job stays in
-# slurmctld at least MinJobAge seconds, more than one poll, so sbatch still reads its exit code.
+# MinJobAge=5: sbatch --wait sleeps 2 s before its first poll and multiplies the sleep by 4 (up to 32 s) while it is
+# under MinJobAge/2 (Slurm's _job_wait): with 300 a 3 s job took 10 s and a 20 s array 42 s to return; with 5 it
+# polls every 2 s (5/2 = 2, integer division; 6 already sleeps 8 s). A finished job stays in
+# slurmctld at least MinJobAge seconds, more than one poll, so sbatch still reads its exit code (an array's tasks
+# that ended earlier may be forgotten first: no test reads a failed task's exit status through an array's --wait).
 names=""
 {
   cat <<CONF
