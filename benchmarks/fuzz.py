@@ -642,16 +642,20 @@ class ReportType:
 
 
 def report_case(
-    kind: ReportType, fmt: str, base, rng: random.Random, table: dict[str, str] | None = None
+    kind: ReportType, fmt: str, base, rng: random.Random, table: dict[str, str] | None = None, rotate: int | None = None
 ) -> tuple[str | None, dict]:
     """One case: (the problem or None, the replacements made, for replay); ``table`` (filled as the replacements are
-    made) keeps them also when the case is cut short by the time cap."""
+    made) keeps them also when the case is cut short by the time cap. ``rotate``: the n-th string's hostile text
+    starts with ``HOSTILE_PIECES[(rotate + n) % len(HOSTILE_PIECES)]``, so the cases ``rotate`` = 0 … len - 1 put
+    every piece in every field (random cases leave some pairs out)."""
     table = {} if table is None else table
     used: set[str] = set()
 
     def to_hostile(s: str) -> str:  # one-to-one, as the placeholders: two tags never become one
         if s not in table:
             new = hostile(rng) if s else s
+            if s and rotate is not None:
+                new = HOSTILE_PIECES[(rotate + len(table)) % len(HOSTILE_PIECES)] + new
             while s and new in used:
                 new += rng.choice(HOSTILE_PIECES)
             table[s] = new

@@ -137,13 +137,18 @@ def ccob(bundle: bytes, version: int, method: str) -> bytes:
         zlib.compress(bundle, 9) if method == "zlib" else __import__("zstandard").ZstdCompressor().compress(bundle)
     )
     digest = int.from_bytes(hashlib.md5(bundle).digest()[:8], "little")
+    return _ccob_framed(payload, len(bundle), digest, version, method)
+
+
+def _ccob_framed(payload: bytes, size: int, digest: int, version: int, method: str) -> bytes:
+    """The CCOB header of ``version`` before ``payload`` (``size``: the bundle's, ``digest``: its truncated MD5)."""
     code = {"zlib": 0, "zstd": 1}[method]
     if version == 1:
-        head = b"CCOB" + struct.pack("<HHIQ", 1, code, len(bundle), digest)
+        head = b"CCOB" + struct.pack("<HHIQ", 1, code, size, digest)
     elif version == 2:
-        head = b"CCOB" + struct.pack("<HHIIQ", 2, code, 24 + len(payload), len(bundle), digest)
+        head = b"CCOB" + struct.pack("<HHIIQ", 2, code, 24 + len(payload), size, digest)
     else:
-        head = b"CCOB" + struct.pack("<HHQQQ", 3, code, 32 + len(payload), len(bundle), digest)
+        head = b"CCOB" + struct.pack("<HHQQQ", 3, code, 32 + len(payload), size, digest)
     return head + payload
 
 
@@ -190,10 +195,24 @@ def many_sections_no_nul(host_elf: bytes, sections: int = 65535, strtab_bytes: i
 
 def ccob_bomb(code_object: bytes, inflated: int = 256 << 20, version: int = 2) -> bytes:
     """A small zstd CCOB whose only device entry sits ``inflated`` bytes in: reading its header means
-    inflating everything before it (a real code object at the end, zeros before)."""
+    inflating everything before it (a real code object at the end, zeros before).
+
+    The bundle is hashed and compressed a piece at a time, never held whole (that cost a second of CPU and
+    256 MB per bomb); it inflates to the same bytes as ``ccob(bundle, version, "zstd")`` of the whole bundle (a
+    streamed zstd frame header is 3 bytes longer)."""
+    import zstandard
+
     entry_id = b"hipv4-amdgcn-amd-amdhsa--gfx900"
     head = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 1)
     offset = inflated - len(code_object)
     head += struct.pack("<QQQ", offset, len(code_object), len(entry_id)) + entry_id
-    bundle = head + bytes(offset - len(head)) + code_object
-    return ccob(bundle, version, "zstd")
+    zeros, chunk = offset - len(head), bytes(1 << 20)
+    pieces = [head, *(chunk[: min(len(chunk), zeros - at)] for at in range(0, zeros, len(chunk))), code_object]
+    md5 = hashlib.md5()
+    compressor = zstandard.ZstdCompressor().compressobj(size=inflated)
+    payload = []
+    for piece in pieces:
+        md5.update(piece)
+        payload.append(compressor.compress(piece))
+    payload.append(compressor.flush())
+    return _ccob_framed(b"".join(payload), inflated, int.from_bytes(md5.digest()[:8], "little"), version, "zstd")
