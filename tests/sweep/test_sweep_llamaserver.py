@@ -324,7 +324,9 @@ def inject(tmp_path, reallama, backends, pattern, sig, *extra, num_gpu=(1, 0), m
 @pytest.mark.slow
 def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, reallama_vulkan):
     """The study's table on real software: one Vulkan server crashes with SIGSEGV while generating for every
-    num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded."""
+    num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded.
+    A 1-token prompt (``SHORT_PROMPT``: a batch-sized one costs lavapipe's matrix-multiply pipelines, seconds of CPU
+    in each of the 8 runs); 64 tokens to generate keep the server generating when the signal lands."""
     model = Path(shutil.copy(reallama_vulkan.model, tmp_path / "tiny.gguf"))
     worklog = tmp_path / "w.jsonl"
     every = "vulkanbad-g[12-]*.log"  # vulkanbad-g1-…, -g2-…, -g-1-… but not -g0-
@@ -332,7 +334,7 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     injector.start()
     command = server(reallama_vulkan, "vulkan")
     try:
-        sweep(worklog, {"vulkan": command, "vulkanbad": command}, model, "--num-predict", "64")
+        sweep(worklog, {"vulkan": command, "vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "64")
     finally:
         injector.stop.set()
         injector.join(5)
