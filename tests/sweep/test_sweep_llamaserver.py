@@ -29,6 +29,9 @@ DEVICE_NUM_GPU = (1, -1)  # the endpoints that name a device (or none): one laye
 # A 3-token prompt: a prompt of a batch's size makes lavapipe compile the matrix-multiply pipelines too, 2 s of CPU
 # per Vulkan run instead of 0.7-1 s; nothing in the real sweep's claims reads the prompt's length
 SHORT_PROMPT = ("--prompt", "hi")
+# Tokens to generate: on lavapipe a token of the tiny model costs 70-120 ms of CPU once 2 or more layers are there;
+# the claims read that the server counted what it generated (eval_count), not how much
+NUM_PREDICT = 3
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,7 @@ def server(real, backends: str = "cpu", *extra: str) -> list[str]:
 
 
 def sweep(worklog: Path, servers: dict[str, list[str]], model: Path, *extra: str, num_gpu=NUM_GPU, timeout=900):
-    args = ["sweep", "--model-file", str(model), "--num-gpu", ",".join(map(str, num_gpu)), "--num-predict", "8"]
+    args = ["sweep", "--model-file", str(model), "--num-gpu", ",".join(map(str, num_gpu)), "--num-predict", str(NUM_PREDICT)]
     args += ["--worklog", str(worklog), "--no-probe-gpu", "--gpu-target", "gfx900", "--timeout", "300"]
     for name, argv in servers.items():
         args += ["--llama-server", f"{name}={shlex.join(argv)}"]
@@ -141,7 +144,7 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
     for run in log.runs:
         assert run.ok, (run.run_id, run.get("error"), run.get("phase"))
         assert run.endpoint_kind == "llama-server"
-        assert run.get("eval_count") == 8 and run.get("prompt_eval_count", 0) > 0
+        assert run.get("eval_count") == NUM_PREDICT and run.get("prompt_eval_count", 0) > 0
         assert run.get("model_digest", "").startswith("sha256:")
         assert Path(run.get("server_log")).is_file()
         assert (run.get("server_version") or "").startswith("llama.cpp ")
@@ -326,7 +329,9 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     """The study's table on real software: one Vulkan server crashes with SIGSEGV while generating for every
     num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded.
     A 1-token prompt (``SHORT_PROMPT``: a batch-sized one costs lavapipe's matrix-multiply pipelines, seconds of CPU
-    in each of the 8 runs); 64 tokens to generate keep the server generating when the signal lands."""
+    in each of the 8 runs). Two sweeps into one worklog, as a study resumed with another endpoint: the good server
+    generates ``NUM_PREDICT`` tokens, the bad one is asked for 64, which keep it generating when the signal lands
+    (it never generates them: the signal ends the run)."""
     model = Path(shutil.copy(reallama_vulkan.model, tmp_path / "tiny.gguf"))
     worklog = tmp_path / "w.jsonl"
     every = "vulkanbad-g[12-]*.log"  # vulkanbad-g1-…, -g2-…, -g-1-… but not -g0-
@@ -334,7 +339,8 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     injector.start()
     command = server(reallama_vulkan, "vulkan")
     try:
-        sweep(worklog, {"vulkan": command, "vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "64")
+        sweep(worklog, {"vulkan": command}, model, *SHORT_PROMPT)
+        sweep(worklog, {"vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "64")
     finally:
         injector.stop.set()
         injector.join(5)
