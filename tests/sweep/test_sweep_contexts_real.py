@@ -24,6 +24,9 @@ THREADS = ("-t", "1")
 # A prompt shorter than a batch: lavapipe then runs no matrix-multiply pipelines (a Vulkan run's completion takes
 # ~2.3 s instead of 4-8 s); the claim is that the server counts the tokens asked for, not how many they are
 PROMPT_TOKENS = 4
+# 3 tokens to generate: a decode rate of its own (2 tokens after the first); a token of this model costs lavapipe
+# ~90 ms of CPU, and every Vulkan run is a new process that compiles its pipelines again
+NUM_PREDICT = 3
 REPEATS = 4  # the measured runs at 2K: gfxgate compares two backends' intervals from 4 runs each (MIN_RUNS)
 
 
@@ -46,7 +49,7 @@ def context_sweep(reallama_vulkan, tmp_path_factory):
     common = ["sweep", "--llama-server", f"cpu={shlex.join(cpu)}",
               "--llama-server", f"vulkan={shlex.join([*reallama_vulkan.command('vulkan'), *THREADS])}",
               "--model-file", str(model), "--num-gpu", "-1", "--prompt-tokens", str(PROMPT_TOKENS),
-              "--num-predict", "8", "--timeout", "300", "--gpu-target", "gfx900", "--no-probe-gpu",
+              "--num-predict", str(NUM_PREDICT), "--timeout", "300", "--gpu-target", "gfx900", "--no-probe-gpu",
               "--worklog", str(worklog), "--plot", str(plot), "--progress", "plain"]  # fmt: skip
     # 2K measured 4 times after a warm-up (its medians and intervals), 32K once without a warm-up (whether it fits:
     # each Vulkan run at 32K is seconds of lavapipe, and every Vulkan run is a new process that compiles its
