@@ -124,6 +124,35 @@ def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(reco
     assert cases > 1000 and rejected > cases // 2, (cases, rejected)
 
 
+def test_the_fast_schema_check_says_what_jsonschema_says(records):
+    """The reader's schema check (per-field predicates compiled from the schema, jsonschema for the message) gives
+    the problem the whole-schema jsonschema validation gives (its errors sorted by path, the first), or none where
+    it finds none: every field path of the four kinds of record, each with one of the wrong values in turn (all of
+    them over the paths), and each record as written."""
+    from gfxgate.sweep import worklog
+
+    validator = worklog._line_validator()
+
+    def reference(record: dict) -> str | None:
+        errors = sorted(validator.iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+        if not errors:
+            return None
+        where = "/".join(map(str, errors[0].absolute_path)) or "(the record)"
+        return f"{where}: {' '.join(errors[0].message.split())[:200]}"
+
+    cases = problems = 0
+    for record in records:
+        assert worklog._schema_problem(record) is None is reference(record)
+        for number, path in enumerate(_paths(record)):
+            value = WRONG[number % len(WRONG)]
+            mutated = _mutated(record, path, value)
+            expected = reference(mutated)
+            assert worklog._schema_problem(mutated) == expected, ("/".join(map(str, path)), value)
+            cases += 1
+            problems += expected is not None
+    assert cases > 200 and cases > problems > cases // 3, (cases, problems)
+
+
 @pytest.mark.parametrize(
     "path, value, field",
     [
