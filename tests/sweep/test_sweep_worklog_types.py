@@ -43,7 +43,7 @@ def records(tmp_path_factory) -> list[dict]:
     for mode in ("healthy", "error-200"):
         server = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Hostile,), {"mode": mode}))
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}"
             done = gfxgate("sweep", "--endpoint", f"o-{mode}={url}", "--model", "m", *common)
