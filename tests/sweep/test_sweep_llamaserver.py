@@ -118,6 +118,8 @@ def test_cli_needs_a_model_file_for_a_llama_server(tmp_path):
 def real_sweep(reallama_vulkan, tmp_path_factory):
     folder = tmp_path_factory.mktemp("real-sweep")
     worklog = folder / "w.jsonl"
+    # a private copy (its name kept): the study-shaped test resumes this sweep and finds its servers by this path
+    model = Path(shutil.copy(reallama_vulkan.model, folder / reallama_vulkan.model.name))
     servers = {"cpu": server(reallama_vulkan, "cpu"), "vulkan": server(reallama_vulkan, "vulkan")}
     devices = {
         # the Vulkan set with no device selected: llama.cpp still logs "offloaded 5/5 layers" for -1
@@ -125,10 +127,10 @@ def real_sweep(reallama_vulkan, tmp_path_factory):
         # --device Vulkan0 loads the backends while llama.cpp parses it: gfxgate's verbosity must come before it
         "vulkan0": server(reallama_vulkan, "vulkan", "--device", "Vulkan0"),
     }
-    done = sweep(worklog, servers, reallama_vulkan.model, *SHORT_PROMPT)
+    done = sweep(worklog, servers, model, *SHORT_PROMPT)
     # the same worklog: one sweep, resumed
-    sweep(worklog, devices, reallama_vulkan.model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
-    return worklog, (servers, devices), reallama_vulkan.model, done
+    sweep(worklog, devices, model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
+    return worklog, (servers, devices), model, done
 
 
 @pytest.mark.slow
@@ -192,8 +194,12 @@ def test_real_sweep_lines_match_the_worklog_schema(real_sweep):
 
     WORKLOG_LINE_SCHEMA = load_schema("sweep-worklog")
 
+    # jsonschema.validate() checks the schema against its meta-schema on every call: once is enough (0.1 s a line)
+    validator_class = jsonschema.validators.validator_for(WORKLOG_LINE_SCHEMA)
+    validator_class.check_schema(WORKLOG_LINE_SCHEMA)
+    validator = validator_class(WORKLOG_LINE_SCHEMA)
     for line in real_sweep[0].read_text().splitlines():
-        jsonschema.validate(json.loads(line), WORKLOG_LINE_SCHEMA)
+        validator.validate(json.loads(line))
 
 
 @pytest.mark.slow
@@ -325,21 +331,24 @@ def inject(tmp_path, reallama, backends, pattern, sig, *extra, num_gpu=(1, 0), m
 
 
 @pytest.mark.slow
-def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, reallama_vulkan):
+def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real_sweep, reallama_vulkan):
     """The study's table on real software: one Vulkan server crashes with SIGSEGV while generating for every
     num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded.
-    A 1-token prompt (``SHORT_PROMPT``: a batch-sized one costs lavapipe's matrix-multiply pipelines, seconds of CPU
-    in each of the 8 runs). Two sweeps into one worklog, as a study resumed with another endpoint: the good server
-    generates ``NUM_PREDICT`` tokens, the bad one is asked for 64, which keep it generating when the signal lands
-    (it never generates them: the signal ends the run)."""
-    model = Path(shutil.copy(reallama_vulkan.model, tmp_path / "tiny.gguf"))
+    The good server's four runs are the real sweep's ``vulkan`` ones (the module's fixture: the same command, model
+    and prompt), resumed in a worklog of their own with the bad server, as a study adds an endpoint; every lavapipe
+    run costs 0.5-1 s of CPU. A 1-token prompt (``SHORT_PROMPT``: a batch-sized one costs lavapipe's
+    matrix-multiply pipelines, seconds of CPU a run); the bad server is asked for 64 tokens, which keep it
+    generating when the signal lands (it never generates them: the signal ends the run)."""
+    real, _, model, _ = real_sweep  # model: the fixture's private copy, used by no other test's servers
     worklog = tmp_path / "w.jsonl"
+    worklog.write_text(
+        "".join(line for line in real.read_text().splitlines(True) if json.loads(line)["endpoint"]["name"] == "vulkan")
+    )
     every = "vulkanbad-g[12-]*.log"  # vulkanbad-g1-…, -g2-…, -g-1-… but not -g0-
     injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSEGV, every=every)
     injector.start()
     command = server(reallama_vulkan, "vulkan")
     try:
-        sweep(worklog, {"vulkan": command}, model, *SHORT_PROMPT)
         sweep(worklog, {"vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "64")
     finally:
         injector.stop.set()
@@ -349,9 +358,9 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     assert len(log.runs) == 8 and not log.warnings
     report = build_report(log)
     for num_gpu in (1, 2, -1):
-        assert report.cell("tiny.gguf", num_gpu, "vulkanbad").text == "FAIL (SIGSEGV)"
-        assert "layers on GPU" in report.cell("tiny.gguf", num_gpu, "vulkan").text
-    assert report.cell("tiny.gguf", 0, "vulkanbad").text.startswith("OK")
+        assert report.cell(model.name, num_gpu, "vulkanbad").text == "FAIL (SIGSEGV)"
+        assert "layers on GPU" in report.cell(model.name, num_gpu, "vulkan").text
+    assert report.cell(model.name, 0, "vulkanbad").text.startswith("OK")
     assert {c.phase for c in report.crashes} == {"compute"}
     assert report.hypothesis("gpu-unusable").verdict == "rejected"
     assert report.hypothesis("num-gpu-is-gpu-count").verdict == "rejected"
