@@ -27,6 +27,11 @@ PROMPT_TOKENS = 4
 # 3 tokens to generate: a decode rate of its own (2 tokens after the first); a token of this model costs lavapipe
 # ~90 ms of CPU, and every Vulkan run is a new process that compiles its pipelines again
 NUM_PREDICT = 3
+# One layer (and its KV cache) on lavapipe: a Vulkan run with every layer there costs 1-1.5 s of CPU, with one
+# 0.1-0.2 s; the claims are the sweep's (which context each endpoint fits, its rates, intervals and comparisons,
+# the KV cache the server's buffer lines add up, device and host), not how many layers lavapipe holds. The CPU set
+# has no GPU: llama.cpp ignores the layer count there, and its KV cache is all on the host, under the limit.
+NUM_GPU = 1
 REPEATS = 4  # the measured runs at 2K: gfxgate compares two backends' intervals from 4 runs each (MIN_RUNS)
 
 
@@ -48,7 +53,7 @@ def context_sweep(reallama_vulkan, tmp_path_factory):
     worklog, plot = folder / "ctx.jsonl", folder / "ctx.svg"
     common = ["sweep", "--llama-server", f"cpu={shlex.join(cpu)}",
               "--llama-server", f"vulkan={shlex.join([*reallama_vulkan.command('vulkan'), *THREADS])}",
-              "--model-file", str(model), "--num-gpu", "-1", "--prompt-tokens", str(PROMPT_TOKENS),
+              "--model-file", str(model), "--num-gpu", str(NUM_GPU), "--prompt-tokens", str(PROMPT_TOKENS),
               "--num-predict", str(NUM_PREDICT), "--timeout", "300", "--gpu-target", "gfx900", "--no-probe-gpu",
               "--worklog", str(worklog), "--plot", str(plot), "--progress", "plain"]  # fmt: skip
     # 2K measured 4 times after a warm-up (its medians and intervals), 32K once without a warm-up (whether it fits:
