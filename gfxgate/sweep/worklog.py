@@ -342,6 +342,20 @@ def _is_type(value: Any, name: str) -> bool:
     raise ValueError(name)
 
 
+_PLAIN_TYPES = {"string": str, "object": dict, "array": list, "null": type(None), "boolean": bool}
+
+
+def _type_check(names: list[str]) -> Any:
+    """``_is_type(value, name)`` for any of ``names``, with one isinstance for the types that need no more."""
+    plain = tuple(_PLAIN_TYPES[n] for n in names if n in _PLAIN_TYPES)
+    rest = [n for n in names if n not in _PLAIN_TYPES]
+    for name in rest:
+        _is_type(0, name)  # an unknown type name fails here, as jsonschema's would when validating
+    if not rest:
+        return lambda v: isinstance(v, plain)
+    return lambda v: isinstance(v, plain) or any(_is_type(v, n) for n in rest)
+
+
 def _predicate(schema: Any, validator: Any) -> Any:
     """A function telling whether a value is valid under ``schema`` exactly as jsonschema would, for the keywords
     the worklog schema uses (a keyword it does not know makes that node jsonschema's own ``is_valid``)."""
@@ -356,8 +370,7 @@ def _predicate(schema: Any, validator: Any) -> Any:
         if keyword in _IGNORED:
             continue
         if keyword == "type":
-            names = [arg] if isinstance(arg, str) else list(arg)
-            checks.append(lambda v, names=names: any(_is_type(v, n) for n in names))
+            checks.append(_type_check([arg] if isinstance(arg, str) else list(arg)))
         elif keyword == "properties":
             props = {k: _predicate(sub, validator) or validator.evolve(schema=sub).is_valid for k, sub in arg.items()}
             checks.append(
