@@ -342,12 +342,12 @@ def _is_type(value: Any, name: str) -> bool:
     raise ValueError(name)
 
 
-_PLAIN_TYPES = {"string": str, "object": dict, "array": list, "null": type(None), "boolean": bool}
+_PLAIN_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list, "null": type(None), "boolean": bool}
 
 
 def _type_check(names: list[str]) -> Any:
     """``_is_type(value, name)`` for any of ``names``, with one isinstance for the types that need no more."""
-    plain = tuple(_PLAIN_TYPES[n] for n in names if n in _PLAIN_TYPES)
+    plain: tuple[type, ...] = tuple(_PLAIN_TYPES[n] for n in names if n in _PLAIN_TYPES)
     rest = [n for n in names if n not in _PLAIN_TYPES]
     for name in rest:
         _is_type(0, name)  # an unknown type name fails here, as jsonschema's would when validating
