@@ -20,7 +20,6 @@ import hashlib
 import io
 import platform
 
-import jsonschema
 import zstandard
 
 from gfxgate.errors import InputError
@@ -424,6 +423,8 @@ def _line_validator():
         # Every field that is there must have its type; only the REQUIRED top-level fields must be there
         # (older and hand-made worklogs carry fewer; readers use .get for the rest).
         schema = {**_without_required(load_schema("sweep-worklog")), "required": list(REQUIRED)}
+        import jsonschema  # here: a sweep that reads no worklog line (a new worklog) never needs it, 45 ms to import
+
         _VALIDATOR.append(jsonschema.Draft202012Validator(schema))
     return _VALIDATOR[0]
 
