@@ -159,17 +159,21 @@ def test_3_a_catalogue_remedy_with_an_unknown_placeholder_is_refused(tmp_path):
 @pytest.mark.slow
 def test_4_cpu_only_endpoint_is_not_a_failing_gpu_backend(reallama_vulkan, tmp_path, gfxgate_cli):
     """A real sweep (Debian sid llama-server, Vulkan on lavapipe) with --gpu-target gfx900: a CPU-only endpoint
-    (`--device none`) and a Vulkan endpoint, both answering every cell."""
+    (`--device none`) and a Vulkan endpoint, both answering every cell. The servers run one compute thread and get
+    a 1-token prompt (test_sweep_llamaserver's ``server`` and ``SHORT_PROMPT``: a thread per core spins at every
+    barrier, a batch-sized prompt makes lavapipe compile its matrix-multiply pipelines, seconds of CPU a run); the
+    runtime row reads which route answered, not how fast or on how long a prompt. num_gpu 0 and 1: the reproduction
+    was "cpu fails with num_gpu ≠ 0"; one layer on lavapipe is 0.1-0.2 s of CPU a run, every layer 1-1.5 s."""
     import shlex
 
-    from tests.sweep.test_sweep_llamaserver import sweep
+    from tests.sweep.test_sweep_llamaserver import SHORT_PROMPT, server, sweep
 
     worklog = tmp_path / "w.jsonl"
     servers = {
-        "cpu": [*reallama_vulkan.command("vulkan"), "--device", "none"],
-        "vulkan": reallama_vulkan.command("vulkan"),
+        "cpu": server(reallama_vulkan, "vulkan", "--device", "none"),
+        "vulkan": server(reallama_vulkan, "vulkan"),
     }
-    sweep(worklog, servers, reallama_vulkan.model, num_gpu=(0, -1))
+    sweep(worklog, servers, reallama_vulkan.model, *SHORT_PROMPT, num_gpu=(0, 1))
     assert shlex.join(servers["cpu"]).endswith("--device none")
     data = scan_json(gfxgate_cli, "-t", "gfx900", "--runtime", str(worklog))
     runtime = cell(data, "runtime", "gfx900")

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.slow
 
 
 def run_server(llama, backends: str, model: Path, log: Path, *extra: str, timeout: float = 300) -> int | None:
-    """Start llama-server, wait until it serves (or exits), ask for 4 tokens, stop it; its exit code if it died."""
+    """Start llama-server, wait until it serves (or exits), ask for 4 tokens, stop it; its exit code if it died.
+    One compute thread (``-t 1``): ggml's default, a thread per core, spins them at every barrier, seconds of CPU
+    on shared cores; nothing diagnosed here reads the thread count."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -42,6 +44,8 @@ def run_server(llama, backends: str, model: Path, log: Path, *extra: str, timeou
         "256",
         "-lv",
         "4",
+        "-t",
+        "1",
         *extra,
     ]
     with log.open("wb") as out:
@@ -81,10 +85,24 @@ def diagnose(capsys, log: Path) -> dict:
     return assert_vendor_correct(result)
 
 
-def test_real_cpu_only_llama_server_says_no_usable_gpu(reallama, tmp_path, capsys):
-    log = tmp_path / "cpu.log"
+@pytest.fixture(scope="module")
+def cpu_log(reallama, tmp_path_factory) -> Path:
+    """The log of one healthy run of the CPU backend set asked for every layer on a GPU (two tests read it)."""
+    log = tmp_path_factory.mktemp("cpu") / "cpu.log"
     assert run_server(reallama, "cpu", reallama.model, log, "-ngl", "99") is None
-    d = diagnose(capsys, log)
+    return log
+
+
+@pytest.fixture(scope="module")
+def vulkan_log(reallama_vulkan, tmp_path_factory) -> Path:
+    """The log of one healthy run of the Vulkan set on lavapipe, every layer offloaded (two tests read it)."""
+    log = tmp_path_factory.mktemp("vulkan") / "vulkan.log"
+    assert run_server(reallama_vulkan, "vulkan", reallama_vulkan.model, log, "-ngl", "99") is None
+    return log
+
+
+def test_real_cpu_only_llama_server_says_no_usable_gpu(cpu_log, capsys):
+    d = diagnose(capsys, cpu_log)
     assert d["log_kind"] == "llama.cpp"
     assert d["version"] and d["version"].isdigit()
     finding = next(f for f in d["findings"] if f["message"] == "llama-no-usable-gpu")
@@ -94,10 +112,8 @@ def test_real_cpu_only_llama_server_says_no_usable_gpu(reallama, tmp_path, capsy
     assert run["outcome"] == "cpu-only"  # every model buffer is CPU_Mapped (was "ok" before issue 31)
 
 
-def test_real_vulkan_llama_server_offloads_every_layer(reallama_vulkan, tmp_path, capsys):
-    log = tmp_path / "vulkan.log"
-    assert run_server(reallama_vulkan, "vulkan", reallama_vulkan.model, log, "-ngl", "99") is None
-    d = diagnose(capsys, log)
+def test_real_vulkan_llama_server_offloads_every_layer(vulkan_log, capsys):
+    d = diagnose(capsys, vulkan_log)
     assert d["findings"] == []
     assert [(g["backend"], g["target"]) for g in d["gpus"]] == [("Vulkan", None)]
     assert "llvmpipe" in d["gpus"][0]["name"]
@@ -134,20 +150,16 @@ def test_real_ggml_assert_crash_is_localised(reallama, tmp_path, capsys):
     assert "llama_init_from_model" in run["frames"]
 
 
-def test_real_cpu_run_concludes_the_model_ran_on_the_cpu(reallama, tmp_path, capsys):
+def test_real_cpu_run_concludes_the_model_ran_on_the_cpu(cpu_log, capsys):
     """Issue 31 item 2: the warning before the build line belongs to the run; every buffer CPU_Mapped: on the CPU."""
-    log = tmp_path / "cpu.log"
-    assert run_server(reallama, "cpu", reallama.model, log, "-ngl", "99") is None
-    d = diagnose(capsys, log)
+    d = diagnose(capsys, cpu_log)
     [run] = d["runs"]
     assert run["outcome"] == "cpu-only" and [b["buffer"] for b in run["placement"]] == ["CPU_Mapped"]
     assert [c["kind"] for c in d["conclusions"]] == ["ran-on-cpu"]
 
 
-def test_real_vulkan_run_names_the_device_that_holds_the_layers(reallama_vulkan, tmp_path, capsys):
-    log = tmp_path / "vulkan.log"
-    assert run_server(reallama_vulkan, "vulkan", reallama_vulkan.model, log, "-ngl", "99") is None
-    d = diagnose(capsys, log)
+def test_real_vulkan_run_names_the_device_that_holds_the_layers(vulkan_log, capsys):
+    d = diagnose(capsys, vulkan_log)
     [run] = d["runs"]
     assert "Vulkan0" in [b["buffer"] for b in run["placement"]]
     [conclusion] = d["conclusions"]

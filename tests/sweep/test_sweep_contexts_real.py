@@ -24,6 +24,15 @@ THREADS = ("-t", "1")
 # A prompt shorter than a batch: lavapipe then runs no matrix-multiply pipelines (a Vulkan run's completion takes
 # ~2.3 s instead of 4-8 s); the claim is that the server counts the tokens asked for, not how many they are
 PROMPT_TOKENS = 4
+# 3 tokens to generate: a decode rate of its own (2 tokens after the first); a token of this model costs lavapipe
+# ~90 ms of CPU, and every Vulkan run is a new process that compiles its pipelines again
+NUM_PREDICT = 3
+# One layer (and its KV cache) on lavapipe: a Vulkan run with every layer there costs 1-1.5 s of CPU, with one
+# 0.1-0.2 s; the claims are the sweep's (which context each endpoint fits, its rates, intervals and comparisons,
+# the KV cache the server's buffer lines add up, device and host), not how many layers lavapipe holds. The CPU set
+# has no GPU: llama.cpp ignores the layer count there, and its KV cache is all on the host, under the limit.
+NUM_GPU = 1
+REPEATS = 4  # the measured runs at 2K: gfxgate compares two backends' intervals from 4 runs each (MIN_RUNS)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -44,26 +53,33 @@ def context_sweep(reallama_vulkan, tmp_path_factory):
     worklog, plot = folder / "ctx.jsonl", folder / "ctx.svg"
     common = ["sweep", "--llama-server", f"cpu={shlex.join(cpu)}",
               "--llama-server", f"vulkan={shlex.join([*reallama_vulkan.command('vulkan'), *THREADS])}",
-              "--model-file", str(model), "--num-gpu", "-1", "--prompt-tokens", str(PROMPT_TOKENS),
-              "--num-predict", "8", "--timeout", "300", "--gpu-target", "gfx900", "--no-probe-gpu",
+              "--model-file", str(model), "--num-gpu", str(NUM_GPU), "--prompt-tokens", str(PROMPT_TOKENS),
+              "--num-predict", str(NUM_PREDICT), "--timeout", "300", "--gpu-target", "gfx900", "--no-probe-gpu",
               "--worklog", str(worklog), "--plot", str(plot), "--progress", "plain"]  # fmt: skip
-    # 2K measured 4 times (its medians and intervals), 32K once (whether it fits: each Vulkan run at 32K is seconds
-    # of lavapipe): two sweeps into one worklog; the second's verdict and plot are the whole worklog's
-    sweeps = [[*common, "--ctx", "2048", "--repeat", "4"], [*common, "--ctx", "32K", "--repeat", "1"]]
+    # 2K measured 4 times after a warm-up (its medians and intervals), 32K once without a warm-up (whether it fits:
+    # each Vulkan run at 32K is seconds of lavapipe, and every Vulkan run is a new process that compiles its
+    # pipelines again, 1-2 s of CPU): two sweeps into one worklog; the second's verdict and plot are the whole
+    # worklog's
+    sweeps = [
+        [*common, "--ctx", "2048", "--repeat", str(REPEATS)],
+        [*common, "--ctx", "32K", "--repeat", "1", "--warmup", "0"],
+    ]
+    done = []
     for args in sweeps:
-        done = cli(*args)
-        assert done.returncode == 0, done.stderr
+        done.append(cli(*args))
+        assert done[-1].returncode == 0, done[-1].stderr
     return worklog, plot, done, sweeps
 
 
 def test_the_sweep_says_its_verdict_and_writes_the_plot(context_sweep):
-    worklog, plot, done, _ = context_sweep
+    worklog, plot, (first, done), _ = context_sweep
     sentence = next(line for line in done.stderr.splitlines() if " fits " in line)
     assert "cpu fits 2K (fails at 32K: load phase, exit status 1, out of memory)" in sentence, done.stderr
     assert "vulkan fits 32K (the largest measured)" in sentence, done.stderr
     svg = ET.parse(plot).getroot()
     assert {"cpu", "vulkan", "2K", "32K"} <= {t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")}
-    assert "warm-up #1" in done.stderr  # the plain progress names the warm-up runs
+    assert "warm-up #1" in first.stderr  # the plain progress names the warm-up runs
+    assert "warm-up" not in done.stderr  # … and a sweep of --warmup 0 has none
 
 
 def test_the_report_has_medians_intervals_and_the_largest_fit(context_sweep):
@@ -71,14 +87,15 @@ def test_the_report_has_medians_intervals_and_the_largest_fit(context_sweep):
     done = cli("sweep", "report", str(worklog), "--format", "json")
     assert done.returncode == 0, done.stderr
     contexts = json.loads(done.stdout)["contexts"]
-    assert contexts["contexts"] == [2048, 32768] and contexts["warmups"] == 4
+    assert contexts["contexts"] == [2048, 32768] and contexts["warmups"] == 2  # one per endpoint, at 2K
     rows = {(r["ctx"], r["endpoint"]): r for r in contexts["rows"]}
     for backend in ("cpu", "vulkan"):
         row = rows[(2048, backend)]
-        assert (row["counted"], row["ok"], row["warmups"]) == (4, 4, 1), row
+        assert (row["counted"], row["ok"], row["warmups"]) == (REPEATS, REPEATS, 1), row
         for stage in ("prefill", "decode"):
             iv = row[stage]
-            assert iv["n"] == 4 and iv["low"] <= iv["median"] <= iv["high"] and iv["coverage"] == 0.875, row
+            assert iv["n"] == REPEATS and iv["low"] <= iv["median"] <= iv["high"], row
+            assert iv["coverage"] == 1 - 2 * 0.5**REPEATS, row  # 0.875: the range of 4 values
         counts = row["prompt_tokens"]  # the server's count
         assert counts and all(PROMPT_TOKENS <= n <= PROMPT_TOKENS + 1 for n in counts), row
         assert row["kv_mib"] == 16.0, row  # 2048 x 8 KiB, the server's own buffer line

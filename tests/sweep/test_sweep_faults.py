@@ -108,7 +108,8 @@ def hostile():
         handler = type("H", (Hostile,), {"mode": mode, "version_delay": version_delay, **attrs})
         server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        # polled every 50 ms (the default 0.5 s is how long shutdown() below waits: half a second of each test)
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}"
 

@@ -29,6 +29,9 @@ DEVICE_NUM_GPU = (1, -1)  # the endpoints that name a device (or none): one laye
 # A 3-token prompt: a prompt of a batch's size makes lavapipe compile the matrix-multiply pipelines too, 2 s of CPU
 # per Vulkan run instead of 0.7-1 s; nothing in the real sweep's claims reads the prompt's length
 SHORT_PROMPT = ("--prompt", "hi")
+# Tokens to generate: on lavapipe a token of the tiny model costs 70-120 ms of CPU once 2 or more layers are there;
+# the claims read that the server counted what it generated (eval_count), not how much
+NUM_PREDICT = 3
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,7 @@ def server(real, backends: str = "cpu", *extra: str) -> list[str]:
 
 
 def sweep(worklog: Path, servers: dict[str, list[str]], model: Path, *extra: str, num_gpu=NUM_GPU, timeout=900):
-    args = ["sweep", "--model-file", str(model), "--num-gpu", ",".join(map(str, num_gpu)), "--num-predict", "8"]
+    args = ["sweep", "--model-file", str(model), "--num-gpu", ",".join(map(str, num_gpu)), "--num-predict", str(NUM_PREDICT)]
     args += ["--worklog", str(worklog), "--no-probe-gpu", "--gpu-target", "gfx900", "--timeout", "300"]
     for name, argv in servers.items():
         args += ["--llama-server", f"{name}={shlex.join(argv)}"]
@@ -115,6 +118,8 @@ def test_cli_needs_a_model_file_for_a_llama_server(tmp_path):
 def real_sweep(reallama_vulkan, tmp_path_factory):
     folder = tmp_path_factory.mktemp("real-sweep")
     worklog = folder / "w.jsonl"
+    # a private copy (its name kept): the study-shaped test resumes this sweep and finds its servers by this path
+    model = Path(shutil.copy(reallama_vulkan.model, folder / reallama_vulkan.model.name))
     servers = {"cpu": server(reallama_vulkan, "cpu"), "vulkan": server(reallama_vulkan, "vulkan")}
     devices = {
         # the Vulkan set with no device selected: llama.cpp still logs "offloaded 5/5 layers" for -1
@@ -122,10 +127,10 @@ def real_sweep(reallama_vulkan, tmp_path_factory):
         # --device Vulkan0 loads the backends while llama.cpp parses it: gfxgate's verbosity must come before it
         "vulkan0": server(reallama_vulkan, "vulkan", "--device", "Vulkan0"),
     }
-    done = sweep(worklog, servers, reallama_vulkan.model, *SHORT_PROMPT)
+    done = sweep(worklog, servers, model, *SHORT_PROMPT)
     # the same worklog: one sweep, resumed
-    sweep(worklog, devices, reallama_vulkan.model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
-    return worklog, (servers, devices), reallama_vulkan.model, done
+    sweep(worklog, devices, model, *SHORT_PROMPT, num_gpu=DEVICE_NUM_GPU)
+    return worklog, (servers, devices), model, done
 
 
 @pytest.mark.slow
@@ -141,7 +146,7 @@ def test_real_sweep_records_real_offload_counts(real_sweep):
     for run in log.runs:
         assert run.ok, (run.run_id, run.get("error"), run.get("phase"))
         assert run.endpoint_kind == "llama-server"
-        assert run.get("eval_count") == 8 and run.get("prompt_eval_count", 0) > 0
+        assert run.get("eval_count") == NUM_PREDICT and run.get("prompt_eval_count", 0) > 0
         assert run.get("model_digest", "").startswith("sha256:")
         assert Path(run.get("server_log")).is_file()
         assert (run.get("server_version") or "").startswith("llama.cpp ")
@@ -189,8 +194,12 @@ def test_real_sweep_lines_match_the_worklog_schema(real_sweep):
 
     WORKLOG_LINE_SCHEMA = load_schema("sweep-worklog")
 
+    # jsonschema.validate() checks the schema against its meta-schema on every call: once is enough (0.1 s a line)
+    validator_class = jsonschema.validators.validator_for(WORKLOG_LINE_SCHEMA)
+    validator_class.check_schema(WORKLOG_LINE_SCHEMA)
+    validator = validator_class(WORKLOG_LINE_SCHEMA)
     for line in real_sweep[0].read_text().splitlines():
-        jsonschema.validate(json.loads(line), WORKLOG_LINE_SCHEMA)
+        validator.validate(json.loads(line))
 
 
 @pytest.mark.slow
@@ -322,17 +331,25 @@ def inject(tmp_path, reallama, backends, pattern, sig, *extra, num_gpu=(1, 0), m
 
 
 @pytest.mark.slow
-def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, reallama_vulkan):
+def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real_sweep, reallama_vulkan):
     """The study's table on real software: one Vulkan server crashes with SIGSEGV while generating for every
-    num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded."""
-    model = Path(shutil.copy(reallama_vulkan.model, tmp_path / "tiny.gguf"))
+    num_gpu ≠ 0 (the signal injected into the real process), the other Vulkan server answers with layers offloaded.
+    The good server's four runs are the real sweep's ``vulkan`` ones (the module's fixture: the same command, model
+    and prompt), resumed in a worklog of their own with the bad server, as a study adds an endpoint; every lavapipe
+    run costs 0.5-1 s of CPU. A 1-token prompt (``SHORT_PROMPT``: a batch-sized one costs lavapipe's
+    matrix-multiply pipelines, seconds of CPU a run); the bad server is asked for 64 tokens, which keep it
+    generating when the signal lands (it never generates them: the signal ends the run)."""
+    real, _, model, _ = real_sweep  # model: the fixture's private copy, used by no other test's servers
     worklog = tmp_path / "w.jsonl"
+    worklog.write_text(
+        "".join(line for line in real.read_text().splitlines(True) if json.loads(line)["endpoint"]["name"] == "vulkan")
+    )
     every = "vulkanbad-g[12-]*.log"  # vulkanbad-g1-…, -g2-…, -g-1-… but not -g0-
     injector = Injector(Path(str(worklog) + ".logs"), model, r"processing task", signal.SIGSEGV, every=every)
     injector.start()
     command = server(reallama_vulkan, "vulkan")
     try:
-        sweep(worklog, {"vulkan": command, "vulkanbad": command}, model, "--num-predict", "64")
+        sweep(worklog, {"vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "64")
     finally:
         injector.stop.set()
         injector.join(5)
@@ -341,9 +358,9 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     assert len(log.runs) == 8 and not log.warnings
     report = build_report(log)
     for num_gpu in (1, 2, -1):
-        assert report.cell("tiny.gguf", num_gpu, "vulkanbad").text == "FAIL (SIGSEGV)"
-        assert "layers on GPU" in report.cell("tiny.gguf", num_gpu, "vulkan").text
-    assert report.cell("tiny.gguf", 0, "vulkanbad").text.startswith("OK")
+        assert report.cell(model.name, num_gpu, "vulkanbad").text == "FAIL (SIGSEGV)"
+        assert "layers on GPU" in report.cell(model.name, num_gpu, "vulkan").text
+    assert report.cell(model.name, 0, "vulkanbad").text.startswith("OK")
     assert {c.phase for c in report.crashes} == {"compute"}
     assert report.hypothesis("gpu-unusable").verdict == "rejected"
     assert report.hypothesis("num-gpu-is-gpu-count").verdict == "rejected"

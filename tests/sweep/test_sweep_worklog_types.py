@@ -43,7 +43,7 @@ def records(tmp_path_factory) -> list[dict]:
     for mode in ("healthy", "error-200"):
         server = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Hostile,), {"mode": mode}))
         server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
         try:
             url = f"http://127.0.0.1:{server.server_address[1]}"
             done = gfxgate("sweep", "--endpoint", f"o-{mode}={url}", "--model", "m", *common)
@@ -95,17 +95,18 @@ def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(reco
     worklog = tmp_path / "w.jsonl"
     cases = rejected = 0
     nested = set()
+    texts = [json.dumps(line) + "\n" for line in picked.values()]  # the lines left as they are, written once
     for index, record in enumerate(picked.values()):
         for path in _paths(record):
             if len(path) > 1:
                 nested.add(path[0])
             for value in WRONG:
-                lines = list(picked.values())
-                lines[index] = _mutated(record, path, value)
+                lines = list(texts)
+                lines[index] = json.dumps(_mutated(record, path, value)) + "\n"
                 # a new file each case: ext4 flushes a file truncated and written again on close (auto_da_alloc),
                 # 7 ms a case here, most of this test's wall time
                 worklog.unlink(missing_ok=True)
-                worklog.write_text("".join(json.dumps(line) + "\n" for line in lines))
+                worklog.write_text("".join(lines))
                 cases += 1
                 try:
                     log = read_worklog(worklog)
@@ -122,6 +123,35 @@ def test_every_field_of_the_wrong_type_or_missing_is_an_input_error_or_read(reco
                     ) from exc
     assert {"offload", "overhead", "ps_after", "crash", "evidence", "options", "endpoint", "phase"} <= nested
     assert cases > 1000 and rejected > cases // 2, (cases, rejected)
+
+
+def test_the_fast_schema_check_says_what_jsonschema_says(records):
+    """The reader's schema check (per-field predicates compiled from the schema, jsonschema for the message) gives
+    the problem the whole-schema jsonschema validation gives (its errors sorted by path, the first), or none where
+    it finds none: every field path of the four kinds of record, each with one of the wrong values in turn (all of
+    them over the paths), and each record as written."""
+    from gfxgate.sweep import worklog
+
+    validator = worklog._line_validator()
+
+    def reference(record: dict) -> str | None:
+        errors = sorted(validator.iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+        if not errors:
+            return None
+        where = "/".join(map(str, errors[0].absolute_path)) or "(the record)"
+        return f"{where}: {' '.join(errors[0].message.split())[:200]}"
+
+    cases = problems = 0
+    for record in records:
+        assert worklog._schema_problem(record) is None is reference(record)
+        for number, path in enumerate(_paths(record)):
+            value = WRONG[number % len(WRONG)]
+            mutated = _mutated(record, path, value)
+            expected = reference(mutated)
+            assert worklog._schema_problem(mutated) == expected, ("/".join(map(str, path)), value)
+            cases += 1
+            problems += expected is not None
+    assert cases > 200 and cases > problems > cases // 3, (cases, problems)
 
 
 @pytest.mark.parametrize(
