@@ -314,6 +314,10 @@ class GitRepo:
             self.git_dir = (cache or cache_root()) / "repos" / f"{name}-{digest}.git"
         self._batch: CatFileBatch | None = None
         self._tags: list[str] | None = None
+        # what resolve() answered, per ref: asked again at every probe of a walk (a coupled source's ref, an unknown
+        # LLAMA_CPP_VERSION with its hint over every tag), answered once; forgotten when tags are fetched
+        self._resolved: dict[str, str] = {}
+        self._unknown: dict[str, SourceError] = {}
 
     # -- clone and fetch ---------------------------------------------------------------------------
     def ensure_clone(self) -> None:
@@ -351,7 +355,12 @@ class GitRepo:
                 out.stderr,
                 hint="--offline uses the tags already in the cache",
             )
+        self._forget_refs()
+
+    def _forget_refs(self) -> None:
         self._tags = None
+        self._resolved.clear()
+        self._unknown.clear()
 
     def tags(self) -> list[str]:
         if self._tags is None:
@@ -360,7 +369,17 @@ class GitRepo:
         return self._tags
 
     def resolve(self, ref: str) -> str:
-        """The commit SHA of ``ref``; fetches just that tag when it is missing (not offline)."""
+        """The commit SHA of ``ref``; fetches just that tag when it is missing (not offline). Answered once per ref
+        (an unknown ref: the same error again, without asking git or the remote again)."""
+        if ref in self._resolved:
+            return self._resolved[ref]
+        if ref in self._unknown:
+            known = self._unknown[ref]
+            raise SourceError(known.message, hint=known.hint, source=known.source)
+        self._resolved[ref] = sha = self._resolve(ref)
+        return sha
+
+    def _resolve(self, ref: str) -> str:
         self.ensure_clone()
         sha = self._rev_parse(ref)
         if sha is None and self.managed and not self.offline:
@@ -381,7 +400,10 @@ class GitRepo:
                 hint = "the repository has no tags"
             if self.offline and self.managed:
                 hint += " (--offline: only cached tags are known)"
-            raise SourceError(f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint)
+            self._unknown[ref] = error = SourceError(
+                f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint
+            )
+            raise error
         return sha
 
     def commit_date(self, commit: str) -> str | None:
@@ -414,7 +436,7 @@ class GitRepo:
                     {line.rsplit("refs/tags/", 1)[-1] for line in remote.stdout.splitlines() if "refs/tags/" in line}
                 )
         else:
-            self._tags = None
+            self._forget_refs()
 
     def prefetch(self, commit: str, paths: list[str]) -> None:
         """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only)."""
@@ -491,12 +513,15 @@ class GitRepo:
 class GitSource(Source):
     """A repository at a tag, read from a git object database."""
 
-    def __init__(self, repo: GitRepo, ref: str) -> None:
+    def __init__(self, repo: GitRepo, ref: str, *, owns_repo: bool = True) -> None:
+        """``owns_repo``: closing this source closes ``repo`` (its ``cat-file`` processes); False where the repository
+        is shared with other sources and closed by whoever shares it (:class:`gfxgate.history.walk.TagProber`)."""
         self.name = repo.name
         self.url = repo.url
         self.ref = ref
         self.origin = "git"
         self._repo = repo
+        self._owns_repo = owns_repo
         self.commit: str = repo.resolve(ref)
         self._files: list[str] | None = None
         self._blobs: dict[str, bytes | None] = {}
@@ -524,4 +549,5 @@ class GitSource(Source):
         return self._repo.grep(self.commit, pattern, paths, fixed)
 
     def close(self) -> None:
-        self._repo.close()
+        if self._owns_repo:
+            self._repo.close()

@@ -95,6 +95,36 @@ def test_bisection_agrees_with_every_tag_and_probes_less(timeline_env, capsys):
     assert len(row(quiet, "gfx900")["cells"]) == 1
 
 
+def test_a_walk_starts_each_git_reader_and_resolves_each_ref_once(timeline_env, capsys, monkeypatch):
+    """Each probe of a walk opens its sources anew, but their git repositories are the walk's (TagProber): a
+    repository's `git cat-file` readers start once and each ref is resolved once per repository, however many tags
+    are probed (counted, not timed). Before, every probe started them again: issue 28's defect-16 replay (40 tags)
+    ran 841 git processes, 360 of them `rev-parse` of the same refs; 100 now."""
+    from collections import Counter
+
+    from gfxgate.sources import gitrepo
+
+    readers: Counter = Counter()
+    resolved: Counter = Counter()
+    real_cat_file, real_run_git = gitrepo._cat_file, gitrepo.run_git
+
+    def cat_file(argv, env):
+        readers[(argv[2], argv[-1])] += 1  # (git dir, --batch or --batch-check)
+        return real_cat_file(argv, env)
+
+    def run_git(args, **kwargs):
+        if args[0] == "rev-parse" and "--verify" in args:
+            resolved[(str(kwargs.get("git_dir")), args[-1])] += 1
+        return real_run_git(args, **kwargs)
+
+    monkeypatch.setattr(gitrepo, "_cat_file", cat_file)
+    monkeypatch.setattr(gitrepo, "run_git", run_git)
+    data = timeline_json(capsys, "--live", "-t", "gfx900", "--every-tag")
+    assert data["range"]["probed"] == 8
+    assert len({folder for folder, _ in readers}) >= 2 and set(readers.values()) == {1}, readers
+    assert len(resolved) >= 8 and set(resolved.values()) == {1}, resolved
+
+
 def test_a_window_of_releases_clips_the_cells(timeline_env, capsys):
     data = timeline_json(capsys, "--live", "-t", "gfx900", "--from", "v0.12.0", "--to", "v0.14.0")
     cells = row(data, "gfx900")["cells"]
