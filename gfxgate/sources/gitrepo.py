@@ -318,6 +318,8 @@ class GitRepo:
         # LLAMA_CPP_VERSION with its hint over every tag), answered once; forgotten when tags are fetched
         self._resolved: dict[str, str] = {}
         self._unknown: dict[str, SourceError] = {}
+        self._blobs: dict[str, dict[str, str]] = {}  # commit -> path -> blob id (prefetch)
+        self._missing: dict[str, set[str]] = {}  # commit -> ids of its tree not in the local database (prefetch)
 
     # -- clone and fetch ---------------------------------------------------------------------------
     def ensure_clone(self) -> None:
@@ -439,16 +441,29 @@ class GitRepo:
             self._forget_refs()
 
     def prefetch(self, commit: str, paths: list[str]) -> None:
-        """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only)."""
+        """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only).
+
+        A scan asks once per rule: ``commit``'s tree and what of it is missing are listed at the first call and kept
+        (every rule listed both again: 19 ``rev-list --objects`` of the whole tree and 18 ``ls-tree`` for one cold
+        ``scan --live``); what a fetch brought is no longer missing."""
         if not self.managed or self.offline or not paths:
             return
-        listing = run_git(["ls-tree", "-r", "-z", commit, "--", *paths], git_dir=self.git_dir, offline=True)
-        oids = [entry.split()[2] for entry in listing.stdout.split("\0") if entry and entry.split()[1] == "blob"]
+        blobs = self._blobs_at(commit)
+        oids = set()
+        for path in paths:
+            path = path.rstrip("/")
+            if path in blobs:
+                oids.add(blobs[path])
+            else:  # a folder: every blob under it, as `ls-tree -r -- FOLDER` lists them
+                oids.update(oid for name, oid in blobs.items() if name.startswith(path + "/"))
         if not oids:
             return
-        missing = sorted(set(oids) & self.missing_objects(commit))
+        absent = self._missing.get(commit)
+        if absent is None:
+            absent = self._missing[commit] = self.missing_objects(commit)
+        missing = sorted(oids & absent)
         if missing:
-            run_git(
+            out = run_git(
                 [
                     "-c",
                     "fetch.negotiationAlgorithm=noop",
@@ -461,6 +476,21 @@ class GitRepo:
                 git_dir=self.git_dir,
                 stdin="\n".join(missing) + "\n",
             )
+            if out.returncode == 0:
+                absent.difference_update(missing)
+
+    def _blobs_at(self, commit: str) -> dict[str, str]:
+        """Path -> blob id of every file of ``commit``'s tree (one ``ls-tree`` per commit; empty when it fails)."""
+        if commit not in self._blobs:
+            listing = run_git(["ls-tree", "-r", "-z", commit], git_dir=self.git_dir, offline=True)
+            blobs = {}
+            for entry in listing.stdout.split("\0") if listing.returncode == 0 else ():
+                meta, _, path = entry.partition("\t")
+                fields = meta.split()
+                if len(fields) == 3 and fields[1] == "blob":
+                    blobs[path] = fields[2]
+            self._blobs[commit] = blobs
+        return self._blobs[commit]
 
     def missing_objects(self, commit: str) -> set[str]:
         """Objects of ``commit``'s tree not in the local database (never triggers a lazy fetch)."""
