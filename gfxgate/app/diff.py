@@ -47,7 +47,8 @@ def same_os(old: Mapping[str, Any], new: Mapping[str, Any], wanted: str | None) 
 
 def diff(req: DiffRequest) -> DiffResult:
     from gfxgate.app.common import fail_on_targets, refuse_output_over_inputs
-    from gfxgate.prcheck.diff import diff_matrices, fail_closed, load_matrix
+    from gfxgate.prcheck.diff import diff_matrices, fail_closed
+    from gfxgate.prcheck.matrixfile import load_matrix
     from gfxgate.prcheck.pins import pins_location
 
     refuse_output_over_inputs(req.output, (req.old, req.new))

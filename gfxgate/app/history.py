@@ -48,12 +48,13 @@ def history(req: HistoryRequest) -> HistoryResult:
         cache=default_facts_cache(req.repo),
         on_probe=req.on_probe,
     )
-    result = walk(
-        prober,
-        first=req.first,
-        last=req.last,
-        layers=list(req.layers) or None,
-        prereleases=req.prereleases,
-        every_tag=req.every_tag,
-    )
+    with prober:
+        result = walk(
+            prober,
+            first=req.first,
+            last=req.last,
+            layers=list(req.layers) or None,
+            prereleases=req.prereleases,
+            every_tag=req.every_tag,
+        )
     return HistoryResult(result, prober.cache.warning or None)

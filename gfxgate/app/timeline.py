@@ -144,14 +144,15 @@ def compute_live(
         on_probe=on_probe,
         coupled=COUPLED,
     )
-    result = compute(
-        prober,
-        [str(t) for t in parsed],
-        first=first or first_release(ruleset, os),
-        last=last,
-        prereleases=prereleases,
-        every_tag=every_tag,
-        ruleset=ruleset,
-        os=os,
-    )
+    with prober:
+        result = compute(
+            prober,
+            [str(t) for t in parsed],
+            first=first or first_release(ruleset, os),
+            last=last,
+            prereleases=prereleases,
+            every_tag=every_tag,
+            ruleset=ruleset,
+            os=os,
+        )
     return TimelineResult(result, prober.cache.warning or None)

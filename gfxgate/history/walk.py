@@ -333,7 +333,21 @@ class TagProber:
         self.notes: set[str] = set()
         self.unavailable: dict[tuple[str, str], RuleFacts] = {}  # (rule id, tag) → facts whose source could not be read
         self._matrices: dict[str, GateMatrix] = {}
+        # the git repositories every probe reads (ollama, and llama.cpp, ROCm's where ollama's files name their tags):
+        # opened once for the walk, their refs resolved once; closed by close() (a later probe opens them again)
+        self._repos: dict[str, GitRepo] = {}
         self.commits = self._tag_commits()
+
+    def close(self) -> None:
+        """End the ``git cat-file`` processes of the repositories the probes read."""
+        for repo in self._repos.values():
+            repo.close()
+
+    def __enter__(self) -> TagProber:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _tag_commits(self) -> dict[str, str]:
         sourceset = SourceSet(self.pins, sources=self.sources, offline=self.offline)
@@ -369,7 +383,9 @@ class TagProber:
             else:
                 facts[rule.id] = cached
         if missing:
-            sourceset = SourceSet(self.pins, sources=self.sources, refs={self.repo: tag}, offline=self.offline)
+            sourceset = SourceSet(
+                self.pins, sources=self.sources, refs={self.repo: tag}, offline=self.offline, repos=self._repos
+            )
             try:
                 fresh = collect_facts(RuleSet(layers=self.ruleset.layers, rules=tuple(missing)), sourceset)
             finally:

@@ -314,6 +314,12 @@ class GitRepo:
             self.git_dir = (cache or cache_root()) / "repos" / f"{name}-{digest}.git"
         self._batch: CatFileBatch | None = None
         self._tags: list[str] | None = None
+        # what resolve() answered, per ref: asked again at every probe of a walk (a coupled source's ref, an unknown
+        # LLAMA_CPP_VERSION with its hint over every tag), answered once; forgotten when tags are fetched
+        self._resolved: dict[str, str] = {}
+        self._unknown: dict[str, SourceError] = {}
+        self._blobs: dict[str, dict[str, str]] = {}  # commit -> path -> blob id (prefetch)
+        self._missing: dict[str, set[str]] = {}  # commit -> ids of its tree not in the local database (prefetch)
 
     # -- clone and fetch ---------------------------------------------------------------------------
     def ensure_clone(self) -> None:
@@ -351,7 +357,12 @@ class GitRepo:
                 out.stderr,
                 hint="--offline uses the tags already in the cache",
             )
+        self._forget_refs()
+
+    def _forget_refs(self) -> None:
         self._tags = None
+        self._resolved.clear()
+        self._unknown.clear()
 
     def tags(self) -> list[str]:
         if self._tags is None:
@@ -360,7 +371,17 @@ class GitRepo:
         return self._tags
 
     def resolve(self, ref: str) -> str:
-        """The commit SHA of ``ref``; fetches just that tag when it is missing (not offline)."""
+        """The commit SHA of ``ref``; fetches just that tag when it is missing (not offline). Answered once per ref
+        (an unknown ref: the same error again, without asking git or the remote again)."""
+        if ref in self._resolved:
+            return self._resolved[ref]
+        if ref in self._unknown:
+            known = self._unknown[ref]
+            raise SourceError(known.message, hint=known.hint, source=known.source)
+        self._resolved[ref] = sha = self._resolve(ref)
+        return sha
+
+    def _resolve(self, ref: str) -> str:
         self.ensure_clone()
         sha = self._rev_parse(ref)
         if sha is None and self.managed and not self.offline:
@@ -381,7 +402,10 @@ class GitRepo:
                 hint = "the repository has no tags"
             if self.offline and self.managed:
                 hint += " (--offline: only cached tags are known)"
-            raise SourceError(f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint)
+            self._unknown[ref] = error = SourceError(
+                f"{self.name}: unknown tag or ref {ref!r} in {self.url}", hint=hint
+            )
+            raise error
         return sha
 
     def commit_date(self, commit: str) -> str | None:
@@ -414,19 +438,32 @@ class GitRepo:
                     {line.rsplit("refs/tags/", 1)[-1] for line in remote.stdout.splitlines() if "refs/tags/" in line}
                 )
         else:
-            self._tags = None
+            self._forget_refs()
 
     def prefetch(self, commit: str, paths: list[str]) -> None:
-        """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only)."""
+        """Fetch the missing blobs of ``paths`` at ``commit`` in one round trip (partial clones only).
+
+        A scan asks once per rule: ``commit``'s tree and what of it is missing are listed at the first call and kept
+        (every rule listed both again: 19 ``rev-list --objects`` of the whole tree and 18 ``ls-tree`` for one cold
+        ``scan --live``); what a fetch brought is no longer missing."""
         if not self.managed or self.offline or not paths:
             return
-        listing = run_git(["ls-tree", "-r", "-z", commit, "--", *paths], git_dir=self.git_dir, offline=True)
-        oids = [entry.split()[2] for entry in listing.stdout.split("\0") if entry and entry.split()[1] == "blob"]
+        blobs = self._blobs_at(commit)
+        oids = set()
+        for path in paths:
+            path = path.rstrip("/")
+            if path in blobs:
+                oids.add(blobs[path])
+            else:  # a folder: every blob under it, as `ls-tree -r -- FOLDER` lists them
+                oids.update(oid for name, oid in blobs.items() if name.startswith(path + "/"))
         if not oids:
             return
-        missing = sorted(set(oids) & self.missing_objects(commit))
+        absent = self._missing.get(commit)
+        if absent is None:
+            absent = self._missing[commit] = self.missing_objects(commit)
+        missing = sorted(oids & absent)
         if missing:
-            run_git(
+            out = run_git(
                 [
                     "-c",
                     "fetch.negotiationAlgorithm=noop",
@@ -439,6 +476,21 @@ class GitRepo:
                 git_dir=self.git_dir,
                 stdin="\n".join(missing) + "\n",
             )
+            if out.returncode == 0:
+                absent.difference_update(missing)
+
+    def _blobs_at(self, commit: str) -> dict[str, str]:
+        """Path -> blob id of every file of ``commit``'s tree (one ``ls-tree`` per commit; empty when it fails)."""
+        if commit not in self._blobs:
+            listing = run_git(["ls-tree", "-r", "-z", commit], git_dir=self.git_dir, offline=True)
+            blobs = {}
+            for entry in listing.stdout.split("\0") if listing.returncode == 0 else ():
+                meta, _, path = entry.partition("\t")
+                fields = meta.split()
+                if len(fields) == 3 and fields[1] == "blob":
+                    blobs[path] = fields[2]
+            self._blobs[commit] = blobs
+        return self._blobs[commit]
 
     def missing_objects(self, commit: str) -> set[str]:
         """Objects of ``commit``'s tree not in the local database (never triggers a lazy fetch)."""
@@ -491,12 +543,15 @@ class GitRepo:
 class GitSource(Source):
     """A repository at a tag, read from a git object database."""
 
-    def __init__(self, repo: GitRepo, ref: str) -> None:
+    def __init__(self, repo: GitRepo, ref: str, *, owns_repo: bool = True) -> None:
+        """``owns_repo``: closing this source closes ``repo`` (its ``cat-file`` processes); False where the repository
+        is shared with other sources and closed by whoever shares it (:class:`gfxgate.history.walk.TagProber`)."""
         self.name = repo.name
         self.url = repo.url
         self.ref = ref
         self.origin = "git"
         self._repo = repo
+        self._owns_repo = owns_repo
         self.commit: str = repo.resolve(ref)
         self._files: list[str] | None = None
         self._blobs: dict[str, bytes | None] = {}
@@ -524,4 +579,5 @@ class GitSource(Source):
         return self._repo.grep(self.commit, pattern, paths, fixed)
 
     def close(self) -> None:
-        self._repo.close()
+        if self._owns_repo:
+            self._repo.close()

@@ -282,7 +282,11 @@ class SourceSet:
         sources: dict[str, str] | None = None,
         refs: dict[str, str] | None = None,
         offline: bool = False,
+        repos: dict[str, GitRepo] | None = None,
     ) -> None:
+        """``repos``: the git repositories of another SourceSet's sources to use as well (filled here as sources are
+        opened), so that the probes of one walk start each repository's ``cat-file`` processes and resolve each ref
+        once; their owner closes them (``close`` here leaves them open)."""
         self.pins = pins
         self.offline = offline
         self._url_overrides = dict(sources or {})
@@ -310,7 +314,8 @@ class SourceSet:
                 )
         self._open: dict[tuple[str, str], Source] = {}
         self._failed: dict[tuple[str, str], SourceError] = {}  # a source that could not be opened is tried once per run
-        self._repos: dict[str, GitRepo] = {}
+        self._shared_repos = repos is not None
+        self._repos: dict[str, GitRepo] = repos if repos is not None else {}
         self._coupled_refs: dict[str, tuple[str, str | None]] = {}
         self.notes: list[str] = []
 
@@ -332,7 +337,7 @@ class SourceSet:
 
     def _latest(self, name: str) -> str:
         """``--ref NAME=latest``: the newest release tag of that source (pre-releases left out); the report says which."""
-        from gfxgate.sources.gitrepo import GitRepo, local_git_dir
+        from gfxgate.sources.gitrepo import local_git_dir
 
         pin, url = self.pins.sources[name], self.url(name)
         path = Path(url).expanduser()
@@ -341,9 +346,7 @@ class SourceSet:
                 f"--ref {name}=latest needs a git repository, but {url} is a plain folder",
                 hint="name a tag instead, or point --source at a clone",
             )
-        if name not in self._repos:
-            self._repos[name] = GitRepo(name, url, offline=self.offline)
-        repo = self._repos[name]
+        repo = self._repo(name, url)
         repo.ensure_clone()
         rx = rule_regex(pin.release_tags) if pin.release_tags else None
         tags = sort_tags([t for t in repo.tags() if not is_prerelease(t) and (rx is None or rx.search(t))])
@@ -467,7 +470,7 @@ class SourceSet:
 
     def _open_source(self, name: str, ref: str) -> Source:
         from gfxgate.sources.directory import DirectorySource
-        from gfxgate.sources.gitrepo import GitRepo, GitSource, local_git_dir
+        from gfxgate.sources.gitrepo import GitSource, local_git_dir
 
         url = self.url(name)
         path = Path(url).expanduser()
@@ -480,9 +483,18 @@ class SourceSet:
                 f"{name}: source {url} is a file; give a folder, a git clone or a URL",
                 hint="e.g. --source ollama=~/src/ollama or --source ollama=https://github.com/ollama/ollama.git",
             )
-        if name not in self._repos:
-            self._repos[name] = GitRepo(name, url, offline=self.offline)
-        return GitSource(self._repos[name], ref)
+        self._repo(name, url)
+        return GitSource(self._repos[name], ref, owns_repo=not self._shared_repos)
+
+    def _repo(self, name: str, url: str) -> GitRepo:
+        from gfxgate.sources.gitrepo import GitRepo
+
+        repo = self._repos.get(name)
+        if repo is None or repo.url != url or repo.offline != self.offline:  # a shared one of other options: never
+            if repo is not None:
+                repo.close()
+            self._repos[name] = repo = GitRepo(name, url, offline=self.offline)
+        return repo
 
     def layout(self, name: str) -> Source:
         """Resolve a layout: vendored inside one repository, or an upstream tag named in a version file."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 
 import jsonschema
@@ -20,6 +21,15 @@ from gfxgate.resources import rules_dir
 from gfxgate.targets import catalog
 
 
+@functools.cache
+def schema_validator(name: str):
+    """What ``jsonschema.validate(data, schema)`` builds at every call (the schema's own check, 50 ms): built once."""
+    schema = load_schema(name)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
 def matrix_at(ref: str, *names: str):
     return scan_matrix([catalog().parse(n) for n in names], FactsRequest(refs={"ollama": ref}))
 
@@ -30,7 +40,7 @@ def scan_routes(capsys, *args: str) -> dict:
     out, err = capsys.readouterr()
     assert info.value.code == 0, err
     data = json.loads(out)
-    jsonschema.validate(data, load_schema("matrix"))
+    schema_validator("matrix").validate(data)  # jsonschema.validate, its schema checked once per module
     return {r["target"]: r for r in data["routes"]}
 
 

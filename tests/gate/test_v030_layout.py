@@ -120,7 +120,7 @@ def test_history_cache_never_reuses_facts_read_from_another_source(source_env, t
 
     def macros_at_v030(llama_cpp: str) -> str:
         monkeypatch.setenv("GFXGATE_SOURCE_LLAMA_CPP", llama_cpp)
-        prober = TagProber(
+        with TagProber(
             load_pins(),
             default_rules(),
             "ollama",
@@ -129,8 +129,8 @@ def test_history_cache_never_reuses_facts_read_from_another_source(source_env, t
             sources={"ollama": str(source_env / "ollama")},
             offline=True,
             cache=FactsCache(cache),
-        )
-        status = prober.matrix_at("v0.30.0").cell("source-macros", "gfx906").status.value
+        ) as prober:
+            status = prober.matrix_at("v0.30.0").cell("source-macros", "gfx906").status.value
         prober.cache.flush()
         return status
 

@@ -16,6 +16,7 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 from tests.prcheck.upstream import build_upstream, pins_text
 
@@ -32,8 +33,11 @@ def gfxgate(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Compl
     return in_process(*args, cwd=cwd, env={**base, **env})
 
 
-def upstream_env(workdir: Path) -> dict[str, str]:
-    env = {name: str(path) for name, path in build_upstream(workdir / "upstream").items()}
+def upstream_env(workdir: Path, upstream: Mapping[str, Path] | None = None) -> dict[str, str]:
+    """The variables that point gfxgate at the synthetic upstream (``upstream``: repositories built already, the
+    tests' session fixture ``history_upstream``; else built under ``workdir``) with a cache folder of its own."""
+    built = upstream if upstream is not None else build_upstream(workdir / "upstream")
+    env = {name: str(path) for name, path in built.items()}
     env["GFXGATE_CACHE_DIR"] = str(workdir / "cache")
     return env
 
@@ -78,9 +82,10 @@ def normalise_commits(text: str, names: dict[str, str]) -> str:
     return SHORT_ID.sub(lambda m: f"<commit:12 {by_prefix[m[0]]}>" if m[0] in by_prefix else m[0], text)
 
 
-def generate(workdir: Path) -> dict[str, str]:
-    """File name → content of every golden output (fixture commit ids normalised)."""
-    env = upstream_env(workdir)
+def generate(workdir: Path, upstream: Mapping[str, Path] | None = None) -> dict[str, str]:
+    """File name → content of every golden output (fixture commit ids normalised); ``upstream`` as for
+    :func:`upstream_env`."""
+    env = upstream_env(workdir, upstream)
     names = commit_names({k: v for k, v in env.items() if k.startswith("GFXGATE_SOURCE_")})
     out: dict[str, str] = {}
 

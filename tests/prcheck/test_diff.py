@@ -30,12 +30,12 @@ def test_classify(old, new, kind):
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
+def reports(tmp_path_factory, history_upstream):
     """Scan JSON of the synthetic upstream at several tags (built once)."""
     from tests.prcheck.golden import upstream_env
 
     work = tmp_path_factory.mktemp("diff")
-    env = upstream_env(work)
+    env = upstream_env(work, history_upstream)
     paths = {}
     for ref in ("v0.11.0", "v0.11.1", "v0.12.0", "v0.14.0", "v0.14.10"):
         out = work / f"{ref}.json"

@@ -11,8 +11,8 @@ from tests.prcheck.golden import FULL_ID, GOLDEN, generate, normalise_commits
 from tests.prcheck.test_sarif import sarif_schema
 
 
-def test_golden_outputs_are_current(tmp_path):
-    files = generate(tmp_path)
+def test_golden_outputs_are_current(tmp_path, history_upstream):
+    files = generate(tmp_path, history_upstream)
     assert sorted(files) == sorted(p.name for p in GOLDEN.iterdir())
     stale = [name for name, text in files.items() if (GOLDEN / name).read_text(encoding="utf-8") != text]
     assert not stale, f"stale golden files {stale}: run `python -m tests.prcheck.golden`"

@@ -129,16 +129,16 @@ def test_facts_cache_means_no_reparse(history_env, tmp_path, monkeypatch):
     pins, rules, cat = load_pins(), default_rules(), catalog()
     targets = [cat.parse("gfx900")]
     cache_dir = tmp_path / "facts"
-    first = TagProber(pins, rules, "ollama", targets, cat, cache=FactsCache(cache_dir))
-    result = history_mod.history(first, every_tag=True)
+    with TagProber(pins, rules, "ollama", targets, cat, cache=FactsCache(cache_dir)) as first:
+        result = history_mod.history(first, every_tag=True)
     assert first.cache.misses > 0 and any(cache_dir.rglob("*.json"))
 
     def no_parsing(*args, **kwargs):
         raise AssertionError("collect_facts called although every fact is cached")
 
     monkeypatch.setattr(history_mod, "collect_facts", no_parsing)
-    second = TagProber(pins, rules, "ollama", targets, cat, cache=FactsCache(cache_dir))
-    again = history_mod.history(second, every_tag=True)
+    with TagProber(pins, rules, "ollama", targets, cat, cache=FactsCache(cache_dir)) as second:
+        again = history_mod.history(second, every_tag=True)
     assert second.cache.misses == 0 and second.cache.hits > 0
     assert again.to_json() == result.to_json()
 

@@ -30,11 +30,11 @@ def test_every_output_format_has_a_formatter():
 
 
 @pytest.fixture(scope="module")
-def scans(tmp_path_factory):
+def scans(tmp_path_factory, history_upstream):
     from tests.prcheck.golden import upstream_env
 
     work = tmp_path_factory.mktemp("sarif")
-    env = upstream_env(work)
+    env = upstream_env(work, history_upstream)
 
     def scan(ref: str, *extra: str) -> dict:
         done = gfxgate(["scan", "--ref", f"ollama={ref}", *TARGETS, "--format", "sarif", *extra], env, work)

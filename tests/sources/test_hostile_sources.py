@@ -99,31 +99,56 @@ def test_13_a_rules_file_that_is_not_a_regular_file(gfxgate_exe, work, env, kind
 
 
 # -- 10. blob bomb ----------------------------------------------------------------------------------------
+def loose_zero_blob(size: int, chunk: int = 1 << 20) -> tuple[str, bytes]:
+    """A blob of ``size`` zero bytes in git's loose-object format (zlib of "blob <size>\\0" and the bytes, named by
+    its SHA-1): its id and its file's bytes.
+
+    The deflate stream is flushed in full after the header and after each chunk of zeros, so every chunk's compressed
+    bytes are the same (a full flush forgets the history): one chunk is compressed and repeated, then the final empty
+    block and the Adler-32 of the whole (for zeros, A stays that of the header and B grows by A a byte). 0.9 s of CPU
+    for 1 GiB, mostly the SHA-1, where compressing every chunk took 3.4 s (and `git hash-object` 6-15 s)."""
+    header = f"blob {size}\0".encode()
+    deflate = zlib.compressobj(1)  # git's own loose compression level
+    parts = [deflate.compress(header) + deflate.flush(zlib.Z_FULL_FLUSH)]
+    digest, zeros = hashlib.sha1(header), bytes(chunk)
+    full, rest = divmod(size, chunk)
+    block = deflate.compress(zeros) + deflate.flush(zlib.Z_FULL_FLUSH)
+    assert block == deflate.compress(zeros) + deflate.flush(zlib.Z_FULL_FLUSH)  # the same bytes for every chunk
+    parts += [block] * full
+    for _ in range(full):
+        digest.update(zeros)
+    if rest:
+        parts.append(deflate.compress(bytes(rest)) + deflate.flush(zlib.Z_FULL_FLUSH))
+        digest.update(bytes(rest))
+    adler = zlib.adler32(header)
+    a, b = adler & 0xFFFF, (adler >> 16) + size * (adler & 0xFFFF)
+    parts.append(b"\x03\x00" + ((b % 65521) << 16 | a).to_bytes(4, "big"))  # final empty fixed block, Adler-32
+    return digest.hexdigest(), b"".join(parts)
+
+
 @pytest.fixture(scope="session")
 def bomb(tmp_path_factory) -> tuple[str, Path]:
     """A 1 GiB blob of zeros as one loose object (4.5 MB on disk): its id and its file, to copy into repositories
-    (hashed once per test run: tests/conftest.py shared_build)."""
+    (built once per test run: tests/conftest.py shared_build)."""
 
-    def build(root: Path) -> tuple[str, Path]:
-        # git's loose-object format written directly (zlib of "blob <size>\0" and the bytes, named by its SHA-1, at
-        # git's own loose compression level 1): 3.4 s of CPU where `git hash-object -w --stdin` took 6-15 s; git
-        # reads it back below, so it is git's object, not a look-alike
-        subprocess.run(["git", "init", "-q", str(root)], check=True)
-        size = 1 << 30
-        header = f"blob {size}\0".encode()
-        digest, deflate = hashlib.sha1(header), zlib.compressobj(1)
-        parts = [deflate.compress(header)]
-        chunk = bytes(1 << 20)
-        for _ in range(size // len(chunk)):
-            digest.update(chunk)
-            parts.append(deflate.compress(chunk))
-        parts.append(deflate.flush())
-        sha = digest.hexdigest()
+    def store(root: Path, size: int) -> tuple[str, Path]:
+        sha, data = loose_zero_blob(size)
         path = root / ".git" / "objects" / sha[:2] / sha[2:]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"".join(parts))
-        kind = subprocess.run(["git", "-C", str(root), "cat-file", "-t", sha], capture_output=True, text=True)
-        assert kind.stdout.strip() == "blob", kind.stderr
+        path.write_bytes(data)
+        return sha, path
+
+    def build(root: Path) -> tuple[str, Path]:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        # the writer checked by git itself on a small blob (inflated whole, checksum and all), then the large one
+        small = (3 << 20) + 7
+        sha, _ = store(root, small)
+        content = subprocess.run(["git", "-C", str(root), "cat-file", "blob", sha], capture_output=True, check=True)
+        assert content.stdout == bytes(small)
+        sha, path = store(root, 1 << 30)
+        for flag, want in (("-t", "blob"), ("-s", str(1 << 30))):
+            done = subprocess.run(["git", "-C", str(root), "cat-file", flag, sha], capture_output=True, text=True)
+            assert done.stdout.strip() == want, done.stderr
         return sha, path
 
     return shared_build(tmp_path_factory, "blob-bomb", build)
@@ -299,13 +324,37 @@ def history_env(env, history_upstream) -> dict:
     return {**env, **{name: str(path) for name, path in history_upstream.items()}}
 
 
-@pytest.fixture()
-def clean_history(gfxgate_exe, work, history_env) -> str:
-    """The answer with an empty cache (which the run fills: one file per probed commit)."""
-    done = subprocess.run([gfxgate_exe, *HISTORY], cwd=work, env=history_env, capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def clean_run(gfxgate_exe, history_upstream, _cache_seed, tmp_path_factory) -> tuple[str, Path]:
+    """The answer with an empty facts cache, and the cache folder the run filled (one facts file per probed commit):
+    run once for the module's tests, each of which starts from a copy of that folder (``clean_history``)."""
+    from tests.cacheseed import copy_into
+    from tests.conftest import clean_environment
+
+    folder = tmp_path_factory.mktemp("clean-history")
+    cache, cwd = folder / "cache", folder / "work"
+    cache.mkdir()
+    cwd.mkdir()
+    copy_into(_cache_seed, cache)  # what each test's own cache folder starts with (tests/conftest.py)
+    env = {
+        **{k: v for k, v in clean_environment().items() if not k.startswith("GFXGATE_")},
+        "GFXGATE_CACHE_DIR": str(cache),
+        "NO_COLOR": "1",  # as the env fixture (tests/cli/test_replays.py)
+        **{name: str(path) for name, path in history_upstream.items()},
+    }
+    done = subprocess.run([gfxgate_exe, *HISTORY], cwd=cwd, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    assert len(facts_files(env)) >= 4
+    return done.stdout, cache
+
+
+@pytest.fixture()
+def clean_history(clean_run, history_env) -> str:
+    """The answer with an empty facts cache, and this test's cache folder as that run left it (a copy)."""
+    stdout, filled = clean_run
+    shutil.copytree(filled, history_env["GFXGATE_CACHE_DIR"], dirs_exist_ok=True)
     assert len(facts_files(history_env)) >= 4
-    return done.stdout
+    return stdout
 
 
 def facts_files(env: dict) -> list[Path]:
@@ -440,14 +489,21 @@ def test_12_an_unwritable_cache_prints_the_answer_and_one_warning(
 
 # -- 15, 16. tags ------------------------------------------------------------------------------------------
 def many_tags(repo: Path, names, commit: str = "HEAD") -> None:
+    """Lightweight tags ``names`` at ``commit``, written as ``git pack-refs --all`` leaves them: one sorted
+    ``packed-refs`` file (git's format, read back by git below). ``git update-ref --stdin`` wrote 20,000 loose ref
+    files first, and pack-refs read them back: 3.7 s of CPU for the 20,000 llama.cpp tags, here a few milliseconds."""
     sha = git(repo, "rev-parse", commit).strip()
-    subprocess.run(
-        ["git", "-C", str(repo), "update-ref", "--stdin"],
-        check=True,
-        input="".join(f"create refs/tags/{name} {sha}\n" for name in names),
-        text=True,
-    )
-    git(repo, "pack-refs", "--all")
+    git(repo, "pack-refs", "--all")  # every ref of the repository in packed-refs, none loose
+    packed = Path(git(repo, "rev-parse", "--git-path", "packed-refs").strip())
+    packed = packed if packed.is_absolute() else repo / packed
+    lines = packed.read_text().splitlines()[1:] if packed.exists() else []  # after its "# pack-refs with:" header
+    refs = dict(line.split(" ", 1)[::-1] for line in lines if not line.startswith("^"))  # (peeled lines: none here)
+    assert not any(line.startswith("^") for line in lines), "an annotated tag: this writer keeps no peeled lines"
+    refs.update({f"refs/tags/{name}": sha for name in names})
+    body = "".join(f"{refs[ref]} {ref}\n" for ref in sorted(refs, key=str.encode))
+    packed.write_text("# pack-refs with: peeled fully-peeled sorted \n" + body)
+    listed = git(repo, "for-each-ref", "--count=1", "--sort=-refname", "--format=%(refname) %(objectname)")
+    assert listed.split() == [max(refs, key=str.encode), refs[max(refs, key=str.encode)]], listed
 
 
 def test_15_an_unknown_ref_without_a_version_number_names_the_tags_there_are(gfxgate_exe, work, env, upstream):

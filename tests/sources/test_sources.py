@@ -130,6 +130,33 @@ def test_prefetch_fetches_missing_blobs_in_one_go(upstream, _isolated_cache):
     assert missing() == 0
 
 
+def test_prefetch_lists_a_commits_tree_once(upstream, _isolated_cache, monkeypatch):
+    """A scan prefetches once per rule: the commit's tree and what of it is missing are listed at the first call only
+    (counted: one cold `scan --live` listed them 18 and 19 times), and a blob fetched once is not asked for again."""
+    from collections import Counter
+
+    repo = GitRepo("ollama", (upstream / "ollama").as_uri(), offline=False)
+    source = GitSource(repo, "v0.12.3")
+    calls: Counter = Counter()
+    real = gitrepo.run_git
+
+    def counting(args, **kwargs):
+        calls[args[2] if args[0] == "-c" else args[0]] += 1
+        return real(args, **kwargs)
+
+    monkeypatch.setattr(gitrepo, "run_git", counting)
+    source.prefetch(["CMakeLists.txt"])
+    source.prefetch(["CMakeLists.txt", "CMakePresets.json"])
+    source.prefetch(["discover/"])  # a folder: the blobs under it
+    monkeypatch.setattr(gitrepo, "run_git", real)
+    assert calls == {"ls-tree": 1, "rev-list": 1, "fetch": 3}, calls
+    wanted = ["CMakeLists.txt", "CMakePresets.json", "discover/amd_common.go"]
+    listing = run_git(["ls-tree", source.commit, "--", *wanted], git_dir=repo.git_dir).stdout
+    oids = {line.split()[2] for line in listing.splitlines()}
+    assert len(oids) == 3 and not oids & repo.missing_objects(source.commit)
+    source.close()
+
+
 def test_local_clone_is_read_in_place_never_fetched(upstream, _isolated_cache):
     pins = load_pins().with_pin_set("study")  # the fixture repository's newest tag is the seed study's version
     sources = SourceSet(pins, sources={"ollama": str(upstream / "ollama")})

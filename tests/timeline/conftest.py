@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import shared_build
-from tests.prcheck.upstream import build_upstream
+from tests.prcheck.conftest import history_upstream  # noqa: F401 - fixture: the synthetic upstream, built once
 
 
 @pytest.fixture(scope="session")
-def timeline_upstream(tmp_path_factory):
-    """The synthetic ollama-shaped upstream of the history tests (release tags that flip, move and drift)."""
-    return shared_build(tmp_path_factory, "timeline-upstream", build_upstream)
+def timeline_upstream(history_upstream):  # noqa: F811 - the fixture imported above
+    """The synthetic ollama-shaped upstream of the history tests (release tags that flip, move and drift): the very
+    repositories of tests/prcheck (tests/prcheck/upstream.py builds them once a run; no test writes to them)."""
+    return history_upstream
 
 
 @pytest.fixture

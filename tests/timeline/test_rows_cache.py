@@ -9,6 +9,7 @@ import pytest
 
 from gfxgate import datacache
 from gfxgate.timeline import snapshot
+from tests.cacheseed import copy_into
 
 ASKED = [
     ("gfx900", "v0.12.3", "release-packaging"),
@@ -19,11 +20,18 @@ ASKED = [
 
 
 @pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("GFXGATE_CACHE_DIR", str(tmp_path / "cache"))
+def own_cache(tmp_path, monkeypatch, _cache_seed):
+    """A cache folder without the rows' cache file, else as a user's second run has it (tests/cacheseed.py): the rules'
+    cache with its verdicts, among them the snapshot's schema check, which an empty folder made each test redo (1.6 s
+    of CPU, not what these tests are about; tests/timeline/test_timeline.py holds that check's own cache)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    copy_into([path for path in _cache_seed if not path.name.startswith("timeline-rows-")], cache)
+    assert not list(cache.glob("timeline-rows-*"))
+    monkeypatch.setenv("GFXGATE_CACHE_DIR", str(cache))
     monkeypatch.delenv("GFXGATE_NO_RULES_CACHE", raising=False)
     datacache.reset()
-    yield tmp_path / "cache"
+    yield cache
     datacache.reset()
 
 
