@@ -555,11 +555,11 @@ class SweepRunner:
 
     # -- one run ------------------------------------------------------------------------------------
     def run_cell(self, cell: Cell) -> dict[str, Any]:
-        import httpx
-        import ollama
-
         if isinstance(cell.endpoint, RunsOwnCells):  # a server gfxgate starts per cell (gfxgate/sweep/llamaserver.py)
             return cell.endpoint.run_cell(self, cell)
+        import httpx  # here, after llama-server's cells: they need neither (ollama and its pydantic, ~0.2 s)
+        import ollama
+
         plan = self.plan
         info = self._endpoint_info(cell.endpoint, cell.model)
         log_path = plan.server_logs.get(cell.endpoint.name)

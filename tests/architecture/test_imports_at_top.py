@@ -134,6 +134,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "sweep/runner.py": {
         "httpx": "httpx: the ollama client's transport, imported only when a sweep talks to a server",
     },
+    "sweep/worklog.py": {
+        "jsonschema": "start-up: a sweep reads worklog lines without it (only a line fastjsonschema rejects needs it)",
+    },
     "targets.py": {
         "gfxgate.suggest": "start-up: `scan -t gfx900`, `diagnose LOG`, `doctor --root` load this module without it",
     },
