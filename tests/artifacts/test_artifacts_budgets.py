@@ -31,7 +31,9 @@ _MEASURE = textwrap.dedent("""
 
 
 def measured(exe: str, *args: str) -> dict:
-    out = subprocess.run([sys.executable, "-S", "-c", _MEASURE, exe, *args], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", _MEASURE, exe, *args], capture_output=True, text=True, timeout=300
+    )
     return json.loads(out.stdout)
 
 

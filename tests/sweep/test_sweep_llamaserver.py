@@ -52,7 +52,15 @@ def server(real, backends: str = "cpu", *extra: str) -> list[str]:
 
 
 def sweep(worklog: Path, servers: dict[str, list[str]], model: Path, *extra: str, num_gpu=NUM_GPU, timeout=900):
-    args = ["sweep", "--model-file", str(model), "--num-gpu", ",".join(map(str, num_gpu)), "--num-predict", str(NUM_PREDICT)]
+    args = [
+        "sweep",
+        "--model-file",
+        str(model),
+        "--num-gpu",
+        ",".join(map(str, num_gpu)),
+        "--num-predict",
+        str(NUM_PREDICT),
+    ]
     args += ["--worklog", str(worklog), "--no-probe-gpu", "--gpu-target", "gfx900", "--timeout", "300"]
     for name, argv in servers.items():
         args += ["--llama-server", f"{name}={shlex.join(argv)}"]
