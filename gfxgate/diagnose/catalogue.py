@@ -10,7 +10,6 @@ compiles, every example matches (and contains a literal) and no counter-example 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,6 +23,7 @@ from gfxgate.diagnose.patterns import (
 )
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
+from gfxgate.records import dataclass
 from gfxgate.resources import rules_dir, schemas_dir
 from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range

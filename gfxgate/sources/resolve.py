@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
@@ -18,6 +18,7 @@ from gfxgate import datacache
 from gfxgate.datafiles import load_toml, read_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.model import Location
+from gfxgate.records import dataclass
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
