@@ -113,17 +113,16 @@ class LiteralScanner:
         if self.engine == "hyperscan":
             import hyperscan
 
-            self._db = None
             try:
+                db = None
                 if stored is not None:
                     blob = stored(b"\n".join(self.literals), _hyperscan_kind(hyperscan), self._hyperscan_blob)
                     try:
-                        self._db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
-                        self._db.scratch = hyperscan.Scratch(self._db)  # compile() allocates it; loadb() does not
+                        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+                        db.scratch = hyperscan.Scratch(db)  # compile() allocates it; loadb() does not
                     except hyperscan.error:  # e.g. stored by another Hyperscan or processor: compiled below
-                        self._db = None
-                if self._db is None:
-                    self._db = self._hyperscan_compile()
+                        db = None
+                self._db = db if db is not None else self._hyperscan_compile()
             except (
                 hyperscan.error
             ):  # e.g. a processor without the SIMD instructions Hyperscan needs (ArchitectureError)
