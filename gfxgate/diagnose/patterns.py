@@ -108,7 +108,7 @@ class LiteralScanner:
         load is compiled again."""
         if any(b"\n" in lit or not lit for lit in literals):
             raise PatternError("a catalogue literal is empty or holds a newline")
-        self.literals = sorted(set(literals), key=len, reverse=True)
+        self.literals = sorted(sorted(set(literals)), key=len, reverse=True)  # one order in every process: a key
         self.engine = engine or _default_engine()
         if self.engine == "hyperscan":
             import hyperscan

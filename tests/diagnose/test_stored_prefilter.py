@@ -60,7 +60,7 @@ def test_a_start_loads_the_stored_prefilter_and_it_names_the_same_lines(own_cach
 
 def test_a_stored_database_that_does_not_load_is_compiled_again(monkeypatch):
     compiles = _compiles(monkeypatch)
-    literals = [b"error", b"rocBLAS", b"gfx9"]
+    literals = [b"error", b"rocBLAS", b"gfx9", b"dead", b"beef", b"cafe", b"abba"]
     asked: list[tuple[bytes, str]] = []
 
     def stored(raw: bytes, kind: str, make) -> bytes:
@@ -68,8 +68,11 @@ def test_a_stored_database_that_does_not_load_is_compiled_again(monkeypatch):
         return b"not a database"
 
     scanner = LiteralScanner(literals, engine="hyperscan", stored=stored)
-    assert compiles == [3] and scanner.engine == "hyperscan"
-    assert asked == [(b"rocBLAS\nerror\ngfx9", patterns._hyperscan_kind(pytest.importorskip("hyperscan")))]
+    assert compiles == [7] and scanner.engine == "hyperscan"
+    # the key of the stored database: its literals longest first, then in byte order (not a set's: a process's own)
+    assert asked == [
+        (b"rocBLAS\nerror\nabba\nbeef\ncafe\ndead\ngfx9", patterns._hyperscan_kind(pytest.importorskip("hyperscan")))
+    ]
     text = b"x\nan error here\nnone\ngfx906\n"
     assert len(scanner.candidates(text)) == 2
     assert scanner.candidates(text) == LiteralScanner(literals, engine="hyperscan").candidates(text)
