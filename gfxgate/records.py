@@ -15,11 +15,26 @@ A type checker reads the standard ``dataclasses.dataclass`` (the name is importe
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import inspect  # dataclasses imports it
+import marshal
+import os
+import stat
+import sys
+from types import CodeType
+
+try:  # CPython's own BLAKE2 (hashlib would load OpenSSL: gfxgate.datacache)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - an interpreter without it
+    from hashlib import blake2b as _blake2b
 from operator import attrgetter
 from reprlib import recursive_repr
 from typing import TYPE_CHECKING, Any, Callable
+
+from gfxgate.errors import GfxgateError
+from gfxgate.fsio import write_bytes_atomic
+from gfxgate.resources import cache_dir
 
 if TYPE_CHECKING:
     from dataclasses import dataclass as dataclass
@@ -114,11 +129,107 @@ def _init_of(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[
         body.append(f"  {self}.__post_init__()")
     signature = ",".join([self, *params, *(["*", *keyword] if keyword else [])])
     text = f"def __make__({', '.join(scope)}):\n def __init__({signature}):\n" + "\n".join(body or ["  pass"])
+    text += "\n return __init__"
     namespace: dict[str, Any] = {}
-    exec(text + "\n return __init__", {}, namespace)  # noqa: S102 - the text names only fields and this scope, as dataclasses does
+    code = _code_of(text) if _codes is not None and cls.__module__.startswith("gfxgate.") else text
+    exec(code, {}, namespace)  # noqa: S102 - the text names only fields and this scope, as dataclasses does
     init = namespace["__make__"](**scope)
     init.__annotations__ = {**{f.name: f.type for f in fields if f.init}, "return": None}
     return init
+
+
+# The compiled ``__init__`` of gfxgate's own records, by source text, kept in the cache folder (as Python keeps a module's
+# bytecode): compiling is ~0.7 M instructions a record, loading it from the file a few thousand. Only the console
+# script uses it (:func:`keep_compiled_code`; ``main`` in process, as the tests call it, never reads or writes the
+# file); the file is rewritten at exit only when the process compiled a record's code it did not hold.
+_CODES_MAGIC = f"gfxgate-records 1\n{sys.version}\n".encode()  # code objects are one interpreter build's
+MAX_CODES = 4096  # entries kept (a few hundred records per gfxgate version); beyond it the file starts over
+MAX_CODES_BYTES = 8 << 20
+_codes: dict[str, CodeType] | None = None  # None: not kept (the default)
+_codes_path: str | None = None
+_compiled: dict[str, CodeType] = {}  # compiled by this process, not found in the file
+
+
+def keep_compiled_code() -> None:
+    """From now on, take the compiled ``__init__`` of gfxgate's records from the cache folder's file, and store the
+    ones compiled at exit. Called at this module's import in the console script (gfxgate.cli.run marks the process:
+    importing this module there, before the command's own imports, would cost ``--help`` the dataclasses module)."""
+    global _codes, _codes_path
+    if _codes is None:
+        _codes_path = _codes_file()
+        _codes = _read_codes(_codes_path)
+
+
+def _codes_file() -> str | None:
+    if os.environ.get("GFXGATE_NO_RULES_CACHE", "") not in ("", "0"):
+        return None  # the switch of gfxgate's other start-up cache (gfxgate.datacache)
+    return os.path.join(cache_dir(), "records.marshal")
+
+
+def _code_of(text: str) -> CodeType:
+    assert _codes is not None
+    code = _codes.get(text)
+    if code is None:
+        code = _codes[text] = compile(text, "<string>", "exec")
+        if not _compiled:
+            atexit.register(_write_codes)
+        _compiled[text] = code
+    return code
+
+
+def _read_codes(path: str | None) -> dict[str, CodeType]:
+    """The file's codes, or none when it is missing, not this user's own (a link, another owner, writable by others),
+    of another interpreter, or does not decode."""
+    if path is None:
+        return {}
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return {}
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_size > MAX_CODES_BYTES
+            or (hasattr(os, "getuid") and info.st_uid != os.getuid())
+            or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        ):
+            return {}
+        blob = os.read(fd, MAX_CODES_BYTES + 1)
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    digest, payload = blob[len(_CODES_MAGIC) : len(_CODES_MAGIC) + 32], blob[len(_CODES_MAGIC) + 32 :]
+    if not blob.startswith(_CODES_MAGIC) or _blake2b(payload, digest_size=32).digest() != digest:
+        return {}  # another interpreter's, or damaged: marshal is for trusted, intact data only
+    try:
+        codes = marshal.loads(payload)  # noqa: S302 - this user's own file (checked above), as its bytecode caches
+    except (ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(codes, dict):
+        return {}
+    return {text: code for text, code in codes.items() if isinstance(text, str) and isinstance(code, CodeType)}
+
+
+def _write_codes() -> None:
+    """At exit: the file's codes and this process's new ones (only the new ones once the file holds too many); best
+    effort, a file that cannot be written only costs speed."""
+    path = _codes_path
+    if path is None or not _compiled:
+        return
+    kept = {**_read_codes(path), **_compiled}
+    if len(kept) > MAX_CODES:
+        kept = dict(_compiled)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.islink(path):
+            os.unlink(path)
+        payload = marshal.dumps(kept)
+        write_bytes_atomic(path, _CODES_MAGIC + _blake2b(payload, digest_size=32).digest() + payload)
+    except (OSError, GfxgateError):  # an unwritable cache folder, a full disk: the next start compiles again
+        pass
+    _compiled.clear()
 
 
 def _doc_of(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> str:
@@ -191,3 +302,7 @@ def _repr_of(names: list[str]) -> Callable[[Any], str]:
         return self.__class__.__qualname__ + "(" + ", ".join(key + repr(get(self)) for key, get in getters) + ")"
 
     return __repr__
+
+
+if getattr(sys.modules.get("gfxgate"), "console_script", False):
+    keep_compiled_code()

@@ -148,7 +148,10 @@ def run() -> None:
     """
     import gc
 
+    import gfxgate
+
     gc.set_threshold(GC_GEN0, *gc.get_threshold()[1:])
+    gfxgate.console_script = True  # type: ignore[attr-defined]  # records' compiled code kept (gfxgate/records.py)
     try:
         main()
     finally:

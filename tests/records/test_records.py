@@ -241,3 +241,88 @@ def test_every_frozen_record_of_gfxgate_is_defined_by_it():
         )
     ]
     assert standard == []
+
+
+_COUNT_COMPILES = """
+import sys
+import gfxgate
+gfxgate.console_script = {console}  # as gfxgate.cli.run marks the console script's process
+compiled = []
+sys.addaudithook(
+    lambda event, args: compiled.append(1)
+    if event == "compile" and isinstance(args[0], bytes) and args[0].startswith(b"def __make__")  # a record's __init__
+    else None
+)
+import gfxgate.diagnose.model, gfxgate.timeline.model, gfxgate.machine
+print(len(compiled))
+"""
+
+
+def _compiles_in_a_new_process(cache, console: bool = True, **env: str) -> int:
+    import os
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_COMPILES.format(console=console)],
+        env={**os.environ, "GFXGATE_CACHE_DIR": str(cache), "GFXGATE_NO_RULES_CACHE": "", **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+def test_a_later_process_takes_the_records_code_from_the_cache(tmp_path):
+    """The compiled ``__init__`` of gfxgate's records is kept in the cache folder: the first process compiles them
+    and stores them at exit, the next one compiles none of them."""
+    cache = tmp_path / "cache"
+    first = _compiles_in_a_new_process(cache)
+    assert first >= 20, "these three modules define a few dozen records"
+    assert (cache / "records.marshal").is_file()
+    assert _compiles_in_a_new_process(cache) == 0
+
+
+def test_a_damaged_or_foreign_records_cache_is_compiled_again(tmp_path):
+    cache = tmp_path / "cache"
+    _compiles_in_a_new_process(cache)
+    stored = cache / "records.marshal"
+    good = stored.read_bytes()
+    stored.write_bytes(good[:-7] + b"garbage")  # damaged: its checksum fails
+    assert _compiles_in_a_new_process(cache) > 0
+    assert stored.read_bytes() == good  # and written again, whole
+    stored.chmod(0o666)  # writable by others: not trusted
+    assert _compiles_in_a_new_process(cache) > 0
+
+
+def test_the_cache_switch_turns_the_records_cache_off(tmp_path):
+    cache = tmp_path / "cache"
+    assert _compiles_in_a_new_process(cache, GFXGATE_NO_RULES_CACHE="1") > 0
+    assert not (cache / "records.marshal").exists()
+
+
+def test_only_the_console_script_keeps_the_records_code(tmp_path):
+    """``main`` in process (the tests' way) neither reads nor writes the file."""
+    cache = tmp_path / "cache"
+    _compiles_in_a_new_process(cache)
+    stored = cache / "records.marshal"
+    before = stored.read_bytes()
+    stored.unlink()
+    assert _compiles_in_a_new_process(cache, console=False) >= 20
+    assert not stored.exists()
+    stored.write_bytes(before)
+    assert _compiles_in_a_new_process(cache, console=False) >= 20, "not read either"
+    assert _compiles_in_a_new_process(cache) == 0
+
+
+def test_the_console_script_marks_its_process(tmp_path):
+    """What gfxgate.cli.run does before the command imports its pipeline: a `gfxgate` run stores the records' code."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "gfxgate"
+    if not script.is_file():
+        pytest.skip("no gfxgate console script next to this interpreter")
+    env = {**os.environ, "GFXGATE_CACHE_DIR": str(tmp_path / "cache"), "GFXGATE_NO_RULES_CACHE": ""}
+    subprocess.run([str(script), "targets"], env=env, capture_output=True, check=True)
+    assert (tmp_path / "cache" / "records.marshal").is_file()
