@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from pathlib import Path
 import sys
 
 from gfxgate.errors import InputError, UsageError
+from gfxgate.lazyre import lazy_compile
 
-_STD_FD = re.compile(r"^/(?:dev/(?:fd/(?P<fd>\d+)|(?P<std>stdout|stderr))|proc/self/fd/(?P<pfd>\d+))$")
+_STD_FD = lazy_compile(r"^/(?:dev/(?:fd/(?P<fd>\d+)|(?P<std>stdout|stderr))|proc/self/fd/(?P<pfd>\d+))$")
 
 
 class OutputError(UsageError):

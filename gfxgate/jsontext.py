@@ -17,19 +17,20 @@ never occur in gfxgate's outputs; the schemas of every JSON output only allow fi
 
 from __future__ import annotations
 
-import re
 from typing import Any
 import json
 import math
 import sys
+
+from gfxgate.lazyre import lazy_compile
 
 # Where a float may be: a digit followed by "." or by an exponent ("e" and a sign or digit: orjson writes 1e16,
 # 5e-324); each such line is then read whole: orjson's indented output has one value per line, after an optional
 # quoted key. The two are found separately, "." with bytes.find and the exponent with a regex that starts with a
 # literal: both run at memchr speed, where one pattern starting with a character class scans byte by byte
 # (4 ms instead of 0.4 ms over the 0.6 MB report of Debian's libggml-hip.so).
-_EXPONENT = re.compile(rb"e[-+0-9]")
-_VALUE_LINE = re.compile(rb' *(?:"(?:[^"\\]|\\.)*": )?(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?),?')
+_EXPONENT = lazy_compile(rb"e[-+0-9]")
+_VALUE_LINE = lazy_compile(rb' *(?:"(?:[^"\\]|\\.)*": )?(-?[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?),?')
 
 
 def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = True, ensure_ascii: bool = False) -> str:

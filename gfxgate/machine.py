@@ -10,8 +10,8 @@ whose runner is not installed is never "runs", and one the runs saw fail is "fai
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord
 from gfxgate.datafiles import load_yaml
 from gfxgate.resources import rules_dir

@@ -8,10 +8,10 @@ Everything here is pure data: formatters render it, nothing here does I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, Iterable
 
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 

@@ -13,13 +13,14 @@ A type that holds JSON read back (a worklog line) names the keys it reads with :
 from __future__ import annotations
 
 import sys
-from dataclasses import MISSING, Field, dataclass, field, fields
+from dataclasses import MISSING, Field, field, fields
 from enum import Enum
 from operator import attrgetter
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, overload
 
 from gfxgate import __version__
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform

@@ -15,6 +15,7 @@ from typing import NamedTuple, Protocol, Sequence
 import os
 
 from gfxgate.errors import RuleError, TargetError
+from gfxgate.lazyre import lazy_compile
 from gfxgate.resources import rules_dir
 from gfxgate.datafiles import load_yaml  # here: the artifacts scanner imports this module for its patterns
 
@@ -22,20 +23,20 @@ AMD, NVIDIA = "amd", "nvidia"  # the vendors of the target model (a TargetId's v
 FEATURES = ("sramecc", "xnack")  # alphabetical, the order of a canonical target id
 
 # -- AMD's grammar of target names (LLVM's AMDGPU processors), once: nothing outside this module spells a gfx name --
-_PROCESSOR_RE = re.compile(r"^gfx(?P<major>[0-9]+)(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
-_OVERRIDE_RE = re.compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<stepping>[0-9]+)$")
-_AMD_SPELLING = re.compile(r"^gfx[0-9]", re.I)  # a name AMD's parser answers for (else: a card name or a PCI id)
+_PROCESSOR_RE = lazy_compile(r"^gfx(?P<major>[0-9]+)(?P<minor>[0-9a-f])(?P<stepping>[0-9a-f])$")
+_OVERRIDE_RE = lazy_compile(r"^(?P<major>[0-9]+)\.(?P<minor>[0-9]+)\.(?P<stepping>[0-9]+)$")
+_AMD_SPELLING = lazy_compile(r"^gfx[0-9]", re.I)  # a name AMD's parser answers for (else: a card name or a PCI id)
 # the target id at the end of an offload bundle entry id (``hipv4-amdgcn-amd-amdhsa--gfx906:xnack-``)
-AMD_BUNDLE_TARGET = re.compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
+AMD_BUNDLE_TARGET = lazy_compile(r"-(gfx[0-9a-z]+(?:-[0-9]+)*(?:-generic)?(?::[a-z]+[+-])*)$")
 # a processor or generic target named in a binary's bytes (a library's strings, a file name inside it)
-AMD_TARGET_BYTES = re.compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
+AMD_TARGET_BYTES = lazy_compile(rb"gfx[0-9]{1,2}(?:-[0-9])?-generic|gfx[0-9]{1,2}[0-9a-f]{2}(?![0-9a-z])")
 
 # -- NVIDIA's: sm_90, sm90, compute_90, "9.0", "compute capability 9.0", "cc 9.0" ----------------------------------
-_SM_RE = re.compile(r"^(?:sm_?|compute_)(?P<digits>[0-9]{2,3})$")
-_CC_RE = re.compile(r"^(?:(?:compute capability|cc)\s*)?(?P<major>[0-9]{1,2})\.(?P<minor>[0-9])$")
+_SM_RE = lazy_compile(r"^(?:sm_?|compute_)(?P<digits>[0-9]{2,3})$")
+_CC_RE = lazy_compile(r"^(?:(?:compute capability|cc)\s*)?(?P<major>[0-9]{1,2})\.(?P<minor>[0-9])$")
 # nvidia-smi's names carry the form factor and memory: "Tesla V100-SXM2-16GB", "NVIDIA H100 80GB HBM3", "A100-PCIE-40GB"
-_NV_FORM_FACTOR = re.compile(r"(?:[- ](?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]+ ?gb)\b)+$")
-_NVIDIA_SPELLING = re.compile(r"^(?:sm_?|compute_)[0-9]|^(?:(?:compute capability|cc)\s*)?[0-9]{1,2}\.[0-9]$", re.I)
+_NV_FORM_FACTOR = lazy_compile(r"(?:[- ](?:sxm[0-9]?|pcie|nvl|hbm[0-9]e?|[0-9]+ ?gb)\b)+$")
+_NVIDIA_SPELLING = lazy_compile(r"^(?:sm_?|compute_)[0-9]|^(?:(?:compute capability|cc)\s*)?[0-9]{1,2}\.[0-9]$", re.I)
 
 
 class Processor(NamedTuple):
@@ -576,7 +577,7 @@ class NvidiaVendor:
     name: str = NVIDIA
     label: str = "NVIDIA"
     spelling: re.Pattern[str] = _NVIDIA_SPELLING
-    device_name: re.Pattern[str] | None = re.compile(
+    device_name: re.Pattern[str] | None = lazy_compile(
         r"^NVIDIA\b", re.I
     )  # CUDA, Vulkan and nvidia-smi all print "NVIDIA <product>"
 
@@ -606,8 +607,8 @@ def _nv_key(name: str) -> str:
 
 # -- card names and PCI ids ---------------------------------------------------------------------------
 _NOISE = frozenset({"amd", "ati", "radeon", "graphics", "with", "series"})  # "RX 580 Series" (amdgpu.ids) is the RX 580
-_WORD = re.compile(r"[a-z]+|[0-9]+")
-_PCI = re.compile(r"^(?:(?:0x)?1002:)?(?:0x)?(?P<device>[0-9a-f]{4})(?::(?:0x)?(?P<revision>[0-9a-f]{2}))?$")
+_WORD = lazy_compile(r"[a-z]+|[0-9]+")
+_PCI = lazy_compile(r"^(?:(?:0x)?1002:)?(?:0x)?(?P<device>[0-9a-f]{4})(?::(?:0x)?(?P<revision>[0-9a-f]{2}))?$")
 # Where libdrm installs its table: distribution packages (Debian/Ubuntu libdrm-common, Fedora libdrm), AMD's own
 # amdgpu-install packages.
 AMDGPU_IDS = ("usr/share/libdrm/amdgpu.ids", "opt/amdgpu/share/libdrm/amdgpu.ids")

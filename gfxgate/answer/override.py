@@ -10,11 +10,11 @@ layers), so no view words it on its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 from gfxgate.answer.view import StatusView
 from gfxgate.model import RANK, Evidence, Status
+from gfxgate.records import dataclass
 from gfxgate.targets import catalog
 
 

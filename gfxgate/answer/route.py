@@ -12,7 +12,7 @@ of guessing. The runtime row, when measured, confirms or refutes the answer.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable, Literal, Mapping, NamedTuple, Sequence
 
 from gfxgate.answer.override import posed_target
@@ -20,6 +20,7 @@ from gfxgate.answer.steps import recipe_for, step_setting
 from gfxgate.answer.view import MatrixView, StatusView
 from gfxgate.machine import BackendJudgement, MachineFacts, judge, shows_cpu
 from gfxgate.model import RANK, Evidence, NeedsEvidence, PerBackend, Status, Verdict
+from gfxgate.records import dataclass
 from gfxgate.saferegex import rule_regex
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 from gfxgate.targets import catalog

@@ -3,11 +3,11 @@ and, for the named targets, the gate matrix's artifact cells it decides."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from gfxgate.artifacts.render import ArtifactsResult
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

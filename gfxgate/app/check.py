@@ -3,10 +3,11 @@ rules) of a git ref and at the working tree's, computed live."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 from gfxgate.app.diff import DiffResult
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@ units) establish, each recognised failure with its layer and implied verdict, an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@ reports), and which --fail-on-target targets are compared."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
+
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,9 @@ steps); this module checks the request, passes the matrix builder in (``gfxgate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gfxgate.doctor.examine import DoctorRequest
 from gfxgate.doctor.model import MachineReport
+from gfxgate.records import dataclass
 
 __all__ = ["DoctorRequest", "DoctorResult", "examine"]
 

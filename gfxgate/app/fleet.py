@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from gfxgate.errors import InputError, UsageError
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:  # annotations only: the pipelines are imported when a command runs
     from gfxgate.fleet.jobs import Placement

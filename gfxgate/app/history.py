@@ -3,8 +3,10 @@ changed for the named targets, bisected (or every tag probed), with the facts ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
+
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@ recognises, checked at the pins or any --ref."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

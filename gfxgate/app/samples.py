@@ -4,9 +4,10 @@ committed there."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.timeline.model import Timeline

@@ -6,12 +6,13 @@ of the installed files (artifacts/) and of the runs (a sweep's worklog, or diagn
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gfxgate.gate.matrix import GateMatrix
+from gfxgate.records import dataclass
 from gfxgate.targets import TargetId
 
 if TYPE_CHECKING:

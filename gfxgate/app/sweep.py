@@ -4,9 +4,10 @@ the worklog does not have yet run against Ollama servers or llama-servers, one w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.sweep.model import SweepReport

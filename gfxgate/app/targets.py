@@ -3,7 +3,7 @@ name is sold as."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

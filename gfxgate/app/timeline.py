@@ -4,9 +4,11 @@ the snapshot's document (`gfxgate snapshot timeline`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable
+
+from gfxgate.records import dataclass
 
 
 @dataclass(frozen=True)

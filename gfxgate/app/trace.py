@@ -3,9 +3,11 @@ list where each repository reads an environment variable (--env: an env search r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.trace.model import EnvSearch, TraceResult

@@ -8,9 +8,11 @@ the embedded evidence's, as `scan` gives it: each entry not checked, with its ro
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
+
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:  # annotations only
     from gfxgate.gate.workarounds import Workaround

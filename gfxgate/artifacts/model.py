@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 import re
 
 from gfxgate.artifacts.rocblas import LibraryFile
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 
 # File kinds, decided by content (first bytes, ELF machine, sections), never by the name alone.

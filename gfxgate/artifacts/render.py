@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from gfxgate.jsontext import dumps
+from gfxgate.records import dataclass
 from gfxgate.report.formats import Format, Formatter, choose
 from gfxgate.artifacts.model import SKIPPED, ArtifactReport, FileReport
 from gfxgate.report.text import inert_lines

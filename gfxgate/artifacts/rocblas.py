@@ -11,8 +11,9 @@ scanner confirms code-object names by reading their headers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePath
+
+from gfxgate.records import dataclass
 
 # gfx900, gfx90a, gfx1030, gfx10-3-generic; then -xnack+ / :sramecc- style settings (':' is '-' in names).
 _TARGET = re.compile(

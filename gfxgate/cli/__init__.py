@@ -145,10 +145,19 @@ def run() -> None:
     load 7.1, 11 interleaved rounds, median CPU (user + system) of the whole process, with / without this tuning:
     ``diagnose`` of the budget's 1,000-line log 162 / 185 ms, ``scan -t gfx900`` 132 / 149 ms (budget 150 ms each);
     instructions (valgrind) 780 / 824 M and 560 / 599 M: the rest of the difference is the collector walking memory.
+    Measured again after the records' cheaper definition (gfxgate/records.py), 2026-12-05 12:40 UTC, instructions with /
+    without: ``diagnose`` 552 / 600 M, ``scan -t gfx900`` 443 / 486 M (~45 M each, ~15 ms at ~3 M a millisecond,
+    where ``diagnose`` is still above the budget's ~450 M): kept.
+
+    It also marks the process as the console script (``gfxgate.console_script``): the records' compiled ``__init__``
+    is then taken from the cache folder (gfxgate/records.py: ``keep_compiled_code``).
     """
     import gc
 
+    import gfxgate
+
     gc.set_threshold(GC_GEN0, *gc.get_threshold()[1:])
+    gfxgate.console_script = True  # type: ignore[attr-defined]  # records' compiled code kept (gfxgate/records.py)
     try:
         main()
     finally:

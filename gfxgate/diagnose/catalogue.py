@@ -10,9 +10,8 @@ compiles, every example matches (and contains a literal) and no counter-example 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from gfxgate.diagnose.patterns import (
     CheckedPattern,
@@ -24,6 +23,7 @@ from gfxgate.diagnose.patterns import (
 )
 from gfxgate.errors import RuleError
 from gfxgate.model import Status
+from gfxgate.records import dataclass
 from gfxgate.resources import rules_dir, schemas_dir
 from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.versions import in_range
@@ -125,7 +125,12 @@ class Catalogue:
     @functools.cached_property
     def literal_scanner(self) -> LiteralScanner:
         """Every literal in one prefilter: a single linear pass over a batch of lines finds the candidate lines."""
-        return LiteralScanner([lit.encode("utf-8") for m in self.messages for lit in m.literals])
+        path = Path(self.path)
+
+        def stored(raw: bytes, kind: str, make: Callable[[], bytes]) -> bytes:
+            return datacache.cached(path, raw, kind, None, make)  # only the shipped catalogue's is kept
+
+        return LiteralScanner([lit.encode("utf-8") for m in self.messages for lit in m.literals], stored=stored)
 
     @functools.cached_property
     def literal_bytes(self) -> tuple[tuple[bytes, ...], ...]:

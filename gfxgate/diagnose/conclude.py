@@ -15,11 +15,12 @@ from gfxgate.diagnose.analyse import attrs, evidence_of
 from gfxgate.diagnose.model import Conclusion, Finding, Gpu, Run
 from gfxgate.diagnose.stream import Hit
 from gfxgate.diagnose.vendor import AMD, NVIDIA, arch_capability, arch_number, backend_vendor, name_vendor
+from gfxgate.lazyre import lazy_compile
 from gfxgate.model import Status, Verdict
 
 OOM = "gpu-oom"
-_CPU_RUNNER = re.compile(r"[/\\]cpu(?:_[a-z0-9]+)?[/\\]ollama_llama_server")
-_CUDA_FOLDER = re.compile(r"\bcuda_v\d+\b")
+_CPU_RUNNER = lazy_compile(r"[/\\]cpu(?:_[a-z0-9]+)?[/\\]ollama_llama_server")
+_CUDA_FOLDER = lazy_compile(r"\bcuda_v\d+\b")
 
 
 def _line(finding: Finding) -> str:

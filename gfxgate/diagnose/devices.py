@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import functools
 import re
+from gfxgate.lazyre import lazy_compile
 from gfxgate.targets import AMD, TargetError, catalog, pci_id as pci_id_of
 
 NO_CHIP = "the name names no chip (no RADV chip, no gfx target)"  # the plain case: reports say "no gfx target"
-_RADV = re.compile(r"\bRADV ([A-Z][A-Z0-9_]*)")
-_GFX = re.compile(r"^GFX([0-9]{3,4}[0-9A-F]?)$")
+_RADV = lazy_compile(r"\bRADV ([A-Z][A-Z0-9_]*)")
+_GFX = lazy_compile(r"^GFX([0-9]{3,4}[0-9A-F]?)$")
 
 
 def nvidia_target(major: str, minor: str) -> str:
@@ -97,6 +98,6 @@ def device_target(name: str, pci_id: str = "") -> tuple[str | None, str]:
     return None, NO_CHIP
 
 
-_BUS_ADDRESS = re.compile(
+_BUS_ADDRESS = lazy_compile(
     r"^(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 )  # PCI domain:bus:device.function

@@ -8,9 +8,10 @@ a reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gfxgate.model import Evidence, Location, NeedsEvidence, Verdict
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 JSON_SCHEMA_VERSION = 1

@@ -8,7 +8,7 @@ matched, so a single pathological line costs a bounded amount of work.
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol, cast
+from typing import Callable, Iterator, Protocol, cast
 import os
 
 import re2
@@ -95,21 +95,34 @@ class LiteralScanner:
     be named more than once; the caller skips offsets inside a line it has read).
     """
 
-    def __init__(self, literals: list[bytes], *, engine: str | None = None) -> None:
+    def __init__(
+        self,
+        literals: list[bytes],
+        *,
+        engine: str | None = None,
+        stored: Callable[[bytes, str, Callable[[], bytes]], bytes] | None = None,
+    ) -> None:
+        """``stored(raw, kind, make)``: where given, the Hyperscan database serialised by ``make()`` as kept for these
+        literals (``raw``) by a cache (the shipped catalogue's: gfxgate's rules cache), loaded instead of compiled
+        (~17 M instructions of a `diagnose` start, benchmarks/bench_budget.py); a stored database that does not
+        load is compiled again."""
         if any(b"\n" in lit or not lit for lit in literals):
             raise PatternError("a catalogue literal is empty or holds a newline")
-        self.literals = sorted(set(literals), key=len, reverse=True)
+        self.literals = sorted(sorted(set(literals)), key=len, reverse=True)  # one order in every process: a key
         self.engine = engine or _default_engine()
         if self.engine == "hyperscan":
             import hyperscan
 
-            self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            try:  # each byte escaped: a literal is matched as the bytes it is, whatever they are
-                self._db.compile(
-                    expressions=[b"".join(b"\\x%02x" % byte for byte in lit) for lit in self.literals],
-                    ids=list(range(len(self.literals))),
-                    flags=[0] * len(self.literals),
-                )
+            try:
+                db = None
+                if stored is not None:
+                    blob = stored(b"\n".join(self.literals), _hyperscan_kind(hyperscan), self._hyperscan_blob)
+                    try:
+                        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+                        db.scratch = hyperscan.Scratch(db)  # compile() allocates it; loadb() does not
+                    except hyperscan.error:  # e.g. stored by another Hyperscan or processor: compiled below
+                        db = None
+                self._db = db if db is not None else self._hyperscan_compile()
             except (
                 hyperscan.error
             ):  # e.g. a processor without the SIMD instructions Hyperscan needs (ArchitectureError)
@@ -123,6 +136,22 @@ class LiteralScanner:
                 if all(_is_utf8(lit) for lit in self.literals)
                 else "|".join(_bytes_escape(lit) for lit in self.literals)
             )
+
+    def _hyperscan_compile(self):
+        import hyperscan
+
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(  # each byte escaped: a literal is matched as the bytes it is, whatever they are
+            expressions=[b"".join(b"\\x%02x" % byte for byte in lit) for lit in self.literals],
+            ids=list(range(len(self.literals))),
+            flags=[0] * len(self.literals),
+        )
+        return db
+
+    def _hyperscan_blob(self) -> bytes:
+        import hyperscan
+
+        return bytes(hyperscan.dumpb(self._hyperscan_compile()))
 
     def candidates(self, text: bytes | bytearray) -> list[int]:
         if self.engine != "hyperscan":
@@ -184,6 +213,14 @@ def _is_utf8(data: bytes) -> bool:
 
 def _bytes_escape(lit: bytes) -> str:
     return "".join(f"\\x{byte:02x}" for byte in lit)
+
+
+def _hyperscan_kind(hyperscan) -> str:
+    """What a stored database depends on besides its literals: Hyperscan's version and the host it was compiled on
+    (a database holds code for the processor that compiled it; a cache folder may be shared between machines)."""
+    host = os.uname() if hasattr(os, "uname") else None
+    where = f"{host.machine}-{host.nodename}" if host else "-"
+    return f"hyperscan-{getattr(hyperscan, '__version__', '?')}-{where}"
 
 
 def _default_engine() -> str:

@@ -14,7 +14,7 @@ A Windows log's finding never gets the workarounds of :data:`LINUX_ONLY`, nor a 
 
 from __future__ import annotations
 
-import re
+from gfxgate.lazyre import lazy_compile
 
 WINDOWS = "windows"
 # rules/workarounds.yaml entries that act only on Linux: ROCr/HSA variables, Linux install paths
@@ -30,7 +30,7 @@ LINUX_ONLY = frozenset(
     }
 )
 # words of a remedy that only make sense on Linux
-LINUX_WORDS = re.compile(
+LINUX_WORDS = lazy_compile(
     r"HSA_|ROCR_VISIBLE|systemd|systemctl|drop-in|journalctl|/etc/|/usr/|/opt/rocm|/dev/kfd|\bldd\b|"
     r"render/video|libggml-hip\.so|\.so\b"
 )
@@ -38,7 +38,7 @@ OVERRIDE_NOTE = (
     "HSA_OVERRIDE_GFX_VERSION has no effect on Windows (ollama/ollama#3107): ROCm on Windows does not go "
     "through HSA, so no override maps this GPU to another target there"
 )
-_WINDOWS = re.compile(
+_WINDOWS = lazy_compile(
     r"source=(?:amd_windows|amd_hip_windows|gpu_windows|rocm_windows|cpu_windows)\.go:|"
     r"\b[A-Za-z]:(?:\\\\?)(?:Users|Program Files|Windows|a\\\\?ollama)|\\\\?AppData\\\\?|"
     r"[\w-]\.(?:dll|exe|DLL|EXE)\b|exit status 0xc0000[0-9a-fA-F]{3}\b"
@@ -53,7 +53,7 @@ STATUS = {
     "0xc0000139": "exit status 0xc0000139 is Windows' STATUS_ENTRYPOINT_NOT_FOUND: a DLL of another version than the "
     "runner expects (rocblas.dll/hipblas.dll from another HIP SDK, an older amdhip64 driver DLL)",
 }
-_STATUS = re.compile(r"0xc0000(?:005|135|139)\b")
+_STATUS = lazy_compile(r"0xc0000(?:005|135|139)\b")
 # messages only Ollama's Windows code prints (discover/amd.go's detectOldAMDDriverWindows, amd_hip_windows.go)
 WINDOWS_MESSAGES = frozenset(
     {"ollama-amd-driver-too-old-windows", "ollama-amdhip-dll-missing", "ollama-igpu-skipped-windows-v0129"}

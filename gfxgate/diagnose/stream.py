@@ -17,12 +17,13 @@ beyond is counted and said in a note.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gfxgate.diagnose.catalogue import Catalogue, Message
 from gfxgate.diagnose.patterns import MAX_LINE
 from gfxgate.diagnose.reader import Batch, LogInput, LogLine, decode_line
 from gfxgate.logs.prefix import is_separator, strip_prefix
+from gfxgate.records import dataclass
 
 KEEP_PER_KEY = 5  # hits kept per (message, run): the first four and the latest
 MAX_HITS = 20_000

@@ -9,12 +9,12 @@ shows. Line numbers are always found, never stored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gfxgate.diagnose.catalogue import Catalogue, Message
 from gfxgate.errors import SourceError
 from gfxgate.model import Evidence, Location
+from gfxgate.records import dataclass
 from gfxgate.sources.base import GrepSpec
 from gfxgate.sources.resolve import RootedSource, SourceSet, load_pins
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from gfxgate.lazyre import lazy_compile
+
 AMD, NVIDIA, INTEL = "amd", "nvidia", "intel"
 # rules/workarounds.yaml entries that act only on AMD's stack (HSA/ROCr/HIP variables, rocBLAS files, gfx builds,
 # OLLAMA_LLM_LIBRARY=rocm): never advice for an NVIDIA or Intel GPU
@@ -40,17 +42,17 @@ AMD_ONLY = frozenset(
 # rules/workarounds.yaml entries that act only on NVIDIA's stack: never advice for an AMD or Intel GPU
 NVIDIA_ONLY = frozenset({"build-cuda-architectures"})
 # words of a remedy that only make sense for an NVIDIA GPU (the runner folders, its driver, its device variable)
-NVIDIA_WORDS = re.compile(
+NVIDIA_WORDS = lazy_compile(
     r"CUDA_VISIBLE_DEVICES|\bcuda_v1\d\b|OLLAMA_LLM_LIBRARY=cuda|NVIDIA driver|nvidia-smi|compute capability|"
     r"CMAKE_CUDA_ARCHITECTURES|libggml-cuda"
 )
 # words of a remedy that only make sense for an AMD GPU (a remedy without a vendor variant is checked with them)
-AMD_WORDS = re.compile(r"HSA_|ROCR_|HIP_VISIBLE|\bROCm\b|rocBLAS|Tensile|libggml-hip|AMDGPU_TARGETS|\bgfx[0-9]")
+AMD_WORDS = lazy_compile(r"HSA_|ROCR_|HIP_VISIBLE|\bROCm\b|rocBLAS|Tensile|libggml-hip|AMDGPU_TARGETS|\bgfx[0-9]")
 
-_NVIDIA_NAME = re.compile(r"\b(?:NVIDIA|GeForce|Quadro|Tesla|RTX|GTX|TITAN)\b", re.IGNORECASE)
-_INTEL_NAME = re.compile(r"\b(?:Intel|Iris|UHD Graphics|HD Graphics|Arc)\b|\bANV\b", re.IGNORECASE)
-_AMD_NAME = re.compile(r"\b(?:AMD|Radeon|RADV|ATI)\b|\bgfx[0-9]", re.IGNORECASE)
-_CC = re.compile(r"^(\d{1,2})\.(\d)$")
+_NVIDIA_NAME = lazy_compile(r"\b(?:NVIDIA|GeForce|Quadro|Tesla|RTX|GTX|TITAN)\b", re.IGNORECASE)
+_INTEL_NAME = lazy_compile(r"\b(?:Intel|Iris|UHD Graphics|HD Graphics|Arc)\b|\bANV\b", re.IGNORECASE)
+_AMD_NAME = lazy_compile(r"\b(?:AMD|Radeon|RADV|ATI)\b|\bgfx[0-9]", re.IGNORECASE)
+_CC = lazy_compile(r"^(\d{1,2})\.(\d)$")
 
 
 def name_vendor(name: str) -> str | None:

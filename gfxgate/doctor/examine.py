@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 import time
@@ -33,6 +33,7 @@ from gfxgate.doctor.facts import build_recipe, runs_of, runs_of_worklog
 from gfxgate.gate.route import decide
 from gfxgate.gate.scan import FactsRequest
 from gfxgate.gate.workarounds import default_workarounds
+from gfxgate.records import dataclass
 from gfxgate.sources.resolve import load_pins
 from gfxgate.targets import catalog
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from gfxgate.host.access import Node, UserAccess
@@ -11,6 +10,7 @@ from gfxgate.host.sysfs import Gpu
 from gfxgate.host.units import Unit
 from gfxgate.machine import MachineFacts
 from gfxgate.model import Evidence, NeedsEvidence, Verdict
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, json_field
 
 

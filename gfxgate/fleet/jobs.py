@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from gfxgate.errors import UsageError
+from gfxgate.records import dataclass
 
 NODES_DIR = "nodes"  # DIR/nodes/NODE.json: what each node's task wrote
 JOBS_DIR = "jobs"  # DIR/jobs/JOBID.nodes: the nodes a doctor job was given (scontrol show hostnames)

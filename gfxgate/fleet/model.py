@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from gfxgate.errors import InputError
 from gfxgate.fleet.jobs import JOBS_DIR, NODES_DIR
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, document
 from gfxgate.fsio import read_input
 from gfxgate.jsontext import loads_input

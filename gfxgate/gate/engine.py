@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Mapping
 
 from gfxgate.errors import SourceError
@@ -15,6 +14,7 @@ from gfxgate.gate.matrix import GateMatrix
 from gfxgate.matchers import MATCHERS, Finding, Hit, NoMatch, fill
 from gfxgate.model import Evidence, Location, SourceInfo, Status, Verdict, combine
 from gfxgate.gate.ruleset import GateRule, RuleSet
+from gfxgate.records import dataclass
 from gfxgate.sources.versions import in_range, version_key
 
 if TYPE_CHECKING:  # annotations only

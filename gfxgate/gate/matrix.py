@@ -7,10 +7,11 @@ shared vocabulary of its cells (statuses, evidence, verdicts, sources) is :mod:`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Mapping
 
 from gfxgate.model import Evidence, SourceInfo, Status, Verdict
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, document, json_field, to_json
 
 JSON_SCHEMA_VERSION = 1

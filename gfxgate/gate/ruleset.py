@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,6 +17,7 @@ from gfxgate.datafiles import load_yaml, load_yaml_entries
 from gfxgate.errors import RuleError
 from gfxgate.gate.matrix import Layer, RuleLocation
 from gfxgate.model import DEFAULT_OS, Status, os_of
+from gfxgate.records import dataclass
 from gfxgate.resources import rules_dir
 from gfxgate.sources.base import safe_relpath
 from gfxgate.sources.resolve import load_pins

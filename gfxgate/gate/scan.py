@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
+from gfxgate.records import dataclass
 
 from gfxgate.gate.engine import MATCHED, UNAVAILABLE, build_matrix, collect_facts
 from gfxgate.gate.matrix import GateMatrix

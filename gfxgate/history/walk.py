@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 import hashlib
@@ -32,6 +32,7 @@ from gfxgate.fsio import write_bytes_atomic
 from gfxgate.gate.matrix import GateMatrix, Layer
 from gfxgate.prcheck.diff import EVIDENCE, classify, slim_verdict
 from gfxgate.gate.ruleset import GateRule, RuleSet
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.sources.gitrepo import GitRepo, cache_root, local_git_dir, tag_commits
 from gfxgate.sources.resolve import Pins, SourceSet

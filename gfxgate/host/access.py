@@ -12,9 +12,9 @@ it looked at with only those users as members."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from gfxgate.host.rootfs import RootFS
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 import fnmatch
 
 from gfxgate.host.rootfs import RootFS
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord
 from gfxgate.artifacts.rocblas import classify
 

@@ -7,10 +7,10 @@ limit becomes a problem text, never an exception: a host without ROCm or Vulkan 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from typing import Sequence
 
 from gfxgate.host import proc
+from gfxgate.records import dataclass
 
 TOOL_TIMEOUT_S = 20.0
 MAX_TOOL_OUTPUT = 1 << 20  # bytes of stdout (and of stderr) read from a tool; it is killed past them

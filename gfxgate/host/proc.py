@@ -22,8 +22,9 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
 from typing import IO, Any, Mapping, Sequence
+
+from gfxgate.records import dataclass
 
 PIPE = subprocess.PIPE
 DEVNULL = subprocess.DEVNULL

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
 from gfxgate.errors import InputError, UsageError
 from gfxgate.host import proc
+from gfxgate.records import dataclass
 
 MAX_OUTPUT = 1 << 20
 QUERY_TIMEOUT_S = 60.0

@@ -8,9 +8,9 @@ per line), amdgpu ``amdgpu_device.c`` / ``amdgpu_ttm.c`` (``mem_info_vram_total`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from gfxgate.host.rootfs import RootFS
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord
 from gfxgate.targets import AMDGPU_IDS, catalog, read_amdgpu_ids
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable, Iterator
 
 from gfxgate.host.rootfs import RootFS
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord
 
 UNIT_DIRS = (

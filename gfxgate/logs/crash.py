@@ -13,29 +13,30 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from gfxgate.lazyre import lazy_compile
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
-SIGNAL_RE = re.compile(r"\b(SIGSEGV|SIGABRT|SIGILL|SIGBUS|SIGFPE|SIGKILL|SIGTRAP)\b")
-EXIT_STATUS_RE = re.compile(r"exit status (\d+)")
-TERMINATED_RE = re.compile(r"llama runner process has terminated")
-GGML_ABORT_RE = re.compile(r"GGML_ASSERT|ggml_abort|GGML_ABORT|core dumped|Segmentation fault|Aborted")
+SIGNAL_RE = lazy_compile(r"\b(SIGSEGV|SIGABRT|SIGILL|SIGBUS|SIGFPE|SIGKILL|SIGTRAP)\b")
+EXIT_STATUS_RE = lazy_compile(r"exit status (\d+)")
+TERMINATED_RE = lazy_compile(r"llama runner process has terminated")
+GGML_ABORT_RE = lazy_compile(r"GGML_ASSERT|ggml_abort|GGML_ABORT|core dumped|Segmentation fault|Aborted")
 # Go stack frame: "pkg/path.(*Type).method(args)" or "pkg.func(args)" on its own line.
-GO_FRAME_RE = re.compile(r"^(?:[\w./-]+\.)?(?:\(\*?[\w]+\)\.)?(?P<func>[A-Za-z_][\w]*)\(.*\)\s*$")
+GO_FRAME_RE = lazy_compile(r"^(?:[\w./-]+\.)?(?:\(\*?[\w]+\)\.)?(?P<func>[A-Za-z_][\w]*)\(.*\)\s*$")
 # C frames: gdb style "#3  0x00007f… in func (...)", backtrace_symbols "lib.so(func+0x1a)", libunwind "func + 26".
 C_FRAME_RES = (
-    re.compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<func>[A-Za-z_][\w:]*)"),
-    re.compile(r"\((?P<func>[A-Za-z_][\w]*)\+0x[0-9a-fA-F]+\)"),
+    lazy_compile(r"^#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<func>[A-Za-z_][\w:]*)"),
+    lazy_compile(r"\((?P<func>[A-Za-z_][\w]*)\+0x[0-9a-fA-F]+\)"),
 )
 
 # Markers that the model finished loading and the runner serves requests (compute starts after them).
 STARTED_RES = (
-    re.compile(r"llama runner started"),
-    re.compile(r'msg="?loaded model|model loaded', re.IGNORECASE),
+    lazy_compile(r"llama runner started"),
+    lazy_compile(r'msg="?loaded model|model loaded', re.IGNORECASE),
 )
 # Markers of the load phase (seen before the runner starts).
 LOADING_RES = (
-    re.compile(r"starting (llama )?runner|msg=\"?starting"),
-    re.compile(r"load_tensors|llama_model_load|llm_load|loading model|offloading|offloaded \d+/\d+ layers"),
+    lazy_compile(r"starting (llama )?runner|msg=\"?starting"),
+    lazy_compile(r"load_tensors|llama_model_load|llm_load|loading model|offloading|offloaded \d+/\d+ layers"),
 )
 COMPUTE_FRAMES = frozenset(
     {
@@ -135,7 +136,7 @@ def frame_name(line: str) -> str | None:
     return None
 
 
-_MANGLED_PART = re.compile(r"(\d+)")
+_MANGLED_PART = lazy_compile(r"(\d+)")
 
 
 def _demangled(name: str) -> str:
@@ -171,8 +172,8 @@ def parse_crash(lines: Sequence[str], error_text: str = "") -> CrashSignature:
     frames: list[str] = []
     for index, line in enumerate(lines):
         hit = False
-        for sig in SIGNAL_RE.findall(line):
-            hit = True
+        for sig in SIGNAL_RE.findall(line) if "SIG" in line else ():  # every signal name holds it: a C substring test
+            hit = True  # spares the regex's try at every position of a line without one
             if sig not in signals:
                 signals.append(sig)
         if TERMINATED_RE.search(line):

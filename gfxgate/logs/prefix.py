@@ -7,18 +7,18 @@ never from every line it reads.
 
 from __future__ import annotations
 
-import re
+from gfxgate.lazyre import lazy_compile
 
 # journalctl's prefixes: "-o short" (Dec 02 17:00:00 host ollama[123]: ), "-o short-iso", "-o short-precise".
-_JOURNAL_RE = re.compile(
+_JOURNAL_RE = lazy_compile(
     r"^(?:[A-Z][a-z]{2} [ 0-3]?\d \d\d:\d\d:\d\d(?:\.\d+)?|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r" \S+ [^\s:\[]+(?:\[\d+\])?: "
 )
 # `docker logs -t` / `kubectl logs --timestamps`: "2025-10-05T08:00:00.123456789Z "
-_DOCKER_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) ")
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_DOCKER_RE = lazy_compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d) ")
+_ANSI_RE = lazy_compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # llama.cpp's common_log with --log-prefix/--log-timestamps: "0.00.035.060 I "
-_LLAMA_PREFIX_RE = re.compile(r"^\d+\.\d\d\.\d\d\d\.\d\d\d [IWED] ")
+_LLAMA_PREFIX_RE = lazy_compile(r"^\d+\.\d\d\.\d\d\d\.\d\d\d [IWED] ")
 
 
 def strip_prefix(text: str) -> tuple[str, bool]:

@@ -8,13 +8,13 @@ live from the upstream sources, then compared with :func:`gfxgate.prcheck.diff.d
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gfxgate.errors import RuleError, SourceError, UsageError
 from gfxgate.prcheck.diff import MatrixDiff, diff_matrices, fail_closed
 from gfxgate.prcheck.pins import inside_repo
+from gfxgate.records import dataclass
 from gfxgate.sources.gitrepo import run_git, work_tree_root
 from gfxgate.datafiles import MAX_YAML_BYTES
 from gfxgate.gate.ruleset import load_rules

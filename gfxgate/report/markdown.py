@@ -6,6 +6,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from gfxgate.lazyre import lazy_compile
 from gfxgate.report.text import inert
 
 if TYPE_CHECKING:
@@ -28,24 +29,24 @@ LABELS = {
 # md_escape (prose and table cells), code (an inline code span) or fence (a fenced block): each leaves it inert, one
 # text node of the place it is put in, under CommonMark and GitHub's extensions (tables, strikethrough, autolinks,
 # task lists); benchmarks/fuzz.py checks that with cmark-gfm.
-_LINE_ENDS = re.compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
+_LINE_ENDS = lazy_compile("\r\n|[\r\n\v\f\x85\u2028\u2029]")
 # backslash-escaped anywhere: ASCII punctuation that opens or closes inline markup (code, emphasis, strikethrough,
 # links, images, table cells); "<" where it could open raw HTML or an autolink; ">" only where it starts a line
 _INLINE = "`*~[]|"  # and the backslash itself, first (str.replace: a tenth of str.translate's time on long text)
 # raw HTML and URI autolinks start with "<" and a letter, "/", "!" or "?"; an e-mail autolink is "<" up to ">" with an
 # "@" and no space: "<0.12" or "a < b" start nothing (a linear scan: each lookahead stops at the next "<")
-_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?]|[^\s<>]*@[^\s<>]*>)")
+_TAG_OPEN = lazy_compile(r"<(?=[A-Za-z/!?]|[^\s<>]*@[^\s<>]*>)")
 # between two alphanumerics "_" is never emphasis. Each pattern that a long text is scanned with starts with a literal
 # (its lookbehind after it), so the scan skips to that character instead of trying a lookbehind at every position
-_UNDERSCORE = re.compile(r"_(?:(?<![A-Za-z0-9]_)|(?![A-Za-z0-9]))")
-_ENTITY = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+_UNDERSCORE = lazy_compile(r"_(?:(?<![A-Za-z0-9]_)|(?![A-Za-z0-9]))")
+_ENTITY = lazy_compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 # GFM's extended autolinks: "scheme://" and "www." (a backslash escape stops them), e-mail addresses (found in the
 # text after escapes are undone: a WORD JOINER after the "@", which shows nothing, stops them)
-_SCHEME = re.compile(r":(?<=[A-Za-z0-9]:)//")
-_WWW = re.compile(r"([wW][wW][wW])(?<![A-Za-z0-9][wW][wW][wW])\.")
+_SCHEME = lazy_compile(r":(?<=[A-Za-z0-9]:)//")
+_WWW = lazy_compile(r"([wW][wW][wW])(?<![A-Za-z0-9][wW][wW][wW])\.")
 # Each whole run of address characters is matched once (a pattern "[…]*@[…]*" retried every start inside a long run
 # without an "@" and backtracked through it: quadratic, 3 s for a 60,000-character summary in `diff`)
-_EMAIL_RUN = re.compile(r"[A-Za-z0-9._@-]+")
+_EMAIL_RUN = lazy_compile(r"[A-Za-z0-9._@-]+")
 
 
 def _no_email(match: re.Match) -> str:
@@ -59,7 +60,7 @@ def _no_email(match: re.Match) -> str:
 
 # what starts a block when the text begins a line (or a list item): headings, quotes, list markers, setext and
 # thematic-break lines, ordered-list numbers
-_BLOCK_START = re.compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|>|[-=](?=[-=\s]*$)")
+_BLOCK_START = lazy_compile(r"(?:[-+]|#{1,6}|[0-9]{1,9}(?=[.)]))(?=[.)]?(?:\s|$))|>|[-=](?=[-=\s]*$)")
 
 
 def _escape_inline(text: str) -> str:
@@ -82,7 +83,7 @@ def _escape_inline(text: str) -> str:
     return text
 
 
-_TICKS = re.compile("`+")
+_TICKS = lazy_compile("`+")
 
 
 def _code_spans(text: str, cell: bool) -> list[tuple[bool, str]]:
@@ -158,7 +159,7 @@ def _md_escape(text: str, cell: bool) -> str:
 
 # a "<" whose run (no space, "<" or ">" after it) reaches a kept code span: with the span's backtick it can open an
 # e-mail autolink ("<`a@b.c>": a backtick is an address character), which CommonMark reads before the code span
-_SPACE_OR_ANGLE = re.compile(r"[\s<>]")
+_SPACE_OR_ANGLE = lazy_compile(r"[\s<>]")
 
 
 def _open_before_code(escaped: str) -> str:
@@ -172,7 +173,7 @@ def _open_before_code(escaped: str) -> str:
 
 
 _md_escape_memo = functools.lru_cache(maxsize=4096)(_md_escape)
-_LONG_TICKS = re.compile("`{65,}")
+_LONG_TICKS = lazy_compile("`{65,}")
 
 
 def _longest_run(text: str, char: str) -> int:
@@ -214,7 +215,7 @@ def _code(text: str, cell: bool) -> str:
 _code_memo = functools.lru_cache(maxsize=4096)(_code)
 
 
-_URL_UNSAFE = re.compile(r"[\x00-\x20\x7f-\x9f<>()\\`|\[\]\"']")
+_URL_UNSAFE = lazy_compile(r"[\x00-\x20\x7f-\x9f<>()\\`|\[\]\"']")
 
 
 def link(text: str, url: str) -> str:
@@ -227,7 +228,7 @@ def link(text: str, url: str) -> str:
     return f"[{text}]({safe})"
 
 
-_FENCE_LINE = re.compile(r" {0,3}(`{3,})[ \t]*")  # a line that could close a backtick fence
+_FENCE_LINE = lazy_compile(r" {0,3}(`{3,})[ \t]*")  # a line that could close a backtick fence
 
 
 def fence(lines, info: str = "text") -> list[str]:

@@ -20,13 +20,13 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 import fcntl
 
 from gfxgate.errors import NetworkError, SourceError, UsageError
 from gfxgate.host import proc
+from gfxgate.records import dataclass
 from gfxgate.resources import cache_dir
 from gfxgate.sources.base import MAX_BLOB_BYTES, FileHit, Source, blob_too_large
 from gfxgate.sources.versions import is_prerelease, nearest_tags, sort_tags

@@ -10,14 +10,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, NamedTuple
 
 from gfxgate import datacache
 from gfxgate.datafiles import load_toml, read_toml
 from gfxgate.errors import RuleError, SourceError, UsageError
+from gfxgate.lazyre import lazy_compile
 from gfxgate.model import Location
+from gfxgate.records import dataclass
 from gfxgate.resources import rules_dir
 from gfxgate.saferegex import RuleRegexError, rule_regex
 from gfxgate.sources.base import FileHit, Source, safe_relpath
@@ -225,7 +227,7 @@ def _excerpt(value: str, limit: int = 80) -> str:
 
 
 # git check-ref-format's rules, narrowed: never an option (--output=x was passed on to git), never a range.
-_REF_NAME = re.compile(r"^(?!.*\.\.)(?!.*@\{)[A-Za-z0-9_][A-Za-z0-9._/+-]*$")
+_REF_NAME = lazy_compile(r"^(?!.*\.\.)(?!.*@\{)[A-Za-z0-9_][A-Za-z0-9._/+-]*$")
 
 
 class RootedSource(Source):

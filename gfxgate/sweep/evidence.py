@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
@@ -18,6 +18,7 @@ from gfxgate.errors import InputError
 from gfxgate.fsio import open_input
 from gfxgate.host.journal import JournalError, journal_argv, journal_lines
 from gfxgate.host.probes import PROBES, run_tool
+from gfxgate.records import dataclass
 from gfxgate.targets import catalog
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ did not fit. One layout (plain shapes), written as SVG text or rasterised to PNG
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from xml.sax.saxutils import escape
 import io
 
+from gfxgate.records import dataclass
 from gfxgate.sweep.contexts import ContextSweep, ctx_label
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")

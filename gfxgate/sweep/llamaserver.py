@@ -39,13 +39,14 @@ import shutil
 import signal
 import socket
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from gfxgate.errors import TargetError, UsageError
 from gfxgate.host import proc as hostproc
 from gfxgate.logs import crash as crashmod
+from gfxgate.records import dataclass
 from gfxgate.sweep.deadline import DEADLINE, DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, utcnow
 from gfxgate.sweep.worklog import record_fields

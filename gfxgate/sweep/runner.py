@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 from urllib.parse import urlsplit
@@ -22,6 +22,7 @@ import stat
 
 from gfxgate.errors import InputError, NetworkError, Terminated, UsageError
 from gfxgate.logs import crash as crashmod
+from gfxgate.records import dataclass
 from gfxgate.sweep.deadline import DeadlineTransport
 from gfxgate.sweep.evidence import Collected, LogTail, gpu_probes, journal_window, utcnow
 from gfxgate.sweep.worklog import RunRecord, WorklogWriter, cell_key, record_fields

@@ -13,7 +13,6 @@ import contextlib
 import fcntl
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 import hashlib
@@ -25,6 +24,7 @@ import zstandard
 from fastjsonschema import JsonSchemaValueException
 
 from gfxgate.errors import InputError
+from gfxgate.records import dataclass
 from gfxgate.serial import json_key
 from gfxgate.fsio import OutputError, read_input
 from gfxgate.jsontext import loads_input

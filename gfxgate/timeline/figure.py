@@ -8,10 +8,11 @@ flips that started it — in the SVG each tick links to the first flip's evidenc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from xml.sax.saxutils import escape, quoteattr
 import io
 
+from gfxgate.records import dataclass
 from gfxgate.targets import catalog
 from gfxgate.timeline.model import RouteKey, Timeline
 

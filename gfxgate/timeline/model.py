@@ -7,10 +7,11 @@ table's columns and the answer sentence are derived the same way whichever way i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Mapping
 
 from gfxgate.model import PerBackend
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, json_dataclass, json_field
 
 SCHEMA_VERSION = 1

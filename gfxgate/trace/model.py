@@ -6,10 +6,10 @@ has a reason. The conclusion exists only when the sink was reached, and quotes i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from gfxgate.model import Location, SourceInfo
+from gfxgate.records import dataclass
 from gfxgate.serial import JsonRecord, document, json_dataclass, json_field
 from gfxgate.trace.rules import StageSpec
 

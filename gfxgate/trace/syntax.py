@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 import importlib
+
+from gfxgate.records import dataclass
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Tree

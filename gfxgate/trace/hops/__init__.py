@@ -9,11 +9,12 @@ when the construct is not there. The :class:`HopContext` is the only way a hop r
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gfxgate.errors import SourceError
 from gfxgate.model import Location
 from gfxgate.plugins import Plugins
+from gfxgate.records import dataclass
 from gfxgate.trace.syntax import ParseCache, ParsedFile, leading_comment, trailing_comment
 
 # one module per hop kind, named after it (``python-field`` is ``python_field``; golang.py holds shared helpers)
