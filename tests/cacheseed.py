@@ -8,8 +8,8 @@ first run writes are the same for every test: the run builds them once, in a pro
 as a copy of them — what a user's second run sees. A test about the cache itself (a first run, a cache that is
 missing, damaged or foreign) asks for an empty folder with ``@pytest.mark.empty_cache``.
 
-The seed holds only the cache's own files (``rules-N.msgpack`` and its side files), never clones (``repos/``) or
-locks; an entry is the data of the very bytes its key hashes (gfxgate/datacache.py), so a copy cannot serve a test
+The seed holds only the cache's own files (``rules-N.msgpack`` and its side files, the console script's
+``records.marshal``), never clones (``repos/``) or locks; an entry is the data of the very bytes its key hashes (gfxgate/datacache.py), so a copy cannot serve a test
 anything the shipped files would not give it.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,6 +38,7 @@ COMMANDS: tuple[tuple[str, ...], ...] = (
     ("diagnose", "samples/logs/llama-server-11669-vulkan-device-none.log", "--format", "json"),
     ("doctor", "--root", "tests/doctor/fixtures"),
 )
+CONSOLE_COMMANDS = COMMANDS[0], COMMANDS[9], COMMANDS[-1]  # scan, diagnose, doctor
 
 
 def build(folder: Path) -> None:
@@ -49,11 +51,19 @@ def build(folder: Path) -> None:
         done = gfxgate(*args, env=env, cwd=str(CHECKOUT))
         if done.returncode not in (0, 1):  # 1: a verdict (diagnose's failure found, doctor's backend down)
             raise SystemExit(f"seeding the cache: gfxgate {' '.join(args)} exited {done.returncode}: {done.stderr}")
+    # The console script keeps its records' compiled code in the cache (gfxgate/records.py, records.marshal), which
+    # ``main`` in process never writes: the installed script's three start-up commands write it, so each test's
+    # console-script process loads that code instead of compiling it (~35 M instructions a process).
+    script = Path(sys.executable).with_name("gfxgate")
+    for args in CONSOLE_COMMANDS:
+        done = subprocess.run([str(script), *args], env=env, cwd=str(CHECKOUT), capture_output=True, text=True)
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"seeding the cache: gfxgate {' '.join(args)} exited {done.returncode}: {done.stderr}")
 
 
 def files(seed: Path) -> list[Path]:
     """The seed's files that a test's cache folder gets: the cache's own files, not clones or locks."""
-    return sorted(p for p in seed.iterdir() if p.is_file() and p.suffix == ".msgpack")
+    return sorted(p for p in seed.iterdir() if p.is_file() and p.suffix in (".msgpack", ".marshal"))
 
 
 def copy_into(seed_files: list[Path], cache: Path) -> None:
