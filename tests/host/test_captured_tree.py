@@ -9,17 +9,15 @@ know; 17 unit files and /etc/group read as systemd and glibc read them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
 
 from tests.doctor.machines import machine
 from tests.cli.test_replays import replay
-from tests.host.captured import env, root, work  # noqa: F401 - fixtures
+from tests.host.captured import capture_state, env, root, work  # noqa: F401 - fixtures
 
 KFD1 = "sys/class/kfd/kfd/topology/nodes/1/properties"
 
@@ -150,31 +148,10 @@ def test_6_thousands_of_sparse_files_stay_under_the_memory_bound(gfxgate_exe, wo
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("wb") as handle:
             handle.truncate(1 << 20)
-    before = _state(root)
+    before = capture_state(root)
     assert sum(1 for v in before.values() if v[-1] == "sparse") == count
     doctor(gfxgate_exe, work, env, root, timeout=60)
-    assert _state(root) == before
-
-
-def _state(folder: Path) -> dict[str, tuple]:
-    """Every entry under ``folder`` (links not followed): type, inode, mode, size, mtime, link target, and for a
-    regular file its content hash, or "sparse" for a file with no data block at all (it reads as zeros)."""
-    out: dict[str, tuple] = {}
-    for parent, dirs, files in os.walk(folder):
-        for name in dirs + files:
-            path = Path(parent, name)
-            st = os.lstat(path)
-            content = None
-            if stat.S_ISLNK(st.st_mode):
-                content = os.readlink(path)
-            elif stat.S_ISREG(st.st_mode):
-                content = (
-                    "sparse" if st.st_blocks == 0 and st.st_size else hashlib.sha256(path.read_bytes()).hexdigest()
-                )
-            size = None if stat.S_ISDIR(st.st_mode) else st.st_size
-            mtime = None if stat.S_ISDIR(st.st_mode) else st.st_mtime_ns
-            out[str(path.relative_to(folder))] = (st.st_mode, st.st_ino, size, mtime, content)
-    return out
+    assert capture_state(root) == before
 
 
 # -- 8. exit 70 from captured values -----------------------------------------------------------------------------
