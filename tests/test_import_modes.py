@@ -6,6 +6,7 @@ not by running the suite twice.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def collect(*options: str) -> set[str]:
     """The test ids a collection-only run finds. Plain asserts: which modules import and which tests they hold is
-    the claim, not the rewritten assert statements (rewriting every module's asserts was 5 of the 8 s of CPU)."""
+    the claim, not the rewritten assert statements (rewriting every module's asserts was 5 of the 8 s of CPU). No
+    entry-point plugin but pytest-xdist (whose hooks tests/conftest.py implements): which modules import is not about
+    hypothesis's or anyio's plugin, which scanned or imported more at each start."""
     run = subprocess.run(
         [
             sys.executable,
@@ -26,10 +29,13 @@ def collect(*options: str) -> set[str]:
             "-p",
             "no:cacheprovider",
             "--assert=plain",
+            "-p",
+            "xdist.plugin",
             *options,
             "tests",
         ],
         cwd=REPO,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=600,

@@ -81,36 +81,45 @@ def test_without_xdist_it_is_built_in_the_session(tmp_path):
     assert len(builds) == 1 and users == {"none"}
 
 
-def _collected(*options: str) -> set[str]:
+# Each mark expression's collection in one nested process: pytest.main once per expression (each a session of its own,
+# with its own items and marks; the test modules are imported once), one interpreter instead of three.
+COLLECT = """
+import sys
+import pytest
+
+for expr in sys.argv[1:]:
+    print("== -m " + expr, flush=True)
+    code = pytest.main(
+        ["--collect-only", "-q", "-p", "no:cacheprovider", "--assert=plain", "-p", "xdist.plugin", "-n", "0",
+         "-m", expr, "tests/test_inprocess.py", "tests/test_formats_everywhere.py"]
+    )
+    print(f"== exit {int(code)}", flush=True)
+"""
+
+
+def _collected(*exprs: str) -> list[set[str]]:
+    """The test names ``pytest --collect-only -m EXPR`` selects, for each of ``exprs``."""
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--collect-only",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--assert=plain",
-            "-n",
-            "0",
-            *options,
-            "tests/test_inprocess.py",
-            "tests/test_formats_everywhere.py",
-        ],
+        [sys.executable, "-c", COLLECT, *exprs],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=300,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}, **LEAN},
     )
-    assert done.returncode in (0, 5), done.stdout[-2000:] + done.stderr[-2000:]  # 5: none selected
-    return {line.split("::")[1].split("[")[0] for line in done.stdout.splitlines() if "::" in line}
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    found: list[set[str]] = []
+    for expr in exprs:
+        section = done.stdout.split(f"== -m {expr}\n", 1)[1].split("\n== exit ", 1)
+        assert section[1].split("\n", 1)[0] in ("0", "5"), done.stdout[-2000:]  # 5: none selected
+        found.append({line.split("::")[1].split("[")[0] for line in section[0].splitlines() if "::" in line})
+    return found
 
 
 def test_the_inner_loop_is_the_unit_tests():
     """A test that starts the installed script is integration and slow: `-m "not slow"` leaves it out; a module of
     whole commands run in process (conftest's SLOW_IN_PROCESS) is slow, not integration; the rest is the inner loop."""
-    inner, integration, slow = _collected("-m", "not slow"), _collected("-m", "integration"), _collected("-m", "slow")
+    inner, integration, slow = _collected("not slow", "integration", "slow")
     assert "test_two_calls_in_a_row_answer_what_the_installed_script_answers" in integration - inner  # gfxgate_exe
     assert "test_the_three_formats_of_one_result_agree" in slow - integration - inner  # gfxgate_cli, whole commands
     assert "test_input_is_stdin_and_bytes_come_back_as_bytes" in inner - integration  # gfxgate_cli, in process

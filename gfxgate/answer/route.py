@@ -848,6 +848,27 @@ def step_workarounds(routes: Iterable[Route]) -> set[str]:
     }
 
 
+# (vendor, workaround) -> the routes that take it, per tuple of routes (by identity, the tuple kept so its id is never
+# another's): step_ruled_out and ruled_out ask it for each step of each cell (diagnose's refusals, 15,190 cells of the
+# timeline), and scanned every route's steps each time
+_TAKING: dict[int, tuple[tuple[RouteRule, ...], dict[tuple[str, str], tuple[RouteRule, ...]]]] = {}
+
+
+def routes_taking(rules: RouteRules, vendor: str, workaround: str) -> list[RouteRule]:
+    """The routes of ``rules`` tried for ``vendor``'s targets that take ``workaround`` as a step, in the rules' order."""
+    entry = _TAKING.get(id(rules.routes))
+    if entry is None or entry[0] is not rules.routes:
+        index: dict[tuple[str, str], list[RouteRule]] = {}
+        for r in rules.routes:
+            for v in dict.fromkeys(r.vendors):
+                for w in dict.fromkeys(step.workaround for step in r.steps):
+                    index.setdefault((v, w), []).append(r)
+        if len(_TAKING) >= 8:
+            _TAKING.clear()
+        entry = _TAKING[id(rules.routes)] = (rules.routes, {k: tuple(v) for k, v in index.items()})
+    return list(entry[1].get((vendor, workaround), ()))
+
+
 def step_ruled_out(
     view: StatusView, target: str, workaround: str, rules: RouteRules
 ) -> list[tuple[str, str, str]] | None:
@@ -856,7 +877,7 @@ def step_ruled_out(
     its steps lifts, that status); None when one of them can (or the workaround is no route's step, or the view does
     not decide it). What diagnose leaves a finding's step out by, over the stored release."""
     vendor = vendor_of(target)  # the routes of the target's vendor (Vulkan's opt-in is a route of each)
-    routes = [r for r in rules.routes if vendor in r.vendors and any(step.workaround == workaround for step in r.steps)]
+    routes = routes_taking(rules, vendor, workaround)
     if not routes:
         return None
     out = []
@@ -993,7 +1014,7 @@ def ruled_out(route: Route, workaround: str, rules: RouteRules) -> list[tuple[st
     whatever its steps do). Then (the route's label, the refusing backend answer) per such route; None when a route
     that takes it has a backend with a route or an undecided one, or the workaround is no route's step."""
     vendor = vendor_of(route.target)
-    routes = [r for r in rules.routes if vendor in r.vendors and any(s.workaround == workaround for s in r.steps)]
+    routes = routes_taking(rules, vendor, workaround)
     if not routes:
         return None
     out = []

@@ -16,7 +16,7 @@ from gfxgate.records import dataclass
 from gfxgate.targets import TargetId
 
 if TYPE_CHECKING:
-    from gfxgate.gate.scan import FactsRequest
+    from gfxgate.gate.scan import FactsRequest, GateFacts
     from gfxgate.machine import MachineFacts
 
 
@@ -154,13 +154,16 @@ def matrix(
     runtime_backends: dict | None = None,
     runtime_version: str | None = None,
     machine: MachineFacts | None = None,
+    gate: GateFacts | None = None,
 ) -> GateMatrix:
-    """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``),
+    """The gate matrix of ``targets``: the rules' facts (``facts``: where from, ``gate.scan.FactsRequest``; ``gate``:
+    those facts already read by ``gate.scan.gate_facts(facts)``, for a caller that builds several matrices on them),
     the artifact rows from the files under ``installed``, the runtime row from a sweep's worklog (``runtime``) or
     from diagnosed logs (``runtime_cells`` and, per target, each backend's ``runtime_backends``), then the answer."""
     from gfxgate.gate.scan import CheckSteps, FactsRequest, answer, columns, gate_facts
 
-    gate = gate_facts(facts or FactsRequest())
+    if gate is None:
+        gate = gate_facts(facts or FactsRequest())
     check_steps: CheckSteps | None = None
     if gate.live:  # a live answer's steps are checked (the trace pipeline: not imported for a snapshot answer)
         from gfxgate.trace.workarounds import check_steps

@@ -31,7 +31,7 @@ from gfxgate.diagnose.remedy import _timeline as cells
 from gfxgate.doctor import facts as machine_facts
 from gfxgate.doctor.facts import build_recipe, runs_of, runs_of_worklog
 from gfxgate.gate.route import decide
-from gfxgate.gate.scan import FactsRequest
+from gfxgate.gate.scan import FactsRequest, gate_facts
 from gfxgate.gate.workarounds import default_workarounds
 from gfxgate.records import dataclass
 from gfxgate.sources.resolve import load_pins
@@ -135,10 +135,11 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     reports = []
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
     code: dict[tuple[str, ...], list[Path]] = {}  # the installed GPU code, walked once for all the GPUs
+    gates: dict[str, Any] = {}  # the gate facts at the installed version, read once for all the GPUs
     for index, gpu in enumerate(amd):
         reports.append(
             _known_target_report(
-                fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code
+                fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code, gates
             )
         )
     if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38
@@ -242,16 +243,33 @@ def _matrix(
     installed: list[Path],
     runtime_cells,
     scan_matrix: Callable[..., Any],
+    gates: dict[str, Any] | None = None,
 ):
     """(matrix, where from, notes): the facts at the installed version (``gate.scan.FactsRequest.at_release``: the
     pins' snapshot at the pin, a pin set's at its release, else the sources there, a coupled source that cannot be
     read falling back to its embedded copy as scan's does); None when the sources cannot be read (the timeline
-    snapshot answers then, and the note names the source to give)."""
+    snapshot answers then, and the note names the source to give).
+
+    ``gates`` (tag -> ``gate.scan.GateFacts``, or the error reading them): one run's gate facts, the same for each GPU
+    of the machine (they depend on the release and the request, not on the target), read for the first and reused:
+    a machine of many GPUs opened the same sources (or failed to, offline) once per GPU."""
     tag = f"v{version}" if version else load_pins().sources["ollama"].ref
     facts = FactsRequest.at_release(tag, sources=req.sources, offline=req.offline, strict_coupled=False)
     parsed = [catalog().parse(target)]
     try:
-        matrix = scan_matrix(parsed, facts, installed=installed or None, runtime_cells=runtime_cells)
+        if gates is None:
+            matrix = scan_matrix(parsed, facts, installed=installed or None, runtime_cells=runtime_cells)
+        else:
+            if tag not in gates:
+                try:
+                    gates[tag] = gate_facts(facts)
+                except (SourceError, NetworkError) as exc:
+                    gates[tag] = exc
+            if isinstance(gates[tag], Exception):
+                raise gates[tag]
+            matrix = scan_matrix(
+                parsed, facts, installed=installed or None, runtime_cells=runtime_cells, gate=gates[tag]
+            )
     except (SourceError, NetworkError) as exc:
         missing = exc.source or "ollama"  # the source that could not be read, not always ollama
         return (
@@ -552,13 +570,27 @@ def _override_row(fs, target, override, installs) -> Verdict:
 
 
 def _known_target_report(
-    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None, code=None
+    fs,
+    gpu,
+    version,
+    req,
+    installs,
+    unit,
+    env,
+    users,
+    nodes,
+    diagnoses,
+    index=0,
+    matrix_of=None,
+    facts=None,
+    code=None,
+    gates=None,
 ) -> TargetReport:
     """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
     fatal: the other GPUs of the machine keep their report (issue 41)."""
     try:
         return _target_report(
-            fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code
+            fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code, gates
         )
     except TargetError as exc:
         return TargetReport(
@@ -576,9 +608,24 @@ def _known_target_report(
 
 
 def _target_report(
-    fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index=0, matrix_of=None, facts=None, code=None
+    fs,
+    gpu,
+    version,
+    req,
+    installs,
+    unit,
+    env,
+    users,
+    nodes,
+    diagnoses,
+    index=0,
+    matrix_of=None,
+    facts=None,
+    code=None,
+    gates=None,
 ) -> TargetReport:
-    """``code``: the installed GPU code already walked for another GPU of the machine (by paths), filled here."""
+    """``code``: the installed GPU code already walked for another GPU of the machine (by paths), filled here;
+    ``gates``: the gate facts already read for another GPU (by tag), filled here."""
     target = gpu.target
     paths = tuple(installs.gpu_code_files())
     walked = (code or {}).get(paths)
@@ -592,7 +639,7 @@ def _target_report(
         from gfxgate.diagnose.analyse import runtime_verdicts
 
         runtime_cells = runtime_verdicts(diagnoses, [catalog().parse(target)])
-    matrix, origin, notes = _matrix(target, version, req, installed, runtime_cells, matrix_of)
+    matrix, origin, notes = _matrix(target, version, req, installed, runtime_cells, matrix_of, gates)
     machine = _machine_rows(fs, gpu, target, env, users, nodes, unit, installs, index)
     access_row = machine[0]
     backends, answer, pin = [], "", _pin(target, version)

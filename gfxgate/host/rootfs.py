@@ -73,7 +73,8 @@ class RootFS:
         """(real path, its lstat) of ``path`` read with the root as ``/``, every link resolved inside the root;
         None when a component is missing, not a folder, unreadable, or the links loop."""
         pending = [p for p in reversed(path.split("/")) if p and p != "."]
-        done: list[str] = []
+        done: list[str] = []  # the real path after each component walked so far (the root's for none)
+        prefix = self._base.rstrip("/")  # "" for the live machine's /
         links = 0
         st = None
         try:
@@ -88,7 +89,7 @@ class RootFS:
                 continue
             if "\0" in name or len(name) > 255:
                 return None
-            real = os.path.join(self._base, *done, name)
+            real = (done[-1] if done else prefix) + "/" + name  # no name holds a "/": split on it above
             try:
                 st = os.lstat(real)
             except (OSError, ValueError):
@@ -107,8 +108,8 @@ class RootFS:
                 continue
             if pending and not statmod.S_ISDIR(st.st_mode):
                 return None
-            done.append(name)
-        return os.path.join(self._base, *done), st
+            done.append(real)
+        return (done[-1] if done else self._base), st
 
     def real(self, path: str) -> Path | None:
         """The real path of ``path`` under the root after every link (inside the root), or None when missing."""

@@ -178,6 +178,8 @@ def split_words(value: str) -> tuple[list[str], bool]:
 
 def _specifiers(word: str) -> tuple[str, bool]:
     """``%%`` as ``%``; (text, whether another ``%`` specifier is left, which gfxgate does not expand)."""
+    if "%" not in word:  # (most words: no specifier to look for)
+        return word, False
     other = False
 
     def one(m: re.Match) -> str:
@@ -299,9 +301,12 @@ class _Var:
         return Setting(name, value, where, shown)
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_=.,:/@+-]+")  # a word systemd reads back as itself, unquoted
+
+
 def sd_quote(word: str) -> str:
     """``word`` as one word that systemd's extract_first_word reads back as ``word`` (double quotes, C escapes)."""
-    if word and re.fullmatch(r"[A-Za-z0-9_=.,:/@+-]+", word):
+    if word and _PLAIN_WORD.fullmatch(word):
         return word
     inner = "".join(
         "\\\\"

@@ -102,6 +102,7 @@ def test_diagnose_cites_the_stored_routes_refusals_at_every_cell(cells):
 
     rules, workarounds = default_routes(), default_workarounds()
     steps = tuple(dict.fromkeys(s.workaround for r in rules.routes for s in r.steps))
+    taking = {w: [r for r in rules.routes if any(s.workaround == w for s in r.steps)] for w in steps}  # once, not per cell
     left_out = kept = 0
     for target in cells.targets:
         for tag in cells.tags:
@@ -112,9 +113,7 @@ def test_diagnose_cites_the_stored_routes_refusals_at_every_cell(cells):
             out = {note.split(" left out: ")[0] for note in notes if " left out: " in note}
             assert not out & taken, (target, tag, out & taken)
             for w in (w for w in workarounds if w.id in steps and w.exists_at({"ollama": tag}.get)):
-                mine = [
-                    r for r in rules.routes if any(s.workaround == w.id for s in r.steps) and (r.backend in backend)
-                ]
+                mine = [r for r in taking[w.id] if r.backend in backend]
                 if mine and all(backend[r.backend] == "none" for r in mine):
                     assert w.id in out and w.id not in ids, (target, tag, w.id, notes)
             left_out += len(out)

@@ -60,29 +60,24 @@ def test_a_runner_that_is_not_installed_is_said_and_the_best_route_moves():
 
 
 # -- the copy step: one computed step that scan, workarounds and doctor print (issue 36/37) --------------------------
-def _run(exe: str, *args: str, cache) -> dict:
+def _run(cli, *args: str) -> dict:
+    """The command in process (tests/inprocess.py; what it prints is the claim, not the script's start), with the
+    test's own cache folder (tests/conftest.py: a copy of the run's seed, no clone): each of the three commands
+    started the installed script, the first with an empty cache folder of its own that it filled with the rules."""
     import json
-    import os
-    import subprocess
 
-    done = subprocess.run(
-        [exe, *args, "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "GFXGATE_CACHE_DIR": str(cache)},
-    )
+    done = cli(*args, "--format", "json")
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
 
-def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, tmp_path, built):
+def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_cli, tmp_path, built):
     """gfx900 at v0.17.5 (the README's machine: the official install, /opt/rocm without gfx900 files): scan and
     workarounds print the route's copy step with what the machine must check; doctor prints the same command with
     this machine's folders filled in, and says that no rocBLAS here has the files and which version they must be."""
     from tests.doctor.machines import machine
 
-    scan = _run(gfxgate_exe, "scan", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline", cache=tmp_path / "c")
+    scan = _run(gfxgate_cli, "scan", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline")
     route = scan["routes"][0]
     setting = next(
         s["setting"]
@@ -97,12 +92,12 @@ def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_exe, t
     entries = {
         w["id"]: w
         for w in _run(
-            gfxgate_exe, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline", cache=tmp_path / "c"
+            gfxgate_cli, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline"
         )["workarounds"]
     }
     assert entries["copy-rocblas-tensile"]["setting"] == setting
     root = machine(tmp_path / "m", "vega56", version="0.17.5", built=built)  # real GPU code (clang-19), as the README's
-    report = _run(gfxgate_exe, "doctor", "--root", str(root), cache=tmp_path / "c")["targets"][0]
+    report = _run(gfxgate_cli, "doctor", "--root", str(root))["targets"][0]
     step = next(s for b in report["backends"] for s in b["steps"] if s["workaround"] == "copy-rocblas-tensile")
     bundled = "/usr/local/lib/ollama/rocm/rocblas/library/"
     assert step["commands"] == ["sudo " + command.replace("<ollama>/lib/ollama/rocm*/rocblas/library/", bundled)], step
