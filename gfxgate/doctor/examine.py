@@ -139,7 +139,21 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     for index, gpu in enumerate(amd):
         reports.append(
             _known_target_report(
-                fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code, gates
+                fs,
+                gpu,
+                version,
+                req,
+                installs,
+                unit,
+                env,
+                users,
+                nodes,
+                diagnoses,
+                index,
+                matrix_of,
+                facts,
+                code,
+                gates,
             )
         )
     if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38

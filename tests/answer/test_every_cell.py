@@ -102,7 +102,9 @@ def test_diagnose_cites_the_stored_routes_refusals_at_every_cell(cells):
 
     rules, workarounds = default_routes(), default_workarounds()
     steps = tuple(dict.fromkeys(s.workaround for r in rules.routes for s in r.steps))
-    taking = {w: [r for r in rules.routes if any(s.workaround == w for s in r.steps)] for w in steps}  # once, not per cell
+    taking = {
+        w: [r for r in rules.routes if any(s.workaround == w for s in r.steps)] for w in steps
+    }  # once, not per cell
     left_out = kept = 0
     for target in cells.targets:
         for tag in cells.tags:

@@ -91,9 +91,7 @@ def test_the_copy_step_is_one_step_in_scan_workarounds_and_doctor(gfxgate_cli, t
     assert "/opt/rocm" not in setting and "librocblas.so" in check and "version" in check, setting
     entries = {
         w["id"]: w
-        for w in _run(
-            gfxgate_cli, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline"
-        )["workarounds"]
+        for w in _run(gfxgate_cli, "workarounds", "-t", "gfx900", "--ref", "ollama=v0.17.5", "--offline")["workarounds"]
     }
     assert entries["copy-rocblas-tensile"]["setting"] == setting
     root = machine(tmp_path / "m", "vega56", version="0.17.5", built=built)  # real GPU code (clang-19), as the README's
