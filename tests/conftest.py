@@ -122,6 +122,8 @@ SLOW_IN_PROCESS = {
 }
 # 3. single tests that run a program or take seconds (measured: `pytest -m "not slow" --durations=20`):
 SLOW_TESTS = {
+    "tests/answer/test_every_cell.py::test_doctor_gives_the_stored_routes_steps_at_every_cell": "doctor, 9,310 cells",
+    "tests/answer/test_every_cell.py::test_diagnose_cites_the_stored_routes_refusals_at_every_cell": "every cell",
     "tests/jsontext/test_jsontext.py::test_same_text_as_json_dumps": "hypothesis, thousands of documents",
     "tests/gate/test_rules.py::test_samples_are_not_stale": "regenerates every sample",
     "tests/timeline/test_timeline.py::test_the_shipped_snapshot_is_schema_checked_once_per_content": "two processes",
@@ -137,16 +139,13 @@ SLOW_TESTS = {
 
 
 def pytest_xdist_auto_num_workers(config):
-    """How many workers pyproject's ``-n auto`` means: one more than the cores this process may run on for the whole
-    suite, none for the inner loop (``-m "not slow"``).
+    """How many workers pyproject's ``-n auto`` means: one more than the cores this process may run on.
 
     The whole suite waits as well as computes (real servers loading, timeouts firing, Slurm scheduling, subprocesses
     it reads): a third worker on the 2-core machine fills those waits, 286 s against 318 s of wall time for the same
-    ~495 s of CPU (issue 40). The inner loop's unit tests take about 35 s of CPU, and two workers that each import
-    gfxgate and collect the whole suite cost more than they save (at load 10-11: 81 s in one process, 113 s and 146 s
-    with two workers)."""
-    if "not slow" in (config.option.markexpr or ""):
-        return 0
+    ~495 s of CPU (issue 40). The inner loop (``-m "not slow"``) ran in one process while a worker's start (importing
+    gfxgate, collecting the suite, the cache seed) cost more than it saved; since collection and the seed got cheaper,
+    workers pay there too (2026-12-05, 2 quiet cores: 54 s in one process, 34 s with two or three workers)."""
     return len(os.sched_getaffinity(0)) + 1
 
 
