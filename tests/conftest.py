@@ -139,14 +139,15 @@ SLOW_TESTS = {
 
 
 def pytest_xdist_auto_num_workers(config):
-    """How many workers pyproject's ``-n auto`` means: one more than the cores this process may run on.
+    """How many workers pyproject's ``-n auto`` means: two more than the cores this process may run on.
 
     The whole suite waits as well as computes (real servers loading, timeouts firing, Slurm scheduling, subprocesses
-    it reads): a third worker on the 2-core machine fills those waits, 286 s against 318 s of wall time for the same
-    ~495 s of CPU (issue 40). The inner loop (``-m "not slow"``) ran in one process while a worker's start (importing
+    it reads): a third worker on the 2-core machine filled those waits, 286 s against 318 s of wall time for the same
+    ~495 s of CPU (issue 40), and a fourth, once the suite's CPU had fallen to ~270 s, 144 s against 156 s on quiet
+    cores and 210 s against 265 s beside two CPU hogs (2026-12-05, a clean clone). The inner loop (``-m "not slow"``) ran in one process while a worker's start (importing
     gfxgate, collecting the suite, the cache seed) cost more than it saved; since collection and the seed got cheaper,
     workers pay there too (2026-12-05, 2 quiet cores: 54 s in one process, 34 s with two or three workers)."""
-    return len(os.sched_getaffinity(0)) + 1
+    return len(os.sched_getaffinity(0)) + 2
 
 
 # How the run is shared between the xdist workers (pyproject's `--dist loadscope`, refined here). pytest-xdist's

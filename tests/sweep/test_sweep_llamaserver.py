@@ -345,8 +345,9 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     The good server's four runs are the real sweep's ``vulkan`` ones (the module's fixture: the same command, model
     and prompt), resumed in a worklog of their own with the bad server, as a study adds an endpoint; every lavapipe
     run costs 0.5-1 s of CPU. A 1-token prompt (``SHORT_PROMPT``: a batch-sized one costs lavapipe's
-    matrix-multiply pipelines, seconds of CPU a run); the bad server is asked for 64 tokens, which keep it
-    generating when the signal lands (it never generates them: the signal ends the run)."""
+    matrix-multiply pipelines, seconds of CPU a run); the bad server is asked for 240 tokens, all its 256-token
+    context leaves, which keep it generating when the signal lands (it never generates them: the signal ends the run;
+    64 took 0.1 s with one layer on lavapipe, and beside two CPU hogs the injector once came too late)."""
     real, _, model, _ = real_sweep  # model: the fixture's private copy, used by no other test's servers
     worklog = tmp_path / "w.jsonl"
     worklog.write_text(
@@ -357,7 +358,7 @@ def test_study_shaped_sweep_decides_the_hypotheses_from_real_runs(tmp_path, real
     injector.start()
     command = server(reallama_vulkan, "vulkan")
     try:
-        sweep(worklog, {"vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "64")
+        sweep(worklog, {"vulkanbad": command}, model, *SHORT_PROMPT, "--num-predict", "240")
     finally:
         injector.stop.set()
         injector.join(5)
