@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -376,6 +377,20 @@ def file_lock(path: Path) -> Iterator[None]:
     with open(path, "wb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+@functools.cache
+def schema_validator(name: str):
+    """What ``jsonschema.validate(data, schema)`` builds at every call (the schema's own check, 50 ms): built once per
+    process, for the tests that check many outputs against one of gfxgate's schemas."""
+    import jsonschema
+
+    from gfxgate.datafiles import load_schema
+
+    schema = load_schema(name)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def shared_build(tmp_path_factory, name: str, build: Callable[[Path], T]) -> T:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 
-import jsonschema
 import pytest
 import yaml
 
+from tests.conftest import schema_validator
 from gfxgate.cli import main
-from gfxgate.datafiles import load_schema
 from gfxgate.errors import RuleError
 from gfxgate.gate.route import RouteOption, RouteStep, decide, default_routes, load_routes
 from gfxgate.gate.scan import FactsRequest, scan_matrix
@@ -19,15 +17,6 @@ from gfxgate.gate.workarounds import default_workarounds
 from gfxgate.model import Status, Verdict
 from gfxgate.resources import rules_dir
 from gfxgate.targets import catalog
-
-
-@functools.cache
-def schema_validator(name: str):
-    """What ``jsonschema.validate(data, schema)`` builds at every call (the schema's own check, 50 ms): built once."""
-    schema = load_schema(name)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
 
 
 def matrix_at(ref: str, *names: str):

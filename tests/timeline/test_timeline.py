@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import struct
 import zlib
 from dataclasses import replace
 
-import jsonschema
 import pytest
 
+from tests.conftest import schema_validator
 from gfxgate.cli import main
-from gfxgate.datafiles import load_schema
 from gfxgate.errors import InputError, RuleError
 
 GFX900_ROCM = ["ROCm out of the box", "ROCm: build + rocBLAS files", "undecided"]
-
-
-@functools.cache
-def schema_validator(name: str):
-    """What ``jsonschema.validate(data, schema)`` builds at every call (the schema's own check, 50 ms): built once."""
-    schema = load_schema(name)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
