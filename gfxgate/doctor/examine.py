@@ -583,29 +583,11 @@ def _override_row(fs, target, override, installs) -> Verdict:
     )
 
 
-def _known_target_report(
-    fs,
-    gpu,
-    version,
-    req,
-    installs,
-    unit,
-    env,
-    users,
-    nodes,
-    diagnoses,
-    index=0,
-    matrix_of=None,
-    facts=None,
-    code=None,
-    gates=None,
-) -> TargetReport:
-    """A GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported with a note, not
-    fatal: the other GPUs of the machine keep their report (issue 41)."""
+def _known_target_report(fs, gpu, version, *args: Any, **kwargs: Any) -> TargetReport:
+    """``_target_report`` (the same arguments), but a GPU whose target gfxgate does not know (gfx1250 before its
+    catalog entry) is reported with a note, not fatal: the other GPUs of the machine keep their report (issue 41)."""
     try:
-        return _target_report(
-            fs, gpu, version, req, installs, unit, env, users, nodes, diagnoses, index, matrix_of, facts, code, gates
-        )
+        return _target_report(fs, gpu, version, *args, **kwargs)
     except TargetError as exc:
         return TargetReport(
             gpu.target,
