@@ -136,26 +136,9 @@ def doctor(req: DoctorRequest, matrix_of: Callable[..., Any]) -> tuple[MachineRe
     amd = [g for g in gpus if g.vendor == "amd" and g.target is not None]
     code: dict[tuple[str, ...], list[Path]] = {}  # the installed GPU code, walked once for all the GPUs
     gates: dict[str, Any] = {}  # the gate facts at the installed version, read once for all the GPUs
+    machine = _Machine(fs, version, req, installs, unit, env, users, nodes, diagnoses, matrix_of, facts, code, gates)
     for index, gpu in enumerate(amd):
-        reports.append(
-            _known_target_report(
-                fs,
-                gpu,
-                version,
-                req,
-                installs,
-                unit,
-                env,
-                users,
-                nodes,
-                diagnoses,
-                index,
-                matrix_of,
-                facts,
-                code,
-                gates,
-            )
-        )
+        reports.append(_known_target_report(machine, gpu, index))
     if any(g.vendor == "nvidia" for g in gpus) or fs.exists("/proc/driver/nvidia/version"):  # issue 38
         from gfxgate.doctor.nvidia_machine import nvidia_reports
 
@@ -583,16 +566,38 @@ def _override_row(fs, target, override, installs) -> Verdict:
     )
 
 
-def _known_target_report(fs, gpu, version, *args: Any, **kwargs: Any) -> TargetReport:
-    """``_target_report`` (the same arguments), but a GPU whose target gfxgate does not know (gfx1250 before its
-    catalog entry) is reported with a note, not fatal: the other GPUs of the machine keep their report (issue 41)."""
+@dataclass(frozen=True)
+class _Machine:
+    """What every AMD GPU's report of one machine reads: its tree, the installed version, the request, the installs,
+    the service unit and its environment, the users and device nodes, the logs' diagnoses, the matrix builder and the
+    machine's facts; ``code`` (the installed GPU code by paths) and ``gates`` (the gate facts by tag) are filled by
+    the first GPU that walks or reads them, for the others."""
+
+    fs: Any
+    version: Any
+    req: Any
+    installs: Any
+    unit: Any
+    env: dict
+    users: list
+    nodes: Any
+    diagnoses: Any
+    matrix_of: Any
+    facts: Any
+    code: dict
+    gates: dict
+
+
+def _known_target_report(machine: _Machine, gpu: Any, index: int) -> TargetReport:
+    """``_target_report``, but a GPU whose target gfxgate does not know (gfx1250 before its catalog entry) is reported
+    with a note, not fatal: the other GPUs of the machine keep their report (issue 41)."""
     try:
-        return _target_report(fs, gpu, version, *args, **kwargs)
+        return _target_report(machine, gpu, index)
     except TargetError as exc:
         return TargetReport(
             gpu.target,
             gpu.name,
-            version,
+            machine.version,
             "none: gfxgate does not know this target",
             (),
             (),
@@ -603,32 +608,18 @@ def _known_target_report(fs, gpu, version, *args: Any, **kwargs: Any) -> TargetR
         )
 
 
-def _target_report(
-    fs,
-    gpu,
-    version,
-    req,
-    installs,
-    unit,
-    env,
-    users,
-    nodes,
-    diagnoses,
-    index=0,
-    matrix_of=None,
-    facts=None,
-    code=None,
-    gates=None,
-) -> TargetReport:
-    """``code``: the installed GPU code already walked for another GPU of the machine (by paths), filled here;
-    ``gates``: the gate facts already read for another GPU (by tag), filled here."""
+def _target_report(m: _Machine, gpu: Any, index: int = 0) -> TargetReport:
+    """One AMD GPU's report; the installed GPU code and the gate facts are taken from ``m`` when another GPU of the
+    machine already walked or read them, else walked or read and left there."""
+    fs, version, req, installs, unit, env = m.fs, m.version, m.req, m.installs, m.unit, m.env
+    users, nodes, diagnoses, facts = m.users, m.nodes, m.diagnoses, m.facts
+    matrix_of, code, gates = m.matrix_of, m.code, m.gates
     target = gpu.target
     paths = tuple(installs.gpu_code_files())
-    walked = (code or {}).get(paths)
+    walked = code.get(paths)
     if walked is None:  # the same files for every GPU; the walk's notes are the first GPU's, as each repeats them
         walked = gpu_code(fs, list(paths))
-        if code is not None:
-            code[paths] = walked
+        code[paths] = walked
     installed = list(walked)
     runtime_cells = None
     if diagnoses:
